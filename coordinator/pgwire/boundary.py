@@ -1,0 +1,150 @@
+"""The boundary between the wire protocol and the SQL engine.
+
+pgwire knows nothing about planning or segments: it talks to an `Engine` through these
+types only. The engine is synchronous (it blocks on Ray calls); the asyncio server calls it
+from worker threads. Result rows come as Arrow record batches whose columns are laid out as
+each column's `SqlType.arrow_type()` says; pgwire encodes them in text or binary format.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Protocol
+
+import pyarrow as pa
+
+from planner.types import SqlType
+
+
+@dataclass(frozen=True)
+class ResultColumn:
+    name: str
+    type: SqlType
+
+
+class ResultKind(enum.Enum):
+    ROWS = "rows"          # RowDescription + DataRows + CommandComplete
+    COMMAND = "command"    # CommandComplete only (DDL, INSERT, SET, BEGIN, ...)
+    COPY_IN = "copy_in"    # CopyInResponse, then the client sends CopyData
+    COPY_OUT = "copy_out"  # CopyOutResponse + CopyData + CopyDone + CommandComplete
+    EMPTY = "empty"        # EmptyQueryResponse
+
+
+class CopyFormat(enum.Enum):
+    TEXT = 0
+    CSV = 1
+    BINARY = 2
+
+
+@dataclass
+class CopyIn:
+    """Sink for COPY ... FROM STDIN. pgwire feeds raw CopyData payloads to `write`.
+
+    `finish()` returns the number of rows loaded (for the tag "COPY n"); `abort(msg)` is
+    called on CopyFail or a broken connection and must leave nothing visible.
+    """
+
+    format: CopyFormat
+    column_count: int
+    write: Callable[[bytes], None]
+    finish: Callable[[], int]
+    abort: Callable[[str], None]
+
+
+@dataclass
+class CopyOut:
+    """Source for COPY ... TO STDOUT: `chunks` yields CopyData payloads (bytes).
+
+    `row_count()` is valid after `chunks` is exhausted (for the tag "COPY n").
+    """
+
+    format: CopyFormat
+    column_count: int
+    chunks: Iterator[bytes]
+    row_count: Callable[[], int]
+
+
+@dataclass
+class QueryResult:
+    """What executing one statement produced.
+
+    For ROWS, `batches` is lazy: rows stream to the client as segments produce them, and
+    `tag()` is called after the batches are exhausted ("SELECT 42"). For COMMAND, `tag()`
+    gives the command tag ("CREATE TABLE", "INSERT 0 3", "BEGIN").
+    """
+
+    kind: ResultKind
+    tag: Callable[[], str] = lambda: ""
+    columns: list[ResultColumn] | None = None
+    batches: Iterator[pa.RecordBatch] | None = None
+    copy_in: CopyIn | None = None
+    copy_out: CopyOut | None = None
+    # ParameterStatus messages to send after this statement (e.g. after SET DateStyle).
+    parameter_status: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class PreparedStatement:
+    """A parsed (and, where possible, planned) statement.
+
+    `param_types` has one entry per $n placeholder (the client's declared OIDs where given,
+    otherwise inferred; UNKNOWN means the client sends text). `columns` is the result shape
+    (None for statements that return no rows), known before execution for Describe.
+    """
+
+    sql: str
+    param_types: list[SqlType]
+    columns: list[ResultColumn] | None
+    handle: object = None  # engine-private
+
+
+class CancelToken:
+    """Set by a CancelRequest; engines check it between batches and stop the query."""
+
+    def __init__(self):
+        self._event = threading.Event()
+
+    def cancel(self):
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def reset(self):
+        self._event.clear()
+
+
+class TransactionStatus(enum.Enum):
+    IDLE = b"I"
+    IN_TRANSACTION = b"T"
+    FAILED = b"E"
+
+
+class EngineSession(Protocol):
+    """One client connection's view of the engine (transaction state, settings)."""
+
+    def prepare(self, sql: str, param_oids: list[int]) -> list[PreparedStatement]:
+        """Parse `sql`; one PreparedStatement per statement (empty list for empty text).
+
+        Raises QueryError (e.g. 42601) on bad SQL.
+        """
+
+    def execute(self, stmt: PreparedStatement, params: list[object],
+                cancel: CancelToken) -> QueryResult:
+        """Run one prepared statement with parameter values already decoded to Python
+        values (int, float, Decimal, str, bool, date, datetime, None); str for UNKNOWN."""
+
+    def transaction_status(self) -> TransactionStatus: ...
+
+    def parameter_status(self) -> dict[str, str]:
+        """ParameterStatus values to send at startup (server_version, DateStyle, ...)."""
+
+    def close(self) -> None:
+        """The connection ended: roll back an open transaction, free resources."""
+
+
+class Engine(Protocol):
+    def open_session(self, user: str, database: str, options: dict[str, str]) -> EngineSession: ...

@@ -1,0 +1,375 @@
+"""Bind a sqlglot SELECT to a plan tree without Motions (distribute.py adds those).
+
+The shape follows SQL's evaluation order: FROM -> WHERE -> GROUP BY/aggregates -> HAVING
+-> SELECT list -> DISTINCT -> ORDER BY -> LIMIT/OFFSET. Names resolve through Scopes;
+expressions come from bind_expr.py. Joins and subqueries in expressions are not bound yet
+(FeatureNotSupported, 0A000).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from planner import errors, functions, types
+from planner import expr as ex
+from planner import plan as pl
+from planner.bind_expr import AGGREGATES, ExprBinder
+from planner.schema import CatalogView
+from planner.scope import Scope, ScopeColumn
+
+
+@dataclass(frozen=True)
+class BoundQuery:
+    node: pl.Node
+    names: tuple[str, ...]
+
+
+class QueryBinder:
+    def __init__(self, catalog: CatalogView, params: list[types.SqlType] | None = None):
+        self.catalog = catalog
+        self.params = params if params is not None else []
+        self.ctes: dict[str, BoundQuery] = {}
+
+    # --- entry ---------------------------------------------------------------------------
+    def bind(self, tree: exp.Expression) -> BoundQuery:
+        if isinstance(tree, exp.Subquery):
+            return self.bind(tree.this)
+        with_ = tree.args.get("with_") or tree.args.get("with")
+        if with_ is not None:
+            for cte in with_.expressions:
+                self.ctes[cte.alias_or_name.lower()] = self.bind(cte.this)
+        if isinstance(tree, exp.Select):
+            return self._select(tree)
+        if isinstance(tree, (exp.Union, exp.Intersect, exp.Except)):
+            raise errors.FeatureNotSupported("UNION / INTERSECT / EXCEPT")
+        if isinstance(tree, exp.Values):
+            return self._values(tree)
+        raise errors.FeatureNotSupported(f"statement {tree.key.upper()}")
+
+    # --- FROM ----------------------------------------------------------------------------
+    def _from(self, select: exp.Select) -> tuple[pl.Node, Scope]:
+        from_ = select.args.get("from_") or select.args.get("from")
+        if select.args.get("joins"):
+            raise errors.FeatureNotSupported("joins")
+        if from_ is None:
+            node = pl.Values(rows=((),), fields=())
+            return node, Scope([])
+        return self._relation(from_.this)
+
+    def _relation(self, rel: exp.Expression) -> tuple[pl.Node, Scope]:
+        alias = rel.alias_or_name.lower() if rel.alias else None
+        col_aliases = [c.name.lower() for c in rel.args["alias"].columns] \
+            if rel.args.get("alias") is not None and rel.args["alias"].columns else []
+        if isinstance(rel, exp.Table) and isinstance(rel.this, exp.ExplodingGenerateSeries):
+            return self._generate_series(rel.this, alias, col_aliases)
+        if isinstance(rel, exp.Table):
+            name = rel.name.lower() if not rel.this.quoted else rel.name
+            if name in self.ctes and not rel.db:
+                bq = self.ctes[name]
+                return bq.node, self._scope_of(bq, alias or name, col_aliases)
+            table = self.catalog.get_table(name)
+            if table is None:
+                raise errors.UndefinedTable(f'relation "{name}" does not exist')
+            cols = tuple(range(len(table.columns)))
+            fields = tuple(pl.Field(c.name, c.type) for c in table.columns)
+            q = alias or name
+            names = col_aliases + [c.name for c in table.columns][len(col_aliases):]
+            scope = Scope([ScopeColumn(q, n, c.type) for n, c in zip(names, table.columns)])
+            return pl.Scan(table=table, columns=cols, fields=fields), scope
+        if isinstance(rel, exp.Subquery):
+            bq = QueryBinder(self.catalog, self.params)
+            bq.ctes = dict(self.ctes)
+            sub = bq.bind(rel.this)
+            return sub.node, self._scope_of(sub, alias, col_aliases)
+        raise errors.FeatureNotSupported(f"FROM item {rel.sql(dialect='postgres')!r}")
+
+    @staticmethod
+    def _scope_of(bq: BoundQuery, qualifier: str | None, col_aliases: list[str]) -> Scope:
+        names = col_aliases + list(bq.names)[len(col_aliases):]
+        return Scope([ScopeColumn(qualifier, n, f.type) for n, f in zip(names, bq.node.fields)])
+
+    def _generate_series(self, gs, alias, col_aliases) -> tuple[pl.Node, Scope]:
+        binder = ExprBinder(Scope([]), self.params)
+        vals = []
+        for key in ("start", "end", "step"):
+            arg = gs.args.get(key)
+            if arg is None:
+                vals.append(1)
+                continue
+            e = functions.fold_constants(binder.bind(arg))
+            if not isinstance(e, ex.Literal) or not (e.type.is_integer or e.value is None):
+                raise errors.FeatureNotSupported(
+                    "generate_series needs constant integer arguments")
+            vals.append(e.value)
+        if vals[2] == 0:
+            raise errors.InvalidParameterValue("step size cannot equal zero")
+        name = col_aliases[0] if col_aliases else (alias or "generate_series")
+        fields = (pl.Field(name, types.INT8),)
+        node = pl.GenerateSeries(start=vals[0], stop=vals[1], step=vals[2], fields=fields)
+        return node, Scope([ScopeColumn(alias or "generate_series", name, types.INT8)])
+
+    # --- SELECT --------------------------------------------------------------------------
+    def _select(self, select: exp.Select) -> BoundQuery:
+        node, scope = self._from(select)
+        where = select.args.get("where")
+        if where is not None:
+            pred = self._predicate(where.this, scope, "WHERE")
+            node = pl.Filter(node, pred, node.fields)
+
+        items = self._expand_star(select.expressions, scope)
+        names = tuple(_output_name(e) for e in items)
+        group = select.args.get("group")
+        having = select.args.get("having")
+        order = select.args.get("order")
+        order_items = list(order.expressions) if order is not None else []
+        has_aggs = any(e.find(*AGGREGATES) for e in items) or having is not None or (
+            any(o.find(*AGGREGATES) for o in order_items))
+
+        if group is not None or has_aggs:
+            node, binder = self._aggregate(node, scope, items, group, having, order_items)
+        else:
+            binder = ExprBinder(scope, self.params)
+
+        outputs = [binder.bind(_unalias(e)) for e in items]
+        sort_keys: list[pl.SortKey] = []
+        extra: list[ex.Expr] = []
+        for o in order_items:
+            target = self._order_target(o.this, items, names, outputs)
+            if target is None:
+                if select.args.get("distinct") is not None:
+                    raise errors.QueryError("for SELECT DISTINCT, ORDER BY expressions must "
+                                            "appear in select list", "42P10")
+                extra.append(binder.bind(o.this))
+                target = len(outputs) + len(extra) - 1
+            desc = bool(o.args.get("desc"))
+            nulls_first = o.args.get("nulls_first")
+            nulls_first = desc if nulls_first is None or _nulls_default(o) else bool(nulls_first)
+            all_exprs = outputs + extra
+            sort_keys.append(pl.SortKey(ex.ColumnRef(target, all_exprs[target].type,
+                                                     _name_at(target, names)), desc, nulls_first))
+        all_exprs = outputs + extra
+        fields = tuple(pl.Field(_name_at(i, names), e.type) for i, e in enumerate(all_exprs))
+        node = pl.Project(node, tuple(all_exprs), fields)
+
+        if select.args.get("distinct") is not None:
+            if select.args["distinct"].args.get("on"):
+                raise errors.FeatureNotSupported("SELECT DISTINCT ON")
+            keys = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(node.fields))
+            node = pl.Aggregate(node, keys, (), pl.AggMode.SINGLE, node.fields)
+        if sort_keys:
+            node = pl.Sort(node, tuple(sort_keys), node.fields)
+        limit, offset = self._limit(select)
+        if limit is not None or offset:
+            node = pl.Limit(node, limit, offset, node.fields)
+        if extra:
+            keep = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(fields[:len(outputs)]))
+            node = pl.Project(node, keep, fields[:len(outputs)])
+        return BoundQuery(node, names)
+
+    def _values(self, values: exp.Values) -> BoundQuery:
+        binder = ExprBinder(Scope([]), self.params)
+        rows = [[functions.fold_constants(binder.bind(v)) for v in t.expressions]
+                for t in values.expressions]
+        width = len(rows[0])
+        if any(len(r) != width for r in rows):
+            raise errors.SyntaxError_("VALUES lists must all be the same length")
+        col_types = []
+        for j in range(width):
+            t = rows[0][j].type
+            for r in rows[1:]:
+                t = types.common_type(t, r[j].type)
+            col_types.append(types.TEXT if t.kind is types.Kind.UNKNOWN else t)
+        rows = tuple(tuple(functions.bind_cast(v, col_types[j]) if v.type != col_types[j] else v
+                           for j, v in enumerate(r)) for r in rows)
+        names = tuple(f"column{j + 1}" for j in range(width))
+        return BoundQuery(pl.Values(rows, pl.fields_of(zip(names, col_types))), names)
+
+    def _expand_star(self, items, scope: Scope) -> list[exp.Expression]:
+        out = []
+        for e in items:
+            star_of = None
+            if isinstance(e, exp.Star):
+                star_of = ("",)
+            elif isinstance(e, exp.Column) and isinstance(e.this, exp.Star):
+                star_of = (e.table.lower(),)
+            if star_of is None:
+                out.append(e)
+                continue
+            for i in scope.star(star_of[0] or None):
+                c = scope.columns[i]
+                out.append(exp.column(c.name, c.qualifier, quoted=True))
+        return out
+
+    def _predicate(self, node, scope, clause: str, hook=None) -> ex.Expr:
+        e = ExprBinder(scope, self.params, hook).bind(node)
+        if e.type.kind is types.Kind.UNKNOWN:
+            e = functions.bind_cast(e, types.BOOL)
+        if e.type.kind is not types.Kind.BOOL:
+            raise errors.DatatypeMismatch(
+                f"argument of {clause} must be type boolean, not type {e.type}")
+        return functions.fold_constants(e)
+
+    # --- aggregation ---------------------------------------------------------------------
+    def _aggregate(self, node, scope, items, group, having, order_items):
+        names = [_output_name(e) for e in items]
+        key_trees = []
+        for g in (group.expressions if group is not None else []):
+            if isinstance(g, exp.Literal) and not g.is_string:
+                pos = int(g.this)
+                if not 1 <= pos <= len(items):
+                    raise errors.QueryError(f"GROUP BY position {pos} is not in select list",
+                                            "42P10")
+                key_trees.append(_unalias(items[pos - 1]))
+            elif isinstance(g, exp.Column) and not g.table and g.name.lower() in names \
+                    and not any(c.name == g.name.lower() for c in scope.columns):
+                key_trees.append(_unalias(items[names.index(g.name.lower())]))
+            else:
+                key_trees.append(g)
+        plain = ExprBinder(scope, self.params)
+        keys = [functions.fold_constants(plain.bind(k)) for k in key_trees]
+        aggs: list[ex.AggCall] = []
+
+        def hook(tree):
+            if isinstance(tree, AGGREGATES):
+                call = self._agg_call(tree, scope)
+                if call not in aggs:
+                    aggs.append(call)
+                return ex.ColumnRef(len(keys) + aggs.index(call), call.type, call.sql())
+            if tree.find(*AGGREGATES) is None and not isinstance(tree, (exp.Literal, exp.Null, exp.Boolean)):
+                try:
+                    bound = plain.bind(tree)
+                except errors.QueryError:
+                    bound = None
+                if bound is not None and bound in keys:
+                    i = keys.index(bound)
+                    return ex.ColumnRef(i, bound.type, ex.show(bound))
+                if isinstance(tree, exp.Column):
+                    raise errors.GroupingError(
+                        f'column "{tree.sql(dialect="postgres")}" must appear in the GROUP BY '
+                        "clause or be used in an aggregate function")
+            return None
+
+        binder = ExprBinder(scope, self.params, hook)
+        # Bind everything that may mention aggregates once, so `aggs` is complete
+        # before the Aggregate node is built; the outputs are re-bound by the caller.
+        for e in items:
+            binder.bind(_unalias(e))
+        for o in order_items:
+            if not (isinstance(o.this, exp.Literal) or (isinstance(o.this, exp.Column) and
+                                                         o.this.name.lower() in names)):
+                binder.bind(o.this)
+        having_pred = self._predicate(having.this, scope, "HAVING", hook) if having is not None else None
+        fields = tuple(pl.Field(ex.show(k), k.type) for k in keys) + tuple(
+            pl.Field(a.sql(), a.type) for a in aggs)
+        node = pl.Aggregate(node, tuple(keys), tuple(aggs), pl.AggMode.SINGLE, fields)
+        if having_pred is not None:
+            node = pl.Filter(node, having_pred, node.fields)
+        return node, binder
+
+    def _agg_call(self, tree, scope) -> ex.AggCall:
+        inner = tree.this
+        distinct = isinstance(inner, exp.Distinct)
+        if distinct:
+            if len(inner.expressions) != 1:
+                raise errors.FeatureNotSupported("aggregates over several DISTINCT arguments")
+            inner = inner.expressions[0]
+        if isinstance(tree, exp.Count) and (inner is None or isinstance(inner, exp.Star)):
+            return ex.AggCall(ex.AggFunc.COUNT_STAR, None, False, types.INT8)
+        if inner is not None and inner.find(*AGGREGATES):
+            raise errors.GroupingError("aggregate function calls cannot be nested")
+        arg = functions.fold_constants(ExprBinder(scope, self.params).bind(inner))
+        func = {exp.Count: ex.AggFunc.COUNT, exp.Sum: ex.AggFunc.SUM, exp.Avg: ex.AggFunc.AVG,
+                exp.Min: ex.AggFunc.MIN, exp.Max: ex.AggFunc.MAX}[type(tree)]
+        return ex.AggCall(func, arg, distinct, agg_result_type(func, arg.type))
+
+    # --- ORDER BY / LIMIT ----------------------------------------------------------------
+    def _order_target(self, tree, items, names, outputs) -> int | None:
+        if isinstance(tree, exp.Literal) and not tree.is_string:
+            pos = int(tree.this)
+            if not 1 <= pos <= len(items):
+                raise errors.QueryError(f"ORDER BY position {pos} is not in select list", "42P10")
+            return pos - 1
+        if isinstance(tree, exp.Column) and not tree.table and tree.name.lower() in names:
+            return names.index(tree.name.lower())
+        for i, item in enumerate(items):
+            if _unalias(item) == tree:
+                return i
+        return None
+
+    def _limit(self, select) -> tuple[int | None, int]:
+        def const(node, what):
+            if node is None:
+                return None
+            e = functions.fold_constants(ExprBinder(Scope([]), self.params).bind(node))
+            if not isinstance(e, ex.Literal) or not (e.type.is_integer or e.value is None):
+                raise errors.QueryError(f"argument of {what} must be an integer constant", "42804")
+            if e.value is not None and e.value < 0:
+                raise errors.QueryError(f"{what} must not be negative", "2201W" if what == "LIMIT" else "2201X")
+            return e.value
+        lim = select.args.get("limit")
+        off = select.args.get("offset")
+        limit = const(lim.expression if lim is not None else None, "LIMIT")
+        offset = const(off.expression if off is not None else None, "OFFSET")
+        return limit, offset or 0
+
+
+def agg_result_type(func: ex.AggFunc, t: types.SqlType) -> types.SqlType:
+    """Result types as PostgreSQL's: sum(int4) bigint, sum(int8) numeric, avg(int) numeric."""
+    if func in (ex.AggFunc.COUNT, ex.AggFunc.COUNT_STAR):
+        return types.INT8
+    if func in (ex.AggFunc.MIN, ex.AggFunc.MAX):
+        if t.kind is types.Kind.UNKNOWN:
+            return types.TEXT
+        return t
+    if not (t.is_number or t.kind is types.Kind.UNKNOWN):
+        raise errors.UndefinedFunction(f"function {func.value}({t}) does not exist")
+    if func is ex.AggFunc.SUM:
+        if t.kind in (types.Kind.INT2, types.Kind.INT4):
+            return types.INT8
+        if t.kind is types.Kind.INT8:
+            return types.numeric(38, 0)
+        if t.is_numeric:
+            return types.numeric(38, t.scale)
+        return t if t.is_float else types.FLOAT8
+    # AVG
+    if t.is_float:
+        return types.FLOAT8
+    scale = max(t.scale if t.is_numeric else 0, types.NUMERIC_DEFAULT_SCALE)
+    return types.numeric(38, scale)
+
+
+def _unalias(e: exp.Expression) -> exp.Expression:
+    return e.this if isinstance(e, exp.Alias) else e
+
+
+def _output_name(e: exp.Expression) -> str:
+    if isinstance(e, exp.Alias):
+        return e.alias if e.args["alias"].quoted else e.alias.lower()
+    if isinstance(e, exp.Column):
+        return e.name if e.this.quoted else e.name.lower()
+    if isinstance(e, exp.Cast):
+        return _output_name(e.this) if isinstance(e.this, exp.Column) else e.to.this.name.lower() \
+            .replace("double", "float8").replace("bigint", "int8")
+    if isinstance(e, AGGREGATES):
+        return type(e).__name__.lower()
+    if isinstance(e, (exp.Func,)) and not isinstance(e, exp.Anonymous):
+        name = e.sql_name().lower()
+        return {"timestamp_trunc": "date_trunc", "current_version": "version",
+                "current_schema": "current_schema", "str_position": "strpos"}.get(name, name)
+    if isinstance(e, exp.Anonymous):
+        return e.name.lower()
+    if isinstance(e, exp.Case):
+        return "case"
+    return "?column?"
+
+
+def _name_at(i: int, names) -> str:
+    return names[i] if i < len(names) else f"?sort{i}"
+
+
+def _nulls_default(o: exp.Ordered) -> bool:
+    """sqlglot fills nulls_first itself; treat it as explicit only if the text says so."""
+    text = o.sql(dialect="postgres").upper()
+    return "NULLS FIRST" not in text and "NULLS LAST" not in text

@@ -1,0 +1,360 @@
+"""Bind sqlglot scalar expressions to typed planner expressions (planner/expr.py).
+
+Names resolve against a `Scope`; types and coercions come from planner/functions.py. An
+optional `hook` lets the query binder replace whole subtrees first (aggregate calls and
+GROUP BY expressions become references to the Aggregate node's output).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import decimal
+import re
+from typing import Callable
+
+from sqlglot import exp
+
+from planner import errors, functions, types
+from planner import expr as ex
+from planner.expr import Func
+from planner.scope import Scope
+
+# Values of session functions (current_user, current_database, ...) for the statement
+# being bound; the coordinator sets them per session before binding.
+SESSION_INFO: contextvars.ContextVar[dict] = contextvars.ContextVar("session_info", default={})
+SERVER_VERSION = "15.0"
+VERSION_TEXT = "PostgreSQL 15.0 (raympp 0.1.0) on x86_64-pc-linux-gnu, distributed MPP over Ray"
+
+Hook = Callable[[exp.Expression], "ex.Expr | None"]
+
+_BINARY = {
+    exp.Add: Func.ADD, exp.Sub: Func.SUB, exp.Mul: Func.MUL, exp.Div: Func.DIV,
+    exp.Mod: Func.MOD, exp.EQ: Func.EQ, exp.NEQ: Func.NE, exp.LT: Func.LT, exp.LTE: Func.LE,
+    exp.GT: Func.GT, exp.GTE: Func.GE, exp.And: Func.AND, exp.Or: Func.OR,
+    exp.DPipe: Func.CONCAT,
+}
+_UNARY = {
+    exp.Lower: Func.LOWER, exp.Upper: Func.UPPER, exp.Length: Func.LENGTH, exp.Abs: Func.ABS,
+    exp.Floor: Func.FLOOR, exp.Ceil: Func.CEIL, exp.Sqrt: Func.SQRT, exp.Ln: Func.LN,
+    exp.Exp: Func.EXP,
+}
+_NAMED = {f.value: f for f in Func}
+_NAMED.update({"strpos": Func.POSITION, "concat": Func.CONCAT, "ceiling": Func.CEIL,
+               "char_length": Func.LENGTH, "character_length": Func.LENGTH, "pow": Func.POWER,
+               "trim": Func.TRIM, "substr": Func.SUBSTRING})
+AGGREGATES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
+
+_SQLGLOT_TYPES = {
+    "BOOLEAN": types.BOOL, "SMALLINT": types.INT2, "INT": types.INT4, "BIGINT": types.INT8,
+    "FLOAT": types.FLOAT4, "DOUBLE": types.FLOAT8, "TEXT": types.TEXT, "DATE": types.DATE,
+    "TIMESTAMP": types.TIMESTAMP, "TIMESTAMPTZ": types.TIMESTAMPTZ,
+    "INTERVAL": types.INTERVAL, "TINYINT": types.INT2, "SERIAL": types.INT4,
+    "BIGSERIAL": types.INT8, "SMALLSERIAL": types.INT2,
+}
+
+
+def sql_type(dt: exp.DataType) -> types.SqlType:
+    """The SqlType a sqlglot DataType names (`numeric(15,2)`, `varchar(25)`, ...)."""
+    name = dt.this.name
+    args = tuple(int(p.this.this) for p in dt.expressions
+                 if isinstance(p, exp.DataTypeParam) and isinstance(p.this, exp.Literal))
+    if name in ("DECIMAL", "NUMERIC", "BIGDECIMAL"):
+        return types.from_name("numeric", args)
+    if name in ("VARCHAR", "NVARCHAR"):
+        return types.varchar(args[0] if args else None)
+    if name in ("CHAR", "NCHAR", "BPCHAR"):
+        return types.char(args[0] if args else 1)
+    if name in _SQLGLOT_TYPES:
+        return _SQLGLOT_TYPES[name]
+    raise errors.FeatureNotSupported(f"type {dt.sql(dialect='postgres')} is not supported")
+
+
+def number_literal(text: str) -> ex.Literal:
+    """Type a numeric literal as PostgreSQL does: int4, then int8, then numeric."""
+    if re.fullmatch(r"\d+", text):
+        v = int(text)
+        if v <= 2**31 - 1:
+            return ex.Literal(v, types.INT4)
+        if v <= 2**63 - 1:
+            return ex.Literal(v, types.INT8)
+    try:
+        d = decimal.Decimal(text)
+    except decimal.InvalidOperation:
+        raise errors.SyntaxError_(f'invalid number "{text}"')
+    if "e" in text.lower():
+        d = d.normalize() if d == d.to_integral_value() else d
+    sign, digits, exponent = d.as_tuple()
+    scale = max(0, -exponent)
+    if exponent > 0:
+        d = d.quantize(decimal.Decimal(1))
+        digits = d.as_tuple().digits
+    precision = max(len(digits), scale, 1)
+    if precision > 38:
+        return ex.Literal(float(d), types.FLOAT8)
+    return ex.Literal(d, types.numeric(max(precision, scale), scale))
+
+
+_INTERVAL_UNITS = {
+    "year": (12, 0, 0), "years": (12, 0, 0), "y": (12, 0, 0),
+    "month": (1, 0, 0), "months": (1, 0, 0), "mon": (1, 0, 0), "mons": (1, 0, 0),
+    "week": (0, 7, 0), "weeks": (0, 7, 0),
+    "day": (0, 1, 0), "days": (0, 1, 0), "d": (0, 1, 0),
+    "hour": (0, 0, 3_600_000_000), "hours": (0, 0, 3_600_000_000), "h": (0, 0, 3_600_000_000),
+    "minute": (0, 0, 60_000_000), "minutes": (0, 0, 60_000_000), "min": (0, 0, 60_000_000),
+    "mins": (0, 0, 60_000_000),
+    "second": (0, 0, 1_000_000), "seconds": (0, 0, 1_000_000), "sec": (0, 0, 1_000_000),
+    "secs": (0, 0, 1_000_000), "s": (0, 0, 1_000_000),
+    "millisecond": (0, 0, 1000), "milliseconds": (0, 0, 1000), "ms": (0, 0, 1000),
+    "microsecond": (0, 0, 1), "microseconds": (0, 0, 1), "us": (0, 0, 1),
+}
+
+
+def parse_interval(text: str) -> ex.Interval:
+    """Parse PostgreSQL interval input such as '90 day', '1 year 2 mons', '3 days 04:05:06'."""
+    months = days = micros = 0
+    tokens = text.strip().lower().replace(",", " ").split()
+    i = 0
+    try:
+        while i < len(tokens):
+            tok = tokens[i]
+            if ":" in tok:
+                neg = tok.startswith("-")
+                parts = tok.lstrip("+-").split(":")
+                h, m = int(parts[0]), int(parts[1])
+                s = decimal.Decimal(parts[2]) if len(parts) > 2 else decimal.Decimal(0)
+                us = int(((h * 60 + m) * 60 + s) * 1_000_000)
+                micros += -us if neg else us
+                i += 1
+                continue
+            qty = decimal.Decimal(tok)
+            unit = tokens[i + 1] if i + 1 < len(tokens) else "second"
+            if unit not in _INTERVAL_UNITS:
+                raise ValueError(unit)
+            mo, d, us = _INTERVAL_UNITS[unit]
+            months += int(qty * mo)
+            days += int(qty * d)
+            micros += int(qty * us)
+            i += 2
+    except (ValueError, decimal.InvalidOperation, IndexError):
+        raise errors.InvalidDatetimeFormat(
+            f'invalid input syntax for type interval: "{text}"')
+    return ex.Interval(months, days, micros)
+
+
+class ExprBinder:
+    """Binds one expression tree. `params` are the types of $1..$n (mutable: inferred)."""
+
+    def __init__(self, scope: Scope, params: list[types.SqlType] | None = None,
+                 hook: Hook | None = None, subquery: Callable | None = None):
+        self.scope = scope
+        self.params = params if params is not None else []
+        self.hook = hook
+        self.subquery = subquery
+
+    def bind(self, node: exp.Expression) -> ex.Expr:
+        if self.hook is not None:
+            hooked = self.hook(node)
+            if hooked is not None:
+                return hooked
+        return self._bind(node)
+
+    def _bind(self, node: exp.Expression) -> ex.Expr:  # noqa: C901 - one dispatch table
+        b = self.bind
+        if isinstance(node, exp.Paren):
+            return b(node.this)
+        if isinstance(node, exp.Column):
+            if isinstance(node.this, exp.Star):
+                raise errors.SyntaxError_("'*' is not allowed here")
+            i = self.scope.resolve(node.name.lower() if not node.this.quoted else node.name,
+                                   node.table or None)
+            col = self.scope.columns[i]
+            return ex.ColumnRef(i, col.type, col.name)
+        if isinstance(node, exp.Literal):
+            if node.is_string:
+                return ex.Literal(node.this, types.TEXT)
+            return number_literal(node.this)
+        if isinstance(node, exp.Null):
+            return ex.Literal(None, types.UNKNOWN)
+        if isinstance(node, exp.Boolean):
+            return ex.Literal(bool(node.this), types.BOOL)
+        if isinstance(node, exp.Parameter) or isinstance(node, exp.Placeholder):
+            return self._param(node)
+        if type(node) in _BINARY:
+            return functions.bind_call(_BINARY[type(node)], [b(node.this), b(node.expression)])
+        if isinstance(node, exp.Neg):
+            return functions.bind_call(Func.NEG, [b(node.this)])
+        if isinstance(node, exp.Not):
+            return functions.bind_call(Func.NOT, [b(node.this)])
+        if type(node) in _UNARY:
+            return functions.bind_call(_UNARY[type(node)], [b(node.this)])
+        if isinstance(node, exp.Cast):
+            return functions.bind_cast(b(node.this), sql_type(node.to))
+        if isinstance(node, exp.Interval):
+            text = node.this.name if node.this is not None else ""
+            unit = node.unit.name if node.unit is not None else ""
+            return ex.Literal(parse_interval(f"{text} {unit}".strip()), types.INTERVAL)
+        if isinstance(node, exp.Between):
+            arg = b(node.this)
+            low = functions.bind_call(Func.GE, [arg, b(node.args["low"])])
+            high = functions.bind_call(Func.LE, [arg, b(node.args["high"])])
+            return functions.bind_call(Func.AND, [low, high])
+        if isinstance(node, exp.In):
+            return self._in(node)
+        if isinstance(node, (exp.Like, exp.ILike)):
+            return self._like(node, negated=False)
+        if isinstance(node, exp.Is):
+            if not isinstance(node.expression, exp.Null):
+                raise errors.FeatureNotSupported("IS TRUE / IS FALSE / IS DISTINCT FROM")
+            return ex.IsNull(b(node.this), negated=False)
+        if isinstance(node, exp.Case):
+            return self._case(node)
+        if isinstance(node, exp.If):
+            return functions.bind_case([(b(node.this), b(node.args["true"]))],
+                                       b(node.args["false"]) if node.args.get("false") else None)
+        if isinstance(node, exp.Coalesce):
+            return functions.bind_call(Func.COALESCE, [b(node.this)] + [b(e) for e in node.expressions])
+        if isinstance(node, exp.Nullif):
+            return functions.bind_call(Func.NULLIF, [b(node.this), b(node.expression)])
+        if isinstance(node, (exp.Greatest, exp.Least)):
+            f = Func.GREATEST if isinstance(node, exp.Greatest) else Func.LEAST
+            return functions.bind_call(f, [b(node.this)] + [b(e) for e in node.expressions])
+        if isinstance(node, exp.Extract):
+            field = node.this.name.lower()
+            return functions.bind_call(Func.EXTRACT, [ex.Literal(field, types.TEXT), b(node.expression)])
+        if isinstance(node, (exp.TimestampTrunc, exp.DateTrunc)):
+            unit = node.args["unit"]
+            field = unit.name.lower() if unit is not None else "day"
+            return functions.bind_call(Func.DATE_TRUNC, [ex.Literal(field, types.TEXT), b(node.this)])
+        if isinstance(node, exp.Substring):
+            args = [b(node.this), b(node.args["start"]) if node.args.get("start") else ex.Literal(1, types.INT4)]
+            if node.args.get("length") is not None:
+                args.append(b(node.args["length"]))
+            return functions.bind_call(Func.SUBSTRING, args)
+        if isinstance(node, exp.StrPosition):
+            return functions.bind_call(Func.POSITION, [b(node.this), b(node.args["substr"])])
+        if isinstance(node, exp.Trim):
+            return functions.bind_call(Func.TRIM, [b(node.this)])
+        if isinstance(node, exp.Round):
+            args = [b(node.this)] + ([b(node.args["decimals"])] if node.args.get("decimals") else [])
+            return functions.bind_call(Func.ROUND, args)
+        if isinstance(node, exp.RegexpReplace):
+            args = [b(node.this), b(node.expression), b(node.args["replacement"])]
+            if node.args.get("modifiers") is not None:
+                args.append(b(node.args["modifiers"]))
+            return functions.bind_call(Func.REGEXP_REPLACE, args)
+        if isinstance(node, (exp.Left, exp.Right)):
+            f = Func.LEFT if isinstance(node, exp.Left) else Func.RIGHT
+            return functions.bind_call(f, [b(node.this), b(node.expression)])
+        if isinstance(node, (exp.CurrentTimestamp,)):
+            return functions.bind_call(Func.NOW, [])
+        if isinstance(node, exp.CurrentDate):
+            return functions.bind_cast(functions.bind_call(Func.NOW, []), types.DATE)
+        if isinstance(node, exp.CurrentVersion):
+            return ex.Literal(VERSION_TEXT, types.TEXT)
+        if isinstance(node, (exp.CurrentSchema, exp.CurrentDatabase, exp.CurrentUser)):
+            key = {exp.CurrentSchema: "schema", exp.CurrentDatabase: "database",
+                   exp.CurrentUser: "user"}[type(node)]
+            default = "public" if key == "schema" else "raympp"
+            return ex.Literal(SESSION_INFO.get().get(key, default), types.TEXT)
+        if isinstance(node, (exp.Pow,)):
+            return functions.bind_call(Func.POWER, [b(node.this), b(node.expression)])
+        if isinstance(node, AGGREGATES):
+            raise errors.GroupingError("aggregate functions are not allowed here")
+        if isinstance(node, (exp.Subquery, exp.Exists)) or (
+                isinstance(node, exp.Select)):
+            raise errors.FeatureNotSupported("subqueries in expressions")
+        if isinstance(node, exp.Anonymous) or isinstance(node, exp.Func):
+            return self._named_function(node)
+        raise errors.FeatureNotSupported(f"expression {node.sql(dialect='postgres')!r}")
+
+    # --- pieces ------------------------------------------------------------------------
+    def _param(self, node) -> ex.Expr:
+        text = node.this.this if isinstance(node.this, exp.Literal) else node.name
+        try:
+            n = int(text)
+        except (TypeError, ValueError):
+            raise errors.SyntaxError_(f"bad parameter reference {node.sql()}")
+        if n < 1:
+            raise errors.SyntaxError_(f"there is no parameter ${n}")
+        while len(self.params) < n:
+            self.params.append(types.UNKNOWN)
+        # Only reached while describing a statement: values are substituted into the
+        # sqlglot tree before binding for execution (substitute_params).
+        return ex.Literal(None, self.params[n - 1])
+
+    def _in(self, node: exp.In) -> ex.Expr:
+        if node.args.get("query") is not None:
+            raise errors.FeatureNotSupported("IN (subquery)")
+        arg = self.bind(node.this)
+        values = [self.bind(v) for v in node.expressions]
+        return functions.bind_in(arg, values, negated=False)
+
+    def _like(self, node, negated: bool) -> ex.Expr:
+        arg = self.bind(node.this)
+        pattern = self.bind(node.expression)
+        return functions.bind_like(arg, pattern, negated=negated,
+                                   case_insensitive=isinstance(node, exp.ILike))
+
+    def _case(self, node: exp.Case) -> ex.Expr:
+        subject = self.bind(node.this) if node.this is not None else None
+        whens = []
+        for branch in node.args.get("ifs") or []:
+            cond = self.bind(branch.this)
+            if subject is not None:
+                cond = functions.bind_call(Func.EQ, [subject, cond])
+            whens.append((cond, self.bind(branch.args["true"])))
+        default = node.args.get("default")
+        return functions.bind_case(whens, self.bind(default) if default is not None else None)
+
+    def _named_function(self, node) -> ex.Expr:
+        name = (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
+        args = [self.bind(a) for a in node.args.get("expressions") or []] if isinstance(
+            node, exp.Anonymous) else [self.bind(a) for a in node.iter_expressions()]
+        if name in ("version", "current_schema", "current_database", "current_user",
+                    "session_user", "pg_backend_pid"):
+            key = {"current_schema": "schema", "current_database": "database",
+                   "session_user": "user", "current_user": "user"}.get(name, name)
+            if name == "version":
+                return ex.Literal(VERSION_TEXT, types.TEXT)
+            return ex.Literal(SESSION_INFO.get().get(key, "public" if key == "schema" else "raympp"),
+                              types.INT4 if name == "pg_backend_pid" else types.TEXT)
+        if name in ("date_part", "datepart"):
+            return functions.bind_call(Func.DATE_PART, args)
+        if name in _NAMED:
+            return functions.bind_call(_NAMED[name], args)
+        raise errors.UndefinedFunction(f"function {name}() does not exist")
+
+
+def substitute_params(tree: exp.Expression, values: list, param_types: list) -> exp.Expression:
+    """Replace $n placeholders in a sqlglot tree by literals of the client's values.
+
+    Values arrive decoded (see pgwire); a value whose type the client left unspecified is
+    text and stays a string literal, which coerces to the type its context needs, as
+    PostgreSQL's 'unknown' literals do.
+    """
+    def replace(node):
+        if not isinstance(node, (exp.Parameter, exp.Placeholder)):
+            return node
+        n = int(node.this.this if isinstance(node.this, exp.Literal) else node.name)
+        if n > len(values):
+            raise errors.ProtocolViolation(f"there is no parameter ${n}")
+        return to_literal(values[n - 1], param_types[n - 1] if n <= len(param_types) else None)
+    return tree.transform(replace, copy=True)
+
+
+def to_literal(value, declared: "types.SqlType | None") -> exp.Expression:
+    """A sqlglot literal for a Python value, cast to the declared type when there is one."""
+    if value is None:
+        lit = exp.Null()
+    elif isinstance(value, bool):
+        lit = exp.Boolean(this=value)
+    elif isinstance(value, (int, float, decimal.Decimal)):
+        lit = exp.Literal.number(str(value))
+        if isinstance(value, float) or (isinstance(value, decimal.Decimal) and not value.is_finite()):
+            lit = exp.Literal.string(repr(value) if isinstance(value, float) else str(value))
+            declared = declared or types.FLOAT8
+    else:
+        lit = exp.Literal.string(str(value))
+    if declared is None or declared.kind is types.Kind.UNKNOWN:
+        return lit
+    return exp.Cast(this=lit, to=exp.DataType.build(declared.sql(), dialect="postgres"))

@@ -1,0 +1,205 @@
+"""Give every plan node a locus and insert Motions: the only place Motions are added.
+
+Rules (DESIGN.md, "Loci and motions"):
+- A Scan's locus is its table's distribution; constants and small generate_series are
+  GENERAL; a large generate_series is split across segments (STREWN).
+- An Aggregate runs in one stage where its input is already hashed on a subset of the
+  group keys; otherwise a PARTIAL stage runs on each segment, a Motion brings the states
+  together and a FINAL stage merges them. DISTINCT aggregates de-duplicate (group, arg)
+  on the segments first.
+- ORDER BY sorts (or keeps the top K) on each segment and a Gather Merge keeps the order;
+  LIMIT is applied on each segment (limit + offset rows) and again after the Gather.
+- The result ends on the coordinator (ENTRY): a final Gather when rows are on segments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from planner import expr as ex
+from planner import functions, types
+from planner import locus as lc
+from planner import plan as pl
+from planner.locus import LocusKind
+from planner.schema import DistKind
+
+# A generate_series with more rows than this runs as one part per segment.
+PARALLEL_SERIES_MIN_ROWS = 1_000_000
+
+
+def distribute(node: pl.Node) -> pl.Node:
+    """Return the plan with loci set and Motions inserted; its root's locus is ENTRY or GENERAL."""
+    out = _dist(node)
+    if out.locus.on_segments:
+        out = ensure_entry(out)
+    return _number_slices(out)
+
+
+def ensure_entry(node: pl.Node) -> pl.Node:
+    """`node` unchanged when it is already on the coordinator; else add one Gather."""
+    if not node.locus.on_segments:
+        return node
+    return pl.Motion(node, pl.MotionKind.GATHER, node.fields, locus=lc.ENTRY)
+
+
+def _dist(node: pl.Node) -> pl.Node:
+    if isinstance(node, pl.Scan):
+        return replace(node, locus=_scan_locus(node))
+    if isinstance(node, pl.Values):
+        return replace(node, locus=lc.GENERAL)
+    if isinstance(node, pl.GenerateSeries):
+        count = max(0, (node.stop - node.start) // node.step + 1)
+        big = count > PARALLEL_SERIES_MIN_ROWS
+        return replace(node, locus=lc.STREWN if big else lc.GENERAL)
+    if isinstance(node, pl.Filter):
+        child = _dist(node.child)
+        return replace(node, child=child, locus=child.locus)
+    if isinstance(node, pl.Project):
+        child = _dist(node.child)
+        mapping = {}
+        for i, e in enumerate(node.exprs):
+            if isinstance(e, ex.ColumnRef) and e.index not in mapping:
+                mapping[e.index] = i
+        return replace(node, child=child, locus=child.locus.remap(mapping))
+    if isinstance(node, pl.Aggregate):
+        return _aggregate(replace(node, child=_dist(node.child)))
+    if isinstance(node, pl.Sort):
+        return _sort(replace(node, child=_dist(node.child)))
+    if isinstance(node, pl.Limit):
+        return _limit(node)
+    raise TypeError(f"distribute: unexpected node {type(node).__name__}")
+
+
+def _scan_locus(scan: pl.Scan) -> lc.Locus:
+    policy = scan.table.policy
+    if policy.kind is DistKind.REPLICATED:
+        return lc.REPLICATED
+    if policy.kind is DistKind.RANDOM:
+        return lc.STREWN
+    pos = {col: i for i, col in enumerate(scan.columns)}
+    if all(k in pos for k in policy.keys):
+        return lc.hashed(*(pos[k] for k in policy.keys))
+    return lc.STREWN
+
+
+# --- aggregation -----------------------------------------------------------------------
+def _aggregate(agg: pl.Aggregate) -> pl.Node:
+    child = agg.child
+    if not child.locus.on_segments or child.locus.kind in (LocusKind.SINGLE_QE,):
+        return replace(agg, locus=child.locus)
+    if child.locus.kind is LocusKind.REPLICATED:
+        # Any one copy has all the rows: aggregate there.
+        return replace(agg, child=_gather(child), locus=lc.ENTRY)
+    key_pos = {k.index: i for i, k in enumerate(agg.keys) if isinstance(k, ex.ColumnRef)}
+    if child.locus.kind is LocusKind.HASHED and all(k in key_pos for k in child.locus.keys):
+        out_locus = lc.hashed(*(key_pos[k] for k in child.locus.keys))
+        return replace(agg, locus=out_locus)
+    distinct = [a for a in agg.aggs if a.distinct]
+    if not distinct:
+        return _two_phase(agg)
+    if len({a.arg for a in agg.aggs}) == 1 and all(a.distinct for a in agg.aggs):
+        return _dedupe_then_aggregate(agg)
+    return replace(agg, child=_gather(child), locus=lc.ENTRY)
+
+
+def _two_phase(agg: pl.Aggregate) -> pl.Node:
+    nk = len(agg.keys)
+    partial_aggs: list[ex.AggCall] = []
+    final_aggs: list[ex.AggCall] = []
+    finishers: list[ex.Expr] = []  # one per original aggregate, over the FINAL output
+
+    def state(call: ex.AggCall, merge: ex.AggFunc, final_type: types.SqlType) -> ex.ColumnRef:
+        partial_aggs.append(call)
+        ref = ex.ColumnRef(nk + len(partial_aggs) - 1, call.type, call.sql())
+        final_aggs.append(ex.AggCall(merge, ref, False, final_type))
+        return ex.ColumnRef(nk + len(final_aggs) - 1, final_type, call.sql())
+
+    for a in agg.aggs:
+        if a.func in (ex.AggFunc.COUNT, ex.AggFunc.COUNT_STAR):
+            finishers.append(state(a, ex.AggFunc.SUM, types.INT8))
+        elif a.func in (ex.AggFunc.SUM, ex.AggFunc.MIN, ex.AggFunc.MAX):
+            finishers.append(state(a, a.func, a.type))
+        else:  # AVG = sum / count, exact for numerics
+            from planner.bind import agg_result_type
+            sum_type = agg_result_type(ex.AggFunc.SUM, a.arg.type)
+            s = state(ex.AggCall(ex.AggFunc.SUM, a.arg, False, sum_type), ex.AggFunc.SUM, sum_type)
+            c = state(ex.AggCall(ex.AggFunc.COUNT, a.arg, False, types.INT8), ex.AggFunc.SUM,
+                      types.INT8)
+            divisor = functions.bind_call(ex.Func.NULLIF, [c, ex.Literal(0, types.INT8)])
+            numer = functions.bind_cast(s, a.type)
+            finishers.append(functions.bind_cast(
+                functions.bind_call(ex.Func.DIV, [numer, divisor]), a.type))
+
+    key_fields = agg.fields[:nk]
+    partial_fields = key_fields + tuple(pl.Field(c.sql(), c.type) for c in partial_aggs)
+    partial = pl.Aggregate(agg.child, agg.keys, tuple(partial_aggs), pl.AggMode.PARTIAL,
+                           partial_fields, locus=agg.child.locus)
+    final_keys = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(key_fields))
+    final_fields = key_fields + tuple(pl.Field(f"{c.func.value}({c.arg.name})", c.type)
+                                      for c in final_aggs)
+    final = pl.Aggregate(_gather(partial), final_keys, tuple(final_aggs), pl.AggMode.FINAL,
+                         final_fields, locus=lc.ENTRY)
+    exprs = final_keys + tuple(finishers)
+    if all(isinstance(e, ex.ColumnRef) and e.index == i for i, e in enumerate(exprs)) \
+            and len(exprs) == len(final_fields):
+        return replace(final, fields=agg.fields)
+    return pl.Project(final, exprs, agg.fields, locus=lc.ENTRY)
+
+
+def _dedupe_then_aggregate(agg: pl.Aggregate) -> pl.Node:
+    """count(DISTINCT x) and friends: drop duplicate (keys, x) on each segment first."""
+    nk = len(agg.keys)
+    arg = agg.aggs[0].arg
+    keys = agg.keys + (arg,)
+    fields = agg.fields[:nk] + (pl.Field(ex.show(arg), arg.type),)
+    dedupe = pl.Aggregate(agg.child, keys, (), pl.AggMode.PARTIAL, fields, locus=agg.child.locus)
+    refs = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(fields))
+    aggs = tuple(replace(a, arg=refs[nk]) for a in agg.aggs)
+    return pl.Aggregate(_gather(dedupe), refs[:nk], aggs, pl.AggMode.FINAL, agg.fields,
+                        locus=lc.ENTRY)
+
+
+# --- ordering and limits ---------------------------------------------------------------
+def _sort(sort: pl.Sort) -> pl.Node:
+    child = sort.child
+    if not child.locus.on_segments:
+        return replace(sort, locus=child.locus)
+    local = replace(sort, locus=child.locus)
+    if child.locus.kind is LocusKind.REPLICATED:
+        return _gather(local)
+    return pl.Motion(local, pl.MotionKind.GATHER_MERGE, sort.fields, sort_keys=sort.keys,
+                     locus=lc.ENTRY)
+
+
+def _limit(limit: pl.Limit) -> pl.Node:
+    child = limit.child
+    need = None if limit.limit is None else limit.limit + limit.offset
+    if isinstance(child, pl.Sort) and need is not None:
+        child = replace(child, limit=need if child.limit is None else min(child.limit, need))
+    child = _dist(child)
+    if not child.locus.on_segments:
+        return replace(limit, child=child, locus=child.locus)
+    if isinstance(child, pl.Motion):  # a Gather Merge of per-segment top-K sorts
+        return replace(limit, child=child, locus=lc.ENTRY)
+    if need is not None:
+        child = pl.Limit(child, need, 0, child.fields, locus=child.locus)
+    return replace(limit, child=_gather(child), locus=lc.ENTRY)
+
+
+def _gather(node: pl.Node) -> pl.Node:
+    return ensure_entry(node)
+
+
+def _number_slices(root: pl.Node) -> pl.Node:
+    """Number Motions in pre-order: slice 0 is the top (coordinator) slice."""
+    counter = [0]
+
+    def visit(node):
+        if isinstance(node, pl.Motion):
+            counter[0] += 1
+            sid = counter[0]
+            return replace(node, slice_id=sid, child=visit(node.child))
+        if hasattr(node, "child"):
+            return replace(node, child=visit(node.child))
+        return node
+    return visit(root)

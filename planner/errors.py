@@ -1,0 +1,137 @@
+"""The one error hierarchy of raympp: every error a client can see carries a SQLSTATE.
+
+Errors are raised anywhere (planner, segments, coordinator) and travel unchanged to the
+pgwire session, which turns them into ErrorResponse messages. They live in planner/ because
+every other package may depend on planner, and planner depends on nothing of ours.
+"""
+
+from __future__ import annotations
+
+
+class QueryError(Exception):
+    """Base of all errors reported to clients. `sqlstate` is the PostgreSQL code."""
+
+    sqlstate = "XX000"
+
+    def __init__(self, message: str, sqlstate: str | None = None, detail: str | None = None,
+                 hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        if sqlstate is not None:
+            self.sqlstate = sqlstate
+        self.detail = detail
+        self.hint = hint
+
+    def __reduce__(self):
+        # Errors cross Ray actor boundaries: keep the SQLSTATE when pickled.
+        return (_rebuild, (type(self), self.message, self.sqlstate, self.detail, self.hint))
+
+    def with_context(self, context: str) -> "QueryError":
+        """A copy whose message is prefixed with where it happened (e.g. 'segment 1')."""
+        return type(self)(f"{context}: {self.message}", self.sqlstate, self.detail, self.hint)
+
+
+def _rebuild(cls, message, sqlstate, detail, hint):
+    return cls(message, sqlstate, detail, hint)
+
+
+class SyntaxError_(QueryError):
+    sqlstate = "42601"
+
+
+class UndefinedTable(QueryError):
+    sqlstate = "42P01"
+
+
+class UndefinedColumn(QueryError):
+    sqlstate = "42703"
+
+
+class UndefinedFunction(QueryError):
+    sqlstate = "42883"
+
+
+class DuplicateTable(QueryError):
+    sqlstate = "42P07"
+
+
+class AmbiguousColumn(QueryError):
+    sqlstate = "42702"
+
+
+class GroupingError(QueryError):
+    sqlstate = "42803"
+
+
+class DatatypeMismatch(QueryError):
+    sqlstate = "42804"
+
+
+class InvalidParameterValue(QueryError):
+    sqlstate = "22023"
+
+
+class DivisionByZero(QueryError):
+    sqlstate = "22012"
+
+
+class NumericOutOfRange(QueryError):
+    sqlstate = "22003"
+
+
+class InvalidTextRepresentation(QueryError):
+    sqlstate = "22P02"
+
+
+class InvalidDatetimeFormat(QueryError):
+    sqlstate = "22007"
+
+
+class NotNullViolation(QueryError):
+    sqlstate = "23502"
+
+
+class FeatureNotSupported(QueryError):
+    sqlstate = "0A000"
+
+
+class UndefinedObject(QueryError):
+    sqlstate = "42704"
+
+
+class InvalidTransactionState(QueryError):
+    sqlstate = "25000"
+
+
+class InFailedTransaction(QueryError):
+    sqlstate = "25P02"
+
+
+class QueryCanceled(QueryError):
+    sqlstate = "57014"
+
+
+class BadCopyFileFormat(QueryError):
+    sqlstate = "22P04"
+
+
+class UndefinedFile(QueryError):
+    sqlstate = "58P01"
+
+
+class InvalidPassword(QueryError):
+    sqlstate = "28P01"
+
+
+class ProtocolViolation(QueryError):
+    sqlstate = "08P01"
+
+
+class SegmentFailure(QueryError):
+    """A segment actor died or could not be reached."""
+
+    sqlstate = "58000"
+
+
+class InternalError(QueryError):
+    sqlstate = "XX000"

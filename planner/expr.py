@@ -1,0 +1,276 @@
+"""Bound scalar expressions: frozen, typed trees that segments evaluate over Arrow batches.
+
+The binder (planner/bind.py) turns sqlglot expressions into these nodes. Column references
+are *positional*: `ColumnRef(i)` is column i of the operator's input batch, so an expression
+needs no name lookup at run time. Every node knows its result `type`; segment/expr.py
+evaluates a node over a batch with pyarrow.compute (and numba kernels where they win).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any
+
+from planner import types
+from planner.types import SqlType
+
+
+class Func(enum.Enum):
+    """Scalar functions and operators. Arity is checked by the binder."""
+
+    # arithmetic
+    ADD = "+"
+    SUB = "-"
+    MUL = "*"
+    DIV = "/"
+    MOD = "%"
+    NEG = "neg"
+    ABS = "abs"
+    ROUND = "round"       # round(x) or round(x, digits)
+    FLOOR = "floor"
+    CEIL = "ceil"
+    TRUNC = "trunc"
+    SQRT = "sqrt"
+    POWER = "power"
+    LN = "ln"
+    EXP = "exp"
+    # comparison
+    EQ = "="
+    NE = "<>"
+    LT = "<"
+    LE = "<="
+    GT = ">"
+    GE = ">="
+    # boolean (three-valued, as SQL)
+    AND = "and"
+    OR = "or"
+    NOT = "not"
+    # null handling
+    COALESCE = "coalesce"
+    NULLIF = "nullif"
+    GREATEST = "greatest"
+    LEAST = "least"
+    # strings
+    CONCAT = "||"
+    LOWER = "lower"
+    UPPER = "upper"
+    LENGTH = "length"     # characters
+    OCTET_LENGTH = "octet_length"
+    SUBSTRING = "substring"  # substring(s, start [, count]); 1-based as PostgreSQL
+    POSITION = "strpos"      # strpos(s, sub): 1-based, 0 when absent
+    REPLACE = "replace"
+    REGEXP_REPLACE = "regexp_replace"  # (s, pattern, replacement [, flags]); \1 backrefs
+    TRIM = "btrim"
+    LTRIM = "ltrim"
+    RTRIM = "rtrim"
+    LEFT = "left"
+    RIGHT = "right"
+    STARTS_WITH = "starts_with"
+    # dates and times; first argument of EXTRACT and DATE_TRUNC is a text Literal field name
+    EXTRACT = "extract"       # extract(field, ts) -> numeric for PG >= 14; we return FLOAT8/INT per field
+    DATE_TRUNC = "date_trunc"  # date_trunc(field, ts) -> timestamp
+    DATE_PART = "date_part"   # date_part(field, ts) -> float8
+    NOW = "now"
+
+
+class AggFunc(enum.Enum):
+    COUNT = "count"        # count(x): non-null values
+    COUNT_STAR = "count(*)"
+    SUM = "sum"
+    AVG = "avg"
+    MIN = "min"
+    MAX = "max"
+
+
+class Expr:
+    """Marker base of expression nodes; every subclass has a `type: SqlType` field."""
+
+    __slots__ = ()
+    type: SqlType
+
+    def children(self) -> tuple["Expr", ...]:
+        return ()
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnRef(Expr):
+    """Column `index` of the input batch. `name` is for EXPLAIN only."""
+
+    index: int
+    type: SqlType
+    name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Literal(Expr):
+    """A constant. `value` is a plain Python value of the type's natural kind:
+
+    bool, int, float, str, decimal.Decimal (numeric), datetime.date, datetime.datetime,
+    Interval (interval), or None (NULL of the given type).
+    """
+
+    value: Any
+    type: SqlType
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """An interval value as PostgreSQL keeps it: months, days and microseconds apart."""
+
+    months: int = 0
+    days: int = 0
+    micros: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Expr):
+    func: Func
+    args: tuple[Expr, ...]
+    type: SqlType
+
+    def children(self):
+        return self.args
+
+
+@dataclass(frozen=True, slots=True)
+class Cast(Expr):
+    """CAST(arg AS type). Errors as PostgreSQL: 22P02 bad text, 22003 out of range."""
+
+    arg: Expr
+    type: SqlType
+
+    def children(self):
+        return (self.arg,)
+
+
+@dataclass(frozen=True, slots=True)
+class Case(Expr):
+    """CASE WHEN c1 THEN r1 ... ELSE e END (searched form; the simple form is rewritten).
+
+    Branches are evaluated lazily where it matters: a division in a branch that is not
+    taken must not raise (PostgreSQL semantics).
+    """
+
+    whens: tuple[tuple[Expr, Expr], ...]
+    else_: Expr
+    type: SqlType
+
+    def children(self):
+        out = []
+        for cond, res in self.whens:
+            out += [cond, res]
+        return tuple(out) + (self.else_,)
+
+
+@dataclass(frozen=True, slots=True)
+class InList(Expr):
+    """arg [NOT] IN (v1, v2, ...) with SQL NULL semantics. Values are Literals."""
+
+    arg: Expr
+    values: tuple[Expr, ...]
+    negated: bool
+    type: SqlType = types.BOOL
+
+    def children(self):
+        return (self.arg,) + self.values
+
+
+@dataclass(frozen=True, slots=True)
+class Like(Expr):
+    """arg [NOT] LIKE/ILIKE pattern; the pattern is a text expression (usually a Literal)."""
+
+    arg: Expr
+    pattern: Expr
+    negated: bool
+    case_insensitive: bool
+    type: SqlType = types.BOOL
+
+    def children(self):
+        return (self.arg, self.pattern)
+
+
+@dataclass(frozen=True, slots=True)
+class IsNull(Expr):
+    """arg IS [NOT] NULL."""
+
+    arg: Expr
+    negated: bool
+    type: SqlType = types.BOOL
+
+    def children(self):
+        return (self.arg,)
+
+
+@dataclass(frozen=True, slots=True)
+class AggCall:
+    """An aggregate in an Aggregate node: func(arg) [DISTINCT], typed as its result."""
+
+    func: AggFunc
+    arg: Expr | None
+    distinct: bool
+    type: SqlType
+
+    def sql(self) -> str:
+        if self.func is AggFunc.COUNT_STAR:
+            return "count(*)"
+        inner = show(self.arg) if self.arg is not None else ""
+        return f"{self.func.value}({'DISTINCT ' if self.distinct else ''}{inner})"
+
+
+def walk(e: Expr):
+    """Pre-order iteration over an expression tree."""
+    yield e
+    for c in e.children():
+        yield from walk(c)
+
+
+def columns_used(e: Expr) -> set[int]:
+    return {n.index for n in walk(e) if isinstance(n, ColumnRef)}
+
+
+def is_constant(e: Expr) -> bool:
+    return not any(isinstance(n, ColumnRef) for n in walk(e)) and not any(
+        isinstance(n, Call) and n.func is Func.NOW for n in walk(e))
+
+
+_INFIX = {Func.ADD, Func.SUB, Func.MUL, Func.DIV, Func.MOD, Func.EQ, Func.NE, Func.LT,
+          Func.LE, Func.GT, Func.GE, Func.AND, Func.OR, Func.CONCAT}
+
+
+def show(e: Expr) -> str:
+    """Deterministic SQL-ish text of an expression, for EXPLAIN."""
+    if isinstance(e, ColumnRef):
+        return e.name or f"${e.index}"
+    if isinstance(e, Literal):
+        if e.value is None:
+            return "NULL"
+        if isinstance(e.value, str):
+            return "'" + e.value.replace("'", "''") + "'"
+        if isinstance(e.value, Interval):
+            return f"interval '{e.value.months} mons {e.value.days} days {e.value.micros} us'"
+        if e.type.kind in (types.Kind.DATE, types.Kind.TIMESTAMP):
+            return f"{e.type.kind.value.split()[0]} '{e.value}'"
+        return str(e.value)
+    if isinstance(e, Call):
+        if e.func in _INFIX:
+            return "(" + f" {e.func.value.upper() if e.func in (Func.AND, Func.OR) else e.func.value} ".join(
+                show(a) for a in e.args) + ")"
+        if e.func is Func.NEG:
+            return f"(-{show(e.args[0])})"
+        if e.func is Func.NOT:
+            return f"(NOT {show(e.args[0])})"
+        return f"{e.func.value}({', '.join(show(a) for a in e.args)})"
+    if isinstance(e, Cast):
+        return f"{show(e.arg)}::{e.type.sql()}"
+    if isinstance(e, Case):
+        parts = " ".join(f"WHEN {show(c)} THEN {show(r)}" for c, r in e.whens)
+        return f"CASE {parts} ELSE {show(e.else_)} END"
+    if isinstance(e, InList):
+        return f"({show(e.arg)} {'NOT ' if e.negated else ''}IN ({', '.join(show(v) for v in e.values)}))"
+    if isinstance(e, Like):
+        op = ("NOT " if e.negated else "") + ("ILIKE" if e.case_insensitive else "LIKE")
+        return f"({show(e.arg)} {op} {show(e.pattern)})"
+    if isinstance(e, IsNull):
+        return f"({show(e.arg)} IS {'NOT ' if e.negated else ''}NULL)"
+    return repr(e)

@@ -1,0 +1,197 @@
+"""Plan nodes: frozen dataclasses that pickle to segment actors.
+
+The binder builds a tree of these without Motions (every `locus` is None); distribute.py
+gives each node its locus and is the only place that adds Motion nodes and splits
+aggregates into partial and final stages; slices.py cuts the tree at Motions.
+
+Every node has `fields`: its output columns (name, SqlType) in order. Expressions inside a
+node refer to the columns of its child's output by position (planner/expr.py ColumnRef).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from planner import expr as ex
+from planner.locus import Locus
+from planner.schema import TableDef
+from planner.types import SqlType
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    name: str
+    type: SqlType
+
+
+class Node:
+    """Marker base class of plan nodes."""
+
+    __slots__ = ()
+    fields: tuple[Field, ...]
+    locus: Locus | None
+
+    def children(self) -> tuple["Node", ...]:
+        return ()
+
+
+@dataclass(frozen=True, slots=True)
+class Scan(Node):
+    """Read a table's shard. `columns` are table column positions, in output order;
+    `filter` refers to the output columns and is evaluated while scanning (chunks whose
+    min/max prove it false are skipped)."""
+
+    table: TableDef
+    columns: tuple[int, ...]
+    fields: tuple[Field, ...]
+    filter: ex.Expr | None = None
+    locus: Locus | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Values(Node):
+    """Constant rows (SELECT without FROM, INSERT ... VALUES)."""
+
+    rows: tuple[tuple[ex.Expr, ...], ...]
+    fields: tuple[Field, ...]
+    locus: Locus | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GenerateSeries(Node):
+    """generate_series(start, stop[, step]) over integers; constant arguments.
+
+    `part` = (i, n) makes this instance produce only the i-th of n interleaved parts of
+    the series, so a distributed consumer can have each segment generate its share.
+    """
+
+    start: int
+    stop: int
+    step: int
+    fields: tuple[Field, ...]
+    part: tuple[int, int] | None = None
+    locus: Locus | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Filter(Node):
+    child: Node
+    predicate: ex.Expr
+    fields: tuple[Field, ...]
+    locus: Locus | None = None
+
+    def children(self):
+        return (self.child,)
+
+
+@dataclass(frozen=True, slots=True)
+class Project(Node):
+    child: Node
+    exprs: tuple[ex.Expr, ...]
+    fields: tuple[Field, ...]
+    locus: Locus | None = None
+
+    def children(self):
+        return (self.child,)
+
+
+class AggMode(enum.Enum):
+    SINGLE = "single"    # all rows of a group are in this node's input
+    PARTIAL = "partial"  # per-segment pre-aggregation; outputs states
+    FINAL = "final"      # merges states produced by PARTIAL
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregate(Node):
+    """Hash aggregation: output = group keys, then one column per aggregate.
+
+    With no keys it is a scalar aggregate and emits exactly one row, even on empty input.
+    In FINAL mode the aggregates are merge functions over the partial states (sum of
+    counts, min of mins, ...), built by distribute.py.
+    """
+
+    child: Node
+    keys: tuple[ex.Expr, ...]
+    aggs: tuple[ex.AggCall, ...]
+    mode: AggMode
+    fields: tuple[Field, ...]
+    locus: Locus | None = None
+
+    def children(self):
+        return (self.child,)
+
+
+@dataclass(frozen=True, slots=True)
+class SortKey:
+    expr: ex.Expr
+    descending: bool = False
+    nulls_first: bool = False  # PostgreSQL: NULLS LAST for ASC, NULLS FIRST for DESC
+
+    def describe(self) -> str:
+        out = ex.show(self.expr) + (" DESC" if self.descending else "")
+        if self.nulls_first != self.descending:
+            out += " NULLS FIRST" if self.nulls_first else " NULLS LAST"
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Sort(Node):
+    """Sort by keys; with `limit` only the first `limit` rows are kept (top-K)."""
+
+    child: Node
+    keys: tuple[SortKey, ...]
+    fields: tuple[Field, ...]
+    limit: int | None = None
+    locus: Locus | None = None
+
+    def children(self):
+        return (self.child,)
+
+
+@dataclass(frozen=True, slots=True)
+class Limit(Node):
+    child: Node
+    limit: int | None
+    offset: int
+    fields: tuple[Field, ...]
+    locus: Locus | None = None
+
+    def children(self):
+        return (self.child,)
+
+
+class MotionKind(enum.Enum):
+    GATHER = "Gather"
+    GATHER_MERGE = "Gather Merge"
+    REDISTRIBUTE = "Redistribute"
+    BROADCAST = "Broadcast"
+
+
+@dataclass(frozen=True, slots=True)
+class Motion(Node):
+    """Moves rows between slices. The child runs in slice `slice_id` on the sending
+    gang; this node is the receiving end. GATHER_MERGE keeps `sort_keys` order;
+    REDISTRIBUTE hashes `hash_keys` (child output positions) with the one hash function."""
+
+    child: Node
+    kind: MotionKind
+    fields: tuple[Field, ...]
+    slice_id: int = 0
+    hash_keys: tuple[int, ...] = ()
+    sort_keys: tuple[SortKey, ...] = ()
+    locus: Locus | None = None
+
+    def children(self):
+        return (self.child,)
+
+
+def walk(node: Node):
+    """Pre-order iteration over a plan tree."""
+    yield node
+    for c in node.children():
+        yield from walk(c)
+
+
+def fields_of(names_types) -> tuple[Field, ...]:
+    return tuple(Field(n, t) for n, t in names_types)

@@ -1,0 +1,300 @@
+"""SQL types: what the planner reasons about, how each is laid out in Arrow, and its PostgreSQL OID.
+
+One `SqlType` value describes a column everywhere: the catalog stores it, expressions carry
+it, pgwire reads its OID and typmod, and segments use `arrow_type()` for the physical layout.
+
+Numeric follows DESIGN.md: numeric(p, s) with p <= 18 is a *scaled int64* in batches (the
+value 12.34 of numeric(15,2) is stored as 1234); wider or unconstrained numerics are Arrow
+decimal128(38, s). Conversion to Arrow decimal happens only at the edges (pgwire, COPY).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from planner import errors
+
+
+class Kind(enum.Enum):
+    BOOL = "boolean"
+    INT2 = "smallint"
+    INT4 = "integer"
+    INT8 = "bigint"
+    FLOAT4 = "real"
+    FLOAT8 = "double precision"
+    NUMERIC = "numeric"
+    TEXT = "text"
+    VARCHAR = "character varying"
+    CHAR = "character"
+    DATE = "date"
+    TIMESTAMP = "timestamp without time zone"
+    TIMESTAMPTZ = "timestamp with time zone"
+    INTERVAL = "interval"
+    UNKNOWN = "unknown"  # the type of a bare NULL or an untyped parameter
+
+
+# PostgreSQL type OIDs (pg_type.oid) as drivers expect them.
+OIDS = {
+    Kind.BOOL: 16, Kind.INT2: 21, Kind.INT4: 23, Kind.INT8: 20, Kind.FLOAT4: 700,
+    Kind.FLOAT8: 701, Kind.NUMERIC: 1700, Kind.TEXT: 25, Kind.VARCHAR: 1043,
+    Kind.CHAR: 1042, Kind.DATE: 1082, Kind.TIMESTAMP: 1114, Kind.TIMESTAMPTZ: 1184,
+    Kind.INTERVAL: 1186, Kind.UNKNOWN: 25,
+}
+KIND_BY_OID = {oid: kind for kind, oid in OIDS.items() if kind is not Kind.UNKNOWN}
+KIND_BY_OID[705] = Kind.UNKNOWN
+TYPLEN = {Kind.BOOL: 1, Kind.INT2: 2, Kind.INT4: 4, Kind.INT8: 8, Kind.FLOAT4: 4,
+          Kind.FLOAT8: 8, Kind.DATE: 4, Kind.TIMESTAMP: 8, Kind.TIMESTAMPTZ: 8,
+          Kind.INTERVAL: 16}
+
+INTEGER_KINDS = (Kind.INT2, Kind.INT4, Kind.INT8)
+FLOAT_KINDS = (Kind.FLOAT4, Kind.FLOAT8)
+STRING_KINDS = (Kind.TEXT, Kind.VARCHAR, Kind.CHAR)
+MAX_SCALED_PRECISION = 18  # numeric(p, s) with p <= 18 fits a scaled int64
+NUMERIC_DEFAULT_SCALE = 16  # scale given to results of unconstrained numeric division/avg
+
+
+@dataclass(frozen=True, slots=True)
+class SqlType:
+    """A SQL type. `precision`/`scale` for numeric, `length` for varchar(n)/char(n)."""
+
+    kind: Kind
+    precision: int | None = None
+    scale: int | None = None
+    length: int | None = None
+
+    def __post_init__(self):
+        if self.kind is Kind.NUMERIC:
+            if self.scale is None:
+                raise ValueError("numeric needs a scale (unconstrained numerics get one at bind time)")
+            if self.precision is not None and not (1 <= self.precision <= 38):
+                raise errors.InvalidParameterValue(
+                    f"NUMERIC precision {self.precision} must be between 1 and 38")
+            if self.scale < 0 or (self.precision is not None and self.scale > self.precision):
+                raise errors.InvalidParameterValue(
+                    f"NUMERIC scale {self.scale} must be between 0 and precision {self.precision}")
+
+    # --- properties -------------------------------------------------------------------
+    @property
+    def oid(self) -> int:
+        return OIDS[self.kind]
+
+    @property
+    def typlen(self) -> int:
+        return TYPLEN.get(self.kind, -1)
+
+    @property
+    def typmod(self) -> int:
+        if self.kind is Kind.NUMERIC and self.precision is not None:
+            return ((self.precision << 16) | self.scale) + 4
+        if self.kind in (Kind.VARCHAR, Kind.CHAR) and self.length is not None:
+            return self.length + 4
+        return -1
+
+    @property
+    def is_integer(self) -> bool:
+        return self.kind in INTEGER_KINDS
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind in FLOAT_KINDS
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.kind is Kind.NUMERIC
+
+    @property
+    def is_number(self) -> bool:
+        return self.kind in INTEGER_KINDS or self.kind in FLOAT_KINDS or self.kind is Kind.NUMERIC
+
+    @property
+    def is_string(self) -> bool:
+        return self.kind in STRING_KINDS
+
+    @property
+    def is_temporal(self) -> bool:
+        return self.kind in (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ)
+
+    @property
+    def is_scaled_int(self) -> bool:
+        """True when values are scaled int64 in batches (numeric with p <= 18)."""
+        return (self.kind is Kind.NUMERIC and self.precision is not None
+                and self.precision <= MAX_SCALED_PRECISION)
+
+    def arrow_type(self) -> pa.DataType:
+        """The physical Arrow type of this SQL type inside batches."""
+        if self.kind is Kind.NUMERIC:
+            return pa.int64() if self.is_scaled_int else pa.decimal128(38, self.scale)
+        return _ARROW[self.kind]
+
+    def sql(self) -> str:
+        """The type as PostgreSQL prints it (format_type)."""
+        if self.kind is Kind.NUMERIC:
+            if self.precision is None:
+                return "numeric"
+            return f"numeric({self.precision},{self.scale})"
+        if self.kind in (Kind.VARCHAR, Kind.CHAR) and self.length is not None:
+            return f"{self.kind.value}({self.length})"
+        return self.kind.value
+
+    def __str__(self) -> str:
+        return self.sql()
+
+
+_ARROW = {
+    Kind.BOOL: pa.bool_(), Kind.INT2: pa.int16(), Kind.INT4: pa.int32(), Kind.INT8: pa.int64(),
+    Kind.FLOAT4: pa.float32(), Kind.FLOAT8: pa.float64(), Kind.TEXT: pa.string(),
+    Kind.VARCHAR: pa.string(), Kind.CHAR: pa.string(), Kind.DATE: pa.date32(),
+    Kind.TIMESTAMP: pa.timestamp("us"), Kind.TIMESTAMPTZ: pa.timestamp("us", tz="UTC"),
+    Kind.INTERVAL: pa.month_day_nano_interval(), Kind.UNKNOWN: pa.null(),
+}
+
+BOOL = SqlType(Kind.BOOL)
+INT2 = SqlType(Kind.INT2)
+INT4 = SqlType(Kind.INT4)
+INT8 = SqlType(Kind.INT8)
+FLOAT4 = SqlType(Kind.FLOAT4)
+FLOAT8 = SqlType(Kind.FLOAT8)
+TEXT = SqlType(Kind.TEXT)
+DATE = SqlType(Kind.DATE)
+TIMESTAMP = SqlType(Kind.TIMESTAMP)
+TIMESTAMPTZ = SqlType(Kind.TIMESTAMPTZ)
+INTERVAL = SqlType(Kind.INTERVAL)
+UNKNOWN = SqlType(Kind.UNKNOWN)
+
+
+def numeric(precision: int | None, scale: int) -> SqlType:
+    return SqlType(Kind.NUMERIC, precision, scale)
+
+
+def varchar(length: int | None = None) -> SqlType:
+    return SqlType(Kind.VARCHAR, length=length)
+
+
+def char(length: int | None = 1) -> SqlType:
+    return SqlType(Kind.CHAR, length=length)
+
+
+_NAMES = {
+    "bool": BOOL, "boolean": BOOL,
+    "int2": INT2, "smallint": INT2,
+    "int": INT4, "int4": INT4, "integer": INT4, "serial": INT4,
+    "int8": INT8, "bigint": INT8, "bigserial": INT8,
+    "float4": FLOAT4, "real": FLOAT4,
+    "float8": FLOAT8, "float": FLOAT8, "double precision": FLOAT8, "double": FLOAT8,
+    "text": TEXT, "string": TEXT,
+    "date": DATE,
+    "timestamp": TIMESTAMP, "timestamp without time zone": TIMESTAMP, "datetime": TIMESTAMP,
+    "timestamptz": TIMESTAMPTZ, "timestamp with time zone": TIMESTAMPTZ,
+    "interval": INTERVAL,
+}
+
+
+def from_name(name: str, args: tuple[int, ...] = ()) -> SqlType:
+    """Parse a type name as written in SQL (`numeric(15,2)`, `varchar(25)`, `int8`)."""
+    key = " ".join(name.lower().split())
+    if key in ("numeric", "decimal"):
+        if not args:
+            return numeric(None, 0)  # scale decided by values; see NUMERIC_DEFAULT_SCALE
+        precision = args[0]
+        scale = args[1] if len(args) > 1 else 0
+        return numeric(precision, scale)
+    if key in ("varchar", "character varying"):
+        return varchar(args[0] if args else None)
+    if key in ("char", "character", "bpchar"):
+        return char(args[0] if args else 1)
+    if key in _NAMES:
+        return _NAMES[key]
+    raise errors.UndefinedObject(f'type "{name}" does not exist')
+
+
+def from_oid(oid: int) -> SqlType:
+    """The type of a parameter whose OID a client declared (0 means unspecified)."""
+    kind = KIND_BY_OID.get(oid)
+    if kind is None or kind is Kind.UNKNOWN:
+        return UNKNOWN
+    if kind is Kind.NUMERIC:
+        return numeric(None, 0)
+    return SqlType(kind)
+
+
+def from_arrow(t: pa.DataType) -> SqlType:
+    """A SQL type for an Arrow type read from outside (Parquet files, generated data)."""
+    if pa.types.is_boolean(t):
+        return BOOL
+    if pa.types.is_int8(t) or pa.types.is_int16(t) or pa.types.is_uint8(t):
+        return INT2
+    if pa.types.is_int32(t) or pa.types.is_uint16(t):
+        return INT4
+    if pa.types.is_integer(t):
+        return INT8
+    if pa.types.is_float32(t) or pa.types.is_float16(t):
+        return FLOAT4
+    if pa.types.is_floating(t):
+        return FLOAT8
+    if pa.types.is_decimal(t):
+        return numeric(t.precision, t.scale)
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) \
+            or pa.types.is_large_binary(t) or pa.types.is_string_view(t):
+        return TEXT
+    if pa.types.is_date(t):
+        return DATE
+    if pa.types.is_timestamp(t):
+        return TIMESTAMPTZ if t.tz else TIMESTAMP
+    if pa.types.is_null(t):
+        return UNKNOWN
+    raise errors.FeatureNotSupported(f"Arrow type {t} is not supported")
+
+
+_INT_RANK = {Kind.INT2: 0, Kind.INT4: 1, Kind.INT8: 2}
+
+
+def common_type(a: SqlType, b: SqlType) -> SqlType:
+    """The type two operands are coerced to (UNION, CASE, comparison, arithmetic)."""
+    if a == b:
+        return a
+    if a.kind is Kind.UNKNOWN:
+        return b
+    if b.kind is Kind.UNKNOWN:
+        return a
+    if a.is_integer and b.is_integer:
+        return a if _INT_RANK[a.kind] >= _INT_RANK[b.kind] else b
+    if a.is_float or b.is_float:
+        if (a.is_number and b.is_number):
+            return FLOAT4 if a.kind is Kind.FLOAT4 and b.kind is Kind.FLOAT4 else FLOAT8
+    if a.is_number and b.is_number:
+        # numeric with integer or numeric: widen to hold both.
+        sa = a.scale if a.is_numeric else 0
+        sb = b.scale if b.is_numeric else 0
+        scale = max(sa, sb)
+        pa_ = _int_digits(a) + scale if _int_digits(a) is not None else None
+        pb_ = _int_digits(b) + scale if _int_digits(b) is not None else None
+        if pa_ is None or pb_ is None:
+            return numeric(None, scale)
+        return numeric(min(max(pa_, pb_), 38), scale)
+    if a.is_string and b.is_string:
+        return TEXT
+    if a.kind is Kind.DATE and b.kind in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
+        return b
+    if b.kind is Kind.DATE and a.kind in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
+        return a
+    if a.is_string and b.kind is not Kind.UNKNOWN:
+        return b
+    if b.is_string:
+        return a
+    raise errors.DatatypeMismatch(f"types {a} and {b} cannot be matched")
+
+
+def _int_digits(t: SqlType) -> int | None:
+    """Digits before the decimal point a type can hold (None: unbounded)."""
+    if t.kind is Kind.INT2:
+        return 5
+    if t.kind is Kind.INT4:
+        return 10
+    if t.kind is Kind.INT8:
+        return 19
+    if t.is_numeric:
+        return None if t.precision is None else t.precision - t.scale
+    return None
