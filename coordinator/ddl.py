@@ -1,0 +1,127 @@
+"""DDL: CREATE TABLE [AS], DROP TABLE, TRUNCATE, ANALYZE.
+
+Catalog changes are not transactional yet: CREATE and DROP take effect at once, also
+inside an explicit transaction block (rows written by the block still follow it).
+"""
+
+from __future__ import annotations
+
+from coordinator import load
+from coordinator.pgwire.boundary import QueryResult, ResultKind
+from planner import errors, statements, types
+from planner.schema import ColumnDef, TableDef, TableStats
+from sqlglot import exp
+
+
+def _command(tag: str) -> QueryResult:
+    return QueryResult(ResultKind.COMMAND, tag=lambda: tag)
+
+
+def _table_name(tree) -> str:
+    t = tree.find(exp.Table)
+    return t.name if t.this.quoted else t.name.lower()
+
+
+def new_table(session, name: str, columns: list[ColumnDef], policy_clause) -> TableDef:
+    if not columns:
+        raise errors.FeatureNotSupported("tables without columns")
+    policy = statements.dist_policy(policy_clause, columns)
+    catalog = session.engine.catalog
+    table = TableDef(catalog.next_id("table"), name, tuple(columns), policy)
+    with session.engine.ddl_lock:
+        catalog.add_table(table)
+        try:
+            session.engine.cluster.call_all("create_table", table)
+        except BaseException:
+            catalog.drop_table(name)
+            raise
+    return table
+
+
+def create_table(session, st) -> QueryResult:
+    name = _table_name(st.tree)
+    if session.engine.catalog.get_table(name) is not None:
+        if st.if_not_exists:
+            return _command("CREATE TABLE")
+        raise errors.DuplicateTable(f'relation "{name}" already exists')
+    new_table(session, name, st.columns, st.policy_clause)
+    return _command("CREATE TABLE")
+
+
+def create_table_as(session, st, tree, txn, cancel) -> QueryResult:
+    from coordinator import query
+
+    name = _table_name(tree.this)
+    if session.engine.catalog.get_table(name) is not None:
+        if st.if_not_exists:
+            return _command("SELECT 0")
+        raise errors.DuplicateTable(f'relation "{name}" already exists')
+    root, names = query.plan(session, tree.expression)
+    aliases = [c.name for c in st.columns]
+    if len(aliases) > len(names):
+        raise errors.SyntaxError_("CREATE TABLE AS specifies too many column names")
+    cols = []
+    for i, (n, f) in enumerate(zip(names, root.fields)):
+        t = types.TEXT if f.type.kind is types.Kind.UNKNOWN else f.type
+        cols.append(ColumnDef(aliases[i] if i < len(aliases) else n, t))
+    table = new_table(session, name, cols, st.policy_clause)
+    try:
+        rows = load.insert_plan(session, table, tree.expression, None, txn, cancel)
+    except BaseException:
+        drop(session, table)
+        raise
+    return _command(f"SELECT {rows}")
+
+
+def drop(session, table: TableDef) -> None:
+    with session.engine.ddl_lock:
+        session.engine.catalog.drop_table(table.name)
+        session.engine.cluster.call_all("drop_table", table.id)
+
+
+def drop_table(session, st) -> QueryResult:
+    tables = []
+    for t in st.tree.find_all(exp.Table):
+        name = t.name if t.this.quoted else t.name.lower()
+        table = session.engine.catalog.get_table(name)
+        if table is None:
+            if st.if_not_exists:
+                continue
+            raise errors.UndefinedTable(f'table "{name}" does not exist')
+        tables.append(table)
+    for table in tables:
+        drop(session, table)
+    return _command("DROP TABLE")
+
+
+def truncate(session, tree, txn) -> QueryResult:
+    for t in tree.find_all(exp.Table):
+        name = t.name.lower()
+        table = session.engine.catalog.get_table(name)
+        if table is None:
+            raise errors.UndefinedTable(f'relation "{name}" does not exist')
+        session.engine.cluster.call_all("truncate", txn.id, table.id)
+    return _command("TRUNCATE TABLE")
+
+
+def analyze(session, st) -> QueryResult:
+    """Refresh row counts (and what segments report) for the named or all tables."""
+    catalog = session.engine.catalog
+    names = [n for n in st.name.split(",") if n] or [t.name for t in catalog.tables()]
+    for name in names:
+        table = catalog.get_table(name)
+        if table is None:
+            raise errors.UndefinedTable(f'relation "{name}" does not exist')
+        refresh_row_count(session, table)
+    return _command("ANALYZE")
+
+
+def refresh_row_count(session, table: TableDef) -> None:
+    counts = session.engine.cluster.call_all("table_rows", table.id)
+    rows = counts[0] if table.policy.kind.name == "REPLICATED" else sum(counts)
+    with session.engine.ddl_lock:
+        current = session.engine.catalog.get_table(table.name)
+        if current is not None and current.id == table.id:
+            session.engine.catalog.update_table(
+                TableDef(current.id, current.name, current.columns, current.policy,
+                         TableStats(rows, current.stats.columns)))

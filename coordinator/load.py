@@ -1,0 +1,210 @@
+"""Writes: INSERT ... VALUES/SELECT, CREATE TABLE AS's rows, COPY FROM/TO.
+
+Rows computed on the coordinator (VALUES, results gathered from segments, COPY FROM STDIN)
+are routed to their segments by coordinator/writer.py. Rows every segment can compute by
+itself (generate_series, constants, a server-side file) are computed on every segment,
+and each keeps its own share: no rows cross the network.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sqlglot import exp
+
+from coordinator import query
+from coordinator.dispatch import QueryRun
+from coordinator.pgwire.boundary import CopyFormat, CopyIn, CopyOut, QueryResult, ResultKind
+from coordinator.writer import TableWriter
+from planner import distribute, errors, functions, types
+from planner import expr as ex
+from planner import plan as pl
+from planner.bind import QueryBinder
+from planner.locus import GENERAL, LocusKind
+from planner.schema import DistKind, TableDef
+
+_FORMATS = {"text": CopyFormat.TEXT, "csv": CopyFormat.CSV, "binary": CopyFormat.BINARY}
+
+
+def _table(session, t: exp.Table) -> TableDef:
+    name = t.name if t.this.quoted else t.name.lower()
+    table = session.engine.catalog.get_table(name)
+    if table is None:
+        raise errors.UndefinedTable(f'relation "{name}" does not exist')
+    return table
+
+
+def _target(session, this) -> tuple[TableDef, list[int]]:
+    """The table and the positions of the listed target columns (all when none listed)."""
+    if isinstance(this, exp.Schema):
+        table = _table(session, this.this)
+        cols = []
+        for ident in this.expressions:
+            name = ident.name if ident.quoted else ident.name.lower()
+            i = table.column_index(name)
+            if i is None:
+                raise errors.UndefinedColumn(
+                    f'column "{name}" of relation "{table.name}" does not exist')
+            cols.append(i)
+        return table, cols
+    table = _table(session, this)
+    return table, list(range(len(table.columns)))
+
+
+def insert(session, tree: exp.Insert, txn, cancel) -> QueryResult:
+    table, cols = _target(session, tree.this)
+    rows = insert_plan(session, table, tree.expression, cols, txn, cancel)
+    return QueryResult(ResultKind.COMMAND, tag=lambda: f"INSERT 0 {rows}")
+
+
+def insert_plan(session, table: TableDef, source, cols, txn, cancel) -> int:
+    cols = list(range(len(table.columns))) if cols is None else cols
+    bq = QueryBinder(session.engine.catalog).bind(source)
+    fields = bq.node.fields
+    if len(fields) > len(cols):
+        raise errors.SyntaxError_("INSERT has more expressions than target columns")
+    exprs = []
+    for i, c in enumerate(table.columns):
+        if i in cols and cols.index(i) < len(fields):
+            j = cols.index(i)
+            ref = ex.ColumnRef(j, fields[j].type, fields[j].name)
+            exprs.append(ref if fields[j].type == c.type else functions.bind_cast(ref, c.type))
+        else:
+            exprs.append(ex.Literal(None, c.type))
+    node = pl.Project(bq.node, tuple(exprs), tuple(pl.Field(c.name, c.type) for c in table.columns))
+    root = distribute.distribute(node)
+    txn.wrote = True
+    if _computable_everywhere(root):
+        return _insert_on_segments(session, table, root, txn)
+    writer = TableWriter(session.engine.cluster, txn.id, table)
+    qrun = QueryRun(session.engine.cluster, root, txn.id, query.cancel_event(cancel))
+    for batch in qrun.batches():
+        writer.write(batch)
+    rows = writer.close()
+    return rows
+
+
+def _computable_everywhere(root: pl.Node) -> bool:
+    """A plan reading no table whose work is worth doing on the segments (a big series)."""
+    nodes = list(pl.walk(root))
+    return not any(isinstance(n, pl.Scan) for n in nodes) and any(
+        isinstance(n, pl.GenerateSeries) and n.locus is not None and n.locus.is_partitioned
+        for n in nodes)
+
+
+def _insert_on_segments(session, table: TableDef, root: pl.Node, txn) -> int:
+    node = root.child if isinstance(root, pl.Motion) else root
+    if table.policy.kind is not DistKind.RANDOM:
+        # Each segment must see every row to pick its own: compute the whole series.
+        node = _unsplit(node)
+    from coordinator.dispatch import _query_ids
+    qid = next(_query_ids)
+    counts = session.engine.cluster.call_all("insert_select", qid, node, txn.id, table)
+    return counts[0] if table.policy.kind is DistKind.REPLICATED else sum(counts)
+
+
+def _unsplit(node: pl.Node) -> pl.Node:
+    if isinstance(node, pl.GenerateSeries):
+        return replace(node, locus=GENERAL)
+    if hasattr(node, "child"):
+        return replace(node, child=_unsplit(node.child))
+    return node
+
+
+# --- COPY --------------------------------------------------------------------------------
+def _options(tree: exp.Copy) -> dict[str, str]:
+    out = {}
+    for p in tree.args.get("params") or []:
+        key = p.this.name.lower()
+        val = p.expression
+        if val is None:
+            out[key] = "true"
+        elif isinstance(val, exp.Boolean):
+            out[key] = "true" if val.this else "false"
+        else:
+            out[key] = val.name
+    return out
+
+
+def copy(session, tree: exp.Copy, txn, cancel) -> QueryResult:
+    from segment import copy_text
+
+    opts = copy_text.parse_copy_options(_options(tree))
+    fmt = _FORMATS.get(opts.format, None)
+    if fmt is None:
+        raise errors.QueryError(f'COPY format "{opts.format}" not recognized', "22023")
+    files = tree.args.get("files") or []
+    target = files[0] if files else None
+    is_std = isinstance(target, exp.Identifier) and target.name.lower() in ("stdin", "stdout")
+    if tree.args.get("kind"):  # FROM
+        table, cols = _target(session, tree.this)
+        if cols != list(range(len(table.columns))):
+            raise errors.FeatureNotSupported("COPY FROM with a column list")
+        txn.wrote = True
+        if is_std:
+            return _copy_from_stdin(session, table, fmt, opts, txn)
+        if not isinstance(target, exp.Literal):
+            raise errors.SyntaxError_("COPY FROM needs STDIN or a file name")
+        return _copy_from_file(session, table, target.this, opts, txn)
+    if not is_std:
+        raise errors.FeatureNotSupported("COPY TO a server file (use COPY TO STDOUT)")
+    return _copy_to_stdout(session, tree.this, fmt, opts, txn, cancel)
+
+
+def _copy_from_stdin(session, table, fmt, opts, txn) -> QueryResult:
+    from segment import copy_binary, copy_text
+
+    cols = list(table.columns)
+    parser = copy_binary.BinaryCopyParser(cols) if fmt is CopyFormat.BINARY else \
+        copy_text.CopyParser(cols, fmt, opts)
+    writer = TableWriter(session.engine.cluster, txn.id, table)
+
+    def write(data: bytes):
+        for b in parser.feed(data):
+            writer.write(b)
+
+    def finish() -> int:
+        for b in parser.finish():
+            writer.write(b)
+        return writer.close()
+
+    def abort(msg: str):
+        pass  # the transaction's abort removes what was written
+
+    return QueryResult(ResultKind.COPY_IN, tag=lambda: f"COPY {writer.rows}",
+                       copy_in=CopyIn(fmt, len(cols), write, finish, abort))
+
+
+def _copy_from_file(session, table, path: str, opts, txn) -> QueryResult:
+    from coordinator.dispatch import _query_ids
+
+    counts = session.engine.cluster.call_all("copy_from_file", next(_query_ids), txn.id, table,
+                                             path, opts)
+    rows = counts[0] if table.policy.kind is DistKind.REPLICATED else sum(counts)
+    return QueryResult(ResultKind.COMMAND, tag=lambda: f"COPY {rows}")
+
+
+def _copy_to_stdout(session, this, fmt, opts, txn, cancel) -> QueryResult:
+    from coordinator import copy_out
+
+    if isinstance(this, exp.Subquery):
+        source = this.this
+    elif isinstance(this, exp.Schema):
+        source = exp.select(*[exp.column(c.name) for c in this.expressions]).from_(this.this)
+    else:
+        source = exp.select("*").from_(this)
+    root, names = query.plan(session, source)
+    col_types = [f.type if f.type.kind is not types.Kind.UNKNOWN else types.TEXT for f in root.fields]
+    qrun = QueryRun(session.engine.cluster, root, txn.id, query.cancel_event(cancel))
+    count = [0]
+
+    def counted():
+        for b in qrun.batches():
+            count[0] += b.num_rows
+            yield b
+    chunks = copy_out.encode_copy(counted(), col_types, fmt, opts, names=list(names))
+    return QueryResult(ResultKind.COPY_OUT, tag=lambda: f"COPY {count[0]}",
+                       copy_out=CopyOut(fmt, len(col_types), chunks, lambda: count[0]))
+
+
+__all__ = ["insert", "insert_plan", "copy", "LocusKind"]

@@ -1,0 +1,195 @@
+"""Bind parameters: text or binary bytes from the client -> Python values for the engine.
+
+The engine receives int, float, Decimal, str, bool, date, datetime (aware in UTC for
+timestamptz) or None. Untyped (UNKNOWN) parameters stay text, for the engine to coerce the
+way PostgreSQL resolves an unknown literal; intervals also arrive as PostgreSQL interval
+text, since no Python type holds months. Input errors carry PostgreSQL's SQLSTATEs:
+22P02 for bad text, 22007/22008 for bad dates, 22003 out of range, 08P01 for malformed
+binary data.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import struct
+
+from coordinator.pgwire import codec, numeric, values
+from planner import errors
+from planner.types import Kind, SqlType
+
+_PG_EPOCH_DATE = datetime.date(2000, 1, 1)
+_PG_EPOCH = datetime.datetime(2000, 1, 1)
+_UTC = datetime.timezone.utc
+_INT_RANGE = {Kind.INT2: 1 << 15, Kind.INT4: 1 << 31, Kind.INT8: 1 << 63}
+
+
+def _syntax(t: SqlType, text: str) -> errors.QueryError:
+    return errors.InvalidTextRepresentation(f'invalid input syntax for type {t}: "{text}"')
+
+
+def _bool(text: str, t: SqlType) -> bool:
+    # boolin: any prefix of true/yes/false/no, on/off (two letters at least), 1/0.
+    s = text.strip().lower()
+    if s and ("true".startswith(s) or "yes".startswith(s) or s in ("on", "1")):
+        return True
+    if s and ("false".startswith(s) or "no".startswith(s) or s in ("of", "off", "0")):
+        return False
+    raise _syntax(t, text)
+
+
+def _int(text: str, t: SqlType) -> int:
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise _syntax(t, text) from None
+    _check_range(value, t)
+    return value
+
+
+def _check_range(value: int, t: SqlType) -> None:
+    bound = _INT_RANGE[t.kind]
+    if not -bound <= value < bound:
+        raise errors.NumericOutOfRange(f'value "{value}" is out of range for type {t}')
+
+
+def _float(text: str, t: SqlType) -> float:
+    try:
+        return float(text.strip())
+    except ValueError:
+        raise _syntax(t, text) from None
+
+
+def _numeric(text: str, t: SqlType) -> decimal.Decimal:
+    try:
+        value = decimal.Decimal(text.strip())
+    except decimal.InvalidOperation:
+        raise _syntax(t, text) from None
+    if value.is_snan():
+        raise _syntax(t, text)
+    return value
+
+
+def _datetime_error(t: SqlType, text: str) -> errors.QueryError:
+    return errors.InvalidDatetimeFormat(f'invalid input syntax for type {t}: "{text}"')
+
+
+def _date(text: str, t: SqlType) -> datetime.date:
+    try:
+        return datetime.date.fromisoformat(text.strip())
+    except ValueError:
+        raise _datetime_error(t, text) from None
+
+
+def _timestamp(text: str, t: SqlType) -> datetime.datetime:
+    try:
+        value = datetime.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise _datetime_error(t, text) from None
+    if t.kind is Kind.TIMESTAMPTZ:
+        # A time without an offset is in the session TimeZone, which is UTC.
+        return value.replace(tzinfo=_UTC) if value.tzinfo is None else value.astimezone(_UTC)
+    return value.replace(tzinfo=None)  # timestamp input ignores an offset, as PostgreSQL
+
+
+_FROM_TEXT = {
+    Kind.BOOL: _bool, Kind.INT2: _int, Kind.INT4: _int, Kind.INT8: _int,
+    Kind.FLOAT4: _float, Kind.FLOAT8: _float, Kind.NUMERIC: _numeric,
+    Kind.DATE: _date, Kind.TIMESTAMP: _timestamp, Kind.TIMESTAMPTZ: _timestamp,
+}
+
+
+def _unpack(fmt: str):
+    size = struct.calcsize(fmt)
+
+    def decode(data: bytes, t: SqlType):
+        if len(data) != size:
+            raise _bad_binary(t)
+        return struct.unpack(fmt, data)[0]
+    return decode
+
+
+def _bad_binary(t: SqlType) -> errors.QueryError:
+    return errors.ProtocolViolation(f"incorrect binary data format for type {t}")
+
+
+def _out_of_range(what: str) -> errors.QueryError:
+    return errors.QueryError(f"{what} out of range", "22008")
+
+
+def _binary_date(data: bytes, t: SqlType) -> datetime.date:
+    days = _unpack("!i")(data, t)
+    try:
+        return _PG_EPOCH_DATE + datetime.timedelta(days=days)
+    except OverflowError:
+        raise _out_of_range("date") from None
+
+
+def _binary_timestamp(data: bytes, t: SqlType) -> datetime.datetime:
+    micros = _unpack("!q")(data, t)
+    try:
+        value = _PG_EPOCH + datetime.timedelta(microseconds=micros)
+    except OverflowError:
+        raise _out_of_range("timestamp") from None
+    return value.replace(tzinfo=_UTC) if t.kind is Kind.TIMESTAMPTZ else value
+
+
+def _binary_interval(data: bytes, t: SqlType) -> str:
+    if len(data) != 16:
+        raise _bad_binary(t)
+    micros, days, months = struct.unpack("!qii", data)
+    return values.interval_text(months, days, micros)
+
+
+def _binary_bool(data: bytes, t: SqlType) -> bool:
+    if len(data) != 1:
+        raise _bad_binary(t)
+    return data != b"\0"
+
+
+_FROM_BINARY = {
+    Kind.BOOL: _binary_bool,
+    Kind.INT2: _unpack("!h"), Kind.INT4: _unpack("!i"), Kind.INT8: _unpack("!q"),
+    Kind.FLOAT4: _unpack("!f"), Kind.FLOAT8: _unpack("!d"),
+    Kind.NUMERIC: lambda data, t: numeric.decode(data),
+    Kind.DATE: _binary_date, Kind.TIMESTAMP: _binary_timestamp,
+    Kind.TIMESTAMPTZ: _binary_timestamp, Kind.INTERVAL: _binary_interval,
+}
+
+
+def _utf8(data: bytes) -> str:
+    try:
+        return data.decode()
+    except UnicodeDecodeError:
+        raise errors.QueryError('invalid byte sequence for encoding "UTF8"', "22021") from None
+
+
+def decode(data: bytes | None, t: SqlType, fmt: int) -> object:
+    """One parameter value. Text, varchar, char, interval and unknown stay str."""
+    if data is None:
+        return None
+    if fmt == codec.BINARY:
+        decoder = _FROM_BINARY.get(t.kind)
+        return _utf8(data) if decoder is None else decoder(data, t)
+    if fmt != codec.TEXT:
+        raise errors.ProtocolViolation(f"unsupported format code: {fmt}")
+    text = _utf8(data)
+    decoder = _FROM_TEXT.get(t.kind)
+    return text if decoder is None else decoder(text, t)
+
+
+def resolve_formats(codes: tuple[int, ...], count: int, what: str) -> list[int]:
+    """Per-item format codes from a Bind's 0, 1 or `count` codes (parameters or results)."""
+    if not codes:
+        formats = [codec.TEXT] * count
+    elif len(codes) == 1:
+        formats = [codes[0]] * count
+    elif len(codes) == count:
+        formats = list(codes)
+    else:
+        has = f"{count} parameters" if what == "parameter" else f"query has {count} columns"
+        raise errors.ProtocolViolation(f"bind message has {len(codes)} {what} formats but {has}")
+    for code in formats:
+        if code not in (codec.TEXT, codec.BINARY):
+            raise errors.ProtocolViolation(f"unsupported format code: {code}")
+    return formats

@@ -1,0 +1,291 @@
+"""Result values: Arrow columns -> PostgreSQL text/binary cells -> DataRow messages, in bulk.
+
+Each column is encoded once per batch by one encoder chosen by its SqlType (never a type
+test per value): pyarrow.compute does the work where its output matches PostgreSQL's
+(integers, dates, timestamps, numeric digits), numpy packs the binary fixed-width formats,
+and plain Python handles only what Arrow cannot print the PostgreSQL way (floats,
+intervals, binary numeric). `encode_data_rows` then frames a whole batch of DataRows with
+Arrow string kernels. Decoding client parameters is params.py's job.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from coordinator.pgwire import codec, numeric
+from planner import errors
+from planner.types import Kind, SqlType
+
+PG_EPOCH_DAYS = 10_957                          # 2000-01-01 in days since 1970-01-01
+PG_EPOCH_MICROS = PG_EPOCH_DAYS * 86_400 * 10**6
+_NULL_CELL = pa.scalar(None, pa.binary())
+_TRAILING_ZEROS = r"(\.\d*[1-9])0+$|\.0+$"      # fractional seconds print without them
+_ROW_SLICE_BYTES = 32 << 20                     # keeps a framed slice far below 2 GiB
+
+
+# --- text format ------------------------------------------------------------------------
+
+def float8_text(x: float) -> str:
+    """float8out of PostgreSQL 12+: shortest round-trip digits, exponent outside 1e-4..1e15."""
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    r = repr(x)  # shortest round-trip; exponent form below 1e-4 and from 1e16, as PostgreSQL
+    if "e" in r:
+        return r
+    if r.endswith(".0"):
+        r = r[:-2]
+    if abs(x) >= 1e15:  # repr stays positional up to 1e16, PostgreSQL only up to 1e15
+        sign, digits = ("-", r[1:]) if r[0] == "-" else ("", r)
+        digits = digits.replace(".", "").rstrip("0")
+        return f"{sign}{digits[0]}{'.' + digits[1:] if len(digits) > 1 else ''}e+15"
+    return r
+
+
+def float4_text(x: float) -> str:
+    """float4out: the shortest digits that round-trip through float32; exponent outside
+    1e-4..1e6."""
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    f = np.float32(x)
+    sci = np.format_float_scientific(f, unique=True, trim="-", exp_digits=2)
+    if -4 <= int(sci.rsplit("e", 1)[1]) < 6:
+        return np.format_float_positional(f, unique=True, trim="-")
+    return sci
+
+
+def interval_text(months: int, days: int, micros: int) -> str:
+    """EncodeInterval with IntervalStyle 'postgres': '1 year 2 mons -3 days +04:05:06.5'."""
+    years = int(months / 12)  # C division truncates toward zero
+    parts, is_zero, is_before = [], True, False
+    for value, unit in ((years, "year"), (months - years * 12, "mon"), (days, "day")):
+        if value == 0:
+            continue
+        plus = "+" if is_before and value > 0 else ""
+        parts.append(f"{plus}{value} {unit}{'' if value == 1 else 's'}")
+        is_before, is_zero = value < 0, False
+    if is_zero or micros != 0:
+        sign = "-" if micros < 0 else ("+" if is_before else "")
+        hours, rest = divmod(abs(micros), 3_600_000_000)
+        minutes, rest = divmod(rest, 60_000_000)
+        seconds, fraction = divmod(rest, 1_000_000)
+        clock = f"{sign}{hours:02d}:{minutes:02d}:{seconds:02d}"
+        if fraction:
+            clock += "." + f"{fraction:06d}".rstrip("0")
+        parts.append(clock)
+    return " ".join(parts)
+
+
+def _interval_fields(arr: pa.Array) -> np.ndarray:
+    """months, days, nanoseconds of a month_day_nano array, read straight off its buffer."""
+    layout = np.dtype([("months", "<i4"), ("days", "<i4"), ("nanos", "<i8")])
+    return np.frombuffer(arr.buffers()[1], dtype=layout, count=arr.offset + len(arr))[arr.offset:]
+
+
+def _micros(nanos: np.ndarray) -> np.ndarray:
+    return np.sign(nanos) * (np.abs(nanos) // 1000)  # truncate toward zero, as C does
+
+
+def _per_value(arr: pa.Array, fn) -> pa.Array:
+    return pa.array([None if v is None else fn(v) for v in arr.to_pylist()], pa.string())
+
+
+def _unscaled(arr: pa.Array) -> tuple[pa.Array, int | None]:
+    """A decimal column as its integer digits (scale 0) and its scale; None for int64."""
+    if pa.types.is_decimal(arr.type):
+        make = pa.decimal256 if arr.type.bit_width == 256 else pa.decimal128
+        as_int = make(arr.type.precision, 0)
+        return pa.Array.from_buffers(as_int, len(arr), arr.buffers(), offset=arr.offset), \
+            arr.type.scale
+    return arr, None
+
+
+def _numeric_text(arr: pa.Array, t: SqlType) -> pa.Array:
+    digits, scale = _unscaled(arr)
+    if scale is None:
+        scale = t.scale or 0
+    digits = pc.cast(digits, pa.string())
+    if scale == 0:
+        return digits
+    # Insert the point by string slicing: exact for every precision, and vectorized.
+    sign = pc.if_else(pc.starts_with(digits, "-"), "-", "")
+    magnitude = pc.utf8_lpad(pc.utf8_ltrim(digits, "-"), width=scale + 1, padding="0")
+    whole = pc.binary_join_element_wise(sign, pc.utf8_slice_codeunits(magnitude, 0, -scale), "")
+    return pc.binary_join_element_wise(whole, pc.utf8_slice_codeunits(magnitude, -scale), ".")
+
+
+def _timestamp_text(arr: pa.Array, t: SqlType) -> pa.Array:
+    naive = pa.Array.from_buffers(pa.timestamp("us"), len(arr), arr.buffers(), offset=arr.offset)
+    text = pc.replace_substring_regex(pc.cast(naive, pa.string()), _TRAILING_ZEROS, r"\1")
+    if t.kind is Kind.TIMESTAMPTZ:  # values are UTC instants; the session TimeZone is UTC
+        text = pc.binary_join_element_wise(text, "+00", "")
+    return text
+
+
+def _interval_text_column(arr: pa.Array, t: SqlType) -> pa.Array:
+    f = _interval_fields(arr)
+    micros = _micros(f["nanos"])
+    texts = [interval_text(m, d, us) for m, d, us in
+             zip(f["months"].tolist(), f["days"].tolist(), micros.tolist())]
+    return pc.if_else(arr.is_valid(), pa.array(texts, pa.string()), pa.scalar(None, pa.string()))
+
+
+def _char_padded(arr: pa.Array, t: SqlType) -> pa.Array:
+    # bpchar values print blank-padded to their declared length.
+    return pc.utf8_rpad(arr, width=t.length, padding=" ") if t.length else arr
+
+
+_TEXT = {
+    Kind.BOOL: lambda a, t: pc.if_else(a, "t", "f"),
+    Kind.INT2: lambda a, t: pc.cast(a, pa.string()),
+    Kind.INT4: lambda a, t: pc.cast(a, pa.string()),
+    Kind.INT8: lambda a, t: pc.cast(a, pa.string()),
+    Kind.FLOAT4: lambda a, t: _per_value(a, float4_text),
+    Kind.FLOAT8: lambda a, t: _per_value(a, float8_text),
+    Kind.NUMERIC: _numeric_text,
+    Kind.TEXT: lambda a, t: a,
+    Kind.VARCHAR: lambda a, t: a,
+    Kind.CHAR: _char_padded,
+    Kind.DATE: lambda a, t: pc.cast(a, pa.string()),
+    Kind.TIMESTAMP: _timestamp_text,
+    Kind.TIMESTAMPTZ: _timestamp_text,
+    Kind.INTERVAL: _interval_text_column,
+}
+
+
+# --- binary format ----------------------------------------------------------------------
+
+def _fixed(values: np.ndarray, nulls_from: pa.Array | None = None) -> pa.Array:
+    """Cells from a numpy array of big-endian scalars or records; NULL where `nulls_from`
+    has NULLs."""
+    cells = pa.FixedSizeBinaryArray.from_buffers(
+        pa.binary(values.dtype.itemsize), len(values),
+        [None, pa.py_buffer(values.tobytes())]).cast(pa.binary())
+    if nulls_from is not None and nulls_from.null_count:
+        return pc.if_else(nulls_from.is_valid(), cells, _NULL_CELL)
+    return cells
+
+
+def _packed(big_endian: str, shift: int = 0, physical: pa.DataType | None = None):
+    """Encoder of a fixed-width type: its values (seen as `physical` integers, minus
+    `shift` to move the epoch to 2000-01-01) in network byte order."""
+    def encode(arr: pa.Array, t: SqlType) -> pa.Array:
+        values = arr.view(physical) if physical is not None else arr
+        raw = values.fill_null(0).to_numpy(zero_copy_only=False)
+        return _fixed((raw - shift if shift else raw).astype(big_endian), arr)
+    return encode
+
+
+def _bool_binary(arr: pa.Array, t: SqlType) -> pa.Array:
+    return _fixed(arr.fill_null(False).to_numpy(zero_copy_only=False).astype(np.uint8), arr)
+
+
+def _numeric_binary(arr: pa.Array, t: SqlType) -> pa.Array:
+    digits, scale = _unscaled(arr)
+    if scale is None:
+        scale = t.scale or 0
+    ints = digits.to_pylist()
+    if pa.types.is_decimal(digits.type):
+        ints = [None if d is None else int(d) for d in ints]
+    return pa.array([None if u is None else numeric.encode(u, scale) for u in ints], pa.binary())
+
+
+def _interval_binary(arr: pa.Array, t: SqlType) -> pa.Array:
+    f = _interval_fields(arr)
+    out = np.empty(len(f), dtype=[("micros", ">i8"), ("days", ">i4"), ("months", ">i4")])
+    out["micros"], out["days"], out["months"] = _micros(f["nanos"]), f["days"], f["months"]
+    return _fixed(out, arr)
+
+
+def _utf8(arr: pa.Array, t: SqlType) -> pa.Array:
+    return _char_padded(arr, t).cast(pa.binary())
+
+
+_BINARY = {
+    Kind.BOOL: _bool_binary,
+    Kind.INT2: _packed(">i2"),
+    Kind.INT4: _packed(">i4"),
+    Kind.INT8: _packed(">i8"),
+    Kind.FLOAT4: _packed(">f4"),
+    Kind.FLOAT8: _packed(">f8"),
+    Kind.NUMERIC: _numeric_binary,
+    Kind.TEXT: _utf8,
+    Kind.VARCHAR: _utf8,
+    Kind.CHAR: _utf8,
+    Kind.DATE: _packed(">i4", PG_EPOCH_DAYS, pa.int32()),
+    Kind.TIMESTAMP: _packed(">i8", PG_EPOCH_MICROS, pa.int64()),
+    Kind.TIMESTAMPTZ: _packed(">i8", PG_EPOCH_MICROS, pa.int64()),
+    Kind.INTERVAL: _interval_binary,
+}
+
+
+# --- columns and rows -------------------------------------------------------------------
+
+def _conform(arr: pa.Array, t: SqlType) -> pa.Array:
+    """The column in the layout t.arrow_type() promises; tolerates dictionary, large and
+    view strings, and decimals where a scaled int64 was expected."""
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    if t.kind is Kind.NUMERIC and pa.types.is_decimal(arr.type):
+        return arr  # carries its own scale
+    expected = t.arrow_type()
+    if t.kind is Kind.UNKNOWN or arr.type == expected:
+        return arr
+    try:
+        return arr.cast(expected)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        raise errors.InternalError(
+            f"result column of type {t} arrived as Arrow {arr.type}: {e}") from None
+
+
+def encode_column(arr: pa.Array, t: SqlType, fmt: int) -> pa.Array:
+    """One column's cells as a string/binary array, null for SQL NULL."""
+    if t.kind is Kind.UNKNOWN or pa.types.is_null(arr.type):
+        return pa.nulls(len(arr), pa.binary())
+    if fmt not in (codec.TEXT, codec.BINARY):
+        raise errors.ProtocolViolation(f"unsupported format code: {fmt}")
+    arr = _conform(arr, t)
+    return (_BINARY if fmt == codec.BINARY else _TEXT)[t.kind](arr, t)
+
+
+def _length_prefixed(cells: pa.Array) -> pa.Array:
+    """Each cell as Int32 length + bytes; a NULL becomes length -1 and no bytes."""
+    cells = cells.cast(pa.binary())
+    lengths = pc.binary_length(cells).fill_null(codec.NULL_LENGTH)
+    prefix = _fixed(lengths.to_numpy(zero_copy_only=False).astype(">i4"), lengths)
+    return pc.binary_join_element_wise(prefix, cells.fill_null(b""), b"")
+
+
+def _frame_rows(batch: pa.RecordBatch, types: list[SqlType], formats: list[int]) -> bytes:
+    n = batch.num_rows
+    columns = [_length_prefixed(encode_column(batch.column(i), t, f))
+               for i, (t, f) in enumerate(zip(types, formats))]
+    lengths = np.full(n, 4 + 2, dtype=np.int64)  # Int32 length and Int16 column count
+    for col in columns:
+        lengths += pc.binary_length(col).to_numpy(zero_copy_only=False)
+    header = np.empty(n, dtype=[("type", "S1"), ("length", ">i4"), ("ncols", ">i2")])
+    header["type"], header["length"], header["ncols"] = codec.Backend.DATA_ROW, lengths, len(columns)
+    rows = pc.binary_join_element_wise(_fixed(header), *columns, b"")
+    # The joined rows are contiguous in the data buffer: hand it over whole.
+    offsets = np.frombuffer(rows.buffers()[1], dtype=np.int32)[rows.offset:rows.offset + n + 1]
+    start, end = int(offsets[0]), int(offsets[-1])
+    return rows.buffers()[2].slice(start, end - start).to_pybytes()
+
+
+def encode_data_rows(batch: pa.RecordBatch, types: list[SqlType], formats: list[int]) -> bytes:
+    """All rows of `batch` as consecutive DataRow messages."""
+    if batch.num_rows == 0:
+        return b""
+    per_row = max(1, batch.nbytes // batch.num_rows)
+    step = max(1, _ROW_SLICE_BYTES // per_row)
+    if batch.num_rows <= step:
+        return _frame_rows(batch, types, formats)
+    return b"".join(_frame_rows(batch.slice(i, step), types, formats)
+                    for i in range(0, batch.num_rows, step))

@@ -1,0 +1,80 @@
+"""Queries: bind, distribute, run; EXPLAIN [ANALYZE]; result descriptions for Describe."""
+
+from __future__ import annotations
+
+import time
+
+import pyarrow as pa
+
+from coordinator.dispatch import QueryRun
+from coordinator.pgwire.boundary import CancelToken, QueryResult, ResultColumn, ResultKind
+from planner import distribute, explain as ex_plain, types
+from planner.bind import QueryBinder
+
+
+def plan(session, tree, params=None):
+    """(distributed plan, output names) of a query tree."""
+    bq = QueryBinder(session.engine.catalog, params).bind(tree)
+    return distribute.distribute(bq.node), bq.names
+
+
+def columns_of(root, names) -> list[ResultColumn]:
+    return [ResultColumn(n, f.type if f.type.kind is not types.Kind.UNKNOWN else types.TEXT)
+            for n, f in zip(names, root.fields)]
+
+
+def describe(session, tree, ptypes) -> list[ResultColumn]:
+    root, names = plan(session, tree, list(ptypes))
+    return columns_of(root, names)
+
+
+def cancel_event(cancel: CancelToken):
+    return cancel._event
+
+
+def run(session, root, txn, cancel: CancelToken, analyze: bool = False) -> QueryRun:
+    return QueryRun(session.engine.cluster, root, txn.id if txn else None, cancel_event(cancel),
+                    analyze)
+
+
+def select(session, tree, txn, cancel: CancelToken) -> QueryResult:
+    root, names = plan(session, tree)
+    columns = columns_of(root, names)
+    qrun = run(session, root, txn, cancel)
+    count = [0]
+
+    def batches():
+        for b in qrun.batches():
+            count[0] += b.num_rows
+            yield b
+    return QueryResult(ResultKind.ROWS, tag=lambda: f"SELECT {count[0]}", columns=columns,
+                       batches=batches())
+
+
+def explain(session, tree, txn, cancel: CancelToken, analyze: bool) -> QueryResult:
+    t0 = time.perf_counter()
+    root, _names = plan(session, tree)
+    planning_ms = (time.perf_counter() - t0) * 1000
+    n = session.engine.cluster.n_segments
+    if analyze:
+        qrun = run(session, root, txn, cancel, analyze=True)
+        t1 = time.perf_counter()
+        rows = sum(b.num_rows for b in qrun.batches())
+        exec_ms = (time.perf_counter() - t1) * 1000
+        lines = ex_plain.explain(root, n, qrun.actuals)
+        lines.append(f"Planning Time: {planning_ms:.3f} ms")
+        lines.append(f"Execution Time: {exec_ms:.3f} ms ({rows} rows)")
+    else:
+        lines = ex_plain.explain(root, n)
+    lines.append(f"Segments: {n}")
+    return text_rows("QUERY PLAN", lines, "EXPLAIN")
+
+
+def show(value: str, name: str) -> QueryResult:
+    return text_rows(name, [value], "SHOW")
+
+
+def text_rows(column: str, values: list[str], tag: str) -> QueryResult:
+    batch = pa.record_batch({column: pa.array(values, pa.string())})
+    return QueryResult(ResultKind.ROWS, tag=lambda: tag,
+                       columns=[ResultColumn(column, types.TEXT)], batches=iter([batch]))

@@ -1,0 +1,244 @@
+"""One client connection's engine session: prepare and execute statements.
+
+Statement kinds are routed to small handlers: queries and EXPLAIN (coordinator/query.py),
+writes and COPY (coordinator/load.py), DDL (coordinator/ddl.py), and the session commands
+drivers send (BEGIN/COMMIT/ROLLBACK, SET/SHOW/RESET, DEALLOCATE, DISCARD, CLOSE) here.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+
+from coordinator import ddl, load, query
+from coordinator.pgwire.boundary import (CancelToken, PreparedStatement, QueryResult,
+                                         ResultColumn, ResultKind, TransactionStatus)
+from coordinator.settings import Settings
+from coordinator.transaction import State, Transaction
+from planner import bind_expr, errors, statements, types
+from planner.statements import Kind
+
+_pids = itertools.count(1)
+
+
+def command(tag: str, status: dict | None = None) -> QueryResult:
+    return QueryResult(ResultKind.COMMAND, tag=lambda: tag, parameter_status=status or {})
+
+
+class Session:
+    def __init__(self, engine, user: str, database: str, options: dict[str, str]):
+        self.engine = engine
+        self.user = user
+        self.database = database
+        self.settings = Settings(user, options)
+        self.txn: Transaction | None = None
+        self.pid = next(_pids)
+        self._lock = threading.Lock()
+
+    # --- EngineSession protocol ----------------------------------------------------------
+    def parameter_status(self) -> dict[str, str]:
+        return self.settings.reported()
+
+    def transaction_status(self) -> TransactionStatus:
+        if self.txn is None:
+            return TransactionStatus.IDLE
+        if self.txn.state is State.FAILED:
+            return TransactionStatus.FAILED
+        return TransactionStatus.IN_TRANSACTION
+
+    def prepare(self, sql: str, param_oids: list[int]) -> list[PreparedStatement]:
+        self._bind_session_info()
+        out = []
+        for text in statements.split(sql):
+            st = statements.classify(text)
+            if st.kind is Kind.EMPTY:
+                continue
+            ptypes = [types.from_oid(o) for o in param_oids]
+            columns = None
+            if st.kind in (Kind.QUERY, Kind.EXPLAIN, Kind.SHOW):
+                columns = self._describe(st, ptypes)
+            out.append(PreparedStatement(text, ptypes, columns, handle=st))
+        return out
+
+    def execute(self, stmt: PreparedStatement, params: list, cancel: CancelToken) -> QueryResult:
+        self._bind_session_info()
+        st: statements.Statement = stmt.handle
+        if self.txn is not None and self.txn.state is State.FAILED and st.kind not in (
+                Kind.COMMIT, Kind.ROLLBACK):
+            raise errors.InFailedTransaction(
+                "current transaction is aborted, commands ignored until end of transaction block")
+        try:
+            return self._execute(st, stmt, params, cancel)
+        except BaseException:
+            if self.txn is not None and self.txn.explicit:
+                self.txn.state = State.FAILED
+            elif self.txn is not None:
+                self._end_implicit(commit=False)
+            raise
+
+    def close(self) -> None:
+        if self.txn is not None:
+            try:
+                self.txn.abort()
+            finally:
+                self.txn = None
+
+    # --- routing -------------------------------------------------------------------------
+    def _execute(self, st, stmt, params, cancel) -> QueryResult:
+        k = st.kind
+        if k is Kind.BEGIN:
+            return self._begin()
+        if k is Kind.COMMIT:
+            return self._commit()
+        if k is Kind.ROLLBACK:
+            return self._rollback()
+        if k is Kind.SET:
+            if st.name == "transaction":
+                return command("SET")
+            return command("SET", self.settings.set(st.name, st.value))
+        if k is Kind.SHOW:
+            return query.show(self.settings.show(st.name), st.name)
+        if k is Kind.RESET:
+            return command("RESET", self.settings.reset(st.name))
+        if k is Kind.DEALLOCATE:
+            return command("DEALLOCATE ALL" if st.name == "all" else "DEALLOCATE")
+        if k is Kind.DISCARD:
+            if self.txn is not None and self.txn.explicit:
+                raise errors.QueryError("DISCARD ALL cannot run inside a transaction block", "25001")
+            return command("DISCARD ALL", self.settings.reset("all"))
+        if k is Kind.CLOSE:
+            return command("CLOSE CURSOR ALL" if st.name == "all" else "CLOSE CURSOR")
+        tree = st.tree
+        if params and tree is not None:
+            tree = bind_expr.substitute_params(tree, params, stmt.param_types)
+        if k is Kind.QUERY:
+            return self._with_txn(lambda txn: query.select(self, tree, txn, cancel))
+        if k is Kind.EXPLAIN:
+            inner = st.inner.tree
+            if params:
+                inner = bind_expr.substitute_params(inner, params, stmt.param_types)
+            return self._with_txn(lambda txn: query.explain(self, inner, txn, cancel, st.analyze))
+        if k is Kind.CREATE_TABLE:
+            return ddl.create_table(self, st)
+        if k is Kind.CREATE_TABLE_AS:
+            return self._with_txn(lambda txn: ddl.create_table_as(self, st, tree, txn, cancel),
+                                  writes=True)
+        if k is Kind.DROP_TABLE:
+            return ddl.drop_table(self, st)
+        if k is Kind.ANALYZE:
+            return ddl.analyze(self, st)
+        if k is Kind.TRUNCATE:
+            return self._with_txn(lambda txn: ddl.truncate(self, tree, txn), writes=True)
+        if k is Kind.INSERT:
+            return self._with_txn(lambda txn: load.insert(self, tree, txn, cancel), writes=True)
+        if k is Kind.COPY:
+            return self._with_txn(lambda txn: load.copy(self, tree, txn, cancel),
+                                  writes=bool(tree.args.get("kind")))
+        raise errors.FeatureNotSupported(f"statement {k.value}")
+
+    def _with_txn(self, run, writes: bool = False) -> QueryResult:
+        """Run inside the open transaction, or an implicit one committed when the result is
+        complete (for streaming results: after the last batch)."""
+        implicit = self.txn is None
+        if implicit:
+            self.txn = Transaction(self.engine.catalog, self.engine.cluster, explicit=False)
+        txn = self.txn
+        if writes:
+            txn.wrote = True
+        result = run(txn)
+        if not implicit:
+            return result
+        return self._finish_implicit(result)
+
+    def _finish_implicit(self, result: QueryResult) -> QueryResult:
+        if result.kind is ResultKind.ROWS and result.batches is not None:
+            inner = result.batches
+
+            def stream():
+                ok = False
+                try:
+                    yield from inner
+                    ok = True
+                finally:
+                    self._end_implicit(commit=ok)
+            result.batches = stream()
+            return result
+        if result.kind is ResultKind.COPY_IN and result.copy_in is not None:
+            ci = result.copy_in
+            finish, abort = ci.finish, ci.abort
+
+            def done():
+                try:
+                    n = finish()
+                except BaseException:
+                    self._end_implicit(commit=False)
+                    raise
+                self._end_implicit(commit=True)
+                return n
+
+            def aborted(msg):
+                try:
+                    abort(msg)
+                finally:
+                    self._end_implicit(commit=False)
+            ci.finish, ci.abort = done, aborted
+            return result
+        if result.kind is ResultKind.COPY_OUT and result.copy_out is not None:
+            inner_chunks = result.copy_out.chunks
+
+            def chunks():
+                ok = False
+                try:
+                    yield from inner_chunks
+                    ok = True
+                finally:
+                    self._end_implicit(commit=ok)
+            result.copy_out.chunks = chunks()
+            return result
+        self._end_implicit(commit=True)
+        return result
+
+    def _end_implicit(self, commit: bool) -> None:
+        txn, self.txn = self.txn, None
+        if txn is None or txn.explicit:
+            self.txn = txn
+            return
+        if commit:
+            txn.commit()
+        else:
+            txn.abort()
+
+    # --- transaction commands ------------------------------------------------------------
+    def _begin(self) -> QueryResult:
+        if self.txn is not None and self.txn.explicit:
+            return command("BEGIN")  # PostgreSQL warns and carries on
+        self.txn = Transaction(self.engine.catalog, self.engine.cluster, explicit=True)
+        return command("BEGIN")
+
+    def _commit(self) -> QueryResult:
+        txn, self.txn = self.txn, None
+        if txn is None:
+            return command("COMMIT")
+        if txn.state is State.FAILED:
+            txn.abort()
+            return command("ROLLBACK")
+        txn.commit()
+        return command("COMMIT")
+
+    def _rollback(self) -> QueryResult:
+        txn, self.txn = self.txn, None
+        if txn is not None:
+            txn.abort()
+        return command("ROLLBACK")
+
+    # --- helpers -------------------------------------------------------------------------
+    def _describe(self, st, ptypes) -> list[ResultColumn] | None:
+        if st.kind is Kind.SHOW:
+            return [ResultColumn(st.name, types.TEXT)]
+        if st.kind is Kind.EXPLAIN:
+            return [ResultColumn("QUERY PLAN", types.TEXT)]
+        return query.describe(self, st.tree, ptypes)
+
+    def _bind_session_info(self):
+        bind_expr.SESSION_INFO.set({"user": self.user, "database": self.database,
+                                    "schema": "public", "pg_backend_pid": self.pid})

@@ -1,0 +1,39 @@
+"""Start or join Ray for raympp, with usage statistics off: a database must not phone home.
+
+`connect(address)` joins an existing cluster (address like "127.0.0.1:6379" or "auto");
+with no address it starts a private local Ray bound to 127.0.0.1 that ends with this
+process (ray.shutdown in stop()).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+# Arrow data travels through Ray as is; these keep Ray quiet and local.
+os.environ.setdefault("RAY_DISABLE_DOCKER_CPU_WARNING", "1")
+os.environ.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")
+
+import ray  # noqa: E402  (after the environment is set)
+
+log = logging.getLogger(__name__)
+
+
+def connect(address: str | None = None, num_cpus: int | None = None) -> None:
+    """Start a local Ray (address None) or join the cluster at `address`."""
+    if ray.is_initialized():
+        return
+    runtime_env = {"env_vars": {"RAY_USAGE_STATS_ENABLED": "0"}}
+    if address:
+        ray.init(address=address, runtime_env=runtime_env, log_to_driver=True,
+                 configure_logging=False)
+        return
+    ray.init(address="local", num_cpus=num_cpus, include_dashboard=False,
+             _node_ip_address="127.0.0.1", runtime_env=runtime_env, log_to_driver=True,
+             configure_logging=False)
+
+
+def stop() -> None:
+    if ray.is_initialized():
+        ray.shutdown()

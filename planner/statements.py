@@ -1,0 +1,254 @@
+"""Split SQL text into statements and classify each: what kind it is and its parsed parts.
+
+sqlglot parses queries and most DDL; the Greenplum clauses it does not know
+(`DISTRIBUTED BY/RANDOMLY/REPLICATED`) and the session commands drivers send (SHOW, RESET,
+DISCARD, DEALLOCATE, CLOSE, EXPLAIN options) are recognized here first.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass, field
+
+import sqlglot
+from sqlglot import exp
+from sqlglot import tokens as sqltokens
+
+from planner import errors
+from planner.bind_expr import sql_type
+from planner.schema import ColumnDef, DistKind, DistPolicy
+
+
+class Kind(enum.Enum):
+    QUERY = "SELECT"
+    EXPLAIN = "EXPLAIN"
+    CREATE_TABLE = "CREATE TABLE"
+    CREATE_TABLE_AS = "CREATE TABLE AS"
+    DROP_TABLE = "DROP TABLE"
+    INSERT = "INSERT"
+    COPY = "COPY"
+    TRUNCATE = "TRUNCATE"
+    ANALYZE = "ANALYZE"
+    BEGIN = "BEGIN"
+    COMMIT = "COMMIT"
+    ROLLBACK = "ROLLBACK"
+    SET = "SET"
+    SHOW = "SHOW"
+    RESET = "RESET"
+    DEALLOCATE = "DEALLOCATE"
+    DISCARD = "DISCARD"
+    CLOSE = "CLOSE"
+    EMPTY = "EMPTY"
+
+
+@dataclass
+class Statement:
+    kind: Kind
+    text: str
+    tree: exp.Expression | None = None
+    # CREATE TABLE
+    columns: list[ColumnDef] = field(default_factory=list)
+    policy_clause: tuple[str, list[str]] | None = None  # ("by", cols) | ("randomly", []) ...
+    if_not_exists: bool = False
+    # EXPLAIN
+    analyze: bool = False
+    inner: "Statement | None" = None
+    # SET / SHOW / RESET / DEALLOCATE / CLOSE
+    name: str = ""
+    value: str | None = None
+
+
+def split(sql: str) -> list[str]:
+    """Statement texts of a simple-query string (semicolons outside quotes)."""
+    try:
+        toks = sqltokens.Tokenizer().tokenize(sql)
+    except Exception as e:  # the tokenizer's own error type varies by version
+        raise errors.SyntaxError_(f"syntax error: {e}")
+    out, start = [], 0
+    for t in toks:
+        if t.token_type == sqltokens.TokenType.SEMICOLON:
+            out.append(sql[start:t.start])
+            start = t.end + 1
+    out.append(sql[start:])
+    return [s.strip() for s in out if s.strip()]
+
+
+_DIST = re.compile(r"\s+DISTRIBUTED\s+(?:BY\s*\(([^)]*)\)|(RANDOMLY)|(REPLICATED))\s*$",
+                   re.IGNORECASE)
+_FIRST = re.compile(r"^\s*([A-Za-z]+)(?:\s+([A-Za-z_]+))?", re.DOTALL)
+
+
+def classify(text: str) -> Statement:
+    text = text.strip().rstrip(";").strip()
+    if not text:
+        return Statement(Kind.EMPTY, text)
+    m = _FIRST.match(text)
+    word = m.group(1).upper() if m else ""
+    second = (m.group(2) or "").upper() if m else ""
+    if word in ("BEGIN", "START"):
+        return Statement(Kind.BEGIN, text)
+    if word in ("COMMIT", "END"):
+        return Statement(Kind.COMMIT, text)
+    if word in ("ROLLBACK", "ABORT"):
+        return Statement(Kind.ROLLBACK, text)
+    if word == "SHOW":
+        return Statement(Kind.SHOW, text, name=text[4:].strip().lower())
+    if word == "RESET":
+        return Statement(Kind.RESET, text, name=text[5:].strip().lower())
+    if word == "SET":
+        return _set(text)
+    if word == "DEALLOCATE":
+        rest = re.sub(r"^PREPARE\s+", "", text[10:].strip(), flags=re.IGNORECASE)
+        return Statement(Kind.DEALLOCATE, text, name=rest.lower())
+    if word == "DISCARD":
+        return Statement(Kind.DISCARD, text, name=text[7:].strip().lower())
+    if word == "CLOSE":
+        return Statement(Kind.CLOSE, text, name=text[5:].strip().lower())
+    if word == "EXPLAIN":
+        return _explain(text)
+    if word == "CREATE" and second in ("TABLE", "TEMP", "TEMPORARY", "UNLOGGED"):
+        return _create_table(text)
+    if word == "ANALYZE" or word == "VACUUM":
+        names = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", re.sub(r"(?i)^(vacuum|analyze)(\s+(verbose|analyze|full))*", "", text))
+        return Statement(Kind.ANALYZE, text, name=",".join(n.lower() for n in names))
+    tree = parse_one(text)
+    if isinstance(tree, (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Values)) or (
+            isinstance(tree, exp.Subquery)):
+        return Statement(Kind.QUERY, text, tree)
+    if isinstance(tree, exp.Insert):
+        return Statement(Kind.INSERT, text, tree)
+    if isinstance(tree, exp.Copy):
+        return Statement(Kind.COPY, text, tree)
+    if isinstance(tree, exp.Drop):
+        if (tree.args.get("kind") or "").upper() != "TABLE":
+            raise errors.FeatureNotSupported(f"DROP {tree.args.get('kind')}")
+        return Statement(Kind.DROP_TABLE, text, tree, if_not_exists=bool(tree.args.get("exists")))
+    if isinstance(tree, exp.TruncateTable):
+        return Statement(Kind.TRUNCATE, text, tree)
+    raise errors.FeatureNotSupported(f"statement {word} {second}".strip())
+
+
+def parse_one(text: str) -> exp.Expression:
+    try:
+        trees = sqlglot.parse(text, dialect="postgres", error_level=sqlglot.ErrorLevel.RAISE)
+    except sqlglot.errors.ParseError as e:
+        first = e.errors[0] if getattr(e, "errors", None) else {}
+        near = first.get("highlight") if isinstance(first, dict) else None
+        msg = f'syntax error at or near "{near}"' if near else f"syntax error: {str(e).splitlines()[0]}"
+        raise errors.SyntaxError_(msg) from None
+    except sqlglot.errors.TokenError as e:
+        raise errors.SyntaxError_(f"syntax error: {e}") from None
+    trees = [t for t in trees if t is not None]
+    if len(trees) != 1:
+        raise errors.SyntaxError_("syntax error: expected one statement")
+    tree = trees[0]
+    if isinstance(tree, exp.Command):
+        raise errors.SyntaxError_(f'syntax error at or near "{tree.name or text.split()[0]}"')
+    return tree
+
+
+def _set(text: str) -> Statement:
+    m = re.match(r"(?is)^SET\s+(?:SESSION\s+|LOCAL\s+)?(.+?)(?:\s*(?:=|\bTO\b)\s*(.*))?$", text)
+    if not m:
+        raise errors.SyntaxError_("syntax error in SET")
+    name = m.group(1).strip().lower()
+    value = m.group(2)
+    if value is None:
+        tz = re.match(r"(?is)^time\s+zone\s+(.*)$", name)
+        if tz:
+            name, value = "timezone", tz.group(1)
+        elif name.startswith("transaction") or name.startswith("session characteristics"):
+            return Statement(Kind.SET, text, name="transaction", value=None)
+        else:
+            raise errors.SyntaxError_(f'syntax error at end of input in SET {name}')
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] == "'":
+        value = value[1:-1].replace("''", "'")
+    return Statement(Kind.SET, text, name=name, value=value)
+
+
+def _explain(text: str) -> Statement:
+    rest = text[len("EXPLAIN"):].strip()
+    analyze = False
+    m = re.match(r"(?is)^\(([^)]*)\)\s*(.*)$", rest)
+    if m:
+        opts = [o.strip().lower() for o in m.group(1).split(",")]
+        analyze = any(o.split()[0] == "analyze" and (len(o.split()) == 1 or
+                                                     o.split()[1] in ("true", "on", "1"))
+                      for o in opts if o)
+        rest = m.group(2)
+    else:
+        while True:
+            m2 = re.match(r"(?is)^(ANALYZE|VERBOSE)\s+(.*)$", rest)
+            if not m2:
+                break
+            analyze = analyze or m2.group(1).upper() == "ANALYZE"
+            rest = m2.group(2)
+    inner = classify(rest)
+    if inner.kind not in (Kind.QUERY,):
+        raise errors.FeatureNotSupported(f"EXPLAIN of {inner.kind.value}")
+    return Statement(Kind.EXPLAIN, text, analyze=analyze, inner=inner)
+
+
+def _create_table(text: str) -> Statement:
+    policy = None
+    m = _DIST.search(text)
+    if m:
+        if m.group(1) is not None:
+            policy = ("by", [c.strip().strip('"').lower() for c in m.group(1).split(",") if c.strip()])
+        elif m.group(2):
+            policy = ("randomly", [])
+        else:
+            policy = ("replicated", [])
+        text_sql = text[:m.start()]
+    else:
+        text_sql = text
+    tree = parse_one(text_sql)
+    if not isinstance(tree, exp.Create) or (tree.args.get("kind") or "").upper() != "TABLE":
+        raise errors.SyntaxError_("syntax error in CREATE TABLE")
+    exists = bool(tree.args.get("exists"))
+    if tree.expression is not None:
+        st = Statement(Kind.CREATE_TABLE_AS, text, tree, policy_clause=policy, if_not_exists=exists)
+        schema = tree.this
+        if isinstance(schema, exp.Schema):
+            st.columns = [ColumnDef(c.name.lower(), None) for c in schema.expressions]  # type: ignore[arg-type]
+        return st
+    schema = tree.this
+    if not isinstance(schema, exp.Schema):
+        raise errors.SyntaxError_("CREATE TABLE needs a column list")
+    cols = []
+    for c in schema.expressions:
+        if not isinstance(c, exp.ColumnDef):
+            if isinstance(c, (exp.PrimaryKey, exp.Constraint, exp.UniqueColumnConstraint)):
+                continue  # table constraints are accepted and not enforced
+            raise errors.FeatureNotSupported(f"table element {c.sql(dialect='postgres')}")
+        if c.args.get("kind") is None:
+            raise errors.SyntaxError_(f'column "{c.name}" needs a type')
+        not_null = any(isinstance(k.kind, (exp.NotNullColumnConstraint, exp.PrimaryKeyColumnConstraint))
+                       and not (isinstance(k.kind, exp.NotNullColumnConstraint) and k.kind.args.get("allow_null"))
+                       for k in c.constraints)
+        name = c.name if c.this.quoted else c.name.lower()
+        if any(x.name == name for x in cols):
+            raise errors.QueryError(f'column "{name}" specified more than once', "42701")
+        cols.append(ColumnDef(name, sql_type(c.args["kind"]), not_null))
+    return Statement(Kind.CREATE_TABLE, text, tree, columns=cols, policy_clause=policy,
+                     if_not_exists=exists)
+
+
+def dist_policy(clause, columns: list[ColumnDef]) -> DistPolicy:
+    """The policy of a DISTRIBUTED clause; default: hashed on the first column (Greenplum)."""
+    if clause is None:
+        return DistPolicy(DistKind.HASHED, (0,)) if columns else DistPolicy(DistKind.RANDOM)
+    kind, names = clause
+    if kind == "randomly":
+        return DistPolicy(DistKind.RANDOM)
+    if kind == "replicated":
+        return DistPolicy(DistKind.REPLICATED)
+    keys = []
+    for n in names:
+        idx = [i for i, c in enumerate(columns) if c.name == n]
+        if not idx:
+            raise errors.UndefinedColumn(f'column "{n}" named in DISTRIBUTED BY clause does not exist')
+        keys.append(idx[0])
+    return DistPolicy(DistKind.HASHED, tuple(keys))

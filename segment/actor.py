@@ -1,0 +1,65 @@
+"""The segment as a Ray actor: a thin shell around SegmentWorker.
+
+Methods run in a thread pool (max_concurrency) so that a cancel or a second query can
+reach a segment while a long slice runs. Slices stream their batches back as a Ray
+streaming generator.
+"""
+
+from __future__ import annotations
+
+import ray
+
+from segment.worker import SegmentWorker
+
+MAX_CONCURRENCY = 32
+
+
+@ray.remote(max_concurrency=MAX_CONCURRENCY, max_restarts=0)
+class SegmentActor:
+    def __init__(self, segment_id: int, n_segments: int, data_dir: str):
+        self._w = SegmentWorker(segment_id, n_segments, data_dir)
+
+    def ping(self):
+        return self._w.ping()
+
+    def node_id(self) -> str:
+        return ray.get_runtime_context().get_node_id()
+
+    def recover(self, committed):
+        return self._w.recover(committed)
+
+    def create_table(self, table):
+        return self._w.create_table(table)
+
+    def drop_table(self, table_id):
+        return self._w.drop_table(table_id)
+
+    def write(self, txn_id, table_id, batches):
+        return self._w.write(txn_id, table_id, batches)
+
+    def truncate(self, txn_id, table_id):
+        return self._w.truncate(txn_id, table_id)
+
+    def prepare(self, txn_id):
+        return self._w.prepare(txn_id)
+
+    def commit(self, txn_id):
+        return self._w.commit(txn_id)
+
+    def abort(self, txn_id):
+        return self._w.abort(txn_id)
+
+    def table_rows(self, table_id, txn_id=None):
+        return self._w.table_rows(table_id, txn_id)
+
+    def run_slice(self, query_id, node, txn_id, analyze=False):
+        yield from self._w.run_slice(query_id, node, txn_id, analyze)
+
+    def insert_select(self, query_id, node, txn_id, table):
+        return self._w.insert_select(query_id, node, txn_id, table)
+
+    def cancel(self, query_id):
+        return self._w.cancel(query_id)
+
+    def copy_from_file(self, query_id, txn_id, table, path, options):
+        return self._w.copy_from_file(query_id, txn_id, table, path, options)

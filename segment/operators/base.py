@@ -1,0 +1,231 @@
+"""The one operator interface, the execution context and the operator registry.
+
+An operator is built once from a plan node and then pulled: `execute(ctx)` returns an
+iterator of Arrow record batches whose schema is exactly `schema` (the node's field names
+and `SqlType.arrow_type()`s). Operators never touch sockets or Ray; a Motion's receiving end
+gets its batches through `ExecContext.receive`, which the dispatcher supplies.
+
+Each operator module registers a builder for its plan node type with `@register(NodeType)`;
+`build()` imports them all (segment/operators/__init__.py) and builds a tree recursively.
+Driving the tree, cancellation between batches and EXPLAIN ANALYZE statistics are left to
+segment/executor.py, which wraps every operator through `build(..., wrap=...)`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
+
+import pyarrow as pa
+
+from planner import errors
+from planner import expr as ex
+from planner import plan
+from segment import expr as sexpr
+
+# Batches are large so that Python's per-call cost is paid per ~million rows, not per row.
+BATCH_ROWS = 1 << 20
+# Below this many rows a batch is worth concatenating with its neighbours (selective
+# filters, small chunks) before it is handed on.
+MIN_BATCH_ROWS = 1 << 16
+
+
+@dataclass
+class NodeStats:
+    """What EXPLAIN ANALYZE reports for one node of a slice (times are inclusive)."""
+
+    name: str
+    rows: int = 0
+    batches: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class ExecContext:
+    """Everything a slice needs at run time besides its plan.
+
+    `receive(motion)` yields the batches arriving at a Motion's receiving end;
+    `receive_sorted(motion)` (GATHER_MERGE only) returns one already-sorted stream per
+    sender, which motion_recv merges; without it the gathered rows are sorted again.
+    With `analyze` set, segment/executor.py fills `node_stats` keyed by the pre-order index
+    of each node in the tree given to `run` (Motions are leaves there: see `slice_nodes`).
+    """
+
+    store: Any = None  # segment.storage.shard_store.ShardStore
+    txn_id: int | None = None
+    segment_id: int = 0
+    n_segments: int = 1
+    receive: Callable[[plan.Motion], Iterator[pa.RecordBatch]] | None = None
+    receive_sorted: Callable[[plan.Motion], Sequence[Iterator[pa.RecordBatch]]] | None = None
+    cancel_event: threading.Event = field(default_factory=threading.Event)
+    analyze: bool = False
+    node_stats: dict[int, NodeStats] = field(default_factory=dict)
+
+    def check_cancel(self) -> None:
+        if self.cancel_event.is_set():
+            raise errors.QueryCanceled("canceling statement due to user request")
+
+    def cancel(self) -> None:
+        self.cancel_event.set()
+
+    def __reduce__(self):
+        # A context holds live objects (store, callbacks, an Event); it is built where the
+        # slice runs, never shipped.
+        raise TypeError("ExecContext is not picklable; build one in the segment process")
+
+
+class Operator(Protocol):
+    schema: pa.Schema
+
+    def execute(self, ctx: ExecContext) -> Iterator[pa.RecordBatch]: ...
+
+
+BuildChild = Callable[[plan.Node], Operator]
+Builder = Callable[[Any, BuildChild], Operator]
+Wrap = Callable[[int, plan.Node, Operator], Operator]
+
+_BUILDERS: dict[type, Builder] = {}
+
+
+def register(node_type: type):
+    """Decorator: `builder(node, build_child) -> Operator` builds operators for node_type."""
+
+    def deco(builder: Builder) -> Builder:
+        if node_type in _BUILDERS:
+            raise ValueError(f"an operator for {node_type.__name__} is already registered")
+        _BUILDERS[node_type] = builder
+        return builder
+
+    return deco
+
+
+def build(node: plan.Node, wrap: Wrap | None = None) -> Operator:
+    """Build the operator tree of `node`. `wrap(index, node, op)` sees every operator with
+    its node's pre-order index and may return a replacement (the executor instruments)."""
+    import segment.operators  # noqa: F401  (importing the package registers every operator)
+
+    counter = itertools.count()
+
+    def build_one(n: plan.Node) -> Operator:
+        index = next(counter)  # taken before the children: pre-order
+        builder = _BUILDERS.get(type(n))
+        if builder is None:
+            raise errors.FeatureNotSupported(f"no operator executes {type(n).__name__} nodes")
+        op = builder(n, build_one)
+        return wrap(index, n, op) if wrap is not None else op
+
+    return build_one(node)
+
+
+def slice_nodes(node: plan.Node) -> list[plan.Node]:
+    """The nodes `build` visits, in pre-order: a Motion is a leaf (its child runs in
+    another slice). Index i here is the key of ExecContext.node_stats."""
+    out = [node]
+    if not isinstance(node, plan.Motion):
+        for c in node.children():
+            out += slice_nodes(c)
+    return out
+
+
+# --- helpers shared by operators ----------------------------------------------------------
+
+def evaluate(e: ex.Expr, batch: pa.RecordBatch) -> pa.Array:
+    """segment.expr.evaluate, minus the call for a bare column (the common case)."""
+    if isinstance(e, ex.ColumnRef):
+        return batch.column(e.index)
+    return sexpr.evaluate(e, batch)
+
+
+def filter_batch(batch: pa.RecordBatch, mask: pa.Array) -> pa.RecordBatch | None:
+    """The rows where mask is true (NULL counts as false); None when there are none."""
+    if isinstance(mask, pa.ChunkedArray):
+        mask = mask.combine_chunks()
+    if isinstance(mask, pa.Scalar):  # a constant predicate
+        return batch if mask.as_py() is True else None
+    kept = mask.true_count
+    if kept == 0:
+        return None
+    if kept == len(batch):
+        return batch
+    if batch.num_columns == 0:
+        return rows_without_columns(kept)
+    return batch.filter(mask)
+
+
+def schema_of(fields: Iterable[plan.Field]) -> pa.Schema:
+    return pa.schema([pa.field(f.name, f.type.arrow_type()) for f in fields])
+
+
+def empty_batch(schema: pa.Schema) -> pa.RecordBatch:
+    return pa.RecordBatch.from_pylist([], schema=schema)
+
+
+def rows_without_columns(n: int) -> pa.RecordBatch:
+    """A batch of n rows and no columns (count(*) over a scan that reads no column)."""
+    return pa.RecordBatch.from_struct_array(
+        pa.Array.from_buffers(pa.struct([]), n, [None], children=[]))
+
+
+def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """The batch with exactly `schema`'s names and types (cast where an expression produced
+    a different but compatible type, e.g. int64 for an int4 column)."""
+    if batch.schema.equals(schema):
+        return batch
+    cols = []
+    for col, f in zip(batch.columns, schema):
+        cols.append(col if col.type == f.type else cast(col, f.type))
+    return pa.RecordBatch.from_arrays(cols, schema=schema)
+
+
+def cast(arr: pa.Array, to: pa.DataType) -> pa.Array:
+    try:
+        return arr.cast(to)
+    except pa.ArrowInvalid as e:
+        if "overflow" in str(e).lower() or "out of bounds" in str(e).lower():
+            raise errors.NumericOutOfRange(f"value out of range for type {to}") from e
+        raise errors.InternalError(f"cannot cast {arr.type} to {to}: {e}") from e
+
+
+def coalesce(batches: Iterable[pa.RecordBatch], schema: pa.Schema,
+             min_rows: int = MIN_BATCH_ROWS) -> Iterator[pa.RecordBatch]:
+    """Pass big batches through and concatenate runs of small ones (at least min_rows when
+    there are that many), so later operators pay their per-batch cost rarely."""
+    pending: list[pa.RecordBatch] = []
+    pending_rows = 0
+    for b in batches:
+        if b.num_rows == 0:
+            continue
+        if not pending and b.num_rows >= min_rows:
+            yield b
+            continue
+        pending.append(b)
+        pending_rows += b.num_rows
+        if pending_rows >= min_rows:
+            yield concat_batches(pending, schema)
+            pending, pending_rows = [], 0
+    if pending:
+        yield concat_batches(pending, schema)
+
+
+def concat_batches(batches: Sequence[pa.RecordBatch], schema: pa.Schema) -> pa.RecordBatch:
+    if len(batches) == 1:
+        return batches[0]
+    if not batches:
+        return empty_batch(schema)
+    if not schema.names:
+        return rows_without_columns(sum(b.num_rows for b in batches))
+    return table_to_batch(pa.Table.from_batches(batches, schema=schema))
+
+
+def table_to_batch(table: pa.Table) -> pa.RecordBatch:
+    """One batch holding all rows of `table` (its column chunks combined)."""
+    if table.num_columns == 0:
+        return rows_without_columns(table.num_rows)
+    batches = table.to_batches()
+    if len(batches) == 1:
+        return batches[0]
+    if not batches:
+        return empty_batch(table.schema)
+    return table.combine_chunks().to_batches()[0]

@@ -1,0 +1,39 @@
+"""Filter: keep the rows where the predicate is true (NULL counts as false).
+
+The predicate is evaluated by segment.expr on each input batch. Batches that a selective
+predicate leaves small are concatenated (base.coalesce) before going up; fusing a filter
+into the aggregate above it is left to the JIT pipeline compiler.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import pyarrow as pa
+
+from planner import plan
+from segment.operators import base
+
+
+class FilterOp:
+    def __init__(self, node: plan.Filter, child: base.Operator):
+        self.node = node
+        self.child = child
+        self.schema = base.schema_of(node.fields)
+
+    def execute(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
+        return base.coalesce(self._filtered(ctx), self.schema)
+
+    def _filtered(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
+        pred = self.node.predicate
+        for batch in self.child.execute(ctx):
+            if batch.num_rows == 0:
+                continue
+            kept = base.filter_batch(batch, base.evaluate(pred, batch))
+            if kept is not None:
+                yield base.conform(kept, self.schema)
+
+
+@base.register(plan.Filter)
+def _build(node: plan.Filter, build_child) -> FilterOp:
+    return FilterOp(node, build_child(node.child))

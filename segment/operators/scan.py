@@ -1,0 +1,79 @@
+"""Scan: read this segment's shard of a table, chunk by chunk.
+
+Only the columns the node outputs are read (projection pushdown); the node's filter is
+evaluated on each chunk right after reading, and chunks whose statistics prove the filter
+false are not read at all (chunk_pruning.py). A chunk becomes one batch (its column chunks
+combined), and small chunks or heavily filtered ones are concatenated, so operators above
+see large batches. Which chunks exist as of the query's snapshot is the store's business
+(segment/storage); this operator only asks for `snapshot(table_id, txn_id)` and `read`.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import pyarrow as pa
+
+from planner import errors
+from planner import plan
+from segment.operators import base
+from segment.operators import chunk_pruning
+
+
+class ScanOp:
+    def __init__(self, node: plan.Scan):
+        self.node = node
+        self.schema = base.schema_of(node.fields)
+        cols = node.table.columns
+        self._col_types = [cols[c].type for c in node.columns]
+        self._col_names = [cols[c].name for c in node.columns]
+        # A column listed twice (SELECT a, a) is read once.
+        self._read_names = list(dict.fromkeys(self._col_names))
+        self._positions = [self._read_names.index(n) for n in self._col_names]
+        self.counters = {"chunks_read": 0, "chunks_skipped": 0}
+
+    def execute(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
+        if ctx.store is None:
+            raise errors.InternalError("scan needs a shard store in the execution context")
+        chunks = ctx.store.snapshot(self.node.table.id, txn_id=ctx.txn_id)
+        return base.coalesce(self._chunks(ctx, chunks), self.schema)
+
+    def _chunks(self, ctx: base.ExecContext, chunks) -> Iterator[pa.RecordBatch]:
+        pred = self.node.filter
+        for chunk in chunks:
+            if chunk.rows == 0:
+                continue
+            if pred is not None and self._skip(pred, chunk):
+                self.counters["chunks_skipped"] += 1
+                continue
+            ctx.check_cancel()
+            self.counters["chunks_read"] += 1
+            batch = self._read(ctx, chunk)
+            if pred is not None:
+                batch = base.filter_batch(batch, base.evaluate(pred, batch))
+                if batch is None:
+                    continue
+            yield batch
+
+    def _skip(self, pred, chunk) -> bool:
+        stats = getattr(chunk, "stats", None) or {}
+
+        def stats_of(i: int):
+            st = stats.get(self._col_names[i])
+            return None if st is None else (st, self._col_types[i])
+
+        return chunk_pruning.can_skip(pred, stats_of, chunk.rows)
+
+    def _read(self, ctx: base.ExecContext, chunk) -> pa.RecordBatch:
+        if not self._read_names:
+            return base.rows_without_columns(chunk.rows)
+        table = ctx.store.read(chunk, self._read_names)
+        got = base.table_to_batch(table)
+        cols = [got.column(p) for p in self._positions]
+        return base.conform(pa.RecordBatch.from_arrays(cols, names=self.schema.names),
+                            self.schema)
+
+
+@base.register(plan.Scan)
+def _build(node: plan.Scan, build_child) -> ScanOp:
+    return ScanOp(node)

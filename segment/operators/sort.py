@@ -1,0 +1,95 @@
+"""Sort: order all input rows by the node's keys; with `limit`, keep only the top K.
+
+Key expressions are evaluated once per input batch and kept beside the rows. A full sort
+holds its whole input (spilling sorted runs to disk under a memory budget is not built
+yet). Top-K keeps the best K candidates of each batch and re-selects among the candidates
+whenever they pile up, so it holds O(K + batch) rows whatever the input size.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import pyarrow as pa
+
+from planner import plan
+from segment.operators import base
+from segment.operators import ordering
+
+
+class SortOp:
+    def __init__(self, node: plan.Sort, child: base.Operator):
+        self.node = node
+        self.child = child
+        self.schema = base.schema_of(node.fields)
+
+    def execute(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
+        k = self.node.limit
+        if k is not None and k <= 0:
+            return iter(())
+        return self._top_k(ctx, k) if k is not None else self._full(ctx)
+
+    def _full(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
+        rows: list[pa.RecordBatch] = []
+        keys: list[list[pa.Array]] = []
+        for batch in self.child.execute(ctx):
+            if batch.num_rows:
+                rows.append(base.conform(batch, self.schema))
+                keys.append(ordering.key_arrays(batch, self.node.keys))
+        if not rows:
+            return
+        yield from self._emit(rows, keys, None)
+
+    def _top_k(self, ctx: base.ExecContext, k: int) -> Iterator[pa.RecordBatch]:
+        rows: list[pa.RecordBatch] = []
+        keys: list[list[pa.Array]] = []
+        held = 0
+        for batch in self.child.execute(ctx):
+            if not batch.num_rows:
+                continue
+            b_keys = ordering.key_arrays(batch, self.node.keys)
+            batch = base.conform(batch, self.schema)
+            if batch.num_rows > k:
+                idx = ordering.top_k_indices(b_keys, self.node.keys, k)
+                batch, b_keys = _take(batch, idx), [a.take(idx) for a in b_keys]
+            rows.append(batch)
+            keys.append(b_keys)
+            held += batch.num_rows
+            if held > 2 * max(k, base.MIN_BATCH_ROWS):
+                batch, b_keys = self._reduce(rows, keys, k)
+                rows, keys, held = [batch], [b_keys], batch.num_rows
+        if rows:
+            yield from self._emit(rows, keys, k)
+
+    def _reduce(self, rows, keys, k):
+        """The best k rows among the candidates, as one batch and its keys."""
+        batch = base.concat_batches(rows, self.schema)
+        arrays = [_concat([ks[i] for ks in keys]) for i in range(len(self.node.keys))]
+        idx = ordering.top_k_indices(arrays, self.node.keys, k)
+        return _take(batch, idx), [a.take(idx) for a in arrays]
+
+    def _emit(self, rows, keys, k) -> Iterator[pa.RecordBatch]:
+        batch = base.concat_batches(rows, self.schema)
+        arrays = [_concat([ks[i] for ks in keys]) for i in range(len(self.node.keys))]
+        if k is None:
+            idx = ordering.sort_indices(arrays, self.node.keys)
+        else:
+            idx = ordering.top_k_indices(arrays, self.node.keys, k)
+        out = _take(batch, idx)
+        for start in range(0, out.num_rows, base.BATCH_ROWS):
+            yield out.slice(start, base.BATCH_ROWS)
+
+
+def _concat(arrays: list[pa.Array]) -> pa.Array:
+    return arrays[0] if len(arrays) == 1 else pa.concat_arrays(arrays)
+
+
+def _take(batch: pa.RecordBatch, idx: pa.Array) -> pa.RecordBatch:
+    if batch.num_columns == 0:
+        return base.rows_without_columns(len(idx))
+    return batch.take(idx)
+
+
+@base.register(plan.Sort)
+def _build(node: plan.Sort, build_child) -> SortOp:
+    return SortOp(node, build_child(node.child))

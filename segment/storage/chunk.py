@@ -1,0 +1,97 @@
+"""One immutable chunk file: an Arrow IPC file, written once, memory-mapped on read.
+
+A chunk holds up to a few million rows of one table shard, normally as a single record
+batch so that scans get large batches. Uncompressed chunks are read zero-copy: the arrays
+point into the page cache through the memory map. Compression (lz4 or zstd) trades that for
+smaller files. `ChunkInfo` describes a chunk for readers (path, rows, statistics); which
+chunks belong to a table, and when they become visible, is manifest.py's and
+shard_store.py's business.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from planner import errors
+from segment.storage import stats as stats_mod
+
+COMPRESSIONS = (None, "lz4", "zstd")
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkInfo:
+    """An immutable chunk: where it is, its rows and per-column statistics (by name)."""
+
+    path: str
+    rows: int
+    stats: dict[str, stats_mod.ColumnStats] = field(default_factory=dict)
+    nbytes: int = 0  # file size
+
+    @property
+    def file(self) -> str:
+        return os.path.basename(self.path)
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "rows": self.rows, "bytes": self.nbytes,
+                "stats": {name: s.to_json() for name, s in self.stats.items()}}
+
+    @staticmethod
+    def from_json(obj: dict, directory: str) -> "ChunkInfo":
+        if os.path.basename(obj["file"]) != obj["file"]:
+            raise errors.InternalError(f"bad chunk file name in manifest: {obj['file']!r}")
+        stats = {name: stats_mod.ColumnStats.from_json(s) for name, s in obj["stats"].items()}
+        return ChunkInfo(os.path.join(directory, obj["file"]), int(obj["rows"]), stats,
+                         int(obj.get("bytes", 0)))
+
+
+def write(path: str, table: pa.Table, compression: str | None = None) -> ChunkInfo:
+    """Write `table` as a new chunk file at `path` (which must not exist) and describe it.
+
+    The file is not fsync'd here: the store syncs all chunks of a transaction at prepare.
+    """
+    if compression not in COMPRESSIONS:
+        raise ValueError(f"compression must be one of {COMPRESSIONS}, got {compression!r}")
+    try:
+        table = table.combine_chunks()  # one batch per chunk: scans want large batches
+    except pa.ArrowInvalid:
+        pass  # e.g. more than 2 GiB of strings in one array: keep the batches as they are
+    options = pa.ipc.IpcWriteOptions(compression=compression)
+    with open(path, "xb") as sink:  # "x": never overwrite an existing chunk
+        with pa.ipc.new_file(sink, table.schema, options=options) as writer:
+            writer.write_table(table)
+    return ChunkInfo(path, table.num_rows, stats_mod.table_stats(table), os.path.getsize(path))
+
+
+def read(path: str, columns: list[str] | None = None) -> pa.Table:
+    """The chunk's rows (all columns, or `columns` in that order), memory-mapped."""
+    try:
+        source = pa.memory_map(path, "r")
+    except FileNotFoundError as exc:
+        raise errors.UndefinedFile(f"chunk file {path} does not exist (table dropped or "
+                                   f"chunk vacuumed after the snapshot)") from exc
+    reader = pa.ipc.open_file(source)
+    if columns is None:
+        return reader.read_all()
+    names = reader.schema.names
+    missing = [c for c in columns if c not in names]
+    if missing:
+        raise errors.UndefinedColumn(f"column {missing[0]!r} does not exist in chunk {path}")
+    if not names:
+        return reader.read_all()
+    # Reading only the wanted fields matters for compressed chunks and wide tables.
+    wanted = sorted({names.index(c) for c in columns}) or [0]
+    options = pa.ipc.IpcReadOptions(included_fields=wanted)
+    table = pa.ipc.open_file(source, options=options).read_all()
+    return table.select(columns)
+
+
+def fsync(path: str) -> None:
+    """Flush one file's data to stable storage."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

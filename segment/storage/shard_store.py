@@ -1,0 +1,443 @@
+"""A segment's shard store: the table shards in one data directory, changed by transactions.
+
+Layout under `root`:
+    tables/<table_id>/manifest.json             committed chunks and schema (manifest.py)
+    tables/<table_id>/chunk-<txn>-<uuid>.arrow  immutable chunk files (chunk.py)
+    tables/<table_id>/txn-<txn>.delta.json      a prepared transaction's changes
+
+A transaction writes new chunk files, visible only to itself until commit. `prepare` syncs
+its chunks and writes one delta per table (the first phase of the coordinator's two-phase
+commit: after it, commit needs no data that could be missing); `commit` applies each delta
+to the table's manifest under the table's lock and replaces the manifest atomically; `abort`
+deletes the transaction's chunks and deltas. After a crash, `recover` rolls forward the
+deltas of transactions the coordinator committed and drops the rest.
+
+Isolation is per call: `snapshot` returns the chunks committed when it runs (plus the
+caller's own pending changes); a query takes its snapshots at start. TRUNCATE removes the
+chunks committed when it ran; chunks another transaction commits later survive it. Chunk
+files that a commit removed stay on disk until `vacuum` or `recover`, so that snapshots
+taken earlier can still be read.
+
+One ShardStore object owns a data directory; it is thread-safe (a Ray actor may serve
+several calls at once), but two processes must not open the same root.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from planner import errors
+from segment.storage import chunk as chunk_mod
+from segment.storage import manifest
+
+CHUNK_ROWS = 1_048_576
+ChunkInfo = chunk_mod.ChunkInfo
+
+
+@dataclass
+class _TableChanges:
+    added: list[ChunkInfo] = field(default_factory=list)
+    removed: set[str] = field(default_factory=set)  # committed chunk files truncated away
+
+
+@dataclass
+class _Txn:
+    txn_id: int
+    tables: dict[int, _TableChanges] = field(default_factory=dict)
+    sealed: bool = False  # prepare started: no more writes
+    prepared: bool = False  # deltas are durable
+    done: bool = False  # committed or aborted
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class ShardStore:
+    """The shards of all tables on one segment. See the module docstring for the protocol."""
+
+    def __init__(self, root: str, chunk_rows: int = CHUNK_ROWS, compression: str | None = None,
+                 sync: bool = True):
+        if chunk_rows < 1:
+            raise ValueError(f"chunk_rows must be positive, got {chunk_rows}")
+        if compression not in chunk_mod.COMPRESSIONS:
+            raise ValueError(f"compression must be one of {chunk_mod.COMPRESSIONS}")
+        self.root = os.path.abspath(root)
+        self.chunk_rows = chunk_rows
+        self.compression = compression
+        self.sync = sync  # False only for tests and benchmarks: no fsync, no crash safety
+        self._tables_dir = os.path.join(self.root, "tables")
+        os.makedirs(self._tables_dir, exist_ok=True)
+        # Lock order: a table lock (or a txn lock, then a table lock) before self._lock.
+        self._lock = threading.RLock()
+        self._table_locks: dict[int, threading.Lock] = {}
+        self._manifests: dict[int, manifest.Manifest] = {}
+        self._txns: dict[int, _Txn] = {}
+        self._inflight: set[str] = set()  # chunk paths being written, not yet registered
+
+    # --- tables --------------------------------------------------------------------------
+    def create_table(self, table_id: int, schema: pa.Schema) -> None:
+        if len(set(schema.names)) != len(schema.names):
+            raise errors.QueryError(f"table {table_id} has duplicate column names", "42701")
+        with self._table_lock(table_id):
+            if self.has_table(table_id):
+                raise errors.DuplicateTable(f"table {table_id} already exists on this segment")
+            # Built aside and renamed into place, so a table dir always has a manifest.
+            tmp = os.path.join(self._tables_dir, f".tmp-{table_id}-{uuid.uuid4().hex}")
+            os.mkdir(tmp)
+            m = manifest.Manifest(table_id, schema, 0, ())
+            manifest.write_manifest(tmp, m, self.sync)
+            os.rename(tmp, self._dir(table_id))
+            self._sync_dir(self._tables_dir)
+            with self._lock:
+                self._manifests[table_id] = m
+
+    def drop_table(self, table_id: int) -> None:
+        """Remove the table and all its files now (not transactional)."""
+        with self._table_lock(table_id):
+            if not self.has_table(table_id):
+                raise errors.UndefinedTable(f"table {table_id} does not exist on this segment")
+            grave = os.path.join(self._tables_dir, f".drop-{table_id}-{uuid.uuid4().hex}")
+            os.rename(self._dir(table_id), grave)
+            self._sync_dir(self._tables_dir)
+            with self._lock:
+                self._manifests.pop(table_id, None)
+                for txn in self._txns.values():
+                    txn.tables.pop(table_id, None)
+        shutil.rmtree(grave, ignore_errors=True)  # a crash here leaves .drop-*: recover ends it
+
+    def has_table(self, table_id: int) -> bool:
+        return os.path.isdir(self._dir(table_id))
+
+    def tables(self) -> list[int]:
+        return sorted(int(n) for n in os.listdir(self._tables_dir) if _is_table_dir(n))
+
+    def schema(self, table_id: int) -> pa.Schema:
+        return self._manifest(table_id).schema
+
+    def stats(self, table_id: int) -> dict:
+        """Committed totals: rows, chunks and bytes of chunk files."""
+        chunks = self._manifest(table_id).chunks
+        return {"rows": sum(c.rows for c in chunks), "chunks": len(chunks),
+                "bytes": sum(c.nbytes for c in chunks)}
+
+    # --- reading ---------------------------------------------------------------------------
+    def snapshot(self, table_id: int, txn_id: int | None = None) -> list[ChunkInfo]:
+        """Committed chunks now, plus txn_id's own pending changes when given."""
+        chunks = list(self._manifest(table_id).chunks)
+        if txn_id is not None:
+            with self._lock:
+                txn = self._txns.get(txn_id)
+                changes = txn.tables.get(table_id) if txn is not None else None
+                if changes is not None:
+                    chunks = [c for c in chunks if c.file not in changes.removed]
+                    chunks.extend(changes.added)
+        return chunks
+
+    def read(self, chunk: ChunkInfo, columns: list[str] | None = None) -> pa.Table:
+        """A chunk's rows, memory-mapped (zero-copy unless compressed)."""
+        return chunk_mod.read(chunk.path, columns)
+
+    # --- writing -------------------------------------------------------------------------
+    def write(self, txn_id: int, table_id: int, batches: Iterable[pa.RecordBatch]) -> int:
+        """Append rows as new chunks pending under txn_id; all or nothing. Returns rows."""
+        schema = self._manifest(table_id).schema
+        self._active_txn(txn_id)
+        written: list[ChunkInfo] = []
+        try:
+            for table in _chunked(batches, schema, self.chunk_rows):
+                written.append(self._write_chunk(txn_id, table_id, table))
+            with self._lock:
+                txn = self._txns.get(txn_id)
+                if txn is None or txn.sealed:
+                    raise errors.InvalidTransactionState(
+                        f"transaction {txn_id} ended while it was writing")
+                txn.tables.setdefault(table_id, _TableChanges()).added.extend(written)
+                self._inflight.difference_update(c.path for c in written)
+        except BaseException:
+            for c in written:
+                _unlink(c.path)
+            with self._lock:
+                self._inflight.difference_update(c.path for c in written)
+            raise
+        return sum(c.rows for c in written)
+
+    def truncate(self, txn_id: int, table_id: int) -> None:
+        """Within txn_id, remove every committed chunk and the txn's own pending ones."""
+        committed = self._manifest(table_id).files
+        with self._lock:
+            changes = self._active_txn(txn_id).tables.setdefault(table_id, _TableChanges())
+            changes.removed |= committed
+            doomed, changes.added = changes.added, []
+        for c in doomed:
+            _unlink(c.path)
+
+    # --- transaction outcome ---------------------------------------------------------------
+    def prepare(self, txn_id: int) -> None:
+        """Make txn_id's changes durable, so that commit cannot fail for lack of data."""
+        with self._lock:
+            txn = self._txns.get(txn_id)
+        if txn is not None:
+            with txn.lock:
+                if not txn.done:
+                    self._prepare_locked(txn)
+
+    def commit(self, txn_id: int) -> None:
+        """Publish txn_id's changes (preparing first if needed). Idempotent."""
+        with self._lock:
+            txn = self._txns.get(txn_id)
+        if txn is None:  # e.g. prepared before a restart: the deltas are on disk
+            for table_id, path in self._delta_files(txn_id):
+                self._apply(table_id, manifest.read_delta(path))
+            return
+        with txn.lock:
+            if txn.done:
+                return
+            self._prepare_locked(txn)
+            for delta in self._deltas(txn):
+                self._apply(delta.table_id, delta)
+            txn.done = True
+            with self._lock:
+                self._txns.pop(txn_id, None)
+
+    def abort(self, txn_id: int) -> None:
+        """Drop txn_id's pending chunks and prepared deltas. Idempotent."""
+        with self._lock:
+            txn = self._txns.pop(txn_id, None)
+        if txn is None:
+            for table_id, path in self._delta_files(txn_id):
+                self._discard(table_id, manifest.read_delta(path))
+            return
+        with txn.lock:
+            if txn.done:
+                return
+            txn.sealed = txn.done = True
+            for delta in self._deltas(txn):
+                self._discard(delta.table_id, delta)
+
+    def recover(self, committed_txn_ids: set[int]) -> None:
+        """At start-up: finish committed transactions, abort the others, delete leftovers."""
+        with self._lock:
+            in_memory = [t for t in self._txns.values() if not t.done]
+        for txn in in_memory:
+            if txn.prepared and txn.txn_id in committed_txn_ids:
+                self.commit(txn.txn_id)
+            else:
+                self.abort(txn.txn_id)
+        for name in os.listdir(self._tables_dir):
+            if name.startswith((".tmp-", ".drop-")):  # a create or drop cut short
+                shutil.rmtree(os.path.join(self._tables_dir, name), ignore_errors=True)
+        for table_id in self.tables():
+            directory = self._dir(table_id)
+            for name in sorted(os.listdir(directory)):
+                txn_id = manifest.delta_txn_id(name)
+                if txn_id is None:
+                    continue
+                delta = manifest.read_delta(os.path.join(directory, name))
+                if txn_id in committed_txn_ids:
+                    self._apply(table_id, delta)
+                else:
+                    self._discard(table_id, delta)
+        self.vacuum()
+
+    def vacuum(self) -> None:
+        """Delete files no manifest, delta or live transaction references.
+
+        This includes chunks that committed TRUNCATEs removed: call it when no reader still
+        needs a snapshot older than the current manifests (memory-mapped reads in progress
+        are safe: an unlinked file lives on until unmapped).
+        """
+        for table_id in self.tables():
+            with self._table_lock(table_id):
+                directory = self._dir(table_id)
+                keep = set(self._load_locked(table_id).files)
+                names = os.listdir(directory)
+                for name in names:
+                    if manifest.delta_txn_id(name) is not None:
+                        keep |= {c.file for c in manifest.read_delta(
+                            os.path.join(directory, name)).add}
+                with self._lock:
+                    keep |= {os.path.basename(p) for p in self._inflight}
+                    for txn in self._txns.values():
+                        changes = txn.tables.get(table_id)
+                        keep |= {c.file for c in changes.added} if changes else set()
+                for name in names:
+                    if manifest.TMP_MARK in name or (name.startswith("chunk-") and name not in keep):
+                        _unlink(os.path.join(directory, name))
+
+    # --- internals -------------------------------------------------------------------------
+    def _dir(self, table_id: int) -> str:
+        if not isinstance(table_id, int) or isinstance(table_id, bool):
+            raise TypeError(f"table_id must be an int, got {table_id!r}")
+        return os.path.join(self._tables_dir, str(table_id))
+
+    def _table_lock(self, table_id: int) -> threading.Lock:
+        with self._lock:
+            return self._table_locks.setdefault(table_id, threading.Lock())
+
+    def _manifest(self, table_id: int) -> manifest.Manifest:
+        with self._lock:
+            m = self._manifests.get(table_id)
+        if m is not None:
+            return m
+        with self._table_lock(table_id):
+            return self._load_locked(table_id)
+
+    def _load_locked(self, table_id: int) -> manifest.Manifest:
+        """The current manifest; the caller holds the table lock (so no commit races it)."""
+        with self._lock:
+            m = self._manifests.get(table_id)
+        if m is None:
+            try:
+                m = manifest.read_manifest(self._dir(table_id))
+            except FileNotFoundError:
+                raise errors.UndefinedTable(
+                    f"table {table_id} does not exist on this segment") from None
+            with self._lock:
+                self._manifests[table_id] = m
+        return m
+
+    def _active_txn(self, txn_id: int) -> _Txn:
+        with self._lock:
+            txn = self._txns.get(txn_id)
+            if txn is None:
+                txn = self._txns[txn_id] = _Txn(txn_id)
+            if txn.sealed:
+                raise errors.InvalidTransactionState(
+                    f"transaction {txn_id} is prepared and cannot change")
+            return txn
+
+    def _write_chunk(self, txn_id: int, table_id: int, table: pa.Table) -> ChunkInfo:
+        path = os.path.join(self._dir(table_id), f"chunk-{txn_id}-{uuid.uuid4().hex}.arrow")
+        with self._lock:
+            self._inflight.add(path)
+        try:
+            return chunk_mod.write(path, table, self.compression)
+        except BaseException as exc:
+            _unlink(path)
+            with self._lock:
+                self._inflight.discard(path)
+            if isinstance(exc, FileNotFoundError) and not self.has_table(table_id):
+                raise errors.UndefinedTable(f"table {table_id} was dropped during a write") from None
+            raise
+
+    def _deltas(self, txn: _Txn) -> list[manifest.Delta]:
+        with self._lock:
+            return [manifest.Delta(txn.txn_id, tid, tuple(ch.added), frozenset(ch.removed))
+                    for tid, ch in sorted(txn.tables.items()) if ch.added or ch.removed]
+
+    def _prepare_locked(self, txn: _Txn) -> None:
+        txn.sealed = True
+        if txn.prepared:
+            return
+        for delta in self._deltas(txn):
+            with self._table_lock(delta.table_id):
+                directory = self._dir(delta.table_id)
+                if not os.path.isdir(directory):
+                    continue  # dropped meanwhile
+                if self.sync:
+                    for c in delta.add:
+                        chunk_mod.fsync(c.path)
+                    manifest.fsync_dir(directory)
+                manifest.write_delta(directory, delta, self.sync)
+        txn.prepared = True
+
+    def _apply(self, table_id: int, delta: manifest.Delta) -> None:
+        with self._table_lock(table_id):
+            directory = self._dir(table_id)
+            if not os.path.isdir(directory):
+                return  # dropped: nothing to publish
+            new = manifest.apply(self._load_locked(table_id), delta)
+            manifest.write_manifest(directory, new, self.sync)
+            with self._lock:
+                self._manifests[table_id] = new
+            # Still under the table lock: no later commit can precede the delta's removal,
+            # so a roll-forward after a crash never re-adds chunks a later TRUNCATE removed.
+            manifest.remove_durably(os.path.join(directory, manifest.delta_name(delta.txn_id)),
+                                    self.sync)
+
+    def _discard(self, table_id: int, delta: manifest.Delta) -> None:
+        with self._table_lock(table_id):
+            directory = self._dir(table_id)
+            if not os.path.isdir(directory):
+                return
+            # The delta goes first: a crash then leaves orphan chunks (vacuumed), never a
+            # delta naming missing chunks.
+            manifest.remove_durably(os.path.join(directory, manifest.delta_name(delta.txn_id)),
+                                    self.sync)
+            published = self._load_locked(table_id).files
+            for c in delta.add:
+                if c.file not in published:
+                    _unlink(c.path)
+
+    def _delta_files(self, txn_id: int) -> list[tuple[int, str]]:
+        found = []
+        for table_id in self.tables():
+            path = os.path.join(self._dir(table_id), manifest.delta_name(txn_id))
+            if os.path.exists(path):
+                found.append((table_id, path))
+        return found
+
+    def _sync_dir(self, directory: str) -> None:
+        if self.sync:
+            manifest.fsync_dir(directory)
+
+
+def _is_table_dir(name: str) -> bool:
+    return name.lstrip("-").isdigit()
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _chunked(batches: Iterable[pa.RecordBatch], schema: pa.Schema, chunk_rows: int):
+    """Tables of exactly chunk_rows rows, then the rest, from batches conformed to schema."""
+    pending: list[pa.RecordBatch] = []
+    rows = 0
+    for item in batches:
+        for batch in item.to_batches() if isinstance(item, pa.Table) else (item,):
+            batch = _conform(batch, schema)
+            if batch.num_rows == 0:
+                continue
+            pending.append(batch)
+            rows += batch.num_rows
+            while rows >= chunk_rows:
+                table = pa.Table.from_batches(pending, schema)
+                yield table.slice(0, chunk_rows)
+                rest = table.slice(chunk_rows)
+                pending, rows = rest.to_batches(), rest.num_rows
+    if rows:
+        yield pa.Table.from_batches(pending, schema)
+
+
+def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """The batch with the table's schema: same column names, types cast safely."""
+    if not isinstance(batch, pa.RecordBatch):
+        raise TypeError(f"expected pyarrow RecordBatch, got {type(batch).__name__}")
+    if batch.schema.names != schema.names:
+        raise errors.DatatypeMismatch(
+            f"columns {batch.schema.names} do not match the table's columns {schema.names}")
+    columns = []
+    for arr, f in zip(batch.columns, schema):
+        if arr.type != f.type:
+            try:
+                arr = arr.cast(f.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                text = str(exc)
+                error = (errors.NumericOutOfRange if "overflow" in text.lower()
+                         or "out of bounds" in text.lower() else errors.DatatypeMismatch)
+                raise error(f"column {f.name!r} of type {arr.type} does not fit {f.type}: "
+                            f"{text}") from None
+        if not f.nullable and arr.null_count:
+            raise errors.NotNullViolation(
+                f'null value in column "{f.name}" violates not-null constraint')
+        columns.append(arr)
+    return batch if batch.schema == schema else pa.RecordBatch.from_arrays(columns, schema=schema)

@@ -1,0 +1,166 @@
+"""A segment's work, as plain methods: storage writes, two-phase commit, running slices.
+
+`SegmentWorker` holds no Ray state; segment/actor.py wraps it in a thin Ray actor. Tests can
+drive a worker directly, without Ray.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from motion import hashing
+from planner import errors
+from planner import plan as pl
+from planner.schema import DistKind, TableDef
+from segment import executor
+from segment.operators import base
+from segment.storage.shard_store import ShardStore
+
+log = logging.getLogger(__name__)
+
+
+class SegmentWorker:
+    def __init__(self, segment_id: int, n_segments: int, data_dir: str):
+        self.segment_id = segment_id
+        self.n_segments = n_segments
+        self.data_dir = data_dir
+        os.makedirs(data_dir, exist_ok=True)
+        self.store = ShardStore(data_dir)
+        self._cancels: dict[int, threading.Event] = {}
+        self._lock = threading.Lock()
+
+    # --- DDL and storage -----------------------------------------------------------------
+    def recover(self, committed: set[int]) -> None:
+        self.store.recover(set(committed))
+
+    def create_table(self, table: TableDef) -> None:
+        if not self.store.has_table(table.id):
+            self.store.create_table(table.id, table.arrow_schema())
+
+    def drop_table(self, table_id: int) -> None:
+        if self.store.has_table(table_id):
+            self.store.drop_table(table_id)
+
+    def write(self, txn_id: int, table_id: int, batches: list[pa.RecordBatch]) -> int:
+        return self.store.write(txn_id, table_id, batches)
+
+    def truncate(self, txn_id: int, table_id: int) -> None:
+        self.store.truncate(txn_id, table_id)
+
+    def prepare(self, txn_id: int) -> None:
+        self.store.prepare(txn_id)
+
+    def commit(self, txn_id: int) -> None:
+        self.store.commit(txn_id)
+
+    def abort(self, txn_id: int) -> None:
+        self.store.abort(txn_id)
+
+    def table_rows(self, table_id: int, txn_id: int | None = None) -> int:
+        return sum(c.rows for c in self.store.snapshot(table_id, txn_id))
+
+    # --- queries -------------------------------------------------------------------------
+    def run_slice(self, query_id: int, node: pl.Node, txn_id: int | None,
+                  analyze: bool = False) -> Iterator[pa.RecordBatch | dict]:
+        """Run one slice's plan over this segment's shard; yield its output batches and,
+        last, a dict of per-node statistics when `analyze`."""
+        ctx = self._context(query_id, txn_id, analyze)
+        node = self._localize(node)
+        try:
+            for batch in executor.run(node, ctx):
+                if batch.num_rows:
+                    yield batch
+            if analyze:
+                yield {"segment": self.segment_id, "nodes": dict(ctx.node_stats)}
+        except errors.QueryError as e:
+            raise e.with_context(f"segment {self.segment_id}")
+        finally:
+            self._cancels.pop(query_id, None)
+
+    def insert_select(self, query_id: int, node: pl.Node, txn_id: int,
+                      table: TableDef) -> int:
+        """Evaluate a plan whose rows every segment can compute (a GENERAL locus: constants,
+        generate_series, a file visible to all) and keep this segment's share of them, as
+        the target's distribution says. Returns rows kept."""
+        ctx = self._context(query_id, txn_id, False)
+        node = self._localize(node)
+        rows = 0
+        counter = 0
+        try:
+            for batch in executor.run(node, ctx):
+                if table.policy.kind is DistKind.RANDOM:
+                    # The coordinator split the work (each segment made a different part).
+                    mine = batch
+                else:
+                    mine, counter = self._my_share(batch, table, counter)
+                if mine.num_rows:
+                    rows += self.store.write(txn_id, table.id, [mine])
+        except errors.QueryError as e:
+            raise e.with_context(f"segment {self.segment_id}")
+        finally:
+            self._cancels.pop(query_id, None)
+        return rows
+
+    def copy_from_file(self, query_id: int, txn_id: int, table: TableDef, path: str,
+                       options) -> int:
+        """COPY t FROM 'file': every segment reads the file and keeps its own rows."""
+        from segment import file_source
+
+        rows = 0
+        counter = 0
+        fmt = options.format
+        try:
+            for batch in file_source.read_file(path, fmt, options, list(table.columns)):
+                mine, counter = self._my_share(batch, table, counter)
+                if mine.num_rows:
+                    rows += self.store.write(txn_id, table.id, [mine])
+        except errors.QueryError as e:
+            raise e.with_context(f"segment {self.segment_id}")
+        return rows
+
+    def _my_share(self, batch: pa.RecordBatch, table: TableDef, counter: int):
+        kind = table.policy.kind
+        if kind is DistKind.REPLICATED:
+            return batch, counter
+        n = batch.num_rows
+        if kind is DistKind.RANDOM:
+            # Round-robin by row number: deterministic, so every segment agrees on who
+            # keeps which row without talking.
+            idx = (np.arange(counter, counter + n) % self.n_segments) == self.segment_id
+            return batch.filter(pa.array(idx)), counter + n
+        ids = hashing.segment_ids([batch.column(k) for k in table.policy.keys],
+                                  self.n_segments, table.key_scales())
+        return batch.filter(pa.array(ids == self.segment_id)), counter + n
+
+    def cancel(self, query_id: int) -> None:
+        with self._lock:
+            ev = self._cancels.setdefault(query_id, threading.Event())
+        ev.set()
+
+    def _context(self, query_id: int, txn_id, analyze: bool) -> base.ExecContext:
+        with self._lock:
+            ev = self._cancels.setdefault(query_id, threading.Event())
+        return base.ExecContext(store=self.store, txn_id=txn_id, segment_id=self.segment_id,
+                                n_segments=self.n_segments, cancel_event=ev,
+                                analyze=analyze)
+
+    def _localize(self, node: pl.Node) -> pl.Node:
+        """Give a split generate_series this segment's part."""
+        from dataclasses import replace
+
+        if isinstance(node, pl.GenerateSeries) and node.locus is not None and \
+                node.locus.is_partitioned:
+            return replace(node, part=(self.segment_id, self.n_segments))
+        if hasattr(node, "child"):
+            return replace(node, child=self._localize(node.child))
+        return node
+
+    def ping(self) -> float:
+        return time.time()
