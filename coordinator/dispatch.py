@@ -15,7 +15,6 @@ import time
 from typing import Iterator
 
 import pyarrow as pa
-import ray
 
 from coordinator import cluster as cl
 from planner import errors
@@ -47,14 +46,14 @@ class QueryRun:
         ctx = base.ExecContext(store=None, txn_id=self.txn_id, segment_id=-1,
                                n_segments=self.cluster.n_segments,
                                cancel_event=self.cancel_event, analyze=self.analyze,
-                               receive=self._receive)
+                               receive=self._receive, receive_sorted=self._receive_sorted)
         try:
             yield from executor.run(self.root, ctx)
         finally:
             self.cancel_segments()
             if self.analyze:
                 for pos, st in ctx.node_stats.items():
-                    self.actuals[(0, pos)] = NodeActual(rows=st.rows, ms=st.ms)
+                    self.actuals[(0, pos)] = NodeActual(rows=st.rows, ms=st.seconds * 1000)
 
     def cancel_segments(self):
         if not self._streams:
@@ -69,17 +68,22 @@ class QueryRun:
             return [0]
         return list(range(self.cluster.n_segments))
 
-    def _receive(self, motion: pl.Motion):
-        """Streams of the sending slice, one per gang member."""
+    def _receive(self, motion: pl.Motion) -> Iterator[pa.RecordBatch]:
+        """The sending slice's batches, in arrival order."""
+        return _interleave(self._streams_of(motion), self.cancel_event)
+
+    def _receive_sorted(self, motion: pl.Motion) -> list[Iterator[pa.RecordBatch]]:
+        """One sorted stream per sender, for a Gather Merge."""
+        return self._streams_of(motion)
+
+    def _streams_of(self, motion: pl.Motion) -> list[Iterator[pa.RecordBatch]]:
         streams = []
         for seg in self._gang(motion):
             gen = self.cluster.actors[seg].run_slice.options(num_returns="streaming").remote(
                 self.query_id, motion.child, self.txn_id, self.analyze)
             self._streams.append(gen)
             streams.append(self._consume(gen, motion.slice_id, seg))
-        if motion.kind is pl.MotionKind.GATHER_MERGE:
-            return streams
-        return _interleave(streams, self.cancel_event)
+        return streams
 
     def _consume(self, gen, slice_id: int, seg: int) -> Iterator[pa.RecordBatch]:
         for ref in gen:
@@ -95,7 +99,7 @@ class QueryRun:
         for pos, st in stats["nodes"].items():
             a = self.actuals.setdefault((slice_id, pos), NodeActual())
             a.rows += st.rows
-            a.ms = max(a.ms, st.ms)
+            a.ms = max(a.ms, st.seconds * 1000)
             a.segments += 1
 
 
@@ -142,10 +146,3 @@ def _interleave(streams: list[Iterator], cancel_event: threading.Event) -> Itera
                 yield item
     finally:
         stop.set()
-
-
-def run_on_all(cluster: cl.Cluster, method: str, *args) -> list:
-    return cl.get([getattr(a, method).remote(*args) for a in cluster.actors])
-
-
-__all__ = ["QueryRun", "run_on_all", "ray"]

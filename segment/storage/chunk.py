@@ -29,14 +29,18 @@ class ChunkInfo:
     rows: int
     stats: dict[str, stats_mod.ColumnStats] = field(default_factory=dict)
     nbytes: int = 0  # file size
+    compression: str | None = None
 
     @property
     def file(self) -> str:
         return os.path.basename(self.path)
 
     def to_json(self) -> dict:
-        return {"file": self.file, "rows": self.rows, "bytes": self.nbytes,
-                "stats": {name: s.to_json() for name, s in self.stats.items()}}
+        obj = {"file": self.file, "rows": self.rows, "bytes": self.nbytes,
+               "stats": {name: s.to_json() for name, s in self.stats.items()}}
+        if self.compression is not None:
+            obj["compression"] = self.compression
+        return obj
 
     @staticmethod
     def from_json(obj: dict, directory: str) -> "ChunkInfo":
@@ -44,7 +48,7 @@ class ChunkInfo:
             raise errors.InternalError(f"bad chunk file name in manifest: {obj['file']!r}")
         stats = {name: stats_mod.ColumnStats.from_json(s) for name, s in obj["stats"].items()}
         return ChunkInfo(os.path.join(directory, obj["file"]), int(obj["rows"]), stats,
-                         int(obj.get("bytes", 0)))
+                         int(obj.get("bytes", 0)), obj.get("compression"))
 
 
 def write(path: str, table: pa.Table, compression: str | None = None) -> ChunkInfo:
@@ -62,10 +66,11 @@ def write(path: str, table: pa.Table, compression: str | None = None) -> ChunkIn
     with open(path, "xb") as sink:  # "x": never overwrite an existing chunk
         with pa.ipc.new_file(sink, table.schema, options=options) as writer:
             writer.write_table(table)
-    return ChunkInfo(path, table.num_rows, stats_mod.table_stats(table), os.path.getsize(path))
+    return ChunkInfo(path, table.num_rows, stats_mod.table_stats(table), os.path.getsize(path),
+                     compression)
 
 
-def read(path: str, columns: list[str] | None = None) -> pa.Table:
+def read(path: str, columns: list[str] | None = None, compressed: bool = False) -> pa.Table:
     """The chunk's rows (all columns, or `columns` in that order), memory-mapped."""
     try:
         source = pa.memory_map(path, "r")
@@ -73,19 +78,19 @@ def read(path: str, columns: list[str] | None = None) -> pa.Table:
         raise errors.UndefinedFile(f"chunk file {path} does not exist (table dropped or "
                                    f"chunk vacuumed after the snapshot)") from exc
     reader = pa.ipc.open_file(source)
-    if columns is None:
-        return reader.read_all()
     names = reader.schema.names
-    missing = [c for c in columns if c not in names]
+    missing = [c for c in (columns or ()) if c not in names]
     if missing:
         raise errors.UndefinedColumn(f"column {missing[0]!r} does not exist in chunk {path}")
-    if not names:
-        return reader.read_all()
-    # Reading only the wanted fields matters for compressed chunks and wide tables.
+    if columns is None or not compressed or not names:
+        # Uncompressed: every column is a zero-copy view, so reading all costs nothing.
+        # (Arrow's included_fields path copies the buffers it reads, even from a map.)
+        table = reader.read_all()
+        return table if columns is None else table.select(columns)
+    # Compressed: decompress only the wanted columns.
     wanted = sorted({names.index(c) for c in columns}) or [0]
     options = pa.ipc.IpcReadOptions(included_fields=wanted)
-    table = pa.ipc.open_file(source, options=options).read_all()
-    return table.select(columns)
+    return pa.ipc.open_file(source, options=options).read_all().select(columns)
 
 
 def fsync(path: str) -> None:

@@ -35,7 +35,7 @@ import pyarrow as pa
 
 from planner import errors
 from segment.storage import chunk as chunk_mod
-from segment.storage import manifest
+from segment.storage import conform, manifest
 
 CHUNK_ROWS = 1_048_576
 ChunkInfo = chunk_mod.ChunkInfo
@@ -140,7 +140,7 @@ class ShardStore:
 
     def read(self, chunk: ChunkInfo, columns: list[str] | None = None) -> pa.Table:
         """A chunk's rows, memory-mapped (zero-copy unless compressed)."""
-        return chunk_mod.read(chunk.path, columns)
+        return chunk_mod.read(chunk.path, columns, chunk.compression is not None)
 
     # --- writing -------------------------------------------------------------------------
     def write(self, txn_id: int, table_id: int, batches: Iterable[pa.RecordBatch]) -> int:
@@ -149,7 +149,7 @@ class ShardStore:
         self._active_txn(txn_id)
         written: list[ChunkInfo] = []
         try:
-            for table in _chunked(batches, schema, self.chunk_rows):
+            for table in conform.chunked(batches, schema, self.chunk_rows):
                 written.append(self._write_chunk(txn_id, table_id, table))
             with self._lock:
                 txn = self._txns.get(txn_id)
@@ -396,48 +396,3 @@ def _unlink(path: str) -> None:
         os.unlink(path)
     except FileNotFoundError:
         pass
-
-
-def _chunked(batches: Iterable[pa.RecordBatch], schema: pa.Schema, chunk_rows: int):
-    """Tables of exactly chunk_rows rows, then the rest, from batches conformed to schema."""
-    pending: list[pa.RecordBatch] = []
-    rows = 0
-    for item in batches:
-        for batch in item.to_batches() if isinstance(item, pa.Table) else (item,):
-            batch = _conform(batch, schema)
-            if batch.num_rows == 0:
-                continue
-            pending.append(batch)
-            rows += batch.num_rows
-            while rows >= chunk_rows:
-                table = pa.Table.from_batches(pending, schema)
-                yield table.slice(0, chunk_rows)
-                rest = table.slice(chunk_rows)
-                pending, rows = rest.to_batches(), rest.num_rows
-    if rows:
-        yield pa.Table.from_batches(pending, schema)
-
-
-def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
-    """The batch with the table's schema: same column names, types cast safely."""
-    if not isinstance(batch, pa.RecordBatch):
-        raise TypeError(f"expected pyarrow RecordBatch, got {type(batch).__name__}")
-    if batch.schema.names != schema.names:
-        raise errors.DatatypeMismatch(
-            f"columns {batch.schema.names} do not match the table's columns {schema.names}")
-    columns = []
-    for arr, f in zip(batch.columns, schema):
-        if arr.type != f.type:
-            try:
-                arr = arr.cast(f.type)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-                text = str(exc)
-                error = (errors.NumericOutOfRange if "overflow" in text.lower()
-                         or "out of bounds" in text.lower() else errors.DatatypeMismatch)
-                raise error(f"column {f.name!r} of type {arr.type} does not fit {f.type}: "
-                            f"{text}") from None
-        if not f.nullable and arr.null_count:
-            raise errors.NotNullViolation(
-                f'null value in column "{f.name}" violates not-null constraint')
-        columns.append(arr)
-    return batch if batch.schema == schema else pa.RecordBatch.from_arrays(columns, schema=schema)

@@ -1,0 +1,73 @@
+"""Message I/O over one asyncio connection: whole frontend messages in, buffered bytes out.
+
+Knows only framing (type byte, Int32 length); codec.py decodes the bodies. Output collects
+in a buffer that goes to the socket on `flush()` (ReadyForQuery, Flush, before waiting on
+the client) or when it passes `FLUSH_BYTES`, so a pipeline of small messages costs one
+write, as in PostgreSQL's 8 kB send buffer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+
+from coordinator.pgwire import codec
+
+FLUSH_BYTES = 8192
+
+
+class Connection:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        self._reader = reader
+        self._writer = writer
+        self._out = bytearray()
+
+    @property
+    def peer(self) -> str:
+        peer = self._writer.get_extra_info("peername")
+        return f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+
+    async def read_startup(self):
+        """A startup-phase packet: SSLRequest, GSSENCRequest, CancelRequest, StartupMessage."""
+        (length,) = struct.unpack("!i", await self._reader.readexactly(4))
+        if not 8 <= length <= codec.MAX_STARTUP_LENGTH:
+            raise codec.FramingError("invalid length of startup packet")
+        return codec.decode_startup(await self._reader.readexactly(length - 4))
+
+    async def read(self):
+        """The next typed frontend message, decoded."""
+        header = await self._reader.readexactly(5)
+        type_byte, length = header[:1], struct.unpack("!i", header[1:])[0]
+        if not 4 <= length <= codec.MAX_MESSAGE_LENGTH:
+            raise codec.FramingError(f"invalid message length {length}")
+        return codec.decode_frontend(type_byte, await self._reader.readexactly(length - 4))
+
+    def send(self, *messages) -> None:
+        for m in messages:
+            self._out += m.encode()
+
+    def send_bytes(self, data: bytes) -> None:
+        self._out += data
+
+    async def flush(self) -> None:
+        if self._out:
+            # Hand the buffer over whole and start a new one: the transport may keep it.
+            data, self._out = self._out, bytearray()
+            self._writer.write(data)
+        await self._writer.drain()
+
+    async def flush_if_full(self) -> None:
+        if len(self._out) >= FLUSH_BYTES:
+            await self.flush()
+
+    async def close(self) -> None:
+        try:
+            if self._out and not self._writer.is_closing():
+                await self.flush()
+        except (ConnectionError, OSError):
+            pass
+        self._writer.close()
+        try:
+            await self._writer.wait_closed()
+        except (ConnectionError, OSError):
+            pass
