@@ -6,6 +6,8 @@ inside an explicit transaction block (rows written by the block still follow it)
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from coordinator import load
 from coordinator.pgwire.boundary import QueryResult, ResultKind
 from planner import errors, statements, types
@@ -67,6 +69,7 @@ def create_table_as(session, st, tree, txn, cancel) -> QueryResult:
     table = new_table(session, name, cols, st.policy_clause)
     try:
         rows = load.insert_plan(session, table, tree.expression, None, txn, cancel)
+        load.note_rows(session, table, rows)
     except BaseException:
         drop(session, table)
         raise
@@ -119,9 +122,16 @@ def analyze(session, st) -> QueryResult:
 def refresh_row_count(session, table: TableDef) -> None:
     counts = session.engine.cluster.call_all("table_rows", table.id)
     rows = counts[0] if table.policy.kind.name == "REPLICATED" else sum(counts)
+    _set_rows(session, table, lambda _old: rows)
+
+
+def add_row_estimate(session, table: TableDef, added: int) -> None:
+    _set_rows(session, table, lambda old: old + added)
+
+
+def _set_rows(session, table: TableDef, new_rows) -> None:
     with session.engine.ddl_lock:
         current = session.engine.catalog.get_table(table.name)
         if current is not None and current.id == table.id:
-            session.engine.catalog.update_table(
-                TableDef(current.id, current.name, current.columns, current.policy,
-                         TableStats(rows, current.stats.columns)))
+            stats = TableStats(new_rows(current.stats.rows), current.stats.columns)
+            session.engine.catalog.update_table(replace(current, stats=stats))

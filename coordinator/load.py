@@ -16,11 +16,11 @@ from coordinator import query
 from coordinator.dispatch import QueryRun
 from coordinator.pgwire.boundary import CopyFormat, CopyIn, CopyOut, QueryResult, ResultKind
 from coordinator.writer import TableWriter
-from planner import distribute, errors, functions, types
+from planner import distribute, errors, functions, rules, types
 from planner import expr as ex
 from planner import plan as pl
 from planner.bind import QueryBinder
-from planner.locus import GENERAL, LocusKind
+from planner.locus import GENERAL
 from planner.schema import DistKind, TableDef
 
 _FORMATS = {"text": CopyFormat.TEXT, "csv": CopyFormat.CSV, "binary": CopyFormat.BINARY}
@@ -54,7 +54,15 @@ def _target(session, this) -> tuple[TableDef, list[int]]:
 def insert(session, tree: exp.Insert, txn, cancel) -> QueryResult:
     table, cols = _target(session, tree.this)
     rows = insert_plan(session, table, tree.expression, cols, txn, cancel)
+    note_rows(session, table, rows)
     return QueryResult(ResultKind.COMMAND, tag=lambda: f"INSERT 0 {rows}")
+
+
+def note_rows(session, table: TableDef, rows: int) -> None:
+    """Keep the planner's row estimate current after a load (ANALYZE refreshes it exactly)."""
+    from coordinator import ddl
+
+    ddl.add_row_estimate(session, table, rows)
 
 
 def insert_plan(session, table: TableDef, source, cols, txn, cancel) -> int:
@@ -72,7 +80,7 @@ def insert_plan(session, table: TableDef, source, cols, txn, cancel) -> int:
         else:
             exprs.append(ex.Literal(None, c.type))
     node = pl.Project(bq.node, tuple(exprs), tuple(pl.Field(c.name, c.type) for c in table.columns))
-    root = distribute.distribute(node)
+    root = distribute.distribute(rules.rewrite(node))
     txn.wrote = True
     if _computable_everywhere(root):
         return _insert_on_segments(session, table, root, txn)
@@ -166,7 +174,9 @@ def _copy_from_stdin(session, table, fmt, opts, txn) -> QueryResult:
     def finish() -> int:
         for b in parser.finish():
             writer.write(b)
-        return writer.close()
+        rows = writer.close()
+        note_rows(session, table, rows)
+        return rows
 
     def abort(msg: str):
         pass  # the transaction's abort removes what was written
@@ -181,6 +191,7 @@ def _copy_from_file(session, table, path: str, opts, txn) -> QueryResult:
     counts = session.engine.cluster.call_all("copy_from_file", next(_query_ids), txn.id, table,
                                              path, opts)
     rows = counts[0] if table.policy.kind is DistKind.REPLICATED else sum(counts)
+    note_rows(session, table, rows)
     return QueryResult(ResultKind.COMMAND, tag=lambda: f"COPY {rows}")
 
 
@@ -206,5 +217,3 @@ def _copy_to_stdout(session, this, fmt, opts, txn, cancel) -> QueryResult:
     return QueryResult(ResultKind.COPY_OUT, tag=lambda: f"COPY {count[0]}",
                        copy_out=CopyOut(fmt, len(col_types), chunks, lambda: count[0]))
 
-
-__all__ = ["insert", "insert_plan", "copy", "LocusKind"]

@@ -8,14 +8,14 @@ import pyarrow as pa
 
 from coordinator.dispatch import QueryRun
 from coordinator.pgwire.boundary import CancelToken, QueryResult, ResultColumn, ResultKind
-from planner import distribute, explain as ex_plain, types
+from planner import distribute, explain as ex_plain, rules, types
 from planner.bind import QueryBinder
 
 
 def plan(session, tree, params=None):
     """(distributed plan, output names) of a query tree."""
     bq = QueryBinder(session.engine.catalog, params).bind(tree)
-    return distribute.distribute(bq.node), bq.names
+    return distribute.distribute(rules.rewrite(bq.node)), bq.names
 
 
 def columns_of(root, names) -> list[ResultColumn]:

@@ -41,20 +41,16 @@ _K_SCALE = _U(0x85EBCA77C2B2AE63)  # mixes the scale of non-integral numerics
 _K_HI = _U(0x27D4EB2F165667C5)  # mixes the high half of 128-bit numerics
 _K_COMBINE = _U(0xFF51AFD7ED558CCD)  # odd, so combining is a bijection in each input
 _CANON_NAN = _U(0x7FF8000000000000)
-# murmur3 fmix64 and xxhash64 primes.
-_M1 = _U(0xFF51AFD7ED558CCD)
-_M2 = _U(0xC4CEB9FE1A85EC53)
-_P1 = _U(0x9E3779B185EBCA87)
-_P2 = _U(0xC2B2AE3D27D4EB4F)
-_P3 = _U(0x165667B19E3779F9)
-_P4 = _U(0x85EBCA77C2B2AE63)
-_P5 = _U(0x27D4EB2F165667C5)
+# murmur3 fmix64 multipliers and xxhash64 primes.
+_M1, _M2 = _U(0xFF51AFD7ED558CCD), _U(0xC4CEB9FE1A85EC53)
+_P1, _P2, _P3, _P4, _P5 = (_U(k) for k in (0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F,
+                                          0x165667B19E3779F9, 0x85EBCA77C2B2AE63,
+                                          0x27D4EB2F165667C5))
 _JUMP_MUL = _U(2862933555777941757)
-_MASK32 = _U(0xFFFFFFFF)
-_INT64_MAX = _U(0x7FFFFFFFFFFFFFFF)
+_MASK32, _INT64_MAX, _TEN = _U(0xFFFFFFFF), _U(0x7FFFFFFFFFFFFFFF), _U(10)
 # Shift amounts as uint64 so numba never promotes uint64 arithmetic to float64.
-_S1, _S8, _S11, _S23, _S27, _S31, _S32, _S33, _S63 = (_U(k) for k in (1, 8, 11, 23, 27, 31, 32, 33, 63))
-_TEN = _U(10)
+_S1, _S8, _S11, _S23, _S27, _S31, _S32, _S33, _S63 = (
+    _U(k) for k in (1, 8, 11, 23, 27, 31, 32, 33, 63))
 
 _jit = numba.njit(cache=True, nogil=True)
 _inline = numba.njit(cache=True, nogil=True, inline="always")
@@ -349,8 +345,7 @@ def hash_arrays(arrays: list[pa.Array | pa.ChunkedArray],
     """
     if not arrays:
         raise ValueError("hash_arrays needs at least one key column")
-    if scales is None:
-        scales = [None] * len(arrays)
+    scales = [None] * len(arrays) if scales is None else scales
     if len(scales) != len(arrays):
         raise ValueError(f"{len(scales)} scales for {len(arrays)} key columns")
     n = len(arrays[0])

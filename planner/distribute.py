@@ -133,7 +133,7 @@ def _two_phase(agg: pl.Aggregate) -> pl.Node:
     key_fields = agg.fields[:nk]
     partial_fields = key_fields + tuple(pl.Field(c.sql(), c.type) for c in partial_aggs)
     partial = pl.Aggregate(agg.child, agg.keys, tuple(partial_aggs), pl.AggMode.PARTIAL,
-                           partial_fields, locus=agg.child.locus)
+                           partial_fields, locus=_through_keys(agg.child.locus, agg.keys))
     final_keys = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(key_fields))
     final_fields = key_fields + tuple(pl.Field(f"{c.func.value}({c.arg.name})", c.type)
                                       for c in final_aggs)
@@ -152,11 +152,21 @@ def _dedupe_then_aggregate(agg: pl.Aggregate) -> pl.Node:
     arg = agg.aggs[0].arg
     keys = agg.keys + (arg,)
     fields = agg.fields[:nk] + (pl.Field(ex.show(arg), arg.type),)
-    dedupe = pl.Aggregate(agg.child, keys, (), pl.AggMode.PARTIAL, fields, locus=agg.child.locus)
+    dedupe = pl.Aggregate(agg.child, keys, (), pl.AggMode.PARTIAL, fields,
+                          locus=_through_keys(agg.child.locus, keys))
     refs = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(fields))
     aggs = tuple(replace(a, arg=refs[nk]) for a in agg.aggs)
     return pl.Aggregate(_gather(dedupe), refs[:nk], aggs, pl.AggMode.FINAL, agg.fields,
                         locus=lc.ENTRY)
+
+
+def _through_keys(locus: lc.Locus, keys: tuple[ex.Expr, ...]) -> lc.Locus:
+    """The locus of a per-segment aggregate's output (its columns are the group keys)."""
+    mapping = {}
+    for i, k in enumerate(keys):
+        if isinstance(k, ex.ColumnRef) and k.index not in mapping:
+            mapping[k.index] = i
+    return locus.remap(mapping)
 
 
 # --- ordering and limits ---------------------------------------------------------------

@@ -72,6 +72,7 @@ class Func(enum.Enum):
     DATE_TRUNC = "date_trunc"  # date_trunc(field, ts) -> timestamp
     DATE_PART = "date_part"   # date_part(field, ts) -> float8
     NOW = "now"
+    CONCAT_FN = "concat"      # concat(a, b, ...): NULL arguments are skipped, unlike ||
 
 
 class AggFunc(enum.Enum):
@@ -274,3 +275,23 @@ def show(e: Expr) -> str:
     if isinstance(e, IsNull):
         return f"({show(e.arg)} IS {'NOT ' if e.negated else ''}NULL)"
     return repr(e)
+
+
+def map_columns(e: Expr, mapping: dict[int, int]) -> Expr:
+    """The expression with every ColumnRef index i replaced by mapping[i]."""
+    import dataclasses
+
+    if isinstance(e, ColumnRef):
+        return dataclasses.replace(e, index=mapping[e.index])
+    if not dataclasses.is_dataclass(e) or not e.children():
+        return e
+    changes = {}
+    for f in dataclasses.fields(e):
+        val = getattr(e, f.name)
+        if isinstance(val, Expr):
+            changes[f.name] = map_columns(val, mapping)
+        elif isinstance(val, tuple) and val and isinstance(val[0], tuple):
+            changes[f.name] = tuple(tuple(map_columns(x, mapping) for x in pair) for pair in val)
+        elif isinstance(val, tuple) and val and isinstance(val[0], Expr):
+            changes[f.name] = tuple(map_columns(x, mapping) for x in val)
+    return dataclasses.replace(e, **changes)

@@ -152,16 +152,17 @@ def _set(text: str) -> Statement:
     m = re.match(r"(?is)^SET\s+(?:SESSION\s+|LOCAL\s+)?(.+?)(?:\s*(?:=|\bTO\b)\s*(.*))?$", text)
     if not m:
         raise errors.SyntaxError_("syntax error in SET")
-    name = m.group(1).strip().lower()
+    name = m.group(1).strip()
     value = m.group(2)
     if value is None:
         tz = re.match(r"(?is)^time\s+zone\s+(.*)$", name)
         if tz:
             name, value = "timezone", tz.group(1)
-        elif name.startswith("transaction") or name.startswith("session characteristics"):
+        elif name.lower().startswith(("transaction", "session characteristics")):
             return Statement(Kind.SET, text, name="transaction", value=None)
         else:
             raise errors.SyntaxError_(f'syntax error at end of input in SET {name}')
+    name = name.lower()
     value = value.strip()
     if len(value) >= 2 and value[0] == value[-1] == "'":
         value = value[1:-1].replace("''", "'")

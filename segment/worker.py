@@ -91,39 +91,37 @@ class SegmentWorker:
         the target's distribution says. Returns rows kept."""
         ctx = self._context(query_id, txn_id, False)
         node = self._localize(node)
-        rows = 0
-        counter = 0
+        # The coordinator split the work for a random target (each segment made a
+        # different part), so then every row made here stays here.
+        keep_all = table.policy.kind is DistKind.RANDOM
         try:
-            for batch in executor.run(node, ctx):
-                if table.policy.kind is DistKind.RANDOM:
-                    # The coordinator split the work (each segment made a different part).
-                    mine = batch
-                else:
-                    mine, counter = self._my_share(batch, table, counter)
-                if mine.num_rows:
-                    rows += self.store.write(txn_id, table.id, [mine])
+            return self.store.write(txn_id, table.id,
+                                    self._shares(executor.run(node, ctx), table, keep_all))
         except errors.QueryError as e:
             raise e.with_context(f"segment {self.segment_id}")
         finally:
             self._cancels.pop(query_id, None)
-        return rows
+
+    def _shares(self, batches, table: TableDef, keep_all: bool = False):
+        """This segment's rows of a stream every segment computes alike."""
+        counter = 0
+        for batch in batches:
+            mine = batch
+            if not keep_all:
+                mine, counter = self._my_share(batch, table, counter)
+            if mine.num_rows:
+                yield mine
 
     def copy_from_file(self, query_id: int, txn_id: int, table: TableDef, path: str,
                        options) -> int:
         """COPY t FROM 'file': every segment reads the file and keeps its own rows."""
         from segment import file_source
 
-        rows = 0
-        counter = 0
-        fmt = options.format
         try:
-            for batch in file_source.read_file(path, fmt, options, list(table.columns)):
-                mine, counter = self._my_share(batch, table, counter)
-                if mine.num_rows:
-                    rows += self.store.write(txn_id, table.id, [mine])
+            batches = file_source.read_file(path, options.format, options, list(table.columns))
+            return self.store.write(txn_id, table.id, self._shares(batches, table))
         except errors.QueryError as e:
             raise e.with_context(f"segment {self.segment_id}")
-        return rows
 
     def _my_share(self, batch: pa.RecordBatch, table: TableDef, counter: int):
         kind = table.policy.kind

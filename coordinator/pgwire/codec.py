@@ -99,7 +99,7 @@ class _Reader:
     def __init__(self, data: bytes):
         self.data, self.pos = data, 0
 
-    def _take(self, n: int) -> bytes:
+    def take(self, n: int) -> bytes:
         if n < 0 or self.pos + n > len(self.data):
             raise errors.ProtocolViolation("insufficient data left in message")
         chunk = self.data[self.pos:self.pos + n]
@@ -107,13 +107,13 @@ class _Reader:
         return chunk
 
     def int16(self) -> int:
-        return struct.unpack("!h", self._take(2))[0]
+        return struct.unpack("!h", self.take(2))[0]
 
     def int32(self) -> int:
-        return struct.unpack("!i", self._take(4))[0]
+        return struct.unpack("!i", self.take(4))[0]
 
     def uint32(self) -> int:
-        return struct.unpack("!I", self._take(4))[0]
+        return struct.unpack("!I", self.take(4))[0]
 
     def cstring(self) -> str:
         end = self.data.find(b"\0", self.pos)
@@ -127,7 +127,7 @@ class _Reader:
             raise errors.QueryError('invalid byte sequence for encoding "UTF8"', "22021") from None
 
     def rest(self) -> bytes:
-        return self._take(len(self.data) - self.pos)
+        return self.take(len(self.data) - self.pos)
 
     def end(self) -> None:
         if self.pos != len(self.data):
@@ -320,7 +320,7 @@ class SASLInitialResponse:
     def decode(cls, body: bytes) -> "SASLInitialResponse":
         r = _Reader(body)
         mechanism, length = r.cstring(), r.int32()
-        data = None if length == NULL_LENGTH else r._take(length)
+        data = None if length == NULL_LENGTH else r.take(length)
         r.end()
         return cls(mechanism, data)
 
@@ -348,12 +348,12 @@ def _decode_bind(r: _Reader) -> Bind:
     params = []
     for _ in range(r.int16()):
         length = r.int32()
-        params.append(None if length == NULL_LENGTH else r._take(length))
+        params.append(None if length == NULL_LENGTH else r.take(length))
     return Bind(portal, statement, param_formats, tuple(params), _formats(r))
 
 
 def _describe_kind(r: _Reader) -> bytes:
-    kind = r._take(1)
+    kind = r.take(1)
     if kind not in (DESCRIBE_STATEMENT, DESCRIBE_PORTAL):
         raise errors.ProtocolViolation(f"invalid DESCRIBE message subtype {kind[0]}")
     return kind

@@ -15,9 +15,9 @@ from typing import Iterator
 
 import pyarrow as pa
 
-from coordinator.pgwire import backend, codec, values
+from coordinator.pgwire import backend, params, values
 from coordinator.pgwire.boundary import (CancelToken, PreparedStatement, QueryResult,
-                                         ResultColumn)
+                                         ResultColumn, ResultKind)
 from planner import errors, types
 from planner.types import SqlType
 
@@ -56,6 +56,14 @@ def row_description(columns: list[ResultColumn], formats: list[int]) -> backend.
         for c, f in zip(columns, formats)))
 
 
+def with_count(tag: str, count: int | None) -> str:
+    """The tag with its row count replaced (after a row-limited Execute PostgreSQL reports
+    the rows of the last Execute, not of the whole portal); None keeps the engine's."""
+    if count is None:
+        return tag
+    return _TRAILING_COUNT.sub(str(count), tag) if tag else f"SELECT {count}"
+
+
 class RowStream:
     """DataRows of a ROWS result, fetched in pieces of at most one batch."""
 
@@ -67,31 +75,25 @@ class RowStream:
         self._formats = formats
         self._cancel = cancel
         self._pending: pa.RecordBatch | None = None
+        self.engine_tag: str | None = None
 
-    def fetch(self, limit: int | None) -> tuple[bytes, int, bool]:
-        """(DataRow bytes, row count, exhausted) for up to `limit` rows (None: a batch)."""
+    def fetch(self, limit: int | None) -> tuple[bytes, int, str | None]:
+        """(DataRow bytes, row count, None) for up to `limit` rows (None: one batch); once
+        the batches are exhausted, (b"", 0, the engine's tag)."""
         while self._pending is None or self._pending.num_rows == 0:
             if self._cancel.cancelled:
                 raise errors.QueryCanceled("canceling statement due to user request")
             batch = next(self._batches, None)
             if batch is None:
-                return b"", 0, True
+                self.engine_tag = self._result.tag()  # valid only now, per the boundary
+                return b"", 0, self.engine_tag
             self._pending = batch
         batch = self._pending
         if limit is not None and batch.num_rows > limit:
             batch, self._pending = batch.slice(0, limit), batch.slice(limit)
         else:
             self._pending = None
-        return values.encode_data_rows(batch, self._types, self._formats), batch.num_rows, False
-
-    def tag(self, rows_this_execute: int | None) -> str:
-        """The engine's tag; after a row-limited Execute its count is this Execute's rows,
-        as PostgreSQL reports it."""
-        tag = self._result.tag()
-        if rows_this_execute is None:
-            return tag
-        return _TRAILING_COUNT.sub(str(rows_this_execute), tag) if tag else \
-            f"SELECT {rows_this_execute}"
+        return values.encode_data_rows(batch, self._types, self._formats), batch.num_rows, None
 
     def close(self) -> None:
         """Stop the engine's batch generator early (client closed a suspended portal)."""
@@ -104,7 +106,7 @@ class RowStream:
 class Portal:
     statement: Statement
     params: list[object]
-    formats: list[int]             # one result format per column
+    format_codes: tuple[int, ...] = ()  # Bind's result format codes: none, one, or per column
     result: QueryResult | None = None
     rows: RowStream | None = None
     done: bool = False
@@ -115,19 +117,22 @@ class Portal:
             return self.result.columns
         return self.statement.columns
 
+    def formats(self) -> list[int]:
+        columns = self.columns()
+        return params.resolve_formats(self.format_codes, len(columns or ()), "result")
+
     def describe(self):
         """RowDescription with this portal's formats, or NoData."""
         columns = self.columns()
-        if columns is None:
-            return backend.NoData()
-        return row_description(columns, self.formats or [codec.TEXT] * len(columns))
+        return backend.NoData() if columns is None else row_description(columns, self.formats())
 
-    def start_rows(self, result: QueryResult, cancel: CancelToken) -> None:
+    def start(self, result: QueryResult, cancel: CancelToken) -> None:
         self.result = result
-        columns = self.columns() or []
-        formats = self.formats if len(self.formats) == len(columns) else \
-            [codec.TEXT] * len(columns)
-        self.rows = RowStream(result, columns, formats, cancel)
+        if result.kind is ResultKind.ROWS:
+            columns = self.columns()
+            if columns is None:
+                raise errors.InternalError("the engine returned rows without result columns")
+            self.rows = RowStream(result, columns, self.formats(), cancel)
 
     def close(self) -> None:
         if self.rows is not None and not self.done:

@@ -1,9 +1,10 @@
 """Message I/O over one asyncio connection: whole frontend messages in, buffered bytes out.
 
 Knows only framing (type byte, Int32 length); codec.py decodes the bodies. Output collects
-in a buffer that goes to the socket on `flush()` (ReadyForQuery, Flush, before waiting on
-the client) or when it passes `FLUSH_BYTES`, so a pipeline of small messages costs one
-write, as in PostgreSQL's 8 kB send buffer.
+in a buffer that goes to the socket on `flush()` or once it passes `FLUSH_BYTES`, so a
+pipeline of small messages costs one write, as with PostgreSQL's 8 kB send buffer. The
+session flushes at ReadyForQuery, Flush, before waiting on the client, and whenever the
+engine is slow to produce what comes next.
 """
 
 from __future__ import annotations
@@ -34,13 +35,22 @@ class Connection:
             raise codec.FramingError("invalid length of startup packet")
         return codec.decode_startup(await self._reader.readexactly(length - 4))
 
-    async def read(self):
-        """The next typed frontend message, decoded."""
+    async def read_frame(self) -> tuple[bytes, bytes]:
+        """The next typed message as (type byte, body), not yet decoded."""
         header = await self._reader.readexactly(5)
         type_byte, length = header[:1], struct.unpack("!i", header[1:])[0]
         if not 4 <= length <= codec.MAX_MESSAGE_LENGTH:
             raise codec.FramingError(f"invalid message length {length}")
-        return codec.decode_frontend(type_byte, await self._reader.readexactly(length - 4))
+        return type_byte, await self._reader.readexactly(length - 4)
+
+    async def read(self):
+        """The next typed frontend message, decoded."""
+        return codec.decode_frontend(*await self.read_frame())
+
+    @property
+    def pending(self) -> int:
+        """Bytes buffered and not yet written."""
+        return len(self._out)
 
     def send(self, *messages) -> None:
         for m in messages:

@@ -2,9 +2,9 @@
 
 Each column is encoded once per batch by one encoder chosen by its SqlType (never a type
 test per value): pyarrow.compute does the work where its output matches PostgreSQL's
-(integers, dates, timestamps, numeric digits), numpy packs the binary fixed-width formats,
-and plain Python handles only what Arrow cannot print the PostgreSQL way (floats,
-intervals, binary numeric). `encode_data_rows` then frames a whole batch of DataRows with
+(integers, most floats, dates, timestamps, numeric digits), numpy packs the binary
+fixed-width formats, and plain Python handles only what Arrow cannot print the PostgreSQL
+way (float exponents and specials, intervals, binary numeric). `encode_data_rows` then frames a whole batch of DataRows with
 Arrow string kernels. Decoding client parameters is params.py's job.
 """
 
@@ -86,6 +86,8 @@ def interval_text(months: int, days: int, micros: int) -> str:
 def _interval_fields(arr: pa.Array) -> np.ndarray:
     """months, days, nanoseconds of a month_day_nano array, read straight off its buffer."""
     layout = np.dtype([("months", "<i4"), ("days", "<i4"), ("nanos", "<i8")])
+    if len(arr) == 0:
+        return np.empty(0, dtype=layout)
     return np.frombuffer(arr.buffers()[1], dtype=layout, count=arr.offset + len(arr))[arr.offset:]
 
 
@@ -93,8 +95,25 @@ def _micros(nanos: np.ndarray) -> np.ndarray:
     return np.sign(nanos) * (np.abs(nanos) // 1000)  # truncate toward zero, as C does
 
 
-def _per_value(arr: pa.Array, fn) -> pa.Array:
-    return pa.array([None if v is None else fn(v) for v in arr.to_pylist()], pa.string())
+def _float_text(fmt, positional_limit: float):
+    """Encoder of a float column: Arrow prints the shortest round-trip digits as PostgreSQL
+    does wherever both print them positionally; Python fixes the rest (exponents,
+    Infinity, NaN), which are few in real data."""
+    def encode(arr: pa.Array, t: SqlType) -> pa.Array:
+        text = pc.cast(arr, pa.string())
+        x = np.abs(arr.fill_null(0).to_numpy(zero_copy_only=False))
+        with np.errstate(invalid="ignore"):
+            odd = ~np.isfinite(x) | ((x < 1e-4) & (x != 0)) | (x >= positional_limit)
+        has_exponent = pc.match_substring(text, "e")
+        if pc.any(has_exponent).as_py():
+            odd |= has_exponent.fill_null(False).to_numpy(zero_copy_only=False)
+        if arr.null_count:
+            odd &= arr.is_valid().to_numpy(zero_copy_only=False)
+        if not odd.any():
+            return text
+        fixed = [fmt(v) for v in arr.filter(pa.array(odd)).to_pylist()]
+        return pc.replace_with_mask(text, pa.array(odd), pa.array(fixed, pa.string()))
+    return encode
 
 
 def _unscaled(arr: pa.Array) -> tuple[pa.Array, int | None]:
@@ -147,8 +166,8 @@ _TEXT = {
     Kind.INT2: lambda a, t: pc.cast(a, pa.string()),
     Kind.INT4: lambda a, t: pc.cast(a, pa.string()),
     Kind.INT8: lambda a, t: pc.cast(a, pa.string()),
-    Kind.FLOAT4: lambda a, t: _per_value(a, float4_text),
-    Kind.FLOAT8: lambda a, t: _per_value(a, float8_text),
+    Kind.FLOAT4: _float_text(float4_text, 1e6),
+    Kind.FLOAT8: _float_text(float8_text, 1e15),
     Kind.NUMERIC: _numeric_text,
     Kind.TEXT: lambda a, t: a,
     Kind.VARCHAR: lambda a, t: a,
@@ -205,7 +224,7 @@ def _interval_binary(arr: pa.Array, t: SqlType) -> pa.Array:
 
 
 def _utf8(arr: pa.Array, t: SqlType) -> pa.Array:
-    return _char_padded(arr, t).cast(pa.binary())
+    return (_char_padded(arr, t) if t.kind is Kind.CHAR else arr).cast(pa.binary())
 
 
 _BINARY = {
@@ -271,7 +290,8 @@ def _frame_rows(batch: pa.RecordBatch, types: list[SqlType], formats: list[int])
     for col in columns:
         lengths += pc.binary_length(col).to_numpy(zero_copy_only=False)
     header = np.empty(n, dtype=[("type", "S1"), ("length", ">i4"), ("ncols", ">i2")])
-    header["type"], header["length"], header["ncols"] = codec.Backend.DATA_ROW, lengths, len(columns)
+    header["type"], header["length"] = codec.Backend.DATA_ROW, lengths
+    header["ncols"] = len(columns)
     rows = pc.binary_join_element_wise(_fixed(header), *columns, b"")
     # The joined rows are contiguous in the data buffer: hand it over whole.
     offsets = np.frombuffer(rows.buffers()[1], dtype=np.int32)[rows.offset:rows.offset + n + 1]

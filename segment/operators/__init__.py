@@ -1,1 +1,14 @@
-"""raympp package."""
+"""Vectorized operators: one module per operator, each registering a builder for its plan
+node type in base's registry (importing this package registers them all)."""
+
+from segment.operators import (  # noqa: F401
+    filter,
+    generate_series,
+    hash_agg,
+    limit,
+    motion_recv,
+    project,
+    scan,
+    sort,
+    values,
+)

@@ -40,6 +40,7 @@ class NodeStats:
     rows: int = 0
     batches: int = 0
     seconds: float = 0.0
+    counters: dict[str, int] = field(default_factory=dict)  # e.g. chunks_skipped of a Scan
 
 
 @dataclass
@@ -188,23 +189,25 @@ def cast(arr: pa.Array, to: pa.DataType) -> pa.Array:
         raise errors.InternalError(f"cannot cast {arr.type} to {to}: {e}") from e
 
 
-def coalesce(batches: Iterable[pa.RecordBatch], schema: pa.Schema,
-             min_rows: int = MIN_BATCH_ROWS) -> Iterator[pa.RecordBatch]:
-    """Pass big batches through and concatenate runs of small ones (at least min_rows when
-    there are that many), so later operators pay their per-batch cost rarely."""
+def coalesce(results: Iterable[tuple[pa.RecordBatch | None, int]], schema: pa.Schema,
+             min_rows: int | None = None) -> Iterator[pa.RecordBatch]:
+    """Concatenate the outputs of small inputs: `results` pairs each output batch (None if
+    nothing passed) with the input rows it came from; outputs are held until the inputs
+    behind them reach min_rows (default MIN_BATCH_ROWS). Counting input rows, not output
+    rows, bounds the extra work a LIMIT above can cause to min_rows input rows, however
+    selective a filter is."""
+    if min_rows is None:
+        min_rows = MIN_BATCH_ROWS
     pending: list[pa.RecordBatch] = []
-    pending_rows = 0
-    for b in batches:
-        if b.num_rows == 0:
-            continue
-        if not pending and b.num_rows >= min_rows:
-            yield b
-            continue
-        pending.append(b)
-        pending_rows += b.num_rows
-        if pending_rows >= min_rows:
-            yield concat_batches(pending, schema)
-            pending, pending_rows = [], 0
+    consumed = 0
+    for out, n_in in results:
+        if out is not None and out.num_rows:
+            pending.append(out)
+        consumed += n_in
+        if consumed >= min_rows:
+            if pending:
+                yield concat_batches(pending, schema)
+            pending, consumed = [], 0
     if pending:
         yield concat_batches(pending, schema)
 

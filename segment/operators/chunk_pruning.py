@@ -9,9 +9,9 @@ int -> numeric, date -> timestamp, ...): the statistics are cast the same way fi
 
 Statistics are physical values (ints for integers, dates as days, timestamps as
 microseconds, scaled numerics as scaled ints); literals are logical Python values (int,
-Decimal, date, datetime). Both are compared as logical values, exactly. Floats: Arrow's
-min/max ignore NaN, and NaN is greater than every number in SQL, so a float's max never
-proves `>`, `>=` or `<>` false.
+Decimal, date, datetime). Both are compared as logical values, exactly. Float bounds
+follow PostgreSQL's order (segment/storage/stats.py: max is NaN when the chunk holds one);
+every comparison with NaN is false in Python, so a NaN bound never proves anything.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ from planner.types import Kind, SqlType
 _EPOCH_DATE = datetime.date(1970, 1, 1)
 _EPOCH = datetime.datetime(1970, 1, 1)
 _EPOCH_TZ = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+_WIDE = decimal.Context(prec=80)  # room for any numeric(38, s) without rounding
 
 _FLIP = {ex.Func.EQ: ex.Func.EQ, ex.Func.NE: ex.Func.NE, ex.Func.LT: ex.Func.GT,
          ex.Func.LE: ex.Func.GE, ex.Func.GT: ex.Func.LT, ex.Func.GE: ex.Func.LE}
@@ -75,20 +77,16 @@ def _skip_comparison(call: ex.Call, stats_of: StatsOf, rows: int) -> bool:
     if right.value is None or _all_null(st, rows):
         return True  # a comparison with NULL is never true
     lit = right.value
-    is_float = ctype.is_float
-    if is_float and isinstance(lit, float) and math.isnan(lit):
+    if isinstance(lit, float) and math.isnan(lit):
         return False
     if func is ex.Func.EQ:
-        # lit > max proves it even for floats: a NaN row is not equal to lit either.
         return _lt(lit, lo) is True or _lt(hi, lit) is True
     if func is ex.Func.NE:
-        return not is_float and _eq(lo, lit) is True and _eq(hi, lit) is True
+        return _eq(lo, lit) is True and _eq(hi, lit) is True
     if func is ex.Func.LT:
         return _le(lit, lo) is True
     if func is ex.Func.LE:
         return _lt(lit, lo) is True
-    if is_float:
-        return False
     if func is ex.Func.GT:
         return _le(hi, lit) is True
     if func is ex.Func.GE:
@@ -108,7 +106,7 @@ def _skip_in_list(pred: ex.InList, stats_of: StatsOf, rows: int) -> bool:
     for v in pred.values:
         if v.value is None:
             continue
-        if ctype.is_float and isinstance(v.value, float) and math.isnan(v.value):
+        if isinstance(v.value, float) and math.isnan(v.value):
             return False
         if not (_lt(v.value, lo) is True or _lt(hi, v.value) is True):
             return False
@@ -149,9 +147,12 @@ def _logical(v: Any, t: SqlType) -> Any:
     """A physical statistics value as the Python value a Literal of type t would hold."""
     if v is None or isinstance(v, bool):
         return v
+    if isinstance(v, str) and t.is_numeric:
+        return decimal.Decimal(v)  # decimal128 bounds are kept as exact strings
     if isinstance(v, int):
         if t.is_numeric:
-            return decimal.Decimal(v).scaleb(-t.scale) if t.is_scaled_int else decimal.Decimal(v)
+            return decimal.Decimal(v).scaleb(-t.scale, context=_WIDE) if t.is_scaled_int \
+                else decimal.Decimal(v)
         if t.kind is Kind.DATE:
             return _EPOCH_DATE + datetime.timedelta(days=v)
         if t.kind is Kind.TIMESTAMP:
@@ -180,7 +181,7 @@ def _cast(v: Any, dst: SqlType) -> Any:
         return float(v)
     if dst.is_numeric:
         return decimal.Decimal(v).quantize(decimal.Decimal(1).scaleb(-dst.scale),
-                                           rounding=decimal.ROUND_HALF_UP)
+                                           rounding=decimal.ROUND_HALF_UP, context=_WIDE)
     if dst.kind in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ) and not isinstance(v, datetime.datetime):
         out = datetime.datetime(v.year, v.month, v.day)
         return out.replace(tzinfo=datetime.timezone.utc) if dst.kind is Kind.TIMESTAMPTZ else out

@@ -1,8 +1,8 @@
 """Filter: keep the rows where the predicate is true (NULL counts as false).
 
-The predicate is evaluated by segment.expr on each input batch. Batches that a selective
-predicate leaves small are concatenated (base.coalesce) before going up; fusing a filter
-into the aggregate above it is left to the JIT pipeline compiler.
+The predicate is evaluated by segment.expr on each input batch. What a selective
+predicate leaves of small input batches is concatenated (base.coalesce) before going up;
+fusing a filter into the aggregate above it is left to the JIT pipeline compiler.
 """
 
 from __future__ import annotations
@@ -24,14 +24,13 @@ class FilterOp:
     def execute(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
         return base.coalesce(self._filtered(ctx), self.schema)
 
-    def _filtered(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
+    def _filtered(self, ctx: base.ExecContext):
         pred = self.node.predicate
         for batch in self.child.execute(ctx):
             if batch.num_rows == 0:
                 continue
             kept = base.filter_batch(batch, base.evaluate(pred, batch))
-            if kept is not None:
-                yield base.conform(kept, self.schema)
+            yield (None if kept is None else base.conform(kept, self.schema)), batch.num_rows
 
 
 @base.register(plan.Filter)

@@ -49,27 +49,36 @@ def merge_sorted(streams: Sequence[Iterable[pa.RecordBatch]], sort_keys: Sequenc
                  schema: pa.Schema | None = None) -> Iterator[pa.RecordBatch]:
     """Merge batch streams, each sorted by `sort_keys`, into one sorted batch stream.
 
-    Each round holds the unconsumed rows of every stream. The smallest of the streams'
-    last held rows is a bound no later row can undercut (each stream only grows from
-    there), so everything up to it in the sorted union goes out, and the stream that
-    supplied the bound is refilled. Every round emits at least a whole held batch.
+    Each round holds the unconsumed rows of every stream (topped up to about a batch). The
+    smallest of the streams' last held rows is a bound no later row can undercut (each
+    stream only grows from there), so everything up to it in the sorted union goes out;
+    that includes all rows held from the stream that supplied the bound.
     """
     its = [iter(s) for s in streams]
     bufs: list[pa.RecordBatch | None] = [None] * len(its)
     keys: list[list[pa.Array]] = [[] for _ in its]
     live = [True] * len(its)
+    want = [1] * len(its)
 
     def refill(j: int) -> None:
-        while live[j] and (bufs[j] is None or bufs[j].num_rows == 0):
+        # Top up a stream that holds less than its last batch's worth: rounds that hold
+        # more rows emit more rows, and each round costs a sort of everything held.
+        while live[j] and (bufs[j] is None or bufs[j].num_rows < want[j]):
             try:
                 b = next(its[j])
             except StopIteration:
                 live[j] = False
-                bufs[j] = None
                 return
-            if b.num_rows:
-                bufs[j] = b if schema is None else base.conform(b, schema)
-                keys[j] = ordering.key_arrays(b, sort_keys)
+            if not b.num_rows:
+                continue
+            b = b if schema is None else base.conform(b, schema)
+            k = ordering.key_arrays(b, sort_keys)
+            want[j] = max(want[j], b.num_rows)
+            if bufs[j] is None or bufs[j].num_rows == 0:
+                bufs[j], keys[j] = b, k
+            else:
+                bufs[j] = base.concat_batches([bufs[j], b], b.schema)
+                keys[j] = [pa.concat_arrays([x, y]) for x, y in zip(keys[j], k)]
 
     for j in range(len(its)):
         refill(j)

@@ -3,13 +3,15 @@
 Each key has its own direction and NULLS FIRST/LAST (Arrow's per-key null placement).
 Arrow sorts NaN next to the nulls, while SQL orders NaN above every number; where the two
 disagree (ASC NULLS FIRST, DESC NULLS LAST) an auxiliary is-NaN key goes first. Text sorts
-by bytes, as DESIGN.md asks.
+by bytes, as DESIGN.md asks. Integer-like keys that fit 64 bits together with the row
+number take a faster path (`_packed_order`).
 """
 
 from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -49,8 +51,69 @@ def _sort_table(arrays: Sequence[pa.Array | pa.ChunkedArray],
 def sort_indices(arrays: Sequence[pa.Array | pa.ChunkedArray],
                  keys: Sequence[plan.SortKey]) -> pa.Array:
     """Indices that put rows in the order of `keys`; `arrays` are the key values."""
+    packed = _packed_order(arrays, keys)
+    if packed is not None:
+        return pa.array(packed)
     table, spec = _sort_table(arrays, keys)
     return pc.sort_indices(table, sort_keys=spec)
+
+
+def _packed_order(arrays, keys) -> np.ndarray | None:
+    """The order by integer-like keys (ints, dates, timestamps, bools) whose value ranges,
+    null flags and the row number fit one uint64 together: each row becomes one packed
+    word and numpy's SIMD sort of plain integers does the rest, several times faster than
+    a comparison sort of rows. None when the keys do not fit."""
+    n = len(arrays[0]) if arrays else 0
+    if n < 2:
+        return np.arange(n, dtype=np.int64) if arrays else None
+    total = (n - 1).bit_length()
+    parts = []
+    for arr, k in zip(arrays, keys):
+        t = arr.type
+        if pa.types.is_integer(t) or pa.types.is_boolean(t):
+            vals = arr.cast(pa.int64())
+        elif pa.types.is_date32(t):
+            vals = arr.cast(pa.int32()).cast(pa.int64())
+        elif pa.types.is_timestamp(t) or pa.types.is_date64(t):
+            vals = arr.cast(pa.int64())
+        else:
+            return None
+        mm = pc.min_max(vals).as_py()
+        lo, hi = mm["min"], mm["max"]
+        nulls = vals.null_count > 0
+        if lo is None:  # every value NULL
+            lo = hi = 0
+        bits = (hi - lo).bit_length()
+        total += bits + nulls
+        if total > 64:
+            return None
+        parts.append((vals, lo, hi, bits, nulls, k))
+    # In-place arithmetic: fresh 8-byte-per-row arrays cost more than the sort itself.
+    packed = None
+    for vals, lo, hi, bits, nulls, k in parts:
+        if nulls:
+            vals_np = vals.fill_null(lo).to_numpy(zero_copy_only=False)
+        else:
+            vals_np = vals.to_numpy(zero_copy_only=False)
+        field = vals_np.astype(np.int64, copy=True)
+        field -= np.int64(lo)
+        field = field.view(np.uint64)  # 0 .. hi - lo
+        if k.descending:
+            np.subtract(np.uint64(hi - lo), field, out=field)
+        if nulls:
+            flag = vals.is_null().to_numpy(zero_copy_only=False) != k.nulls_first  # 0 first
+            field |= flag.astype(np.uint64) << np.uint64(bits)
+        if packed is None:
+            packed = field
+        else:
+            packed <<= np.uint64(bits + nulls)
+            packed |= field
+    idx_bits = (n - 1).bit_length()
+    packed <<= np.uint64(idx_bits)
+    packed |= np.arange(n, dtype=np.uint64)
+    packed.sort()
+    packed &= np.uint64((1 << idx_bits) - 1)
+    return packed.view(np.int64)
 
 
 def top_k_indices(arrays: Sequence[pa.Array | pa.ChunkedArray],

@@ -29,7 +29,6 @@ class ScanOp:
         self._col_names = [cols[c].name for c in node.columns]
         # A column listed twice (SELECT a, a) is read once.
         self._read_names = list(dict.fromkeys(self._col_names))
-        self._positions = [self._read_names.index(n) for n in self._col_names]
         self.counters = {"chunks_read": 0, "chunks_skipped": 0}
 
     def execute(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
@@ -38,7 +37,8 @@ class ScanOp:
         chunks = ctx.store.snapshot(self.node.table.id, txn_id=ctx.txn_id)
         return base.coalesce(self._chunks(ctx, chunks), self.schema)
 
-    def _chunks(self, ctx: base.ExecContext, chunks) -> Iterator[pa.RecordBatch]:
+    def _chunks(self, ctx: base.ExecContext, chunks):
+        """(batch of the chunk's passing rows or None, rows read) per chunk read."""
         pred = self.node.filter
         for chunk in chunks:
             if chunk.rows == 0:
@@ -51,9 +51,7 @@ class ScanOp:
             batch = self._read(ctx, chunk)
             if pred is not None:
                 batch = base.filter_batch(batch, base.evaluate(pred, batch))
-                if batch is None:
-                    continue
-            yield batch
+            yield batch, chunk.rows
 
     def _skip(self, pred, chunk) -> bool:
         stats = getattr(chunk, "stats", None) or {}
@@ -69,7 +67,7 @@ class ScanOp:
             return base.rows_without_columns(chunk.rows)
         table = ctx.store.read(chunk, self._read_names)
         got = base.table_to_batch(table)
-        cols = [got.column(p) for p in self._positions]
+        cols = [got.column(name) for name in self._col_names]
         return base.conform(pa.RecordBatch.from_arrays(cols, names=self.schema.names),
                             self.schema)
 

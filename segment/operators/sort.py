@@ -69,15 +69,17 @@ class SortOp:
         return _take(batch, idx), [a.take(idx) for a in arrays]
 
     def _emit(self, rows, keys, k) -> Iterator[pa.RecordBatch]:
-        batch = base.concat_batches(rows, self.schema)
         arrays = [_concat([ks[i] for ks in keys]) for i in range(len(self.node.keys))]
         if k is None:
             idx = ordering.sort_indices(arrays, self.node.keys)
         else:
             idx = ordering.top_k_indices(arrays, self.node.keys, k)
-        out = _take(batch, idx)
-        for start in range(0, out.num_rows, base.BATCH_ROWS):
-            yield out.slice(start, base.BATCH_ROWS)
+        if not self.schema.names:
+            yield base.rows_without_columns(len(idx))
+            return
+        # Taking from the batches as they are saves concatenating them first.
+        out = pa.Table.from_batches(rows, self.schema).take(idx)
+        yield from out.to_batches(max_chunksize=base.BATCH_ROWS)
 
 
 def _concat(arrays: list[pa.Array]) -> pa.Array:

@@ -49,13 +49,19 @@ def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
             try:
                 arr = arr.cast(f.type)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-                text = str(exc)
-                error = (errors.NumericOutOfRange if "overflow" in text.lower()
-                         or "out of bounds" in text.lower() else errors.DatatypeMismatch)
-                raise error(f"column {f.name!r} of type {arr.type} does not fit {f.type}: "
-                            f"{text}") from None
+                numbers = _is_number(arr.type) and _is_number(f.type)
+                if numbers and isinstance(exc, pa.ArrowInvalid):  # a value out of range
+                    raise errors.NumericOutOfRange(
+                        f"column {f.name!r}: value out of range for {f.type}: {exc}") from None
+                raise errors.DatatypeMismatch(
+                    f"column {f.name!r} is of type {f.type} but the value is of type "
+                    f"{arr.type}: {exc}") from None
         if not f.nullable and arr.null_count:
             raise errors.NotNullViolation(
                 f'null value in column "{f.name}" violates not-null constraint')
         columns.append(arr)
     return batch if batch.schema == schema else pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def _is_number(t: pa.DataType) -> bool:
+    return pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)

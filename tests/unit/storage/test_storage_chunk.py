@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import pickle
 
 import pyarrow as pa
 import pytest
@@ -112,3 +113,9 @@ def test_chunk_info_json_round_trip(tmp_path, all_types_table):
     assert again == info
     with pytest.raises(errors.InternalError):
         chunk.ChunkInfo.from_json(dict(info.to_json(), file="../x.arrow"), str(tmp_path))
+
+
+def test_chunk_info_pickles(tmp_path, all_types_table):
+    # ChunkInfo travels to segment actors inside plans and snapshots.
+    info = chunk.write(str(tmp_path / "c.arrow"), all_types_table, "lz4")
+    assert pickle.loads(pickle.dumps(info)) == info

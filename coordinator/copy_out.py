@@ -1,0 +1,172 @@
+"""COPY ... TO STDOUT: result batches -> CopyData payloads in TEXT, CSV or BINARY format.
+
+Values are formatted by pgwire's column encoders (coordinator/pgwire/values.py), so COPY
+prints exactly what a query result would: numeric at its scale ('12.30'), shortest
+round-trip floats, 't'/'f', ISO dates, timestamps without trailing zeros. This module adds
+only COPY's framing, column by column with Arrow string kernels: TEXT's backslash escapes
+and null marker, CSV's quoting, the PGCOPY header, tuples and trailer. Rows are joined in
+one kernel call per slice of a batch and cut into chunks of whole rows between 64 KB and
+1 MB. Counting rows for the command tag is the caller's job.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from typing import Iterable, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from coordinator.pgwire import codec, values
+from coordinator.pgwire.boundary import CopyFormat
+from planner.types import SqlType
+from segment import copy_binary
+from segment.copy_text import CopyOptions
+
+CHUNK_MIN = 64 << 10
+CHUNK_MAX = 1 << 20
+SLICE_ROWS = 1 << 16        # rows joined per kernel call: keeps string offsets far from 2 GiB
+_TEXT_ESCAPES = (("\\", "\\\\"), ("\b", "\\b"), ("\f", "\\f"), ("\n", "\\n"),
+                 ("\r", "\\r"), ("\t", "\\t"), ("\v", "\\v"))
+
+
+def encode_copy(batches: Iterable[pa.RecordBatch], types: list[SqlType], fmt: CopyFormat,
+                options: CopyOptions, names: list[str] | None = None) -> Iterator[bytes]:
+    """CopyData payloads for the rows of `batches` (columns laid out as `types` say).
+    `names` label the header line (default: the first batch's column names)."""
+    out = _Chunker()
+    header = fmt is not CopyFormat.BINARY and options.header
+    if fmt is CopyFormat.BINARY:
+        out.add(copy_binary.HEADER)
+    elif header and names is not None:
+        out.add(_header_line(names, fmt, options))
+        header = False
+    for batch in batches:
+        if header:
+            out.add(_header_line(batch.schema.names, fmt, options))
+            header = False
+        for start in range(0, batch.num_rows, SLICE_ROWS):
+            part = batch.slice(start, SLICE_ROWS)
+            rows = _binary_rows(part, types) if fmt is CopyFormat.BINARY else \
+                _text_rows(part, types, fmt, options)
+            yield from out.add_rows(rows)
+    if fmt is CopyFormat.BINARY:
+        out.add(copy_binary.TRAILER)
+    yield from out.rest()
+
+
+class _Chunker:
+    """Collects encoded rows and hands out chunks of whole rows of CHUNK_MIN..CHUNK_MAX
+    bytes (a single longer row goes out alone)."""
+
+    def __init__(self):
+        self._buf = bytearray()
+
+    def add(self, data: bytes):
+        self._buf += data
+
+    def add_rows(self, rows: pa.Array) -> Iterator[bytes]:
+        offsets = np.frombuffer(rows.buffers()[1], np.int32)[rows.offset:rows.offset + len(rows) + 1]
+        data = memoryview(rows.buffers()[2])
+        ends, pos = offsets[1:], int(offsets[0])
+        while pos < offsets[-1]:
+            room = max(CHUNK_MAX - len(self._buf), 1)
+            k = int(np.searchsorted(ends, pos + room, side="right")) - 1
+            if k < 0 or ends[k] <= pos:  # not even one row fits: take one anyway
+                k = int(np.searchsorted(ends, pos, side="right"))
+            end = int(ends[k])
+            self._buf += data[pos:end]
+            pos = end
+            if len(self._buf) >= CHUNK_MIN:
+                yield bytes(self._buf)
+                self._buf = bytearray()
+
+    def rest(self) -> Iterator[bytes]:
+        if self._buf:
+            yield bytes(self._buf)
+            self._buf = bytearray()
+
+
+# --- TEXT and CSV -------------------------------------------------------------------------
+def _text_rows(batch: pa.RecordBatch, types: list[SqlType], fmt: CopyFormat,
+               options: CopyOptions) -> pa.Array:
+    cells = []
+    for i, t in enumerate(types):
+        c = values.encode_column(batch.column(i), t, codec.TEXT)
+        if c.type != pa.string():
+            c = c.cast(pa.string())
+        cells.append(_cells(c, fmt, options, single=len(types) == 1))
+    return _join(cells, options.delimiter, batch.num_rows)
+
+
+def _header_line(names: list[str], fmt: CopyFormat, options: CopyOptions) -> bytes:
+    cells = [_cells(pa.array([n], pa.string()), fmt, options, single=len(names) == 1)
+             for n in names]
+    return _join(cells, options.delimiter, 1).buffers()[2].to_pybytes()
+
+
+def _cells(c: pa.Array, fmt: CopyFormat, options: CopyOptions, single: bool) -> pa.Array:
+    """One column's text cells framed for TEXT (escaped) or CSV (quoted where needed)."""
+    if fmt is CopyFormat.CSV:
+        c = _quote_csv(c, options, single)
+    else:
+        c = _escape_text(c, options.delimiter)
+    return c.fill_null(options.null)
+
+
+def _escape_text(c: pa.Array, delim: str) -> pa.Array:
+    special = "\\\\\b\f\n\r\t\v" + ("" if delim == "\t" else re.escape(delim))
+    if not pc.any(pc.match_substring_regex(c, f"[{special}]")).as_py():
+        return c
+    for char, escaped in _TEXT_ESCAPES:
+        c = pc.replace_substring(c, char, escaped)
+    if delim != "\t":  # PostgreSQL escapes any other delimiter with a backslash
+        c = pc.replace_substring(c, delim, "\\" + delim)
+    return c
+
+
+def _quote_csv(c: pa.Array, options: CopyOptions, single: bool) -> pa.Array:
+    q, e = options.quote, options.escape
+    special = re.escape(options.delimiter) + re.escape(q) + "\r\n"
+    # Quote what a reader could misread: delimiter, quote or newline inside, the null
+    # string itself, and (for one column) the end-of-data marker.
+    need = pc.or_(pc.match_substring_regex(c, f"[{special}]"), pc.equal(c, options.null))
+    if single:
+        need = pc.or_(need, pc.equal(c, "\\."))
+    need = need.fill_null(False)
+    if not pc.any(need).as_py():
+        return c
+    inner = c
+    if e != q:
+        inner = pc.replace_substring(inner, e, e + e)
+    inner = pc.replace_substring(inner, q, e + q)
+    quoted = pc.binary_join_element_wise(q, inner, q, "")
+    return pc.if_else(need, quoted, c)
+
+
+def _join(cells: list[pa.Array], delim: str, n: int) -> pa.Array:
+    if not cells:
+        return pa.array(["\n"] * n, pa.string())
+    line = cells[0] if len(cells) == 1 else pc.binary_join_element_wise(*cells, delim)
+    return pc.binary_join_element_wise(line, "\n", "")
+
+
+# --- BINARY -------------------------------------------------------------------------------
+def _fixed(big_endian: np.ndarray) -> pa.Array:
+    return pa.FixedSizeBinaryArray.from_buffers(
+        pa.binary(big_endian.dtype.itemsize), len(big_endian),
+        [None, pa.py_buffer(big_endian.tobytes())]).cast(pa.binary())
+
+
+def _binary_rows(batch: pa.RecordBatch, types: list[SqlType]) -> pa.Array:
+    """PGCOPY tuples: Int16 field count, then per field Int32 length (-1 NULL) and bytes."""
+    parts = [pa.scalar(struct.pack("!h", len(types)), pa.binary())]
+    for i, t in enumerate(types):
+        cells = values.encode_column(batch.column(i), t, codec.BINARY).cast(pa.binary())
+        lengths = pc.binary_length(cells).fill_null(-1).to_numpy(zero_copy_only=False)
+        parts += [_fixed(lengths.astype(">i4")), cells.fill_null(b"")]
+    if len(parts) == 1:
+        return pa.array([parts[0].as_py()] * batch.num_rows, pa.binary())
+    return pc.binary_join_element_wise(*parts, b"")

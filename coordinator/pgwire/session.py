@@ -1,0 +1,347 @@
+"""One client connection: the protocol state machine between a socket and an EngineSession.
+
+After start-up (startup.py) the session serves the simple query protocol (Query: every
+statement of the text in order, the first error skips the rest) and the extended one
+(Parse/Bind/Describe/Execute/Close/Sync/Flush with named and unnamed statements and
+portals, row-limited Execute and PortalSuspended, and, after an error, discarding messages
+until Sync as PostgreSQL does). COPY goes to copy.py, row encoding to portal.py/values.py.
+
+Engine calls block, so each runs on this session's own worker thread: connections progress
+independently, and one EngineSession only ever sees one thread. Errors become
+ErrorResponses and the session goes on; exceptions that are not QueryErrors are logged
+with their traceback and reach the client as one-line XX000 errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from typing import Protocol
+
+from coordinator.pgwire import backend, codec, copy, params, scram, startup
+from coordinator.pgwire.boundary import (CancelToken, Engine, EngineSession, ResultKind,
+                                         TransactionStatus)
+from coordinator.pgwire.portal import Portal, Statement, row_description, with_count
+from coordinator.pgwire.stream import Connection
+from planner import errors
+
+log = logging.getLogger(__name__)
+
+# Sent at start-up unless the engine says otherwise; drivers read several of them.
+DEFAULT_PARAMETERS = {
+    "server_version": "15.0", "server_encoding": "UTF8", "client_encoding": "UTF8",
+    "DateStyle": "ISO, MDY", "IntervalStyle": "postgres", "TimeZone": "UTC",
+    "integer_datetimes": "on", "standard_conforming_strings": "on", "is_superuser": "off",
+}
+_EXTENDED = {codec.Frontend.PARSE, codec.Frontend.BIND, codec.Frontend.DESCRIBE,
+             codec.Frontend.EXECUTE, codec.Frontend.CLOSE, codec.Frontend.FLUSH}
+_DISCONNECTED = (ConnectionError, asyncio.IncompleteReadError)
+_FATAL = (codec.FramingError, *_DISCONNECTED)  # the connection cannot go on after these
+SLOW_CALL_SECONDS = 0.005
+STARTUP_TIMEOUT_SECONDS = 60.0  # PostgreSQL's authentication_timeout
+
+
+class SessionHost(Protocol):
+    """What a session needs from its server."""
+
+    engine: Engine
+    verifier: scram.Verifier | None
+
+    def register(self, session: "Session") -> tuple[int, int]: ...
+    def unregister(self, session: "Session") -> None: ...
+    def cancel(self, pid: int, secret: int) -> None: ...
+
+
+def error_response(e: BaseException, severity: str = backend.Severity.ERROR):
+    if isinstance(e, errors.QueryError):
+        return backend.ErrorResponse(severity, e.sqlstate, e.message, e.detail, e.hint)
+    # One line, no traceback: the log has the rest.
+    text = (str(e).strip().splitlines() or [""])[0][:200]
+    head = f"internal error: {type(e).__name__}"
+    return backend.ErrorResponse(severity, errors.InternalError.sqlstate,
+                                 f"{head}: {text}" if text else head)
+
+
+class Session:
+    def __init__(self, host: SessionHost, reader: asyncio.StreamReader,
+                 writer: asyncio.StreamWriter):
+        self.host = host
+        self.conn = Connection(reader, writer)
+        self.cancel_token = CancelToken()
+        self.pid = self.secret = 0
+        self._engine: EngineSession | None = None
+        self._statements: dict[str, Statement] = {}
+        self._portals: dict[str, Portal] = {}
+        self._ignore_till_sync = False
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pgwire-session")
+        self._handlers = {
+            codec.Query: self._query, codec.Parse: self._parse, codec.Bind: self._bind,
+            codec.Describe: self._describe, codec.Execute: self._execute_message,
+            codec.Close: self._close, codec.Sync: self._sync, codec.Flush: self._flush,
+        }
+
+    async def call(self, fn, *args):
+        """Run a blocking (engine) call on this session's worker thread."""
+        future = asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+        if self.conn.pending:
+            # Replies wait in the buffer: if the engine is slow, the client gets them now
+            # (rows stream as batches come) rather than when the buffer fills.
+            done, _ = await asyncio.wait({future}, timeout=SLOW_CALL_SECONDS)
+            if not done:
+                await self.conn.flush()
+        return await future
+
+    async def run(self) -> None:
+        try:
+            started = await asyncio.wait_for(
+                startup.negotiate(self.conn, self.host.verifier, self.host.cancel),
+                STARTUP_TIMEOUT_SECONDS)
+            if started is not None:
+                await self._open(started)
+                await self._serve()
+        except (*_DISCONNECTED, asyncio.TimeoutError):
+            log.debug("client %s went away", self.conn.peer)
+        except errors.QueryError as e:  # start-up and framing errors end the connection
+            await self._fatal(e)
+        except Exception as e:
+            log.exception("session %d failed", self.pid)
+            await self._fatal(e)
+        finally:
+            await self._cleanup()
+
+    # --- lifecycle --------------------------------------------------------------------
+    async def _open(self, started: startup.Startup) -> None:
+        engine = self.host.engine
+        self._engine = await self.call(engine.open_session, started.user, started.database,
+                                       started.options)
+        self.pid, self.secret = self.host.register(self)
+        status = dict(DEFAULT_PARAMETERS, application_name=started.options.get(
+            "application_name", ""), session_authorization=started.user)
+        status.update(await self.call(self._engine.parameter_status))
+        self.conn.send(*(backend.ParameterStatus(k, v) for k, v in status.items()))
+        self.conn.send(backend.BackendKeyData(self.pid, self.secret))
+        await self._ready()
+
+    async def _fatal(self, e: BaseException) -> None:
+        try:
+            self.conn.send(error_response(e, backend.Severity.FATAL))
+            await self.conn.flush()
+        except (*_DISCONNECTED, OSError):
+            pass
+
+    async def _cleanup(self) -> None:
+        self.cancel_token.cancel()  # a query still running for a client that left must stop
+        self.host.unregister(self)
+        try:
+            for name in list(self._portals):
+                await self._close_portal(name)
+            if self._engine is not None:
+                await self.call(self._engine.close)
+        except Exception:
+            log.exception("closing session %d failed", self.pid)
+        finally:
+            self._pool.shutdown(wait=False)
+            await self.conn.close()
+
+    async def _ready(self) -> None:
+        status = await self.call(self._engine.transaction_status)
+        if status is TransactionStatus.IDLE:
+            # The (implicit) transaction ended: its portals end with it, as in PostgreSQL.
+            for name in list(self._portals):
+                await self._close_portal(name)
+        self.conn.send(backend.ReadyForQuery(status.value))
+        await self.conn.flush()
+
+    # --- message loop -----------------------------------------------------------------
+    async def _serve(self) -> None:
+        while True:
+            type_byte, body = await self.conn.read_frame()
+            if type_byte == codec.Frontend.TERMINATE:
+                return
+            if self._ignore_till_sync and type_byte != codec.Frontend.SYNC:
+                continue
+            try:
+                msg = codec.decode_frontend(type_byte, body)
+                if isinstance(msg, codec.PasswordMessage):  # only valid during start-up
+                    raise codec.FramingError("invalid frontend message type 112")
+                handler = self._handlers.get(type(msg))
+                if handler is not None:  # else CopyData/Done/Fail after a failed COPY: dropped
+                    await handler(msg)
+            except _FATAL:
+                raise
+            except Exception as e:
+                self._report(e)
+                if type_byte in _EXTENDED:
+                    self._ignore_till_sync = True
+                else:
+                    await self._ready()
+
+    def _report(self, e: Exception) -> None:
+        if not isinstance(e, errors.QueryError):
+            log.error("session %d: internal error", self.pid, exc_info=e)
+        self.conn.send(error_response(e))
+
+    # --- simple query -----------------------------------------------------------------
+    async def _query(self, msg: codec.Query) -> None:
+        self.cancel_token.reset()
+        self._statements.pop("", None)  # a simple Query replaces the unnamed statement
+        await self._close_portal("")
+        try:
+            prepared = await self.call(self._engine.prepare, msg.sql, [])
+            if not prepared:
+                self.conn.send(backend.EmptyQueryResponse())
+            for stmt in prepared:
+                await self._run(Portal(Statement.create(stmt, ()), []), 0, simple=True)
+        except _FATAL:
+            raise
+        except Exception as e:
+            self._report(e)
+        await self._ready()
+
+    # --- running a portal (both protocols) --------------------------------------------
+    async def _run(self, portal: Portal, max_rows: int, simple: bool, name: str = "") -> None:
+        prepared = portal.statement.prepared
+        if prepared is None:
+            self.conn.send(backend.EmptyQueryResponse())
+            return
+        if portal.done:
+            if portal.rows is None:
+                raise errors.QueryError(f'portal "{name}" cannot be run', "55000")
+            # A finished SELECT portal runs again as an empty one, as in PostgreSQL.
+            self.conn.send(backend.CommandComplete(with_count(portal.rows.engine_tag or "", 0)))
+            return
+        try:
+            if portal.result is None:
+                result = await self.call(self._engine.execute, prepared, portal.params,
+                                         self.cancel_token)
+                portal.start(result, self.cancel_token)
+            if not await self._deliver(portal, max_rows, simple):
+                return  # suspended: the next Execute resumes it
+        except BaseException:
+            await self._discard(portal)
+            raise
+        portal.done = True
+        for key, value in portal.result.parameter_status.items():
+            self.conn.send(backend.ParameterStatus(key, value))
+
+    async def _deliver(self, portal: Portal, max_rows: int, simple: bool) -> bool:
+        """Send a result; False when a row limit suspended the portal."""
+        result = portal.result
+        if result.kind is ResultKind.ROWS:
+            if simple:
+                self.conn.send(portal.describe())
+            return await self._send_rows(portal, max_rows)
+        if result.kind is ResultKind.COMMAND:
+            tag = await self.call(result.tag)
+        elif result.kind is ResultKind.EMPTY:
+            self.conn.send(backend.EmptyQueryResponse())
+            return True
+        elif result.kind is ResultKind.COPY_IN:
+            tag = await copy.copy_in(self.conn, self.call, result.copy_in)
+        else:
+            tag = await copy.copy_out(self.conn, self.call, result.copy_out, self.cancel_token)
+        self.conn.send(backend.CommandComplete(tag))
+        return True
+
+    async def _send_rows(self, portal: Portal, max_rows: int) -> bool:
+        rows, limit, sent = portal.rows, (max_rows if max_rows > 0 else None), 0
+        portal.limited = portal.limited or limit is not None
+        while limit is None or sent < limit:
+            data, n, tag = await self.call(rows.fetch, None if limit is None else limit - sent)
+            if tag is not None:
+                self.conn.send(backend.CommandComplete(
+                    with_count(tag, sent if portal.limited else None)))
+                return True
+            self.conn.send_bytes(data)
+            sent += n
+            await self.conn.flush_if_full()
+        self.conn.send(backend.PortalSuspended())
+        return False
+
+    async def _close_portal(self, name: str) -> None:
+        portal = self._portals.pop(name, None)
+        if portal is not None:
+            await self._discard(portal)
+
+    async def _discard(self, portal: Portal) -> None:
+        if portal.done:
+            return
+        try:
+            await self.call(portal.close)  # stops the engine's batch generator
+        except Exception:
+            log.exception("session %d: closing a portal failed", self.pid)
+
+    # --- extended query ---------------------------------------------------------------
+    def _statement(self, name: str) -> Statement:
+        stmt = self._statements.get(name)
+        if stmt is None:
+            raise errors.QueryError(f'prepared statement "{name}" does not exist', "26000")
+        return stmt
+
+    def _portal(self, name: str) -> Portal:
+        portal = self._portals.get(name)
+        if portal is None:
+            raise errors.QueryError(f'portal "{name}" does not exist', "34000")
+        return portal
+
+    async def _parse(self, msg: codec.Parse) -> None:
+        if msg.name and msg.name in self._statements:
+            raise errors.QueryError(f'prepared statement "{msg.name}" already exists', "42P05")
+        prepared = await self.call(self._engine.prepare, msg.sql, list(msg.param_oids))
+        if len(prepared) > 1:
+            raise errors.SyntaxError_("cannot insert multiple commands into a prepared statement")
+        self._statements[msg.name] = Statement.create(prepared[0] if prepared else None,
+                                                      msg.param_oids)
+        self.conn.send(backend.ParseComplete())
+
+    async def _bind(self, msg: codec.Bind) -> None:
+        stmt = self._statement(msg.statement)
+        if msg.portal and msg.portal in self._portals:
+            raise errors.QueryError(f'cursor "{msg.portal}" already exists', "42P03")
+        await self._close_portal(msg.portal)
+        wanted = len(stmt.param_types)
+        if len(msg.params) != wanted:
+            raise errors.ProtocolViolation(
+                f"bind message supplies {len(msg.params)} parameters, but prepared statement "
+                f'"{msg.statement}" requires {wanted}')
+        formats = params.resolve_formats(msg.param_formats, wanted, "parameter")
+        values = [params.decode(data, t, f)
+                  for data, t, f in zip(msg.params, stmt.param_types, formats)]
+        portal = Portal(stmt, values, msg.result_formats)
+        portal.formats()  # a wrong number of result formats fails Bind, as in PostgreSQL
+        self._portals[msg.portal] = portal
+        self.conn.send(backend.BindComplete())
+
+    async def _describe(self, msg: codec.Describe) -> None:
+        if msg.kind == codec.DESCRIBE_PORTAL:
+            self.conn.send(self._portal(msg.name).describe())
+            return
+        stmt = self._statement(msg.name)
+        self.conn.send(backend.ParameterDescription(tuple(stmt.param_oids)))
+        columns = stmt.columns
+        self.conn.send(backend.NoData() if columns is None
+                       else row_description(columns, [codec.TEXT] * len(columns)))
+
+    async def _execute_message(self, msg: codec.Execute) -> None:
+        portal = self._portal(msg.portal)
+        self.cancel_token.reset()
+        try:
+            await self._run(portal, msg.max_rows, simple=False, name=msg.portal)
+        except BaseException:
+            self._portals.pop(msg.portal, None)  # a failed portal cannot be resumed
+            raise
+
+    async def _close(self, msg: codec.Close) -> None:
+        if msg.kind == codec.DESCRIBE_STATEMENT:
+            self._statements.pop(msg.name, None)
+        else:
+            await self._close_portal(msg.name)
+        self.conn.send(backend.CloseComplete())
+
+    async def _sync(self, msg: codec.Sync) -> None:
+        self._ignore_till_sync = False
+        await self._ready()
+
+    async def _flush(self, msg: codec.Flush) -> None:
+        await self.conn.flush()

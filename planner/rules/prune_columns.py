@@ -1,0 +1,72 @@
+"""Projection pushdown: a Scan reads only the columns something above it uses.
+
+Walks down with the set of output positions the parent needs; Project and Aggregate
+compute their own outputs, so below them only the columns their expressions use are
+needed. Nodes that pass their child's columns through (Filter, Sort, Limit) shrink with it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from planner import expr as ex
+from planner import plan as pl
+
+
+def prune_columns(node: pl.Node) -> pl.Node:
+    pruned, _ = _prune(node, set(range(len(node.fields))))
+    return pruned
+
+
+def _prune(node: pl.Node, needed: set[int]) -> tuple[pl.Node, dict[int, int]]:
+    """(node reading fewer columns, mapping old output position -> new position)."""
+    if isinstance(node, pl.Scan):
+        used = set(needed)
+        if node.filter is not None:
+            used |= ex.columns_used(node.filter)
+        if not used:
+            used = {0}  # count(*) still needs rows: read the cheapest way we have, one column
+        keep = sorted(used)
+        mapping = {old: new for new, old in enumerate(keep)}
+        filt = ex.map_columns(node.filter, mapping) if node.filter is not None else None
+        return replace(node, columns=tuple(node.columns[i] for i in keep),
+                       fields=tuple(node.fields[i] for i in keep), filter=filt), mapping
+    if isinstance(node, pl.Filter):
+        child, mapping = _prune(node.child, needed | ex.columns_used(node.predicate))
+        return replace(node, child=child, predicate=ex.map_columns(node.predicate, mapping),
+                       fields=child.fields), mapping
+    if isinstance(node, pl.Sort):
+        used = set(needed)
+        for k in node.keys:
+            used |= ex.columns_used(k.expr)
+        child, mapping = _prune(node.child, used)
+        keys = tuple(replace(k, expr=ex.map_columns(k.expr, mapping)) for k in node.keys)
+        return replace(node, child=child, keys=keys, fields=child.fields), mapping
+    if isinstance(node, pl.Limit):
+        child, mapping = _prune(node.child, needed)
+        return replace(node, child=child, fields=child.fields), mapping
+    if isinstance(node, pl.Project):
+        used = set().union(*(ex.columns_used(e) for e in node.exprs)) if node.exprs else set()
+        child, mapping = _prune(node.child, used)
+        exprs = tuple(ex.map_columns(e, mapping) for e in node.exprs)
+        return replace(node, child=child, exprs=exprs), _identity(node)
+    if isinstance(node, pl.Aggregate):
+        used = set()
+        for k in node.keys:
+            used |= ex.columns_used(k)
+        for a in node.aggs:
+            if a.arg is not None:
+                used |= ex.columns_used(a.arg)
+        child, mapping = _prune(node.child, used)
+        keys = tuple(ex.map_columns(k, mapping) for k in node.keys)
+        aggs = tuple(replace(a, arg=ex.map_columns(a.arg, mapping)) if a.arg is not None else a
+                     for a in node.aggs)
+        return replace(node, child=child, keys=keys, aggs=aggs), _identity(node)
+    if hasattr(node, "child"):
+        child, _ = _prune(node.child, set(range(len(node.child.fields))))
+        return replace(node, child=child), _identity(node)
+    return node, _identity(node)
+
+
+def _identity(node: pl.Node) -> dict[int, int]:
+    return {i: i for i in range(len(node.fields))}

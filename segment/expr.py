@@ -1,0 +1,287 @@
+"""Evaluate bound scalar expressions (planner/expr.py) over Arrow record batches.
+
+`evaluate(e, batch)` returns an array of exactly `e.type.arrow_type()` and the batch's
+length. Work is vectorized: each node is one or a few pyarrow.compute calls or numba
+kernels over the whole batch (segment/kernels/expr_*.py), literals stay Arrow scalars that
+the kernels broadcast, and a call whose arguments are all constant runs once on one row.
+
+Laziness follows PostgreSQL where it is observable, i.e. where an expression may raise:
+a CASE branch, a later COALESCE argument and the right side of AND/OR are only required to
+succeed on the rows that reach them. They are evaluated on the whole batch first (cheapest
+when nothing fails); if that raises, they are evaluated again on just the rows that need
+them, so `CASE WHEN x <> 0 THEN 1 / x END` never raises division by zero. When only a few
+rows need a branch it is evaluated on those rows directly.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from planner import errors
+from planner import expr as ex
+from planner.expr import Func
+from planner.types import Kind, SqlType
+from segment.kernels import expr_arith as xarith
+from segment.kernels import expr_arrays as xa
+from segment.kernels import expr_cast as xcast
+from segment.kernels import expr_datetime as xd
+from segment.kernels import expr_numeric as xn
+from segment.kernels import expr_string as xs
+
+_SUBSET_FRACTION = 0.25  # below this share of rows, evaluate a lazy branch on its rows only
+
+
+class Frame:
+    """The input columns of one evaluation, its row count and the statement time."""
+
+    __slots__ = ("columns", "n", "now")
+
+    def __init__(self, columns: list, n: int, now: dt.datetime):
+        self.columns, self.n, self.now = columns, n, now
+
+    def subset(self, idx: np.ndarray, e: ex.Expr) -> "Frame":
+        """The rows `idx` of the columns that e reads."""
+        used = ex.columns_used(e)
+        take = pa.array(idx, pa.int64())
+        cols = [c.take(take) if i in used else None for i, c in enumerate(self.columns)]
+        return Frame(cols, len(idx), self.now)
+
+
+def evaluate(e: ex.Expr, batch: pa.RecordBatch, now: dt.datetime | None = None) -> pa.Array:
+    """e over every row of batch. `now` is the statement's timestamp for now()."""
+    return evaluate_columns(e, batch.columns, batch.num_rows, now)
+
+
+def evaluate_columns(e: ex.Expr, columns: list, num_rows: int,
+                     now: dt.datetime | None = None) -> pa.Array:
+    frame = Frame(list(columns), num_rows, now or dt.datetime.now(dt.timezone.utc))
+    return _finish(_eval(e, frame), e.type, num_rows)
+
+
+def _eval(e: ex.Expr, f: Frame) -> xa.Datum:
+    return _NODES[type(e)](e, f)
+
+
+def _finish(d: xa.Datum, t: SqlType, n: int) -> pa.Array:
+    """d as an array of n rows in t's layout."""
+    target = t.arrow_type()
+    if isinstance(d, pa.Scalar):
+        d = d if d.type == target else (pa.scalar(None, target) if not d.is_valid else d.cast(target))
+        return xa.as_array(d, n)
+    return d if d.type == target else d.cast(target)
+
+
+def _conform(d: xa.Datum, t: SqlType) -> xa.Datum:
+    target = t.arrow_type()
+    if d.type == target:
+        return d
+    if isinstance(d, pa.Scalar):
+        return pa.scalar(None, target) if not d.is_valid else d.cast(target)
+    return d.cast(target)
+
+
+# --- leaves --------------------------------------------------------------------------------
+def _column(e: ex.ColumnRef, f: Frame) -> xa.Datum:
+    arr = f.columns[e.index]
+    if arr is None:
+        raise errors.InternalError(f"column {e.index} was not provided")
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    return arr if arr.type == e.type.arrow_type() else _storage_to_layout(arr, e.type)
+
+
+def _storage_to_layout(arr: pa.Array, t: SqlType) -> pa.Array:
+    """Columns that arrive in another physical type (dictionary strings, decimal numerics,
+    large strings) in the layout the expression expects."""
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    if t.is_numeric and pa.types.is_decimal(arr.type):
+        src = SqlType(Kind.NUMERIC, None, arr.type.scale)
+        return xn.to_array(xn.to_num(arr, src), t, len(arr), check=False)
+    return arr if arr.type == t.arrow_type() else arr.cast(t.arrow_type())
+
+
+@functools.lru_cache(maxsize=4096)
+def _literal_scalar(lit: ex.Literal) -> pa.Scalar:
+    if lit.type.kind is Kind.UNKNOWN:
+        return pa.scalar(None, pa.null())
+    return xcast.to_arrow([lit.value], lit.type)[0]
+
+
+def _literal(e: ex.Literal, f: Frame) -> xa.Datum:
+    return _literal_scalar(e)
+
+
+# --- calls ---------------------------------------------------------------------------------
+def _call(e: ex.Call, f: Frame) -> xa.Datum:
+    func = e.func
+    if func in (Func.AND, Func.OR):
+        return _and_or(e, f)
+    if func is Func.COALESCE:
+        return _coalesce(e, f)
+    if func is Func.NOW:
+        return pa.scalar(f.now, e.type.arrow_type())
+    args = [_eval(a, f) for a in e.args]
+    impl = _CALLS.get(func)
+    if impl is None:
+        raise errors.FeatureNotSupported(f"function {func.value} is not supported")
+    if all(isinstance(a, pa.Scalar) for a in args):  # constant: compute on one row
+        r = _conform(impl(e, [xa.as_array(a, 1) for a in args], 1), e.type)
+        return r[0] if isinstance(r, pa.Array) else r
+    return impl(e, args, f.n)
+
+
+def _not(e: ex.Call, args: list, n: int) -> xa.Datum:
+    return pc.invert(args[0])
+
+
+def _decided(acc: xa.Datum, n: int, stop: bool) -> np.ndarray:
+    return xa.bool_mask(acc if stop else pc.invert(acc), n)
+
+
+def _and_or(e: ex.Call, f: Frame) -> xa.Datum:
+    """Three-valued AND/OR; an argument is needed only on rows not decided yet."""
+    stop = e.func is Func.OR
+    kleene = pc.or_kleene if stop else pc.and_kleene
+    acc = _eval(e.args[0], f)
+    for arg in e.args[1:]:
+        if isinstance(acc, pa.Scalar):
+            if acc.is_valid and acc.as_py() is stop:
+                return acc
+            need = None
+        else:
+            need = ~_decided(acc, f.n, stop)
+        acc = kleene(acc, _eval_needed(arg, f, need))
+    return acc
+
+
+def _coalesce(e: ex.Call, f: Frame) -> xa.Datum:
+    out, need = None, None
+    for arg in e.args:
+        v = _conform(_eval_needed(arg, f, need), e.type)
+        out = v if out is None else pc.coalesce(out, v)
+        if isinstance(out, pa.Scalar):
+            if out.is_valid:
+                return out
+            continue
+        need = ~xa.bool_mask(pc.is_valid(out), f.n)
+        if not need.any():
+            break
+    return out
+
+
+def _eval_needed(e: ex.Expr, f: Frame, need: np.ndarray | None) -> xa.Datum:
+    """e where `need` is True; other rows may hold anything (NULL) and must not raise."""
+    if need is None or need.all():
+        return _eval(e, f)
+    count = int(np.count_nonzero(need))
+    if count == 0 or isinstance(e, ex.Literal):
+        return _eval(e, f) if count else pa.scalar(None, e.type.arrow_type())
+    if count >= _SUBSET_FRACTION * f.n:
+        try:
+            return _eval(e, f)
+        except errors.QueryError:
+            pass  # maybe raised by a row that does not need e: retry on the needed rows
+    idx = np.flatnonzero(need)
+    values = _finish(_eval(e, f.subset(idx, e)), e.type, count)
+    return xa.scatter(values, idx, f.n)
+
+
+def _case(e: ex.Case, f: Frame) -> xa.Datum:
+    n = f.n
+    remaining = np.ones(n, dtype=bool)
+    masks, values = [], []
+    for cond, result in e.whens:
+        hit = remaining & xa.bool_mask(_eval_needed(cond, f, remaining), n)
+        if hit.any():
+            masks.append(hit)
+            values.append(_conform(_eval_needed(result, f, hit), e.type))
+            remaining &= ~hit
+        if not remaining.any():
+            break
+    default = _conform(_eval_needed(e.else_, f, remaining), e.type) if remaining.any() \
+        else pa.scalar(None, e.type.arrow_type())
+    if not masks:
+        return default
+    if len(masks) == 1:
+        return pc.if_else(pa.array(masks[0]), values[0], default)
+    conds = pc.make_struct(*[pa.array(m) for m in masks], field_names=[str(i) for i in range(len(masks))])
+    return pc.case_when(conds, *values, default)
+
+
+def _cast(e: ex.Cast, f: Frame) -> xa.Datum:
+    x = _eval(e.arg, f)
+    if isinstance(x, pa.Scalar):
+        return _conform(xcast.cast(xa.as_array(x, 1), e.arg.type, e.type), e.type)[0]
+    return xcast.cast(x, e.arg.type, e.type)
+
+
+def _in_list(e: ex.InList, f: Frame) -> xa.Datum:
+    x = _eval(e.arg, f)
+    vals = [_eval(v, f) for v in e.values]
+    scalar_x = isinstance(x, pa.Scalar)
+    if scalar_x:
+        x = xa.as_array(x, 1)
+    if all(isinstance(v, pa.Scalar) for v in vals) and e.arg.type.kind is not Kind.INTERVAL \
+            and all(v.type == x.type or not v.is_valid for v in vals):
+        present = [v for v in vals if v.is_valid]
+        hit = pc.is_in(x, value_set=pa.array([v.as_py() for v in present], x.type), skip_nulls=True)
+        hit = pc.if_else(pc.is_null(x), pa.scalar(None, pa.bool_()), hit)
+        if len(present) < len(vals):
+            hit = pc.if_else(hit, True, pa.scalar(None, pa.bool_()))
+    else:
+        hit = None
+        for v, ve in zip(vals, e.values):
+            eq = xarith.compare_values(Func.EQ, x, v, e.arg.type, ve.type)
+            hit = eq if hit is None else pc.or_kleene(hit, eq)
+    hit = pc.invert(hit) if e.negated else hit
+    return hit[0] if scalar_x else hit
+
+
+def _like(e: ex.Like, f: Frame) -> xa.Datum:
+    x, p = _eval(e.arg, f), _eval(e.pattern, f)
+    scalar = isinstance(x, pa.Scalar) and isinstance(p, pa.Scalar)
+    n = 1 if scalar else f.n
+    r = xs.like(xa.as_array(x, n), p if not scalar else xa.as_array(p, 1), e.case_insensitive, n)
+    r = pc.invert(r) if e.negated else r
+    return r[0] if scalar and isinstance(r, pa.Array) else r
+
+
+def _is_null(e: ex.IsNull, f: Frame) -> xa.Datum:
+    x = _eval(e.arg, f)
+    if isinstance(x, pa.Scalar):
+        return pa.scalar(x.is_valid == e.negated)
+    return pc.is_valid(x) if e.negated else pc.is_null(x)
+
+
+def _field_kernel(kernel):
+    """EXTRACT / date_trunc kernels read their constant field name from the Literal."""
+    def run(e: ex.Call, args: list, n: int) -> xa.Datum:
+        return kernel(e, [pa.scalar(e.args[0].value)] + args[1:], n)
+    return run
+
+
+_NODES = {ex.ColumnRef: _column, ex.Literal: _literal, ex.Call: _call, ex.Cast: _cast,
+          ex.Case: _case, ex.InList: _in_list, ex.Like: _like, ex.IsNull: _is_null}
+
+_CALLS = {
+    **{f: xarith.arith for f in (Func.ADD, Func.SUB, Func.MUL, Func.DIV, Func.MOD)},
+    **{f: xarith.compare for f in (Func.EQ, Func.NE, Func.LT, Func.LE, Func.GT, Func.GE)},
+    Func.NOT: _not, Func.NEG: xarith.negate, Func.ABS: xarith.negate,
+    **{f: xarith.rounding for f in (Func.ROUND, Func.TRUNC, Func.FLOOR, Func.CEIL)},
+    **{f: xarith.float_math for f in (Func.SQRT, Func.LN, Func.EXP, Func.POWER)},
+    Func.GREATEST: xarith.extreme, Func.LEAST: xarith.extreme, Func.NULLIF: xarith.nullif,
+    Func.CONCAT: xs.concat, Func.CONCAT_FN: xs.concat,
+    **{f: xs.simple for f in (Func.LOWER, Func.UPPER, Func.LENGTH, Func.OCTET_LENGTH)},
+    Func.SUBSTRING: xs.substring, Func.POSITION: xs.strpos, Func.REPLACE: xs.replace,
+    Func.REGEXP_REPLACE: xs.regexp_replace, Func.TRIM: xs.trim, Func.LTRIM: xs.trim,
+    Func.RTRIM: xs.trim, Func.LEFT: xs.left_right, Func.RIGHT: xs.left_right,
+    Func.STARTS_WITH: xs.starts_with,
+    Func.EXTRACT: _field_kernel(xd.extract), Func.DATE_PART: _field_kernel(xd.extract),
+    Func.DATE_TRUNC: _field_kernel(xd.date_trunc),
+}

@@ -1,0 +1,100 @@
+"""Array plumbing for expression kernels: numpy views of Arrow buffers, validity masks,
+broadcasting of scalars, scattering results of a row subset back, and the mapping of
+pyarrow errors to SQLSTATE errors.
+
+Arrow null slots hold arbitrary bytes, so every kernel that reads raw buffers takes the
+validity mask along and never lets a null slot raise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from planner import errors
+
+Datum = pa.Array | pa.Scalar
+
+
+def as_array(d: Datum, n: int) -> pa.Array:
+    """d as an array of length n (a scalar is repeated)."""
+    if isinstance(d, pa.Scalar):
+        return pa.nulls(n, d.type) if not d.is_valid else pa.repeat(d, n)
+    return d
+
+
+def np_view(arr: pa.Array, dtype) -> np.ndarray:
+    """The values of a fixed-width array as numpy, zero-copy (null slots are garbage)."""
+    width = np.dtype(dtype).itemsize
+    buf = arr.buffers()[1]
+    count = (arr.offset + len(arr)) * arr.type.bit_width // 8 // width
+    view = np.frombuffer(buf, dtype=dtype, count=count)
+    per = arr.type.bit_width // 8 // width
+    return view[arr.offset * per:]
+
+
+def valid_mask(arr: pa.Array) -> np.ndarray | None:
+    """A bool array, True where arr is not null; None when there are no nulls."""
+    if arr.null_count == 0:
+        return None
+    return pc.is_valid(arr).to_numpy(zero_copy_only=False)
+
+
+def validity_buffer(arr: pa.Array) -> pa.Buffer | None:
+    """arr's validity bitmap starting at bit 0 (None when there are no nulls)."""
+    if arr.null_count == 0:
+        return None
+    if arr.offset == 0:
+        return arr.buffers()[0]
+    return pc.is_valid(arr).buffers()[1]
+
+
+def and_masks(*masks: np.ndarray | None) -> np.ndarray | None:
+    out = None
+    for m in masks:
+        if m is not None:
+            out = m if out is None else (out & m)
+    return out
+
+
+def from_numpy(values: np.ndarray, typ: pa.DataType, valid: np.ndarray | None) -> pa.Array:
+    """A fixed-width Arrow array over numpy values and an optional validity mask."""
+    values = np.ascontiguousarray(values)
+    n = len(values) if values.ndim == 1 else values.shape[0]
+    if valid is None or valid.all():
+        return pa.Array.from_buffers(typ, n, [None, pa.py_buffer(values)], null_count=0)
+    bitmap = pa.array(valid, pa.bool_()).buffers()[1]
+    return pa.Array.from_buffers(typ, n, [bitmap, pa.py_buffer(values)],
+                                 null_count=int(n - np.count_nonzero(valid)))
+
+
+def bool_mask(d: Datum, n: int) -> np.ndarray:
+    """True where a boolean datum is true (NULL counts as false)."""
+    if isinstance(d, pa.Scalar):
+        return np.full(n, bool(d.as_py()), dtype=bool)
+    return pc.fill_null(d, False).to_numpy(zero_copy_only=False)
+
+
+def scatter(values: pa.Array, idx: np.ndarray, n: int) -> pa.Array:
+    """An array of length n holding values[j] at idx[j] and NULL elsewhere."""
+    pos = np.full(n, -1, dtype=np.int64)
+    pos[idx] = np.arange(len(idx), dtype=np.int64)
+    return values.take(pa.array(pos, mask=pos < 0))
+
+
+def arrow_error(exc: pa.ArrowInvalid, out_of_range: str) -> errors.QueryError:
+    """The SQL error for an ArrowInvalid raised by a checked compute kernel."""
+    text = str(exc)
+    if "divide by zero" in text:
+        return errors.DivisionByZero("division by zero")
+    if "overflow" in text or "not in range" in text or "truncated" in text:
+        return errors.NumericOutOfRange(out_of_range)
+    return errors.InternalError(text)
+
+
+def first_failure(ok: np.ndarray, valid: np.ndarray | None) -> int | None:
+    """Index of the first valid row where ok is False, or None."""
+    bad = ~ok if valid is None else (~ok & valid)
+    idx = np.flatnonzero(bad)
+    return int(idx[0]) if len(idx) else None

@@ -1,0 +1,312 @@
+"""CAST between SQL types over batches, with PostgreSQL's rounding, range checks and text
+formats.
+
+Numbers: float -> int rounds half to even (rint), numeric -> int half away from zero,
+numeric(p, s) targets round to s and check p (22003 'numeric field overflow'), float ->
+numeric keeps 15 significant digits (6 for real) as float8_numeric does. Text input is
+parsed by vectorized fast paths for the common forms; anything they do not accept is
+re-parsed value by value with planner.functions.parse_text, which either understands the
+rarer form or raises PostgreSQL's exact error. Text output matches PostgreSQL's *out
+functions (booleans true/false, shortest round-trip floats with PostgreSQL's exponent
+rules, numerics with their scale, timestamps without trailing zeros).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from planner import errors, functions
+from planner.functions import DEC
+from planner.types import Kind, SqlType
+from segment.kernels import expr_arrays as xa
+from segment.kernels import expr_datetime as xd
+from segment.kernels import expr_numeric as xn
+
+_WS = " \t\n\r\v\f"
+
+
+class _Reparse(Exception):
+    """The fast text parser gave up: parse value by value."""
+
+
+def to_arrow(values: list, t: SqlType) -> pa.Array:
+    """Python values (planner.functions conventions) as an array of t's layout."""
+    at = t.arrow_type()
+    if t.is_numeric:
+        if t.is_scaled_int:
+            return pa.array([None if v is None else int(DEC.scaleb(v, t.scale)) for v in values],
+                            pa.int64())
+        return pa.array(values, at)
+    if t.kind is Kind.INTERVAL:
+        return pa.array([None if v is None else pa.MonthDayNano([v.months, v.days, v.micros * 1000])
+                         for v in values], at)
+    return pa.array(values, at)
+
+
+def cast(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
+    """CAST(arr AS dst) for an array of type src."""
+    n = len(arr)
+    if src.kind is Kind.UNKNOWN or arr.null_count == n:
+        return pa.nulls(n, dst.arrow_type())
+    if dst.is_string:
+        return _fit_strings(to_text(arr, src), dst)
+    if src.is_string:
+        return from_text(arr, dst)
+    if src.is_number and dst.is_number:
+        return _number(arr, src, dst, n)
+    if dst.kind is Kind.BOOL:
+        return pc.not_equal(arr, 0)
+    if src.kind is Kind.BOOL:
+        return pc.cast(arr, dst.arrow_type())
+    if src.kind is dst.kind is Kind.INTERVAL:
+        return arr
+    return pc.cast(arr, dst.arrow_type())  # between date, timestamp and timestamptz (UTC)
+
+
+def _fit_strings(arr: pa.Array, t: SqlType) -> pa.Array:
+    if t.length is not None and t.kind in (Kind.VARCHAR, Kind.CHAR):
+        arr = pc.utf8_slice_codeunits(arr, 0, t.length)
+    return pc.utf8_rtrim(arr, characters=" ") if t.kind is Kind.CHAR else arr
+
+
+# --- numbers -------------------------------------------------------------------------------
+def _out_of_range(t: SqlType) -> errors.QueryError:
+    return errors.NumericOutOfRange(f"{t.kind.value} out of range")
+
+
+def _number(arr: pa.Array, src: SqlType, dst: SqlType, n: int) -> pa.Array:
+    if dst.is_numeric:
+        if src.is_float:
+            return _float_to_numeric(arr, src, dst, n)
+        return xn.to_array(xn.to_num(arr, src), dst, n, check=True)
+    if dst.is_float:
+        f = xn.to_float(xn.to_num(arr, src), n) if src.is_numeric else pc.cast(
+            arr, pa.float64(), safe=False)
+        if dst.kind is Kind.FLOAT8:
+            return f
+        r = pc.cast(f, pa.float32(), safe=False)
+        if pc.any(pc.and_(pc.is_inf(r), pc.is_finite(f))).as_py():
+            raise errors.NumericOutOfRange("value out of range: overflow")
+        if pc.any(pc.and_(pc.equal(r, 0), pc.not_equal(f, 0))).as_py():
+            raise errors.NumericOutOfRange("value out of range: underflow")
+        return r
+    if src.is_numeric:
+        r = xn.rescale(xn.to_num(arr, src), 0)
+        if r.fast is None:
+            lo, hi = functions.INT_RANGES[dst.kind]
+            live = r.wide if r.valid is None else r.wide[r.valid]
+            if len(live) and (live.min() < lo or live.max() > hi):
+                raise _out_of_range(dst)
+            arr = xa.from_numpy(r.wide.astype(np.int64), pa.int64(), r.valid)
+        else:
+            arr = xa.as_array(r.fast, n)
+    elif src.is_float:
+        arr = pc.round(arr, round_mode="half_to_even")
+    try:
+        return pc.cast(arr, dst.arrow_type())
+    except pa.ArrowInvalid:
+        raise _out_of_range(dst)
+
+
+def _float_to_numeric(arr: pa.Array, src: SqlType, dst: SqlType, n: int) -> pa.Array:
+    """float -> numeric: round to 15 (real: 6) significant digits, then to dst's scale."""
+    vals = pc.fill_null(pc.cast(arr, pa.float64()), 0.0).to_numpy(zero_copy_only=False)
+    valid = xa.valid_mask(arr)
+    live = vals if valid is None else vals[valid]
+    if np.isnan(live).any():
+        raise errors.FeatureNotSupported("numeric NaN is not supported")
+    if np.isinf(live).any():
+        raise errors.NumericOutOfRange("cannot convert infinity to numeric")
+    vals = np.where(np.isfinite(vals), vals, 0.0)
+    digits = 6 if src.kind is Kind.FLOAT4 else 15
+    nz = vals != 0
+    k = np.zeros(n, np.int64)
+    k[nz] = digits - 1 - np.floor(np.log10(np.abs(vals[nz]))).astype(np.int64)
+    m = _scaled_rint(vals, k)
+    for adjust, cond in ((-1, lambda: np.abs(m) >= 10.0**digits),
+                         (1, lambda: nz & (np.abs(m) < 10.0**(digits - 1)))):
+        fix = cond()
+        if fix.any():
+            k[fix] += adjust
+            m[fix] = _scaled_rint(vals[fix], k[fix])
+    m = m.astype(np.int64)
+    shift = dst.scale - k  # value = m * 10^-k; wanted: integers at dst.scale
+    wide = np.zeros(n, dtype=object)
+    down = shift < 0
+    if down.any():
+        exp = np.minimum(-shift[down], 18)
+        q, _ = xn._divide(m[down], (10 ** exp).astype(np.int64), np.ones(int(down.sum()), bool),
+                          xn.MODE_HALF_AWAY)
+        wide[down] = np.where(-shift[down] > 18, 0, q).astype(object)
+    up = ~down
+    wide[up] = m[up].astype(object) * np.array([10**int(s) for s in shift[up]], dtype=object) \
+        if up.any() else wide[up]
+    if valid is not None:
+        wide[~valid] = 0
+    return xn.to_array(xn.Num(None, wide, valid, dst.scale), dst, n, check=True)
+
+
+def _scaled_rint(vals: np.ndarray, k: np.ndarray) -> np.ndarray:
+    half = k // 2
+    return np.rint(vals * np.power(10.0, half) * np.power(10.0, k - half))
+
+
+# --- text output ---------------------------------------------------------------------------
+def to_text(arr: pa.Array, src: SqlType) -> pa.Array:
+    """PostgreSQL's text form of every value."""
+    k = src.kind
+    if src.is_string:
+        return arr
+    if k is Kind.BOOL:
+        return pc.if_else(arr, "true", "false")
+    if src.is_float:
+        return _float_text(arr, k is Kind.FLOAT4)
+    if k is Kind.NUMERIC:
+        return _numeric_text(arr, src.scale)
+    if k in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
+        text = pc.cast(pc.cast(arr, pa.timestamp("us")), pa.string())
+        text = pc.replace_substring_regex(text, r"(\.\d*[1-9])0+$|\.0+$", r"\1")
+        return pc.binary_join_element_wise(text, "+00", "") if k is Kind.TIMESTAMPTZ else text
+    if k is Kind.INTERVAL:
+        return xd.format_intervals(arr)
+    return pc.cast(arr, pa.string())
+
+
+def _numeric_text(arr: pa.Array, s: int) -> pa.Array:
+    """Digits of the unscaled integer with the point put back: never an exponent (Arrow's
+    decimal formatting writes 0E-10)."""
+    if pa.types.is_decimal(arr.type):  # the same 128-bit words read as integers
+        arr = pa.Array.from_buffers(pa.decimal128(38, 0), len(arr), arr.buffers(),
+                                    null_count=arr.null_count, offset=arr.offset)
+    digits = pc.cast(pc.abs(arr), pa.string())
+    if s == 0:
+        body = digits
+    else:
+        padded = pc.utf8_lpad(digits, s + 1, "0")
+        body = pc.binary_join_element_wise(pc.utf8_slice_codeunits(padded, 0, -s),
+                                           pc.utf8_slice_codeunits(padded, -s), ".")
+    return pc.if_else(pc.less(arr, 0), pc.binary_join_element_wise("-", body, ""), body)
+
+
+def _float_text(arr: pa.Array, float4: bool) -> pa.Array:
+    """Shortest round-trip digits (from Arrow) laid out as float8out/float4out do: plain
+    notation for decimal exponents -4 <= e < 15 (real: 6), else d.ddde+XX."""
+    raw = pc.cast(arr, pa.string())
+    parts = pc.extract_regex(raw, r"^(?P<sign>-?)(?P<int>\d+)(?:\.(?P<frac>\d+))?(?:e(?P<exp>[+-]?\d+))?$")
+    sign, ipart, frac, exp = (pc.struct_field(parts, [i]) for i in range(4))
+    all_digits = pc.binary_join_element_wise(ipart, frac, "")
+    stripped = pc.utf8_ltrim(all_digits, characters="0")
+    lead = pc.subtract(pc.utf8_length(all_digits), pc.utf8_length(stripped))
+    digits = pc.utf8_rtrim(stripped, characters="0")
+    exp = pc.replace_substring(pc.if_else(pc.equal(exp, ""), "0", exp), "+", "")
+    e = pc.add(pc.subtract(pc.add(pc.cast(exp, pa.int64()),
+                                  pc.utf8_length(ipart)), 1), pc.negate(lead))
+    e_np = pc.fill_null(e, 0).to_numpy(zero_copy_only=False)
+    special = pc.fill_null(pc.or_(pc.equal(digits, ""), pc.invert(pc.is_finite(arr))), True)
+    out = pc.if_else(pc.is_nan(arr), "NaN", pc.if_else(
+        pc.is_inf(arr), pc.if_else(pc.greater(arr, 0), "Infinity", "-Infinity"), raw))
+    high = 6 if float4 else 15
+    live = ~special.to_numpy(zero_copy_only=False)
+    for ev in np.unique(e_np[live]):
+        rows = live & (e_np == ev)
+        mask = pa.array(rows)
+        d = digits.filter(mask)
+        ev = int(ev)
+        if 0 <= ev < high:
+            whole = pc.utf8_slice_codeunits(pc.utf8_rpad(d, ev + 1, "0"), 0, ev + 1)
+            rest = pc.utf8_slice_codeunits(d, ev + 1)
+            text = pc.if_else(pc.equal(rest, ""), whole, pc.binary_join_element_wise(whole, rest, "."))
+        elif -4 <= ev < 0:
+            text = pc.binary_join_element_wise("0." + "0" * (-ev - 1), d, "")
+        else:
+            tail = pc.utf8_slice_codeunits(d, 1)
+            mant = pc.if_else(pc.equal(tail, ""), pc.utf8_slice_codeunits(d, 0, 1),
+                              pc.binary_join_element_wise(pc.utf8_slice_codeunits(d, 0, 1), tail, "."))
+            text = pc.binary_join_element_wise(mant, f"e{'-' if ev < 0 else '+'}{abs(ev):02d}", "")
+        text = pc.binary_join_element_wise(sign.filter(mask), text, "")
+        out = pc.replace_with_mask(out, mask, text)
+    return out
+
+
+# --- text input ----------------------------------------------------------------------------
+def from_text(arr: pa.Array, dst: SqlType) -> pa.Array:
+    """Parse text as dst; fast paths for the common forms, value by value otherwise."""
+    k = dst.kind
+    try:
+        if k is Kind.INTERVAL:
+            return xd.parse_intervals(arr)
+        trimmed = pc.utf8_trim(arr, characters=_WS)
+        if k is Kind.BOOL:
+            return _text_bool(trimmed)
+        if dst.is_integer:
+            if not _all(pc.match_substring_regex(trimmed, r"^[+-]?[0-9]+$")):
+                raise _Reparse
+            return pc.cast(pc.cast(pc.replace_substring_regex(trimmed, r"^\+", ""), pa.int64()),
+                           dst.arrow_type())
+        if dst.is_float:
+            return _text_float(trimmed, dst)
+        if dst.is_numeric:
+            return _text_numeric(trimmed, dst)
+        return pc.cast(trimmed, dst.arrow_type())
+    except (_Reparse, pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    values = [None if v is None else functions.parse_text(v, dst) for v in arr.to_pylist()]
+    return to_arrow(values, dst)
+
+
+def _all(d) -> bool:
+    return bool(pc.all(d).as_py() in (True, None))
+
+
+_TRUE = ["1", "t", "tr", "tru", "true", "y", "ye", "yes", "on"]
+_FALSE = ["0", "f", "fa", "fal", "fals", "false", "n", "no", "of", "off"]
+
+
+def _text_bool(trimmed: pa.Array) -> pa.Array:
+    idx = pc.index_in(pc.utf8_lower(trimmed), value_set=pa.array(_TRUE + _FALSE))
+    if idx.null_count != trimmed.null_count:
+        raise _Reparse
+    return pc.less(idx, len(_TRUE))
+
+
+def _text_float(trimmed: pa.Array, dst: SqlType) -> pa.Array:
+    low = pc.utf8_lower(trimmed)
+    number = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)(e[+-]?[0-9]+)?$"
+    word = r"^[+-]?(inf|infinity|nan)$"
+    if not _all(pc.or_(pc.match_substring_regex(low, number), pc.match_substring_regex(low, word))):
+        raise _Reparse
+    v = pc.cast(pc.replace_substring(low, "infinity", "inf"), pa.float64())
+    is_word = pc.match_substring_regex(low, word)
+    nonzero_mantissa = pc.match_substring_regex(low, r"^[^e]*[1-9]")
+    if not _all(pc.invert(pc.and_(pc.is_inf(v), pc.invert(is_word)))) or not _all(
+            pc.invert(pc.and_(pc.equal(v, 0), nonzero_mantissa))):
+        raise _Reparse  # out of range: the slow path raises PostgreSQL's message
+    if dst.kind is Kind.FLOAT4:
+        r = pc.cast(v, pa.float32(), safe=False)
+        if not _all(pc.invert(pc.and_(pc.is_inf(r), pc.invert(pc.is_inf(v))))):
+            raise _Reparse
+        return r
+    return v
+
+
+def _text_numeric(trimmed: pa.Array, dst: SqlType) -> pa.Array:
+    parts = pc.extract_regex(trimmed, r"^(?P<sign>[+-]?)(?P<int>[0-9]*)\.?(?P<frac>[0-9]*)$")
+    if parts.null_count != trimmed.null_count:
+        raise _Reparse  # exponents, NaN, garbage
+    sign, ipart, frac = (pc.struct_field(parts, [i]) for i in range(3))
+    if not _all(pc.greater(pc.add(pc.utf8_length(ipart), pc.utf8_length(frac)), 0)):
+        raise _Reparse
+    s = dst.scale
+    frac = pc.utf8_rpad(pc.utf8_slice_codeunits(frac, 0, s + 1), s + 1, "0")
+    digits = pc.utf8_ltrim(pc.binary_join_element_wise(ipart, frac, ""), characters="0")
+    digits = pc.if_else(pc.equal(digits, ""), "0", digits)
+    longest = pc.max(pc.utf8_length(digits)).as_py() or 1
+    if longest > 38:
+        raise _Reparse
+    ints = pc.cast(digits, pa.int64() if longest <= 18 else pa.decimal128(38, 0))
+    ints = pc.if_else(pc.equal(sign, "-"), pc.negate(ints), ints)
+    num = xn.to_num(ints, dst)
+    num.scale = s + 1
+    return xn.to_array(num, dst, len(trimmed), check=True)

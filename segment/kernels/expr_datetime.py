@@ -1,0 +1,278 @@
+"""Dates, timestamps and intervals over batches, computed as PostgreSQL computes them.
+
+date is date32 (days), timestamp[tz] int64 microseconds (timestamptz in UTC), interval
+month_day_nano with PostgreSQL's three separate parts. Adding an interval moves months on
+the calendar first (clamping to the month's last day: 2000-01-31 + 1 month = 2000-02-29),
+then days, then microseconds. EXTRACT returns the scaled integers of its numeric type
+(seconds at scale 6), date_part the same as float8, date_trunc floors to the unit (weeks
+start on Monday, centuries on year 1 of the century, as PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from planner import errors, functions
+from planner.expr import Call, Func
+from planner.types import Kind
+from segment.kernels import expr_arrays as xa
+from segment.kernels import expr_numeric as xn
+
+US_PER_DAY = 86_400_000_000
+MIN_TIMESTAMP = -210_866_803_200_000_000  # 4714-11-24 BC, PostgreSQL's lower bound
+MAX_DAYS = (2**63 - 1) // US_PER_DAY
+_IV_DTYPE = np.dtype([("months", "<i4"), ("days", "<i4"), ("nanos", "<i8")])
+_DAY_UNITS = {"microseconds": 1, "milliseconds": 1000, "second": 10**6, "minute": 60 * 10**6,
+              "hour": 3600 * 10**6, "day": US_PER_DAY}
+
+
+def _out_of_range(what: str) -> errors.QueryError:
+    return errors.QueryError(f"{what} out of range", "22008")
+
+
+# --- intervals -----------------------------------------------------------------------------
+def interval_parts(d: xa.Datum) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """(months, days, micros) int64 arrays (length 1 for a scalar) and the validity mask."""
+    if isinstance(d, pa.Scalar):
+        v = d.value if d.is_valid else None
+        if v is None:
+            return (np.zeros(1, np.int64),) * 3 + (np.zeros(1, bool),)
+        return (np.array([v.months]), np.array([v.days]), np.array([v.nanoseconds // 1000]), None)
+    raw = xa.np_view(d, _IV_DTYPE)
+    return (raw["months"].astype(np.int64), raw["days"].astype(np.int64),
+            raw["nanos"] // 1000, xa.valid_mask(d))
+
+
+def interval_array(months, days, micros, valid, n: int) -> pa.Array:
+    months, days, micros = (np.broadcast_to(np.asarray(x, np.int64), (n,)) for x in (months, days, micros))
+    lim = 2**31
+    if (np.abs(months) >= lim).any() or (np.abs(days) >= lim).any():
+        raise _out_of_range("interval")
+    out = np.empty(n, dtype=_IV_DTYPE)
+    out["months"], out["days"], out["nanos"] = months, days, micros * 1000
+    if valid is not None:
+        valid = np.broadcast_to(valid, (n,)).copy()
+    return xa.from_numpy(out, pa.month_day_nano_interval(), valid)
+
+
+def interval_key(d: xa.Datum) -> pa.Array:
+    """The span PostgreSQL orders intervals by, in microseconds (a month is 30 days)."""
+    m, dd, us, valid = interval_parts(d)
+    key = (m * 30 + dd) * US_PER_DAY + us
+    if isinstance(d, pa.Scalar):
+        return pa.scalar(int(key[0]) if d.is_valid else None, pa.int64())
+    return xa.from_numpy(key, pa.int64(), valid)
+
+
+def interval_negate(d: xa.Datum, n: int) -> pa.Array:
+    m, dd, us, valid = interval_parts(d)
+    return interval_array(-m, -dd, -us, valid, n)
+
+
+# --- arithmetic ----------------------------------------------------------------------------
+def _micros(d: xa.Datum, n: int) -> tuple[np.ndarray, np.ndarray | None]:
+    arr = xa.as_array(d, n)
+    if pa.types.is_date32(arr.type):
+        return xa.np_view(arr, np.int32).astype(np.int64) * US_PER_DAY, xa.valid_mask(arr)
+    return xa.np_view(arr, np.int64), xa.valid_mask(arr)
+
+
+def add_interval(ts: np.ndarray, months, days, micros) -> np.ndarray:
+    """timestamp micros + interval parts (arrays broadcast), calendar months first."""
+    months = np.asarray(months)
+    if months.any():
+        day = np.floor_divide(ts, US_PER_DAY)
+        tod = ts - day * US_PER_DAY
+        d64 = day.astype("datetime64[D]")
+        m64 = d64.astype("datetime64[M]")
+        dom = (d64 - m64.astype("datetime64[D]")).astype(np.int64)
+        nm = m64 + months
+        month_len = ((nm + 1).astype("datetime64[D]") - nm.astype("datetime64[D]")).astype(np.int64)
+        day = (nm.astype("datetime64[D]") + np.minimum(dom, month_len - 1)).astype(np.int64)
+        if (np.abs(day) > MAX_DAYS).any():
+            raise _out_of_range("timestamp")
+        ts = day * US_PER_DAY + tod
+    delta = np.asarray(days, np.int64) * US_PER_DAY + np.asarray(micros, np.int64)
+    out = ts + delta
+    if (((ts ^ out) & (delta ^ out)) < 0).any() or (out < MIN_TIMESTAMP).any():
+        raise _out_of_range("timestamp")  # int64 wrapped around, or before 4714 BC
+    return out
+
+
+def temporal_arith(e: Call, args: list, n: int) -> xa.Datum:
+    """date +/- int, date - date, timestamp +/- interval, timestamp - timestamp,
+    interval +/- interval, interval * / float8."""
+    f, (a, b) = e.func, args
+    ka, kb = e.args[0].type.kind, e.args[1].type.kind
+    if ka is Kind.DATE and kb is Kind.DATE:
+        return pc.subtract_checked(pc.cast(a, pa.int32()), pc.cast(b, pa.int32()))
+    if ka is Kind.DATE:
+        kernel = pc.add_checked if f is Func.ADD else pc.subtract_checked
+        try:
+            return pc.cast(kernel(pc.cast(a, pa.int32()), b), pa.date32())
+        except pa.ArrowInvalid:
+            raise _out_of_range("date")
+    if ka in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ) and kb is Kind.INTERVAL:
+        ts, tvalid = _micros(a, n)
+        m, d, us, ivalid = interval_parts(b)
+        sign = 1 if f is Func.ADD else -1
+        out = add_interval(ts, sign * m, sign * d, sign * us)
+        return xa.from_numpy(np.broadcast_to(out, (n,)).copy(), e.type.arrow_type(),
+                             _valid_n(n, tvalid, ivalid))
+    if ka in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):  # timestamp - timestamp
+        (x, vx), (y, vy) = _micros(a, n), _micros(b, n)
+        diff = x - y
+        if (((x ^ y) & (x ^ diff)) < 0).any():  # int64 wrapped around
+            raise _out_of_range("interval")
+        days = np.abs(diff) // US_PER_DAY * np.sign(diff)  # justify_hours: truncate
+        return interval_array(0, days, diff - days * US_PER_DAY, _valid_n(n, vx, vy), n)
+    if kb is Kind.INTERVAL:  # interval +/- interval
+        (ma, da, ua, va), (mb, db, ub, vb) = interval_parts(a), interval_parts(b)
+        s = 1 if f is Func.ADD else -1
+        return interval_array(ma + s * mb, da + s * db, ua + s * ub, _valid_n(n, va, vb), n)
+    return _interval_scale(a, b, f is Func.DIV, n)
+
+
+def _valid_n(n: int, *masks) -> np.ndarray | None:
+    ms = [np.broadcast_to(m, (n,)) for m in masks if m is not None]
+    return xa.and_masks(*ms) if ms else None
+
+
+def _interval_scale(iv: xa.Datum, factor: xa.Datum, divide: bool, n: int) -> pa.Array:
+    """interval_mul / interval_div of PostgreSQL, vectorized."""
+    m, d, us, valid = interval_parts(iv)
+    f_arr = xa.as_array(factor, 1 if isinstance(factor, pa.Scalar) else n)
+    fv = pc.fill_null(f_arr, 1.0).to_numpy(zero_copy_only=False)
+    fvalid = xa.valid_mask(f_arr)
+    valid = _valid_n(n, valid, fvalid)
+    live = fv if valid is None or len(fv) == 1 else fv[np.broadcast_to(valid, (n,))]
+    if divide and (live == 0).any():
+        raise errors.DivisionByZero("division by zero")
+    if not np.isfinite(live).all():
+        raise _out_of_range("interval")
+    op = (lambda x: x / fv) if divide else (lambda x: x * fv)
+    months, days = np.trunc(op(m)).astype(np.int64), np.trunc(op(d)).astype(np.int64)
+    month_days = np.rint((op(m) - months) * 30 * 1e6) / 1e6
+    secs = np.rint((op(d) - days + month_days - np.trunc(month_days)) * 86400 * 1e6) / 1e6
+    spill = np.trunc(secs / 86400)
+    days = days + spill.astype(np.int64) + np.trunc(month_days).astype(np.int64)
+    secs = secs - spill * 86400
+    micros = np.rint(op(us) + secs * 1e6).astype(np.int64)
+    return interval_array(months, days, micros, valid, n)
+
+
+# --- extract, date_part, date_trunc --------------------------------------------------------
+def _field_values(field: str, x: pa.Array, kind: Kind) -> tuple[np.ndarray, int]:
+    """The integer values of an EXTRACT field and their decimal scale."""
+    if kind is Kind.INTERVAL:
+        return _interval_field(field, x)
+    if field in ("second", "milliseconds", "microseconds", "epoch", "julian"):
+        us, _ = _micros(x, len(x))
+        if field == "epoch":
+            return (us // 10**6, 0) if kind is Kind.DATE else (us, 6)
+        if field == "julian":
+            return us // US_PER_DAY + 2440588, 0
+        return np.mod(us, 60 * 10**6), {"second": 6, "milliseconds": 3, "microseconds": 0}[field]
+    year = None
+    if field in ("decade", "century", "millennium"):
+        year = xa.np_view(pc.year(x), np.int64)
+    simple = {
+        "year": lambda: pc.year(x), "month": lambda: pc.month(x), "day": lambda: pc.day(x),
+        "hour": lambda: pc.hour(x), "minute": lambda: pc.minute(x),
+        "quarter": lambda: pc.quarter(x), "doy": lambda: pc.day_of_year(x),
+        "dow": lambda: pc.day_of_week(x, count_from_zero=True, week_start=7),
+        "isodow": lambda: pc.day_of_week(x, count_from_zero=False, week_start=1),
+        "week": lambda: pc.iso_week(x), "isoyear": lambda: pc.iso_year(x),
+    }
+    if field in simple:
+        return xa.np_view(pc.cast(simple[field](), pa.int64()), np.int64), 0
+    if field == "decade":
+        return np.floor_divide(year, 10), 0
+    if field == "century":
+        return np.where(year > 0, (year + 99) // 100, -((99 - (year - 1)) // 100)), 0
+    return np.where(year > 0, (year + 999) // 1000, -((999 - (year - 1)) // 1000)), 0
+
+
+def _interval_field(field: str, x: pa.Array) -> tuple[np.ndarray, int]:
+    m, d, us, _ = interval_parts(x)
+    years = np.trunc(m / 12).astype(np.int64)
+    if field == "epoch":
+        secs = (years * 36525 * 864 + (m - years * 12) * 30 * 86400 + d * 86400)
+        return secs * 10**6 + us, 6
+    per_hour = 3600 * 10**6
+    hours = np.trunc(us / per_hour).astype(np.int64)
+    rest = us - hours * per_hour
+    values = {
+        "year": years, "month": m - years * 12, "day": d, "hour": hours,
+        "minute": np.trunc(rest / (60 * 10**6)).astype(np.int64),
+        "quarter": (m - years * 12) // 3 + 1,
+        "decade": np.trunc(years / 10).astype(np.int64),
+        "century": np.trunc(years / 100).astype(np.int64),
+        "millennium": np.trunc(years / 1000).astype(np.int64),
+    }
+    if field in values:
+        return values[field], 0
+    sec = np.fmod(us, 60 * 10**6)
+    return sec, {"second": 6, "milliseconds": 3, "microseconds": 0}[field]
+
+
+def extract(e: Call, args: list, n: int) -> xa.Datum:
+    """EXTRACT(field FROM x) as numeric, or date_part(field, x) as float8."""
+    field = args[0].as_py()
+    x = xa.as_array(args[1], n)
+    vals, scale = _field_values(field, x, e.args[1].type.kind)
+    vals = np.broadcast_to(np.asarray(vals, np.int64), (len(x),)).copy()
+    valid = xa.valid_mask(x)
+    if e.func is Func.DATE_PART:
+        return xa.from_numpy(vals / float(10**scale) if scale else vals.astype(np.float64),
+                             pa.float64(), valid)
+    num = xn.Num(xa.from_numpy(vals, pa.int64(), valid), scale=scale)
+    return xn.to_array(num, e.type, len(x), check=False)
+
+
+def date_trunc(e: Call, args: list, n: int) -> xa.Datum:
+    field = args[0].as_py()
+    x = xa.as_array(args[1], n)
+    us, valid = _micros(x, len(x))
+    if field in _DAY_UNITS:
+        unit = _DAY_UNITS[field]
+        out = np.floor_divide(us, unit) * unit
+    elif field == "week":
+        day = np.floor_divide(us, US_PER_DAY)
+        out = (day - np.mod(day + 3, 7)) * US_PER_DAY  # 1970-01-01 was a Thursday
+    else:
+        days = np.floor_divide(us, US_PER_DAY).astype("datetime64[D]")
+        if field in ("month", "quarter"):
+            months = days.astype("datetime64[M]").astype(np.int64)
+            if field == "quarter":
+                months -= np.mod(months, 3)
+            start = months.astype("datetime64[M]")
+        else:
+            year = days.astype("datetime64[Y]").astype(np.int64) + 1970
+            first = {"year": year, "decade": year - np.mod(year, 10),
+                     "century": np.where(year > 0, (year - 1) // 100 * 100 + 1, year),
+                     "millennium": np.where(year > 0, (year - 1) // 1000 * 1000 + 1, year)}[field]
+            start = (first - 1970).astype("datetime64[Y]")
+        out = start.astype("datetime64[D]").astype(np.int64) * US_PER_DAY
+    return xa.from_numpy(out, e.type.arrow_type(), valid)
+
+
+def parse_intervals(texts: pa.Array) -> pa.Array:
+    """text -> interval, parsing each distinct text once in Python."""
+    uniq = pc.unique(texts.drop_null())
+    parsed = [functions.parse_interval(s) for s in uniq.to_pylist()]
+    m = np.array([p.months for p in parsed], np.int64)
+    d = np.array([p.days for p in parsed], np.int64)
+    us = np.array([p.micros for p in parsed], np.int64)
+    table = interval_array(m, d, us, None, len(parsed))
+    return table.take(pc.index_in(texts, value_set=uniq))
+
+
+def format_intervals(ivs: pa.Array) -> pa.Array:
+    """interval -> text in IntervalStyle postgres (per value in Python: intervals are few)."""
+    m, d, us, valid = interval_parts(ivs)
+    out = [functions.format_interval(functions.ex.Interval(int(a), int(b), int(c)))
+           for a, b, c in zip(m, d, us)]
+    return pa.array(out, pa.string(), mask=None if valid is None else ~valid)

@@ -1,0 +1,183 @@
+"""Aggregate states for hash_agg.py: what each aggregate keeps per group while batches
+stream in, how two partial results merge, and how the final column is produced.
+
+Every aggregate has one or more state columns, each computed per batch by an Arrow hash
+aggregation function and merged by another (counts merge by sum, minimums by min, ...).
+
+Sums of integers and scaled numerics are exact: a state is an *unscaled* integer column,
+int64 while |max value| * rows (per batch) or |max state| * tables (per merge) provably
+fits, decimal128(38, 0) otherwise; it never wraps. The final column has the AggCall's type:
+bigint results out of range raise NumericOutOfRange('bigint out of range'); numeric
+results are decimal128 or scaled int64 at the result's scale; avg of integers and numerics
+is the exact quotient rounded half away from zero (PostgreSQL's rule).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from planner import errors
+from planner import expr as ex
+from planner.plan import AggMode
+from planner.types import SqlType
+from segment.kernels import agg_decimal
+
+_COUNT_ALL = pc.CountOptions(mode="all")
+_LIMIT = 1 << 63
+
+
+@dataclass(frozen=True)
+class State:
+    merge: str     # Arrow hash aggregation that combines two partial values
+    exact: bool    # an unscaled exact sum: widen to decimal128 before it could overflow
+
+
+class AggSpec:
+    """One AggCall. `kind` is count | sum | float_sum | minmax | avg.
+
+    The mode does not change what a call computes: distribute.py expresses merging as
+    ordinary calls over the partial states (sum of counts, min of mins), and a FINAL over
+    de-duplicated rows still has DISTINCT calls (segments may hold the same pair)."""
+
+    def __init__(self, call: ex.AggCall, mode: AggMode):
+        self.call = call
+        self.mode = mode
+        self.distinct = call.distinct and call.func in (
+            ex.AggFunc.COUNT, ex.AggFunc.SUM, ex.AggFunc.AVG)
+        f = call.func
+        arg_t = call.arg.type if call.arg is not None else None
+        self.arg_type: SqlType | None = arg_t
+        if f in (ex.AggFunc.COUNT_STAR, ex.AggFunc.COUNT):
+            self.kind = "count"
+        elif f is ex.AggFunc.SUM:
+            self.kind = "float_sum" if arg_t.is_float else "sum"
+        elif f is ex.AggFunc.AVG:
+            self.kind = "avg"
+        elif f in (ex.AggFunc.MIN, ex.AggFunc.MAX):
+            self.kind = "minmax"
+        else:
+            raise errors.FeatureNotSupported(f"aggregate {call.sql()} is not supported")
+        self.states = self._states()
+
+    # --- per batch ----------------------------------------------------------------------
+    def _states(self) -> list[State]:
+        k = self.kind
+        if k == "count":
+            return [State("sum", False)]
+        if k == "sum":
+            return [State("sum", True)]
+        if k == "float_sum":
+            return [State("sum", False)]
+        if k == "minmax":
+            fn = "min" if self.call.func is ex.AggFunc.MIN else "max"
+            return [State(fn, False)]
+        # avg: a sum (exact unless floats) and a count
+        return [State("sum", not self.arg_type.is_float), State("sum", False)]
+
+    def batch_inputs(self, arg: pa.Array | None, n: int):
+        """[(input column or None for count(*), Arrow hash function, options)] per state."""
+        k = self.kind
+        if k == "count":
+            if arg is None:
+                return [(None, "count_all", None)]
+            return [(arg, "count", None)]
+        if k == "sum":
+            return [(self._exact_input(arg), "sum", None)]
+        if k == "float_sum":
+            return [(arg.cast(pa.float64()), "sum", None)]
+        if k == "minmax":
+            return [(arg, self.states[0].merge, None)]
+        total = arg.cast(pa.float64()) if self.arg_type.is_float else self._exact_input(arg)
+        return [(total, "sum", None), (arg, "count", None)]
+
+    def _exact_input(self, arg: pa.Array) -> pa.Array:
+        t = arg.type
+        if pa.types.is_decimal(t):
+            return arg
+        if (pa.types.is_int8(t) or pa.types.is_int16(t) or pa.types.is_int32(t)) \
+                and len(arg) < (1 << 32):
+            return arg  # |value| < 2**31, so fewer than 2**32 of them cannot reach 2**63
+        if agg_decimal.max_abs(arg) * len(arg) < _LIMIT:
+            return arg
+        return arg.cast(pa.decimal128(38, 0))
+
+    # --- merging ------------------------------------------------------------------------
+    @staticmethod
+    def widen(state: State, column: pa.Array, n_tables: int) -> pa.Array:
+        """An exact state column, widened to decimal before merging `n_tables` partial
+        results could overflow int64 (a group occurs at most once per table)."""
+        if not state.exact or not pa.types.is_integer(column.type):
+            return column
+        if agg_decimal.max_abs(column) * n_tables < _LIMIT:
+            return column
+        return column.cast(pa.decimal128(38, 0))
+
+    # --- final column -------------------------------------------------------------------
+    def finalize(self, states: list[pa.Array]) -> pa.Array:
+        out_t = self.call.type
+        k = self.kind
+        if k == "count":
+            return states[0].fill_null(0).cast(out_t.arrow_type())
+        if k == "float_sum" or k == "minmax":
+            return _cast(states[0], out_t)
+        if k == "sum":
+            return exact_to_type(states[0], _scale_of(self.arg_type), out_t)
+        total, count = states
+        count = count.fill_null(0)
+        if out_t.is_float:
+            if self.arg_type.is_float:
+                num = total
+            else:
+                num = agg_decimal.with_scale(_unscaled(total), _scale_of(self.arg_type)) \
+                    .cast(pa.float64())
+            den = pc.if_else(pc.equal(count, 0), pa.scalar(None, pa.float64()),
+                             count.cast(pa.float64()))
+            return _cast(pc.divide(num, den), out_t)
+        q = agg_decimal.exact_quotient(_unscaled(total), count, _scale_of(self.arg_type),
+                                       out_t.scale if out_t.is_numeric else 0)
+        return exact_to_type(agg_decimal.with_scale(q, 0),
+                             out_t.scale if out_t.is_numeric else 0, out_t)
+
+
+def _scale_of(t: SqlType) -> int:
+    return t.scale if t.is_numeric else 0
+
+
+def _unscaled(state: pa.Array) -> pa.Array:
+    return state if pa.types.is_integer(state.type) else agg_decimal.with_scale(state, 0)
+
+
+def exact_to_type(state: pa.Array, scale: int, out: SqlType) -> pa.Array:
+    """A column of type `out` from exact values: unscaled integers (int64 or decimal128,
+    whose own scale is ignored) at `scale`."""
+    unscaled = _unscaled(state)
+    if out.is_integer:
+        if scale:
+            unscaled = agg_decimal.with_scale(agg_decimal.rescale(
+                agg_decimal.with_scale(unscaled, scale), 0), 0)
+        word = {"bigint": "bigint", "integer": "integer", "smallint": "smallint"}[out.kind.value]
+        as_int = agg_decimal.to_int64(unscaled, f"{word} out of range")
+        return _cast(as_int, out)
+    if out.is_scaled_int:
+        if pa.types.is_integer(unscaled.type) and out.scale == scale:
+            return unscaled.cast(pa.int64())
+        dec = agg_decimal.rescale(agg_decimal.with_scale(unscaled, scale), out.scale)
+        return agg_decimal.to_int64(agg_decimal.with_scale(dec, 0), "numeric field overflow")
+    if out.is_numeric:
+        return agg_decimal.rescale(agg_decimal.with_scale(unscaled, scale), out.scale)
+    if out.is_float:
+        return _cast(agg_decimal.with_scale(unscaled, scale).cast(pa.float64()), out)
+    raise errors.InternalError(f"a sum cannot have type {out}")
+
+
+def _cast(arr: pa.Array, out: SqlType) -> pa.Array:
+    t = out.arrow_type()
+    if arr.type == t:
+        return arr
+    try:
+        return arr.cast(t)
+    except pa.ArrowInvalid as e:
+        raise errors.NumericOutOfRange(f"{out.sql()} out of range") from e

@@ -1,0 +1,128 @@
+"""Fixtures shared by the SQL logic tests and the end-to-end tests: raympp servers in-process.
+
+One private Ray (bound to 127.0.0.1, usage stats off) is started once per test session, the
+first time a test asks for a server. `raympp_cluster(n)` gives a running coordinator with n
+segments and a PostgreSQL-protocol server in front of it; servers are cached by segment
+count, each on its own data directory, and stopped at the end of the session. Unit tests
+never touch these fixtures, so they run without Ray.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+from dataclasses import dataclass, field
+
+import pytest
+
+HOST = "127.0.0.1"
+USER = "raympp"
+DBNAME = "raympp"
+
+
+def free_port() -> int:
+    """A TCP port that was free a moment ago (the small race is acceptable in tests)."""
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class RunningServer:
+    """A coordinator (Engine) with its segments, served over pgwire on host:port."""
+
+    host: str
+    port: int
+    n_segments: int
+    data_dir: str
+    engine: object
+    server: object
+    _stop: object = field(repr=False, default=None)
+
+    def connect(self, autocommit: bool = True, **kwargs):
+        import psycopg
+
+        return psycopg.connect(host=self.host, port=self.port, user=USER, dbname=DBNAME,
+                               autocommit=autocommit, connect_timeout=30, **kwargs)
+
+    def stop(self) -> None:
+        try:
+            self._stop()
+        finally:
+            self.engine.shutdown()
+
+
+def _serve_in_thread(server) -> tuple[str, int, object]:
+    """Start `server` on a background event loop; returns (host, port, stop)."""
+    if hasattr(server, "start_in_thread"):
+        host, port = server.start_in_thread()
+        return host, port, server.stop_thread
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="pgwire-test-loop", daemon=True)
+    thread.start()
+    host, port = asyncio.run_coroutine_threadsafe(server.start(), loop).result(60)
+
+    def stop():
+        try:
+            asyncio.run_coroutine_threadsafe(server.stop(), loop).result(60)
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(30)
+    return host, port, stop
+
+
+def start_server(data_dir: str, n_segments: int) -> RunningServer:
+    from coordinator.engine import Engine
+    from coordinator.pgwire.server import PgServer
+
+    engine = Engine(data_dir, n_segments)
+    try:
+        # Port 0: the server picks a free port and reports it.
+        server = PgServer(engine, HOST, 0, password=None)
+        host, port, stop = _serve_in_thread(server)
+    except BaseException:
+        engine.shutdown()
+        raise
+    return RunningServer(host, port, n_segments, data_dir, engine, server, stop)
+
+
+@pytest.fixture(scope="session")
+def ray_session():
+    """A private local Ray for the whole session, stopped at its end."""
+    from deploy import ray_local
+
+    ray_local.connect(None)
+    yield
+    ray_local.stop()
+
+
+@pytest.fixture(scope="session")
+def raympp_cluster(ray_session, tmp_path_factory):
+    """`raympp_cluster(n)` -> RunningServer with n segments (started once per n, then shared).
+
+    Tests sharing a server must use their own table names; the SLT runner drops the tables a
+    file creates before and after running it.
+    """
+    servers: dict[int, RunningServer] = {}
+    failures: dict[int, BaseException] = {}
+    lock = threading.Lock()
+
+    def get(n_segments: int) -> RunningServer:
+        with lock:
+            if n_segments in failures:
+                # Starting failed once already: fail fast instead of retrying per test.
+                raise RuntimeError(f"raympp with {n_segments} segments did not start: "
+                                   f"{failures[n_segments]!r}")
+            if n_segments not in servers:
+                data_dir = str(tmp_path_factory.mktemp(f"raympp-{n_segments}seg"))
+                try:
+                    servers[n_segments] = start_server(data_dir, n_segments)
+                except BaseException as e:
+                    failures[n_segments] = e
+                    raise
+            return servers[n_segments]
+
+    yield get
+    for s in servers.values():
+        s.stop()

@@ -1,0 +1,40 @@
+"""Runs every tests/slt/*.slt file against raympp at 1, 2 and 3 segments.
+
+Each (file, segment count) is one test. The three servers are started once per session
+(tests/conftest.py) and shared; a file starts from a clean slate because the runner drops
+the tables it creates before and after running it, and its DuckDB oracle is fresh.
+A `# segments: N` header limits a file to those counts (EXPLAIN output is pinned at 2).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import runner
+
+SLT_DIR = Path(__file__).parent
+SEGMENT_COUNTS = (1, 2, 3)
+
+
+def _cases():
+    for path in sorted(SLT_DIR.glob("*.slt")):
+        slt = runner.parse_file(path)
+        marks = [pytest.mark.heavy] if slt.heavy else []
+        for n in SEGMENT_COUNTS:
+            if slt.segments is None or n in slt.segments:
+                yield pytest.param(path, n, id=f"{path.stem}-{n}seg", marks=marks)
+
+
+@pytest.mark.parametrize(("path", "n_segments"), list(_cases()))
+def test_slt(path, n_segments, raympp_cluster, tmp_path):
+    server = raympp_cluster(n_segments)
+    conn = runner.Raympp(server.connect(autocommit=True))
+    try:
+        outcome = runner.run_path(path, conn, n_segments, str(tmp_path),
+                                  complete=os.environ.get("RAYMPP_SLT_COMPLETE") == "1")
+    finally:
+        conn.close()
+    assert not outcome.failures, outcome.report()

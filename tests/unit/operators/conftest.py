@@ -1,0 +1,17 @@
+"""Fixtures of the operator tests; opkit.py holds the helpers (and installs the
+segment.expr stand-in while that module is missing)."""
+
+from __future__ import annotations
+
+import pytest
+
+import opkit  # noqa: F401
+
+
+@pytest.fixture
+def duck():
+    import duckdb
+
+    con = duckdb.connect()
+    yield con
+    con.close()
