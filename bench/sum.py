@@ -153,6 +153,19 @@ class RaymppBench:
             log(f"[sum] {engine} {human_rows(n)}: {sql}: best {t.best_ms:.1f} ms")
         return t
 
+    def note_plan(self, n: int, sql: str) -> None:
+        """Add raympp's EXPLAIN of sql to the notes; a failure here is not a finding."""
+        try:
+            conn = self.ensure()
+            rows = run_with_deadline(lambda: conn.execute(f"EXPLAIN {sql}").fetchall(),
+                                     self.args.query_timeout)
+            plan = " / ".join(str(r[0]).strip() for r in rows)
+        except RaymppUnavailable:
+            raise
+        except Exception as e:  # noqa: BLE001
+            plan = f"EXPLAIN failed: {describe_error(e)}"
+        self.res.notes.append(f"raympp {human_rows(n)} plan of {sql}: {plan}")
+
     # ---- the benchmark
     def run(self, rows: list[int]) -> None:
         for i, n in enumerate(rows):
@@ -180,13 +193,17 @@ class RaymppBench:
                     self.res.bugs.append((f"{sql}; SELECT COUNT(*) FROM sum_t",
                                           f"count {cnt}, expected {n}"))
         if loaded:
+            self.note_plan(n, sum_sql())
             self.timed(RAYMPP_TABLE, n, sum_sql())
         if (RAYMPP_TABLE, n) not in self.timed_out:
+            self.note_plan(n, genseries_sql(n))
             self.timed(RAYMPP_GENSERIES, n, genseries_sql(n))
         self.execute(RAYMPP_TABLE, n, "DROP TABLE IF EXISTS sum_t")
 
 
 def run_raympp(rows: list[int], args, res: Results) -> None:
+    res.notes.append(f"raympp: `raympp serve --segments {args.segments}` on 127.0.0.1, "
+                     "temporary data dir, psycopg 3 over loopback TCP")
     bench = RaymppBench(args, res)
     try:
         bench.run(rows)

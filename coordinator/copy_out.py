@@ -68,7 +68,8 @@ class _Chunker:
         self._buf += data
 
     def add_rows(self, rows: pa.Array) -> Iterator[bytes]:
-        offsets = np.frombuffer(rows.buffers()[1], np.int32)[rows.offset:rows.offset + len(rows) + 1]
+        offsets = np.frombuffer(rows.buffers()[1], np.int32)
+        offsets = offsets[rows.offset:rows.offset + len(rows) + 1]
         data = memoryview(rows.buffers()[2])
         ends, pos = offsets[1:], int(offsets[0])
         while pos < offsets[-1]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import itertools
 import threading
 
+from sqlglot import exp
+
 from coordinator import ddl, load, query
 from coordinator.pgwire.boundary import (CancelToken, PreparedStatement, QueryResult,
                                          ResultColumn, ResultKind, TransactionStatus)
@@ -19,6 +21,19 @@ from planner import bind_expr, errors, statements, types
 from planner.statements import Kind
 
 _pids = itertools.count(1)
+
+
+def _param_count(st: statements.Statement) -> int:
+    """The highest $n placeholder in a statement (clients may declare fewer types)."""
+    tree = st.inner.tree if st.inner is not None else st.tree
+    if tree is None:
+        return 0
+    n = 0
+    for p in tree.find_all(exp.Parameter, exp.Placeholder):
+        text = p.this.this if isinstance(p.this, exp.Literal) else p.name
+        if str(text).isdigit():
+            n = max(n, int(text))
+    return n
 
 
 def command(tag: str, status: dict | None = None) -> QueryResult:
@@ -54,6 +69,7 @@ class Session:
             if st.kind is Kind.EMPTY:
                 continue
             ptypes = [types.from_oid(o) for o in param_oids]
+            ptypes += [types.UNKNOWN] * (_param_count(st) - len(ptypes))
             columns = None
             if st.kind in (Kind.QUERY, Kind.EXPLAIN, Kind.SHOW):
                 columns = self._describe(st, ptypes)

@@ -940,6 +940,11 @@ def compare_operands(func: Func, a: ex.Expr, b: ex.Expr) -> tuple[ex.Expr, ex.Ex
     if ta.is_string and tb.is_string:
         return a, b
     if ta.kind in _TEMPORAL and tb.kind in _TEMPORAL:
+        for x, y in ((a, b), (b, a)):  # date vs midnight: compare dates, not every row cast
+            if x.type.kind is Kind.DATE and isinstance(y, Literal) and y.value is not None \
+                    and y.type.kind is not Kind.DATE and y.value.time() == dt.time(0):
+                day = Literal(y.value.date(), types.DATE)
+                return (x, day) if x is a else (day, x)
         t = _common2(ta, tb, "")
         return coerce(a, t), coerce(b, t)
     if ta.kind is tb.kind and ta.kind in (Kind.BOOL, Kind.INTERVAL):
@@ -1066,9 +1071,17 @@ def _rule_concat(func: Func, args) -> ex.Expr:
             raise _no_operator(func, args)
     elif not args:
         raise _no_function("concat", args)
-    out = tuple(coerce(a, types.TEXT) if is_unknown(a) else bind_cast(a, types.TEXT)
+    out = tuple(coerce(a, types.TEXT) if is_unknown(a) else _bool_output(a)
+                if func is Func.CONCAT_FN and a.type.kind is Kind.BOOL else bind_cast(a, types.TEXT)
                 for a in args)
     return Call(func, out, types.TEXT)
+
+
+def _bool_output(a: ex.Expr) -> ex.Expr:
+    """concat() prints with output functions: a boolean is 't' or 'f', not 'true'."""
+    text = lambda v: Literal(v, types.TEXT)  # noqa: E731
+    return fold_constants(ex.Case(((a, text("t")), (Call(Func.NOT, (a,), types.BOOL), text("f"))),
+                                  Literal(None, types.TEXT), types.TEXT))
 
 
 # EXTRACT result types: (precision for date/timestamp input, scale); integer fields are

@@ -365,8 +365,9 @@ class CopyParser:
 
     def _bad_encoding(self, block: bytes, pos: int, bad: bytes):
         text = " ".join(f"0x{b:02x}" for b in bad)
+        line = self._lines + 1 + self._records_before(block, pos)
         raise self._at(errors.QueryError(f'invalid byte sequence for encoding "UTF8": {text}',
-                                         "22021"), self._lines + 1 + self._records_before(block, pos))
+                                         "22021"), line)
 
     def _diagnose(self, block: bytes, raw: bytes, cause: Exception | None):
         """Find the first bad record of a block pyarrow refused (or might have misread)."""

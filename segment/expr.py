@@ -69,19 +69,22 @@ def _eval(e: ex.Expr, f: Frame) -> xa.Datum:
 
 def _finish(d: xa.Datum, t: SqlType, n: int) -> pa.Array:
     """d as an array of n rows in t's layout."""
-    target = t.arrow_type()
-    if isinstance(d, pa.Scalar):
-        d = d if d.type == target else (pa.scalar(None, target) if not d.is_valid else d.cast(target))
-        return xa.as_array(d, n)
-    return d if d.type == target else d.cast(target)
+    return xa.as_array(_conform(d, t), n)
 
 
 def _conform(d: xa.Datum, t: SqlType) -> xa.Datum:
+    """d in t's layout; kernels already produce it, this only bridges equivalent forms
+    (a numeric as int64 or decimal128 at t's scale, a NULL scalar of another type)."""
     target = t.arrow_type()
     if d.type == target:
         return d
-    if isinstance(d, pa.Scalar):
-        return pa.scalar(None, target) if not d.is_valid else d.cast(target)
+    if isinstance(d, pa.Scalar) and not d.is_valid:
+        return pa.scalar(None, target)
+    if t.is_numeric:  # never Arrow's cast: it would rescale the integers
+        src = SqlType(Kind.NUMERIC, None, d.type.scale if pa.types.is_decimal(d.type) else t.scale)
+        if isinstance(d, pa.Scalar):
+            return _conform(xa.as_array(d, 1), t)[0]
+        return xn.to_array(xn.to_num(d, src), t, len(d), check=False)
     return d.cast(target)
 
 
@@ -150,6 +153,9 @@ def _and_or(e: ex.Call, f: Frame) -> xa.Datum:
     kleene = pc.or_kleene if stop else pc.and_kleene
     acc = _eval(e.args[0], f)
     for arg in e.args[1:]:
+        if cannot_raise(arg):
+            acc = kleene(acc, _eval(arg, f))
+            continue
         if isinstance(acc, pa.Scalar):
             if acc.is_valid and acc.as_py() is stop:
                 return acc
@@ -173,6 +179,29 @@ def _coalesce(e: ex.Call, f: Frame) -> xa.Datum:
         if not need.any():
             break
     return out
+
+
+_SAFE_CALLS = frozenset((Func.EQ, Func.NE, Func.LT, Func.LE, Func.GT, Func.GE, Func.AND, Func.OR,
+                         Func.NOT, Func.COALESCE, Func.GREATEST, Func.LEAST, Func.NULLIF,
+                         Func.LOWER, Func.UPPER, Func.LENGTH, Func.OCTET_LENGTH, Func.CONCAT,
+                         Func.CONCAT_FN, Func.STARTS_WITH))
+
+
+@functools.lru_cache(maxsize=4096)
+def cannot_raise(e: ex.Expr) -> bool:
+    """True when e raises on no row (so laziness is not observable): column references,
+    literals, comparisons, null tests, LIKE with a checked constant pattern, ..."""
+    if isinstance(e, (ex.ColumnRef, ex.Literal, ex.IsNull)):
+        return isinstance(e, ex.Literal) or all(cannot_raise(k) for k in e.children())
+    if isinstance(e, ex.Like):
+        return isinstance(e.pattern, ex.Literal) and cannot_raise(e.arg)
+    if isinstance(e, ex.InList):
+        return all(isinstance(v, ex.Literal) for v in e.values) and cannot_raise(e.arg)
+    if isinstance(e, ex.Cast):
+        return e.type.kind is Kind.TEXT and cannot_raise(e.arg)
+    if isinstance(e, ex.Call):
+        return e.func in _SAFE_CALLS and all(cannot_raise(a) for a in e.args)
+    return isinstance(e, ex.Case) and all(cannot_raise(k) for k in e.children())
 
 
 def _eval_needed(e: ex.Expr, f: Frame, need: np.ndarray | None) -> xa.Datum:

@@ -37,7 +37,6 @@ _FALSE = ["f", "fa", "fal", "fals", "false", "n", "no", "of", "off", "0"]
 # A zone offset after a time of day; timestamp without time zone ignores it, as PostgreSQL.
 _OFFSET = r"(?:[zZ]|(?i:utc|gmt)|[+-][0-9]{1,2}(?::?[0-9]{2}(?::?[0-9]{2})?)?)$"
 _TIME_OFFSET = r"([0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]*)?)?) *" + _OFFSET
-_PG_EPOCH_DAYS = 10957
 
 
 def conform(data: pa.Table | pa.RecordBatch, columns: list[ColumnDef],
@@ -462,7 +461,8 @@ def _overflow_detail(t: SqlType, infinite: bool = False) -> str | None:
     if t.precision is None:
         return None
     if infinite:
-        return f"A field with precision {t.precision}, scale {t.scale} cannot hold an infinite value."
+        return (f"A field with precision {t.precision}, scale {t.scale} cannot hold an "
+                "infinite value.")
     return (f"A field with precision {t.precision}, scale {t.scale} must round to an "
             f"absolute value less than {'1' if t.precision == t.scale else '10^'}"
             f"{'' if t.precision == t.scale else t.precision - t.scale}.")
@@ -533,7 +533,8 @@ def _from_typed(arr: pa.Array, t: SqlType, target: pa.DataType) -> pa.Array:
     if t.kind in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ) and pa.types.is_date(src):
         return arr.cast(pa.timestamp("us")).cast(target)
     if t.kind is Kind.DATE and pa.types.is_timestamp(src):
-        return pc.floor_temporal(arr, unit="day").cast(pa.timestamp(src.unit)).cast(target, safe=False)
+        day = pc.floor_temporal(arr, unit="day").cast(pa.timestamp(src.unit))
+        return day.cast(target, safe=False)
     if t.kind is Kind.DATE and pa.types.is_date(src):
         return arr.cast(target)
     if t.kind is Kind.INTERVAL and pa.types.is_interval(src):

@@ -115,7 +115,8 @@ def test_header_extension_and_missing_trailer():
 @pytest.mark.parametrize("data, state, message", [
     (b"", "22P04", "COPY file signature not recognized"),
     (b"PGCOPY\n\xff\r\n\x01" + bytes(8), "22P04", "COPY file signature not recognized"),
-    (cb.SIGNATURE + struct.pack("!ii", 1 << 16, 0), "22P04", "invalid COPY file header (WITH OIDS)"),
+    (cb.SIGNATURE + struct.pack("!ii", 1 << 16, 0), "22P04",
+     "invalid COPY file header (WITH OIDS)"),
     (cb.SIGNATURE + struct.pack("!ii", 1 << 20, 0), "22P04",
      "unrecognized critical flags in COPY file header"),
     (cb.HEADER + tup(field(b"\x00\x00\x00\x01"), field(b"x")) + cb.TRAILER, "22P04",

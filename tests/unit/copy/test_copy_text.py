@@ -173,7 +173,8 @@ def test_csv_unterminated_quote():
 
 # --- errors with line numbers -----------------------------------------------------------
 @pytest.mark.parametrize("fmt, data, message", [
-    (TEXT, b"1\tx\n2\tx\n3\tx\n4\tx\n5\tx\ty\n", "COPY t, line 5: extra data after last expected column"),
+    (TEXT, b"1\tx\n2\tx\n3\tx\n4\tx\n5\tx\ty\n",
+     "COPY t, line 5: extra data after last expected column"),
     (TEXT, b"1\tx\n2\n", 'COPY t, line 2: missing data for column "b"'),
     (CSV, b'1,x\n2,"a\nb",c\n', "COPY t, line 2: extra data after last expected column"),
     (CSV, b"1,x\n2\n", 'COPY t, line 2: missing data for column "b"'),

@@ -174,8 +174,8 @@ def test_not_null_violation():
 
 def test_empty_input_and_chunked_table():
     cols = [ColumnDef("a", T.INT4), ColumnDef("b", T.TEXT)]
-    empty = ingest.conform(pa.table({"a": pa.array([], pa.string()), "b": pa.array([], pa.string())}),
-                           cols)
+    no_rows = pa.array([], pa.string())
+    empty = ingest.conform(pa.table({"a": no_rows, "b": no_rows}), cols)
     assert empty.num_rows == 0 and empty.schema.types == [pa.int32(), pa.string()]
     schema = pa.schema([("a", pa.string()), ("b", pa.string())])
     chunked = pa.Table.from_batches([pa.record_batch({"a": ["1"], "b": ["x"]}, schema=schema),

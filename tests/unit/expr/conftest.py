@@ -1,7 +1,7 @@
 """Fixtures for the expression tests: a PostgreSQL 15 oracle.
 
 The oracle is a private server (initdb into a temporary directory, pg_ctl on a free loopback
-port, C locale, UTC) started once per session by the tests that ask for it; they are
+port, UTF-8 character classes with byte-order collation, UTC) started once per session by the tests that ask for it; they are
 skipped when the binaries, psycopg or (as root) a `postgres` account are missing.
 """
 
@@ -25,7 +25,7 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="session")
 def pg():
-    """A psycopg connection to a private PostgreSQL server (TimeZone UTC, C locale)."""
+    """A psycopg connection to a private PostgreSQL server (TimeZone UTC, collation C)."""
     psycopg = pytest.importorskip("psycopg")
     initdb, pg_ctl = shutil.which("initdb"), shutil.which("pg_ctl")
     if not (initdb and pg_ctl):
@@ -43,7 +43,7 @@ def pg():
     data, port = os.path.join(tmp, "data"), _free_port()
     try:
         subprocess.run(prefix + [initdb, "-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8",
-                                 "--locale=C", "--no-sync"], check=True, capture_output=True)
+                                 "--locale=C.UTF-8", "--lc-collate=C", "--no-sync"], check=True, capture_output=True)
         subprocess.run(prefix + [pg_ctl, "-D", data, "-w", "-l", os.path.join(tmp, "log"), "-o",
                                  f"-p {port} -k {tmp} -c listen_addresses=127.0.0.1 -c fsync=off",
                                  "start"], check=True, capture_output=True)

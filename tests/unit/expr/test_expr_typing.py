@@ -253,7 +253,10 @@ def test_calls_of_literals_are_folded():
     assert isinstance(F.bind_call(Func.NOW, []), Call)
 
 
-def test_date_vs_timestamp_comparison_is_typed_as_postgres():
-    e = F.bind_call(Func.LE, [D, F.bind_call(Func.SUB, [
-        F.bind_cast(L("1998-12-01"), T.DATE), L(ex.Interval(0, 90, 0))])])
-    assert e.args[0] == Cast(D, T.TIMESTAMP)
+def test_date_vs_midnight_timestamp_compares_dates():
+    cutoff = F.bind_call(Func.SUB, [F.bind_cast(L("1998-12-01"), T.DATE), L(ex.Interval(0, 90, 0))])
+    e = F.bind_call(Func.LE, [D, cutoff])
+    assert e.args == (D, Literal(dt.date(1998, 9, 2), T.DATE))
+    noon = F.bind_cast(L("1998-09-02 12:00"), T.TIMESTAMP)
+    e = F.bind_call(Func.GT, [noon, D])
+    assert e.args == (noon, Cast(D, T.TIMESTAMP))

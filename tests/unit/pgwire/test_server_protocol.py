@@ -13,11 +13,23 @@ from .raw_client import RawClient, cstrings, data_row, fields, types_of
 
 
 @pytest.fixture
-def client(pg):
-    c = RawClient(pg.host, pg.port)
+def raw(pg):
+    """Opens RawClients to the server; closes them after the test."""
+    opened = []
+
+    def connect() -> RawClient:
+        opened.append(RawClient(pg.host, pg.port))
+        return opened[-1]
+    yield connect
+    for c in opened:
+        c.close()
+
+
+@pytest.fixture
+def client(raw):
+    c = raw()
     c.startup()
-    yield c
-    c.close()
+    return c
 
 
 def error_of(messages) -> dict:
@@ -25,8 +37,8 @@ def error_of(messages) -> dict:
     return fields(body)
 
 
-def test_ssl_and_gssenc_refused_then_startup(pg):
-    c = RawClient(pg.host, pg.port)
+def test_ssl_and_gssenc_refused_then_startup(pg, raw):
+    c = raw()
     c.send(codec.SSLRequest())
     assert c.read_byte() == b"N"
     c.send(codec.GSSENCRequest())
@@ -41,7 +53,6 @@ def test_ssl_and_gssenc_refused_then_startup(pg):
     pid, secret = struct.unpack("!ii", messages[-2][1])
     assert pid >= 1000 and secret >= 0
     assert pg.engine.sessions[0].options == {"application_name": "app"}
-    c.close()
 
 
 def test_execute_with_max_rows_suspends_and_resumes(client):
@@ -210,21 +221,20 @@ def test_copy_out(client):
     assert cstrings(messages[4][1]) == ["COPY 2"]
 
 
-def test_cancel_request_by_key(pg):
-    victim = RawClient(pg.host, pg.port)
+def test_cancel_request_by_key(pg, raw):
+    victim = raw()
     pid, secret = struct.unpack("!ii", [b for t, b in victim.startup() if t == b"K"][0])
-    wrong = RawClient(pg.host, pg.port)
+    wrong = raw()
     wrong.send(codec.CancelRequest(pid, secret ^ 1))
     assert wrong.closed_by_server()  # no reply, just a closed connection
     victim.send(Query("select slow"))
     assert types_of([victim.recv(), victim.recv()]) == "TD"
     time.sleep(0.1)
     assert not pg.engine.canceled.is_set()
-    right = RawClient(pg.host, pg.port)
+    right = raw()
     right.send(codec.CancelRequest(pid, secret))
     assert right.closed_by_server()
     assert error_of(victim.until_ready())["C"] == "57014"
-    victim.close()
 
 
 def test_unknown_message_type_is_fatal(client):
@@ -240,16 +250,16 @@ def test_unknown_message_type_is_fatal(client):
     (codec.StartupMessage({"database": "db"}), "28000"),
     (struct.pack("!i", 3), "08P01"),
 ])
-def test_bad_startup_is_fatal(pg, packet, code):
-    c = RawClient(pg.host, pg.port)
+def test_bad_startup_is_fatal(pg, packet, code, raw):
+    c = raw()
     c.send(packet)
     t, body = c.recv()
     assert t == b"E" and fields(body)["S"] == "FATAL" and fields(body)["C"] == code
     assert c.closed_by_server()
 
 
-def test_newer_protocol_is_negotiated_down(pg):
-    c = RawClient(pg.host, pg.port)
+def test_newer_protocol_is_negotiated_down(pg, raw):
+    c = raw()
     c.send(codec.StartupMessage({"user": "x", "_pq_.feature": "on"}, (3 << 16) | 2))
     messages = c.until_ready()
     assert messages[0] == (b"v", struct.pack("!ii", 0, 1) + b"_pq_.feature\0")
@@ -279,10 +289,10 @@ def test_error_after_some_rows(client):
     assert types_of(client.until_ready()) == "TDCZ"
 
 
-def test_silent_client_is_dropped_after_startup_timeout(pg, monkeypatch):
+def test_silent_client_is_dropped_after_startup_timeout(pg, monkeypatch, raw):
     from coordinator.pgwire import session
     monkeypatch.setattr(session, "STARTUP_TIMEOUT_SECONDS", 0.2)
-    c = RawClient(pg.host, pg.port)
+    c = raw()
     started = time.monotonic()
     assert c.closed_by_server()
     assert time.monotonic() - started < 5
