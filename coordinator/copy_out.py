@@ -23,6 +23,7 @@ from coordinator.pgwire import codec, values
 from coordinator.pgwire.boundary import CopyFormat
 from planner.types import SqlType
 from segment import copy_binary
+from segment import copy_text
 from segment.copy_text import CopyOptions
 
 CHUNK_MIN = 64 << 10
@@ -43,14 +44,20 @@ def encode_copy(batches: Iterable[pa.RecordBatch], types: list[SqlType], fmt: Co
     elif header and names is not None:
         out.add(_header_line(names, fmt, options))
         header = False
+    forced = None
+    if fmt is CopyFormat.CSV and options.force_quote and names is not None:
+        forced = copy_text.force_columns("FORCE_QUOTE", options.force_quote, list(names))
     for batch in batches:
         if header:
             out.add(_header_line(batch.schema.names, fmt, options))
             header = False
+        if forced is None and fmt is CopyFormat.CSV:
+            forced = copy_text.force_columns("FORCE_QUOTE", options.force_quote,
+                                             batch.schema.names)
         for start in range(0, batch.num_rows, SLICE_ROWS):
             part = batch.slice(start, SLICE_ROWS)
             rows = _binary_rows(part, types) if fmt is CopyFormat.BINARY else \
-                _text_rows(part, types, fmt, options)
+                _text_rows(part, types, fmt, options, forced or [])
             yield from out.add_rows(rows)
     if fmt is CopyFormat.BINARY:
         out.add(copy_binary.TRAILER)
@@ -92,13 +99,13 @@ class _Chunker:
 
 # --- TEXT and CSV -------------------------------------------------------------------------
 def _text_rows(batch: pa.RecordBatch, types: list[SqlType], fmt: CopyFormat,
-               options: CopyOptions) -> pa.Array:
+               options: CopyOptions, forced: list[int]) -> pa.Array:
     cells = []
     for i, t in enumerate(types):
         c = values.encode_column(batch.column(i), t, codec.TEXT)
         if c.type != pa.string():
             c = c.cast(pa.string())
-        cells.append(_cells(c, fmt, options, single=len(types) == 1))
+        cells.append(_cells(c, fmt, options, single=len(types) == 1, force=i in forced))
     return _join(cells, options.delimiter, batch.num_rows)
 
 
@@ -108,10 +115,11 @@ def _header_line(names: list[str], fmt: CopyFormat, options: CopyOptions) -> byt
     return _join(cells, options.delimiter, 1).buffers()[2].to_pybytes()
 
 
-def _cells(c: pa.Array, fmt: CopyFormat, options: CopyOptions, single: bool) -> pa.Array:
+def _cells(c: pa.Array, fmt: CopyFormat, options: CopyOptions, single: bool,
+           force: bool = False) -> pa.Array:
     """One column's text cells framed for TEXT (escaped) or CSV (quoted where needed)."""
     if fmt is CopyFormat.CSV:
-        c = _quote_csv(c, options, single)
+        c = _quote_csv(c, options, single, force)
     else:
         c = _escape_text(c, options.delimiter)
     return c.fill_null(options.null)
@@ -128,7 +136,7 @@ def _escape_text(c: pa.Array, delim: str) -> pa.Array:
     return c
 
 
-def _quote_csv(c: pa.Array, options: CopyOptions, single: bool) -> pa.Array:
+def _quote_csv(c: pa.Array, options: CopyOptions, single: bool, force: bool) -> pa.Array:
     q, e = options.quote, options.escape
     special = re.escape(options.delimiter) + re.escape(q) + "\r\n"
     # Quote what a reader could misread: delimiter, quote or newline inside, the null
@@ -136,6 +144,8 @@ def _quote_csv(c: pa.Array, options: CopyOptions, single: bool) -> pa.Array:
     need = pc.or_(pc.match_substring_regex(c, f"[{special}]"), pc.equal(c, options.null))
     if single:
         need = pc.or_(need, pc.equal(c, "\\."))
+    if force:
+        need = pc.is_valid(c)
     need = need.fill_null(False)
     if not pc.any(need).as_py():
         return c

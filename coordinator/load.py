@@ -16,7 +16,7 @@ from coordinator import query
 from coordinator.dispatch import QueryRun
 from coordinator.pgwire.boundary import CopyFormat, CopyIn, CopyOut, QueryResult, ResultKind
 from coordinator.writer import TableWriter
-from planner import distribute, errors, functions, rules, types
+from planner import copy_statement, distribute, errors, functions, rules, statements, types
 from planner import expr as ex
 from planner import plan as pl
 from planner.bind import QueryBinder
@@ -120,43 +120,35 @@ def _unsplit(node: pl.Node) -> pl.Node:
 
 
 # --- COPY --------------------------------------------------------------------------------
-def _options(tree: exp.Copy) -> dict[str, str]:
-    out = {}
-    for p in tree.args.get("params") or []:
-        key = p.this.name.lower()
-        val = p.expression
-        if val is None:
-            out[key] = "true"
-        elif isinstance(val, exp.Boolean):
-            out[key] = "true" if val.this else "false"
-        else:
-            out[key] = val.name
-    return out
-
-
-def copy(session, tree: exp.Copy, txn, cancel) -> QueryResult:
+def copy(session, spec: copy_statement.CopySpec, txn, cancel) -> QueryResult:
     from segment import copy_text
 
-    opts = copy_text.parse_copy_options(_options(tree))
-    fmt = _FORMATS.get(opts.format, None)
-    if fmt is None:
-        raise errors.QueryError(f'COPY format "{opts.format}" not recognized', "22023")
-    files = tree.args.get("files") or []
-    target = files[0] if files else None
-    is_std = isinstance(target, exp.Identifier) and target.name.lower() in ("stdin", "stdout")
-    if tree.args.get("kind"):  # FROM
-        table, cols = _target(session, tree.this)
-        if cols != list(range(len(table.columns))):
-            raise errors.FeatureNotSupported("COPY FROM with a column list")
+    opts = copy_text.parse_copy_options(
+        {k: ("true" if v is None else v) for k, v in spec.options.items()})
+    fmt = _FORMATS[opts.format] if opts.format in _FORMATS else None
+    if spec.is_from:
+        table = session.engine.catalog.get_table(spec.table)
+        if table is None:
+            raise errors.UndefinedTable(f'relation "{spec.table}" does not exist')
+        if spec.columns is not None and spec.columns != [c.name for c in table.columns]:
+            raise errors.FeatureNotSupported("COPY FROM with a column list other than all columns")
         txn.wrote = True
-        if is_std:
+        if spec.to_std:
+            if fmt is None:
+                raise errors.FeatureNotSupported(f"COPY FROM STDIN in format {opts.format}")
             return _copy_from_stdin(session, table, fmt, opts, txn)
-        if not isinstance(target, exp.Literal):
-            raise errors.SyntaxError_("COPY FROM needs STDIN or a file name")
-        return _copy_from_file(session, table, target.this, opts, txn)
-    if not is_std:
+        return _copy_from_file(session, table, spec.target, opts, txn)
+    if not spec.to_std:
         raise errors.FeatureNotSupported("COPY TO a server file (use COPY TO STDOUT)")
-    return _copy_to_stdout(session, tree.this, fmt, opts, txn, cancel)
+    if fmt is None:
+        raise errors.FeatureNotSupported(f"COPY TO STDOUT in format {opts.format}")
+    if spec.query is not None:
+        source = statements.parse_one(spec.query)
+    else:
+        cols = spec.columns or ["*"]
+        source = exp.select(*[exp.column(c, quoted=True) if c != "*" else exp.Star()
+                              for c in cols]).from_(exp.to_table(f'"{spec.table}"'))
+    return _copy_to_stdout(session, source, fmt, opts, txn, cancel)
 
 
 def _copy_from_stdin(session, table, fmt, opts, txn) -> QueryResult:
@@ -195,15 +187,9 @@ def _copy_from_file(session, table, path: str, opts, txn) -> QueryResult:
     return QueryResult(ResultKind.COMMAND, tag=lambda: f"COPY {rows}")
 
 
-def _copy_to_stdout(session, this, fmt, opts, txn, cancel) -> QueryResult:
+def _copy_to_stdout(session, source, fmt, opts, txn, cancel) -> QueryResult:
     from coordinator import copy_out
 
-    if isinstance(this, exp.Subquery):
-        source = this.this
-    elif isinstance(this, exp.Schema):
-        source = exp.select(*[exp.column(c.name) for c in this.expressions]).from_(this.this)
-    else:
-        source = exp.select("*").from_(this)
     root, names = query.plan(session, source)
     col_types = [f.type if f.type.kind is not types.Kind.UNKNOWN else types.TEXT for f in root.fields]
     qrun = QueryRun(session.engine.cluster, root, txn.id, query.cancel_event(cancel))

@@ -148,8 +148,8 @@ class Session:
         if k is Kind.INSERT:
             return self._with_txn(lambda txn: load.insert(self, tree, txn, cancel), writes=True)
         if k is Kind.COPY:
-            return self._with_txn(lambda txn: load.copy(self, tree, txn, cancel),
-                                  writes=bool(tree.args.get("kind")))
+            return self._with_txn(lambda txn: load.copy(self, st.copy, txn, cancel),
+                                  writes=st.copy.is_from)
         raise errors.FeatureNotSupported(f"statement {k.value}")
 
     def _with_txn(self, run, writes: bool = False) -> QueryResult:

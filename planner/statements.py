@@ -15,7 +15,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot import tokens as sqltokens
 
-from planner import errors
+from planner import copy_statement, errors
 from planner.bind_expr import sql_type
 from planner.schema import ColumnDef, DistKind, DistPolicy
 
@@ -57,6 +57,8 @@ class Statement:
     # SET / SHOW / RESET / DEALLOCATE / CLOSE
     name: str = ""
     value: str | None = None
+    # COPY
+    copy: copy_statement.CopySpec | None = None
 
 
 def split(sql: str) -> list[str]:
@@ -109,6 +111,8 @@ def classify(text: str) -> Statement:
         return _explain(text)
     if word == "CREATE" and second in ("TABLE", "TEMP", "TEMPORARY", "UNLOGGED"):
         return _create_table(text)
+    if word == "COPY":
+        return Statement(Kind.COPY, text, copy=copy_statement.parse(text))
     if word == "ANALYZE" or word == "VACUUM":
         names = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", re.sub(r"(?i)^(vacuum|analyze)(\s+(verbose|analyze|full))*", "", text))
         return Statement(Kind.ANALYZE, text, name=",".join(n.lower() for n in names))
@@ -118,8 +122,6 @@ def classify(text: str) -> Statement:
         return Statement(Kind.QUERY, text, tree)
     if isinstance(tree, exp.Insert):
         return Statement(Kind.INSERT, text, tree)
-    if isinstance(tree, exp.Copy):
-        return Statement(Kind.COPY, text, tree)
     if isinstance(tree, exp.Drop):
         if (tree.args.get("kind") or "").upper() != "TABLE":
             raise errors.FeatureNotSupported(f"DROP {tree.args.get('kind')}")

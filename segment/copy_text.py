@@ -51,6 +51,10 @@ class CopyOptions:
     quote: str = '"'
     escape: str = '"'
     encoding: str = "UTF8"
+    # CSV only; column names, or ("*",) for all columns
+    force_quote: tuple[str, ...] = ()      # COPY TO: quote every non-null value
+    force_not_null: tuple[str, ...] = ()   # COPY FROM: the null string is a value
+    force_null: tuple[str, ...] = ()       # COPY FROM: the quoted null string is NULL
 
     @property
     def copy_format(self) -> CopyFormat:
@@ -70,6 +74,35 @@ def _boolean(name: str, value: str | None, allow_match: bool = False) -> bool | 
     raise errors.InvalidParameterValue(f"{name} requires a Boolean value{also}")
 
 
+def _column_list(name: str, value) -> tuple[str, ...]:
+    """A FORCE_* option's columns: '*', 'a, "B"', or a list of names."""
+    if value is None or value == "":
+        raise errors.SyntaxError_(f"option {name} requires a column list")
+    if isinstance(value, (list, tuple)):
+        return tuple(str(v) for v in value)
+    text = value.strip()
+    if text == "*":
+        return ("*",)
+    text = text[1:-1] if text.startswith("(") and text.endswith(")") else text
+    names = []
+    for part in text.split(","):
+        part = part.strip()
+        names.append(part[1:-1].replace('""', '"') if part.startswith('"') else part.lower())
+    return tuple(names)
+
+
+def force_columns(option: str, names: tuple[str, ...], columns: list[str]) -> list[int]:
+    """Positions of a FORCE_* option's columns among the columns COPY reads or writes."""
+    if names == ("*",):
+        return list(range(len(columns)))
+    out = []
+    for name in names:
+        if name not in columns:
+            raise errors.QueryError(f'{option} column "{name}" not referenced by COPY', "42P10")
+        out.append(columns.index(name))
+    return out
+
+
 def parse_copy_options(params: dict[str, str | None]) -> CopyOptions:
     """CopyOptions from COPY's option list (PostgreSQL names, lower case), with its checks."""
     p = {k.lower(): v for k, v in params.items()}
@@ -86,8 +119,15 @@ def parse_copy_options(params: dict[str, str | None]) -> CopyOptions:
         _boolean("freeze", p.pop("freeze"))
     delim, null = p.pop("delimiter", None), p.pop("null", None)
     quote, escape = p.pop("quote", None), p.pop("escape", None)
-    for key in p:
-        raise errors.SyntaxError_(f'option "{key}" not recognized')
+    force = {}
+    for key in ("force_quote", "force_not_null", "force_null"):
+        if key in p:
+            force[key] = _column_list(key.upper(), p.pop(key))
+            if not csv_mode:
+                raise errors.FeatureNotSupported(
+                    f"COPY {key.replace('_', ' ')} available only in CSV mode")
+    if p:
+        raise errors.SyntaxError_(f'option "{next(iter(p))}" not recognized')
     if binary:
         for name, given in (("DELIMITER", delim), ("NULL", null), ("HEADER", header or None)):
             if given is not None:
@@ -118,7 +158,8 @@ def parse_copy_options(params: dict[str, str | None]) -> CopyOptions:
         if quote in null:
             raise errors.InvalidParameterValue(
                 "CSV quote character must not appear in the NULL specification")
-    return CopyOptions(fmt, delim, null, bool(header), header == "match", quote, escape, "UTF8")
+    return CopyOptions(fmt, delim, null, bool(header), header == "match", quote, escape, "UTF8",
+                       **force)
 
 
 class CopyParser:
@@ -146,6 +187,9 @@ class CopyParser:
         self._lines = 0              # records consumed, header included: PostgreSQL's lines
         self._header = options.header
         self._done = False           # the end-of-data marker was seen
+        names = [c.name for c in columns]
+        self._not_null = force_columns("FORCE_NOT_NULL", options.force_not_null, names)
+        self._force_null = force_columns("FORCE_NULL", options.force_null, names)
         q, e = re.escape(self._quote), re.escape(self._escape)
         self._tokens = re.compile(  # quoted fields and newlines, for a CSV escape != quote
             b"(?P<quoted>" + q + b"(?:[^" + q + e + b"]++|" + e + b".)*+(?:(?P<close>" + q
@@ -336,6 +380,8 @@ class CopyParser:
         # pyarrow turns an empty line into a row of NULLs; PostgreSQL sees one empty field.
         if len(self._names) > 1 and not skip_bad and _has_empty_line(raw):
             self._diagnose(block, raw, None)
+        if self._not_null or self._force_null:
+            table = self._apply_force(table)
         if not self._csv and b"\\" in block:
             try:
                 table = pa.table([_unescape(c.combine_chunks(), self._opts.delimiter)
@@ -343,6 +389,19 @@ class CopyParser:
             except errors.QueryError as e:
                 raise self._at(e, self._lines + getattr(e, "row", 0) + 1) from None
         return table
+
+    def _apply_force(self, table: pa.Table) -> pa.Table:
+        """FORCE_NOT_NULL: an unquoted null string is that string; FORCE_NULL: a quoted
+        one is NULL (pyarrow only left quoted null strings as strings)."""
+        null = self._opts.null
+        columns = list(table.columns)
+        for i in set(self._not_null) | set(self._force_null):
+            c = columns[i]
+            nulls = pc.is_null(c)
+            if i in self._force_null:
+                c = pc.if_else(pc.equal(c, null).fill_null(False), _null_str(), c)
+            columns[i] = pc.if_else(nulls, null if i in self._not_null else _null_str(), c)
+        return pa.table(columns, names=self._names)
 
     def _protect(self, block: bytes) -> bytes:
         return (block.replace(b"\\\\", _BACKSLASH.encode())
@@ -443,6 +502,10 @@ def _escaped(buf: bytes, start: int, nl: int) -> bool:
     while k > start and buf[k - 1] == 0x5C:
         k -= 1
     return (nl - k) % 2 == 1
+
+
+def _null_str() -> pa.Scalar:
+    return pa.scalar(None, pa.string())
 
 
 def _has_empty_line(raw: bytes) -> bool:

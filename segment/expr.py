@@ -206,7 +206,7 @@ def cannot_raise(e: ex.Expr) -> bool:
 
 def _eval_needed(e: ex.Expr, f: Frame, need: np.ndarray | None) -> xa.Datum:
     """e where `need` is True; other rows may hold anything (NULL) and must not raise."""
-    if need is None or need.all():
+    if need is None or cannot_raise(e) or need.all():
         return _eval(e, f)
     count = int(np.count_nonzero(need))
     if count == 0 or isinstance(e, ex.Literal):

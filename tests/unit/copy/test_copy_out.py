@@ -171,3 +171,16 @@ def test_chunks_hold_whole_rows(fmt):
     cols = [ColumnDef("a", T.INT8), ColumnDef("s", T.TEXT)]
     got = parse(b"".join(chunks), fmt, cols, pieces=len(chunks), block_bytes=1 << 20)
     assert got.num_rows == n and got.column("s")[n - 1].as_py() == f"row {n - 1}\twith tab"
+
+
+@pytest.mark.parametrize("params, expected", [  # PostgreSQL 15's output
+    ({"force_quote": "*"}, b'"1","x",\n,"","a""b"\n"3",,""\n'),
+    ({"force_quote": "s"}, b'1,"x",\n,"","a""b"\n3,,""\n'),
+    ({"force_quote": "a, v", "null": "N"}, b'"1",x,N\nN,,"a""b"\n"3",N,""\n'),
+])
+def test_csv_force_quote(params, expected):
+    batch = pa.record_batch({"a": pa.array([1, None, 3], pa.int32()), "s": ["x", "", None],
+                             "v": [None, 'a"b', ""]})
+    assert encode([batch], CopyFormat.CSV, [T.INT4, T.TEXT, T.TEXT], **params) == expected
+    assert encode([batch], CopyFormat.CSV, [T.INT4, T.TEXT, T.TEXT], names=["a", "s", "v"],
+                  **params) == expected

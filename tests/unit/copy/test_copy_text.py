@@ -283,3 +283,34 @@ def test_one_million_rows_timing():
         assert pa.Table.from_batches(batches).column("a").to_numpy().tolist()[:3] == \
             a[:3].tolist()
         assert elapsed < 10
+
+
+# --- FORCE_NOT_NULL / FORCE_NULL (results checked against PostgreSQL 15) ----------------
+FORCE_DATA = b'1,,\n2,"",""\n3,x,NULL\n4,"NULL",\n'
+FORCE_COLS = [ColumnDef("a", T.INT4), ColumnDef("s", T.TEXT), ColumnDef("v", T.TEXT)]
+
+
+@pytest.mark.parametrize("params, expected", [
+    ({"force_not_null": "v"}, [(1, None, ""), (2, "", ""), (3, "x", "NULL"), (4, "NULL", "")]),
+    ({"force_null": "s,v"}, [(1, None, None), (2, None, None), (3, "x", "NULL"),
+                             (4, "NULL", None)]),
+    ({"force_null": "v", "force_not_null": "v"}, [(1, None, ""), (2, "", None), (3, "x", "NULL"),
+                                                  (4, "NULL", "")]),
+    ({"force_null": "v", "null": "NULL"}, [(1, "", ""), (2, "", ""), (3, "x", None),
+                                           (4, "NULL", "")]),
+    ({"force_not_null": "*"}, [(1, "", ""), (2, "", ""), (3, "x", "NULL"), (4, "NULL", "")]),
+])
+def test_csv_force_null_options(params, expected):
+    assert parse(FORCE_DATA, CSV, FORCE_COLS, **params) == expected
+
+
+def test_force_option_errors():
+    with pytest.raises(errors.QueryError) as info:
+        parse(FORCE_DATA, CSV, FORCE_COLS, force_null="nope")
+    assert (info.value.sqlstate, info.value.message) == (
+        "42P10", 'FORCE_NULL column "nope" not referenced by COPY')
+    with pytest.raises(errors.FeatureNotSupported) as info:
+        copy_text.parse_copy_options({"force_quote": "*"})
+    assert info.value.message == "COPY force quote available only in CSV mode"
+    opts = copy_text.parse_copy_options({"format": "csv", "force_quote": '(a, "B c")'})
+    assert opts.force_quote == ("a", "B c")
