@@ -368,7 +368,7 @@ def run_with_deadline(fn: Callable[[], Any], timeout_s: float | None) -> Any:
     t.start()
     t.join(timeout_s)
     if t.is_alive():
-        raise StatementTimeout(f"not finished after {timeout_s:.0f}s")
+        raise StatementTimeout(f"not finished after {timeout_s:g}s")
     if "error" in box:
         raise box["error"]
     return box.get("result")
@@ -387,6 +387,14 @@ def query_value(conn, sql: str) -> Any:
 def execute(conn, sql: str) -> None:
     with conn.cursor() as cur:
         cur.execute(sql)
+
+
+def load_average() -> str:
+    """The 1/5/15-minute load averages: other work on the machine skews every figure."""
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
 
 
 def machine_description() -> str:

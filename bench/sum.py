@@ -33,8 +33,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
-    PostgresServer, RaymppServer, StatementTimeout, Timing, execute, human_rows, log,
-    machine_description, parse_rows, query_value, run_with_deadline, time_once, timed,
+    PostgresServer, RaymppServer, StatementTimeout, Timing, execute, human_rows,
+    load_average, log, machine_description, parse_rows, query_value, run_with_deadline,
+    time_once, timed,
 )
 
 ENGINES = ("raympp", "duckdb", "postgres", "numpy")
@@ -126,7 +127,7 @@ class RaymppBench:
             return fn(conn, lambda f: run_with_deadline(f, timeout))
         except StatementTimeout as e:
             self.res.fail(engine, n, f"{sql!r} {e}; server stopped")
-            self.res.bugs.append((sql, f"no answer after {timeout:.0f}s"))
+            self.res.bugs.append((sql, f"no answer after {timeout:g}s"))
             self.timed_out.add((engine, n))
             self.close()
         except Exception as e:  # noqa: BLE001 - a raympp error is a finding, not a crash
@@ -429,6 +430,7 @@ def main(argv: list[str] | None = None) -> int:
     # SIGTERM ends the run like Ctrl-C, so the finally blocks stop the servers we started.
     signal.signal(signal.SIGTERM, _interrupt)
     res = Results()
+    res.notes.append(f"load average (1/5/15 min) at start: {load_average()}")
     t0 = time.monotonic()
     try:
         for e in engines:
@@ -443,6 +445,8 @@ def main(argv: list[str] | None = None) -> int:
                         res.fail(e, n, f"runner failed: {describe_error(ex)}")
     finally:
         log(f"[sum] done in {time.monotonic() - t0:.0f}s")
+        res.notes.append(f"load average at end: {load_average()}; "
+                         f"run took {time.monotonic() - t0:.0f}s")
     ok = report(rows, engines, res, args)
     return 0 if ok else 1
 

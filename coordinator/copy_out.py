@@ -175,7 +175,11 @@ def _binary_rows(batch: pa.RecordBatch, types: list[SqlType]) -> pa.Array:
     """PGCOPY tuples: Int16 field count, then per field Int32 length (-1 NULL) and bytes."""
     parts = [pa.scalar(struct.pack("!h", len(types)), pa.binary())]
     for i, t in enumerate(types):
-        cells = values.encode_column(batch.column(i), t, codec.BINARY).cast(pa.binary())
+        arr = batch.column(i)
+        if t.is_scaled_int and pa.types.is_int64(arr.type):  # vectorized numeric_send
+            cells = copy_binary.numeric_cells(arr, t.scale)
+        else:
+            cells = values.encode_column(arr, t, codec.BINARY).cast(pa.binary())
         lengths = pc.binary_length(cells).fill_null(-1).to_numpy(zero_copy_only=False)
         parts += [_fixed(lengths.astype(">i4")), cells.fill_null(b"")]
     if len(parts) == 1:

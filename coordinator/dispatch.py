@@ -8,6 +8,7 @@ Cancellation sets a flag on every segment of the query; errors keep their SQLSTA
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import queue
 import threading
@@ -41,12 +42,15 @@ class QueryRun:
         self.query_id = next(_query_ids) * 1000 + (time.time_ns() % 1000)
         self.actuals: dict[tuple[int, int], NodeActual] = {}
         self._streams: list = []
+        # now() is the statement's start time, the same on every segment.
+        self.now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
     def batches(self) -> Iterator[pa.RecordBatch]:
         ctx = base.ExecContext(store=None, txn_id=self.txn_id, segment_id=-1,
                                n_segments=self.cluster.n_segments,
                                cancel_event=self.cancel_event, analyze=self.analyze,
-                               receive=self._receive, receive_sorted=self._receive_sorted)
+                               receive=self._receive, receive_sorted=self._receive_sorted,
+                               now=self.now)
         try:
             yield from executor.run(self.root, ctx)
         finally:
@@ -80,7 +84,7 @@ class QueryRun:
         streams = []
         for seg in self._gang(motion):
             gen = self.cluster.actors[seg].run_slice.options(num_returns="streaming").remote(
-                self.query_id, motion.child, self.txn_id, self.analyze)
+                self.query_id, motion.child, self.txn_id, self.analyze, self.now)
             self._streams.append(gen)
             streams.append(self._consume(gen, motion.slice_id, seg))
         return streams

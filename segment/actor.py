@@ -52,8 +52,8 @@ class SegmentActor:
     def table_rows(self, table_id, txn_id=None):
         return self._w.table_rows(table_id, txn_id)
 
-    def run_slice(self, query_id, node, txn_id, analyze=False):
-        yield from self._w.run_slice(query_id, node, txn_id, analyze)
+    def run_slice(self, query_id, node, txn_id, analyze=False, now=None):
+        yield from self._w.run_slice(query_id, node, txn_id, analyze, now)
 
     def insert_select(self, query_id, node, txn_id, table):
         return self._w.insert_select(query_id, node, txn_id, table)

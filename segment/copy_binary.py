@@ -6,8 +6,9 @@ type's send/recv format) and an Int16 -1 trailer. A numba kernel walks whole tup
 records where every field starts; numpy then decodes each column in one go (big-endian
 integers and floats, dates and timestamps from the 2000-01-01 epoch, interval, UTF-8 text).
 Numerics are rewritten by a second kernel into decimal text, so ingest.conform rounds and
-checks them exactly as it does for TEXT input. The encoding side (COPY TO ... BINARY)
-frames pgwire's per-column binary cells; see coordinator/copy_out.
+checks them exactly as it does for TEXT input. For COPY TO ... BINARY this module gives
+the PGCOPY header and trailer and a vectorized numeric_send for scaled-int64 numerics;
+coordinator/copy_out frames the tuples, with pgwire's binary cells for the other types.
 """
 
 from __future__ import annotations
@@ -73,6 +74,17 @@ def _scan(buf, pos, ncols, starts, lengths):  # pragma: no cover - compiled
         pos = p
         rows += 1
     return rows, pos, MORE, 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _gather(src, starts, lens, offsets):  # pragma: no cover - compiled
+    """Concatenate src[starts[i]:starts[i]+lens[i]] (offsets: their prefix sums)."""
+    out = np.empty(offsets[-1], np.uint8)
+    for i in range(starts.shape[0]):
+        o, s = offsets[i], starts[i]
+        for k in range(lens[i]):
+            out[o + k] = src[s + k]
+    return out
 
 
 _SPECIAL = {0xC000: b"NaN", 0xD000: b"Infinity", 0xF000: b"-Infinity"}
@@ -236,20 +248,30 @@ class BinaryCopyParser:
 
     # --- columns ------------------------------------------------------------------------
     def _decode(self, view: np.ndarray, starts: np.ndarray, lengths: np.ndarray):
-        arrays = []
-        for c, col in enumerate(self._columns):
-            try:
-                arrays.append(_column(view, starts[:, c], lengths[:, c], col))
-            except errors.QueryError as e:
-                raise self._at(e, self.rows + getattr(e, "row", 0) + 1, col.name) from None
-        batch = pa.RecordBatch.from_arrays(arrays, names=[c.name for c in self._columns])
         try:
-            batch = ingest.conform(batch, self._columns, self._table)
+            batch = self._convert(view, starts, lengths)
         except errors.QueryError as e:
             raise self._at(e, self.rows + getattr(e, "row", 0) + 1,
                            getattr(e, "column", None)) from None
         self.rows += batch.num_rows
         return batch
+
+    def _convert(self, view: np.ndarray, starts: np.ndarray, lengths: np.ndarray):
+        try:
+            arrays = []
+            for c, col in enumerate(self._columns):
+                try:
+                    arrays.append(_column(view, starts[:, c], lengths[:, c], col))
+                except errors.QueryError as e:
+                    e.column = col.name
+                    raise
+            batch = pa.RecordBatch.from_arrays(arrays, names=[c.name for c in self._columns])
+            return ingest.conform(batch, self._columns, self._table)
+        except errors.QueryError as e:
+            row = getattr(e, "row", 0)
+            if row > 0:  # columns decode one after another: an earlier row may fail too
+                self._convert(view, starts[:row], lengths[:row])
+            raise
 
     def _at(self, e: errors.QueryError, line: int, column: str | None = None):
         where = f"COPY {self._table}, line {line}" if self._table else f"COPY, line {line}"
@@ -275,7 +297,9 @@ def _column(view: np.ndarray, starts: np.ndarray, lengths: np.ndarray, col: Colu
         wrong = valid & (lengths != width)
         if wrong.any():
             raise _bad(int(np.flatnonzero(wrong)[0]))
-        raw = view[starts[valid, None] + np.arange(width)]
+        live = starts[valid]
+        raw = _gather(view, live, np.full(len(live), width, np.int64),
+                      np.arange(len(live) + 1, dtype=np.int64) * width).reshape(-1, width)
         if kind is Kind.INTERVAL:
             return _interval(raw, valid)
         values = np.zeros(n, np.dtype(_FIXED[kind]).newbyteorder("="))
@@ -316,8 +340,7 @@ def _strings(src: np.ndarray, starts: np.ndarray, lens: np.ndarray, valid: np.nd
     """A large_string array of src[starts[i]:starts[i]+lens[i]], gathered with numpy."""
     offsets = np.zeros(len(lens) + 1, np.int64)
     np.cumsum(lens, out=offsets[1:])
-    idx = np.repeat(starts - offsets[:-1], lens) + np.arange(offsets[-1])
-    data = src[idx]
+    data = _gather(src, starts.astype(np.int64), lens.astype(np.int64), offsets)
     if (data == 0).any():
         e = errors.QueryError('invalid byte sequence for encoding "UTF8": 0x00', "22021")
         e.row = int(np.searchsorted(offsets, np.flatnonzero(data == 0)[0], side="right") - 1)
@@ -346,3 +369,40 @@ def _interval(raw: np.ndarray, valid: np.ndarray) -> pa.Array:
     out["nanos"][valid] = wire["micros"].astype(np.int64) * 1000
     return pa.Array.from_buffers(pa.month_day_nano_interval(), len(valid),
                                  [_validity(valid), pa.py_buffer(out.tobytes())])
+
+
+# --- encoding (COPY TO ... BINARY) ----------------------------------------------------------
+def numeric_cells(arr: pa.Array, scale: int) -> pa.Array:
+    """numeric_send of scaled int64 values (numeric(p<=18, scale)), vectorized: a binary
+    cell per value, NULL where the value is NULL. The value's base-10000 digits are laid
+    out around the decimal point, leading and trailing zero digits dropped, as PostgreSQL
+    stores them."""
+    n = len(arr)
+    v = arr.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    mag = np.abs(v)
+    whole, frac = mag // 10**scale, mag % 10**scale
+    groups = [(whole // 10000**k) % 10000 for k in range(4, -1, -1)]  # weights 4 .. 0
+    for j in range(-(-scale // 4)):  # fraction groups: decimal places 4j+1 .. 4j+4
+        shift = scale - 4 * (j + 1)
+        groups.append((frac // 10**shift) % 10000 if shift >= 0 else
+                      (frac % 10**(scale - 4 * j)) * 10**-shift)
+    digits = np.stack(groups, axis=1)
+    nonzero = digits != 0
+    some = nonzero.any(axis=1)
+    first = np.argmax(nonzero, axis=1)
+    last = digits.shape[1] - 1 - np.argmax(nonzero[:, ::-1], axis=1)
+    ndigits = np.where(some, last - first + 1, 0)
+    cells = np.empty((n, 4 + digits.shape[1]), ">i2")
+    cells[:, 0] = ndigits
+    cells[:, 1] = np.where(some, 4 - first, 0)
+    cells[:, 2] = np.where(v < 0, 0x4000, 0)
+    cells[:, 3] = scale
+    cells[:, 4:] = digits
+    column = np.arange(digits.shape[1])
+    keep = np.ones(cells.shape, bool)
+    keep[:, 4:] = some[:, None] & (column >= first[:, None]) & (column <= last[:, None])
+    offsets = np.zeros(n + 1, np.int32)
+    np.cumsum(8 + 2 * ndigits, out=offsets[1:])
+    valid = arr.is_valid().to_numpy(zero_copy_only=False)
+    return pa.BinaryArray.from_buffers(pa.binary(), n, [
+        _validity(valid), pa.py_buffer(offsets), pa.py_buffer(cells[keep].view(np.uint8))])

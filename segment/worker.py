@@ -68,10 +68,11 @@ class SegmentWorker:
 
     # --- queries -------------------------------------------------------------------------
     def run_slice(self, query_id: int, node: pl.Node, txn_id: int | None,
-                  analyze: bool = False) -> Iterator[pa.RecordBatch | dict]:
+                  analyze: bool = False, now=None) -> Iterator[pa.RecordBatch | dict]:
         """Run one slice's plan over this segment's shard; yield its output batches and,
         last, a dict of per-node statistics when `analyze`."""
         ctx = self._context(query_id, txn_id, analyze)
+        ctx.now = now
         node = self._localize(node)
         try:
             for batch in executor.run(node, ctx):

@@ -50,6 +50,18 @@ def validity_buffer(arr: pa.Array) -> pa.Buffer | None:
     return pc.is_valid(arr).buffers()[1]
 
 
+def alloc(n: int, dtype) -> tuple[np.ndarray, pa.Buffer]:
+    """A writable numpy array of n items backed by a buffer from Arrow's memory pool (its
+    pages are reused between batches; fresh numpy memory page-faults every time)."""
+    buf = pa.allocate_buffer(max(n, 1) * np.dtype(dtype).itemsize)
+    return np.frombuffer(buf, dtype=dtype, count=n), buf
+
+
+def all_valid(arr_or_n) -> np.ndarray:
+    n = arr_or_n if isinstance(arr_or_n, int) else len(arr_or_n)
+    return np.ones(n, dtype=bool)
+
+
 def and_masks(*masks: np.ndarray | None) -> np.ndarray | None:
     out = None
     for m in masks:
@@ -58,15 +70,20 @@ def and_masks(*masks: np.ndarray | None) -> np.ndarray | None:
     return out
 
 
-def from_numpy(values: np.ndarray, typ: pa.DataType, valid: np.ndarray | None) -> pa.Array:
-    """A fixed-width Arrow array over numpy values and an optional validity mask."""
-    values = np.ascontiguousarray(values)
-    n = len(values) if values.ndim == 1 else values.shape[0]
+def from_numpy(values: np.ndarray, typ: pa.DataType, valid: np.ndarray | None,
+               n: int | None = None) -> pa.Array:
+    """A fixed-width Arrow array of n rows over numpy values (or an Arrow buffer holding
+    them) and an optional validity mask."""
+    if isinstance(values, pa.Buffer):
+        data = values
+    else:
+        values = np.ascontiguousarray(values)
+        n = len(values) if n is None else n
+        data = pa.py_buffer(values)
     if valid is None or valid.all():
-        return pa.Array.from_buffers(typ, n, [None, pa.py_buffer(values)], null_count=0)
+        return pa.Array.from_buffers(typ, n, [None, data], null_count=0)
     bitmap = pa.array(valid, pa.bool_()).buffers()[1]
-    return pa.Array.from_buffers(typ, n, [bitmap, pa.py_buffer(values)],
-                                 null_count=int(n - np.count_nonzero(valid)))
+    return pa.Array.from_buffers(typ, n, [bitmap, data], null_count=int(n - np.count_nonzero(valid)))
 
 
 def bool_mask(d: Datum, n: int) -> np.ndarray:

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from planner import errors, functions
+from planner.expr import Func
 from planner.functions import DEC
 from planner.types import Kind, SqlType
 from segment.kernels import expr_arrays as xa
@@ -133,19 +134,24 @@ def _float_to_numeric(arr: pa.Array, src: SqlType, dst: SqlType, n: int) -> pa.A
             m[fix] = _scaled_rint(vals[fix], k[fix])
     m = m.astype(np.int64)
     shift = dst.scale - k  # value = m * 10^-k; wanted: integers at dst.scale
-    wide = np.zeros(n, dtype=object)
-    down = shift < 0
-    if down.any():
-        exp = np.minimum(-shift[down], 18)
-        q, _ = xn._divide(m[down], (10 ** exp).astype(np.int64), np.ones(int(down.sum()), bool),
-                          xn.MODE_HALF_AWAY)
-        wide[down] = np.where(-shift[down] > 18, 0, q).astype(object)
-    up = ~down
-    wide[up] = m[up].astype(object) * np.array([10**int(s) for s in shift[up]], dtype=object) \
-        if up.any() else wide[up]
-    if valid is not None:
-        wide[~valid] = 0
-    return xn.to_array(xn.Num(None, wide, valid, dst.scale), dst, n, check=True)
+    if (shift < -18).any():  # |m| < 10^15: these round to 0 at dst.scale
+        m = np.where(shift < -18, 0, m)
+        shift = np.maximum(shift, -18)
+    if (shift >= 0).all() and shift.max(initial=0) <= 18:
+        ints = xn.Num(pa.array(m), dst.scale)
+        r = xn.binop(Func.MUL, ints, xn.Num(pa.array(10 ** shift), 0), dst, n) if n else None
+        return _mask(r, valid) if r is not None else pa.nulls(0, dst.arrow_type())
+    divisor = np.where(shift < 0, 10 ** np.minimum(-shift, 18), 1)
+    q = xn.divide_ints(xn.Num(pa.array(m), 0), xn.Num(pa.array(divisor), 0),
+                       xn.MODE_HALF_AWAY, dst.scale)
+    wide, qvalid = xn._wide(q)
+    wide = wide * np.array([10 ** int(s) if s > 0 else 1 for s in shift], dtype=object) \
+        if (shift > 0).any() else wide
+    return xn.to_array(xn.Num(scale=dst.scale, wide=wide, valid=valid), dst, n, check=True)
+
+
+def _mask(arr: pa.Array, valid: np.ndarray | None) -> pa.Array:
+    return arr if valid is None else pc.if_else(pa.array(valid), arr, pa.scalar(None, arr.type))
 
 
 def _scaled_rint(vals: np.ndarray, k: np.ndarray) -> np.ndarray:

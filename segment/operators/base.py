@@ -13,6 +13,7 @@ segment/executor.py, which wraps every operator through `build(..., wrap=...)`.
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import threading
 from dataclasses import dataclass, field
@@ -61,6 +62,7 @@ class ExecContext:
     receive: Callable[[plan.Motion], Iterator[pa.RecordBatch]] | None = None
     receive_sorted: Callable[[plan.Motion], Sequence[Iterator[pa.RecordBatch]]] | None = None
     cancel_event: threading.Event = field(default_factory=threading.Event)
+    now: datetime.datetime | None = None  # the statement's now(); None: when evaluated
     analyze: bool = False
     node_stats: dict[int, NodeStats] = field(default_factory=dict)
 
@@ -132,11 +134,12 @@ def slice_nodes(node: plan.Node) -> list[plan.Node]:
 
 # --- helpers shared by operators ----------------------------------------------------------
 
-def evaluate(e: ex.Expr, batch: pa.RecordBatch) -> pa.Array:
-    """segment.expr.evaluate, minus the call for a bare column (the common case)."""
+def evaluate(e: ex.Expr, batch: pa.RecordBatch, now: datetime.datetime | None = None) -> pa.Array:
+    """segment.expr.evaluate, minus the call for a bare column (the common case). `now` is
+    the statement's timestamp (ExecContext.now), so now() agrees across batches."""
     if isinstance(e, ex.ColumnRef):
         return batch.column(e.index)
-    return sexpr.evaluate(e, batch)
+    return sexpr.evaluate(e, batch, now)
 
 
 def filter_batch(batch: pa.RecordBatch, mask: pa.Array) -> pa.RecordBatch | None:

@@ -29,7 +29,7 @@ class FilterOp:
         for batch in self.child.execute(ctx):
             if batch.num_rows == 0:
                 continue
-            kept = base.filter_batch(batch, base.evaluate(pred, batch))
+            kept = base.filter_batch(batch, base.evaluate(pred, batch, ctx.now))
             yield (None if kept is None else base.conform(kept, self.schema)), batch.num_rows
 
 

@@ -48,9 +48,9 @@ class HashAggOp:
             if batch.num_rows == 0:
                 continue
             seen = True
-            self._add(batch, groups, distinct)
+            self._add(ctx, batch, groups, distinct)
         if not seen and nkeys == 0:
-            self._add(self._empty_input(), groups, distinct)  # the one row of a scalar agg
+            self._add(ctx, self._empty_input(), groups, distinct)  # the one row of a scalar agg
         if not seen and nkeys:
             return  # no rows, no groups
         out = self._finalize(groups.finish(), distinct)
@@ -60,14 +60,15 @@ class HashAggOp:
         for start in range(0, out.num_rows, base.BATCH_ROWS):
             yield base.table_to_batch(out.slice(start, base.BATCH_ROWS))
 
-    def _add(self, batch: pa.RecordBatch, groups: "Groups", distinct: dict) -> None:
+    def _add(self, ctx: base.ExecContext, batch: pa.RecordBatch, groups: "Groups",
+             distinct: dict) -> None:
         n = batch.num_rows
-        keys = [_group_key(_array(base.evaluate(k, batch), n)) for k in self.node.keys]
+        keys = [_group_key(_array(base.evaluate(k, batch, ctx.now), n)) for k in self.node.keys]
         args: dict[ex.Expr, pa.Array] = {}
 
         def arg_of(e: ex.Expr) -> pa.Array:
             if e not in args:
-                args[e] = _array(base.evaluate(e, batch), n)
+                args[e] = _array(base.evaluate(e, batch, ctx.now), n)
             return args[e]
 
         inputs = []

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import datetime
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -19,11 +21,12 @@ from planner import plan
 from segment.operators import base
 
 
-def key_arrays(batch: pa.RecordBatch, keys: Sequence[plan.SortKey]) -> list[pa.Array]:
+def key_arrays(batch: pa.RecordBatch, keys: Sequence[plan.SortKey],
+               now: datetime.datetime | None = None) -> list[pa.Array]:
     """The sort key values of a batch (expressions evaluated by segment.expr)."""
     out = []
     for k in keys:
-        v = base.evaluate(k.expr, batch)
+        v = base.evaluate(k.expr, batch, now)
         if isinstance(v, pa.ChunkedArray):
             v = v.combine_chunks()
         elif isinstance(v, pa.Scalar):

@@ -27,7 +27,7 @@ class ProjectOp:
             if not exprs:
                 yield base.rows_without_columns(batch.num_rows)
                 continue
-            cols = [_as_array(base.evaluate(e, batch), batch.num_rows) for e in exprs]
+            cols = [_as_array(base.evaluate(e, batch, ctx.now), batch.num_rows) for e in exprs]
             out = pa.RecordBatch.from_arrays(
                 [c if c.type == f.type else base.cast(c, f.type)
                  for c, f in zip(cols, self.schema)], schema=self.schema)

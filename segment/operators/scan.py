@@ -50,7 +50,7 @@ class ScanOp:
             self.counters["chunks_read"] += 1
             batch = self._read(ctx, chunk)
             if pred is not None:
-                batch = base.filter_batch(batch, base.evaluate(pred, batch))
+                batch = base.filter_batch(batch, base.evaluate(pred, batch, ctx.now))
             yield batch, chunk.rows
 
     def _skip(self, pred, chunk) -> bool:

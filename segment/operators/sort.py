@@ -35,7 +35,7 @@ class SortOp:
         for batch in self.child.execute(ctx):
             if batch.num_rows:
                 rows.append(base.conform(batch, self.schema))
-                keys.append(ordering.key_arrays(batch, self.node.keys))
+                keys.append(ordering.key_arrays(batch, self.node.keys, ctx.now))
         if not rows:
             return
         yield from self._emit(rows, keys, None)
@@ -47,7 +47,7 @@ class SortOp:
         for batch in self.child.execute(ctx):
             if not batch.num_rows:
                 continue
-            b_keys = ordering.key_arrays(batch, self.node.keys)
+            b_keys = ordering.key_arrays(batch, self.node.keys, ctx.now)
             batch = base.conform(batch, self.schema)
             if batch.num_rows > k:
                 idx = ordering.top_k_indices(b_keys, self.node.keys, k)

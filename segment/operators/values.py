@@ -29,9 +29,11 @@ class ValuesOp:
         if not self.schema.names:
             yield base.rows_without_columns(len(rows))
             return
-        columns = [_literal_column([row[j] for row in rows], self.node.fields[j].type)
-                   or _evaluated_column([row[j] for row in rows], f.type)
-                   for j, f in enumerate(self.schema)]
+        columns = []
+        for j, f in enumerate(self.schema):
+            cells = [row[j] for row in rows]
+            col = _literal_column(cells, self.node.fields[j].type)
+            columns.append(col if col is not None else _evaluated_column(cells, f.type, ctx.now))
         yield pa.RecordBatch.from_arrays(columns, schema=self.schema)
 
 
@@ -53,9 +55,9 @@ def _same_kind(e: ex.Literal, t: SqlType) -> bool:
         or (e.type.is_string and t.is_string)
 
 
-def _evaluated_column(exprs: list[ex.Expr], to: pa.DataType) -> pa.Array:
+def _evaluated_column(exprs: list[ex.Expr], to: pa.DataType, now) -> pa.Array:
     one = base.rows_without_columns(1)
-    parts = [base.cast(_as_array(base.evaluate(e, one)), to) for e in exprs]
+    parts = [base.cast(_as_array(base.evaluate(e, one, now)), to) for e in exprs]
     return pa.concat_arrays(parts) if len(parts) > 1 else parts[0]
 
 

@@ -154,3 +154,12 @@ def test_value_errors():
     assert error(inf, [ColumnDef("d", T.DATE)]).sqlstate == "0A000"
     big = cb.HEADER + tup(field(struct.pack("!h", 1))) + cb.TRAILER
     assert error(big, [ColumnDef("a", T.INT4)]).sqlstate == "22P03"
+
+
+def test_first_error_in_row_order():
+    cols = [ColumnDef("a", T.INT4), ColumnDef("s", T.varchar(2))]
+    one = field(struct.pack("!i", 1))
+    data = cb.HEADER + tup(one, field(b"ok")) + tup(one, field(b"long")) + \
+        tup(field(b"\x01"), field(b"ok")) + cb.TRAILER
+    e = error(data, cols)  # the bad width of a is on line 3, the long s on line 2
+    assert e.message == "COPY t, line 2, column s: value too long for type character varying(2)"

@@ -1,5 +1,5 @@
-"""Fixtures of the operator tests; opkit.py holds the helpers (and installs the
-segment.expr stand-in while that module is missing)."""
+"""Fixtures of the operator tests; opkit.py holds the helpers (and registers the
+test-only Source node)."""
 
 from __future__ import annotations
 

@@ -92,3 +92,14 @@ def _batches(node):
     from segment import executor
 
     return executor.run(node, k.ctx())
+
+
+def test_now_is_the_statement_time_from_the_context():
+    import datetime as dt
+
+    when = dt.datetime(2024, 5, 6, 7, 8, 9, tzinfo=dt.timezone.utc)
+    src = _src(30, batch_rows=7)
+    node = plan.Project(src, (ex.Call(F.NOW, (), T.TIMESTAMPTZ),),
+                        plan.fields_of([("now", T.TIMESTAMPTZ)]))
+    out = k.run(node, k.ctx(now=when))
+    assert set(out.column(0).to_pylist()) == {when}
