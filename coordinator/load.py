@@ -155,8 +155,8 @@ def _copy_from_stdin(session, table, fmt, opts, txn) -> QueryResult:
     from segment import copy_binary, copy_text
 
     cols = list(table.columns)
-    parser = copy_binary.BinaryCopyParser(cols) if fmt is CopyFormat.BINARY else \
-        copy_text.CopyParser(cols, fmt, opts)
+    parser = copy_binary.BinaryCopyParser(cols, table=table.name) if fmt is CopyFormat.BINARY \
+        else copy_text.CopyParser(cols, fmt, opts, table=table.name)
     writer = TableWriter(session.engine.cluster, txn.id, table)
 
     def write(data: bytes):

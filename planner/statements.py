@@ -15,7 +15,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot import tokens as sqltokens
 
-from planner import copy_statement, errors
+from planner import copy_statement, errors, types
 from planner.bind_expr import sql_type
 from planner.schema import ColumnDef, DistKind, DistPolicy
 
@@ -234,7 +234,12 @@ def _create_table(text: str) -> Statement:
         name = c.name if c.this.quoted else c.name.lower()
         if any(x.name == name for x in cols):
             raise errors.QueryError(f'column "{name}" specified more than once', "42701")
-        cols.append(ColumnDef(name, sql_type(c.args["kind"]), not_null))
+        t = sql_type(c.args["kind"])
+        if t.is_numeric and t.precision is None:
+            # An unconstrained numeric column keeps any scale in PostgreSQL; ours have a
+            # fixed scale, so give it room rather than rounding values away.
+            t = types.numeric(None, types.NUMERIC_DEFAULT_SCALE)
+        cols.append(ColumnDef(name, t, not_null))
     return Statement(Kind.CREATE_TABLE, text, tree, columns=cols, policy_clause=policy,
                      if_not_exists=exists)
 

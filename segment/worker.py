@@ -119,7 +119,8 @@ class SegmentWorker:
         from segment import file_source
 
         try:
-            batches = file_source.read_file(path, options.format, options, list(table.columns))
+            batches = file_source.read_file(path, options.format, options, list(table.columns),
+                                            table=table.name)
             return self.store.write(txn_id, table.id, self._shares(batches, table))
         except errors.QueryError as e:
             raise e.with_context(f"segment {self.segment_id}")

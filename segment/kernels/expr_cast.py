@@ -18,14 +18,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from planner import errors, functions
-from planner.expr import Func
 from planner.functions import DEC
 from planner.types import Kind, SqlType
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_datetime as xd
+from segment.kernels import expr_kernels as xk
 from segment.kernels import expr_numeric as xn
 
 _WS = " \t\n\r\v\f"
+_INT64_NUMERIC = SqlType(Kind.NUMERIC, 18, 0)  # int64 layout at scale 0
 
 
 class _Reparse(Exception):
@@ -93,16 +94,11 @@ def _number(arr: pa.Array, src: SqlType, dst: SqlType, n: int) -> pa.Array:
         if pc.any(pc.and_(pc.equal(r, 0), pc.not_equal(f, 0))).as_py():
             raise errors.NumericOutOfRange("value out of range: underflow")
         return r
-    if src.is_numeric:
-        r = xn.rescale(xn.to_num(arr, src), 0)
-        if r.fast is None:
-            lo, hi = functions.INT_RANGES[dst.kind]
-            live = r.wide if r.valid is None else r.wide[r.valid]
-            if len(live) and (live.min() < lo or live.max() > hi):
-                raise _out_of_range(dst)
-            arr = xa.from_numpy(r.wide.astype(np.int64), pa.int64(), r.valid)
-        else:
-            arr = xa.as_array(r.fast, n)
+    if src.is_numeric:  # round half away from zero, then range-check
+        try:
+            arr = xn.to_array(xn.rescale(xn.to_num(arr, src), 0), _INT64_NUMERIC, n, check=False)
+        except errors.NumericOutOfRange:
+            raise _out_of_range(dst)
     elif src.is_float:
         arr = pc.round(arr, round_mode="half_to_even")
     try:
@@ -133,25 +129,23 @@ def _float_to_numeric(arr: pa.Array, src: SqlType, dst: SqlType, n: int) -> pa.A
             k[fix] += adjust
             m[fix] = _scaled_rint(vals[fix], k[fix])
     m = m.astype(np.int64)
-    shift = dst.scale - k  # value = m * 10^-k; wanted: integers at dst.scale
-    if (shift < -18).any():  # |m| < 10^15: these round to 0 at dst.scale
-        m = np.where(shift < -18, 0, m)
-        shift = np.maximum(shift, -18)
-    if (shift >= 0).all() and shift.max(initial=0) <= 18:
-        ints = xn.Num(pa.array(m), dst.scale)
-        r = xn.binop(Func.MUL, ints, xn.Num(pa.array(10 ** shift), 0), dst, n) if n else None
-        return _mask(r, valid) if r is not None else pa.nulls(0, dst.arrow_type())
-    divisor = np.where(shift < 0, 10 ** np.minimum(-shift, 18), 1)
-    q = xn.divide_ints(xn.Num(pa.array(m), 0), xn.Num(pa.array(divisor), 0),
-                       xn.MODE_HALF_AWAY, dst.scale)
-    wide, qvalid = xn._wide(q)
-    wide = wide * np.array([10 ** int(s) if s > 0 else 1 for s in shift], dtype=object) \
-        if (shift > 0).any() else wide
-    return xn.to_array(xn.Num(scale=dst.scale, wide=wide, valid=valid), dst, n, check=True)
-
-
-def _mask(arr: pa.Array, valid: np.ndarray | None) -> pa.Array:
-    return arr if valid is None else pc.if_else(pa.array(valid), arr, pa.scalar(None, arr.type))
+    shift = dst.scale - k  # value = m * 10^-k; wanted: the integers at dst.scale
+    out = np.zeros(n, dtype=np.int64)
+    down = shift < 0
+    if down.any():  # round away digits; beyond 18 of them |m| < 10^15 rounds to 0
+        divisor = np.where(down, 10 ** np.minimum(np.abs(shift), 18), 1).astype(np.int64)
+        q = xn.divide_ints(xn.Num(pa.array(np.where(down, m, 0)), 0), xn.Num(pa.array(divisor), 0),
+                           xn.MODE_HALF_AWAY, 0)
+        out = np.where(down & (shift >= -18), q.lo if q.lo is not None else xa.np_view(q.fast, np.int64), 0)
+    up = ~down
+    if not up.any() or shift[up].max() <= 3:  # |m| < 10^15: still fits int64
+        out[up] = m[up] * 10 ** shift[up]
+        return xn.to_array(xn.Num(xa.from_numpy(out, pa.int64(), valid), dst.scale), dst, n)
+    wide = out.astype(object)
+    wide[up] = m[up].astype(object) * (10 ** shift[up].astype(object))
+    if valid is not None:
+        wide[~valid] = 0
+    return xn.to_array(xn.Num(scale=dst.scale, wide=wide, valid=valid), dst, n)
 
 
 def _scaled_rint(vals: np.ndarray, k: np.ndarray) -> np.ndarray:
@@ -181,25 +175,41 @@ def to_text(arr: pa.Array, src: SqlType) -> pa.Array:
 
 
 def _numeric_text(arr: pa.Array, s: int) -> pa.Array:
-    """Digits of the unscaled integer with the point put back: never an exponent (Arrow's
-    decimal formatting writes 0E-10)."""
-    if pa.types.is_decimal(arr.type):  # the same 128-bit words read as integers
-        arr = pa.Array.from_buffers(pa.decimal128(38, 0), len(arr), arr.buffers(),
-                                    null_count=arr.null_count, offset=arr.offset)
-    digits = pc.cast(pc.abs(arr), pa.string())
-    if s == 0:
-        body = digits
+    """numeric_out at a fixed scale, never with an exponent (Arrow's decimal formatting
+    writes 0E-10), by a numba kernel over the integers."""
+    n = len(arr)
+    valid = xa.valid_mask(arr)
+    if pa.types.is_decimal(arr.type):
+        words = xa.np_view(arr, np.int64)
+        lo, hi, wide = np.ascontiguousarray(words[0::2]), np.ascontiguousarray(words[1::2]), True
     else:
-        padded = pc.utf8_lpad(digits, s + 1, "0")
-        body = pc.binary_join_element_wise(pc.utf8_slice_codeunits(padded, 0, -s),
-                                           pc.utf8_slice_codeunits(padded, -s), ".")
-    return pc.if_else(pc.less(arr, 0), pc.binary_join_element_wise("-", body, ""), body)
+        lo = xa.np_view(arr, np.int64)
+        hi, wide = lo, False
+    offsets, data = xk.format_numeric(lo, hi, xa.all_valid(n) if valid is None else valid, s, wide)
+    return pa.Array.from_buffers(pa.string(), n, [xa.validity_buffer(arr), pa.py_buffer(offsets),
+                                                  pa.py_buffer(data)], null_count=arr.null_count)
 
 
 def _float_text(arr: pa.Array, float4: bool) -> pa.Array:
-    """Shortest round-trip digits (from Arrow) laid out as float8out/float4out do: plain
-    notation for decimal exponents -4 <= e < 15 (real: 6), else d.ddde+XX."""
-    raw = pc.cast(arr, pa.string())
+    """float8out / float4out: shortest round-trip digits (Arrow's), in plain notation for
+    decimal exponents -4 <= e < 15 (real: 6), else d.ddde+XX. Arrow writes plain notation
+    for -6 <= e < 10, so only rows of magnitude below 1e-4 or in [1e10, 1e15) (real:
+    [1e6, 1e10)) are laid out again."""
+    raw = out = pc.cast(arr, pa.string())
+    if pc.any(pc.invert(pc.is_finite(arr))).as_py():
+        out = pc.if_else(pc.is_nan(arr), "NaN", pc.if_else(
+            pc.is_inf(arr), pc.if_else(pc.greater(arr, 0), "Infinity", "-Infinity"), raw))
+    x = np.abs(pc.fill_null(arr, 0.0).to_numpy(zero_copy_only=False).astype(np.float64))
+    band = (0.999e6, 1.001e10) if float4 else (0.999e10, 1.001e15)
+    redo = np.isfinite(x) & (x != 0) & ((x < 1.001e-4) | ((x >= band[0]) & (x < band[1])))
+    if not redo.any():
+        return out
+    mask = pa.array(redo)
+    return pc.replace_with_mask(out, mask, _layout_floats(raw.filter(mask), float4))
+
+
+def _layout_floats(raw: pa.Array, float4: bool) -> pa.Array:
+    """Re-lay Arrow's shortest digits (any notation) the PostgreSQL way, per exponent."""
     parts = pc.extract_regex(raw, r"^(?P<sign>-?)(?P<int>\d+)(?:\.(?P<frac>\d+))?(?:e(?P<exp>[+-]?\d+))?$")
     sign, ipart, frac, exp = (pc.struct_field(parts, [i]) for i in range(4))
     all_digits = pc.binary_join_element_wise(ipart, frac, "")
@@ -207,17 +217,12 @@ def _float_text(arr: pa.Array, float4: bool) -> pa.Array:
     lead = pc.subtract(pc.utf8_length(all_digits), pc.utf8_length(stripped))
     digits = pc.utf8_rtrim(stripped, characters="0")
     exp = pc.replace_substring(pc.if_else(pc.equal(exp, ""), "0", exp), "+", "")
-    e = pc.add(pc.subtract(pc.add(pc.cast(exp, pa.int64()),
-                                  pc.utf8_length(ipart)), 1), pc.negate(lead))
-    e_np = pc.fill_null(e, 0).to_numpy(zero_copy_only=False)
-    special = pc.fill_null(pc.or_(pc.equal(digits, ""), pc.invert(pc.is_finite(arr))), True)
-    out = pc.if_else(pc.is_nan(arr), "NaN", pc.if_else(
-        pc.is_inf(arr), pc.if_else(pc.greater(arr, 0), "Infinity", "-Infinity"), raw))
+    e = pc.subtract(pc.add(pc.cast(exp, pa.int64()), pc.utf8_length(ipart)), pc.add(lead, 1))
+    e_np = e.to_numpy(zero_copy_only=False)
+    out = raw
     high = 6 if float4 else 15
-    live = ~special.to_numpy(zero_copy_only=False)
-    for ev in np.unique(e_np[live]):
-        rows = live & (e_np == ev)
-        mask = pa.array(rows)
+    for ev in np.unique(e_np):
+        mask = pa.array(e_np == ev)
         d = digits.filter(mask)
         ev = int(ev)
         if 0 <= ev < high:
@@ -227,12 +232,10 @@ def _float_text(arr: pa.Array, float4: bool) -> pa.Array:
         elif -4 <= ev < 0:
             text = pc.binary_join_element_wise("0." + "0" * (-ev - 1), d, "")
         else:
-            tail = pc.utf8_slice_codeunits(d, 1)
-            mant = pc.if_else(pc.equal(tail, ""), pc.utf8_slice_codeunits(d, 0, 1),
-                              pc.binary_join_element_wise(pc.utf8_slice_codeunits(d, 0, 1), tail, "."))
+            head, tail = pc.utf8_slice_codeunits(d, 0, 1), pc.utf8_slice_codeunits(d, 1)
+            mant = pc.if_else(pc.equal(tail, ""), head, pc.binary_join_element_wise(head, tail, "."))
             text = pc.binary_join_element_wise(mant, f"e{'-' if ev < 0 else '+'}{abs(ev):02d}", "")
-        text = pc.binary_join_element_wise(sign.filter(mask), text, "")
-        out = pc.replace_with_mask(out, mask, text)
+        out = pc.replace_with_mask(out, mask, pc.binary_join_element_wise(sign.filter(mask), text, ""))
     return out
 
 

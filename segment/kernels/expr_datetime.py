@@ -18,12 +18,14 @@ from planner import errors, functions
 from planner.expr import Call, Func
 from planner.types import Kind
 from segment.kernels import expr_arrays as xa
+from segment.kernels import expr_kernels as xk
 from segment.kernels import expr_numeric as xn
 
 US_PER_DAY = 86_400_000_000
 MIN_TIMESTAMP = -210_866_803_200_000_000  # 4714-11-24 BC, PostgreSQL's lower bound
 MAX_DAYS = (2**63 - 1) // US_PER_DAY
 _IV_DTYPE = np.dtype([("months", "<i4"), ("days", "<i4"), ("nanos", "<i8")])
+_TRUNC_UNITS = {"month": 1, "quarter": 2, "year": 3, "decade": 4, "century": 5, "millennium": 6}
 _DAY_UNITS = {"microseconds": 1, "milliseconds": 1000, "second": 10**6, "minute": 60 * 10**6,
               "hour": 3600 * 10**6, "day": US_PER_DAY}
 
@@ -79,25 +81,14 @@ def _micros(d: xa.Datum, n: int) -> tuple[np.ndarray, np.ndarray | None]:
     return xa.np_view(arr, np.int64), xa.valid_mask(arr)
 
 
-def add_interval(ts: np.ndarray, months, days, micros) -> np.ndarray:
+def add_interval(ts: np.ndarray, months, days, micros, valid=None) -> np.ndarray:
     """timestamp micros + interval parts (arrays broadcast), calendar months first."""
-    months = np.asarray(months)
-    if months.any():
-        day = np.floor_divide(ts, US_PER_DAY)
-        tod = ts - day * US_PER_DAY
-        d64 = day.astype("datetime64[D]")
-        m64 = d64.astype("datetime64[M]")
-        dom = (d64 - m64.astype("datetime64[D]")).astype(np.int64)
-        nm = m64 + months
-        month_len = ((nm + 1).astype("datetime64[D]") - nm.astype("datetime64[D]")).astype(np.int64)
-        day = (nm.astype("datetime64[D]") + np.minimum(dom, month_len - 1)).astype(np.int64)
-        if (np.abs(day) > MAX_DAYS).any():
-            raise _out_of_range("timestamp")
-        ts = day * US_PER_DAY + tod
-    delta = np.asarray(days, np.int64) * US_PER_DAY + np.asarray(micros, np.int64)
-    out = ts + delta
-    if (((ts ^ out) & (delta ^ out)) < 0).any() or (out < MIN_TIMESTAMP).any():
-        raise _out_of_range("timestamp")  # int64 wrapped around, or before 4714 BC
+    out, _ = xa.alloc(len(ts), np.int64)
+    live = xa.all_valid(len(ts)) if valid is None else np.ascontiguousarray(
+        np.broadcast_to(valid, (len(ts),)))
+    parts = [np.ascontiguousarray(np.asarray(x, np.int64).reshape(-1)) for x in (months, days, micros)]
+    if not xk.add_interval(ts, *parts, live, out, MIN_TIMESTAMP):
+        raise _out_of_range("timestamp")
     return out
 
 
@@ -118,9 +109,9 @@ def temporal_arith(e: Call, args: list, n: int) -> xa.Datum:
         ts, tvalid = _micros(a, n)
         m, d, us, ivalid = interval_parts(b)
         sign = 1 if f is Func.ADD else -1
-        out = add_interval(ts, sign * m, sign * d, sign * us)
-        return xa.from_numpy(np.broadcast_to(out, (n,)).copy(), e.type.arrow_type(),
-                             _valid_n(n, tvalid, ivalid))
+        valid = _valid_n(n, tvalid, ivalid)
+        out = add_interval(np.broadcast_to(ts, (n,)), sign * m, sign * d, sign * us, valid)
+        return xa.from_numpy(out, e.type.arrow_type(), valid)
     if ka in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):  # timestamp - timestamp
         (x, vx), (y, vy) = _micros(a, n), _micros(b, n)
         diff = x - y
@@ -243,19 +234,8 @@ def date_trunc(e: Call, args: list, n: int) -> xa.Datum:
         day = np.floor_divide(us, US_PER_DAY)
         out = (day - np.mod(day + 3, 7)) * US_PER_DAY  # 1970-01-01 was a Thursday
     else:
-        days = np.floor_divide(us, US_PER_DAY).astype("datetime64[D]")
-        if field in ("month", "quarter"):
-            months = days.astype("datetime64[M]").astype(np.int64)
-            if field == "quarter":
-                months -= np.mod(months, 3)
-            start = months.astype("datetime64[M]")
-        else:
-            year = days.astype("datetime64[Y]").astype(np.int64) + 1970
-            first = {"year": year, "decade": year - np.mod(year, 10),
-                     "century": np.where(year > 0, (year - 1) // 100 * 100 + 1, year),
-                     "millennium": np.where(year > 0, (year - 1) // 1000 * 1000 + 1, year)}[field]
-            start = (first - 1970).astype("datetime64[Y]")
-        out = start.astype("datetime64[D]").astype(np.int64) * US_PER_DAY
+        out, _ = xa.alloc(len(us), np.int64)
+        xk.trunc_micros(us, xa.all_valid(len(us)) if valid is None else valid, _TRUNC_UNITS[field], out)
     return xa.from_numpy(out, e.type.arrow_type(), valid)
 
 

@@ -153,6 +153,43 @@ def divide128(a_lo, a_hi, k, b, valid, mode, out_lo, out_hi):  # pragma: no cove
 
 
 @numba.njit(cache=True, nogil=True)
+def divide64(a, b, valid, mode, out):  # pragma: no cover - compiled
+    """out = a / b (int64, lengths n or 1) rounded by `mode`, or the remainder with the
+    dividend's sign. Returns a DIVIDE_* status (overflow only for INT64_MIN / -1)."""
+    for i in range(valid.shape[0]):
+        out[i] = 0
+        if not valid[i]:
+            continue
+        x = a[i] if a.shape[0] > 1 else a[0]
+        y = b[i] if b.shape[0] > 1 else b[0]
+        if y == 0:
+            return DIVIDE_BY_ZERO
+        if y == -1:
+            if mode == MODE_MOD:
+                continue
+            if x == -9223372036854775807 - 1:
+                return DIVIDE_OVERFLOW
+            out[i] = -x
+            continue
+        q = x // y  # floor; make it truncate toward zero
+        r = x - q * y
+        negative = (x < 0) != (y < 0)
+        if r != 0 and negative:
+            q += 1
+            r -= y
+        if mode == MODE_MOD:
+            out[i] = r
+            continue
+        if r != 0:
+            ar, ay = (-r if r < 0 else r), (-y if y < 0 else y)
+            if (mode == MODE_HALF_AWAY and ar >= ay - ar) or (mode == MODE_FLOOR and negative) or (
+                    mode == MODE_CEIL and not negative):
+                q += -1 if negative else 1
+        out[i] = q
+    return DIVIDE_OK
+
+
+@numba.njit(cache=True, nogil=True)
 def int64_to_words(v, out):  # pragma: no cover - compiled
     """int64 values -> decimal128 words (interleaved lo, hi)."""
     for i in range(v.shape[0]):
@@ -289,43 +326,55 @@ def _month_length(y, m):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def add_months(us, months, valid, out, max_days):  # pragma: no cover - compiled
-    """timestamps (microseconds) + months, clamped to the last day of the month.
-    Returns False when a result leaves the timestamp range."""
+def add_interval(us, months, days, micros, valid, out, min_us):  # pragma: no cover - compiled
+    """timestamps (microseconds) + interval parts (arrays of length n or 1): months on the
+    calendar, clamped to the month's last day, then days, then microseconds. Returns False
+    when a result leaves the timestamp range."""
     per_day = 86_400_000_000
     for i in range(us.shape[0]):
         out[i] = 0
         if not valid[i]:
             continue
+        mo = months[i] if months.shape[0] > 1 else months[0]
+        dd = days[i] if days.shape[0] > 1 else days[0]
+        mu = micros[i] if micros.shape[0] > 1 else micros[0]
         day = us[i] // per_day
-        y, m, d = _civil(day)
-        total = y * 12 + (m - 1) + (months[i] if months.shape[0] > 1 else months[0])
-        ny, nm = total // 12, total % 12 + 1
-        nd = _days(ny, nm, min(d, _month_length(ny, nm)))
-        if nd > max_days or nd < -max_days:
+        tod = us[i] - day * per_day
+        if mo != 0:
+            y, m, d = _civil(day)
+            total = y * 12 + (m - 1) + mo
+            ny, nm = total // 12, total % 12 + 1
+            day = _days(ny, nm, min(d, _month_length(ny, nm)))
+        day += dd
+        if day > 106751990 or day < -106751990:
             return False
-        out[i] = nd * per_day + (us[i] - day * per_day)
+        base = day * per_day + tod
+        r = base + mu
+        if ((base ^ r) & (mu ^ r)) < 0 or r < min_us:
+            return False
+        out[i] = r
     return True
 
 
 @numba.njit(cache=True, nogil=True)
-def trunc_days(days, valid, unit, out):  # pragma: no cover - compiled
-    """First day of the month (1), quarter (2), year (3), decade (4), century (5) or
-    millennium (6) holding each day."""
-    for i in range(days.shape[0]):
+def trunc_micros(us, valid, unit, out):  # pragma: no cover - compiled
+    """Timestamps (microseconds) truncated to the first day of their month (1), quarter
+    (2), year (3), decade (4), century (5) or millennium (6)."""
+    per_day = 86_400_000_000
+    for i in range(us.shape[0]):
         out[i] = 0
         if not valid[i]:
             continue
-        y, m, _ = _civil(days[i])
+        y, m, _ = _civil(us[i] // per_day)
         if unit == 1:
-            out[i] = _days(y, m, 1)
+            first = _days(y, m, 1)
         elif unit == 2:
-            out[i] = _days(y, m - (m - 1) % 3, 1)
+            first = _days(y, m - (m - 1) % 3, 1)
         elif unit == 3:
-            out[i] = _days(y, 1, 1)
+            first = _days(y, 1, 1)
         elif unit == 4:
-            out[i] = _days(y - y % 10, 1, 1)
+            first = _days(y - y % 10, 1, 1)
         else:
             size = 100 if unit == 5 else 1000
-            first = (y - 1) // size * size + 1 if y > 0 else y
-            out[i] = _days(first, 1, 1)
+            first = _days((y - 1) // size * size + 1 if y > 0 else y, 1, 1)
+        out[i] = first * per_day

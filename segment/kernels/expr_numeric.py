@@ -223,6 +223,17 @@ def divide_ints(a: Num, b: Num, mode: int, scale: int, k: int = 0, strict: bool 
     strict=False, returns None instead of falling back to Python ints."""
     n = max(a.length(), b.length())
     divisor = _int64s(b)
+    if a.fast is not None and divisor is not None and k <= 18:
+        a64 = a if k == 0 else upscale(a, a.scale + k)
+        if a64.fast is not None:
+            (av, va), (bv, vb) = _int64s(a64), divisor
+            valid = _valid_n(n, va, vb)
+            out, buf = xa.alloc(n, np.int64)
+            status = xk.divide64(av, bv, xa.all_valid(n) if valid is None else valid, mode, out)
+            if status == xk.DIVIDE_BY_ZERO:
+                raise errors.DivisionByZero("division by zero")
+            if status == xk.DIVIDE_OK:
+                return Num(xa.from_numpy(buf, pa.int64(), valid, n), scale)
     if a.wide is None and divisor is not None:
         lo, hi, va = _words(a)
         bv, vb = divisor

@@ -37,4 +37,5 @@ def test_slt(path, n_segments, raympp_cluster, tmp_path):
                                   complete=os.environ.get("RAYMPP_SLT_COMPLETE") == "1")
     finally:
         conn.close()
-    assert not outcome.failures, outcome.report()
+    if outcome.failures:
+        pytest.fail(outcome.report(), pytrace=False)
