@@ -59,7 +59,8 @@ _NUM_RE = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*\Z", re.A)
 _FLOAT_WORDS = {"nan": math.nan, "infinity": math.inf, "+infinity": math.inf, "inf": math.inf,
                 "+inf": math.inf, "-infinity": -math.inf, "-inf": -math.inf}
 _TS_RE = re.compile(r"\s*(\d{4,})-(\d{1,2})-(\d{1,2})(?:(?:\s+|T)(\d{1,2}):(\d{1,2})"
-                    r"(?::(\d{1,2})(?:\.(\d*))?)?)?\s*(Z|[+-]\d{1,2}(?::?\d{2})?)?\s*\Z", re.A | re.I)
+                    r"(?::(\d{1,2})(?:\.(\d*))?)?)?\s*(Z|[+-]\d{1,2}(?::?\d{2})?)?\s*\Z",
+                    re.A | re.I)
 _TYPE_WORD = {Kind.TIMESTAMP: "timestamp"}
 UTC = dt.timezone.utc
 USECS_PER_DAY = 86_400_000_000
@@ -276,7 +277,8 @@ def parse_interval(text: str) -> ex.Interval:
                 raise ValueError
             pos = m.end()
             if m.group(2) is not None:
-                us = ((int(m.group(2)) * 60 + int(m.group(3))) * 60 + Decimal(m.group(4) or 0)) * 10**6
+                seconds = (int(m.group(2)) * 60 + int(m.group(3))) * 60 + Decimal(m.group(4) or 0)
+                us = seconds * 10**6
                 micros += -us if m.group(1) == "-" else us
                 continue
             qty, unit = Decimal(m.group(5)), field_name(m.group(6) or "second")
@@ -485,8 +487,10 @@ def evaluate_constant(e: ex.Expr, vals: list):
     if isinstance(e, ex.InList):
         x, items = vals[0], vals[1:]
         key = _sort_key(e.arg.type)
-        hit = None if x is None else (True if any(
-            v is not None and key(v) == key(x) for v in items) else (None if None in items else False))
+        if x is None:
+            return None
+        hit = True if any(v is not None and key(v) == key(x) for v in items) else (
+            None if None in items else False)
         return hit if hit is None or not e.negated else not hit
     if not isinstance(e, Call):
         raise NotFoldable
@@ -1143,7 +1147,8 @@ def _rule_datetime(func: Func, args) -> ex.Expr:
     if name not in ok:
         raise _unit_error(f.value, x.type, False)
     if func is Func.DATE_PART:
-        return Call(func, (field, coerce(x, types.TIMESTAMP) if k is Kind.DATE else x), types.FLOAT8)
+        x = coerce(x, types.TIMESTAMP) if k is Kind.DATE else x
+        return Call(func, (field, x), types.FLOAT8)
     if k is Kind.DATE and name in _TIME_FIELDS:
         raise _unit_error(f.value, x.type, True)
     precision, scale = _EXTRACT[name]
@@ -1220,7 +1225,8 @@ def _fit_literal(v: ex.Expr, t: SqlType) -> Literal | None:
             return coerce(v, t) if int_fits(v.value, t) else None
         if (v.type.is_integer or v.type.is_numeric) and t.is_numeric:
             w = _as_numeric(v)
-            fits = w.type.scale <= t.scale and (t.precision is None or _int_digits(w.type) <= _int_digits(t))
+            fits = w.type.scale <= t.scale and (
+                t.precision is None or _int_digits(w.type) <= _int_digits(t))
             return coerce(w, t) if fits else None
         if v.type.kind in _TEMPORAL and t.kind in _TEMPORAL:
             return coerce(v, t) if _TS_RANK[t.kind] >= _TS_RANK[v.type.kind] else None
@@ -1235,8 +1241,9 @@ def bind_like(arg: ex.Expr, pattern: ex.Expr, negated: bool = False,
     op = "~~*" if case_insensitive else "~~"
     if not (is_unknown(arg) or arg.type.is_string) or not (
             is_unknown(pattern) or pattern.type.is_string):
+        op = ("!" if negated else "") + op
         raise errors.UndefinedFunction(
-            f"operator does not exist: {_tname(arg)} {'!' if negated else ''}{op} {_tname(pattern)}")
+            f"operator does not exist: {_tname(arg)} {op} {_tname(pattern)}")
     arg, pattern = coerce(arg, types.TEXT), coerce(pattern, types.TEXT)
     if isinstance(pattern, Literal) and pattern.value is not None:
         check_like_pattern(pattern.value)

@@ -239,7 +239,8 @@ def _case(e: ex.Case, f: Frame) -> xa.Datum:
         return default
     if len(masks) == 1:
         return pc.if_else(pa.array(masks[0]), values[0], default)
-    conds = pc.make_struct(*[pa.array(m) for m in masks], field_names=[str(i) for i in range(len(masks))])
+    conds = pc.make_struct(*[pa.array(m) for m in masks],
+                           field_names=[str(i) for i in range(len(masks))])
     return pc.case_when(conds, *values, default)
 
 
@@ -253,10 +254,11 @@ def _cast(e: ex.Cast, f: Frame) -> xa.Datum:
 def _in_list(e: ex.InList, f: Frame) -> xa.Datum:
     x = _eval(e.arg, f)
     vals = [_eval(v, f) for v in e.values]
-    scalar_x = isinstance(x, pa.Scalar)
-    if scalar_x:
+    constant = all(isinstance(v, pa.Scalar) for v in vals)
+    scalar_x = constant and isinstance(x, pa.Scalar)
+    if scalar_x:  # everything constant: one row
         x = xa.as_array(x, 1)
-    if all(isinstance(v, pa.Scalar) for v in vals) and e.arg.type.kind is not Kind.INTERVAL \
+    if constant and not isinstance(x, pa.Scalar) and e.arg.type.kind is not Kind.INTERVAL \
             and all(v.type == x.type or not v.is_valid for v in vals):
         present = [v for v in vals if v.is_valid]
         hit = pc.is_in(x, value_set=pa.array([v.as_py() for v in present], x.type), skip_nulls=True)

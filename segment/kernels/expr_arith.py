@@ -1,10 +1,12 @@
 """Arithmetic, comparison and math functions over batches, with PostgreSQL's errors.
 
-Integers use pyarrow's checked kernels (overflow -> 22003 'integer out of range', division by
-zero -> 22012, both only for non-null rows); floats check overflow, underflow and division
-by zero the way float.c does; numerics go to expr_numeric; dates, timestamps and intervals
-to expr_datetime. Every function takes the typed Call and its evaluated arguments (arrays
-or scalars) and returns a datum of the Call's Arrow type.
+Integers use pyarrow's plain kernels when the operands' bounds prove that nothing can
+overflow and the checked kernels otherwise (overflow -> 22003 'integer out of range',
+division by zero -> 22012, both only for non-null rows; a checked kernel that does overflow
+takes seconds per batch, so it is kept for the error path); floats check overflow,
+underflow and division by zero the way float.c does; numerics go to expr_numeric; dates,
+timestamps and intervals to expr_datetime. Every function takes the typed Call and its
+evaluated arguments (arrays or scalars) and returns a datum of the Call's Arrow type.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from segment.kernels import expr_numeric as xn
 
 _INT_KERNELS = {Func.ADD: pc.add_checked, Func.SUB: pc.subtract_checked,
                 Func.MUL: pc.multiply_checked, Func.DIV: pc.divide_checked}
+_FAST_INT = {Func.ADD: pc.add, Func.SUB: pc.subtract, Func.MUL: pc.multiply}
 _FLOAT_KERNELS = {Func.ADD: pc.add, Func.SUB: pc.subtract, Func.MUL: pc.multiply,
                   Func.DIV: pc.divide}
 _SCALED0 = types.numeric(18, 0)  # int64 at scale 0: integer remainders pass through it
@@ -50,6 +53,10 @@ def int_arith(func: Func, a, b, t) -> xa.Datum:
             n = max((len(x) for x in (a, b) if isinstance(x, pa.Array)), default=1)
             out = xn.divide_ints(xn.to_num(a, t), xn.to_num(b, t), xn.MODE_MOD, 0)
             return xn.to_array(out, _SCALED0, n, check=False).cast(t.arrow_type())
+        if func is not Func.DIV:  # prove no overflow from the operands' bounds
+            ma, mb = xa.max_abs(a), xa.max_abs(b)
+            if (ma * mb if func is Func.MUL else ma + mb) <= xa.INT_MAX[t.arrow_type().bit_width]:
+                return _FAST_INT[func](a, b)
         return _INT_KERNELS[func](a, b)
     except pa.ArrowInvalid as exc:
         raise xa.arrow_error(exc, f"{t.kind.value} out of range")
@@ -105,6 +112,8 @@ def negate(e: Call, args: list, n: int) -> xa.Datum:
     if t.is_float:
         return pc.abs(x) if absolute else pc.negate(x)
     try:
+        if xa.max_abs(x) <= xa.INT_MAX[t.arrow_type().bit_width]:
+            return pc.abs(x) if absolute else pc.negate(x)
         return pc.abs_checked(x) if absolute else pc.negate_checked(x)
     except pa.ArrowInvalid as exc:
         raise xa.arrow_error(exc, f"{t.kind.value} out of range")

@@ -136,7 +136,8 @@ def _float_to_numeric(arr: pa.Array, src: SqlType, dst: SqlType, n: int) -> pa.A
         divisor = np.where(down, 10 ** np.minimum(np.abs(shift), 18), 1).astype(np.int64)
         q = xn.divide_ints(xn.Num(pa.array(np.where(down, m, 0)), 0), xn.Num(pa.array(divisor), 0),
                            xn.MODE_HALF_AWAY, 0)
-        out = np.where(down & (shift >= -18), q.lo if q.lo is not None else xa.np_view(q.fast, np.int64), 0)
+        quotient = q.lo if q.lo is not None else xa.np_view(q.fast, np.int64)
+        out = np.where(down & (shift >= -18), quotient, 0)
     up = ~down
     if not up.any() or shift[up].max() <= 3:  # |m| < 10^15: still fits int64
         out[up] = m[up] * 10 ** shift[up]
@@ -210,7 +211,8 @@ def _float_text(arr: pa.Array, float4: bool) -> pa.Array:
 
 def _layout_floats(raw: pa.Array, float4: bool) -> pa.Array:
     """Re-lay Arrow's shortest digits (any notation) the PostgreSQL way, per exponent."""
-    parts = pc.extract_regex(raw, r"^(?P<sign>-?)(?P<int>\d+)(?:\.(?P<frac>\d+))?(?:e(?P<exp>[+-]?\d+))?$")
+    parts = pc.extract_regex(
+        raw, r"^(?P<sign>-?)(?P<int>\d+)(?:\.(?P<frac>\d+))?(?:e(?P<exp>[+-]?\d+))?$")
     sign, ipart, frac, exp = (pc.struct_field(parts, [i]) for i in range(4))
     all_digits = pc.binary_join_element_wise(ipart, frac, "")
     stripped = pc.utf8_ltrim(all_digits, characters="0")
@@ -228,14 +230,17 @@ def _layout_floats(raw: pa.Array, float4: bool) -> pa.Array:
         if 0 <= ev < high:
             whole = pc.utf8_slice_codeunits(pc.utf8_rpad(d, ev + 1, "0"), 0, ev + 1)
             rest = pc.utf8_slice_codeunits(d, ev + 1)
-            text = pc.if_else(pc.equal(rest, ""), whole, pc.binary_join_element_wise(whole, rest, "."))
+            text = pc.if_else(pc.equal(rest, ""), whole,
+                              pc.binary_join_element_wise(whole, rest, "."))
         elif -4 <= ev < 0:
             text = pc.binary_join_element_wise("0." + "0" * (-ev - 1), d, "")
         else:
             head, tail = pc.utf8_slice_codeunits(d, 0, 1), pc.utf8_slice_codeunits(d, 1)
-            mant = pc.if_else(pc.equal(tail, ""), head, pc.binary_join_element_wise(head, tail, "."))
+            mant = pc.if_else(pc.equal(tail, ""), head,
+                              pc.binary_join_element_wise(head, tail, "."))
             text = pc.binary_join_element_wise(mant, f"e{'-' if ev < 0 else '+'}{abs(ev):02d}", "")
-        out = pc.replace_with_mask(out, mask, pc.binary_join_element_wise(sign.filter(mask), text, ""))
+        text = pc.binary_join_element_wise(sign.filter(mask), text, "")
+        out = pc.replace_with_mask(out, mask, text)
     return out
 
 

@@ -48,7 +48,8 @@ def interval_parts(d: xa.Datum) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
 
 
 def interval_array(months, days, micros, valid, n: int) -> pa.Array:
-    months, days, micros = (np.broadcast_to(np.asarray(x, np.int64), (n,)) for x in (months, days, micros))
+    months, days, micros = (np.broadcast_to(np.asarray(x, np.int64), (n,))
+                            for x in (months, days, micros))
     lim = 2**31
     if (np.abs(months) >= lim).any() or (np.abs(days) >= lim).any():
         raise _out_of_range("interval")
@@ -86,7 +87,8 @@ def add_interval(ts: np.ndarray, months, days, micros, valid=None) -> np.ndarray
     out, _ = xa.alloc(len(ts), np.int64)
     live = xa.all_valid(len(ts)) if valid is None else np.ascontiguousarray(
         np.broadcast_to(valid, (len(ts),)))
-    parts = [np.ascontiguousarray(np.asarray(x, np.int64).reshape(-1)) for x in (months, days, micros)]
+    parts = [np.ascontiguousarray(np.asarray(x, np.int64).reshape(-1))
+             for x in (months, days, micros)]
     if not xk.add_interval(ts, *parts, live, out, MIN_TIMESTAMP):
         raise _out_of_range("timestamp")
     return out
@@ -235,7 +237,8 @@ def date_trunc(e: Call, args: list, n: int) -> xa.Datum:
         out = (day - np.mod(day + 3, 7)) * US_PER_DAY  # 1970-01-01 was a Thursday
     else:
         out, _ = xa.alloc(len(us), np.int64)
-        xk.trunc_micros(us, xa.all_valid(len(us)) if valid is None else valid, _TRUNC_UNITS[field], out)
+        live = xa.all_valid(len(us)) if valid is None else valid
+        xk.trunc_micros(us, live, _TRUNC_UNITS[field], out)
     return xa.from_numpy(out, e.type.arrow_type(), valid)
 
 

@@ -45,15 +45,23 @@ class Num:
     """A numeric datum as integers at `scale`, in one of three forms (see the module doc):
     `fast`, or `lo`/`hi`, or `wide`; `valid` masks the latter two (None: no NULLs)."""
 
-    __slots__ = ("fast", "lo", "hi", "wide", "valid", "scale")
+    __slots__ = ("fast", "lo", "hi", "wide", "valid", "scale", "constant")
 
-    def __init__(self, fast=None, scale=0, lo=None, hi=None, wide=None, valid=None):
-        self.fast, self.lo, self.hi, self.wide, self.valid, self.scale = fast, lo, hi, wide, valid, scale
+    def __init__(self, fast=None, scale=0, lo=None, hi=None, wide=None, valid=None,
+                 constant=False):
+        self.fast, self.lo, self.hi, self.wide = fast, lo, hi, wide
+        self.valid, self.scale = valid, scale
+        self.constant = constant or isinstance(fast, pa.Scalar)  # one value for every row
 
     def length(self) -> int:
         if self.fast is not None:
             return 1 if isinstance(self.fast, pa.Scalar) else len(self.fast)
         return len(self.lo if self.lo is not None else self.wide)
+
+
+def _rows(*xs: Num) -> int:
+    """The row count of operands that broadcast (constants have one value)."""
+    return max((x.length() for x in xs if not x.constant), default=1)
 
 
 # --- conversions ---------------------------------------------------------------------------
@@ -67,13 +75,14 @@ def to_num(d: xa.Datum, t: SqlType) -> Num:
         iv = int(DEC.scaleb(v, scale)) if isinstance(v, Decimal) else int(v)
         if -INT64_MAX - 1 <= iv <= INT64_MAX:
             return Num(pa.scalar(iv, pa.int64()), scale)
-        return Num(scale=scale, wide=np.array([iv], dtype=object))
+        return Num(scale=scale, wide=np.array([iv], dtype=object), constant=True)
     if pa.types.is_decimal(d.type):
         n = len(d)
         lo, lo_buf = xa.alloc(n, np.int64)
         hi, _ = xa.alloc(n, np.int64)
         valid = xa.valid_mask(d)
-        if xk.split_words(xa.np_view(d, np.int64), xa.all_valid(n) if valid is None else valid, lo, hi):
+        live = xa.all_valid(n) if valid is None else valid
+        if xk.split_words(xa.np_view(d, np.int64), live, lo, hi):
             return Num(pa.Array.from_buffers(pa.int64(), n, [xa.validity_buffer(d), lo_buf],
                                              null_count=d.null_count), scale)
         return Num(scale=scale, lo=lo, hi=hi, valid=valid)
@@ -126,17 +135,16 @@ def upscale(x: Num, scale: int) -> Num:
     k = scale - x.scale
     if k == 0:
         return x
-    if x.fast is not None and k <= 18:
-        try:
-            return Num(pc.multiply_checked(x.fast, pa.scalar(10**k, pa.int64())), scale)
-        except pa.ArrowInvalid:
-            pass
+    if x.fast is not None:
+        r = _times_checked(x, k)
+        if r is not None:
+            return r
     if x.wide is None:
         r = divide_ints(x, Num(pa.scalar(1, pa.int64())), MODE_TRUNC, scale, k, strict=False)
         if r is not None:
             return r
     w, valid = _wide(x)
-    return Num(scale=scale, wide=w * (10**k), valid=valid)
+    return Num(scale=scale, wide=w * (10**k), valid=valid, constant=x.constant)
 
 
 def rescale(x: Num, scale: int, mode: int = MODE_HALF_AWAY) -> Num:
@@ -147,7 +155,9 @@ def rescale(x: Num, scale: int, mode: int = MODE_HALF_AWAY) -> Num:
 
 
 def _power(k: int) -> Num:
-    return Num(pa.scalar(10**k, pa.int64())) if k <= 18 else Num(wide=np.array([10**k], dtype=object))
+    if k <= 18:
+        return Num(pa.scalar(10**k, pa.int64()))
+    return Num(wide=np.array([10**k], dtype=object), constant=True)
 
 
 def to_array(x: Num, t: SqlType, n: int, check: bool = True) -> pa.Array:
@@ -158,11 +168,9 @@ def to_array(x: Num, t: SqlType, n: int, check: bool = True) -> pa.Array:
     digits = t.precision or 38
     if x.fast is not None:
         arr = xa.as_array(x.fast, n)
-        if check and t.precision is not None and t.precision <= 18 and len(arr):
-            lim = 10**digits
-            over = pc.or_(pc.greater_equal(arr, lim), pc.less_equal(arr, -lim))
-            if pc.any(over).as_py():
-                raise _field_overflow(t)
+        bounded = check and t.precision is not None and t.precision <= 18
+        if bounded and xa.max_abs(arr) >= 10**digits:
+            raise _field_overflow(t)
         if t.is_scaled_int:
             return arr
         words, buf = xa.alloc(2 * len(arr), np.int64)
@@ -221,11 +229,12 @@ def divide_ints(a: Num, b: Num, mode: int, scale: int, k: int = 0, strict: bool 
     """Row-wise (a * 10^k) / b on the integers with a rounding mode (or the remainder),
     declared at `scale`. Division by zero on a non-NULL row raises 22012. With
     strict=False, returns None instead of falling back to Python ints."""
-    n = max(a.length(), b.length())
+    n = _rows(a, b)
+    constant = a.constant and b.constant
     divisor = _int64s(b)
     if a.fast is not None and divisor is not None and k <= 18:
-        a64 = a if k == 0 else upscale(a, a.scale + k)
-        if a64.fast is not None:
+        a64 = a if k == 0 else _times_checked(a, k)
+        if a64 is not None:
             (av, va), (bv, vb) = _int64s(a64), divisor
             valid = _valid_n(n, va, vb)
             out, buf = xa.alloc(n, np.int64)
@@ -233,7 +242,7 @@ def divide_ints(a: Num, b: Num, mode: int, scale: int, k: int = 0, strict: bool 
             if status == xk.DIVIDE_BY_ZERO:
                 raise errors.DivisionByZero("division by zero")
             if status == xk.DIVIDE_OK:
-                return Num(xa.from_numpy(buf, pa.int64(), valid, n), scale)
+                return Num(xa.from_numpy(buf, pa.int64(), valid, n), scale, constant=constant)
     if a.wide is None and divisor is not None:
         lo, hi, va = _words(a)
         bv, vb = divisor
@@ -245,7 +254,7 @@ def divide_ints(a: Num, b: Num, mode: int, scale: int, k: int = 0, strict: bool 
         if status == xk.DIVIDE_BY_ZERO:
             raise errors.DivisionByZero("division by zero")
         if status == xk.DIVIDE_OK:
-            return Num(scale=scale, lo=out_lo, hi=out_hi, valid=valid)
+            return Num(scale=scale, lo=out_lo, hi=out_hi, valid=valid, constant=constant)
     if not strict:
         return None
     (wa, va), (wb, vb) = _wide(a), _wide(b)
@@ -258,7 +267,15 @@ def divide_ints(a: Num, b: Num, mode: int, scale: int, k: int = 0, strict: bool 
         wb = np.where(valid, wb, 1)
     if zero.any():
         raise errors.DivisionByZero("division by zero")
-    return Num(scale=scale, wide=_py_divide(wa, wb, mode).astype(object), valid=valid)
+    return Num(scale=scale, wide=_py_divide(wa, wb, mode).astype(object), valid=valid,
+               constant=constant)
+
+
+def _times_checked(x: Num, k: int) -> Num | None:
+    """x * 10^k in int64, or None when that could overflow."""
+    if k > 18 or xa.max_abs(x.fast) * 10**k > INT64_MAX:
+        return None
+    return Num(pc.multiply(x.fast, pa.scalar(10**k, pa.int64())), x.scale + k)
 
 
 def _py_divide_one(x: int, y: int, mode: int) -> int:
@@ -293,12 +310,10 @@ def binop(func: Func, a: Num, b: Num, t: SqlType, n: int) -> pa.Array:
         return to_array(divide_ints(a, b, MODE_MOD, a.scale), t, n, check=False)
     scale = a.scale + b.scale if func is Func.MUL else a.scale
     if a.fast is not None and b.fast is not None:
-        kernel = {Func.ADD: pc.add_checked, Func.SUB: pc.subtract_checked,
-                  Func.MUL: pc.multiply_checked}[func]
-        try:
+        ma, mb = xa.max_abs(a.fast), xa.max_abs(b.fast)
+        if (ma * mb if func is Func.MUL else ma + mb) <= INT64_MAX:  # cannot overflow
+            kernel = {Func.ADD: pc.add, Func.SUB: pc.subtract, Func.MUL: pc.multiply}[func]
             return to_array(Num(kernel(a.fast, b.fast), scale), t, n, check=False)
-        except pa.ArrowInvalid:
-            pass
     (wa, va), (wb, vb) = _wide(a), _wide(b)
     w = {Func.ADD: np.add, Func.SUB: np.subtract, Func.MUL: np.multiply}[func](wa, wb)
     return to_array(Num(scale=scale, wide=w, valid=_valid_n(len(w), va, vb)), t, n, check=False)
@@ -317,12 +332,9 @@ def compare(func: Func, a: Num, b: Num) -> xa.Datum:
 
 
 def negate(a: Num, t: SqlType, n: int, absolute: bool = False) -> pa.Array:
-    if a.fast is not None:
-        try:
-            kernel = pc.abs_checked if absolute else pc.negate_checked
-            return to_array(Num(kernel(a.fast), a.scale), t, n, check=False)
-        except pa.ArrowInvalid:
-            pass
+    if a.fast is not None and xa.max_abs(a.fast) <= INT64_MAX:
+        kernel = pc.abs if absolute else pc.negate
+        return to_array(Num(kernel(a.fast), a.scale), t, n, check=False)
     w, valid = _wide(a)
     return to_array(Num(scale=a.scale, wide=np.abs(w) if absolute else -w, valid=valid), t, n,
                     check=False)

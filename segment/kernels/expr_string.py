@@ -172,8 +172,7 @@ def left_right(e: Call, args: list, n: int) -> xa.Datum:
         return pc.utf8_slice_codeunits(s, -k if k > 0 else -k)
     s = xa.as_array(s, n)
     k, vk = _ints(k, n)
-    length = pc.utf8_length(s).to_numpy(zero_copy_only=False).astype(np.int64) if s.null_count == 0 \
-        else pc.fill_null(pc.utf8_length(s), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    length = pc.fill_null(pc.utf8_length(s), 0).to_numpy(zero_copy_only=False).astype(np.int64)
     if left:
         begin, end = np.zeros(n, np.int64), np.where(k >= 0, k, np.maximum(length + k, 0))
     else:
@@ -219,7 +218,8 @@ def regexp_replace(e: Call, args: list, n: int) -> xa.Datum:
         flags = flags.as_py() if flags is not None else ""
         bad = set(flags) - set("gicn")
         if bad:
-            raise errors.InvalidParameterValue(f'invalid regular expression option: "{sorted(bad)[0]}"')
+            raise errors.InvalidParameterValue(
+                f'invalid regular expression option: "{sorted(bad)[0]}"')
         case = ""
         for f in flags:
             case = {"i": "i", "c": ""}.get(f, case)

@@ -132,6 +132,22 @@ def test_copy_to_stdout_round_trip(conn, table, fmt):
     check_loaded(conn, dst, ROWS[:20000])
 
 
+@pytest.mark.parametrize("fmt", ["text", "csv"])
+def test_copy_out_sends_one_row_per_message(conn, table, fmt):
+    """The protocol says CopyData from the backend is "always one per row"; psycopg's
+    read_row()/rows() rely on it."""
+    t = create(conn, table)
+    with conn.cursor().copy(f"COPY {t} FROM STDIN") as cp:
+        cp.write("".join(text_line(r) for r in ROWS[:5000]))
+    with conn.cursor().copy(f"COPY {t} TO STDOUT WITH (FORMAT {fmt})") as cp:
+        chunks = [bytes(c) for c in cp]
+    assert len(chunks) == 5000
+    assert all(c.endswith(b"\n") and c.count(b"\n") == 1 for c in chunks)
+    with conn.cursor().copy(f"COPY {t} (id, k) TO STDOUT") as cp:
+        cp.set_types(["int8", "int4"])
+        assert sorted(cp.rows()) == [r[:2] for r in ROWS[:5000]]
+
+
 def test_copy_query_to_stdout(conn, table):
     t = create(conn, table)
     with conn.cursor().copy(f"COPY {t} FROM STDIN") as cp:

@@ -62,6 +62,9 @@ class Serve:
     def stop(self) -> list[psutil.Process]:
         """SIGTERM; returns the processes it had started that are still alive afterwards."""
         started = psutil.Process(self.proc.pid).children(recursive=True)
+        names = " ".join(describe(started).split())
+        # The check below means something only if Ray's own processes were seen.
+        assert "raylet" in names and "gcs_server" in names, names
         self.proc.send_signal(signal.SIGTERM)
         try:
             code = self.proc.wait(STOP_TIMEOUT)

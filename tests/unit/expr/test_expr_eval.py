@@ -162,6 +162,8 @@ def test_in_list_null_semantics(batch):
     assert py_values(e, batch) == [False, None, None, None, None]
     e = F.bind_in(I4, [I2, L(-7)])  # non-literal members
     assert py_values(e, batch) == [False, True, None, True, False]
+    e = F.bind_in(L(-7), [I4, I2])  # constant on the left, columns in the list
+    assert py_values(e, batch) == [False, True, None, False, False]
     e = F.bind_in(TXT, [L("a_c"), L("")])
     assert py_values(e, batch) == [False, True, None, True, False]
 

@@ -378,3 +378,21 @@ def test_against_postgres(table, name, builder, rows, mode):
                    for a, b in zip(ours, theirs)), (q.sql, ours, theirs)
     else:
         assert ours == theirs, q.sql
+
+
+@pytest.mark.parametrize("name,builder,rows,mode", CASES, ids=[x[0] for x in CASES])
+def test_cases_on_empty_null_and_sliced_batches(name, builder, rows, mode):
+    """No PostgreSQL needed: every case evaluates on 0 rows, on all-NULL rows and on a
+    slice, with the declared type and length (NULL inputs never raise)."""
+    q = builder()
+    if q.error is not None:
+        return
+    full = _batch(None)
+    nulls = pa.record_batch([pa.nulls(3, a.type) for a in full.columns], schema=full.schema)
+    for batch in (full.slice(0, 0), nulls, _batch(rows).slice(1)):
+        try:
+            out = evaluate(q.expr, batch)
+        except errors.QueryError:
+            assert batch.num_rows and batch is not nulls, name
+            continue
+        assert len(out) == batch.num_rows and out.type == q.expr.type.arrow_type(), name
