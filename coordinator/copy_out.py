@@ -26,8 +26,6 @@ from segment import copy_binary
 from segment import copy_text
 from segment.copy_text import CopyOptions
 
-CHUNK_MIN = 64 << 10
-CHUNK_MAX = 1 << 20
 SLICE_ROWS = 1 << 16        # rows joined per kernel call: keeps string offsets far from 2 GiB
 _TEXT_ESCAPES = (("\\", "\\\\"), ("\b", "\\b"), ("\f", "\\f"), ("\n", "\\n"),
                  ("\r", "\\r"), ("\t", "\\t"), ("\v", "\\v"))
@@ -42,14 +40,14 @@ def encode_copy(batches: Iterable[pa.RecordBatch], types: list[SqlType], fmt: Co
     if fmt is CopyFormat.BINARY:
         out.add(copy_binary.HEADER)
     elif header and names is not None:
-        out.add(_header_line(names, fmt, options))
+        yield _header_line(names, fmt, options)
         header = False
     forced = None
     if fmt is CopyFormat.CSV and options.force_quote and names is not None:
         forced = copy_text.force_columns("FORCE_QUOTE", options.force_quote, list(names))
     for batch in batches:
         if header:
-            out.add(_header_line(batch.schema.names, fmt, options))
+            yield _header_line(batch.schema.names, fmt, options)
             header = False
         if forced is None and fmt is CopyFormat.CSV:
             forced = copy_text.force_columns("FORCE_QUOTE", options.force_quote,
@@ -65,36 +63,35 @@ def encode_copy(batches: Iterable[pa.RecordBatch], types: list[SqlType], fmt: Co
 
 
 class _Chunker:
-    """Collects encoded rows and hands out chunks of whole rows of CHUNK_MIN..CHUNK_MAX
-    bytes (a single longer row goes out alone)."""
+    """Hands out one CopyData payload per row, as PostgreSQL sends them: drivers such as
+    psycopg parse each CopyData message as exactly one row. Bytes given to `add` (the
+    binary header, the trailer) travel with the next row, or alone at the end."""
 
     def __init__(self):
-        self._buf = bytearray()
+        self._prefix = b""
 
     def add(self, data: bytes):
-        self._buf += data
+        self._prefix += data
 
     def add_rows(self, rows: pa.Array) -> Iterator[bytes]:
         offsets = np.frombuffer(rows.buffers()[1], np.int32)
-        offsets = offsets[rows.offset:rows.offset + len(rows) + 1]
-        data = memoryview(rows.buffers()[2])
-        ends, pos = offsets[1:], int(offsets[0])
-        while pos < offsets[-1]:
-            room = max(CHUNK_MAX - len(self._buf), 1)
-            k = int(np.searchsorted(ends, pos + room, side="right")) - 1
-            if k < 0 or ends[k] <= pos:  # not even one row fits: take one anyway
-                k = int(np.searchsorted(ends, pos, side="right"))
-            end = int(ends[k])
-            self._buf += data[pos:end]
-            pos = end
-            if len(self._buf) >= CHUNK_MIN:
-                yield bytes(self._buf)
-                self._buf = bytearray()
+        offsets = offsets[rows.offset:rows.offset + len(rows) + 1].tolist()
+        if len(offsets) < 2:
+            return
+        # Offsets index the whole data buffer; copy only the span these rows use.
+        base = offsets[0]
+        data = rows.buffers()[2].slice(base, offsets[-1] - base).to_pybytes()
+        if self._prefix:
+            yield self._prefix + data[0:offsets[1] - base]
+            self._prefix = b""
+            offsets = offsets[1:]
+        for start, end in zip(offsets, offsets[1:]):
+            yield data[start - base:end - base]
 
     def rest(self) -> Iterator[bytes]:
-        if self._buf:
-            yield bytes(self._buf)
-            self._buf = bytearray()
+        if self._prefix:
+            yield self._prefix
+            self._prefix = b""
 
 
 # --- TEXT and CSV -------------------------------------------------------------------------

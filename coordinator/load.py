@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pyarrow as pa
 from sqlglot import exp
 
 from coordinator import query
@@ -130,13 +131,14 @@ def copy(session, spec: copy_statement.CopySpec, txn, cancel) -> QueryResult:
         table = session.engine.catalog.get_table(spec.table)
         if table is None:
             raise errors.UndefinedTable(f'relation "{spec.table}" does not exist')
-        if spec.columns is not None and spec.columns != [c.name for c in table.columns]:
-            raise errors.FeatureNotSupported("COPY FROM with a column list other than all columns")
+        positions = _copy_columns(table, spec.columns)
         txn.wrote = True
         if spec.to_std:
             if fmt is None:
                 raise errors.FeatureNotSupported(f"COPY FROM STDIN in format {opts.format}")
-            return _copy_from_stdin(session, table, fmt, opts, txn)
+            return _copy_from_stdin(session, table, positions, fmt, opts, txn)
+        if positions != list(range(len(table.columns))):
+            raise errors.FeatureNotSupported("COPY FROM a file with a column list")
         return _copy_from_file(session, table, spec.target, opts, txn)
     if not spec.to_std:
         raise errors.FeatureNotSupported("COPY TO a server file (use COPY TO STDOUT)")
@@ -151,21 +153,48 @@ def copy(session, spec: copy_statement.CopySpec, txn, cancel) -> QueryResult:
     return _copy_to_stdout(session, source, fmt, opts, txn, cancel)
 
 
-def _copy_from_stdin(session, table, fmt, opts, txn) -> QueryResult:
+def _copy_columns(table: TableDef, names: list[str] | None) -> list[int]:
+    """Table positions of COPY's column list (all columns when there is none)."""
+    if names is None:
+        return list(range(len(table.columns)))
+    out = []
+    for n in names:
+        i = table.column_index(n)
+        if i is None:
+            raise errors.UndefinedColumn(f'column "{n}" of relation "{table.name}" does not exist')
+        if i in out:
+            raise errors.QueryError(f'column "{n}" specified more than once', "42701")
+        out.append(i)
+    return out
+
+
+def _widen(batch: pa.RecordBatch, table: TableDef, positions: list[int]) -> pa.RecordBatch:
+    """A batch of some of the table's columns as a batch of all of them (NULL elsewhere)."""
+    arrays = []
+    for i, c in enumerate(table.columns):
+        if i in positions:
+            arrays.append(batch.column(positions.index(i)))
+        else:
+            arrays.append(pa.nulls(batch.num_rows, c.type.arrow_type()))
+    return pa.record_batch(arrays, schema=table.arrow_schema())
+
+
+def _copy_from_stdin(session, table, positions, fmt, opts, txn) -> QueryResult:
     from segment import copy_binary, copy_text
 
-    cols = list(table.columns)
+    cols = [table.columns[i] for i in positions]
+    full = positions == list(range(len(table.columns)))
     parser = copy_binary.BinaryCopyParser(cols, table=table.name) if fmt is CopyFormat.BINARY \
         else copy_text.CopyParser(cols, fmt, opts, table=table.name)
     writer = TableWriter(session.engine.cluster, txn.id, table)
 
     def write(data: bytes):
         for b in parser.feed(data):
-            writer.write(b)
+            writer.write(b if full else _widen(b, table, positions))
 
     def finish() -> int:
         for b in parser.finish():
-            writer.write(b)
+            writer.write(b if full else _widen(b, table, positions))
         rows = writer.close()
         note_rows(session, table, rows)
         return rows

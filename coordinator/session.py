@@ -63,15 +63,31 @@ class Session:
 
     def prepare(self, sql: str, param_oids: list[int]) -> list[PreparedStatement]:
         self._bind_session_info()
+        try:
+            return self._prepare(sql, param_oids)
+        except BaseException:
+            # As in PostgreSQL, a statement that fails to parse or bind fails the block.
+            if self.txn is not None and self.txn.explicit:
+                self.txn.state = State.FAILED
+            raise
+
+    def _prepare(self, sql: str, param_oids: list[int]) -> list[PreparedStatement]:
         out = []
-        for text in statements.split(sql):
+        texts = statements.split(sql)
+        for text in texts:
             st = statements.classify(text)
             if st.kind is Kind.EMPTY:
                 continue
+            if self.txn is not None and self.txn.state is State.FAILED and st.kind not in (
+                    Kind.COMMIT, Kind.ROLLBACK):
+                raise errors.InFailedTransaction("current transaction is aborted, commands "
+                                                 "ignored until end of transaction block")
             ptypes = [types.from_oid(o) for o in param_oids]
             ptypes += [types.UNKNOWN] * (_param_count(st) - len(ptypes))
             columns = None
-            if st.kind in (Kind.QUERY, Kind.EXPLAIN, Kind.SHOW):
+            # Only a lone statement (the extended protocol's case) is described ahead:
+            # in a multi-statement string a later one may use a table an earlier creates.
+            if len(texts) == 1 and st.kind in (Kind.QUERY, Kind.EXPLAIN, Kind.SHOW):
                 columns = self._describe(st, ptypes)
             out.append(PreparedStatement(text, ptypes, columns, handle=st))
         return out
@@ -86,10 +102,8 @@ class Session:
         try:
             return self._execute(st, stmt, params, cancel)
         except BaseException:
-            if self.txn is not None and self.txn.explicit:
-                self.txn.state = State.FAILED
-            elif self.txn is not None:
-                self._end_implicit(commit=False)
+            if self.txn is not None:
+                self._end(self.txn, ok=False)
             raise
 
     def close(self) -> None:
@@ -154,7 +168,8 @@ class Session:
 
     def _with_txn(self, run, writes: bool = False) -> QueryResult:
         """Run inside the open transaction, or an implicit one committed when the result is
-        complete (for streaming results: after the last batch)."""
+        complete (for streaming results: after the last batch). An error while a result
+        streams fails the transaction just as an error in `run` does."""
         implicit = self.txn is None
         if implicit:
             self.txn = Transaction(self.engine.catalog, self.engine.cluster, explicit=False)
@@ -162,67 +177,67 @@ class Session:
         if writes:
             txn.wrote = True
         result = run(txn)
-        if not implicit:
-            return result
-        return self._finish_implicit(result)
+        if result.kind in (ResultKind.ROWS, ResultKind.COPY_IN, ResultKind.COPY_OUT):
+            return self._guard(result, txn)
+        self._end(txn, ok=True)
+        return result
 
-    def _finish_implicit(self, result: QueryResult) -> QueryResult:
+    def _end(self, txn: Transaction, ok: bool) -> None:
+        """A statement of `txn` finished: commit or abort an implicit transaction; mark an
+        explicit one failed on error."""
+        if txn.explicit:
+            if not ok:
+                txn.state = State.FAILED
+            return
+        if self.txn is txn:
+            self.txn = None
+        if ok:
+            txn.commit()
+        else:
+            txn.abort()
+
+    def _guard(self, result: QueryResult, txn: Transaction) -> QueryResult:
+        def guarded(stream):
+            ok = False
+            try:
+                yield from stream
+                ok = True
+            finally:
+                self._end(txn, ok)
+
         if result.kind is ResultKind.ROWS and result.batches is not None:
-            inner = result.batches
-
-            def stream():
-                ok = False
-                try:
-                    yield from inner
-                    ok = True
-                finally:
-                    self._end_implicit(commit=ok)
-            result.batches = stream()
-            return result
-        if result.kind is ResultKind.COPY_IN and result.copy_in is not None:
+            result.batches = guarded(result.batches)
+        elif result.kind is ResultKind.COPY_OUT and result.copy_out is not None:
+            result.copy_out.chunks = guarded(result.copy_out.chunks)
+        elif result.kind is ResultKind.COPY_IN and result.copy_in is not None:
             ci = result.copy_in
-            finish, abort = ci.finish, ci.abort
+            write, finish, abort = ci.write, ci.finish, ci.abort
+
+            def write_guarded(data):
+                try:
+                    write(data)
+                except BaseException:
+                    self._end(txn, ok=False)
+                    raise
 
             def done():
                 try:
                     n = finish()
                 except BaseException:
-                    self._end_implicit(commit=False)
+                    self._end(txn, ok=False)
                     raise
-                self._end_implicit(commit=True)
+                self._end(txn, ok=True)
                 return n
 
             def aborted(msg):
                 try:
                     abort(msg)
                 finally:
-                    self._end_implicit(commit=False)
-            ci.finish, ci.abort = done, aborted
-            return result
-        if result.kind is ResultKind.COPY_OUT and result.copy_out is not None:
-            inner_chunks = result.copy_out.chunks
-
-            def chunks():
-                ok = False
-                try:
-                    yield from inner_chunks
-                    ok = True
-                finally:
-                    self._end_implicit(commit=ok)
-            result.copy_out.chunks = chunks()
-            return result
-        self._end_implicit(commit=True)
-        return result
-
-    def _end_implicit(self, commit: bool) -> None:
-        txn, self.txn = self.txn, None
-        if txn is None or txn.explicit:
-            self.txn = txn
-            return
-        if commit:
-            txn.commit()
+                    self._end(txn, ok=False)
+            ci.write, ci.finish, ci.abort = write_guarded, done, aborted
         else:
-            txn.abort()
+            self._end(txn, ok=True)
+        return result
 
     # --- transaction commands ------------------------------------------------------------
     def _begin(self) -> QueryResult:

@@ -73,6 +73,7 @@ class Func(enum.Enum):
     DATE_PART = "date_part"   # date_part(field, ts) -> float8
     NOW = "now"
     CONCAT_FN = "concat"      # concat(a, b, ...): NULL arguments are skipped, unlike ||
+    FIT_STRING = "fit_string"  # text stored into varchar(n)/char(n): 22001 if too long
 
 
 class AggFunc(enum.Enum):

@@ -1,8 +1,8 @@
 """Typing of scalar operators, functions and casts as PostgreSQL types them; constant folding.
 
 The binder calls `bind_call(func, args)` for every operator and function, `bind_cast` for
-CAST and `::`, and `bind_case` / `bind_in` / `bind_like` / `bind_is_null` for the other
-nodes. Each returns a typed node of planner/expr.py with implicit Casts inserted. Quoted
+CAST and `::`, `bind_assign` for values stored into columns (INSERT, UPDATE), and
+`bind_case` / `bind_in` / `bind_like` / `bind_is_null` for the other nodes. Each returns a typed node of planner/expr.py with implicit Casts inserted. Quoted
 constants are PostgreSQL's *unknown* literals: they take the type their context needs and
 are converted right here ('1998-12-01' compared with a date is a date Literal; a bad one
 raises 22P02/22007 at bind time). Calls whose arguments are all Literals are folded at once
@@ -661,6 +661,7 @@ _CONST_CALLS = {
     Func.LEFT: lambda e, s, n: s[:n] if n >= 0 else s[:max(len(s) + n, 0)],
     Func.RIGHT: lambda e, s, n: s[max(len(s) - n, 0):] if n >= 0 else s[min(-n, len(s)):],
     Func.STARTS_WITH: lambda e, s, p: s.startswith(p),
+    Func.FIT_STRING: lambda e, s: fit_length(s, e.type),
 }
 
 
@@ -702,6 +703,38 @@ def bind_cast(e: ex.Expr, dst: SqlType) -> ex.Expr:
     if e.type == dst or (e.type.is_string and dst.kind is Kind.TEXT):
         return e
     return Cast(e, dst)
+
+
+def bind_assign(e: ex.Expr, dst: SqlType, column: str = "") -> ex.Expr:
+    """e converted for storing into a column of type dst (INSERT, UPDATE, COPY targets):
+    PostgreSQL's assignment casts. Numbers convert among themselves (with the explicit
+    casts' rounding and range errors), anything converts to text, dates and timestamps
+    among themselves, unknown literals to anything; other pairs raise 42804. A string
+    longer than varchar(n)/char(n) raises 22001 unless the excess is spaces."""
+    src = e.type
+    allowed = (is_unknown(e) or src.kind is dst.kind or dst.is_string
+               or (src.is_number and dst.is_number)
+               or (src.kind in _TEMPORAL and dst.kind in _TEMPORAL))
+    if not allowed:
+        raise errors.DatatypeMismatch(
+            f'column "{column}" is of type {dst} but expression is of type {_tname(e)}',
+            hint="You will need to rewrite or cast the expression.")
+    if not (dst.is_string and dst.length is not None and dst.kind is not Kind.TEXT):
+        return bind_cast(e, dst)
+    text = e if e.type.is_string else bind_cast(e, types.TEXT)
+    if text.type == dst:
+        return text
+    return fold_constants(Call(Func.FIT_STRING, (text,), dst))
+
+
+def fit_length(s: str, t: SqlType) -> str:
+    """A string stored into varchar(n)/char(n): 22001 when longer, unless the excess is
+    spaces (PostgreSQL truncates those); char values keep no trailing spaces."""
+    if len(s) > t.length:
+        if s[t.length:].strip(" "):
+            raise errors.QueryError(f"value too long for type {t}", "22001")
+        s = s[:t.length]
+    return s.rstrip(" ") if t.kind is Kind.CHAR else s
 
 
 def _unconstrained(src: SqlType) -> SqlType:

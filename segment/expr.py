@@ -312,7 +312,7 @@ _CALLS = {
     Func.SUBSTRING: xs.substring, Func.POSITION: xs.strpos, Func.REPLACE: xs.replace,
     Func.REGEXP_REPLACE: xs.regexp_replace, Func.TRIM: xs.trim, Func.LTRIM: xs.trim,
     Func.RTRIM: xs.trim, Func.LEFT: xs.left_right, Func.RIGHT: xs.left_right,
-    Func.STARTS_WITH: xs.starts_with,
+    Func.STARTS_WITH: xs.starts_with, Func.FIT_STRING: xs.fit_string,
     Func.EXTRACT: _field_kernel(xd.extract), Func.DATE_PART: _field_kernel(xd.extract),
     Func.DATE_TRUNC: _field_kernel(xd.date_trunc),
 }

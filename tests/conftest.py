@@ -112,8 +112,9 @@ def raympp_cluster(ray_session, tmp_path_factory):
         with lock:
             if n_segments in failures:
                 # Starting failed once already: fail fast instead of retrying per test.
-                raise RuntimeError(f"raympp with {n_segments} segments did not start: "
-                                   f"{failures[n_segments]!r}")
+                first = (str(failures[n_segments]).strip().splitlines() or [""])[0][:300]
+                raise RuntimeError(f"raympp with {n_segments} segments did not start "
+                                   f"(see the first test that asked for it): {first}")
             if n_segments not in servers:
                 data_dir = str(tmp_path_factory.mktemp(f"raympp-{n_segments}seg"))
                 try:

@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 
 from planner import errors, functions
 from planner.expr import Call, Func
+from planner.types import Kind
 from segment.kernels import expr_arrays as xa
 
 
@@ -267,6 +268,19 @@ def concat(e: Call, args: list, n: int) -> xa.Datum:
 def simple(e: Call, args: list, n: int) -> xa.Datum:
     return {Func.LOWER: pc.utf8_lower, Func.UPPER: pc.utf8_upper, Func.LENGTH: pc.utf8_length,
             Func.OCTET_LENGTH: pc.binary_length}[e.func](args[0])
+
+
+def fit_string(e: Call, args: list, n: int) -> xa.Datum:
+    """Text stored into varchar(n)/char(n): 22001 'value too long for type ...' when a
+    value has more characters, unless they are spaces (then it is truncated)."""
+    s, t = args[0], e.type
+    over = pc.greater(pc.utf8_length(s), t.length)
+    if pc.any(over).as_py():
+        excess = pc.utf8_slice_codeunits(pc.filter(s, over), t.length)
+        if not pc.all(pc.match_substring_regex(excess, "^ *$")).as_py():
+            raise errors.QueryError(f"value too long for type {t}", "22001")
+        s = pc.utf8_slice_codeunits(s, 0, t.length)
+    return pc.utf8_rtrim(s, characters=" ") if t.kind is Kind.CHAR else s
 
 
 def like(arg: xa.Datum, pattern: xa.Datum, case_insensitive: bool, n: int) -> xa.Datum:

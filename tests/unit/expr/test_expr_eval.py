@@ -223,3 +223,26 @@ def test_constant_subtrees_not_folded_still_evaluate_once(batch):
     e = ex.Call(Func.REGEXP_REPLACE, (L("abc"), L("b"), L("x")), T.TEXT)
     assert py_values(e, batch) == ["axc"] * 5
     raises_sqlstate("22012", evaluate, bc(Func.DIV, [L(1), L(0)]), batch)
+
+
+def test_columns_in_other_physical_layouts():
+    from decimal import Decimal
+    from segment.expr import evaluate_columns
+    cols = [pa.array(["b", "a", None, "b"]).dictionary_encode(),
+            pa.array(["x", "yy", None, ""], pa.large_string()),
+            pa.array([Decimal("1.5"), None, Decimal("-2.25"), Decimal("0")], pa.decimal128(10, 2)),
+            pa.chunked_array([[1, 2], [3, None]], pa.int32())]
+    s, ls, n, i = col(0, T.TEXT), col(1, T.TEXT), col(2, T.numeric(15, 2)), col(3, T.INT4)
+    out = evaluate_columns(bc(Func.CONCAT, [s, ls]), cols, 4)
+    assert out.to_pylist() == ["bx", "ayy", None, "b"]
+    out = evaluate_columns(bc(Func.ADD, [n, i]), cols, 4)
+    assert out.type == pa.int64() and out.to_pylist() == [250, None, 75, None]
+
+
+def test_now_is_the_statement_time():
+    import datetime as dt
+    b = pa.record_batch([pa.array([1, 2])], names=["x"])
+    when = dt.datetime(2001, 2, 3, 4, 5, 6, tzinfo=dt.timezone.utc)
+    assert evaluate(bc(Func.NOW, []), b, now=when).to_pylist() == [when, when]
+    e = F.bind_cast(bc(Func.NOW, []), T.DATE)
+    assert evaluate(e, b, now=when).to_pylist() == [dt.date(2001, 2, 3)] * 2

@@ -229,3 +229,15 @@ def test_timestamptz_is_utc():
     assert py_values(F.bind_cast(tz, T.DATE), b) == [dt.date(2000, 1, 1)]
     assert py_values(bc(Func.EXTRACT, [L("hour"), tz]), b) == [23]
     assert py_values(bc(Func.LT, [tz, L("2000-01-02 00:00:00+01")]), b) == [False]
+
+
+def test_fit_string_on_batches():
+    b = pa.record_batch([pa.array(["abc", "abcde", "ab   ", None, "abcdef  "])], names=["s"])
+    e = F.bind_assign(col(0, T.TEXT), T.varchar(5))
+    raises_sqlstate("22001", evaluate, e, b)
+    assert py_values(e, b.slice(0, 4)) == ["abc", "abcde", "ab   ", None]
+    e = F.bind_assign(col(0, T.TEXT), T.char(3))
+    assert py_values(e, pa.record_batch([pa.array(["ab", "abc   ", None])], names=["s"])) == [
+        "ab", "abc", None]
+    err = raises_sqlstate("22001", evaluate, e, b)
+    assert err.message == "value too long for type character(3)"

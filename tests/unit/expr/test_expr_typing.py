@@ -260,3 +260,21 @@ def test_date_vs_midnight_timestamp_compares_dates():
     noon = F.bind_cast(L("1998-09-02 12:00"), T.TIMESTAMP)
     e = F.bind_call(Func.GT, [noon, D])
     assert e.args == (noon, Cast(D, T.TIMESTAMP))
+
+
+def test_bind_assign_follows_assignment_casts():
+    err = raises_sqlstate("42804", F.bind_assign, L(12), T.DATE, "d")
+    assert err.message == 'column "d" is of type date but expression is of type integer'
+    assert err.hint == "You will need to rewrite or cast the expression."
+    for e, t in ((TXT, T.INT4), (L(1), T.BOOL), (BO, T.INT4), (I4, T.INTERVAL)):
+        raises_sqlstate("42804", F.bind_assign, e, t, "c")
+    assert F.bind_assign(L("12"), T.INT4) == Literal(12, T.INT4)
+    assert F.bind_assign(L(Decimal("2.5")), T.INT4) == Literal(3, T.INT4)
+    assert F.bind_assign(L(Decimal("1.005")), T.numeric(5, 2)) == Literal(Decimal("1.01"), T.numeric(5, 2))
+    assert F.bind_assign(I4, T.TEXT) == Cast(I4, T.TEXT)
+    assert F.bind_assign(L("ab   "), T.varchar(5)) == Literal("ab   ", T.varchar(5))
+    assert F.bind_assign(L("ab      "), T.char(3)) == Literal("ab", T.char(3))
+    too_long = F.bind_assign(L("too long"), T.varchar(5))  # fails when executed
+    raises_sqlstate("22001", F.evaluate_constant, too_long, ["too long"])
+    e = F.bind_assign(TXT, T.varchar(5))
+    assert e == Call(Func.FIT_STRING, (TXT,), T.varchar(5))

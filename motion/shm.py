@@ -1,0 +1,272 @@
+"""Shared-memory transport between processes on one node: memfd slabs, fds over a Unix socket.
+
+Sender side. A SlabPool (one per MotionService) hands out slabs: anonymous memory files
+(os.memfd_create) mapped read-write. ShmLink writes each large BATCH straight into a slab
+with Arrow's IPC writer, the one copy on this path, and sends over a SOCK_SEQPACKET Unix
+socket a small frame whose body is a descriptor (slab id, offset, length); the slab's fd
+rides along (SCM_RIGHTS) the first time this connection uses that slab. Bodies up to
+INLINE_MAX travel inside the socket message instead (schemas, small batches, errors).
+
+Receiver side. SlabMap maps each slab once per connection, read-only, and closes the fd;
+each frame becomes a pa.foreign_buffer into the mapping, so the batch read from it is
+zero-copy. The buffer holds a lease: when the consumer drops the last array of that batch
+(or the inbox spills or drops the frame), the lease tells the I/O thread, which sends
+RELEASE back and the sender puts the slab back in its pool, its pages already faulted in.
+
+Nothing is ever named in /dev/shm: a memfd lives while an fd or a mapping of it does, so a
+killed process leaves nothing behind. Slabs still leased when a sender closes are simply
+unmapped by the sender; the receiver's mapping keeps them alive until its batches go.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import socket
+import struct
+import threading
+
+import pyarrow as pa
+
+from motion import frames
+from motion.errors import INTERNAL, IO_ERROR, MotionError
+from motion.frames import Kind
+from motion.link import Link
+
+SHM_DESC = struct.Struct("<IQQ")  # slab id, offset, length
+INLINE_MAX = 64 << 10
+MSG_MAX = frames.HEADER_SIZE + INLINE_MAX
+MAX_FDS = 4
+_MIN_SLAB = 1 << 20
+_PARALLEL_COPY = 8 << 20  # frames at least this large are copied by 2 threads
+_RELEASE = struct.Struct("<I")
+
+
+# --- sender side ---------------------------------------------------------------------------
+class _Slab:
+    __slots__ = ("id", "fd", "mm", "buf", "capacity")
+
+    def __init__(self, slab_id: int, capacity: int):
+        fd = os.memfd_create("raympp-motion", os.MFD_CLOEXEC)
+        try:
+            os.ftruncate(fd, capacity)
+            self.mm = mmap.mmap(fd, capacity)
+        except OSError:
+            os.close(fd)
+            raise
+        self.id, self.fd, self.capacity = slab_id, fd, capacity
+        self.buf = pa.py_buffer(self.mm)
+
+    def close(self) -> None:
+        self.buf = None
+        try:
+            self.mm.close()
+        except BufferError:  # an exported view lives on; the mapping goes with it
+            pass
+        os.close(self.fd)
+
+
+class SlabPool:
+    """Free slabs of one process, reused across channels, at most `limit_bytes` of them."""
+
+    def __init__(self, limit_bytes: int):
+        self.limit = limit_bytes
+        self._free: list[_Slab] = []
+        self._free_bytes = 0
+        self._next_id = 1
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def acquire(self, size: int) -> _Slab:
+        with self._lock:
+            fits = [s for s in self._free if s.capacity >= size]
+            if fits:
+                slab = min(fits, key=lambda s: s.capacity)
+                self._free.remove(slab)
+                self._free_bytes -= slab.capacity
+                return slab
+            slab_id = self._next_id
+            self._next_id += 1
+        capacity = max(_MIN_SLAB, 1 << (size - 1).bit_length())
+        try:
+            return _Slab(slab_id, capacity)
+        except OSError as exc:
+            raise MotionError(f"cannot allocate {capacity} bytes of shared memory: "
+                              f"{exc.strerror or exc}", IO_ERROR) from None
+
+    def give_back(self, slab: _Slab) -> None:
+        with self._lock:
+            if not self._closed and slab.capacity <= self.limit:
+                self._free.append(slab)  # most recently used last
+                self._free_bytes += slab.capacity
+                slab = None
+            while self._free_bytes > self.limit:
+                old = self._free.pop(0)
+                self._free_bytes -= old.capacity
+                old.close()
+        if slab is not None:
+            slab.close()
+
+    def free_bytes(self) -> int:
+        return self._free_bytes
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            free, self._free, self._free_bytes = self._free, [], 0
+        for slab in free:
+            slab.close()
+
+
+class ShmLink(Link):
+    """Sending end over a SOCK_SEQPACKET Unix socket, large bodies in pooled memfd slabs."""
+
+    transport = "shm"
+
+    def __init__(self, uds_path: str, pool: SlabPool, hello: bytes, what: str):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            sock.connect(uds_path)
+        except OSError as exc:
+            sock.close()
+            raise MotionError(f"motion {what}: cannot reach the receiver's Unix socket: "
+                              f"{exc.strerror or exc}", IO_ERROR) from None
+        super().__init__(sock, what)
+        self._pool = pool
+        self._in_use: dict[int, _Slab] = {}
+        self._known: set[int] = set()
+        self._lock = threading.Lock()  # on_release may run while close() does
+        self.sendmsg([frames.header(Kind.HELLO, len(hello)), hello])
+
+    def send_body(self, kind: Kind, body) -> None:
+        n = len(body)
+        if n <= INLINE_MAX:
+            self.sendmsg([frames.header(kind, n), body])
+            return
+        slab = self._pool.acquire(n)
+        memoryview(slab.buf)[:n] = memoryview(body).cast("B")
+        self._send_slab(kind, slab, 0, n)
+
+    def send_batch(self, batch: pa.RecordBatch, schema_len: int) -> int:
+        size = pa.ipc.get_record_batch_size(batch)
+        if size <= INLINE_MAX:
+            body = batch.serialize()
+            self.sendmsg([frames.header(Kind.BATCH, len(body)), body])
+            return len(body)
+        # The IPC stream writer writes the schema message first; the batch message follows
+        # it, written straight into shared memory. The schema bytes are dead weight.
+        slab = self._pool.acquire(schema_len + size)
+        try:
+            sink = pa.FixedSizeBufferWriter(slab.buf)
+            if size >= _PARALLEL_COPY:
+                sink.set_memcopy_threads(2)
+            writer = pa.ipc.new_stream(sink, batch.schema)
+            writer.write_batch(batch)
+            end = sink.tell()
+            del writer, sink
+        except (pa.ArrowException, ValueError) as exc:
+            self._pool.give_back(slab)
+            raise MotionError(f"motion {self.what}: cannot write a batch: {exc}",
+                              INTERNAL) from None
+        if end - size != schema_len:
+            self._pool.give_back(slab)
+            raise MotionError(f"motion {self.what}: IPC writer wrote {end} bytes, expected "
+                              f"{schema_len} + {size}", INTERNAL)
+        self._send_slab(Kind.BATCH, slab, schema_len, size)
+        return size
+
+    def _send_slab(self, kind: Kind, slab: _Slab, offset: int, length: int) -> None:
+        desc = SHM_DESC.pack(slab.id, offset, length)
+        fds = () if slab.id in self._known else (slab.fd,)
+        with self._lock:
+            self._in_use[slab.id] = slab
+        try:
+            self.sendmsg([frames.header(kind, len(desc), frames.FLAG_SHM), desc], fds)
+        except MotionError:
+            with self._lock:
+                self._in_use.pop(slab.id, None)
+            slab.close()
+            raise
+        self._known.add(slab.id)
+
+    def on_release(self, body: bytes) -> None:
+        (slab_id,) = _RELEASE.unpack(body)
+        with self._lock:
+            slab = self._in_use.pop(slab_id, None)
+        if slab is not None:
+            self._pool.give_back(slab)
+
+    def on_close(self) -> None:
+        with self._lock:
+            leased, self._in_use = list(self._in_use.values()), {}
+        for slab in leased:  # the receiver may still read them: never reuse, just unmap
+            slab.close()
+
+
+# --- receiver side -------------------------------------------------------------------------
+def release_frame(slab_id: int) -> bytes:
+    return frames.control(Kind.RELEASE, _RELEASE.pack(slab_id))
+
+
+def recv_message(sock: socket.socket) -> tuple[bytes, list[int]]:
+    """One SEQPACKET message and the fds that came with it; (b'', []) at end of file."""
+    msg, fds, flags, _ = socket.recv_fds(sock, MSG_MAX, MAX_FDS)
+    if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
+        for fd in fds:
+            os.close(fd)
+        raise MotionError("motion shm message truncated", INTERNAL)
+    return msg, fds
+
+
+class _Mapping:
+    __slots__ = ("mm", "buf", "address", "size", "__weakref__")
+
+    def __init__(self, fd: int):
+        self.mm = mmap.mmap(fd, 0, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
+        self.buf = pa.py_buffer(self.mm)
+        self.address, self.size = self.buf.address, self.buf.size
+
+
+class _Lease:
+    """Kept alive by the buffers of one frame; says RELEASE when they are all gone."""
+
+    __slots__ = ("mapping", "slab_id", "post")
+
+    def __init__(self, mapping: _Mapping, slab_id: int, post):
+        self.mapping, self.slab_id, self.post = mapping, slab_id, post
+
+    def __del__(self):
+        try:
+            self.post(self.slab_id)
+        except Exception:  # interpreter shutdown, service gone: nothing to tell
+            pass
+
+
+class SlabMap:
+    """The slabs one shm connection has shown this receiver, mapped read-only."""
+
+    def __init__(self, post_release):
+        self._maps: dict[int, _Mapping] = {}
+        self._post = post_release
+
+    def adopt(self, slab_id: int, fd: int) -> None:
+        try:
+            self._maps[slab_id] = _Mapping(fd)
+        except (OSError, ValueError) as exc:
+            raise MotionError(f"cannot map a motion shm slab: {exc}", IO_ERROR) from None
+        finally:
+            os.close(fd)
+
+    def frame(self, body) -> pa.Buffer:
+        """The frame a descriptor body points at, as a zero-copy buffer with a lease."""
+        if len(body) != SHM_DESC.size:
+            raise MotionError("malformed motion shm descriptor", INTERNAL)
+        slab_id, offset, length = SHM_DESC.unpack(body)
+        mapping = self._maps.get(slab_id)
+        if mapping is None or offset + length > mapping.size:
+            raise MotionError(f"motion shm descriptor points outside slab {slab_id}", INTERNAL)
+        lease = _Lease(mapping, slab_id, self._post)
+        return pa.foreign_buffer(mapping.address + offset, length, base=lease)
+
+    def close(self) -> None:
+        self._maps.clear()
