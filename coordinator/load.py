@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import pyarrow as pa
 from sqlglot import exp
 
 from coordinator import query
@@ -68,19 +67,23 @@ def note_rows(session, table: TableDef, rows: int) -> None:
 
 def insert_plan(session, table: TableDef, source, cols, txn, cancel) -> int:
     cols = list(range(len(table.columns))) if cols is None else cols
-    bq = QueryBinder(session.engine.catalog).bind(source)
-    fields = bq.node.fields
-    if len(fields) > len(cols):
-        raise errors.SyntaxError_("INSERT has more expressions than target columns")
-    exprs = []
-    for i, c in enumerate(table.columns):
-        if i in cols and cols.index(i) < len(fields):
-            j = cols.index(i)
-            ref = ex.ColumnRef(j, fields[j].type, fields[j].name)
-            exprs.append(ref if fields[j].type == c.type else functions.bind_cast(ref, c.type))
-        else:
-            exprs.append(ex.Literal(None, c.type))
-    node = pl.Project(bq.node, tuple(exprs), tuple(pl.Field(c.name, c.type) for c in table.columns))
+    out_fields = tuple(pl.Field(c.name, c.type) for c in table.columns)
+    if isinstance(source, exp.Values):
+        node = _values_for(table, cols, source, out_fields)
+    else:
+        bq = QueryBinder(session.engine.catalog).bind(source)
+        fields = bq.node.fields
+        if len(fields) > len(cols):
+            raise errors.SyntaxError_("INSERT has more expressions than target columns")
+        exprs = []
+        for i, c in enumerate(table.columns):
+            if i in cols and cols.index(i) < len(fields):
+                j = cols.index(i)
+                ref = ex.ColumnRef(j, fields[j].type, fields[j].name)
+                exprs.append(functions.bind_assign(ref, c.type, c.name))
+            else:
+                exprs.append(ex.Literal(None, c.type))
+        node = pl.Project(bq.node, tuple(exprs), out_fields)
     root = distribute.distribute(rules.rewrite(node))
     txn.wrote = True
     if _computable_everywhere(root):
@@ -91,6 +94,29 @@ def insert_plan(session, table: TableDef, source, cols, txn, cancel) -> int:
         writer.write(batch)
     rows = writer.close()
     return rows
+
+
+def _values_for(table: TableDef, cols: list[int], values: exp.Values, fields) -> pl.Values:
+    """INSERT ... VALUES: each value is assigned to its column's type directly, so quoted
+    literals take the column's type as PostgreSQL's unknown-typed literals do."""
+    from planner.bind_expr import ExprBinder
+    from planner.scope import EMPTY
+
+    binder = ExprBinder(EMPTY)
+    rows = []
+    for tup in values.expressions:
+        items = list(tup.expressions)
+        if len(items) > len(cols):
+            raise errors.SyntaxError_("INSERT has more expressions than target columns")
+        row = []
+        for i, c in enumerate(table.columns):
+            if i in cols and cols.index(i) < len(items):
+                e = functions.fold_constants(binder.bind(items[cols.index(i)]))
+                row.append(functions.bind_assign(e, c.type, c.name))
+            else:
+                row.append(ex.Literal(None, c.type))
+        rows.append(tuple(row))
+    return pl.Values(tuple(rows), fields)
 
 
 def _computable_everywhere(root: pl.Node) -> bool:
@@ -137,9 +163,7 @@ def copy(session, spec: copy_statement.CopySpec, txn, cancel) -> QueryResult:
             if fmt is None:
                 raise errors.FeatureNotSupported(f"COPY FROM STDIN in format {opts.format}")
             return _copy_from_stdin(session, table, positions, fmt, opts, txn)
-        if positions != list(range(len(table.columns))):
-            raise errors.FeatureNotSupported("COPY FROM a file with a column list")
-        return _copy_from_file(session, table, spec.target, opts, txn)
+        return _copy_from_file(session, table, positions, spec.target, opts, txn)
     if not spec.to_std:
         raise errors.FeatureNotSupported("COPY TO a server file (use COPY TO STDOUT)")
     if fmt is None:
@@ -168,19 +192,8 @@ def _copy_columns(table: TableDef, names: list[str] | None) -> list[int]:
     return out
 
 
-def _widen(batch: pa.RecordBatch, table: TableDef, positions: list[int]) -> pa.RecordBatch:
-    """A batch of some of the table's columns as a batch of all of them (NULL elsewhere)."""
-    arrays = []
-    for i, c in enumerate(table.columns):
-        if i in positions:
-            arrays.append(batch.column(positions.index(i)))
-        else:
-            arrays.append(pa.nulls(batch.num_rows, c.type.arrow_type()))
-    return pa.record_batch(arrays, schema=table.arrow_schema())
-
-
 def _copy_from_stdin(session, table, positions, fmt, opts, txn) -> QueryResult:
-    from segment import copy_binary, copy_text
+    from segment import copy_binary, copy_text, ingest
 
     cols = [table.columns[i] for i in positions]
     full = positions == list(range(len(table.columns)))
@@ -190,11 +203,11 @@ def _copy_from_stdin(session, table, positions, fmt, opts, txn) -> QueryResult:
 
     def write(data: bytes):
         for b in parser.feed(data):
-            writer.write(b if full else _widen(b, table, positions))
+            writer.write(b if full else ingest.widen(b, table, positions))
 
     def finish() -> int:
         for b in parser.finish():
-            writer.write(b if full else _widen(b, table, positions))
+            writer.write(b if full else ingest.widen(b, table, positions))
         rows = writer.close()
         note_rows(session, table, rows)
         return rows
@@ -206,11 +219,11 @@ def _copy_from_stdin(session, table, positions, fmt, opts, txn) -> QueryResult:
                        copy_in=CopyIn(fmt, len(cols), write, finish, abort))
 
 
-def _copy_from_file(session, table, path: str, opts, txn) -> QueryResult:
+def _copy_from_file(session, table, positions, path: str, opts, txn) -> QueryResult:
     from coordinator.dispatch import _query_ids
 
     counts = session.engine.cluster.call_all("copy_from_file", next(_query_ids), txn.id, table,
-                                             path, opts)
+                                             path, opts, positions)
     rows = counts[0] if table.policy.kind is DistKind.REPLICATED else sum(counts)
     note_rows(session, table, rows)
     return QueryResult(ResultKind.COMMAND, tag=lambda: f"COPY {rows}")

@@ -46,6 +46,11 @@ class Budget:
             self.used += n
             return True
 
+    def force(self, n: int) -> None:
+        """Charge n bytes even beyond the limit (a frame a consumer is waiting for)."""
+        with self._lock:
+            self.used += n
+
     def give(self, n: int) -> None:
         if n:
             with self._lock:
@@ -112,6 +117,7 @@ class Inbox:
         self._schemas: dict[int, pa.Schema] = {}
         self._ended: set[int] = set()
         self._seq = 0
+        self._waiting: collections.Counter = collections.Counter()  # index or None -> count
         self.schema: pa.Schema | None = None
         self.error: MotionError | None = None
         self.closed = False
@@ -149,9 +155,9 @@ class Inbox:
                 self.schema = schema
                 self._schemas[index] = schema
 
-    def reserve(self, length: int) -> Slot:
-        """A place for a BATCH body about to be read from a stream."""
-        if self._budget.take(length):
+    def reserve(self, index: int, length: int) -> Slot:
+        """A place for a BATCH body of sender `index` about to be read from a stream."""
+        if self._admit(index, length):
             return Slot(length, buffer=pa.allocate_buffer(length))
         return Slot(length, spill=self._spill, offset=self._spill.reserve(length))
 
@@ -174,7 +180,7 @@ class Inbox:
         """Queue a BATCH body already in memory (shared memory or a small message); when
         over budget it is copied to the spill file and `buf` let go at once."""
         n = len(buf)
-        if self._budget.take(n):
+        if self._admit(index, n):
             self._enqueue(index, _Entry(0, n, buf, held=n))
             return
         if self.error is not None or self.closed:
@@ -241,7 +247,11 @@ class Inbox:
                     break
                 if self._done(index):
                     return None
-                self._cond.wait(0.5)
+                self._waiting[index] += 1
+                try:
+                    self._cond.wait(0.5)
+                finally:
+                    self._waiting[index] -= 1
         self._budget.give(entry.held)
         buf = entry.buffer
         if buf is None:
@@ -273,7 +283,21 @@ class Inbox:
             self._cond.notify_all()
         self._spill.close()
 
-    # --- internals (hold self._cond) ------------------------------------------------------
+    # --- internals ------------------------------------------------------------------------
+    def _admit(self, index: int, n: int) -> bool:
+        """Charge a frame of sender `index` to memory: within the budget, or beyond it when
+        a consumer already waits for exactly this frame (spilling it would only slow the
+        consumer down). False: spill it."""
+        if self._budget.take(n):
+            return True
+        with self._cond:
+            if self._waiting[index] and not self._queues.get(index) or (
+                    self._waiting[None] and not any(self._queues.values())):
+                self._budget.force(n)
+                return True
+        return False
+
+    # The rest hold self._cond.
     def _count(self, index: int, nbytes: int) -> None:
         c = self._counters[index]
         c.frames += 1

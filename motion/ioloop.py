@@ -6,7 +6,8 @@ soon as they arrive and hands them to the inbox their HELLO names (`resolve`). I
 waits on a consumer: inboxes take every frame, in memory or spilled. It also sends the
 control frames back: RELEASE when a consumer let go of a shared-memory frame (posted from
 any thread by a lease, without locks), STOP or CANCEL when a receiver closes or its query
-is cancelled. After STOP/CANCEL a connection drains: what still comes is read and
+is cancelled (STOP also when the channel failed: the receiver reports the error, the other
+senders just stop). After STOP/CANCEL a connection drains: what still comes is read and
 discarded until the sender hangs up, or DRAIN_LINGER seconds pass.
 
 Other threads reach the loop only through `call(fn)` (run fn in the loop thread and wait)
@@ -152,6 +153,7 @@ class IoLoop:
     def _flush_releases(self) -> None:
         while self._releases:
             conn, slab_id = self._releases.popleft()
+            conn.slabs.released()
             if not conn.closed and not conn.draining_until:
                 self._send(conn, shm.release_frame(slab_id))
 
@@ -189,7 +191,7 @@ class IoLoop:
         def reserve(length: int):
             if conn.inbox is None or conn.draining_until:
                 raise MotionError("motion BATCH frame before HELLO", INTERNAL)
-            return conn.inbox.reserve(length)
+            return conn.inbox.reserve(conn.index, length)
         return reserve
 
     def _readable(self, conn: _Conn) -> None:
@@ -280,6 +282,7 @@ class IoLoop:
         elif kind == Kind.ERROR:
             inbox.on_error(conn.index, body)
             self._close(conn)
+            self._stop_others(inbox)
         else:
             raise MotionError(f"unexpected motion {kind.name} frame from a sender", INTERNAL)
 
@@ -298,9 +301,17 @@ class IoLoop:
         conn.draining_until = time.monotonic() + DRAIN_LINGER
 
     def _fail(self, conn: _Conn, error: MotionError) -> None:
-        if conn.inbox is not None:
-            conn.inbox.fail(error)
+        inbox = conn.inbox
+        if inbox is not None:
+            inbox.fail(error)
         self._close(conn)
+        if inbox is not None:
+            self._stop_others(inbox)
+
+    def _stop_others(self, inbox) -> None:
+        """The channel failed: its other senders may stop (the receiver reports the error)."""
+        if inbox.error is not None:
+            self.drain_inbox(inbox, Kind.STOP)
 
     def _detach(self, conn: _Conn) -> None:
         if conn.reader is not None:
@@ -317,8 +328,9 @@ class IoLoop:
     def _close(self, conn: _Conn, lost: bool = False) -> None:
         if conn.closed:
             return
-        if lost and conn.inbox is not None and not conn.draining_until:
-            conn.inbox.on_lost(conn.index)
+        inbox = conn.inbox
+        if lost and inbox is not None and not conn.draining_until:
+            inbox.on_lost(conn.index)
         self._detach(conn)
         conn.closed = True
         self._conns.discard(conn)
@@ -327,6 +339,8 @@ class IoLoop:
         except (KeyError, ValueError):
             pass
         conn.sock.close()
+        if lost and inbox is not None:
+            self._stop_others(inbox)
 
     def _teardown(self) -> None:
         for conn in list(self._conns):

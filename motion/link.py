@@ -2,7 +2,7 @@
 
 A Link owns one connected socket to a receiving MotionService. Subclasses (shm.ShmLink,
 tcp.TcpLink) say how a frame body travels: `send_body(kind, body)` and
-`send_batch(batch, schema_len)`. This base class sends the bytes, and reads the control
+`send_batch(batch, schema, schema_len)`. This base class sends the bytes, and reads the control
 frames the receiver sends back on the same socket (RELEASE, STOP, CANCEL): without
 blocking before each frame (`poll`), and blocking after the last (`wait_closed`), so that
 closing never races a control frame still in flight. Sender (sender.py) decides what to
@@ -36,8 +36,9 @@ class Link:
     def send_body(self, kind: Kind, body) -> None:
         raise NotImplementedError
 
-    def send_batch(self, batch, schema_len: int) -> int:
-        """Send one BATCH frame of `batch`; the body length."""
+    def send_batch(self, batch, schema, schema_len: int) -> int:
+        """Send one BATCH frame of `batch` (of the channel's `schema`, whose IPC message is
+        schema_len bytes); the body length."""
         raise NotImplementedError
 
     def on_release(self, body: bytes) -> None:

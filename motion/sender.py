@@ -59,7 +59,7 @@ class Sender:
         if batch.num_rows == 0:
             return True
         try:
-            n = self._link.send_batch(batch, self._schema_len)
+            n = self._link.send_batch(batch, self._schema, self._schema_len)
         except MotionError:
             if self._control():  # the receiver hung up after saying STOP
                 return False

@@ -37,6 +37,7 @@ SHM_DESC = struct.Struct("<IQQ")  # slab id, offset, length
 INLINE_MAX = 64 << 10
 MSG_MAX = frames.HEADER_SIZE + INLINE_MAX
 MAX_FDS = 4
+MAX_HELD = 64  # frames of one connection a receiver may keep zero-copy at once
 _MIN_SLAB = 1 << 20
 _PARALLEL_COPY = 8 << 20  # frames at least this large are copied by 2 threads
 _RELEASE = struct.Struct("<I")
@@ -58,12 +59,21 @@ class _Slab:
         self.buf = pa.py_buffer(self.mm)
 
     def close(self) -> None:
+        if self.fd < 0:
+            return
         self.buf = None
         try:
             self.mm.close()
         except BufferError:  # an exported view lives on; the mapping goes with it
             pass
-        os.close(self.fd)
+        fd, self.fd = self.fd, -1
+        os.close(fd)
+
+    def __del__(self):  # a Sender dropped without close(): do not leak the fd
+        try:
+            self.close()
+        except Exception:
+            pass
 
 
 class SlabPool:
@@ -147,7 +157,7 @@ class ShmLink(Link):
         memoryview(slab.buf)[:n] = memoryview(body).cast("B")
         self._send_slab(kind, slab, 0, n)
 
-    def send_batch(self, batch: pa.RecordBatch, schema_len: int) -> int:
+    def send_batch(self, batch: pa.RecordBatch, schema: pa.Schema, schema_len: int) -> int:
         size = pa.ipc.get_record_batch_size(batch)
         if size <= INLINE_MAX:
             body = batch.serialize()
@@ -160,7 +170,7 @@ class ShmLink(Link):
             sink = pa.FixedSizeBufferWriter(slab.buf)
             if size >= _PARALLEL_COPY:
                 sink.set_memcopy_threads(2)
-            writer = pa.ipc.new_stream(sink, batch.schema)
+            writer = pa.ipc.new_stream(sink, schema)
             writer.write_batch(batch)
             end = sink.tell()
             del writer, sink
@@ -243,11 +253,20 @@ class _Lease:
 
 
 class SlabMap:
-    """The slabs one shm connection has shown this receiver, mapped read-only."""
+    """The slabs one shm connection has shown this receiver, mapped read-only.
+
+    A consumer that keeps many batches (a hash join's build side) would keep as many slabs,
+    each an fd and a mapping in the sender and a mapping here; past MAX_HELD frames still
+    leased, new frames are copied out of shared memory and their slabs released at once.
+    Used by the I/O thread only."""
 
     def __init__(self, post_release):
         self._maps: dict[int, _Mapping] = {}
         self._post = post_release
+        self.held = 0
+
+    def released(self) -> None:
+        self.held -= 1
 
     def adopt(self, slab_id: int, fd: int) -> None:
         try:
@@ -265,8 +284,14 @@ class SlabMap:
         mapping = self._maps.get(slab_id)
         if mapping is None or offset + length > mapping.size:
             raise MotionError(f"motion shm descriptor points outside slab {slab_id}", INTERNAL)
+        self.held += 1
         lease = _Lease(mapping, slab_id, self._post)
-        return pa.foreign_buffer(mapping.address + offset, length, base=lease)
+        buf = pa.foreign_buffer(mapping.address + offset, length, base=lease)
+        if self.held <= MAX_HELD:
+            return buf
+        copy = pa.allocate_buffer(length)
+        memoryview(copy)[:] = memoryview(buf)
+        return copy
 
     def close(self) -> None:
         self._maps.clear()

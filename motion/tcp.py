@@ -53,7 +53,7 @@ class TcpLink(Link):
     def send_body(self, kind: Kind, body) -> None:
         self.sendmsg([frames.header(kind, len(body)), body])
 
-    def send_batch(self, batch: pa.RecordBatch, schema_len: int) -> int:
+    def send_batch(self, batch: pa.RecordBatch, schema: pa.Schema, schema_len: int) -> int:
         body = frames.batch_body(batch)
         self.send_body(Kind.BATCH, body)
         return len(body)

@@ -38,8 +38,18 @@ class QueryBinder:
             return self.bind(tree.this)
         with_ = tree.args.get("with_") or tree.args.get("with")
         if with_ is not None:
+            if with_.args.get("recursive"):
+                raise errors.FeatureNotSupported("WITH RECURSIVE")
             for cte in with_.expressions:
-                self.ctes[cte.alias_or_name.lower()] = self.bind(cte.this)
+                bq = self.bind(cte.this)
+                alias = cte.args.get("alias")
+                cols = [c.name.lower() for c in alias.columns] if alias is not None else []
+                if len(cols) > len(bq.names):
+                    raise errors.QueryError(
+                        f'WITH query "{cte.alias_or_name}" has {len(bq.names)} columns '
+                        f"available but {len(cols)} columns specified", "42P10")
+                self.ctes[cte.alias_or_name.lower()] = BoundQuery(
+                    bq.node, tuple(cols) + bq.names[len(cols):])
         if isinstance(tree, exp.Select):
             return self._select(tree)
         if isinstance(tree, (exp.Union, exp.Intersect, exp.Except)):

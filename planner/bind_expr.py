@@ -39,7 +39,7 @@ _UNARY = {
     exp.Exp: Func.EXP,
 }
 _NAMED = {f.value: f for f in Func}
-_NAMED.update({"strpos": Func.POSITION, "concat": Func.CONCAT, "ceiling": Func.CEIL,
+_NAMED.update({"strpos": Func.POSITION, "concat": Func.CONCAT_FN, "ceiling": Func.CEIL,
                "char_length": Func.LENGTH, "character_length": Func.LENGTH, "pow": Func.POWER,
                "trim": Func.TRIM, "substr": Func.SUBSTRING})
 AGGREGATES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
@@ -201,11 +201,12 @@ class ExprBinder:
         if isinstance(node, exp.In):
             return self._in(node)
         if isinstance(node, (exp.Like, exp.ILike)):
-            return self._like(node, negated=False)
+            return self._like(node, negated=bool(node.args.get("negate")))
         if isinstance(node, exp.Is):
-            if not isinstance(node.expression, exp.Null):
-                raise errors.FeatureNotSupported("IS TRUE / IS FALSE / IS DISTINCT FROM")
-            return ex.IsNull(b(node.this), negated=False)
+            return self._is(node)
+        if isinstance(node, (exp.NullSafeEQ, exp.NullSafeNEQ)):
+            return self._distinct(b(node.this), b(node.expression),
+                                  distinct=isinstance(node, exp.NullSafeNEQ))
         if isinstance(node, exp.Case):
             return self._case(node)
         if isinstance(node, exp.If):
@@ -288,6 +289,27 @@ class ExprBinder:
         arg = self.bind(node.this)
         values = [self.bind(v) for v in node.expressions]
         return functions.bind_in(arg, values, negated=False)
+
+    def _is(self, node: exp.Is) -> ex.Expr:
+        negate = bool(node.args.get("negate"))
+        arg = self.bind(node.this)
+        if isinstance(node.expression, exp.Null):
+            return ex.IsNull(arg, negated=negate)
+        if isinstance(node.expression, exp.Boolean):
+            # x IS TRUE is never NULL: false when x is NULL.
+            value = arg if node.expression.this else functions.bind_call(Func.NOT, [arg])
+            test = functions.bind_call(Func.COALESCE, [value, ex.Literal(False, types.BOOL)])
+            return functions.bind_call(Func.NOT, [test]) if negate else test
+        raise errors.FeatureNotSupported(f"IS {node.expression.sql(dialect='postgres')}")
+
+    def _distinct(self, a: ex.Expr, b: ex.Expr, distinct: bool) -> ex.Expr:
+        """a IS [NOT] DISTINCT FROM b: equality where NULL equals NULL, never NULL."""
+        both = functions.bind_call(Func.AND, [ex.IsNull(a, False), ex.IsNull(b, False)])
+        either = functions.bind_call(Func.OR, [ex.IsNull(a, False), ex.IsNull(b, False)])
+        same = functions.bind_case(
+            [(both, ex.Literal(True, types.BOOL)), (either, ex.Literal(False, types.BOOL))],
+            functions.bind_call(Func.EQ, [a, b]))
+        return functions.bind_call(Func.NOT, [same]) if distinct else same
 
     def _like(self, node, negated: bool) -> ex.Expr:
         arg = self.bind(node.this)

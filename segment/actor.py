@@ -61,5 +61,5 @@ class SegmentActor:
     def cancel(self, query_id):
         return self._w.cancel(query_id)
 
-    def copy_from_file(self, query_id, txn_id, table, path, options):
-        return self._w.copy_from_file(query_id, txn_id, table, path, options)
+    def copy_from_file(self, query_id, txn_id, table, path, options, positions):
+        return self._w.copy_from_file(query_id, txn_id, table, path, options, positions)

@@ -560,3 +560,15 @@ def _numeric_from_typed(arr: pa.Array, t: SqlType) -> pa.Array:
     if dec is None:
         _raise(errors.NumericOutOfRange("numeric field overflow", detail=_overflow_detail(t)), 0)
     return _numeric_finish(dec, t)
+
+
+def widen(batch: pa.RecordBatch, table, positions: list[int]) -> pa.RecordBatch:
+    """A batch of some of a table's columns (COPY t (b, a) ...) as a batch of all of them,
+    in table order, NULL where a column was not given."""
+    arrays = []
+    for i, c in enumerate(table.columns):
+        if i in positions:
+            arrays.append(batch.column(positions.index(i)))
+        else:
+            arrays.append(pa.nulls(batch.num_rows, c.type.arrow_type()))
+    return pa.record_batch(arrays, schema=table.arrow_schema())

@@ -114,13 +114,15 @@ class SegmentWorker:
                 yield mine
 
     def copy_from_file(self, query_id: int, txn_id: int, table: TableDef, path: str,
-                       options) -> int:
-        """COPY t FROM 'file': every segment reads the file and keeps its own rows."""
-        from segment import file_source
+                       options, positions: list[int]) -> int:
+        """COPY t [(cols)] FROM 'file': every segment reads the file, keeps its own rows."""
+        from segment import file_source, ingest
 
         try:
-            batches = file_source.read_file(path, options.format, options, list(table.columns),
-                                            table=table.name)
+            cols = [table.columns[i] for i in positions]
+            batches = file_source.read_file(path, options.format, options, cols, table=table.name)
+            if positions != list(range(len(table.columns))):
+                batches = (ingest.widen(b, table, positions) for b in batches)
             return self.store.write(txn_id, table.id, self._shares(batches, table))
         except errors.QueryError as e:
             raise e.with_context(f"segment {self.segment_id}")

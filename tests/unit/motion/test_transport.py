@@ -170,25 +170,31 @@ def test_error_frame_fails_the_receiver(pair, transport):
         for _ in it:
             pass
     assert exc.value.sqlstate == "22012"
-    # The query failed: every stream says so, and the healthy sender is told to stop.
-    r.close()
+    # The channel failed: the healthy sender is told to stop, quietly.
     deadline = time.monotonic() + 5
     while ok.send(make_batches(0)[0]) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert not ok.send(make_batches(0)[0])
     ok.finish()
+    r.close()
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_close_without_finish_is_a_lost_sender(pair, transport):
     rx, tx = pair
-    r = rx.open_receiver(("q", 1, 0), 1)
+    r = rx.open_receiver(("q", 1, 0), 2)
     s = tx.connect(rx.endpoint(), ("q", 1, 0), 0, transport == "shm")
+    healthy = tx.connect(rx.endpoint(), ("q", 1, 0), 1, transport == "shm")
     s.send(make_batches(0)[1])
     s.close()
     with pytest.raises(MotionError, match="lost its connection before end of stream") as exc:
         list(r.batches())
     assert exc.value.sqlstate == "58030"
+    deadline = time.monotonic() + 5
+    while healthy.send(make_batches(1)[0]):  # told to stop, not failed
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    healthy.finish()
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
