@@ -12,10 +12,21 @@ import os
 import ray
 
 from coordinator.catalog import Catalog
+from motion.service import MotionService
 from planner import errors
 from segment.actor import SegmentActor
 
 log = logging.getLogger(__name__)
+
+COORDINATOR_MOTION_BYTES = 512 << 20
+
+
+def _local_host() -> str:
+    """The address segments reach this process at: the Ray node's own address."""
+    try:
+        return ray.util.get_node_ip_address()
+    except Exception:  # Ray not started (tests that build a Cluster by hand): loopback
+        return "127.0.0.1"
 
 
 class Cluster:
@@ -31,6 +42,11 @@ class Cluster:
         for i in range(n_segments):
             seg_dir = os.path.join(os.path.abspath(data_dir), f"seg{i}")
             self.actors.append(SegmentActor.options(num_cpus=0).remote(i, n_segments, seg_dir))
+        # Motion receivers of the top slice live here; segments' receivers in each actor.
+        self.motion = MotionService(_local_host(), os.path.join(os.path.abspath(data_dir),
+                                                                "coordinator-spill"),
+                                    COORDINATOR_MOTION_BYTES)
+        self.endpoints = self.call_all("motion_endpoint")
         committed = catalog.committed()
         self.call_all("recover", committed)
         # A table created while a segment was missing (or before a crash) must exist on
@@ -45,6 +61,7 @@ class Cluster:
         return get(refs)
 
     def shutdown(self):
+        self.motion.close()
         for a in self.actors:
             try:
                 ray.kill(a)

@@ -1,32 +1,40 @@
 """Run a distributed plan: dispatch each slice to its gang, run the top slice here.
 
-The top slice (locus ENTRY or GENERAL) runs in the coordinator process with the same
-operators as segments. Its Motion receive ends pull from the sending slice, which runs on
-every segment (or on one, for replicated and single-segment loci) as a Ray streaming call.
-Cancellation sets a flag on every segment of the query; errors keep their SQLSTATE.
+Every slice below the top runs on its gang (all segments, or one) as a Ray actor call;
+slices exchange rows through Motion channels (motion/: shared memory on one node, TCP
+across nodes), not through Ray. The top slice runs in the coordinator with the same
+operators, its Gather receivers on the coordinator's MotionService. A failing slice fails
+the query: the first error (with its SQLSTATE) is raised to the client and every channel
+of the query is torn down on every process.
 """
 
 from __future__ import annotations
 
 import datetime
 import itertools
-import queue
 import threading
 import time
 from typing import Iterator
 
 import pyarrow as pa
+import ray
 
 from coordinator import cluster as cl
+from motion.errors import MotionError
 from planner import errors
 from planner import plan as pl
+from planner import slices as sl
 from planner.explain import NodeActual
-from planner.locus import LocusKind
 from segment import executor
 from segment.operators import base
+from segment.worker import SliceTask
 
 _query_ids = itertools.count(1)
-_DONE = object()
+
+
+def new_query_id() -> int:
+    # Unique across coordinator restarts too: channel keys of an old query must not match.
+    return (int(time.time()) % 1_000_000) * 1_000_000 + next(_query_ids) % 1_000_000
 
 
 class QueryRun:
@@ -39,11 +47,13 @@ class QueryRun:
         self.txn_id = txn_id
         self.cancel_event = cancel_event
         self.analyze = analyze
-        self.query_id = next(_query_ids) * 1000 + (time.time_ns() % 1000)
+        self.query_id = new_query_id()
         self.actuals: dict[tuple[int, int], NodeActual] = {}
-        self._streams: list = []
         # now() is the statement's start time, the same on every segment.
         self.now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+        self._refs: list = []
+        self._error: BaseException | None = None
+        self._receivers: list = []
 
     def batches(self) -> Iterator[pa.RecordBatch]:
         ctx = base.ExecContext(store=None, txn_id=self.txn_id, segment_id=-1,
@@ -51,102 +61,133 @@ class QueryRun:
                                cancel_event=self.cancel_event, analyze=self.analyze,
                                receive=self._receive, receive_sorted=self._receive_sorted,
                                now=self.now)
+        done = False
         try:
-            yield from executor.run(self.root, ctx)
+            self._dispatch()
+            try:
+                yield from executor.run(self.root, ctx)
+            except MotionError as e:
+                raise self._first_error(errors.QueryError(e.message, e.sqlstate)) from None
+            except errors.QueryCanceled:
+                raise self._first_error(None) or errors.QueryCanceled(
+                    "canceling statement due to user request") from None
+            self._wait_slices()
+            done = True
         finally:
-            self.cancel_segments()
+            if not done:
+                self._abort()
+            for r in self._receivers:
+                r.close()
             if self.analyze:
                 for pos, st in ctx.node_stats.items():
                     self.actuals[(0, pos)] = NodeActual(rows=st.rows, ms=st.seconds * 1000)
+                self._motion_actuals()
 
-    def cancel_segments(self):
-        if not self._streams:
-            return
-        for a in self.cluster.actors:
-            a.cancel.remote(self.query_id)
-        self._streams = []
+    # --- dispatch ------------------------------------------------------------------------
+    def _dispatch(self) -> None:
+        n = self.cluster.n_segments
+        all_slices = sl.slices(self.root)
+        n_senders = {s.id: sl.gang_size(s.gang, n) for s in all_slices if s.id}
+        coordinator_ep = self.cluster.motion.endpoint()
+        for s in all_slices[1:]:
+            m = s.motion
+            if sl.receiver_gang(m) is sl.Gang.COORDINATOR:
+                receivers = (coordinator_ep,)
+            else:
+                receivers = tuple(self.cluster.endpoints)
+            members = range(n) if s.gang is sl.Gang.ALL else [0]
+            for index, seg in enumerate(members):
+                task = SliceTask(self.query_id, m, receivers, index, n_senders, self.txn_id,
+                                 self.analyze, self.now)
+                ref = self.cluster.actors[seg].run_slice.remote(task)
+                self._refs.append((seg, ref))
+        self._n_senders = n_senders
+        if self._refs:
+            threading.Thread(target=self._watch, daemon=True).start()
+
+    def _watch(self) -> None:
+        """Fail the query as soon as any slice fails (its receivers may wait forever)."""
+        pending = {ref: seg for seg, ref in self._refs}
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
+            if self.cancel_event.is_set() and self._error is None:
+                self._error = errors.QueryCanceled("canceling statement due to user request")
+                self._abort()
+            for ref in ready:
+                pending.pop(ref)
+                try:
+                    ray.get(ref)
+                except BaseException as e:  # noqa: BLE001 - any failure fails the query
+                    if self._error is None:
+                        self._error = cl.unwrap(e)
+                        self._abort()
+
+    def _wait_slices(self) -> None:
+        for seg, ref in self._refs:
+            try:
+                result = ray.get(ref)
+            except BaseException as e:  # noqa: BLE001
+                raise self._first_error(cl.unwrap(e)) from None
+            self._record(result)
+
+    def _first_error(self, fallback):
+        """The error that started a failure (a segment's), rather than its echo here."""
+        deadline = time.monotonic() + 2.0
+        while self._error is None and time.monotonic() < deadline and self._refs:
+            time.sleep(0.02)
+        return self._error or fallback
+
+    def _abort(self) -> None:
+        self.cluster.motion.cancel(self.query_id)
+        for seg, _ in self._refs:
+            self.cluster.actors[seg].cancel.remote(self.query_id)
 
     # --- motion receive ------------------------------------------------------------------
-    def _gang(self, motion: pl.Motion) -> list[int]:
-        if motion.child.locus.kind in (LocusKind.REPLICATED, LocusKind.SINGLE_QE):
-            return [0]
-        return list(range(self.cluster.n_segments))
+    def _open(self, motion: pl.Motion):
+        r = self.cluster.motion.open_receiver((self.query_id, motion.slice_id, 0),
+                                              self._n_senders[motion.slice_id])
+        self._receivers.append(r)
+        return r
 
     def _receive(self, motion: pl.Motion) -> Iterator[pa.RecordBatch]:
-        """The sending slice's batches, in arrival order."""
-        return _interleave(self._streams_of(motion), self.cancel_event)
+        return self._open(motion).batches()
 
     def _receive_sorted(self, motion: pl.Motion) -> list[Iterator[pa.RecordBatch]]:
-        """One sorted stream per sender, for a Gather Merge."""
-        return self._streams_of(motion)
+        return self._open(motion).streams()
 
-    def _streams_of(self, motion: pl.Motion) -> list[Iterator[pa.RecordBatch]]:
-        streams = []
-        for seg in self._gang(motion):
-            gen = self.cluster.actors[seg].run_slice.options(num_returns="streaming").remote(
-                self.query_id, motion.child, self.txn_id, self.analyze, self.now)
-            self._streams.append(gen)
-            streams.append(self._consume(gen, motion.slice_id, seg))
-        return streams
-
-    def _consume(self, gen, slice_id: int, seg: int) -> Iterator[pa.RecordBatch]:
-        for ref in gen:
-            if self.cancel_event.is_set():
-                raise errors.QueryCanceled("canceling statement due to user request")
-            item = cl.get(ref)
-            if isinstance(item, dict):
-                self._record(slice_id, item)
-                continue
-            yield item
-
-    def _record(self, slice_id: int, stats: dict):
-        for pos, st in stats["nodes"].items():
-            a = self.actuals.setdefault((slice_id, pos), NodeActual())
+    # --- EXPLAIN ANALYZE -----------------------------------------------------------------
+    def _record(self, result: dict) -> None:
+        sid = result["slice"]
+        for pos, st in result["nodes"].items():
+            a = self.actuals.setdefault((sid, pos), NodeActual())
             a.rows += st.rows
             a.ms = max(a.ms, st.seconds * 1000)
             a.segments += 1
+        self._sent = getattr(self, "_sent", {})
+        self._sent.setdefault(sid, []).extend(result["sent"])
 
-
-def _interleave(streams: list[Iterator], cancel_event: threading.Event) -> Iterator:
-    """Merge several streams as batches arrive (each stream drained by its own thread)."""
-    if len(streams) == 1:
-        yield from streams[0]
-        return
-    q: queue.Queue = queue.Queue(maxsize=8)
-    stop = threading.Event()
-
-    def pump(stream):
-        try:
-            for item in stream:
-                while not stop.is_set():
-                    try:
-                        q.put(item, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-            q.put(_DONE)
-        except BaseException as e:  # forwarded to the consumer, which raises it
-            q.put(e)
-
-    threads = [threading.Thread(target=pump, args=(s,), daemon=True) for s in streams]
-    for t in threads:
-        t.start()
-    remaining = len(threads)
-    try:
-        while remaining:
-            try:
-                item = q.get(timeout=0.2)
-            except queue.Empty:
-                if cancel_event.is_set():
-                    raise errors.QueryCanceled("canceling statement due to user request")
+    def _motion_actuals(self) -> None:
+        """Frames, rows, bytes and transport of every Motion, from its senders' counters."""
+        sent = getattr(self, "_sent", {})
+        positions = _motion_positions(self.root)
+        for sid, stats in sent.items():
+            key = positions.get(sid)
+            if key is None:
                 continue
-            if item is _DONE:
-                remaining -= 1
-            elif isinstance(item, BaseException):
-                raise item
-            else:
-                yield item
-    finally:
-        stop.set()
+            frames = sum(s.frames for s in stats)
+            rows = sum(s.rows for s in stats)
+            nbytes = sum(s.bytes for s in stats)
+            transports = sorted({s.transport for s in stats if s.transport})
+            a = self.actuals.setdefault(key, NodeActual())
+            a.extra = (f"frames={frames} sent_rows={rows} bytes={nbytes} "
+                       f"transport={'+'.join(transports) or 'none'}")
+
+
+def _motion_positions(root: pl.Node) -> dict[int, tuple[int, int]]:
+    """slice id of each Motion -> (slice it sits in, its position there), as EXPLAIN counts."""
+    out = {}
+    for s in sl.slices(root):
+        for pos, node in enumerate(base.slice_nodes(s.root)):
+            if isinstance(node, pl.Motion) and (node is not s.root or s.id == 0):
+                out[node.slice_id] = (s.id, pos)
+    return out

@@ -132,9 +132,9 @@ def _insert_on_segments(session, table: TableDef, root: pl.Node, txn) -> int:
     if table.policy.kind is not DistKind.RANDOM:
         # Each segment must see every row to pick its own: compute the whole series.
         node = _unsplit(node)
-    from coordinator.dispatch import _query_ids
-    qid = next(_query_ids)
-    counts = session.engine.cluster.call_all("insert_select", qid, node, txn.id, table)
+    from coordinator.dispatch import new_query_id
+    counts = session.engine.cluster.call_all("insert_select", new_query_id(), node, txn.id,
+                                             table)
     return counts[0] if table.policy.kind is DistKind.REPLICATED else sum(counts)
 
 
@@ -220,9 +220,9 @@ def _copy_from_stdin(session, table, positions, fmt, opts, txn) -> QueryResult:
 
 
 def _copy_from_file(session, table, positions, path: str, opts, txn) -> QueryResult:
-    from coordinator.dispatch import _query_ids
+    from coordinator.dispatch import new_query_id
 
-    counts = session.engine.cluster.call_all("copy_from_file", next(_query_ids), txn.id, table,
+    counts = session.engine.cluster.call_all("copy_from_file", new_query_id(), txn.id, table,
                                              path, opts, positions)
     rows = counts[0] if table.policy.kind is DistKind.REPLICATED else sum(counts)
     note_rows(session, table, rows)

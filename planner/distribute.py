@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from planner import expr as ex
 from planner import functions, types
+from planner.explain import estimate_rows
 from planner import locus as lc
 from planner import plan as pl
 from planner.locus import LocusKind
@@ -25,6 +26,9 @@ from planner.schema import DistKind
 
 # A generate_series with more rows than this runs as one part per segment.
 PARALLEL_SERIES_MIN_ROWS = 1_000_000
+# Partial aggregates estimated at no more rows than this are gathered to the coordinator
+# for the final stage; more are redistributed by group key and finished on the segments.
+GATHER_GROUPS_MAX = 10_000
 
 
 def distribute(node: pl.Node) -> pl.Node:
@@ -99,6 +103,12 @@ def _aggregate(agg: pl.Aggregate) -> pl.Node:
         return _two_phase(agg)
     if len({a.arg for a in agg.aggs}) == 1 and all(a.distinct for a in agg.aggs):
         return _dedupe_then_aggregate(agg)
+    # Several DISTINCT arguments, or DISTINCT beside plain aggregates: all rows of a
+    # group must meet, so move rows by the group keys (or gather when there are none).
+    if agg.keys and all(isinstance(k, ex.ColumnRef) for k in agg.keys):
+        keys = tuple(k.index for k in agg.keys)
+        moved = redistribute(child, keys)
+        return replace(agg, child=moved, locus=lc.hashed(*range(len(keys))))
     return replace(agg, child=_gather(child), locus=lc.ENTRY)
 
 
@@ -137,13 +147,31 @@ def _two_phase(agg: pl.Aggregate) -> pl.Node:
     final_keys = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(key_fields))
     final_fields = key_fields + tuple(pl.Field(f"{c.func.value}({c.arg.name})", c.type)
                                       for c in final_aggs)
-    final = pl.Aggregate(_gather(partial), final_keys, tuple(final_aggs), pl.AggMode.FINAL,
-                         final_fields, locus=lc.ENTRY)
+    moved, out_locus = _combine_partials(partial, nk)
+    final = pl.Aggregate(moved, final_keys, tuple(final_aggs), pl.AggMode.FINAL,
+                         final_fields, locus=out_locus)
     exprs = final_keys + tuple(finishers)
     if all(isinstance(e, ex.ColumnRef) and e.index == i for i, e in enumerate(exprs)) \
             and len(exprs) == len(final_fields):
         return replace(final, fields=agg.fields)
-    return pl.Project(final, exprs, agg.fields, locus=lc.ENTRY)
+    return pl.Project(final, exprs, agg.fields, locus=out_locus)
+
+
+def _combine_partials(partial: pl.Aggregate, nk: int) -> tuple[pl.Node, lc.Locus]:
+    """Bring the partial states of each group together: Redistribute by the group keys so
+    the final stage runs on every segment, or Gather them when groups are few."""
+    if nk == 0 or estimate_rows(partial) <= GATHER_GROUPS_MAX:
+        return _gather(partial), lc.ENTRY
+    keys = tuple(range(nk))
+    return redistribute(partial, keys), lc.hashed(*keys)
+
+
+def redistribute(node: pl.Node, keys: tuple[int, ...]) -> pl.Node:
+    """`node` unchanged when already hashed on `keys`; else a Redistribute Motion."""
+    if node.locus.kind is LocusKind.HASHED and node.locus.keys == keys:
+        return node
+    return pl.Motion(node, pl.MotionKind.REDISTRIBUTE, node.fields, hash_keys=keys,
+                     locus=lc.hashed(*keys))
 
 
 def _dedupe_then_aggregate(agg: pl.Aggregate) -> pl.Node:
@@ -155,9 +183,16 @@ def _dedupe_then_aggregate(agg: pl.Aggregate) -> pl.Node:
     dedupe = pl.Aggregate(agg.child, keys, (), pl.AggMode.PARTIAL, fields,
                           locus=_through_keys(agg.child.locus, keys))
     refs = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(fields))
-    aggs = tuple(replace(a, arg=refs[nk]) for a in agg.aggs)
-    return pl.Aggregate(_gather(dedupe), refs[:nk], aggs, pl.AggMode.FINAL, agg.fields,
-                        locus=lc.ENTRY)
+    # Redistribute by (group, argument): every copy of a pair meets on one segment, where
+    # a second de-duplication makes the rows distinct; the aggregates then need no
+    # DISTINCT and combine like any others.
+    all_cols = tuple(range(nk + 1))
+    moved = redistribute(dedupe, all_cols)
+    distinct_rows = pl.Aggregate(moved, refs, (), pl.AggMode.SINGLE, fields,
+                                 locus=lc.hashed(*all_cols))
+    aggs = tuple(replace(a, arg=refs[nk], distinct=False) for a in agg.aggs)
+    return _aggregate(pl.Aggregate(distinct_rows, refs[:nk], aggs, pl.AggMode.SINGLE,
+                                   agg.fields))
 
 
 def _through_keys(locus: lc.Locus, keys: tuple[ex.Expr, ...]) -> lc.Locus:

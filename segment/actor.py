@@ -17,7 +17,9 @@ MAX_CONCURRENCY = 32
 @ray.remote(max_concurrency=MAX_CONCURRENCY, max_restarts=0)
 class SegmentActor:
     def __init__(self, segment_id: int, n_segments: int, data_dir: str):
-        self._w = SegmentWorker(segment_id, n_segments, data_dir)
+        # Motion listens on this node's address, so segments on other hosts reach it.
+        host = ray.util.get_node_ip_address()
+        self._w = SegmentWorker(segment_id, n_segments, data_dir, motion_host=host)
 
     def ping(self):
         return self._w.ping()
@@ -52,8 +54,11 @@ class SegmentActor:
     def table_rows(self, table_id, txn_id=None):
         return self._w.table_rows(table_id, txn_id)
 
-    def run_slice(self, query_id, node, txn_id, analyze=False, now=None):
-        yield from self._w.run_slice(query_id, node, txn_id, analyze, now)
+    def motion_endpoint(self):
+        return self._w.motion_endpoint()
+
+    def run_slice(self, task):
+        return self._w.run_slice(task)
 
     def insert_select(self, query_id, node, txn_id, table):
         return self._w.insert_select(query_id, node, txn_id, table)

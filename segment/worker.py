@@ -10,29 +10,52 @@ import logging
 import os
 import threading
 import time
+from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
 
 from motion import hashing
+from motion.errors import MotionError
+from motion.service import MotionService
 from planner import errors
 from planner import plan as pl
 from planner.schema import DistKind, TableDef
 from segment import executor
-from segment.operators import base
+from segment.operators import base, motion_send
 from segment.storage.shard_store import ShardStore
 
 log = logging.getLogger(__name__)
 
+# Bytes of Motion frames a segment keeps in memory before spilling to its data dir.
+MOTION_MEMORY_BYTES = 256 << 20
+
+
+@dataclass(frozen=True)
+class SliceTask:
+    """What the coordinator tells a segment to run: one slice of one query."""
+
+    query_id: int
+    motion: pl.Motion             # the Motion this slice sends into; its child is the plan
+    receivers: tuple              # motion Endpoints of the receivers, in receiver order
+    sender_index: int             # this segment's index among the slice's senders
+    n_senders: dict               # slice id -> number of senders, for Motions received here
+    txn_id: int | None
+    analyze: bool = False
+    now: object = None
+
 
 class SegmentWorker:
-    def __init__(self, segment_id: int, n_segments: int, data_dir: str):
+    def __init__(self, segment_id: int, n_segments: int, data_dir: str,
+                 motion_host: str = "127.0.0.1"):
         self.segment_id = segment_id
         self.n_segments = n_segments
         self.data_dir = data_dir
         os.makedirs(data_dir, exist_ok=True)
         self.store = ShardStore(data_dir)
+        self.motion = MotionService(motion_host, os.path.join(data_dir, "spill"),
+                                    MOTION_MEMORY_BYTES)
         self._cancels: dict[int, threading.Event] = {}
         self._lock = threading.Lock()
 
@@ -67,23 +90,56 @@ class SegmentWorker:
         return sum(c.rows for c in self.store.snapshot(table_id, txn_id))
 
     # --- queries -------------------------------------------------------------------------
-    def run_slice(self, query_id: int, node: pl.Node, txn_id: int | None,
-                  analyze: bool = False, now=None) -> Iterator[pa.RecordBatch | dict]:
-        """Run one slice's plan over this segment's shard; yield its output batches and,
-        last, a dict of per-node statistics when `analyze`."""
-        ctx = self._context(query_id, txn_id, analyze)
-        ctx.now = now
-        node = self._localize(node)
+    def motion_endpoint(self):
+        """Where senders reach this segment's Motion receivers."""
+        return self.motion.endpoint()
+
+    def run_slice(self, task: "SliceTask") -> dict:
+        """Run one slice of a query on this segment: its plan pulls batches (receiving
+        from the slices below through this segment's MotionService) and the Motion above
+        sends them on. Returns EXPLAIN ANALYZE statistics of this slice here."""
+        ctx = self._context(task.query_id, task.txn_id, task.analyze)
+        ctx.now = task.now
+        receivers = []
+
+        def open_receiver(m: pl.Motion):
+            r = self.motion.open_receiver((task.query_id, m.slice_id, self.segment_id),
+                                          task.n_senders[m.slice_id])
+            receivers.append((m.slice_id, r))
+            return r
+
+        ctx.receive = lambda m: open_receiver(m).batches()
+        ctx.receive_sorted = lambda m: open_receiver(m).streams()
+        motion = task.motion
+        schema = base.schema_of(motion.child.fields)
+        senders = []
         try:
-            for batch in executor.run(node, ctx):
-                if batch.num_rows:
-                    yield batch
-            if analyze:
-                yield {"segment": self.segment_id, "nodes": dict(ctx.node_stats)}
-        except errors.QueryError as e:
-            raise e.with_context(f"segment {self.segment_id}")
+            for i, ep in enumerate(task.receivers):
+                senders.append(self.motion.connect(
+                    ep, (task.query_id, motion.slice_id, i), task.sender_index, schema=schema))
+            node = self._localize(motion.child)
+            motion_send.send(executor.run(node, ctx), motion, senders)
+        except BaseException as e:
+            sqlstate = getattr(e, "sqlstate", "XX000")
+            message = f"segment {self.segment_id}: {getattr(e, 'message', None) or e}"
+            for sender in senders:
+                try:
+                    sender.fail(message, sqlstate)
+                except Exception:  # the receiver may be gone already: nothing to tell
+                    pass
+            if isinstance(e, errors.QueryError):
+                raise e.with_context(f"segment {self.segment_id}") from None
+            if isinstance(e, MotionError):
+                raise errors.QueryError(message, e.sqlstate) from None
+            raise
         finally:
-            self._cancels.pop(query_id, None)
+            for _, r in receivers:
+                r.close()
+            self._cancels.pop(task.query_id, None)
+        return {"segment": self.segment_id, "slice": motion.slice_id,
+                "nodes": dict(ctx.node_stats) if task.analyze else {},
+                "sent": [s.stats() for s in senders],
+                "received": {sid: r.stats() for sid, r in receivers}}
 
     def insert_select(self, query_id: int, node: pl.Node, txn_id: int,
                       table: TableDef) -> int:
@@ -145,6 +201,10 @@ class SegmentWorker:
         with self._lock:
             ev = self._cancels.setdefault(query_id, threading.Event())
         ev.set()
+        self.motion.cancel(query_id)
+
+    def close(self) -> None:
+        self.motion.close()
 
     def _context(self, query_id: int, txn_id, analyze: bool) -> base.ExecContext:
         with self._lock:

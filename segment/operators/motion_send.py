@@ -1,0 +1,43 @@
+"""The sending end of a Motion: the root of every slice that runs on segments.
+
+It pulls its slice's batches and routes each to the Motion's receivers (one for a
+Gather, every segment for Redistribute and Broadcast) with the one hash function, over
+Senders of motion/ (shared memory on one node, TCP across nodes). It yields nothing: its
+output leaves the process. When its receivers all hang up (a LIMIT above was satisfied)
+it stops pulling early.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import pyarrow as pa
+
+from motion import route as motion_route
+from planner import plan as pl
+
+
+def scales_of(motion: pl.Motion) -> list[int | None]:
+    """Scales of the hash keys that are scaled-int numerics (they hash by value)."""
+    return [motion.child.fields[k].type.scale if motion.child.fields[k].type.is_scaled_int
+            else None for k in motion.hash_keys]
+
+
+def send(batches: Iterable[pa.RecordBatch], motion: pl.Motion, senders: list) -> int:
+    """Route every batch to `senders` (one per receiver, in receiver order); finish them.
+    Returns rows sent. On error the caller fails the senders."""
+    scales = scales_of(motion)
+    live = [True] * len(senders)
+    rows = 0
+    for batch in batches:
+        parts = motion_route.route(batch, motion.kind.value, len(senders), motion.hash_keys,
+                                   scales)
+        for i, part in enumerate(parts):
+            if part is not None and live[i]:
+                live[i] = senders[i].send(part)
+                rows += part.num_rows
+        if not any(live):
+            break
+    for s in senders:
+        s.finish()
+    return rows
