@@ -84,10 +84,16 @@ def insert_plan(session, table: TableDef, source, cols, txn, cancel) -> int:
             else:
                 exprs.append(ex.Literal(None, c.type))
         node = pl.Project(bq.node, tuple(exprs), out_fields)
-    root = distribute.distribute(rules.rewrite(node))
+    node = rules.rewrite(node)
+    root = distribute.distribute(node)
     txn.wrote = True
     if _computable_everywhere(root):
         return _insert_on_segments(session, table, root, txn)
+    on_segments = distribute.distribute_insert(node, table) if _reads_tables(root) else None
+    if on_segments is not None:
+        qrun = QueryRun(session.engine.cluster, on_segments, txn.id, query.cancel_event(cancel))
+        counts = [c for b in qrun.batches() for c in b.column(0).to_pylist()]
+        return counts[0] if table.policy.kind is DistKind.REPLICATED and counts else sum(counts)
     writer = TableWriter(session.engine.cluster, txn.id, table)
     qrun = QueryRun(session.engine.cluster, root, txn.id, query.cancel_event(cancel))
     for batch in qrun.batches():
@@ -117,6 +123,10 @@ def _values_for(table: TableDef, cols: list[int], values: exp.Values, fields) ->
                 row.append(ex.Literal(None, c.type))
         rows.append(tuple(row))
     return pl.Values(tuple(rows), fields)
+
+
+def _reads_tables(root: pl.Node) -> bool:
+    return any(isinstance(n, pl.Scan) for n in pl.walk(root))
 
 
 def _computable_everywhere(root: pl.Node) -> bool:

@@ -39,6 +39,27 @@ def distribute(node: pl.Node) -> pl.Node:
     return _number_slices(out)
 
 
+def distribute_insert(source: pl.Node, table) -> pl.Node | None:
+    """Plan INSERT INTO table <source> as writes on the segments: the source's rows move
+    to the segments the table's distribution says (Redistribute by its key, Broadcast for
+    a replicated table, nothing for a random one), each segment writes its rows, and a
+    Gather brings the counts. None when the source ends on the coordinator anyway."""
+    d = _dist(source)
+    if not d.locus.on_segments:
+        return None
+    kind = table.policy.kind
+    if kind is DistKind.HASHED:
+        d = redistribute(d, tuple(table.policy.keys))
+    elif kind is DistKind.REPLICATED:
+        # One copy of the rows goes to every segment (a replicated source sends from one).
+        d = pl.Motion(d, pl.MotionKind.BROADCAST, d.fields, locus=lc.REPLICATED)
+    elif d.locus.kind is LocusKind.REPLICATED:
+        return None  # random target from a replicated source: spread from the coordinator
+    # Every segment writes the rows that reached it.
+    ins = pl.Insert(d, table, (pl.Field("rows", types.INT8),), locus=lc.STREWN)
+    return _number_slices(ensure_entry(ins))
+
+
 def ensure_entry(node: pl.Node) -> pl.Node:
     """`node` unchanged when it is already on the coordinator; else add one Gather."""
     if not node.locus.on_segments:

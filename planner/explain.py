@@ -116,4 +116,6 @@ def _describe(node: pl.Node, n: int) -> str:
         return f"Sort: keys=[{keys}]"
     if isinstance(node, pl.Limit):
         return f"Limit: limit={node.limit}, offset={node.offset}"
+    if isinstance(node, pl.Insert):
+        return f"Insert: {node.table.name} ({node.table.policy.describe(node.table.columns)})"
     return type(node).__name__

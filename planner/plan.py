@@ -161,6 +161,20 @@ class Limit(Node):
         return (self.child,)
 
 
+@dataclass(frozen=True, slots=True)
+class Insert(Node):
+    """Write the child's rows into `table` on the segment where the row is (the child
+    arrives distributed as the table is); outputs one row: the number written."""
+
+    child: Node
+    table: TableDef
+    fields: tuple[Field, ...]
+    locus: Locus | None = None
+
+    def children(self):
+        return (self.child,)
+
+
 class MotionKind(enum.Enum):
     GATHER = "Gather"
     GATHER_MERGE = "Gather Merge"
