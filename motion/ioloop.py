@@ -11,12 +11,14 @@ senders just stop). After STOP/CANCEL a connection drains: what still comes is r
 discarded until the sender hangs up, or DRAIN_LINGER seconds pass.
 
 Other threads reach the loop only through `call(fn)` (run fn in the loop thread and wait)
-and `post_release`. close() stops the thread, joins it and closes every socket.
+and `post_release`. Once a second it calls `on_tick` (the service trims its slab pool).
+close() stops the thread, joins it and closes every socket.
 """
 
 from __future__ import annotations
 
 import collections
+import logging
 import os
 import selectors
 import socket
@@ -31,6 +33,7 @@ from motion.errors import INTERNAL, IO_ERROR, MotionError
 from motion.frames import Kind
 from motion.tcp import FrameReader, tune
 
+_log = logging.getLogger("raympp.motion")
 DRAIN_LINGER = 10.0
 _UDS_MESSAGES_PER_EVENT = 64
 
@@ -53,13 +56,15 @@ class IoLoop:
     """See the module docstring. `resolve(key, index, transport)` returns the Inbox a HELLO
     joins, or Kind.STOP / Kind.CANCEL to turn the sender away."""
 
-    def __init__(self, host: str, resolve):
+    def __init__(self, host: str, resolve, on_tick=None):
         self._resolve = resolve
+        self._on_tick = on_tick
         self._sel = selectors.DefaultSelector()
         self._calls: collections.deque = collections.deque()
         self._releases: collections.deque = collections.deque()
         self._conns: set[_Conn] = set()
         self._stopping = False
+        self._next_tick = 0.0
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._tcp = socket.create_server((host, 0), family=family, backlog=512)
         self.tcp_port = self._tcp.getsockname()[1]
@@ -94,8 +99,16 @@ class IoLoop:
 
         self._calls.append(run)
         self._wake()
-        if not done.wait(timeout):
-            raise MotionError("motion I/O thread did not answer", INTERNAL)
+        deadline = time.monotonic() + timeout
+        while not done.wait(0.05):
+            if not self._thread.is_alive():  # stopped before it got to our call
+                try:
+                    self._calls.remove(run)
+                except ValueError:
+                    continue  # it ran after all
+                run()
+            elif time.monotonic() > deadline:
+                raise MotionError("motion I/O thread did not answer", INTERNAL)
         if box[1] is not None:
             raise box[1]
         return box[0]
@@ -126,11 +139,14 @@ class IoLoop:
     # --- the loop ---------------------------------------------------------------------------
     def _run(self) -> None:
         while not self._stopping:
-            for key, _ in self._sel.select(timeout=0.25):
-                key.data(key.fileobj)
-            self._run_calls()
-            self._flush_releases()
-            self._reap()
+            try:
+                for key, _ in self._sel.select(timeout=0.25):
+                    key.data(key.fileobj)
+                self._run_calls()
+                self._flush_releases()
+                self._reap()
+            except Exception:  # a bug: log it, keep serving the other channels
+                _log.exception("motion I/O loop")
         self._run_calls()
 
     def _wake(self) -> None:
@@ -159,6 +175,9 @@ class IoLoop:
 
     def _reap(self) -> None:
         now = time.monotonic()
+        if self._on_tick is not None and now >= self._next_tick:
+            self._next_tick = now + 1.0
+            self._on_tick()
         for conn in [c for c in self._conns if c.draining_until and c.draining_until < now]:
             self._close(conn)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import socket
+import threading
 import time
 
 from motion import frames
@@ -29,6 +30,7 @@ class Link:
         self.sock = sock
         self.what = what  # e.g. "channel ('q1', 2, 0) sender 3", for error messages
         self.aborted: MotionError | None = None
+        self._send_lock = threading.Lock()
         self._inbuf = bytearray()
         self._eof = False
 
@@ -51,6 +53,10 @@ class Link:
     def sendmsg(self, parts, fds=()) -> None:
         """Send all of `parts` (buffers), with `fds` attached to the first byte."""
         parts = [memoryview(p).cast("B") for p in parts]
+        with self._send_lock:
+            self._sendmsg(parts, fds)
+
+    def _sendmsg(self, parts, fds) -> None:
         try:
             while parts:
                 if fds:
@@ -143,8 +149,17 @@ class Link:
 
     # --- teardown -------------------------------------------------------------------------
     def abort(self, error: MotionError | None = None) -> None:
-        """From another thread: make any blocked or later send fail with `error`."""
+        """From another thread: make any blocked or later send fail with `error`. Unless a
+        frame is being sent right now, the receiver first gets an ERROR frame saying so."""
         self.aborted = error or MotionError(f"motion {self.what}: cancelled", QUERY_CANCELED)
+        if self._send_lock.acquire(blocking=False):
+            try:
+                body = frames.error_body(self.aborted.message, self.aborted.sqlstate)
+                self.sock.send(frames.header(Kind.ERROR, len(body)) + body, socket.MSG_DONTWAIT)
+            except OSError:
+                pass
+            finally:
+                self._send_lock.release()
         try:
             self.sock.shutdown(socket.SHUT_RDWR)
         except OSError:

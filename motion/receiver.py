@@ -63,6 +63,9 @@ class Receiver:
             self._closed = True
             self._on_close(self._inbox)
 
+    def __reduce__(self):
+        raise TypeError("a Receiver is bound to its process; open one where it is read")
+
     def __enter__(self) -> "Receiver":
         return self
 
@@ -76,9 +79,26 @@ class Receiver:
         self._mode = mode
 
     def _iterate(self, index: int | None) -> Iterator[pa.RecordBatch]:
-        next_batch = self._inbox.next_batch
-        while True:
-            batch = next_batch(index)
-            if batch is None:
-                return
-            yield batch
+        return _Batches(self._inbox, index)
+
+
+class _Batches:
+    """Iterator over an inbox. Not a generator: a suspended generator would keep the last
+    batch alive, and with it a shared-memory slab its sender could already reuse."""
+
+    __slots__ = ("_inbox", "_index", "_done")
+
+    def __init__(self, inbox: Inbox, index: int | None):
+        self._inbox, self._index, self._done = inbox, index, False
+
+    def __iter__(self) -> "_Batches":
+        return self
+
+    def __next__(self) -> pa.RecordBatch:
+        if self._done:
+            raise StopIteration
+        batch = self._inbox.next_batch(self._index)
+        if batch is None:
+            self._done = True
+            raise StopIteration
+        return batch

@@ -13,8 +13,6 @@ from another.
 
 from __future__ import annotations
 
-import dataclasses
-
 import pyarrow as pa
 
 from motion import frames
@@ -40,7 +38,8 @@ class Sender:
         self._state = _OPEN
         self._schema = None if schema is None else frames.plain_schema(schema)
         self._schema_len = 0
-        self._stats = ChannelStats(transport=link.transport)
+        self._transport = link.transport
+        self._frames = self._rows = self._bytes = 0
         if self._schema is not None:
             self._send_schema()
 
@@ -104,7 +103,8 @@ class Sender:
             self.close()
 
     def stats(self) -> ChannelStats:
-        return self._stats
+        return ChannelStats(transport=self._transport, frames=self._frames, rows=self._rows,
+                            bytes=self._bytes)
 
     def close(self) -> None:
         """Close the connection; without finish() first the receiver sees a lost sender."""
@@ -162,6 +162,9 @@ class Sender:
             raise self._link.aborted
 
     def _count(self, nbytes: int, rows: int) -> None:
-        s = self._stats
-        self._stats = dataclasses.replace(s, frames=s.frames + 1, bytes=s.bytes + nbytes,
-                                          rows=s.rows + rows)
+        self._frames += 1
+        self._bytes += nbytes
+        self._rows += rows
+
+    def __reduce__(self):
+        raise TypeError("a Sender is bound to its process and connection")

@@ -36,7 +36,9 @@ from motion.sender import Sender
 from motion.shm import ShmLink, SlabPool
 from motion.tcp import TcpLink
 
-DEFAULT_SHM_POOL_BYTES = 256 << 20
+# Free shared memory a process keeps for reuse (pages already faulted in): enough for two
+# in-flight frames of 128 MB. Idle slabs go after shm.IDLE_SECONDS.
+DEFAULT_SHM_POOL_BYTES = 512 << 20
 _TOMBSTONES = 65536  # closed channel keys and cancelled query ids remembered
 
 
@@ -76,7 +78,7 @@ class MotionService:
         self._cancelled = _Recent(_TOMBSTONES)
         self._senders: set[Sender] = set()
         self._closed = False
-        self._loop = IoLoop(host, self._resolve)
+        self._loop = IoLoop(host, self._resolve, on_tick=self._pool.trim_idle)
         self._endpoint = Endpoint(node_id or local_node_id(), host, self._loop.tcp_port,
                                   self._loop.uds_path)
 
@@ -158,6 +160,9 @@ class MotionService:
 
     def io_thread(self) -> threading.Thread:
         return self._loop.thread
+
+    def __reduce__(self):
+        raise TypeError("a MotionService is bound to its process; pass its endpoint()")
 
     def __enter__(self) -> "MotionService":
         return self

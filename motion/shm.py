@@ -20,11 +20,13 @@ unmapped by the sender; the receiver's mapping keeps them alive until its batche
 
 from __future__ import annotations
 
+import ctypes
 import mmap
 import os
 import socket
 import struct
 import threading
+import time
 
 import pyarrow as pa
 
@@ -39,33 +41,70 @@ MSG_MAX = frames.HEADER_SIZE + INLINE_MAX
 MAX_FDS = 4
 MAX_HELD = 64  # frames of one connection a receiver may keep zero-copy at once
 _MIN_SLAB = 1 << 20
+IDLE_SECONDS = 30.0
 _PARALLEL_COPY = 8 << 20  # frames at least this large are copied by 2 threads
 _RELEASE = struct.Struct("<I")
 
 
+# --- mappings --------------------------------------------------------------------------------
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                       ctypes.c_int, ctypes.c_long)
+_libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+_MAP_FAILED = ctypes.c_void_p(-1).value
+
+
+class _Mapping:
+    """A shared mapping of a memfd, unmapped when this object goes. Made with libc mmap
+    rather than the mmap module, which keeps a dup of the fd open per mapping: a receiver
+    holds no fd at all for the slabs it has mapped."""
+
+    __slots__ = ("address", "size")
+
+    def __init__(self, fd: int, size: int, writable: bool):
+        prot = mmap.PROT_READ | (mmap.PROT_WRITE if writable else 0)
+        addr = _libc.mmap(None, size, prot, mmap.MAP_SHARED, fd, 0)
+        if addr is None or addr == _MAP_FAILED:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err))
+        self.address, self.size = addr, size
+
+    def writable_buffer(self) -> pa.Buffer:
+        """A mutable pa.Buffer over the mapping; it must not outlive this object."""
+        return pa.py_buffer((ctypes.c_char * self.size).from_address(self.address))
+
+    def close(self) -> None:
+        if self.address:
+            _libc.munmap(self.address, self.size)
+            self.address = 0
+
+    def __del__(self):
+        self.close()
+
+
 # --- sender side ---------------------------------------------------------------------------
 class _Slab:
-    __slots__ = ("id", "fd", "mm", "buf", "capacity")
+    __slots__ = ("id", "fd", "mapping", "buf", "capacity", "idle_since")
 
     def __init__(self, slab_id: int, capacity: int):
         fd = os.memfd_create("raympp-motion", os.MFD_CLOEXEC)
         try:
             os.ftruncate(fd, capacity)
-            self.mm = mmap.mmap(fd, capacity)
+            self.mapping = _Mapping(fd, capacity, writable=True)
         except OSError:
             os.close(fd)
             raise
         self.id, self.fd, self.capacity = slab_id, fd, capacity
-        self.buf = pa.py_buffer(self.mm)
+        self.idle_since = 0.0
+        self.buf = self.mapping.writable_buffer()
 
     def close(self) -> None:
+        """Unmap and close; only once nothing (writer, view) uses `buf` any more."""
         if self.fd < 0:
             return
         self.buf = None
-        try:
-            self.mm.close()
-        except BufferError:  # an exported view lives on; the mapping goes with it
-            pass
+        self.mapping.close()
         fd, self.fd = self.fd, -1
         os.close(fd)
 
@@ -76,28 +115,39 @@ class _Slab:
             pass
 
 
+def size_class(size: int) -> int:
+    """Capacity of the slab for a frame of `size` bytes: at least 1 MB, else rounded up to
+    a sixteenth of the next power of two (so at most 1/8 of a slab is never used)."""
+    if size <= _MIN_SLAB:
+        return _MIN_SLAB
+    step = 1 << max(20, (size - 1).bit_length() - 4)
+    return (size + step - 1) // step * step
+
+
 class SlabPool:
-    """Free slabs of one process, reused across channels, at most `limit_bytes` of them."""
+    """Free slabs of one process, reused across channels, at most `limit_bytes` of them.
+
+    Slabs come in size classes, kept in one list per capacity; a frame takes a slab of the
+    smallest capacity that fits. When the pool is over its limit the largest free slabs
+    are closed first; slabs unused for IDLE_SECONDS are closed by trim_idle()."""
 
     def __init__(self, limit_bytes: int):
         self.limit = limit_bytes
-        self._free: list[_Slab] = []
+        self._free: dict[int, list[_Slab]] = {}
         self._free_bytes = 0
         self._next_id = 1
         self._lock = threading.Lock()
         self._closed = False
 
     def acquire(self, size: int) -> _Slab:
+        capacity = size_class(size)
         with self._lock:
-            fits = [s for s in self._free if s.capacity >= size]
-            if fits:
-                slab = min(fits, key=lambda s: s.capacity)
-                self._free.remove(slab)
-                self._free_bytes -= slab.capacity
+            for cap in sorted(c for c, slabs in self._free.items() if slabs and c >= capacity):
+                slab = self._free[cap].pop()
+                self._free_bytes -= cap
                 return slab
             slab_id = self._next_id
             self._next_id += 1
-        capacity = max(_MIN_SLAB, 1 << (size - 1).bit_length())
         try:
             return _Slab(slab_id, capacity)
         except OSError as exc:
@@ -105,16 +155,32 @@ class SlabPool:
                               f"{exc.strerror or exc}", IO_ERROR) from None
 
     def give_back(self, slab: _Slab) -> None:
+        evicted = []
         with self._lock:
-            if not self._closed and slab.capacity <= self.limit:
-                self._free.append(slab)  # most recently used last
+            if self._closed or slab.capacity > self.limit:
+                evicted.append(slab)
+            else:
+                slab.idle_since = time.monotonic()
+                self._free.setdefault(slab.capacity, []).append(slab)
                 self._free_bytes += slab.capacity
-                slab = None
             while self._free_bytes > self.limit:
-                old = self._free.pop(0)
-                self._free_bytes -= old.capacity
-                old.close()
-        if slab is not None:
+                cap = max(c for c, slabs in self._free.items() if slabs)
+                evicted.append(self._free[cap].pop(0))
+                self._free_bytes -= cap
+        for old in evicted:
+            old.close()
+
+    def trim_idle(self, now: float | None = None) -> None:
+        """Close free slabs nobody took for IDLE_SECONDS (their pages are memory)."""
+        cutoff = (time.monotonic() if now is None else now) - IDLE_SECONDS
+        idle = []
+        with self._lock:
+            for cap, slabs in self._free.items():
+                keep = [s for s in slabs if s.idle_since >= cutoff]
+                idle += [s for s in slabs if s.idle_since < cutoff]
+                self._free[cap] = keep
+                self._free_bytes -= cap * (len(slabs) - len(keep))
+        for slab in idle:
             slab.close()
 
     def free_bytes(self) -> int:
@@ -123,9 +189,10 @@ class SlabPool:
     def close(self) -> None:
         with self._lock:
             self._closed = True
-            free, self._free, self._free_bytes = self._free, [], 0
-        for slab in free:
-            slab.close()
+            free, self._free, self._free_bytes = self._free, {}, 0
+        for slabs in free.values():
+            for slab in slabs:
+                slab.close()
 
 
 class ShmLink(Link):
@@ -154,7 +221,7 @@ class ShmLink(Link):
             self.sendmsg([frames.header(kind, n), body])
             return
         slab = self._pool.acquire(n)
-        memoryview(slab.buf)[:n] = memoryview(body).cast("B")
+        memoryview(slab.buf).cast("B")[:n] = memoryview(body).cast("B")
         self._send_slab(kind, slab, 0, n)
 
     def send_batch(self, batch: pa.RecordBatch, schema: pa.Schema, schema_len: int) -> int:
@@ -228,15 +295,6 @@ def recv_message(sock: socket.socket) -> tuple[bytes, list[int]]:
     return msg, fds
 
 
-class _Mapping:
-    __slots__ = ("mm", "buf", "address", "size", "__weakref__")
-
-    def __init__(self, fd: int):
-        self.mm = mmap.mmap(fd, 0, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
-        self.buf = pa.py_buffer(self.mm)
-        self.address, self.size = self.buf.address, self.buf.size
-
-
 class _Lease:
     """Kept alive by the buffers of one frame; says RELEASE when they are all gone."""
 
@@ -270,7 +328,7 @@ class SlabMap:
 
     def adopt(self, slab_id: int, fd: int) -> None:
         try:
-            self._maps[slab_id] = _Mapping(fd)
+            self._maps[slab_id] = _Mapping(fd, os.fstat(fd).st_size, writable=False)
         except (OSError, ValueError) as exc:
             raise MotionError(f"cannot map a motion shm slab: {exc}", IO_ERROR) from None
         finally:
@@ -290,7 +348,7 @@ class SlabMap:
         if self.held <= MAX_HELD:
             return buf
         copy = pa.allocate_buffer(length)
-        memoryview(copy)[:] = memoryview(buf)
+        memoryview(copy).cast("B")[:] = memoryview(buf).cast("B")
         return copy
 
     def close(self) -> None:

@@ -9,7 +9,8 @@ protected before the split (an escaped delimiter or newline must not split) and 
 per column afterwards with Arrow string kernels, only when the block has a backslash.
 Errors carry PostgreSQL's SQLSTATE and say where: 'COPY t, line 5: extra data after last
 expected column'. Record errors are found by a slow Python pass only once pyarrow has
-refused a block. Binary format is copy_binary's; the options are parsed here for all.
+refused a block. Binary format is copy_binary's, the options copy_options's, the
+TEXT escapes copy_escapes's.
 """
 
 from __future__ import annotations
@@ -17,9 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-from dataclasses import dataclass
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
@@ -27,139 +26,13 @@ import pyarrow.csv as pacsv
 from coordinator.pgwire.boundary import CopyFormat
 from planner import errors
 from planner.schema import ColumnDef
-from segment import ingest
+from segment import copy_escapes, ingest
+# CopyOptions, force_columns and parse_copy_options are also read from here by COPY TO
+# (coordinator/copy_out.py) and the load path (coordinator/load.py).
+from segment.copy_options import CopyOptions, force_columns, parse_copy_options  # noqa: F401
 
 BLOCK_BYTES = 8 << 20   # parse when this much has arrived: big enough for pyarrow's threads
 BATCH_ROWS = 1 << 18    # rows per returned batch
-# Placeholders for escapes that must survive the split. NUL cannot occur in COPY text
-# (PostgreSQL rejects it), so a NUL-led pair is unambiguous.
-_BACKSLASH, _DELIM, _NEWLINE, _RETURN = "\x00\x01", "\x00\x02", "\x00\x03", "\x00\x04"
-_LETTERS = (("b", "\b"), ("f", "\f"), ("n", "\n"), ("r", "\r"), ("t", "\t"), ("v", "\v"))
-_FORMATS = ("text", "csv", "binary", "parquet")
-
-
-@dataclass(frozen=True, slots=True)
-class CopyOptions:
-    """COPY's WITH options after validation. `format` is 'text', 'csv', 'binary' or
-    'parquet' (server-side files only)."""
-
-    format: str = "text"
-    delimiter: str = "\t"
-    null: str = "\\N"
-    header: bool = False
-    header_match: bool = False
-    quote: str = '"'
-    escape: str = '"'
-    encoding: str = "UTF8"
-    # CSV only; column names, or ("*",) for all columns
-    force_quote: tuple[str, ...] = ()      # COPY TO: quote every non-null value
-    force_not_null: tuple[str, ...] = ()   # COPY FROM: the null string is a value
-    force_null: tuple[str, ...] = ()       # COPY FROM: the quoted null string is NULL
-
-    @property
-    def copy_format(self) -> CopyFormat:
-        return {"csv": CopyFormat.CSV, "binary": CopyFormat.BINARY}.get(self.format,
-                                                                        CopyFormat.TEXT)
-
-
-def _boolean(name: str, value: str | None, allow_match: bool = False) -> bool | str:
-    v = "true" if value is None else value.strip().lower()
-    if v in ("true", "on", "1", "yes"):
-        return True
-    if v in ("false", "off", "0", "no"):
-        return False
-    if allow_match and v == "match":
-        return "match"
-    also = ' or "match"' if allow_match else ""
-    raise errors.InvalidParameterValue(f"{name} requires a Boolean value{also}")
-
-
-def _column_list(name: str, value) -> tuple[str, ...]:
-    """A FORCE_* option's columns: '*', 'a, "B"', or a list of names."""
-    if value is None or value == "":
-        raise errors.SyntaxError_(f"option {name} requires a column list")
-    if isinstance(value, (list, tuple)):
-        return tuple(str(v) for v in value)
-    text = value.strip()
-    if text == "*":
-        return ("*",)
-    text = text[1:-1] if text.startswith("(") and text.endswith(")") else text
-    names = []
-    for part in text.split(","):
-        part = part.strip()
-        names.append(part[1:-1].replace('""', '"') if part.startswith('"') else part.lower())
-    return tuple(names)
-
-
-def force_columns(option: str, names: tuple[str, ...], columns: list[str]) -> list[int]:
-    """Positions of a FORCE_* option's columns among the columns COPY reads or writes."""
-    if names == ("*",):
-        return list(range(len(columns)))
-    out = []
-    for name in names:
-        if name not in columns:
-            raise errors.QueryError(f'{option} column "{name}" not referenced by COPY', "42P10")
-        out.append(columns.index(name))
-    return out
-
-
-def parse_copy_options(params: dict[str, str | None]) -> CopyOptions:
-    """CopyOptions from COPY's option list (PostgreSQL names, lower case), with its checks."""
-    p = {k.lower(): v for k, v in params.items()}
-    fmt = (p.pop("format", None) or "text").lower()
-    if fmt not in _FORMATS:
-        raise errors.InvalidParameterValue(f'COPY format "{fmt}" not recognized')
-    csv_mode, binary = fmt == "csv", fmt in ("binary", "parquet")
-    header = _boolean("header", p.pop("header"), allow_match=True) if "header" in p else False
-    encoding = p.pop("encoding", None) or "UTF8"
-    if encoding.upper().replace("-", "").replace("_", "") not in ("UTF8", "UNICODE"):
-        raise errors.FeatureNotSupported(f'COPY encoding "{encoding}" is not supported '
-                                         f'(only UTF8)')
-    if "freeze" in p:
-        _boolean("freeze", p.pop("freeze"))
-    delim, null = p.pop("delimiter", None), p.pop("null", None)
-    quote, escape = p.pop("quote", None), p.pop("escape", None)
-    force = {}
-    for key in ("force_quote", "force_not_null", "force_null"):
-        if key in p:
-            force[key] = _column_list(key.upper(), p.pop(key))
-            if not csv_mode:
-                raise errors.FeatureNotSupported(
-                    f"COPY {key.replace('_', ' ')} available only in CSV mode")
-    if p:
-        raise errors.SyntaxError_(f'option "{next(iter(p))}" not recognized')
-    if binary:
-        for name, given in (("DELIMITER", delim), ("NULL", null), ("HEADER", header or None)):
-            if given is not None:
-                raise errors.SyntaxError_(f"cannot specify {name} in BINARY mode")
-    if not csv_mode and (quote is not None or escape is not None):
-        which = "quote" if quote is not None else "escape"
-        raise errors.FeatureNotSupported(f"COPY {which} available only in CSV mode")
-    delim = delim if delim is not None else ("," if csv_mode else "\t")
-    null = null if null is not None else ("" if csv_mode else "\\N")
-    quote = quote if quote is not None else '"'
-    escape = escape if escape is not None else quote
-    for name, v in (("delimiter", delim), ("quote", quote), ("escape", escape)):
-        if len(v.encode()) != 1:
-            raise errors.FeatureNotSupported(f"COPY {name} must be a single one-byte character")
-    if delim in "\r\n":
-        raise errors.InvalidParameterValue("COPY delimiter cannot be newline or carriage return")
-    if "\r" in null or "\n" in null:
-        raise errors.InvalidParameterValue(
-            "COPY null representation cannot use newline or carriage return")
-    if not csv_mode and not binary and delim in "\\.abcdefghijklmnopqrstuvwxyz0123456789":
-        raise errors.InvalidParameterValue(f'COPY delimiter cannot be "{delim}"')
-    if csv_mode:
-        if delim == quote:
-            raise errors.InvalidParameterValue("COPY delimiter and quote must be different")
-        if delim in null:
-            raise errors.InvalidParameterValue(
-                "COPY delimiter must not appear in the NULL specification")
-        if quote in null:
-            raise errors.InvalidParameterValue(
-                "CSV quote character must not appear in the NULL specification")
-    return CopyOptions(fmt, delim, null, bool(header), header == "match", quote, escape, "UTF8",
-                       **force)
 
 
 class CopyParser:
@@ -239,7 +112,7 @@ class CopyParser:
             return ends[-1] if ends else -1
         nl = buf.rfind(b"\n", start, stop)
         if nl < 0 or not self._csv:
-            while nl >= 0 and _escaped(buf, start, nl):
+            while nl >= 0 and copy_escapes.is_escaped(buf, start, nl):
                 nl = buf.rfind(b"\n", start, nl)
             return nl + 1 if nl >= 0 else -1
         quotes = buf.count(self._quote, start, nl)
@@ -260,7 +133,7 @@ class CopyParser:
         while nl >= 0:
             if self._csv:
                 quotes, prev = quotes + buf.count(self._quote, prev, nl), nl
-            if not (quotes % 2 if self._csv else _escaped(buf, 0, nl)):
+            if not (quotes % 2 if self._csv else copy_escapes.is_escaped(buf, 0, nl)):
                 yield nl + 1
             nl = buf.find(b"\n", nl + 1)
 
@@ -303,7 +176,7 @@ class CopyParser:
                                              and self._last_end(block, 0, i) == i)):
                     return i
                 continue
-            if not _escaped(block, 0, i + 1):
+            if not copy_escapes.is_escaped(block, 0, i + 1):
                 continue  # the backslash is itself escaped: data
             if not ends_line and (after or final):
                 raise self._at(errors.BadCopyFileFormat("end-of-copy marker corrupt"),
@@ -384,7 +257,7 @@ class CopyParser:
             table = self._apply_force(table)
         if not self._csv and b"\\" in block:
             try:
-                table = pa.table([_unescape(c.combine_chunks(), self._opts.delimiter)
+                table = pa.table([copy_escapes.unescape(c.combine_chunks(), self._opts.delimiter)
                                   for c in table.columns], names=self._names)
             except errors.QueryError as e:
                 raise self._at(e, self._lines + getattr(e, "row", 0) + 1) from None
@@ -404,9 +277,7 @@ class CopyParser:
         return pa.table(columns, names=self._names)
 
     def _protect(self, block: bytes) -> bytes:
-        return (block.replace(b"\\\\", _BACKSLASH.encode())
-                .replace(b"\\" + self._delim, _DELIM.encode())
-                .replace(b"\\\n", _NEWLINE.encode()).replace(b"\\\r", _RETURN.encode()))
+        return copy_escapes.protect(block, self._delim)
 
     def _undo_csv_escapes(self, m: re.Match) -> bytes:
         # Inside quotes, escape+quote is a literal quote and escape+escape a literal
@@ -475,7 +346,7 @@ class CopyParser:
         null = self._protect(self._opts.null.encode()).decode()
         if value == null:
             return pa.array([None], pa.string())
-        return _unescape(pa.array([value], pa.string()), self._opts.delimiter)
+        return copy_escapes.unescape(pa.array([value], pa.string()), self._opts.delimiter)
 
     def _match_header(self, head: bytes):
         records = self._py_records(self._prepare(head)[0])
@@ -496,59 +367,9 @@ class CopyParser:
                     f'expected "{col.name}"'), self._lines)
 
 
-def _escaped(buf: bytes, start: int, nl: int) -> bool:
-    """Whether the newline at nl follows an odd run of backslashes (TEXT: it is data)."""
-    k = nl
-    while k > start and buf[k - 1] == 0x5C:
-        k -= 1
-    return (nl - k) % 2 == 1
-
-
 def _null_str() -> pa.Scalar:
     return pa.scalar(None, pa.string())
 
 
 def _has_empty_line(raw: bytes) -> bool:
     return raw.startswith((b"\n", b"\r\n")) or b"\n\n" in raw or b"\n\r\n" in raw
-
-
-def _unescape(arr: pa.Array, delim: str) -> pa.Array:
-    """Undo TEXT-format backslash escapes in one string column of a protected block."""
-    if not pc.any(pc.match_substring(arr, "\\")).as_py() and \
-            not pc.any(pc.match_substring(arr, "\x00")).as_py():
-        return arr
-    for letter, char in _LETTERS:
-        arr = pc.replace_substring(arr, "\\" + letter, char)
-    numeric = pc.match_substring_regex(arr, r"\\([0-7]|x[0-9a-fA-F])")
-    if pc.any(numeric).as_py():  # octal and hex escapes name bytes: rare, done per value
-        rows = np.flatnonzero(numeric.fill_null(False).to_numpy(zero_copy_only=False))
-        fixed = []
-        for row, v in zip(rows, arr.take(pa.array(rows, pa.int64())).to_pylist()):
-            try:
-                fixed.append(_byte_escapes(v))
-            except errors.QueryError as e:
-                e.row = int(row)
-                raise
-        arr = pc.replace_with_mask(arr, numeric.fill_null(False), pa.array(fixed, pa.string()))
-    arr = pc.replace_substring_regex(arr, r"(?s)\\(.)", r"\1")
-    for placeholder, char in ((_DELIM, delim), (_NEWLINE, "\n"), (_RETURN, "\r"),
-                              (_BACKSLASH, "\\")):
-        arr = pc.replace_substring(arr, placeholder, char)
-    return arr
-
-
-def _byte_escapes(value: str) -> str:
-    """Octal (\\ooo) and hex (\\xhh) escapes name bytes; the result must be UTF-8."""
-    def byte(m: re.Match) -> bytes:
-        g = m.group(1)
-        v = int(g[1:], 16) if g[:1] == b"x" else int(g, 8) & 0xFF
-        if v == 0:
-            raise errors.QueryError('invalid byte sequence for encoding "UTF8": 0x00', "22021")
-        return bytes([v])
-    raw = re.sub(rb"\\([0-7]{1,3}|x[0-9a-fA-F]{1,2})", byte, value.encode())
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as u:
-        bad = " ".join(f"0x{b:02x}" for b in u.object[u.start:u.end])
-        raise errors.QueryError(f'invalid byte sequence for encoding "UTF8": {bad}',
-                                "22021") from None

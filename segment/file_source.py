@@ -20,13 +20,13 @@ import pyarrow.parquet as pq
 from coordinator.pgwire.boundary import CopyFormat
 from planner import errors
 from planner.schema import ColumnDef
-from segment import copy_binary, copy_text, ingest
+from segment import copy_binary, copy_options, copy_text, ingest
 
 READ_BYTES = 8 << 20
 PARQUET_BATCH_ROWS = 1 << 18
 
 
-def read_file(path: str, fmt: str, options: copy_text.CopyOptions, columns: list[ColumnDef],
+def read_file(path: str, fmt: str, options: copy_options.CopyOptions, columns: list[ColumnDef],
               table: str | None = None) -> Iterator[pa.RecordBatch]:
     """Batches of the file's rows in the physical layout of `columns`.
 
@@ -58,7 +58,7 @@ def _open(path: str):
                                 state) from None
 
 
-def _stream(f, fmt: str, options: copy_text.CopyOptions, columns: list[ColumnDef],
+def _stream(f, fmt: str, options: copy_options.CopyOptions, columns: list[ColumnDef],
             table: str | None) -> Iterator[pa.RecordBatch]:
     if fmt == "binary":
         parser = copy_binary.BinaryCopyParser(columns, table=table)

@@ -5,7 +5,7 @@ Numbers: float -> int rounds half to even (rint), numeric -> int half away from 
 numeric(p, s) targets round to s and check p (22003 'numeric field overflow'), float ->
 numeric keeps 15 significant digits (6 for real) as float8_numeric does. Text input is
 parsed by vectorized fast paths for the common forms; anything they do not accept is
-re-parsed value by value with planner.functions.parse_text, which either understands the
+re-parsed value by value with planner.values.parse_text, which either understands the
 rarer form or raises PostgreSQL's exact error. Text output matches PostgreSQL's *out
 functions (booleans true/false, shortest round-trip floats with PostgreSQL's exponent
 rules, numerics with their scale, timestamps without trailing zeros).
@@ -17,8 +17,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner import errors, functions
-from planner.functions import DEC
+from planner import errors
+from planner.values import DEC, parse_text
 from planner.types import Kind, SqlType
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_datetime as xd
@@ -34,7 +34,7 @@ class _Reparse(Exception):
 
 
 def to_arrow(values: list, t: SqlType) -> pa.Array:
-    """Python values (planner.functions conventions) as an array of t's layout."""
+    """Python values (planner.values conventions) as an array of t's layout."""
     at = t.arrow_type()
     if t.is_numeric:
         if t.is_scaled_int:
@@ -266,7 +266,7 @@ def from_text(arr: pa.Array, dst: SqlType) -> pa.Array:
         return pc.cast(trimmed, dst.arrow_type())
     except (_Reparse, pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass
-    values = [None if v is None else functions.parse_text(v, dst) for v in arr.to_pylist()]
+    values = [None if v is None else parse_text(v, dst) for v in arr.to_pylist()]
     return to_arrow(values, dst)
 
 

@@ -14,8 +14,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner import errors, functions
-from planner.expr import Call, Func
+from planner import errors, temporal
+from planner.expr import Call, Func, Interval
 from planner.types import Kind
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_kernels as xk
@@ -245,7 +245,7 @@ def date_trunc(e: Call, args: list, n: int) -> xa.Datum:
 def parse_intervals(texts: pa.Array) -> pa.Array:
     """text -> interval, parsing each distinct text once in Python."""
     uniq = pc.unique(texts.drop_null())
-    parsed = [functions.parse_interval(s) for s in uniq.to_pylist()]
+    parsed = [temporal.parse_interval(s) for s in uniq.to_pylist()]
     m = np.array([p.months for p in parsed], np.int64)
     d = np.array([p.days for p in parsed], np.int64)
     us = np.array([p.micros for p in parsed], np.int64)
@@ -256,6 +256,6 @@ def parse_intervals(texts: pa.Array) -> pa.Array:
 def format_intervals(ivs: pa.Array) -> pa.Array:
     """interval -> text in IntervalStyle postgres (per value in Python: intervals are few)."""
     m, d, us, valid = interval_parts(ivs)
-    out = [functions.format_interval(functions.ex.Interval(int(a), int(b), int(c)))
+    out = [temporal.format_interval(Interval(int(a), int(b), int(c)))
            for a, b, c in zip(m, d, us)]
     return pa.array(out, pa.string(), mask=None if valid is None else ~valid)

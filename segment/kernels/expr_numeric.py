@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from planner import errors
 from planner.expr import Func
-from planner.functions import DEC
+from planner.values import DEC
 from planner.types import SqlType
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_kernels as xk

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner import errors, functions
+from planner import errors, values
 from planner.expr import Call, Func
 from planner.types import Kind
 from segment.kernels import expr_arrays as xa
@@ -286,6 +286,6 @@ def fit_string(e: Call, args: list, n: int) -> xa.Datum:
 def like(arg: xa.Datum, pattern: xa.Datum, case_insensitive: bool, n: int) -> xa.Datum:
     """arg LIKE pattern: % and _ wildcards, backslash escapes, whole-string match."""
     def one(s, p):
-        functions.check_like_pattern(p.as_py())
+        values.check_like_pattern(p.as_py())
         return pc.match_like(s, p.as_py(), ignore_case=case_insensitive)
     return per_pattern(one, arg, [pattern], n, pa.bool_())

@@ -15,7 +15,7 @@ from coordinator import copy_out
 from coordinator.pgwire.boundary import CopyFormat
 from planner import types as T
 from planner.schema import ColumnDef
-from segment import copy_binary, copy_text
+from segment import copy_binary, copy_options, copy_text
 
 sys.path.insert(0, str(Path(__file__).parent))
 import pg15_expected as pg  # noqa: E402
@@ -66,7 +66,7 @@ def encode(batches, fmt, types=TYPES, names=None, **params) -> bytes:
         params.setdefault("format", "csv")
     if fmt is CopyFormat.BINARY:
         params.setdefault("format", "binary")
-    options = copy_text.parse_copy_options(params)
+    options = copy_options.parse_copy_options(params)
     return b"".join(copy_out.encode_copy(batches, types, fmt, options, names=names))
 
 
@@ -120,7 +120,7 @@ def parse(data: bytes, fmt, columns, pieces=1, block_bytes=64, **params) -> pa.T
     else:
         if fmt is CopyFormat.CSV:
             params.setdefault("format", "csv")
-        parser = copy_text.CopyParser(columns, fmt, copy_text.parse_copy_options(params),
+        parser = copy_text.CopyParser(columns, fmt, copy_options.parse_copy_options(params),
                                       block_bytes=block_bytes)
     step = max(1, len(data) // pieces)
     batches = []
@@ -161,7 +161,7 @@ def test_one_row_per_chunk(fmt):
     n = 300_000
     batch = pa.record_batch({"a": pa.array(range(n), pa.int64()),
                              "s": pa.array([f"row {k}\twith tab" for k in range(n)])})
-    options = copy_text.parse_copy_options({"format": fmt.name.lower()})
+    options = copy_options.parse_copy_options({"format": fmt.name.lower()})
     small = [batch.slice(k, 1000) for k in range(0, 20_000, 1000)]
     chunks = list(copy_out.encode_copy(small + [batch.slice(20_000)], [T.INT8, T.TEXT], fmt,
                                        options))

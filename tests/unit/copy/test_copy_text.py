@@ -13,7 +13,7 @@ from coordinator.pgwire.boundary import CopyFormat
 from planner import errors
 from planner import types as T
 from planner.schema import ColumnDef
-from segment import copy_text
+from segment import copy_options, copy_text
 
 COLS = [ColumnDef("a", T.INT4), ColumnDef("b", T.TEXT)]
 TEXT, CSV = CopyFormat.TEXT, CopyFormat.CSV
@@ -24,7 +24,7 @@ def parse(data: bytes, fmt=TEXT, cols=COLS, pieces=None, block_bytes=copy_text.B
     params = {k: v for k, v in params.items()}
     if fmt is CSV:
         params.setdefault("format", "csv")
-    parser = copy_text.CopyParser(cols, fmt, copy_text.parse_copy_options(params), table="t",
+    parser = copy_text.CopyParser(cols, fmt, copy_options.parse_copy_options(params), table="t",
                                   block_bytes=block_bytes, batch_rows=batch_rows)
     batches = []
     for piece in pieces or [data]:
@@ -44,18 +44,18 @@ def error(data: bytes, fmt=TEXT, cols=COLS, **kw) -> errors.QueryError:
 
 # --- options ----------------------------------------------------------------------------
 def test_option_defaults():
-    text = copy_text.parse_copy_options({})
+    text = copy_options.parse_copy_options({})
     assert (text.format, text.delimiter, text.null, text.header) == ("text", "\t", "\\N", False)
-    csv = copy_text.parse_copy_options({"format": "CSV", "header": None})
+    csv = copy_options.parse_copy_options({"format": "CSV", "header": None})
     assert (csv.format, csv.delimiter, csv.null, csv.quote, csv.escape, csv.header) == \
         ("csv", ",", "", '"', '"', True)
     assert csv.copy_format is CopyFormat.CSV
-    match = copy_text.parse_copy_options({"format": "csv", "header": "match"})
+    match = copy_options.parse_copy_options({"format": "csv", "header": "match"})
     assert match.header and match.header_match
-    custom = copy_text.parse_copy_options({"format": "csv", "quote": "'", "delimiter": ";",
-                                           "null": "NULL", "encoding": "utf-8"})
+    custom = copy_options.parse_copy_options({"format": "csv", "quote": "'", "delimiter": ";",
+                                              "null": "NULL", "encoding": "utf-8"})
     assert (custom.quote, custom.escape, custom.delimiter, custom.null) == ("'", "'", ";", "NULL")
-    assert copy_text.parse_copy_options({"format": "binary"}).copy_format is CopyFormat.BINARY
+    assert copy_options.parse_copy_options({"format": "binary"}).copy_format is CopyFormat.BINARY
 
 
 @pytest.mark.parametrize("params, state, message", [
@@ -76,7 +76,7 @@ def test_option_defaults():
 ])
 def test_option_errors(params, state, message):
     with pytest.raises(errors.QueryError) as info:
-        copy_text.parse_copy_options(params)
+        copy_options.parse_copy_options(params)
     assert (info.value.sqlstate, info.value.message) == (state, message)
 
 
@@ -271,7 +271,7 @@ def test_one_million_rows_timing():
     cols = [ColumnDef("a", T.INT8), ColumnDef("b", T.INT8)]
     for fmt, payload in ((TEXT, data), (CSV, data.replace(b"\t", b","))):
         start = time.perf_counter()
-        parser = copy_text.CopyParser(cols, fmt, copy_text.parse_copy_options(
+        parser = copy_text.CopyParser(cols, fmt, copy_options.parse_copy_options(
             {"format": "csv"} if fmt is CSV else {}))
         batches = []
         for i in range(0, len(payload), 1 << 16):
@@ -310,7 +310,7 @@ def test_force_option_errors():
     assert (info.value.sqlstate, info.value.message) == (
         "42P10", 'FORCE_NULL column "nope" not referenced by COPY')
     with pytest.raises(errors.FeatureNotSupported) as info:
-        copy_text.parse_copy_options({"force_quote": "*"})
+        copy_options.parse_copy_options({"force_quote": "*"})
     assert info.value.message == "COPY force quote available only in CSV mode"
-    opts = copy_text.parse_copy_options({"format": "csv", "force_quote": '(a, "B c")'})
+    opts = copy_options.parse_copy_options({"format": "csv", "force_quote": '(a, "B c")'})
     assert opts.force_quote == ("a", "B c")

@@ -14,14 +14,14 @@ import pytest
 from planner import errors
 from planner import types as T
 from planner.schema import ColumnDef
-from segment import copy_binary, copy_text, file_source
+from segment import copy_binary, copy_options, file_source
 
 COLS = [ColumnDef("id", T.INT8, not_null=True), ColumnDef("price", T.numeric(15, 2)),
         ColumnDef("name", T.varchar(10)), ColumnDef("day", T.DATE)]
 
 
 def read(path, fmt, cols=COLS, **params) -> list[dict]:
-    options = copy_text.parse_copy_options(params)
+    options = copy_options.parse_copy_options(params)
     batches = list(file_source.read_file(str(path), fmt, options, cols, table="t"))
     assert all(b.schema.types == [c.type.arrow_type() for c in cols] for b in batches)
     return pa.Table.from_batches(batches).to_pylist() if batches else []
@@ -90,14 +90,14 @@ def test_parquet_errors(tmp_path):
 def test_missing_file_and_directory(tmp_path):
     missing = str(tmp_path / "nope.csv")
     with pytest.raises(errors.UndefinedFile) as info:
-        file_source.read_file(missing, "csv", copy_text.CopyOptions(), COLS)
+        file_source.read_file(missing, "csv", copy_options.CopyOptions(), COLS)
     assert (info.value.sqlstate, info.value.message) == (
         "58P01", f'could not open file "{missing}" for reading: No such file or directory')
     with pytest.raises(errors.QueryError) as info:
-        file_source.read_file(str(tmp_path), "text", copy_text.CopyOptions(), COLS)
+        file_source.read_file(str(tmp_path), "text", copy_options.CopyOptions(), COLS)
     assert (info.value.sqlstate, info.value.message) == ("42809", f'"{tmp_path}" is a directory')
     with pytest.raises(errors.InvalidParameterValue):
-        file_source.read_file(missing, "xml", copy_text.CopyOptions(), COLS)
+        file_source.read_file(missing, "xml", copy_options.CopyOptions(), COLS)
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
@@ -106,5 +106,5 @@ def test_unreadable_file(tmp_path):
     path.write_text("1\n")
     path.chmod(0)
     with pytest.raises(errors.QueryError) as info:
-        file_source.read_file(str(path), "csv", copy_text.CopyOptions(), COLS)
+        file_source.read_file(str(path), "csv", copy_options.CopyOptions(), COLS)
     assert info.value.sqlstate == "42501"

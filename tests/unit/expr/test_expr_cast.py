@@ -1,5 +1,5 @@
 """segment.expr casts: a table of source values x target types, checked against the
-pure-Python conversion of planner.functions (which the constant folder uses), plus the
+pure-Python conversion of planner.values (which the constant folder uses), plus the
 error paths with PostgreSQL's messages."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from expr_helpers import col, py_values, raises_sqlstate
 
 from planner import functions as F
 from planner import types as T
+from planner import values as V
 from planner.expr import Interval
 from segment.expr import evaluate
 from segment.kernels import expr_cast
@@ -50,7 +51,7 @@ def _cases():
 @pytest.mark.parametrize("src,dst,values", list(_cases()))
 def test_cast_matches_pure_python(src, dst, values):
     try:
-        want = [F.cast_value(v, src, dst) for v in values]
+        want = [V.cast_value(v, src, dst) for v in values]
     except Exception as exc:  # the same error must come out of the batch path
         state = getattr(exc, "sqlstate", None)
         assert state is not None
@@ -78,7 +79,7 @@ def test_cast_matches_pure_python(src, dst, values):
 def test_text_input_matches_parse_text(texts, dst):
     batch = pa.record_batch([pa.array(texts, pa.string())], names=["s"])
     got = evaluate(F.bind_cast(col(0, T.TEXT), dst), batch)
-    want = expr_cast.to_arrow([None if t is None else F.parse_text(t, dst) for t in texts], dst)
+    want = expr_cast.to_arrow([None if t is None else V.parse_text(t, dst) for t in texts], dst)
     if dst.is_float:
         assert [str(v) for v in got.to_pylist()] == [str(v) for v in want.to_pylist()]
     else:
@@ -120,7 +121,7 @@ def test_text_input_errors(texts, dst, sqlstate, message):
 def test_text_output(src, values, texts):
     batch = pa.record_batch([expr_cast.to_arrow(values, src)], names=["x"])
     assert py_values(F.bind_cast(col(0, src), T.TEXT), batch) == texts
-    assert [F.format_text(v, src) for v in values] == texts
+    assert [V.format_text(v, src) for v in values] == texts
 
 
 @pytest.mark.parametrize("src,values,dst,message", [

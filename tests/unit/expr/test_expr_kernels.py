@@ -13,7 +13,9 @@ import pytest
 from expr_helpers import L, col, py_values
 
 from planner import functions as F
+from planner import temporal
 from planner import types as T
+from planner import values as V
 from planner.expr import Func, Interval
 from segment.kernels import expr_cast
 from segment.kernels import expr_kernels as xk
@@ -82,7 +84,7 @@ def test_format_numeric_matches_decimal(scale):
     offsets, data = xk.format_numeric(lo, hi, np.ones(len(values), bool), scale, True)
     text = bytes(data)
     got = [text[offsets[i]:offsets[i + 1]].decode() for i in range(len(values))]
-    assert got == [F.format_text(F.DEC.scaleb(Decimal(v), -scale), T.numeric(None, scale))
+    assert got == [V.format_text(V.DEC.scaleb(Decimal(v), -scale), T.numeric(None, scale))
                    for v in values]
 
 
@@ -95,7 +97,7 @@ def test_calendar_kernels_match_python():
     out = np.empty(len(us), np.int64)
     assert xk.add_interval(us, np.array(months, np.int64), np.array([3], np.int64),
                            np.array([-5], np.int64), np.ones(len(us), bool), out, -2**62)
-    want = [F.add_interval(s, Interval(m, 3, -5)) for s, m in zip(stamps, months)]
+    want = [temporal.add_interval(s, Interval(m, 3, -5)) for s, m in zip(stamps, months)]
     assert [dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=int(v)) for v in out] == want
     for unit, fn in ((1, lambda s: s.replace(day=1)), (2, lambda s: s.replace(month=(s.month - 1) // 3 * 3 + 1, day=1)),
                      (3, lambda s: s.replace(month=1, day=1)), (4, lambda s: s.replace(year=s.year - s.year % 10, month=1, day=1)),
@@ -107,23 +109,23 @@ def test_calendar_kernels_match_python():
 
 
 def test_numeric_division_on_many_rows_matches_decimal():
-    F.DEC.prec = 200
+    V.DEC.prec = 200
     a = [Decimal(RNG.randint(-10**13, 10**13)).scaleb(-2) for _ in range(3000)]
     b = [Decimal(RNG.choice([RNG.randint(1, 10**6), -RNG.randint(1, 10**15)])).scaleb(-2) for _ in a]
     batch = pa.record_batch([expr_cast.to_arrow(a, T.numeric(15, 2)), expr_cast.to_arrow(b, T.numeric(17, 2))],
                             names=["a", "b"])
     e = F.bind_call(Func.DIV, [col(0, T.numeric(15, 2)), col(1, T.numeric(17, 2))])
     got = py_values(e, batch)
-    assert got == [F.fit_numeric(F.DEC.divide(x, y), e.type) for x, y in zip(a, b)]
+    assert got == [V.fit_numeric(V.DEC.divide(x, y), e.type) for x, y in zip(a, b)]
 
 
 def test_float_text_band_rows():
     values = [1.5e-7, 2.5e-5, 1e-4, 1.2345e10, 9.99999e14, 1e15, 123.25, -4.5e12, 5e-324, 1e-310]
     batch = pa.record_batch([pa.array(values)], names=["f"])
-    assert py_values(F.bind_cast(col(0, T.FLOAT8), T.TEXT), batch) == [F.format_float(v) for v in values]
+    assert py_values(F.bind_cast(col(0, T.FLOAT8), T.TEXT), batch) == [V.format_float(v) for v in values]
     f4 = [1.5e-7, 1234567.0, 98765432.0, 1.5e9, 12345.0]
     batch = pa.record_batch([pa.array(f4, pa.float32())], names=["r"])
-    want = [F.format_float(v, True) for v in pa.array(f4, pa.float32()).to_pylist()]
+    want = [V.format_float(v, True) for v in pa.array(f4, pa.float32()).to_pylist()]
     assert py_values(F.bind_cast(col(0, T.FLOAT4), T.TEXT), batch) == want
 
 
@@ -132,6 +134,6 @@ def test_month_arithmetic_on_many_rows_matches_python():
             for _ in range(2000)]
     batch = pa.record_batch([pa.array(base, pa.timestamp("us"))], names=["ts"])
     for text in ("1 month", "-13 months 2 days", "1 year -1 second", "25 months 1 day 00:00:01"):
-        iv = F.parse_interval(text)
+        iv = temporal.parse_interval(text)
         e = F.bind_call(Func.ADD, [col(0, T.TIMESTAMP), L(iv)])
-        assert py_values(e, batch) == [F.add_interval(s, iv) for s in base]
+        assert py_values(e, batch) == [temporal.add_interval(s, iv) for s in base]

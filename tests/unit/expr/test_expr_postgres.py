@@ -23,6 +23,7 @@ from planner import errors
 from planner import expr as ex
 from planner import functions as F
 from planner import types as T
+from planner import values as V
 from planner.expr import Func, Interval
 from segment.expr import evaluate
 from segment.kernels import expr_cast
@@ -349,7 +350,7 @@ def table(pg):
     pg.execute(f"CREATE TABLE expr_t (id int, {cols})")
     with pg.cursor() as cur:
         for k, row in enumerate(ROWS, 1):
-            vals = [F.format_text(v, t) for v, (_, t, _) in zip(row, COLUMNS)]
+            vals = [V.format_text(v, t) for v, (_, t, _) in zip(row, COLUMNS)]
             cur.execute(f"INSERT INTO expr_t VALUES ({k}, {', '.join(['%s'] * len(vals))})", vals)
     return pg
 

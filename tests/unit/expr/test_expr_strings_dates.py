@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 from expr_helpers import L, col, py_values, raises_sqlstate
 
+from planner import fold, temporal
 from planner import functions as F
 from planner import types as T
 from planner.expr import Func, Interval
@@ -39,13 +40,13 @@ def test_case_and_lengths(text):
 @pytest.mark.parametrize("args", [(2,), (-1, 3), (0,), (2, 100), (6,), (1, 0), (3, 2)])
 def test_substring_constant_bounds(text, args):
     e = bc(Func.SUBSTRING, [S] + [L(a) for a in args])
-    expect(e, text, lambda v: F.substring(v, *args))
+    expect(e, text, lambda v: fold.substring(v, *args))
 
 
 def test_substring_per_row_bounds(text):
     e = bc(Func.SUBSTRING, [S, N, L(3)])
-    assert py_values(e, text) == [F.substring("hello", 2, 3), F.substring("héllo wörld", -1, 3),
-                                  None, None, F.substring("  pad  ", 0, 3)]
+    assert py_values(e, text) == [fold.substring("hello", 2, 3), fold.substring("héllo wörld", -1, 3),
+                                  None, None, fold.substring("  pad  ", 0, 3)]
     e = bc(Func.SUBSTRING, [S, L(2), N])
     raises_sqlstate("22011", evaluate, e, text)
     raises_sqlstate("22011", evaluate, bc(Func.SUBSTRING, [S, L(1), L(-1)]), text)
@@ -142,7 +143,7 @@ def test_interval_arithmetic_matches_pure_python(times):
         got = py_values(bc(func, [TS, IV]), times)
         ivs = [Interval(1, 0, 0), Interval(0, -1, -7200 * 10**6), None, Interval(-12, 1, 10**6),
                Interval(0, 0, 0)]
-        want = [None if t is None or iv is None else F.add_interval(t, iv, sign)
+        want = [None if t is None or iv is None else temporal.add_interval(t, iv, sign)
                 for t, iv in zip(STAMPS, ivs)]
         assert got == want
     month = F.bind_cast(L("1 month"), T.INTERVAL)

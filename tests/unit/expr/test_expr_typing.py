@@ -9,6 +9,7 @@ import pytest
 from expr_helpers import L, col, raises_sqlstate
 
 from planner import expr as ex
+from planner import fold
 from planner import functions as F
 from planner import types as T
 from planner.expr import Call, Cast, Func, Literal
@@ -275,6 +276,6 @@ def test_bind_assign_follows_assignment_casts():
     assert F.bind_assign(L("ab   "), T.varchar(5)) == Literal("ab   ", T.varchar(5))
     assert F.bind_assign(L("ab      "), T.char(3)) == Literal("ab", T.char(3))
     too_long = F.bind_assign(L("too long"), T.varchar(5))  # fails when executed
-    raises_sqlstate("22001", F.evaluate_constant, too_long, ["too long"])
+    raises_sqlstate("22001", fold.evaluate_constant, too_long, ["too long"])
     e = F.bind_assign(TXT, T.varchar(5))
     assert e == Call(Func.FIT_STRING, (TXT,), T.varchar(5))

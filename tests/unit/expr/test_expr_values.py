@@ -1,4 +1,5 @@
-"""planner.functions value layer: text input/output, value casts, constant folding."""
+"""planner.values, planner.temporal and planner.fold: text input/output, value casts, constant
+folding."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from expr_helpers import L, col, raises_sqlstate
 
 from planner import expr as ex
 from planner import functions as F
+from planner import temporal
 from planner import types as T
+from planner import values as V
 from planner.expr import Call, Func, Interval, Literal
 
 
@@ -31,7 +34,7 @@ from planner.expr import Call, Func, Interval, Literal
     ("abcdef", T.varchar(3), "abc"), ("ab  ", T.char(4), "ab"),
 ])
 def test_parse_text(text, t, value):
-    assert F.parse_text(text, t) == value
+    assert V.parse_text(text, t) == value
 
 
 @pytest.mark.parametrize("text,t,sqlstate,message", [
@@ -52,7 +55,7 @@ def test_parse_text(text, t, value):
     ("abc", T.INTERVAL, "22007", 'invalid input syntax for type interval: "abc"'),
 ])
 def test_parse_text_errors(text, t, sqlstate, message):
-    err = raises_sqlstate(sqlstate, F.parse_text, text, t)
+    err = raises_sqlstate(sqlstate, V.parse_text, text, t)
     assert err.message == message
 
 
@@ -66,7 +69,7 @@ def test_parse_text_errors(text, t, sqlstate, message):
     ("@ 3 hours", Interval(0, 0, 3 * 3600 * 10**6)), ("1 mon 2 day 3 min", Interval(1, 2, 180000000)),
 ])
 def test_parse_interval(text, iv):
-    assert F.parse_interval(text) == iv
+    assert temporal.parse_interval(text) == iv
 
 
 @pytest.mark.parametrize("value,t,text", [
@@ -86,7 +89,7 @@ def test_parse_interval(text, iv):
                                                    "1 mon 2 days 00:03:00"),
 ])
 def test_format_text(value, t, text):
-    assert F.format_text(value, t) == text
+    assert V.format_text(value, t) == text
 
 
 @pytest.mark.parametrize("value,src,dst,out", [
@@ -102,7 +105,7 @@ def test_format_text(value, t, text):
     (dt.datetime(2000, 1, 1), T.TIMESTAMP, T.TIMESTAMPTZ, dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc)),
 ])
 def test_cast_value(value, src, dst, out):
-    assert F.cast_value(value, src, dst) == out
+    assert V.cast_value(value, src, dst) == out
 
 
 @pytest.mark.parametrize("value,src,dst,sqlstate,message", [
@@ -114,12 +117,12 @@ def test_cast_value(value, src, dst, out):
     (1e-300, T.FLOAT8, T.FLOAT4, "22003", "value out of range: underflow"),
 ])
 def test_cast_value_errors(value, src, dst, sqlstate, message):
-    err = raises_sqlstate(sqlstate, F.cast_value, value, src, dst)
+    err = raises_sqlstate(sqlstate, V.cast_value, value, src, dst)
     assert err.message == message
 
 
 def test_numeric_field_overflow_detail():
-    err = raises_sqlstate("22003", F.cast_value, Decimal("12345.678"), T.numeric(8, 3), T.numeric(5, 2))
+    err = raises_sqlstate("22003", V.cast_value, Decimal("12345.678"), T.numeric(8, 3), T.numeric(5, 2))
     assert err.detail == "A field with precision 5, scale 2 must round to an absolute value less than 10^3."
 
 
@@ -130,22 +133,22 @@ def test_numeric_field_overflow_detail():
 def test_div_scale_is_select_div_scale(a, b, scale):
     da, db = Decimal(a), Decimal(b)
     sa, sb = max(0, -da.as_tuple().exponent), max(0, -db.as_tuple().exponent)
-    assert F.div_scale(da, db, sa, sb) == scale
+    assert V.div_scale(da, db, sa, sb) == scale
 
 
 def test_add_interval_clamps_to_month_end():
-    assert F.add_interval(dt.datetime(2000, 1, 31), Interval(1, 0, 0)) == dt.datetime(2000, 2, 29)
-    assert F.add_interval(dt.datetime(2000, 2, 29), Interval(12, 0, 0), -1) == dt.datetime(1999, 2, 28)
-    assert F.add_interval(dt.datetime(2000, 1, 31, 10), Interval(1, 1, 3600 * 10**6)) == \
+    assert temporal.add_interval(dt.datetime(2000, 1, 31), Interval(1, 0, 0)) == dt.datetime(2000, 2, 29)
+    assert temporal.add_interval(dt.datetime(2000, 2, 29), Interval(12, 0, 0), -1) == dt.datetime(1999, 2, 28)
+    assert temporal.add_interval(dt.datetime(2000, 1, 31, 10), Interval(1, 1, 3600 * 10**6)) == \
         dt.datetime(2000, 3, 1, 11)
-    raises_sqlstate("22008", F.add_interval, dt.datetime(9999, 12, 1), Interval(1, 0, 0))
+    raises_sqlstate("22008", temporal.add_interval, dt.datetime(9999, 12, 1), Interval(1, 0, 0))
 
 
 def test_interval_scale_follows_postgres():
-    assert F.interval_scale(Interval(1, 0, 0), 2, False) == Interval(2, 0, 0)
-    assert F.interval_scale(Interval(0, 1, 0), 2, True) == Interval(0, 0, 43200000000)
-    assert F.interval_scale(Interval(1, 0, 0), 1.5, False) == Interval(1, 15, 0)
-    raises_sqlstate("22012", F.interval_scale, Interval(0, 1, 0), 0.0, True)
+    assert temporal.interval_scale(Interval(1, 0, 0), 2, False) == Interval(2, 0, 0)
+    assert temporal.interval_scale(Interval(0, 1, 0), 2, True) == Interval(0, 0, 43200000000)
+    assert temporal.interval_scale(Interval(1, 0, 0), 1.5, False) == Interval(1, 15, 0)
+    raises_sqlstate("22012", temporal.interval_scale, Interval(0, 1, 0), 0.0, True)
 
 
 # --- folding ------------------------------------------------------------------------------

@@ -1,0 +1,204 @@
+"""Conversions between SQL types as PostgreSQL applies them, and the errors of typing.
+
+`bind_cast` is CAST and `::`, `bind_assign` the assignment cast into a column, `coerce` the
+implicit conversion a typing rule chose, `adopt` how an unknown literal (a quoted constant
+or bare NULL) takes its context's type. `unify` finds the common type of CASE, COALESCE,
+IN and UNION branches. Literals convert at once (planner/values.py), so bad input raises
+at bind time. `no_operator` / `no_function` build PostgreSQL's 42883 messages.
+"""
+
+from __future__ import annotations
+
+from planner import errors, types
+from planner import expr as ex
+from planner.expr import Call, Cast, Func, Literal
+from planner.fold import fold_constants
+from planner.temporal import TEMPORAL
+from planner.types import Kind, SqlType
+from planner.values import cast_value, fit_numeric, numeric_type_of, to_decimal
+
+TS_RANK = {Kind.DATE: 0, Kind.TIMESTAMP: 1, Kind.TIMESTAMPTZ: 2}
+_INT_RANK = {Kind.INT2: 0, Kind.INT4: 1, Kind.INT8: 2}
+_INT_DIGITS = {Kind.INT2: 5, Kind.INT4: 10, Kind.INT8: 19}
+_OP_NAMES = {Func.NEG: "-", Func.NOT: "NOT"}
+
+
+def is_unknown(e: ex.Expr) -> bool:
+    """A quoted constant or bare NULL: takes the type its context asks for."""
+    return isinstance(e, Literal) and (
+        e.type.kind is Kind.UNKNOWN or (e.type.kind is Kind.TEXT and isinstance(e.value, str)))
+
+
+# --- casts --------------------------------------------------------------------------------
+def cast_type_ok(src: SqlType, dst: SqlType) -> bool:
+    """Whether CAST(src AS dst) exists (PostgreSQL's pg_cast plus I/O casts via text)."""
+    s, d = src.kind, dst.kind
+    if s is Kind.UNKNOWN or s is d or src.is_string or dst.is_string:
+        return True
+    if src.is_number and dst.is_number:
+        return True
+    if {s, d} == {Kind.BOOL, Kind.INT4}:
+        return True
+    return s in TEMPORAL and d in TEMPORAL and not (s is d is Kind.DATE)
+
+
+def bind_cast(e: ex.Expr, dst: SqlType) -> ex.Expr:
+    """CAST(e AS dst). Literals convert now (bad input raises at bind time). `numeric`
+    without a typmod (numeric(None, 0)) keeps the source's scale."""
+    if not cast_type_ok(e.type, dst):
+        raise errors.QueryError(f"cannot cast type {e.type} to {dst}", "42846")
+    if dst.kind is Kind.NUMERIC and dst.precision is None and dst.scale == 0:
+        if isinstance(e, Literal) and e.value is not None:
+            value = to_decimal(e.value, e.type.kind is Kind.FLOAT4)
+            t = numeric_type_of(value)
+            return Literal(fit_numeric(value, t), t)
+        dst = _unconstrained(e.type)
+        if e.type == dst:
+            return e
+    if isinstance(e, Literal):
+        return Literal(cast_value(e.value, e.type, dst), dst)
+    if e.type == dst or (e.type.is_string and dst.kind is Kind.TEXT):
+        return e
+    return Cast(e, dst)
+
+
+def bind_assign(e: ex.Expr, dst: SqlType, column: str = "") -> ex.Expr:
+    """e converted for storing into a column of type dst (INSERT, UPDATE, COPY targets):
+    PostgreSQL's assignment casts. Numbers convert among themselves (with the explicit
+    casts' rounding and range errors), anything converts to text, dates and timestamps
+    among themselves, unknown literals to anything; other pairs raise 42804. A string
+    longer than varchar(n)/char(n) raises 22001 unless the excess is spaces."""
+    src = e.type
+    allowed = (is_unknown(e) or src.kind is dst.kind or dst.is_string
+               or (src.is_number and dst.is_number)
+               or (src.kind in TEMPORAL and dst.kind in TEMPORAL))
+    if not allowed:
+        raise errors.DatatypeMismatch(
+            f'column "{column}" is of type {dst} but expression is of type {type_name(e)}',
+            hint="You will need to rewrite or cast the expression.")
+    if not (dst.is_string and dst.length is not None and dst.kind is not Kind.TEXT):
+        return bind_cast(e, dst)
+    text = e if e.type.is_string else bind_cast(e, types.TEXT)
+    if text.type == dst:
+        return text
+    return fold_constants(Call(Func.FIT_STRING, (text,), dst))
+
+
+def _unconstrained(src: SqlType) -> SqlType:
+    """The static type of `x::numeric` for a non-constant x."""
+    if src.is_numeric:
+        return src
+    if src.kind in (Kind.INT2, Kind.INT4):
+        return types.numeric(_INT_DIGITS[src.kind], 0)
+    if src.kind in (Kind.INT8, Kind.UNKNOWN):
+        return types.numeric(None, 0)
+    return types.numeric(None, types.NUMERIC_DEFAULT_SCALE)
+
+
+def coerce(e: ex.Expr, t: SqlType) -> ex.Expr:
+    """e as type t (an implicit conversion the typing rules chose)."""
+    if e.type == t or (e.type.is_string and t.kind is Kind.TEXT):
+        return e
+    if isinstance(e, Literal):
+        return Literal(cast_value(e.value, e.type, t), t)
+    return Cast(e, t)
+
+
+def adopt(e: ex.Expr, t: SqlType) -> ex.Expr:
+    """An unknown literal takes type t without its typmod, as PostgreSQL resolves it."""
+    if t.is_numeric or t.is_integer and isinstance(e.value, str) and "." in e.value:
+        return bind_cast(e, types.numeric(None, 0)) if t.is_numeric else coerce(e, t)
+    if t.is_string or t.kind is Kind.UNKNOWN:
+        return coerce(e, types.TEXT)
+    return coerce(e, t)
+
+
+def as_numeric(e: ex.Expr) -> ex.Expr:
+    if e.type.is_numeric:
+        return e
+    if isinstance(e, Literal):
+        return bind_cast(e, types.numeric(None, 0))
+    return Cast(e, _unconstrained(e.type))
+
+
+# --- errors -------------------------------------------------------------------------------
+def type_name(e: ex.Expr) -> str:
+    return "unknown" if is_unknown(e) else e.type.sql()
+
+
+def no_operator(func: Func, args) -> errors.QueryError:
+    op = _OP_NAMES.get(func, func.value)
+    if len(args) == 1:
+        return errors.UndefinedFunction(f"operator does not exist: {op} {type_name(args[0])}")
+    return errors.UndefinedFunction(
+        f"operator does not exist: {type_name(args[0])} {op} {type_name(args[1])}")
+
+
+def no_function(name: str, args) -> errors.QueryError:
+    return errors.UndefinedFunction(
+        f"function {name}({', '.join(type_name(a) for a in args)}) does not exist")
+
+
+def not_unique(func: Func, a, b) -> errors.QueryError:
+    return errors.QueryError(
+        f"operator is not unique: {type_name(a)} {func.value} {type_name(b)}", "42725")
+
+
+# --- common types -------------------------------------------------------------------------
+def int_digits(t: SqlType) -> int | None:
+    if t.is_integer:
+        return _INT_DIGITS[t.kind]
+    return None if t.precision is None else t.precision - t.scale
+
+
+def numeric_type(int_digits: int | None, scale: int) -> SqlType:
+    if scale > 38:
+        raise errors.FeatureNotSupported(f"numeric result scale {scale} exceeds 38")
+    p = None if int_digits is None else max(int_digits + scale, 1)
+    return types.numeric(p, scale) if p is not None and p <= 18 else types.numeric(None, scale)
+
+
+def common_type(a: SqlType, b: SqlType, what: str) -> SqlType:
+    if a == b:
+        return a
+    if a.is_number and b.is_number:
+        if a.is_float or b.is_float:
+            return types.FLOAT4 if a.kind is b.kind is Kind.FLOAT4 else types.FLOAT8
+        if a.is_integer and b.is_integer:
+            return a if _INT_RANK[a.kind] >= _INT_RANK[b.kind] else b
+        scale = max(a.scale or 0, b.scale or 0)
+        ia, ib = int_digits(a), int_digits(b)
+        return numeric_type(None if ia is None or ib is None else max(ia, ib), scale)
+    if a.is_string and b.is_string:
+        return types.TEXT
+    if a.kind in TEMPORAL and b.kind in TEMPORAL:
+        return a if TS_RANK[a.kind] >= TS_RANK[b.kind] else b
+    raise errors.DatatypeMismatch(f"{what} types {a} and {b} cannot be matched")
+
+
+def unify(exprs: list[ex.Expr], what: str) -> tuple[list[ex.Expr], SqlType]:
+    """Coerce expressions to their common type (CASE, COALESCE, GREATEST, IN, UNION)."""
+    known = [e.type for e in exprs if not is_unknown(e)]
+    t = known[0] if known else types.TEXT
+    for u in known[1:]:
+        t = common_type(t, u, what)
+    out = [(adopt(e, t) if is_unknown(e) else e) for e in exprs]
+    if t.is_numeric and not any(e.type.is_float for e in out):
+        t = _common_numeric(out, t)
+    return [coerce(e, t) for e in out], t
+
+
+def _common_numeric(exprs, t: SqlType) -> SqlType:
+    """Literals adopt tight numeric types; the common type must still hold them."""
+    for e in exprs:
+        if e.type.is_numeric or e.type.is_integer:
+            t = common_type(t, e.type if e.type.is_numeric else _unconstrained(e.type), "")
+    return t
+
+
+def as_bool(e: ex.Expr, what: str) -> ex.Expr:
+    if e.type.kind is Kind.BOOL:
+        return e
+    if is_unknown(e):
+        return coerce(e, types.BOOL)
+    raise errors.DatatypeMismatch(f"argument of {what} must be type boolean, not type {e.type}")

@@ -1,0 +1,264 @@
+"""Constant folding: a pure-Python evaluator of planner/expr.py nodes over constant arguments.
+
+`fold_constants` replaces constant subtrees by Literals bottom up and prunes CASE branches
+with constant conditions; `evaluate_constant` computes one node from its children's values
+with PostgreSQL's semantics and errors (values as planner/values.py describes them). A node
+it does not implement raises NotFoldable and stays for segment/expr.py to evaluate per batch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import decimal
+import math
+from decimal import Decimal
+
+from planner import errors
+from planner import expr as ex
+from planner.expr import Call, Cast, Func, Literal
+from planner.temporal import TEMPORAL, USECS_PER_DAY, add_interval, interval_key, interval_scale
+from planner.types import Kind, SqlType
+from planner.values import DEC, cast_value, check_int, fit_length, fit_numeric, to_float4
+
+
+class NotFoldable(Exception):
+    """The pure-Python constant folder does not implement this node; it stays as it is."""
+
+
+def fold_constants(e: ex.Expr) -> ex.Expr:
+    """Replace constant subtrees by Literals, bottom up. A subtree whose evaluation raises
+    (1/0) or that the pure-Python folder does not implement stays as it is; CASE branches
+    with constant conditions are pruned."""
+    if isinstance(e, (Literal, ex.ColumnRef)):
+        return e
+    if isinstance(e, ex.Case):
+        return _fold_case(e)
+    kids = e.children()
+    folded = tuple(fold_constants(k) for k in kids)
+    if folded != kids:
+        e = _with_children(e, folded)
+    constant = all(isinstance(k, Literal) for k in folded)
+    if not constant or (isinstance(e, Call) and e.func is Func.NOW):
+        return e
+    try:
+        return Literal(evaluate_constant(e, [k.value for k in folded]), e.type)
+    except (errors.QueryError, NotFoldable):
+        return e
+
+
+def _with_children(e: ex.Expr, kids: tuple) -> ex.Expr:
+    if isinstance(e, Call):
+        return dataclasses.replace(e, args=kids)
+    if isinstance(e, Cast):
+        return dataclasses.replace(e, arg=kids[0])
+    if isinstance(e, ex.InList):
+        return dataclasses.replace(e, arg=kids[0], values=kids[1:])
+    if isinstance(e, ex.Like):
+        return dataclasses.replace(e, arg=kids[0], pattern=kids[1])
+    if isinstance(e, ex.IsNull):
+        return dataclasses.replace(e, arg=kids[0])
+    return e
+
+
+def _fold_case(e: ex.Case) -> ex.Expr:
+    whens = []
+    for cond, result in e.whens:
+        cond, result = fold_constants(cond), fold_constants(result)
+        if isinstance(cond, Literal):
+            if cond.value is True:
+                if not whens:
+                    return result
+                return ex.Case(tuple(whens), result, e.type)
+            continue  # false or NULL: the branch is never taken
+        whens.append((cond, result))
+    default = fold_constants(e.else_)
+    return ex.Case(tuple(whens), default, e.type) if whens else default
+
+
+def evaluate_constant(e: ex.Expr, vals: list):
+    """The value of node e whose children are the constants `vals` (NotFoldable when this
+    pure-Python evaluator does not implement it)."""
+    if isinstance(e, Cast):
+        return cast_value(vals[0], e.arg.type, e.type)
+    if isinstance(e, ex.IsNull):
+        return (vals[0] is None) != e.negated
+    if isinstance(e, ex.InList):
+        x, items = vals[0], vals[1:]
+        key = _sort_key(e.arg.type)
+        if x is None:
+            return None
+        hit = True if any(v is not None and key(v) == key(x) for v in items) else (
+            None if None in items else False)
+        return hit if hit is None or not e.negated else not hit
+    if not isinstance(e, Call):
+        raise NotFoldable
+    f = e.func
+    if f in (Func.AND, Func.OR):
+        stop = f is Func.OR
+        if stop in vals:
+            return stop
+        return None if None in vals else not stop
+    if f is Func.COALESCE:
+        return next((v for v in vals if v is not None), None)
+    if f in (Func.GREATEST, Func.LEAST):
+        present = [v for v in vals if v is not None]
+        pick = max if f is Func.GREATEST else min
+        return pick(present, key=_sort_key(e.type)) if present else None
+    if f is Func.CONCAT_FN:
+        return "".join(v for v in vals if v is not None)
+    if f is Func.NULLIF:
+        key = _sort_key(e.type)
+        return None if vals[1] is not None and vals[0] is not None and key(vals[0]) == key(
+            vals[1]) else vals[0]
+    if any(v is None for v in vals):
+        return None
+    impl = _CONST_CALLS.get(f)
+    if impl is None:
+        raise NotFoldable
+    return impl(e, *vals)
+
+
+def _sort_key(t: SqlType):
+    if t.is_float:
+        return lambda v: (1, 0.0) if math.isnan(v) else (0, v)  # NaN sorts last, equals NaN
+    if t.kind is Kind.INTERVAL:
+        return interval_key
+    return lambda v: v
+
+
+def _c_compare(e: Call, a, b) -> bool:
+    key = _sort_key(e.args[0].type)
+    a, b = key(a), key(b)
+    return {Func.EQ: a == b, Func.NE: a != b, Func.LT: a < b, Func.LE: a <= b,
+            Func.GT: a > b, Func.GE: a >= b}[e.func]
+
+
+def _c_arith(e: Call, a, b):
+    f, t = e.func, e.type
+    ta, tb = e.args[0].type, e.args[1].type
+    if t.is_integer and ta.is_integer:
+        if f in (Func.DIV, Func.MOD) and b == 0:
+            raise errors.DivisionByZero("division by zero")
+        q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1) if b else 0
+        r = {Func.ADD: a + b, Func.SUB: a - b, Func.MUL: a * b, Func.DIV: q,
+             Func.MOD: a - b * q if b else 0}[f]
+        return check_int(r, t)
+    if t.is_float:
+        return float_arith(f, a, b, t.kind is Kind.FLOAT4)
+    if t.is_numeric:
+        if f in (Func.DIV, Func.MOD) and b == 0:
+            raise errors.DivisionByZero("division by zero")
+        r = {Func.ADD: DEC.add, Func.SUB: DEC.subtract, Func.MUL: DEC.multiply,
+             Func.DIV: DEC.divide, Func.MOD: DEC.remainder}[f](a, b)
+        return fit_numeric(r, t)
+    if ta.kind is Kind.DATE and tb.kind is Kind.DATE:
+        return (a - b).days
+    if ta.kind is Kind.DATE:
+        try:
+            return a + dt.timedelta(days=b if f is Func.ADD else -b)
+        except OverflowError:
+            raise errors.QueryError("date out of range", "22008")
+    if tb.kind is Kind.INTERVAL and ta.kind in TEMPORAL:
+        return add_interval(a, b, 1 if f is Func.ADD else -1)
+    if ta.kind in TEMPORAL:  # timestamp - timestamp: days and time, as justify_hours
+        delta = a - b
+        micros = (delta.days * 86400 + delta.seconds) * 10**6 + delta.microseconds
+        days = int(micros / USECS_PER_DAY) if abs(micros) < 2**52 else micros // USECS_PER_DAY
+        return ex.Interval(0, days, micros - days * USECS_PER_DAY)
+    if ta.kind is tb.kind is Kind.INTERVAL:
+        s = 1 if f is Func.ADD else -1
+        return ex.Interval(a.months + s * b.months, a.days + s * b.days, a.micros + s * b.micros)
+    return interval_scale(a, b, f is Func.DIV)
+
+
+def float_arith(f: Func, a: float, b: float, float4: bool = False) -> float:
+    """float8 arithmetic with PostgreSQL's checks (division by zero, overflow, underflow)."""
+    if f is Func.DIV and b == 0:
+        if math.isnan(a):
+            return math.nan
+        raise errors.DivisionByZero("division by zero")
+    r = {Func.ADD: lambda: a + b, Func.SUB: lambda: a - b, Func.MUL: lambda: a * b,
+         Func.DIV: lambda: a / b}[f]()
+    if math.isinf(r) and not (math.isinf(a) or math.isinf(b)):
+        raise errors.NumericOutOfRange("value out of range: overflow")
+    if r == 0 and ((f is Func.MUL and a != 0 and b != 0) or (
+            f is Func.DIV and a != 0 and not math.isinf(b))):
+        raise errors.NumericOutOfRange("value out of range: underflow")
+    return to_float4(r) if float4 else r
+
+
+def _c_sign(e: Call, x):
+    if e.type.kind is Kind.INTERVAL:
+        return ex.Interval(-x.months, -x.days, -x.micros)
+    r = -x if e.func is Func.NEG else abs(x)
+    return check_int(r, e.type) if e.type.is_integer else r
+
+
+_ROUNDING = {Func.ROUND: decimal.ROUND_HALF_UP, Func.TRUNC: decimal.ROUND_DOWN,
+             Func.FLOOR: decimal.ROUND_FLOOR, Func.CEIL: decimal.ROUND_CEILING}
+
+
+def _c_round(e: Call, x, n=0):
+    if e.type.is_float:
+        if math.isnan(x) or math.isinf(x):
+            return x
+        return float({Func.ROUND: round, Func.TRUNC: math.trunc, Func.FLOOR: math.floor,
+                      Func.CEIL: math.ceil}[e.func](x))
+    q = x.quantize(Decimal(1).scaleb(-n), rounding=_ROUNDING[e.func], context=DEC)
+    return fit_numeric(q, e.type)
+
+
+def float_math(f: Func, x: float, y: float = 0.0) -> float:
+    """sqrt, ln, exp, power with PostgreSQL's errors."""
+    if f is Func.SQRT and x < 0:
+        raise errors.QueryError("cannot take square root of a negative number", "2201F")
+    if f is Func.LN and x <= 0:
+        raise errors.QueryError("cannot take logarithm of " + (
+            "zero" if x == 0 else "a negative number"), "2201E")
+    if f is Func.POWER and x == 0 and y < 0:
+        raise errors.QueryError("zero raised to a negative power is undefined", "2201F")
+    if f is Func.POWER and x < 0 and y != math.floor(y):
+        raise errors.QueryError(
+            "a negative number raised to a non-integer power yields a complex result", "2201F")
+    try:
+        r = {Func.SQRT: math.sqrt, Func.LN: math.log, Func.EXP: math.exp,
+             Func.POWER: lambda v: math.pow(v, y)}[f](x)
+    except OverflowError:
+        raise errors.NumericOutOfRange("value out of range: overflow")
+    if r == 0 and f in (Func.EXP, Func.POWER) and not math.isinf(x) and x != 0:
+        raise errors.NumericOutOfRange("value out of range: underflow")
+    return r
+
+
+def substring(s: str, start: int, count: int | None = None) -> str:
+    """substring(s from start [for count]) with PostgreSQL's handling of start < 1."""
+    if count is not None and count < 0:
+        raise errors.QueryError("negative substring length not allowed", "22011")
+    begin = max(start - 1, 0)
+    return s[begin:] if count is None else s[begin:max(start - 1 + count, 0)]
+
+
+_CONST_CALLS = {
+    **{f: _c_arith for f in (Func.ADD, Func.SUB, Func.MUL, Func.DIV, Func.MOD)},
+    **{f: _c_compare for f in (Func.EQ, Func.NE, Func.LT, Func.LE, Func.GT, Func.GE)},
+    Func.NOT: lambda e, x: not x,
+    Func.NEG: _c_sign, Func.ABS: _c_sign,
+    Func.ROUND: _c_round, Func.TRUNC: _c_round, Func.FLOOR: _c_round, Func.CEIL: _c_round,
+    Func.SQRT: lambda e, x: float_math(e.func, x), Func.LN: lambda e, x: float_math(e.func, x),
+    Func.EXP: lambda e, x: float_math(e.func, x),
+    Func.POWER: lambda e, x, y: float_math(e.func, x, y),
+    Func.CONCAT: lambda e, a, b: a + b,
+    Func.LOWER: lambda e, s: s.lower(), Func.UPPER: lambda e, s: s.upper(),
+    Func.LENGTH: lambda e, s: len(s), Func.OCTET_LENGTH: lambda e, s: len(s.encode()),
+    Func.SUBSTRING: lambda e, s, *a: substring(s, *a),
+    Func.POSITION: lambda e, s, sub: s.find(sub) + 1,
+    Func.REPLACE: lambda e, s, a, b: s.replace(a, b) if a else s,
+    Func.TRIM: lambda e, s, chars=" ": s.strip(chars),
+    Func.LTRIM: lambda e, s, chars=" ": s.lstrip(chars),
+    Func.RTRIM: lambda e, s, chars=" ": s.rstrip(chars),
+    Func.LEFT: lambda e, s, n: s[:n] if n >= 0 else s[:max(len(s) + n, 0)],
+    Func.RIGHT: lambda e, s, n: s[max(len(s) - n, 0):] if n >= 0 else s[min(-n, len(s)):],
+    Func.STARTS_WITH: lambda e, s, p: s.startswith(p),
+    Func.FIT_STRING: lambda e, s: fit_length(s, e.type),
+}

@@ -1,0 +1,189 @@
+"""Dates, timestamps and intervals as Python values: text input and output, interval arithmetic.
+
+A date is a datetime.date, a timestamp a naive datetime.datetime, a timestamptz a UTC-aware
+one, an interval an expr.Interval (months, days, microseconds). `parse_timestamp` and
+`parse_interval` read PostgreSQL's input spellings with its errors, `format_interval`
+writes IntervalStyle postgres, and `add_interval` / `interval_scale` / `interval_key` are
+PostgreSQL's calendar arithmetic and interval order. `field_name` canonicalizes the unit
+names of intervals, EXTRACT and date_trunc. planner/values.py builds the typed text I/O and
+casts on these; planner/fold.py and segment/kernels use them directly.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import decimal
+import math
+import re
+from decimal import Decimal
+
+from planner import errors
+from planner import expr as ex
+from planner.types import Kind, SqlType
+
+TEMPORAL = (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ)
+UTC = dt.timezone.utc
+USECS_PER_DAY = 86_400_000_000
+_WS = " \t\n\r\v\f"  # what PostgreSQL's scanners treat as skippable space
+_TS_RE = re.compile(r"\s*(\d{4,})-(\d{1,2})-(\d{1,2})(?:(?:\s+|T)(\d{1,2}):(\d{1,2})"
+                    r"(?::(\d{1,2})(?:\.(\d*))?)?)?\s*(Z|[+-]\d{1,2}(?::?\d{2})?)?\s*\Z",
+                    re.A | re.I)
+_TYPE_WORD = {Kind.TIMESTAMP: "timestamp"}
+
+
+def _syntax(t: SqlType, text: str) -> errors.QueryError:
+    name = _TYPE_WORD.get(t.kind, t.kind.value)
+    return errors.InvalidDatetimeFormat(f'invalid input syntax for type {name}: "{text}"')
+
+
+def parse_timestamp(text: str, t: SqlType) -> dt.datetime:
+    """A date, timestamp or timestamptz (t) from its ISO text; an offset converts a
+    timestamptz to UTC."""
+    m = _TS_RE.match(text)
+    if not m:
+        raise _syntax(t, text)
+    y, mo, d, hh, mi, ss, frac, tz = m.groups()
+    h, minute, sec = int(hh or 0), int(mi or 0), int(ss or 0)
+    micros = int(round(Decimal("0." + frac) * 10**6)) if frac else 0
+    try:
+        if h > 24 or minute > 59 or sec > 60 or (h == 24 and (minute or sec or micros)):
+            raise ValueError
+        v = dt.datetime(int(y), int(mo), int(d)) + dt.timedelta(
+            hours=h, minutes=minute, seconds=sec, microseconds=micros)
+    except (ValueError, OverflowError):
+        raise errors.QueryError(f'date/time field value out of range: "{text}"', "22008")
+    if t.kind is Kind.TIMESTAMPTZ:
+        offset = 0
+        if tz and tz.upper() != "Z":
+            digits = tz[1:].replace(":", "")
+            offset = int(digits[:2]) * 3600 + (int(digits[2:]) * 60 if len(digits) > 2 else 0)
+            offset = -offset if tz[0] == "-" else offset
+        v = (v - dt.timedelta(seconds=offset)).replace(tzinfo=UTC)
+    return v
+
+
+_IV_UNITS = {"microseconds": (0, 0, 1), "milliseconds": (0, 0, 1000), "second": (0, 0, 10**6),
+             "minute": (0, 0, 60 * 10**6), "hour": (0, 0, 3600 * 10**6), "day": (0, 1, 0),
+             "week": (0, 7, 0), "month": (1, 0, 0), "year": (12, 0, 0), "decade": (120, 0, 0),
+             "century": (1200, 0, 0), "millennium": (12000, 0, 0)}
+_IV_TOKEN = re.compile(r"\s*(?:([+-])?(\d+):(\d+)(?::(\d+(?:\.\d*)?))?|([+-]?(?:\d+\.?\d*|\.\d+))"
+                       r"\s*([a-z]+)?)", re.A | re.I)
+
+
+def parse_interval(text: str) -> ex.Interval:
+    """PostgreSQL's interval input: '90 day', '1 year 2 mons', '-1 day +02:03:04.5',
+    '@ 3 days ago', '1.5 months' (fractions spill down as PostgreSQL does)."""
+    s = text.strip(_WS).lower()
+    s = s[1:] if s.startswith("@") else s
+    ago = s.endswith(" ago") or s == "ago"
+    s = s[:-3] if ago else s
+    months, days, micros, pos = 0, 0, Decimal(0), 0
+    try:
+        if not s.strip():
+            raise ValueError
+        while pos < len(s.rstrip(_WS)):
+            m = _IV_TOKEN.match(s, pos)
+            if not m or m.end() == pos:
+                raise ValueError
+            pos = m.end()
+            if m.group(2) is not None:
+                seconds = (int(m.group(2)) * 60 + int(m.group(3))) * 60 + Decimal(m.group(4) or 0)
+                us = seconds * 10**6
+                micros += -us if m.group(1) == "-" else us
+                continue
+            qty, unit = Decimal(m.group(5)), field_name(m.group(6) or "second")
+            mo, d, us = _IV_UNITS[unit]
+            if mo:
+                whole = int(qty * mo)
+                months += whole
+                if unit == "month":
+                    spill = (qty - whole) * 30
+                    days += int(spill)
+                    micros += (spill - int(spill)) * USECS_PER_DAY
+                else:
+                    months += int(round((qty * mo - whole)))
+            elif d:
+                whole = int(qty * d)
+                days += whole
+                micros += (qty * d - whole) * USECS_PER_DAY
+            else:
+                micros += qty * us
+    except (ValueError, KeyError, decimal.InvalidOperation):
+        raise errors.InvalidDatetimeFormat(f'invalid input syntax for type interval: "{text}"')
+    iv = ex.Interval(months, days, int(round(micros)))
+    return ex.Interval(-iv.months, -iv.days, -iv.micros) if ago else iv
+
+
+def format_interval(iv: ex.Interval) -> str:
+    """EncodeInterval in IntervalStyle postgres: '1 year 2 mons -3 days +04:05:06.5'."""
+    years = int(iv.months / 12) if abs(iv.months) < 2**52 else iv.months // 12
+    parts, is_zero, is_before = [], True, False
+    for value, unit in ((years, "year"), (iv.months - years * 12, "mon"), (iv.days, "day")):
+        if value:
+            parts.append(f"{'+' if is_before and value > 0 else ''}{value} {unit}"
+                         f"{'' if value == 1 else 's'}")
+            is_before, is_zero = value < 0, False
+    if is_zero or iv.micros:
+        sign = "-" if iv.micros < 0 else ("+" if is_before else "")
+        hours, rest = divmod(abs(iv.micros), 3_600_000_000)
+        minutes, rest = divmod(rest, 60_000_000)
+        seconds, fraction = divmod(rest, 1_000_000)
+        clock = f"{sign}{hours:02d}:{minutes:02d}:{seconds:02d}"
+        parts.append(clock + (f".{fraction:06d}".rstrip("0") if fraction else ""))
+    return " ".join(parts)
+
+
+def add_interval(ts: dt.datetime, iv: ex.Interval, sign: int = 1) -> dt.datetime:
+    """timestamp + interval as PostgreSQL: months on the calendar (clamped to the month's
+    last day), then days, then microseconds."""
+    y, m = divmod(ts.year * 12 + ts.month - 1 + sign * iv.months, 12)
+    try:
+        day = min(ts.day, calendar.monthrange(y, m + 1)[1])
+        return ts.replace(year=y, month=m + 1, day=day) + dt.timedelta(
+            days=sign * iv.days, microseconds=sign * iv.micros)
+    except (ValueError, OverflowError, calendar.IllegalMonthError):
+        raise errors.QueryError("timestamp out of range", "22008")
+
+
+def interval_scale(iv: ex.Interval, factor: float, divide: bool) -> ex.Interval:
+    """interval * float8 and interval / float8 (PostgreSQL's interval_mul/interval_div:
+    fractional months spill into days, fractional days into time)."""
+    if divide and factor == 0:
+        raise errors.DivisionByZero("division by zero")
+    if math.isnan(factor) or math.isinf(factor):
+        raise errors.QueryError("interval out of range", "22008")
+    op = (lambda x: x / factor) if divide else (lambda x: x * factor)
+    months, days = int(op(iv.months)), int(op(iv.days))
+    month_days = round((op(iv.months) - months) * 30 * 1e6) / 1e6
+    secs = round((op(iv.days) - days + month_days - int(month_days)) * 86400 * 1e6) / 1e6
+    if abs(secs) >= 86400:
+        days += int(secs / 86400)
+        secs -= int(secs / 86400) * 86400
+    days += int(month_days)
+    return ex.Interval(months, days, int(round(op(iv.micros) + secs * 1e6)))
+
+
+def interval_key(iv: ex.Interval) -> int:
+    """The total order PostgreSQL compares intervals by (a month is 30 days)."""
+    return (iv.months * 30 + iv.days) * USECS_PER_DAY + iv.micros
+
+
+_FIELD_ALIASES = {
+    "years": "year", "yr": "year", "yrs": "year", "y": "year", "months": "month",
+    "mon": "month", "mons": "month", "days": "day", "d": "day", "hours": "hour", "hr": "hour",
+    "hrs": "hour", "h": "hour", "minutes": "minute", "min": "minute", "mins": "minute",
+    "m": "minute", "seconds": "second", "sec": "second", "secs": "second", "s": "second",
+    "millisecond": "milliseconds", "ms": "milliseconds", "msec": "milliseconds",
+    "msecs": "milliseconds", "microsecond": "microseconds", "us": "microseconds",
+    "usec": "microseconds", "usecs": "microseconds", "weeks": "week", "w": "week",
+    "decades": "decade", "dec": "decade", "centuries": "century", "c": "century",
+    "millennia": "millennium", "millenniums": "millennium", "mil": "millennium",
+    "qtr": "quarter", "epoch": "epoch", "j": "julian",
+}
+
+
+def field_name(raw: str) -> str:
+    """The canonical name of an EXTRACT / date_trunc field ('years' -> 'year')."""
+    key = raw.strip().lower()
+    return _FIELD_ALIASES.get(key, key)

@@ -1,0 +1,360 @@
+"""The typing rule of each operator and function, as PostgreSQL resolves them.
+
+RULES maps a Func to its rule: the rule checks the arguments (42883 when no signature
+fits), inserts implicit casts (planner/coercion.py) and picks the result type. Numeric
+results are typed statically (a batch column has one scale), following PostgreSQL's display
+scales: add/sub max(s1, s2), mul s1 + s2, mod max(s1, s2), and division select_div_scale
+when both operands are constants, otherwise max(s1, s2, 16) (types.NUMERIC_DEFAULT_SCALE;
+PostgreSQL picks 16 to 20+ digits per value). A precision is kept while it fits 18 digits,
+so the result stays a scaled int64; beyond that it is numeric(None, s), a decimal128(38, s)
+column. planner/functions.py's `bind_call` applies the rules.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from planner import errors, types
+from planner import expr as ex
+from planner.coercion import (
+    adopt, as_bool, as_numeric, bind_cast, coerce, common_type, int_digits, is_unknown,
+    no_function, no_operator, not_unique, numeric_type, unify)
+from planner.expr import Call, Func, Literal
+from planner.fold import fold_constants
+from planner.temporal import TEMPORAL, field_name
+from planner.types import Kind, SqlType
+from planner.values import div_scale, int_fits
+
+_ARITH = (Func.ADD, Func.SUB, Func.MUL, Func.DIV, Func.MOD)
+_COMPARE = (Func.EQ, Func.NE, Func.LT, Func.LE, Func.GT, Func.GE)
+
+
+def _arity(func: Func, args, *counts: int) -> None:
+    if len(args) not in counts:
+        raise no_function(func.value, args)
+
+
+def _binary_unknowns(func: Func, a: ex.Expr, b: ex.Expr):
+    ua, ub = is_unknown(a), is_unknown(b)
+    if ua and ub:
+        if func in _COMPARE or func is Func.CONCAT:
+            return coerce(a, types.TEXT), coerce(b, types.TEXT)
+        raise not_unique(func, a, b)
+    if ua or ub:
+        known = b if ua else a
+        if func in _ARITH and known.type.kind in TEMPORAL + (Kind.INTERVAL,):
+            raise not_unique(func, a, b)
+        if ua:
+            a = adopt(a, b.type)
+        else:
+            b = adopt(b, a.type)
+    return a, b
+
+
+def _rule_arith(func: Func, args) -> ex.Expr:
+    _arity(func, args, 2)
+    a, b = _binary_unknowns(func, *args)
+    ta, tb = a.type, b.type
+    if ta.is_number and tb.is_number:
+        if ta.is_float or tb.is_float:
+            if func is Func.MOD:
+                raise no_operator(func, (a, b))
+            t = types.FLOAT4 if ta.kind is tb.kind is Kind.FLOAT4 else types.FLOAT8
+            return Call(func, (coerce(a, t), coerce(b, t)), t)
+        if ta.is_numeric or tb.is_numeric:
+            a, b = as_numeric(a), as_numeric(b)
+            return Call(func, (a, b), _numeric_result(func, a, b))
+        t = common_type(ta, tb, "")
+        return Call(func, (coerce(a, t), coerce(b, t)), t)
+    e = _temporal_arith(func, a, b)
+    if e is None:
+        raise no_operator(func, (a, b))
+    return e
+
+
+def _numeric_result(func: Func, a: ex.Expr, b: ex.Expr) -> SqlType:
+    sa, sb = a.type.scale, b.type.scale
+    ia, ib = int_digits(a.type), int_digits(b.type)
+    both = ia is not None and ib is not None
+    if func in (Func.ADD, Func.SUB):
+        return numeric_type(max(ia, ib) + 1 if both else None, max(sa, sb))
+    if func is Func.MUL:
+        return numeric_type(ia + ib if both else None, sa + sb)
+    if func is Func.MOD:
+        return numeric_type(min(ia, ib) if both else None, max(sa, sb))
+    if isinstance(a, Literal) and isinstance(b, Literal) and a.value and b.value:
+        scale = div_scale(a.value, b.value, sa, sb)
+    else:
+        scale = max(sa, sb, types.NUMERIC_DEFAULT_SCALE)
+    return numeric_type(ia + sb if ia is not None else None, scale)
+
+
+def _temporal_arith(func: Func, a: ex.Expr, b: ex.Expr) -> ex.Expr | None:
+    ka, kb = a.type.kind, b.type.kind
+    small_int = (Kind.INT2, Kind.INT4)
+    if func is Func.ADD and (ka in small_int or ka is Kind.INTERVAL) and kb in TEMPORAL:
+        a, b, ka, kb = b, a, kb, ka  # addition commutes: keep the date/timestamp first
+    if func in (Func.ADD, Func.SUB):
+        if ka is Kind.DATE and kb in small_int:
+            return Call(func, (a, coerce(b, types.INT4)), types.DATE)
+        if ka in TEMPORAL and kb is Kind.INTERVAL:
+            t = types.TIMESTAMP if ka is Kind.DATE else a.type
+            return Call(func, (coerce(a, t), b), t)
+        if ka is kb is Kind.INTERVAL:
+            return Call(func, (a, b), types.INTERVAL)
+    if func is Func.SUB and ka in TEMPORAL and kb in TEMPORAL:
+        if ka is kb is Kind.DATE:
+            return Call(func, (a, b), types.INT4)
+        t = common_type(a.type, b.type, "")
+        return Call(func, (coerce(a, t), coerce(b, t)), types.INTERVAL)
+    if func is Func.MUL and kb is Kind.INTERVAL and a.type.is_number:
+        a, b, ka, kb = b, a, kb, ka
+    if func in (Func.MUL, Func.DIV) and ka is Kind.INTERVAL and b.type.is_number:
+        return Call(func, (a, coerce(b, types.FLOAT8)), types.INTERVAL)
+    return None
+
+
+def _rule_compare(func: Func, args) -> ex.Expr:
+    _arity(func, args, 2)
+    a, b = _binary_unknowns(func, *args)
+    a, b = compare_operands(func, a, b)
+    return Call(func, (a, b), types.BOOL)
+
+
+def compare_operands(func: Func, a: ex.Expr, b: ex.Expr) -> tuple[ex.Expr, ex.Expr]:
+    """Both sides of a comparison in comparable types. Numerics of different scales stay as
+    they are (the evaluator aligns them); a literal fitting the other side's integer type
+    is folded to it rather than casting the column."""
+    ta, tb = a.type, b.type
+    if ta.is_number and tb.is_number:
+        if ta.is_float or tb.is_float:
+            t = types.FLOAT4 if ta.kind is tb.kind is Kind.FLOAT4 else types.FLOAT8
+            return coerce(a, t), coerce(b, t)
+        if ta.is_numeric or tb.is_numeric:
+            return as_numeric(a), as_numeric(b)
+        if ta != tb:
+            for x, y in ((a, b), (b, a)):
+                if isinstance(y, Literal) and int_fits(y.value, x.type):
+                    return (x, coerce(y, x.type)) if x is a else (coerce(y, x.type), x)
+            t = common_type(ta, tb, "")
+            return coerce(a, t), coerce(b, t)
+        return a, b
+    if ta.is_string and tb.is_string:
+        return a, b
+    if ta.kind in TEMPORAL and tb.kind in TEMPORAL:
+        for x, y in ((a, b), (b, a)):  # date vs midnight: compare dates, not every row cast
+            if x.type.kind is Kind.DATE and isinstance(y, Literal) and y.value is not None \
+                    and y.type.kind is not Kind.DATE and y.value.time() == dt.time(0):
+                day = Literal(y.value.date(), types.DATE)
+                return (x, day) if x is a else (day, x)
+        t = common_type(ta, tb, "")
+        return coerce(a, t), coerce(b, t)
+    if ta.kind is tb.kind and ta.kind in (Kind.BOOL, Kind.INTERVAL):
+        return a, b
+    raise no_operator(func, (a, b))
+
+
+def _rule_bool(func: Func, args) -> ex.Expr:
+    if func is Func.NOT:
+        _arity(func, args, 1)
+    elif len(args) < 2:
+        raise no_function(func.value, args)
+    return Call(func, tuple(as_bool(a, func.value.upper()) for a in args), types.BOOL)
+
+
+def _rule_sign(func: Func, args) -> ex.Expr:
+    """NEG and ABS keep their argument's type."""
+    _arity(func, args, 1)
+    a = args[0]
+    if is_unknown(a) and a.value is not None:
+        a = bind_cast(a, types.numeric(None, 0))
+    if a.type.is_number or (func is Func.NEG and a.type.kind is Kind.INTERVAL):
+        return Call(func, (a,), a.type)
+    raise no_operator(func, args) if func is Func.NEG else no_function(func.value, args)
+
+
+def _rule_rounding(func: Func, args) -> ex.Expr:
+    """round/trunc(x[, n]), floor, ceil: float8 for integers and floats, numeric stays
+    numeric with scale n (a constant n) or 0."""
+    two = func in (Func.ROUND, Func.TRUNC)
+    _arity(func, args, *((1, 2) if two else (1,)))
+    x = adopt(args[0], types.numeric(None, 0)) if is_unknown(args[0]) else args[0]
+    if len(args) == 2:
+        n = adopt(args[1], types.INT4) if is_unknown(args[1]) else args[1]
+        if not (n.type.is_integer and (x.type.is_numeric or x.type.is_integer)):
+            raise no_function(func.value, (x, n))
+        x, n = as_numeric(x), coerce(n, types.INT4)
+        digits = int_digits(x.type)
+        if isinstance(n, Literal) and n.value is not None:
+            scale = max(n.value, 0)
+        else:
+            scale = x.type.scale
+        grow = 1 if func is Func.ROUND else 0
+        return Call(func, (x, n), numeric_type(None if digits is None else digits + grow, scale))
+    if x.type.is_numeric:
+        digits = int_digits(x.type)
+        grow = 0 if func is Func.TRUNC else 1
+        return Call(func, (x,), numeric_type(None if digits is None else digits + grow, 0))
+    if x.type.is_number:
+        return Call(func, (coerce(x, types.FLOAT8),), types.FLOAT8)
+    raise no_function(func.value, args)
+
+
+def _rule_float_math(func: Func, args) -> ex.Expr:
+    """sqrt, ln, exp, power: float8 (numeric inputs are computed in float8 too)."""
+    _arity(func, args, 2 if func is Func.POWER else 1)
+    out = []
+    for a in args:
+        a = adopt(a, types.FLOAT8) if is_unknown(a) else a
+        if not a.type.is_number:
+            raise no_function(func.value, args)
+        out.append(coerce(a, types.FLOAT8))
+    return Call(func, tuple(out), types.FLOAT8)
+
+
+def _rule_variadic(func: Func, args) -> ex.Expr:
+    if not args or (func is Func.NULLIF and len(args) != 2):
+        raise no_function(func.value, args)
+    out, t = unify(args, func.value.upper())
+    return Call(func, tuple(out), t)
+
+
+def _text_arg(func: Func, e: ex.Expr, args) -> ex.Expr:
+    if is_unknown(e):
+        return coerce(e, types.TEXT)
+    if not e.type.is_string:
+        raise no_function(func.value, args)
+    return e
+
+
+def _int_arg(func: Func, e: ex.Expr, args) -> ex.Expr:
+    if is_unknown(e):
+        return coerce(e, types.INT4)
+    if not e.type.is_integer:
+        raise no_function(func.value, args)
+    return coerce(e, types.INT4)
+
+
+# signatures of string functions: s = text, i = integer; optional trailing arguments in []
+_STRING_SIGS = {
+    Func.LOWER: ("s", types.TEXT), Func.UPPER: ("s", types.TEXT),
+    Func.LENGTH: ("s", types.INT4), Func.OCTET_LENGTH: ("s", types.INT4),
+    Func.SUBSTRING: ("si[i]", types.TEXT), Func.POSITION: ("ss", types.INT4),
+    Func.REPLACE: ("sss", types.TEXT), Func.REGEXP_REPLACE: ("sss[s]", types.TEXT),
+    Func.TRIM: ("s[s]", types.TEXT), Func.LTRIM: ("s[s]", types.TEXT),
+    Func.RTRIM: ("s[s]", types.TEXT), Func.LEFT: ("si", types.TEXT),
+    Func.RIGHT: ("si", types.TEXT), Func.STARTS_WITH: ("ss", types.BOOL),
+}
+
+
+def _rule_string(func: Func, args) -> ex.Expr:
+    sig, result = _STRING_SIGS[func]
+    required = sig.split("[")[0]
+    kinds = sig.replace("[", "").replace("]", "")
+    if not len(required) <= len(args) <= len(kinds):
+        raise no_function(func.value, args)
+    out = tuple((_text_arg if k == "s" else _int_arg)(func, a, args) for k, a in zip(kinds, args))
+    return Call(func, out, result)
+
+
+def _rule_concat(func: Func, args) -> ex.Expr:
+    """`||` casts a non-text side to text; concat() casts every argument."""
+    if func is Func.CONCAT:
+        _arity(func, args, 2)
+        if not any(is_unknown(a) or a.type.is_string for a in args):
+            raise no_operator(func, args)
+    elif not args:
+        raise no_function("concat", args)
+    out = tuple(coerce(a, types.TEXT) if is_unknown(a) else _bool_output(a)
+                if func is Func.CONCAT_FN and a.type.kind is Kind.BOOL else bind_cast(a, types.TEXT)
+                for a in args)
+    return Call(func, out, types.TEXT)
+
+
+def _bool_output(a: ex.Expr) -> ex.Expr:
+    """concat() prints with output functions: a boolean is 't' or 'f', not 'true'."""
+    text = lambda v: Literal(v, types.TEXT)  # noqa: E731
+    return fold_constants(ex.Case(((a, text("t")), (Call(Func.NOT, (a,), types.BOOL), text("f"))),
+                                  Literal(None, types.TEXT), types.TEXT))
+
+
+# EXTRACT result types: (precision for date/timestamp input, scale); integer fields are
+# tight numerics so that they stay scaled int64 (PostgreSQL returns unconstrained numeric)
+_EXTRACT = {
+    "year": (7, 0), "isoyear": (7, 0), "decade": (6, 0), "century": (5, 0),
+    "millennium": (4, 0), "quarter": (1, 0), "month": (2, 0), "week": (2, 0), "day": (2, 0),
+    "doy": (3, 0), "dow": (1, 0), "isodow": (1, 0), "hour": (2, 0), "minute": (2, 0),
+    "second": (8, 6), "milliseconds": (8, 3), "microseconds": (8, 0), "epoch": (18, 6),
+    "julian": (10, 0),
+}
+_TIME_FIELDS = ("hour", "minute", "second", "milliseconds", "microseconds")
+_INTERVAL_FIELDS = ("year", "month", "day", "hour", "minute", "second", "milliseconds",
+                    "microseconds", "epoch", "quarter", "decade", "century", "millennium")
+TRUNC_FIELDS = ("microseconds", "milliseconds", "second", "minute", "hour", "day", "week",
+                "month", "quarter", "year", "decade", "century", "millennium")
+
+
+def _rule_datetime(func: Func, args) -> ex.Expr:
+    _arity(func, args, 2)
+    f, x = args
+    if not (isinstance(f, Literal) and isinstance(f.value, str)):
+        if func is Func.DATE_PART and f.type.is_string:
+            raise errors.FeatureNotSupported("date_part needs a constant field name")
+        raise no_function(func.value, args)
+    name = field_name(f.value)
+    if is_unknown(x):
+        x = coerce(x, types.TIMESTAMP)
+    k = x.type.kind
+    if k not in TEMPORAL + (Kind.INTERVAL,):
+        raise no_function(func.value, args)
+    field = Literal(name, types.TEXT)
+    if func is Func.DATE_TRUNC:
+        if k is Kind.INTERVAL:
+            raise errors.FeatureNotSupported("date_trunc of interval")
+        if name not in TRUNC_FIELDS:
+            raise _unit_error(f.value, x.type, False)
+        t = types.TIMESTAMP if k is Kind.DATE else x.type
+        return Call(func, (field, coerce(x, t)), t)
+    ok = _INTERVAL_FIELDS if k is Kind.INTERVAL else _EXTRACT
+    if name not in ok:
+        raise _unit_error(f.value, x.type, False)
+    if func is Func.DATE_PART:
+        x = coerce(x, types.TIMESTAMP) if k is Kind.DATE else x
+        return Call(func, (field, x), types.FLOAT8)
+    if k is Kind.DATE and name in _TIME_FIELDS:
+        raise _unit_error(f.value, x.type, True)
+    precision, scale = _EXTRACT[name]
+    if k is Kind.INTERVAL:
+        precision = None if name == "epoch" else 18
+    elif k is Kind.DATE and name == "epoch":
+        precision, scale = 15, 0
+    return Call(func, (field, x), types.numeric(precision, scale))
+
+
+def _unit_error(unit: str, t: SqlType, known: bool) -> errors.QueryError:
+    if known:
+        return errors.FeatureNotSupported(f'unit "{unit}" not supported for type {t}')
+    return errors.InvalidParameterValue(f'unit "{unit}" not recognized for type {t}')
+
+
+def _rule_now(func: Func, args) -> ex.Expr:
+    _arity(func, args, 0)
+    return Call(func, (), types.TIMESTAMPTZ)
+
+
+RULES = {
+    **{f: _rule_arith for f in _ARITH},
+    **{f: _rule_compare for f in _COMPARE},
+    Func.AND: _rule_bool, Func.OR: _rule_bool, Func.NOT: _rule_bool,
+    Func.NEG: _rule_sign, Func.ABS: _rule_sign,
+    Func.ROUND: _rule_rounding, Func.TRUNC: _rule_rounding, Func.FLOOR: _rule_rounding,
+    Func.CEIL: _rule_rounding,
+    Func.SQRT: _rule_float_math, Func.LN: _rule_float_math, Func.EXP: _rule_float_math,
+    Func.POWER: _rule_float_math,
+    Func.COALESCE: _rule_variadic, Func.NULLIF: _rule_variadic,
+    Func.GREATEST: _rule_variadic, Func.LEAST: _rule_variadic,
+    **{f: _rule_string for f in _STRING_SIGS},
+    Func.CONCAT: _rule_concat, Func.CONCAT_FN: _rule_concat,
+    Func.EXTRACT: _rule_datetime, Func.DATE_PART: _rule_datetime,
+    Func.DATE_TRUNC: _rule_datetime, Func.NOW: _rule_now,
+}
