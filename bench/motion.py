@@ -46,7 +46,7 @@ import pyarrow as pa  # noqa: E402
 
 HOST = "127.0.0.1"
 MB = 1 << 20
-FRAMES = {1: 400, 16: 48, 128: 8}
+FRAMES = {1: 400, 16: 64, 128: 12}
 LATENCY_FRAMES = 12
 
 
@@ -238,7 +238,7 @@ def start_ray() -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="1,16,128", help="frame sizes in MB")
-    ap.add_argument("--repeat", type=int, default=3, help="timed runs after one warm-up")
+    ap.add_argument("--repeat", type=int, default=5, help="timed runs after one warm-up")
     ap.add_argument("--skip-ray", action="store_true")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]

@@ -18,6 +18,7 @@ close() stops the thread, joins it and closes every socket.
 from __future__ import annotations
 
 import collections
+import errno
 import logging
 import os
 import selectors
@@ -199,8 +200,9 @@ class IoLoop:
             conn = _Conn(sock, transport)
             if transport == "tcp":
                 tune(sock)
-                conn.reader = FrameReader(sock, self._reserve_for(conn),
-                                          lambda kind, body, c=conn: self._on_frame(c, kind, body))
+                conn.reader = FrameReader(
+                    sock, self._reserve_for(conn),
+                    lambda kind, body, c=conn: self._on_frame(c, kind, body))
             else:
                 conn.slabs = shm.SlabMap(lambda slab_id, c=conn: self.post_release(c, slab_id))
             self._conns.add(conn)
@@ -227,8 +229,11 @@ class IoLoop:
         except MotionError as exc:
             self._fail(conn, exc)
         except OSError as exc:
-            self._fail(conn, MotionError(f"motion connection error: {exc.strerror or exc}",
-                                         IO_ERROR))
+            if exc.errno in (errno.ECONNRESET, errno.EPIPE, errno.ETIMEDOUT):
+                self._close(conn, lost=True)  # died (or its host went silent) mid-stream
+            else:
+                self._fail(conn, MotionError(f"motion connection error: "
+                                             f"{exc.strerror or exc}", IO_ERROR))
         except Exception as exc:  # a bug must not kill the loop: fail this channel only
             self._fail(conn, MotionError(f"motion receive failed: {exc!r}", INTERNAL))
 

@@ -2,8 +2,8 @@
 
 A Link owns one connected socket to a receiving MotionService. Subclasses (shm.ShmLink,
 tcp.TcpLink) say how a frame body travels: `send_body(kind, body)` and
-`send_batch(batch, schema, schema_len)`. This base class sends the bytes, and reads the control
-frames the receiver sends back on the same socket (RELEASE, STOP, CANCEL): without
+`send_batch(batch, schema, schema_len)`. This base class sends the bytes, and reads the
+control frames the receiver sends back on the same socket (RELEASE, STOP, CANCEL): without
 blocking before each frame (`poll`), and blocking after the last (`wait_closed`), so that
 closing never races a control frame still in flight. Sender (sender.py) decides what to
 send; the Link only moves it.
@@ -132,7 +132,7 @@ class Link:
         buf = self._inbuf
         pos = 0
         while len(buf) - pos >= frames.HEADER_SIZE:
-            kind, _, length = frames.parse_header(memoryview(buf)[pos:])
+            kind, _, length = frames.parse_header(buf[pos:pos + frames.HEADER_SIZE])
             if len(buf) - pos - frames.HEADER_SIZE < length:
                 break
             body = bytes(buf[pos + frames.HEADER_SIZE:pos + frames.HEADER_SIZE + length])

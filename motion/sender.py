@@ -89,6 +89,9 @@ class Sender:
     def fail(self, message: str, sqlstate: str = INTERNAL) -> None:
         """Send ERROR (the receiver raises MotionError with `message` and `sqlstate`) and
         close. Best effort: if the connection is already gone the receiver knows anyway."""
+        if self._state == _STOPPED:  # the receiver is not listening any more
+            self.close()
+            return
         if self._state == _DONE or self._link is None:
             return
         try:

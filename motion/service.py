@@ -94,7 +94,7 @@ class MotionService:
         with self._lock:
             self._check_usable(key)
             if key in self._claimed or key in self._closed_keys:
-                raise MotionError(f"channel {key} is already open", INTERNAL)
+                raise MotionError(f"channel {key} was opened before", INTERNAL)
             inbox = self._inboxes.get(key)
             if inbox is None:
                 inbox = self._inboxes[key] = Inbox(key, self._budget, self.spill_dir)

@@ -354,7 +354,7 @@ def round_to(a: Num, digits: int, func: Func) -> Num:
 def to_float(a: Num, n: int) -> pa.Array:
     """numeric -> float8, correctly rounded for values below 2^53 units."""
     if a.fast is not None:
-        f = pc.cast(xa.as_array(a.fast, n), pa.float64())
+        f = pc.cast(xa.as_array(a.fast, n), pa.float64(), safe=False)
         return pc.divide(f, pa.scalar(float(10**a.scale))) if a.scale else f
     w, valid = _wide(a)
     scale = 10**a.scale

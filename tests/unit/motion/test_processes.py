@@ -2,9 +2,9 @@
 and peers killed with SIGKILL mid-stream (the other end fails within seconds and nothing is
 left in /dev/shm or /tmp).
 
-Peers are spawned processes, each with its own MotionService, driven over a pipe: "send"
-routes the batches of test_transport.make_batches to receivers, "receive" reads a channel
-and returns what arrived. Commands run in threads, so a peer sends and receives at once.
+Peers are spawned processes (they import this module by name), each with its own
+MotionService, driven over a pipe: "send" routes the batches of make_batches to receivers,
+"receive" reads a channel and returns what arrived. Commands run in threads, so a peer sends and receives at once.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import threading
 import time
 import traceback
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -29,11 +30,19 @@ PEER_LIMIT = 1 << 20
 SCHEMA = pa.schema([("k", pa.int64()), ("s", pa.string()), ("id", pa.int64())])
 
 
-def make_batches(sender: int) -> list[pa.RecordBatch]:
-    # Imported lazily: a spawned peer imports this module by name, not the package.
-    from test_transport import make_batches as mb
-
-    return mb(sender)
+def make_batches(sender: int, sizes=(10, 30_000, 0, 2_000)) -> list[pa.RecordBatch]:
+    """Batches of one sender: small (inline) and large (shm slab) ones, one empty; ids are
+    unique across senders and ascending within one."""
+    rng = np.random.default_rng(sender)
+    out, start = [], sender * 10_000_000
+    for n in sizes:
+        out.append(pa.record_batch({
+            "k": pa.array(rng.integers(0, 5000, n)),
+            "s": pa.array([f"s{sender}-{i % 97}" for i in range(n)], pa.string()),
+            "id": pa.array(np.arange(start, start + n)),
+        }, schema=SCHEMA))
+        start += n
+    return out
 
 
 # --- the peer process ------------------------------------------------------------------------

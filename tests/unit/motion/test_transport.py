@@ -234,7 +234,7 @@ def test_senders_may_come_before_the_receiver(pair, transport):
     r = rx.open_receiver(("early", 1, 0), 2)
     assert table_of(r.batches()).equals(table_of(b for i in range(2) for b in make_batches(i)))
     assert rx.memory_used() == 0
-    with pytest.raises(MotionError, match="already open"):
+    with pytest.raises(MotionError, match="opened before"):
         rx.open_receiver(("early", 1, 0), 2)
 
 
@@ -401,3 +401,19 @@ def test_runtime_objects_refuse_to_pickle(pair):
     assert pickle.loads(pickle.dumps(rx.endpoint())) == rx.endpoint()
     s.finish()
     r.close()
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_failing_inside_with_after_stop_is_quick(pair, transport):
+    rx, tx = pair
+    r = rx.open_receiver(("q", 1, 0), 1)
+    r.close()
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError):
+        with tx.connect(rx.endpoint(), ("q", 1, 0), 0, transport == "shm") as s:
+            deadline = time.monotonic() + 5
+            while s.send(make_batches(0)[0]):
+                assert time.monotonic() < deadline
+                time.sleep(0.005)
+            raise RuntimeError("operator failed")
+    assert time.monotonic() - t0 < 3
