@@ -6,10 +6,12 @@ hashing to N segments); it is stored in the catalog and reused on restart.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 
 import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from coordinator.catalog import Catalog
 from motion.service import MotionService
@@ -38,10 +40,15 @@ class Cluster:
             n_segments = int(stored)
         catalog.set_meta("n_segments", str(n_segments))
         self.n_segments = n_segments
+        self.placement = place_segments(catalog, n_segments)
+        nodes = {n["NodeManagerAddress"]: n["NodeID"] for n in ray.nodes() if n["Alive"]}
         self.actors = []
         for i in range(n_segments):
             seg_dir = os.path.join(os.path.abspath(data_dir), f"seg{i}")
-            self.actors.append(SegmentActor.options(num_cpus=0).remote(i, n_segments, seg_dir))
+            # A segment's data lives on its node: it always restarts there.
+            strategy = NodeAffinitySchedulingStrategy(nodes[self.placement[i]], soft=False)
+            self.actors.append(SegmentActor.options(
+                num_cpus=0, scheduling_strategy=strategy).remote(i, n_segments, seg_dir))
         # Motion receivers of the top slice live here; segments' receivers in each actor.
         self.motion = MotionService(_local_host(), os.path.join(os.path.abspath(data_dir),
                                                                 "coordinator-spill"),
@@ -70,14 +77,41 @@ class Cluster:
         self.actors = []
 
 
+def place_segments(catalog: Catalog, n_segments: int) -> list[str]:
+    """The node address of each segment: remembered from the first start (where its data
+    is), else spread round-robin over the Ray cluster's alive nodes."""
+    alive = sorted(n["NodeManagerAddress"] for n in ray.nodes() if n["Alive"])
+    stored = catalog.get_meta("segment_nodes")
+    if stored is not None:
+        placement = json.loads(stored)
+        missing = sorted({a for a in placement if a not in alive})
+        if missing:
+            raise errors.SegmentFailure(
+                f"segments' data is on node(s) {', '.join(missing)}, which are not in the Ray "
+                f"cluster (alive: {', '.join(alive)})")
+        return placement
+    placement = [alive[i % len(alive)] for i in range(n_segments)]
+    catalog.set_meta("segment_nodes", json.dumps(placement))
+    return placement
+
+
 def get(refs):
-    """ray.get that turns remote failures into QueryErrors with their SQLSTATE."""
-    try:
-        return ray.get(refs)
-    except ray.exceptions.RayTaskError as e:
-        raise unwrap(e) from None
-    except ray.exceptions.RayActorError as e:
-        raise errors.SegmentFailure(f"segment failed: {e}") from None
+    """ray.get that turns remote failures into QueryErrors with their SQLSTATE.
+
+    Every call is waited for, so that one segment's failure is reported once and the
+    others' results are not left unread."""
+    single = not isinstance(refs, list)
+    refs = [refs] if single else refs
+    results, first = [], None
+    for ref in refs:
+        try:
+            results.append(ray.get(ref))
+        except (ray.exceptions.RayTaskError, ray.exceptions.RayActorError) as e:
+            results.append(None)
+            first = first or unwrap(e)
+    if first is not None:
+        raise first
+    return results[0] if single else results
 
 
 def unwrap(e: BaseException) -> BaseException:

@@ -29,9 +29,22 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> None:
         ray.init(address=address, runtime_env=runtime_env, log_to_driver=True,
                  configure_logging=False)
         return
+    _bind_to_loopback()
     ray.init(address="local", num_cpus=num_cpus, include_dashboard=False,
              _node_ip_address="127.0.0.1", runtime_env=runtime_env, log_to_driver=True,
              configure_logging=False)
+
+
+def _bind_to_loopback() -> None:
+    """Make a private local Ray listen on 127.0.0.1 only.
+
+    Ray turns a loopback node address into the host's reachable one unless clusters are
+    disabled (its single-machine mode); disabling them keeps every Ray process, and the
+    Motion listeners that use the node's address, on loopback."""
+    from ray._private import ray_constants
+
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # for Ray's child processes
+    ray_constants.ENABLE_RAY_CLUSTER = False
 
 
 def stop() -> None:
