@@ -61,6 +61,11 @@ class Cluster:
         for table in catalog.tables():
             self.call_all("create_table", table)
 
+    def refresh_endpoints(self) -> None:
+        """Re-learn where segments' Motion receivers listen (a restarted segment listens
+        somewhere new); waits until every segment is up again."""
+        self.endpoints = self.call_all("motion_endpoint")
+
     def call_all(self, method: str, *args, segments=None):
         """Call `method` on every segment (or the given ones) and wait for all results."""
         targets = range(self.n_segments) if segments is None else segments

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from coordinator import load
 from coordinator.pgwire.boundary import QueryResult, ResultKind
 from planner import errors, statements, types
-from planner.schema import ColumnDef, TableDef, TableStats
+from planner.schema import ColumnDef, ColumnStats, TableDef, TableStats
 from sqlglot import exp
 
 
@@ -108,30 +110,49 @@ def truncate(session, tree, txn) -> QueryResult:
 
 
 def analyze(session, st) -> QueryResult:
-    """Refresh row counts (and what segments report) for the named or all tables."""
+    """ANALYZE [table, ...]: rows, null fraction and distinct estimates per column."""
     catalog = session.engine.catalog
     names = [n for n in st.name.split(",") if n] or [t.name for t in catalog.tables()]
     for name in names:
         table = catalog.get_table(name)
         if table is None:
             raise errors.UndefinedTable(f'relation "{name}" does not exist')
-        refresh_row_count(session, table)
+        analyze_table(session, table)
     return _command("ANALYZE")
 
 
-def refresh_row_count(session, table: TableDef) -> None:
-    counts = session.engine.cluster.call_all("table_rows", table.id)
-    rows = counts[0] if table.policy.kind.name == "REPLICATED" else sum(counts)
-    _set_rows(session, table, lambda _old: rows)
+def analyze_table(session, table: TableDef) -> None:
+    parts = session.engine.cluster.call_all("analyze", table)
+    if table.policy.kind.name == "REPLICATED":
+        parts = parts[:1]
+    rows = sum(p["rows"] for p in parts)
+    columns = {}
+    for c in table.columns:
+        nulls = sum(p["columns"][c.name]["nulls"] for p in parts)
+        sketch = np.unique(np.concatenate([p["columns"][c.name]["kmv"] for p in parts]))
+        columns[c.name] = ColumnStats(null_frac=nulls / rows if rows else 0.0,
+                                      distinct=kmv_estimate(sketch))
+    _set_rows(session, table, lambda _old: rows, columns)
+
+
+def kmv_estimate(sketch: np.ndarray) -> float:
+    """Distinct values from the k smallest distinct 64-bit hashes (k-minimum values)."""
+    from segment.worker import KMV_SIZE
+
+    if len(sketch) < KMV_SIZE:
+        return float(len(sketch))
+    kth = float(sketch[KMV_SIZE - 1]) / 2.0**64
+    return (KMV_SIZE - 1) / kth
 
 
 def add_row_estimate(session, table: TableDef, added: int) -> None:
     _set_rows(session, table, lambda old: old + added)
 
 
-def _set_rows(session, table: TableDef, new_rows) -> None:
+def _set_rows(session, table: TableDef, new_rows, columns=None) -> None:
     with session.engine.ddl_lock:
         current = session.engine.catalog.get_table(table.name)
         if current is not None and current.id == table.id:
-            stats = TableStats(new_rows(current.stats.rows), current.stats.columns)
+            stats = TableStats(new_rows(current.stats.rows),
+                               current.stats.columns if columns is None else columns)
             session.engine.catalog.update_table(replace(current, stats=stats))

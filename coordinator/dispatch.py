@@ -76,6 +76,8 @@ class QueryRun:
         finally:
             if not done:
                 self._abort()
+                if isinstance(self._error, errors.SegmentFailure):
+                    self.cluster.refresh_endpoints()
             for r in self._receivers:
                 r.close()
             if self.analyze:

@@ -39,7 +39,12 @@ def estimate_rows(node: pl.Node) -> float:
     if isinstance(node, pl.Aggregate):
         if not node.keys:
             return 1.0
-        return max(1.0, min(estimate_rows(node.child), estimate_rows(node.child) ** 0.5 * 10))
+        rows = estimate_rows(node.child)
+        groups = 1.0
+        for k in node.keys:
+            d = column_distinct(node.child, k.index) if isinstance(k, ex.ColumnRef) else None
+            groups *= d if d else max(1.0, rows ** 0.5 * 10)
+        return max(1.0, min(rows, groups))
     if isinstance(node, pl.Sort) and node.limit is not None:
         return min(float(node.limit), estimate_rows(node.child))
     if isinstance(node, pl.Limit) and node.limit is not None:
@@ -47,6 +52,23 @@ def estimate_rows(node: pl.Node) -> float:
     if node.children():
         return estimate_rows(node.children()[0])
     return 1.0
+
+
+def column_distinct(node: pl.Node, index: int) -> float | None:
+    """ANALYZE's distinct-value estimate of output column `index`, where it is traceable
+    to a table column through filters, projections and motions; None when unknown."""
+    if isinstance(node, pl.Scan):
+        stats = node.table.stats.columns.get(node.fields[index].name)
+        return stats.distinct if stats is not None else None
+    if isinstance(node, pl.Project):
+        e = node.exprs[index]
+        return column_distinct(node.child, e.index) if isinstance(e, ex.ColumnRef) else None
+    if isinstance(node, (pl.Filter, pl.Motion, pl.Sort, pl.Limit)):
+        return column_distinct(node.child, index)
+    if isinstance(node, pl.Aggregate) and index < len(node.keys):
+        k = node.keys[index]
+        return column_distinct(node.child, k.index) if isinstance(k, ex.ColumnRef) else None
+    return None
 
 
 def explain(root: pl.Node, n_segments: int,

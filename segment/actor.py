@@ -7,6 +7,8 @@ streaming generator.
 
 from __future__ import annotations
 
+import os
+
 import ray
 
 from segment.worker import SegmentWorker
@@ -14,7 +16,9 @@ from segment.worker import SegmentWorker
 MAX_CONCURRENCY = 32
 
 
-@ray.remote(max_concurrency=MAX_CONCURRENCY, max_restarts=0)
+# A segment that dies is restarted by Ray on its node (placement pins it there); its
+# committed data is on disk, and the query that was running fails.
+@ray.remote(max_concurrency=MAX_CONCURRENCY, max_restarts=-1, max_task_retries=0)
 class SegmentActor:
     def __init__(self, segment_id: int, n_segments: int, data_dir: str):
         # Motion listens on this node's address, so segments on other hosts reach it.
@@ -23,6 +27,9 @@ class SegmentActor:
 
     def ping(self):
         return self._w.ping()
+
+    def pid(self) -> int:
+        return os.getpid()
 
     def node_id(self) -> str:
         return ray.get_runtime_context().get_node_id()
@@ -56,6 +63,9 @@ class SegmentActor:
 
     def motion_endpoint(self):
         return self._w.motion_endpoint()
+
+    def analyze(self, table):
+        return self._w.analyze(table)
 
     def run_slice(self, task):
         return self._w.run_slice(task)

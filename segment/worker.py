@@ -28,6 +28,9 @@ from segment.storage.shard_store import ShardStore
 
 log = logging.getLogger(__name__)
 
+# Distinct hash values a column's sketch keeps (distinct estimates within a few percent).
+KMV_SIZE = 4096
+
 # Bytes of Motion frames a segment keeps in memory before spilling to its data dir.
 MOTION_MEMORY_BYTES = 256 << 20
 
@@ -88,6 +91,24 @@ class SegmentWorker:
 
     def table_rows(self, table_id: int, txn_id: int | None = None) -> int:
         return sum(c.rows for c in self.store.snapshot(table_id, txn_id))
+
+    def analyze(self, table: TableDef) -> dict:
+        """This shard's statistics for ANALYZE: rows, and per column nulls and a KMV
+        sketch (the smallest distinct hash values), which the coordinator merges into a
+        distinct-count estimate across segments."""
+        chunks = self.store.snapshot(table.id)
+        out = {"rows": sum(c.rows for c in chunks), "columns": {}}
+        for col in table.columns:
+            scale = [col.type.scale] if col.type.is_scaled_int else None
+            sketch = np.empty(0, np.uint64)
+            nulls = 0
+            for chunk in chunks:
+                arr = self.store.read(chunk, [col.name]).column(0)
+                nulls += arr.null_count
+                h = np.unique(hashing.hash_arrays([arr.drop_null()], scale))
+                sketch = np.unique(np.concatenate([sketch, h]))[:KMV_SIZE]
+            out["columns"][col.name] = {"nulls": nulls, "kmv": sketch}
+        return out
 
     # --- queries -------------------------------------------------------------------------
     def motion_endpoint(self):
