@@ -161,6 +161,42 @@ class Limit(Node):
         return (self.child,)
 
 
+class JoinType(enum.Enum):
+    INNER = "inner"
+    LEFT = "left"    # every left row; right columns NULL where nothing matches
+    RIGHT = "right"
+    FULL = "full"
+    SEMI = "semi"    # left rows with at least one match (EXISTS, IN); left columns only
+    ANTI = "anti"    # left rows with no match (NOT EXISTS); left columns only
+    # NOT IN: as ANTI, but no row at all when the right side has a NULL key, and a left
+    # row with a NULL key only passes when the right side is empty (SQL's NOT IN).
+    ANTI_NULL_AWARE = "anti_null_aware"
+
+
+@dataclass(frozen=True, slots=True)
+class HashJoin(Node):
+    """Equi-join on `left_keys[i] = right_keys[i]` (positions in each child's output),
+    then `residual` (over the joined row: left columns, then right columns) for inner and
+    outer joins, or over the (left, right) pair candidates for SEMI/ANTI.
+
+    The right child is the build side (hashed into memory), the left is probed. Output:
+    left fields then right fields; SEMI and ANTI output left fields only. NULL keys never
+    match. With no keys it is a nested-loop (cross) join filtered by `residual`.
+    """
+
+    left: Node
+    right: Node
+    join_type: JoinType
+    left_keys: tuple[int, ...]
+    right_keys: tuple[int, ...]
+    residual: ex.Expr | None
+    fields: tuple[Field, ...]
+    locus: Locus | None = None
+
+    def children(self):
+        return (self.left, self.right)
+
+
 @dataclass(frozen=True, slots=True)
 class Insert(Node):
     """Write the child's rows into `table` on the segment where the row is (the child
