@@ -85,11 +85,12 @@ def insert_plan(session, table: TableDef, source, cols, txn, cancel) -> int:
                 exprs.append(ex.Literal(None, c.type))
         node = pl.Project(bq.node, tuple(exprs), out_fields)
     node = rules.rewrite(node)
-    root = distribute.distribute(node)
+    n = session.engine.cluster.n_segments
+    root = distribute.distribute(node, n)
     txn.wrote = True
     if _computable_everywhere(root):
         return _insert_on_segments(session, table, root, txn)
-    on_segments = distribute.distribute_insert(node, table) if _reads_tables(root) else None
+    on_segments = distribute.distribute_insert(node, table, n) if _reads_tables(root) else None
     if on_segments is not None:
         qrun = QueryRun(session.engine.cluster, on_segments, txn.id, query.cancel_event(cancel))
         counts = [c for b in qrun.batches() for c in b.column(0).to_pylist()]
@@ -149,11 +150,8 @@ def _insert_on_segments(session, table: TableDef, root: pl.Node, txn) -> int:
 
 
 def _unsplit(node: pl.Node) -> pl.Node:
-    if isinstance(node, pl.GenerateSeries):
-        return replace(node, locus=GENERAL)
-    if hasattr(node, "child"):
-        return replace(node, child=_unsplit(node.child))
-    return node
+    return pl.transform(node, lambda n: replace(n, locus=GENERAL)
+                        if isinstance(n, pl.GenerateSeries) else n)
 
 
 # --- COPY --------------------------------------------------------------------------------

@@ -15,7 +15,8 @@ from planner.bind import QueryBinder
 def plan(session, tree, params=None):
     """(distributed plan, output names) of a query tree."""
     bq = QueryBinder(session.engine.catalog, params).bind(tree)
-    return distribute.distribute(rules.rewrite(bq.node)), bq.names
+    n = session.engine.cluster.n_segments
+    return distribute.distribute(rules.rewrite(bq.node), n), bq.names
 
 
 def columns_of(root, names) -> list[ResultColumn]:

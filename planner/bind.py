@@ -8,11 +8,11 @@ expressions come from bind_expr.py. Joins and subqueries in expressions are not 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
-from planner import errors, functions, types
+from planner import bind_join, errors, functions, types
 from planner import expr as ex
 from planner import plan as pl
 from planner.bind_expr import AGGREGATES, ExprBinder
@@ -59,14 +59,70 @@ class QueryBinder:
         raise errors.FeatureNotSupported(f"statement {tree.key.upper()}")
 
     # --- FROM ----------------------------------------------------------------------------
-    def _from(self, select: exp.Select) -> tuple[pl.Node, Scope]:
+    def _from(self, select: exp.Select) -> tuple[pl.Node, Scope, bool]:
+        """The FROM clause's plan and scope; True when it also consumed the WHERE clause
+        (a join group orders its joins by the WHERE clause's equalities)."""
         from_ = select.args.get("from_") or select.args.get("from")
-        if select.args.get("joins"):
-            raise errors.FeatureNotSupported("joins")
         if from_ is None:
             node = pl.Values(rows=((),), fields=())
-            return node, Scope([])
-        return self._relation(from_.this)
+            return node, Scope([]), False
+        joins = select.args.get("joins") or []
+        if not joins:
+            node, scope = self._relation(from_.this)
+            return node, scope, False
+        return self._joins(from_.this, joins, select.args.get("where"))
+
+    def _joins(self, first, joins, where) -> tuple[pl.Node, Scope, bool]:
+        rels = [self._relation(first)] + [self._relation(j.this) for j in joins]
+        columns, parts = [], []
+        for node, scope in rels:
+            start = len(columns)
+            columns += scope.columns
+            parts.append(bind_join.Part(node, list(range(start, len(columns)))))
+        gscope = Scope(columns)
+        planner = bind_join.JoinPlanner(gscope)
+        binder = ExprBinder(gscope, self.params)
+        group, preds, outer_seen = [parts[0]], [], False
+        for j, part in zip(joins, parts[1:]):
+            jt = bind_join.join_type_of(j)
+            on = [self._join_condition(j, part, parts, gscope, binder)] if (
+                j.args.get("on") is not None or j.args.get("using")) else []
+            on = [c for e in on for c in bind_join.conjuncts(e)]
+            if jt is pl.JoinType.INNER:
+                group.append(part)
+                preds += on
+                continue
+            outer_seen = True
+            current, preds = planner.inner_group(group, preds)
+            group = [planner.join(current, part, jt, on)]
+        consumed = False
+        if where is not None and not outer_seen:
+            preds += bind_join.conjuncts(self._predicate(where.this, gscope, "WHERE"))
+            consumed = True
+        current, rest = planner.inner_group(group, preds)
+        current = planner.filter_rest(current, rest)
+        return bind_join.output_project(current, len(columns), gscope), gscope, consumed
+
+    def _join_condition(self, j, part, parts, gscope, binder) -> ex.Expr:
+        using = j.args.get("using")
+        if not using:
+            return self._predicate(j.args["on"], gscope, "JOIN/ON")
+        eqs = []
+        for ident in using:
+            name = ident.name.lower()
+            mine = [g for g in part.cols if gscope.columns[g].name == name]
+            before = [g for g in range(part.cols[0]) if gscope.columns[g].name == name]
+            if len(mine) != 1 or len(before) != 1:
+                raise errors.UndefinedColumn(
+                    f'column "{name}" specified in USING clause does not exist in both tables'
+                    if not mine or not before else f'common column name "{name}" appears '
+                    f"more than once")
+            left = ex.ColumnRef(before[0], gscope.columns[before[0]].type, name)
+            right = ex.ColumnRef(mine[0], gscope.columns[mine[0]].type, name)
+            # SELECT * shows a USING column once, as PostgreSQL does.
+            gscope.columns[mine[0]] = replace(gscope.columns[mine[0]], hidden=True)
+            eqs.append(functions.bind_call(ex.Func.EQ, [left, right]))
+        return bind_join.conjoin(eqs)
 
     def _relation(self, rel: exp.Expression) -> tuple[pl.Node, Scope]:
         alias = rel.alias_or_name.lower() if rel.alias else None
@@ -122,9 +178,9 @@ class QueryBinder:
 
     # --- SELECT --------------------------------------------------------------------------
     def _select(self, select: exp.Select) -> BoundQuery:
-        node, scope = self._from(select)
+        node, scope, where_done = self._from(select)
         where = select.args.get("where")
-        if where is not None:
+        if where is not None and not where_done:
             pred = self._predicate(where.this, scope, "WHERE")
             node = pl.Filter(node, pred, node.fields)
 

@@ -14,6 +14,8 @@ Rules (DESIGN.md, "Loci and motions"):
 
 from __future__ import annotations
 
+import contextvars
+
 from dataclasses import replace
 
 from planner import expr as ex
@@ -31,19 +33,21 @@ PARALLEL_SERIES_MIN_ROWS = 1_000_000
 GATHER_GROUPS_MAX = 10_000
 
 
-def distribute(node: pl.Node) -> pl.Node:
+def distribute(node: pl.Node, n_segments: int = 2) -> pl.Node:
     """Return the plan with loci set and Motions inserted; its root's locus is ENTRY or GENERAL."""
+    _SEGMENTS.set(n_segments)
     out = _dist(node)
     if out.locus.on_segments:
         out = ensure_entry(out)
     return _number_slices(out)
 
 
-def distribute_insert(source: pl.Node, table) -> pl.Node | None:
+def distribute_insert(source: pl.Node, table, n_segments: int = 2) -> pl.Node | None:
     """Plan INSERT INTO table <source> as writes on the segments: the source's rows move
     to the segments the table's distribution says (Redistribute by its key, Broadcast for
     a replicated table, nothing for a random one), each segment writes its rows, and a
     Gather brings the counts. None when the source ends on the coordinator anyway."""
+    _SEGMENTS.set(n_segments)
     d = _dist(source)
     if not d.locus.on_segments:
         return None
@@ -92,6 +96,8 @@ def _dist(node: pl.Node) -> pl.Node:
         return _sort(replace(node, child=_dist(node.child)))
     if isinstance(node, pl.Limit):
         return _limit(node)
+    if isinstance(node, pl.HashJoin):
+        return _join(replace(node, left=_dist(node.left), right=_dist(node.right)))
     raise TypeError(f"distribute: unexpected node {type(node).__name__}")
 
 
@@ -216,6 +222,125 @@ def _dedupe_then_aggregate(agg: pl.Aggregate) -> pl.Node:
                                    agg.fields))
 
 
+# --- joins ------------------------------------------------------------------------------
+_PRESERVES_LEFT = (pl.JoinType.LEFT, pl.JoinType.FULL, pl.JoinType.SEMI, pl.JoinType.ANTI,
+                   pl.JoinType.ANTI_NULL_AWARE)
+_PRESERVES_RIGHT = (pl.JoinType.RIGHT, pl.JoinType.FULL)
+
+
+def _join(j: pl.HashJoin) -> pl.Node:
+    """Place a join (DESIGN.md, after Greenplum): co-located when both sides are hashed on
+    the join keys; else move the side that costs fewer bytes (redistribute it on the
+    other's distribution, or broadcast a small build side); else redistribute both.
+    Never broadcast a side whose unmatched rows the join must keep."""
+    left, right = j.left, j.right
+    lk, rk = j.left_keys, j.right_keys
+    ll, rl = left.locus, right.locus
+    n_left, n_right = _bytes(left), _bytes(right)
+    if not ll.on_segments and not rl.on_segments:
+        return replace(j, locus=ll if ll.kind is LocusKind.ENTRY else rl)
+    if ll.kind is LocusKind.ENTRY or rl.kind is LocusKind.ENTRY:
+        return replace(j, left=ensure_entry(left), right=ensure_entry(right), locus=lc.ENTRY)
+    if not lk:  # no equality: a nested loop needs one side whole on every segment
+        return _nested_loop(j)
+    # Replicated or constant sides join in place with a partitioned other side, as long
+    # as the replicated side's unmatched rows need not be kept.
+    everywhere = (LocusKind.REPLICATED, LocusKind.GENERAL)
+    if rl.kind in everywhere and j.join_type not in _PRESERVES_RIGHT:
+        if ll.kind in everywhere:
+            return replace(j, locus=ll)
+        return replace(j, locus=_join_locus(j, ll))
+    if ll.kind in everywhere and j.join_type not in _PRESERVES_LEFT:
+        return replace(j, locus=_join_locus(j, _hashed_right_as_output(j, rl)))
+    if ll.kind in everywhere:
+        left = _gather_to_one(left)
+    if rl.kind in everywhere:
+        right = _gather_to_one(right)
+    ll, rl = left.locus, right.locus
+    lpos = _key_order(ll, lk)
+    rpos = _key_order(rl, rk)
+    if lpos is not None and rpos is not None and lpos == rpos:
+        return replace(j, left=left, right=right, locus=_join_locus(j, ll))
+    n = _segments_hint()
+    if lpos is not None and (rpos is None or n_right <= n_left):
+        # Left is hashed on its keys: send right rows to match it.
+        right = redistribute(right, tuple(rk[i] for i in lpos))
+    elif rpos is not None:
+        left = redistribute(left, tuple(lk[i] for i in rpos))
+    elif n_right * n < n_left and j.join_type not in _PRESERVES_RIGHT:
+        right = pl.Motion(right, pl.MotionKind.BROADCAST, right.fields, locus=lc.REPLICATED)
+        return replace(j, left=left, right=right, locus=_join_locus(j, ll))
+    else:
+        left = redistribute(left, lk)
+        right = redistribute(right, rk)
+    return replace(j, left=left, right=right, locus=_join_locus(j, left.locus))
+
+
+def _nested_loop(j: pl.HashJoin) -> pl.Node:
+    left, right = j.left, j.right
+    if j.join_type in _PRESERVES_RIGHT or right.locus.kind not in (
+            LocusKind.REPLICATED, LocusKind.GENERAL) and _bytes(right) > _bytes(left):
+        return replace(j, left=ensure_entry(left), right=ensure_entry(right), locus=lc.ENTRY)
+    if right.locus.kind not in (LocusKind.REPLICATED, LocusKind.GENERAL):
+        right = pl.Motion(right, pl.MotionKind.BROADCAST, right.fields, locus=lc.REPLICATED)
+    if left.locus.kind in (LocusKind.REPLICATED, LocusKind.GENERAL):
+        return replace(j, right=right, locus=left.locus)
+    return replace(j, right=right, locus=_join_locus(j, left.locus))
+
+
+def _key_order(locus: lc.Locus, keys: tuple[int, ...]) -> tuple[int, ...] | None:
+    """For a side hashed on a subset of its join keys: which join key each distribution
+    key is (so the other side can be hashed the same way); else None."""
+    if locus.kind is not LocusKind.HASHED:
+        return None
+    out = []
+    for k in locus.keys:
+        if k not in keys:
+            return None
+        out.append(keys.index(k))
+    return tuple(out)
+
+
+def _join_locus(j: pl.HashJoin, left_locus: lc.Locus) -> lc.Locus:
+    """Rows of the join stay where the left side's distribution put them, except that
+    right and full joins may put NULL-extended rows anywhere (Greenplum's HashedOJ)."""
+    if j.join_type in _PRESERVES_RIGHT:
+        return lc.STREWN
+    return left_locus
+
+
+def _hashed_right_as_output(j: pl.HashJoin, rl: lc.Locus) -> lc.Locus:
+    if rl.kind is not LocusKind.HASHED or j.join_type in _PRESERVES_LEFT:
+        return lc.STREWN if rl.on_segments else rl
+    nl = len(j.left.fields)
+    return lc.hashed(*(nl + k for k in rl.keys))
+
+
+def _gather_to_one(node: pl.Node) -> pl.Node:
+    """A replicated side whose rows the join must keep: take one copy of it, spread."""
+    if node.locus.kind is LocusKind.REPLICATED:
+        return pl.Motion(node, pl.MotionKind.REDISTRIBUTE, node.fields,
+                         hash_keys=tuple(range(len(node.fields))) or (0,),
+                         locus=lc.hashed(*(range(len(node.fields)) or (0,))))
+    return node
+
+
+def _bytes(node: pl.Node) -> float:
+    width = sum(_WIDTH.get(f.type.kind, 16) for f in node.fields) or 1
+    return estimate_rows(node) * width
+
+
+_WIDTH = {types.Kind.BOOL: 1, types.Kind.INT2: 2, types.Kind.INT4: 4, types.Kind.INT8: 8,
+          types.Kind.FLOAT4: 4, types.Kind.FLOAT8: 8, types.Kind.NUMERIC: 8,
+          types.Kind.DATE: 4, types.Kind.TIMESTAMP: 8, types.Kind.TIMESTAMPTZ: 8}
+# The segment count of the plan being distributed (costs of Broadcast grow with it).
+_SEGMENTS: contextvars.ContextVar[int] = contextvars.ContextVar("segments", default=2)
+
+
+def _segments_hint() -> int:
+    return _SEGMENTS.get()
+
+
 def _through_keys(locus: lc.Locus, keys: tuple[ex.Expr, ...]) -> lc.Locus:
     """The locus of a per-segment aggregate's output (its columns are the group keys)."""
     mapping = {}
@@ -265,7 +390,6 @@ def _number_slices(root: pl.Node) -> pl.Node:
             counter[0] += 1
             sid = counter[0]
             return replace(node, slice_id=sid, child=visit(node.child))
-        if hasattr(node, "child"):
-            return replace(node, child=visit(node.child))
-        return node
+        kids = tuple(visit(c) for c in node.children())
+        return pl.with_children(node, kids) if kids else node
     return visit(root)

@@ -45,6 +45,18 @@ def estimate_rows(node: pl.Node) -> float:
             d = column_distinct(node.child, k.index) if isinstance(k, ex.ColumnRef) else None
             groups *= d if d else max(1.0, rows ** 0.5 * 10)
         return max(1.0, min(rows, groups))
+    if isinstance(node, pl.HashJoin):
+        left, right = estimate_rows(node.left), estimate_rows(node.right)
+        if node.join_type in (pl.JoinType.SEMI, pl.JoinType.ANTI, pl.JoinType.ANTI_NULL_AWARE):
+            return left * (0.5 if node.right_keys else 1.0)
+        if not node.left_keys:
+            return left * right
+        d = max([x for x in (column_distinct(node.left, node.left_keys[0]),
+                             column_distinct(node.right, node.right_keys[0])) if x] or [0])
+        rows = left * right / d if d else max(left, right)
+        if node.join_type is not pl.JoinType.INNER:
+            rows = max(rows, left if node.join_type is pl.JoinType.LEFT else right)
+        return max(1.0, rows)
     if isinstance(node, pl.Sort) and node.limit is not None:
         return min(float(node.limit), estimate_rows(node.child))
     if isinstance(node, pl.Limit) and node.limit is not None:
@@ -65,10 +77,33 @@ def column_distinct(node: pl.Node, index: int) -> float | None:
         return column_distinct(node.child, e.index) if isinstance(e, ex.ColumnRef) else None
     if isinstance(node, (pl.Filter, pl.Motion, pl.Sort, pl.Limit)):
         return column_distinct(node.child, index)
+    if isinstance(node, pl.HashJoin):
+        nl = len(node.left.fields)
+        return column_distinct(node.left, index) if index < nl else \
+            column_distinct(node.right, index - nl)
     if isinstance(node, pl.Aggregate) and index < len(node.keys):
         k = node.keys[index]
         return column_distinct(node.child, k.index) if isinstance(k, ex.ColumnRef) else None
     return None
+
+
+def _rename(e: ex.Expr, names: list[str]) -> ex.Expr:
+    """The expression with column names of the join's inputs, for display."""
+    from dataclasses import replace as _replace
+
+    if isinstance(e, ex.ColumnRef):
+        return _replace(e, name=names[e.index])
+    if not e.children():
+        return e
+    import dataclasses
+    changes = {}
+    for f in dataclasses.fields(e):
+        v = getattr(e, f.name)
+        if isinstance(v, ex.Expr):
+            changes[f.name] = _rename(v, names)
+        elif isinstance(v, tuple) and v and isinstance(v[0], ex.Expr):
+            changes[f.name] = tuple(_rename(x, names) for x in v)
+    return _replace(e, **changes)
 
 
 def explain(root: pl.Node, n_segments: int,
@@ -138,6 +173,16 @@ def _describe(node: pl.Node, n: int) -> str:
         return f"Sort: keys=[{keys}]"
     if isinstance(node, pl.Limit):
         return f"Limit: limit={node.limit}, offset={node.offset}"
+    if isinstance(node, pl.HashJoin):
+        keys = ", ".join(f"{node.left.fields[a].name} = {node.right.fields[b].name}"
+                         for a, b in zip(node.left_keys, node.right_keys))
+        text = f"Hash Join: type={node.join_type.value}, keys=[{keys}]"
+        if not node.left_keys:
+            text = f"Nested Loop Join: type={node.join_type.value}"
+        if node.residual is not None:
+            names = [f.name for f in node.left.fields] + [f.name for f in node.right.fields]
+            text += f", filter={ex.show(_rename(node.residual, names))}"
+        return text
     if isinstance(node, pl.Insert):
         return f"Insert: {node.table.name} ({node.table.policy.describe(node.table.columns)})"
     return type(node).__name__

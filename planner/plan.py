@@ -236,6 +236,23 @@ class Motion(Node):
         return (self.child,)
 
 
+def with_children(node: Node, children: tuple[Node, ...]) -> Node:
+    """`node` with its children replaced (in `children()` order)."""
+    from dataclasses import replace
+
+    if isinstance(node, HashJoin):
+        return replace(node, left=children[0], right=children[1])
+    if children:
+        return replace(node, child=children[0])
+    return node
+
+
+def transform(node: Node, fn) -> Node:
+    """Bottom-up rewrite: fn(node with transformed children) for every node."""
+    kids = tuple(transform(c, fn) for c in node.children())
+    return fn(with_children(node, kids) if kids else node)
+
+
 def walk(node: Node):
     """Pre-order iteration over a plan tree."""
     yield node

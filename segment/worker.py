@@ -238,12 +238,12 @@ class SegmentWorker:
         """Give a split generate_series this segment's part."""
         from dataclasses import replace
 
-        if isinstance(node, pl.GenerateSeries) and node.locus is not None and \
-                node.locus.is_partitioned:
-            return replace(node, part=(self.segment_id, self.n_segments))
-        if hasattr(node, "child"):
-            return replace(node, child=self._localize(node.child))
-        return node
+        def part(n):
+            if isinstance(n, pl.GenerateSeries) and n.locus is not None and \
+                    n.locus.is_partitioned:
+                return replace(n, part=(self.segment_id, self.n_segments))
+            return n
+        return pl.transform(node, part)
 
     def ping(self) -> float:
         return time.time()

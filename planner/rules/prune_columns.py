@@ -46,10 +46,16 @@ def _prune(node: pl.Node, needed: set[int]) -> tuple[pl.Node, dict[int, int]]:
         child, mapping = _prune(node.child, needed)
         return replace(node, child=child, fields=child.fields), mapping
     if isinstance(node, pl.Project):
-        used = set().union(*(ex.columns_used(e) for e in node.exprs)) if node.exprs else set()
+        keep = sorted(needed) if needed else [0] if node.exprs else []
+        kept = [node.exprs[i] for i in keep]
+        used = set().union(*(ex.columns_used(e) for e in kept)) if kept else set()
         child, mapping = _prune(node.child, used)
-        exprs = tuple(ex.map_columns(e, mapping) for e in node.exprs)
-        return replace(node, child=child, exprs=exprs), _identity(node)
+        exprs = tuple(ex.map_columns(e, mapping) for e in kept)
+        fields = tuple(node.fields[i] for i in keep)
+        return replace(node, child=child, exprs=exprs, fields=fields), \
+            {old: new for new, old in enumerate(keep)}
+    if isinstance(node, pl.HashJoin):
+        return _prune_join(node, needed)
     if isinstance(node, pl.Aggregate):
         used = set()
         for k in node.keys:
@@ -66,6 +72,27 @@ def _prune(node: pl.Node, needed: set[int]) -> tuple[pl.Node, dict[int, int]]:
         child, _ = _prune(node.child, set(range(len(node.child.fields))))
         return replace(node, child=child), _identity(node)
     return node, _identity(node)
+
+
+_LEFT_ONLY = (pl.JoinType.SEMI, pl.JoinType.ANTI, pl.JoinType.ANTI_NULL_AWARE)
+
+
+def _prune_join(node: pl.HashJoin, needed: set[int]) -> tuple[pl.Node, dict[int, int]]:
+    nl = len(node.left.fields)
+    used = set(needed)
+    if node.residual is not None:
+        used |= ex.columns_used(node.residual)
+    left, lmap = _prune(node.left, {i for i in used if i < nl} | set(node.left_keys))
+    right, rmap = _prune(node.right, {i - nl for i in used if i >= nl} | set(node.right_keys))
+    joined = dict(lmap)
+    joined.update({nl + j: len(left.fields) + k for j, k in rmap.items()})
+    residual = ex.map_columns(node.residual, joined) if node.residual is not None else None
+    left_only = node.join_type in _LEFT_ONLY
+    fields = left.fields if left_only else left.fields + right.fields
+    out = replace(node, left=left, right=right, residual=residual, fields=fields,
+                  left_keys=tuple(lmap[k] for k in node.left_keys),
+                  right_keys=tuple(rmap[k] for k in node.right_keys))
+    return out, (dict(lmap) if left_only else joined)
 
 
 def _identity(node: pl.Node) -> dict[int, int]:

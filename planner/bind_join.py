@@ -1,0 +1,190 @@
+"""Bind a FROM clause with several relations into a tree of HashJoins.
+
+Every relation's columns get a *global* position (their place in the FROM clause's
+combined scope), and predicates are bound once against that scope. Inner and cross joins
+(commas, JOIN ... ON, CROSS JOIN) with the WHERE clause's conjuncts form one join group
+that is ordered greedily from statistics: start from the largest relation (it is probed,
+never built) and repeatedly join the smallest relation connected to what is joined by an
+equality, so hash tables stay small. Outer joins keep the order the query wrote them in.
+Equalities between the two sides become hash keys; other conditions become the join's
+residual or a Filter as soon as every column they use is available.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from planner import errors, functions, types
+from planner import expr as ex
+from planner import plan as pl
+from planner.explain import estimate_rows
+from planner.expr import Func
+from planner.scope import Scope
+
+
+@dataclass
+class Part:
+    """A partial plan and the global column positions of its output, in order."""
+
+    node: pl.Node
+    cols: list[int]
+
+    def local(self, e: ex.Expr) -> ex.Expr:
+        return ex.map_columns(e, {g: i for i, g in enumerate(self.cols)})
+
+
+def conjuncts(e: ex.Expr) -> list[ex.Expr]:
+    if isinstance(e, ex.Call) and e.func is Func.AND:
+        return [c for a in e.args for c in conjuncts(a)]
+    return [e]
+
+
+def conjoin(preds: list[ex.Expr]) -> ex.Expr | None:
+    out = None
+    for p in preds:
+        out = p if out is None else functions.bind_call(Func.AND, [out, p])
+    return out
+
+
+_JOIN_TYPES = {"LEFT": pl.JoinType.LEFT, "RIGHT": pl.JoinType.RIGHT, "FULL": pl.JoinType.FULL}
+
+
+def join_type_of(join: exp.Join) -> pl.JoinType:
+    side = (join.args.get("side") or "").upper()
+    kind = (join.args.get("kind") or "").upper()
+    if side in _JOIN_TYPES:
+        return _JOIN_TYPES[side]
+    if kind in ("SEMI", "ANTI"):
+        return pl.JoinType.SEMI if kind == "SEMI" else pl.JoinType.ANTI
+    return pl.JoinType.INNER
+
+
+class JoinPlanner:
+    """Turns relations and predicates (bound against the global scope) into joins."""
+
+    def __init__(self, scope: Scope):
+        self.scope = scope
+
+    # --- building one join -----------------------------------------------------------
+    def join(self, left: Part, right: Part, jt: pl.JoinType, preds: list[ex.Expr]) -> Part:
+        """Join two parts; `preds` may only use their columns. Equalities across the
+        sides are keys, the rest the residual."""
+        lset, rset = set(left.cols), set(right.cols)
+        lkeys, rkeys, rest = [], [], []
+        for p in preds:
+            pair = self._equi(p, lset, rset)
+            if pair is None:
+                rest.append(p)
+            else:
+                lkeys.append(pair[0])
+                rkeys.append(pair[1])
+        left, lpos = self._key_columns(left, lkeys, rkeys, 0)
+        right, rpos = self._key_columns(right, rkeys, lkeys, 1)
+        both = left.cols + right.cols
+        residual = conjoin(rest)
+        if residual is not None:
+            residual = ex.map_columns(residual, {g: i for i, g in enumerate(both)})
+        if jt in (pl.JoinType.SEMI, pl.JoinType.ANTI, pl.JoinType.ANTI_NULL_AWARE):
+            fields, cols = left.node.fields, left.cols
+        else:
+            fields = left.node.fields + self._nullable(right.node.fields)
+            cols = both
+        node = pl.HashJoin(left.node, right.node, jt, tuple(lpos), tuple(rpos), residual, fields)
+        return Part(node, cols)
+
+    @staticmethod
+    def _nullable(fields):
+        return fields
+
+    def _equi(self, p: ex.Expr, lset: set[int], rset: set[int]):
+        """(left expr, right expr) when `p` is `l = r` with each side on one part."""
+        if not (isinstance(p, ex.Call) and p.func is Func.EQ):
+            return None
+        a, b = p.args
+        ua, ub = ex.columns_used(a), ex.columns_used(b)
+        if not ua or not ub:
+            return None
+        if ua <= lset and ub <= rset:
+            return a, b
+        if ua <= rset and ub <= lset:
+            return b, a
+        return None
+
+    def _key_columns(self, part: Part, mine, theirs, side: int) -> tuple[Part, list[int]]:
+        """Positions of the key expressions in `part`'s output, appending computed or
+        cast keys (both sides of a key must have one type to hash and compare alike)."""
+        positions, extra = [], []
+        for e, other in zip(mine, theirs):
+            t = types.common_type(e.type, other.type)
+            k = e if e.type == t else functions.bind_cast(e, t)
+            if isinstance(k, ex.ColumnRef) and k.index in part.cols:
+                positions.append(part.cols.index(k.index))
+            else:
+                extra.append(part.local(k))
+                positions.append(len(part.cols) + len(extra) - 1)
+        if not extra:
+            return part, positions
+        fields = part.node.fields
+        refs = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(fields))
+        new_fields = fields + tuple(pl.Field(f"_key{side}_{i}", e.type)
+                                    for i, e in enumerate(extra))
+        node = pl.Project(part.node, refs + tuple(extra), new_fields)
+        # Computed keys get global positions past every real column: nothing refers to them.
+        hidden = [-(side + 1) * 1000 - i for i in range(len(extra))]
+        return Part(node, part.cols + hidden), positions
+
+    # --- a group of inner joins ------------------------------------------------------
+    def inner_group(self, parts: list[Part], preds: list[ex.Expr]) -> tuple[Part, list[ex.Expr]]:
+        """Join all `parts` (inner), consuming the predicates that involve them; returns
+        the joined part and the predicates left over (none, normally)."""
+        pending = list(preds)
+        # Single-part predicates filter that part first.
+        parts = [self._filter(p, pending) for p in parts]
+        remaining = sorted(parts, key=lambda p: -estimate_rows(p.node))
+        current = remaining.pop(0)
+        while remaining:
+            connected = [p for p in remaining if any(
+                self._equi(q, set(current.cols), set(p.cols)) for q in pending)]
+            pool = connected or remaining
+            nxt = min(pool, key=lambda p: estimate_rows(p.node))
+            remaining.remove(nxt)
+            usable = [q for q in pending
+                      if ex.columns_used(q) <= set(current.cols) | set(nxt.cols)]
+            for q in usable:
+                pending.remove(q)
+            current = self.join(current, nxt, pl.JoinType.INNER, usable)
+        return current, pending
+
+    def _filter(self, part: Part, pending: list[ex.Expr]) -> Part:
+        mine = [q for q in pending if ex.columns_used(q) and ex.columns_used(q) <= set(part.cols)]
+        if not mine:
+            return part
+        for q in mine:
+            pending.remove(q)
+        pred = part.local(conjoin(mine))
+        return Part(pl.Filter(part.node, pred, part.node.fields), part.cols)
+
+    def filter_rest(self, part: Part, preds: list[ex.Expr]) -> Part:
+        if not preds:
+            return part
+        missing = set().union(*(ex.columns_used(p) for p in preds)) - set(part.cols)
+        if missing:
+            raise errors.InternalError("a predicate refers to columns no join provides")
+        return Part(pl.Filter(part.node, part.local(conjoin(preds)), part.node.fields),
+                    part.cols)
+
+
+def output_project(part: Part, n_global: int, scope: Scope) -> pl.Node:
+    """The join result with columns in global order (what the scope describes)."""
+    exprs = []
+    for g in range(n_global):
+        i = part.cols.index(g)
+        f = part.node.fields[i]
+        exprs.append(ex.ColumnRef(i, f.type, scope.columns[g].name))
+    if [e.index for e in exprs] == list(range(len(part.node.fields))):
+        return part.node
+    fields = tuple(pl.Field(scope.columns[g].name, part.node.fields[part.cols.index(g)].type)
+                   for g in range(n_global))
+    return pl.Project(part.node, tuple(exprs), fields)
