@@ -38,11 +38,19 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--demo", action="store_true",
                        help="create a 100k-row table 'demo' if it does not exist")
     serve.add_argument("--log-level", default="WARNING")
+    from coordinator.tpch import cli as tpch_cli
+    tpch_cli.add_parser(sub)
+    from coordinator.clickbench import command as clickbench_command
+    clickbench_command.add_parser(sub)
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.command == "serve":
         return serve_main(args)
+    if args.command == "tpch":
+        return tpch_cli.main(args)
+    if args.command == "clickbench":
+        return clickbench_command.main(args)
     return 2
 
 

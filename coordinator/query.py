@@ -13,10 +13,25 @@ from planner.bind import QueryBinder
 
 
 def plan(session, tree, params=None):
-    """(distributed plan, output names) of a query tree."""
-    bq = QueryBinder(session.engine.catalog, params).bind(tree)
+    """(distributed plan, output names) of a query tree. Uncorrelated scalar subqueries
+    run while planning (InitPlans), except when only describing (`params` given)."""
+    runner = None if params is not None else (lambda node: run_initplan(session, node))
+    bq = QueryBinder(session.engine.catalog, params, run_scalar=runner).bind(tree)
     n = session.engine.cluster.n_segments
     return distribute.distribute(rules.rewrite(bq.node), n), bq.names
+
+
+def run_initplan(session, node) -> list[tuple]:
+    """Rows of a subquery's plan, run once before the query that uses them."""
+    import threading
+
+    root = distribute.distribute(rules.rewrite(node), session.engine.cluster.n_segments)
+    txn = session.txn.id if session.txn is not None else None
+    qrun = QueryRun(session.engine.cluster, root, txn, threading.Event())
+    rows = []
+    for b in qrun.batches():
+        rows.extend(zip(*[c.to_pylist() for c in b.columns]))
+    return rows
 
 
 def columns_of(root, names) -> list[ResultColumn]:

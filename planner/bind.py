@@ -12,12 +12,12 @@ from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
-from planner import bind_join, errors, functions, types
+from planner import bind_join, bind_subquery, errors, functions, types
 from planner import expr as ex
 from planner import plan as pl
 from planner.bind_expr import AGGREGATES, ExprBinder
 from planner.schema import CatalogView
-from planner.scope import Scope, ScopeColumn
+from planner.scope import LayeredScope, Scope, ScopeColumn
 
 
 @dataclass(frozen=True)
@@ -27,9 +27,13 @@ class BoundQuery:
 
 
 class QueryBinder:
-    def __init__(self, catalog: CatalogView, params: list[types.SqlType] | None = None):
+    def __init__(self, catalog: CatalogView, params: list[types.SqlType] | None = None,
+                 run_scalar=None):
         self.catalog = catalog
         self.params = params if params is not None else []
+        # Runs an uncorrelated scalar subquery's plan once, returning its rows (an
+        # InitPlan); None while only describing a statement.
+        self.run_scalar = run_scalar
         self.ctes: dict[str, BoundQuery] = {}
 
     # --- entry ---------------------------------------------------------------------------
@@ -59,30 +63,51 @@ class QueryBinder:
         raise errors.FeatureNotSupported(f"statement {tree.key.upper()}")
 
     # --- FROM ----------------------------------------------------------------------------
-    def _from(self, select: exp.Select) -> tuple[pl.Node, Scope, bool]:
-        """The FROM clause's plan and scope; True when it also consumed the WHERE clause
-        (a join group orders its joins by the WHERE clause's equalities)."""
+    def _from(self, select: exp.Select, where: list | None = None,
+              outer: Scope | None = None) -> tuple[pl.Node, Scope, list]:
+        """The FROM clause's plan and scope, with the WHERE conjuncts `where` (sqlglot)
+        applied: a join group orders its joins by them. With `outer`, conjuncts may use
+        the outer query's columns; those are returned, bound against outer columns
+        followed by this FROM's, for the caller to turn into join conditions."""
         from_ = select.args.get("from_") or select.args.get("from")
+        where = where or []
         if from_ is None:
-            node = pl.Values(rows=((),), fields=())
-            return node, Scope([]), False
-        joins = select.args.get("joins") or []
-        if not joins:
-            node, scope = self._relation(from_.this)
-            return node, scope, False
-        return self._joins(from_.this, joins, select.args.get("where"))
+            parts, scope, joins = [bind_join.Part(pl.Values(rows=((),), fields=()), [])], \
+                Scope([]), []
+        else:
+            joins = select.args.get("joins") or []
+            rels = [self._relation(from_.this)] + [self._relation(j.this) for j in joins]
+            columns, parts = [], []
+            for node, sc in rels:
+                start = len(columns)
+                columns += sc.columns
+                parts.append(bind_join.Part(node, list(range(start, len(columns)))))
+            scope = Scope(columns)
+        n_outer = len(outer.columns) if outer is not None else 0
+        bind_scope = LayeredScope(scope, outer) if outer is not None else scope
+        preds, correlated = [], []
+        for tree in where:
+            e = self._predicate(tree, bind_scope, "WHERE")
+            for c in bind_join.conjuncts(e):
+                used = ex.columns_used(c)
+                if outer is not None and any(i < n_outer for i in used):
+                    correlated.append(c)
+                elif outer is not None:
+                    preds.append(ex.map_columns(c, {i: i - n_outer for i in used}))
+                else:
+                    preds.append(c)
+        node = self._join_parts(parts, joins, scope, preds)
+        return node, scope, correlated
 
-    def _joins(self, first, joins, where) -> tuple[pl.Node, Scope, bool]:
-        rels = [self._relation(first)] + [self._relation(j.this) for j in joins]
-        columns, parts = [], []
-        for node, scope in rels:
-            start = len(columns)
-            columns += scope.columns
-            parts.append(bind_join.Part(node, list(range(start, len(columns)))))
-        gscope = Scope(columns)
+    def _join_parts(self, parts, joins, gscope: Scope, preds: list) -> pl.Node:
+        if not joins and len(parts) == 1:
+            node = parts[0].node
+            pred = bind_join.conjoin(preds)
+            return pl.Filter(node, functions.fold_constants(pred), node.fields) \
+                if pred is not None else node
         planner = bind_join.JoinPlanner(gscope)
         binder = ExprBinder(gscope, self.params)
-        group, preds, outer_seen = [parts[0]], [], False
+        group, pending, outer_seen = [parts[0]], [], False
         for j, part in zip(joins, parts[1:]):
             jt = bind_join.join_type_of(j)
             on = [self._join_condition(j, part, parts, gscope, binder)] if (
@@ -90,18 +115,19 @@ class QueryBinder:
             on = [c for e in on for c in bind_join.conjuncts(e)]
             if jt is pl.JoinType.INNER:
                 group.append(part)
-                preds += on
+                pending += on
                 continue
             outer_seen = True
-            current, preds = planner.inner_group(group, preds)
+            current, pending = planner.inner_group(group, pending)
             group = [planner.join(current, part, jt, on)]
-        consumed = False
-        if where is not None and not outer_seen:
-            preds += bind_join.conjuncts(self._predicate(where.this, gscope, "WHERE"))
-            consumed = True
-        current, rest = planner.inner_group(group, preds)
-        current = planner.filter_rest(current, rest)
-        return bind_join.output_project(current, len(columns), gscope), gscope, consumed
+        if outer_seen:
+            # WHERE applies to the outer joins' result, not inside them.
+            current, rest = planner.inner_group(group, pending)
+            current = planner.filter_rest(current, rest + preds)
+        else:
+            current, rest = planner.inner_group(group, pending + preds)
+            current = planner.filter_rest(current, rest)
+        return bind_join.output_project(current, len(gscope.columns), gscope)
 
     def _join_condition(self, j, part, parts, gscope, binder) -> ex.Expr:
         using = j.args.get("using")
@@ -145,7 +171,7 @@ class QueryBinder:
             scope = Scope([ScopeColumn(q, n, c.type) for n, c in zip(names, table.columns)])
             return pl.Scan(table=table, columns=cols, fields=fields), scope
         if isinstance(rel, exp.Subquery):
-            bq = QueryBinder(self.catalog, self.params)
+            bq = QueryBinder(self.catalog, self.params, run_scalar=self.run_scalar)
             bq.ctes = dict(self.ctes)
             sub = bq.bind(rel.this)
             return sub.node, self._scope_of(sub, alias, col_aliases)
@@ -178,11 +204,15 @@ class QueryBinder:
 
     # --- SELECT --------------------------------------------------------------------------
     def _select(self, select: exp.Select) -> BoundQuery:
-        node, scope, where_done = self._from(select)
         where = select.args.get("where")
-        if where is not None and not where_done:
-            pred = self._predicate(where.this, scope, "WHERE")
-            node = pl.Filter(node, pred, node.fields)
+        conj = bind_subquery.split_and(where.this) if where is not None else []
+        plain = [c for c in conj if not bind_subquery.has_subquery(c)]
+        node, scope, _ = self._from(select, plain)
+        subq = bind_subquery.SubqueryBinder(self, node, scope)
+        for c in conj:
+            if bind_subquery.has_subquery(c):
+                subq.where_conjunct(c)
+        node, scope = subq.node, subq.scope
 
         items = self._expand_star(select.expressions, scope)
         names = tuple(_output_name(e) for e in items)
@@ -268,8 +298,8 @@ class QueryBinder:
                 out.append(exp.column(c.name, c.qualifier, quoted=True))
         return out
 
-    def _predicate(self, node, scope, clause: str, hook=None) -> ex.Expr:
-        e = ExprBinder(scope, self.params, hook).bind(node)
+    def _predicate(self, node, scope, clause: str, hook=None, subquery=None) -> ex.Expr:
+        e = ExprBinder(scope, self.params, hook, subquery=subquery).bind(node)
         if e.type.kind is types.Kind.UNKNOWN:
             e = functions.bind_cast(e, types.BOOL)
         if e.type.kind is not types.Kind.BOOL:
@@ -326,7 +356,11 @@ class QueryBinder:
             if not (isinstance(o.this, exp.Literal) or (isinstance(o.this, exp.Column) and
                                                          o.this.name.lower() in names)):
                 binder.bind(o.this)
-        having_pred = self._predicate(having.this, scope, "HAVING", hook) if having is not None else None
+        having_pred = None
+        if having is not None:
+            initplans = bind_subquery.SubqueryBinder(self, node, scope)
+            having_pred = self._predicate(having.this, scope, "HAVING", hook,
+                                          subquery=initplans.scalar)
         fields = tuple(pl.Field(ex.show(k), k.type) for k in keys) + tuple(
             pl.Field(a.sql(), a.type) for a in aggs)
         node = pl.Aggregate(node, tuple(keys), tuple(aggs), pl.AggMode.SINGLE, fields)

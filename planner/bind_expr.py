@@ -261,9 +261,11 @@ class ExprBinder:
             return functions.bind_call(Func.POWER, [b(node.this), b(node.expression)])
         if isinstance(node, AGGREGATES):
             raise errors.GroupingError("aggregate functions are not allowed here")
+        if isinstance(node, exp.Subquery) and self.subquery is not None:
+            return self.subquery(node)
         if isinstance(node, (exp.Subquery, exp.Exists)) or (
                 isinstance(node, exp.Select)):
-            raise errors.FeatureNotSupported("subqueries in expressions")
+            raise errors.FeatureNotSupported("subqueries here (only in WHERE and HAVING)")
         if isinstance(node, exp.Anonymous) or isinstance(node, exp.Func):
             return self._named_function(node)
         raise errors.FeatureNotSupported(f"expression {node.sql(dialect='postgres')!r}")

@@ -44,3 +44,20 @@ class Scope:
 
 
 EMPTY = Scope([])
+
+
+class LayeredScope(Scope):
+    """A subquery's scope over its outer query's: names resolve in the inner scope first,
+    then in the outer one. Positions: outer columns first, then inner ones (the layout of
+    a join of the outer query with the subquery)."""
+
+    def __init__(self, inner: Scope, outer: Scope):
+        super().__init__(outer.columns + inner.columns)
+        self.inner = inner
+        self.outer = outer
+
+    def resolve(self, name: str, qualifier: str | None = None) -> int:
+        try:
+            return len(self.outer.columns) + self.inner.resolve(name, qualifier)
+        except (errors.UndefinedColumn, errors.UndefinedTable):
+            return self.outer.resolve(name, qualifier)

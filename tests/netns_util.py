@@ -85,26 +85,27 @@ class NetnsPair:
 
     def stop_processes(self, i: int, grace: float = 20.0) -> list[int]:
         """SIGTERM every process in namespace i, SIGKILL what is left after `grace` seconds.
-        Returns the PIDs that had to be killed."""
+        Returns the PIDs (with their commands) that had to be killed."""
         for pid in self.pids(i):
             _signal(pid, signal.SIGTERM)
         deadline = time.monotonic() + grace
         while self.pids(i) and time.monotonic() < deadline:
             time.sleep(0.2)
-        killed = self.pids(i)
-        for pid in killed:
+        killed = [f"{pid} ({_command(pid)})" for pid in self.pids(i)]
+        for pid in self.pids(i):
             _signal(pid, signal.SIGKILL)
         deadline = time.monotonic() + 10
         while self.pids(i) and time.monotonic() < deadline:
             time.sleep(0.1)
         return killed
 
-    def destroy(self) -> None:
-        """End the namespaces' processes and delete the namespaces (the veth goes with them)."""
-        errors = []
-        for i in range(len(self.names)):
+    def destroy(self) -> dict[str, list[str]]:
+        """End the namespaces' processes and delete the namespaces (the veth goes with them).
+        Returns, per namespace, the PIDs that did not end on SIGTERM and were killed."""
+        errors, killed = [], {}
+        for i in reversed(range(len(self.names))):  # b (the "worker host") first
             try:
-                self.stop_processes(i)
+                killed[self.names[i]] = self.stop_processes(i)
             except Exception as e:  # keep deleting what can be deleted
                 errors.append(f"stopping processes in {self.names[i]}: {e}")
         for name in reversed(self._created):
@@ -114,6 +115,7 @@ class NetnsPair:
         self._created = []
         if errors:
             raise RuntimeError("; ".join(errors))
+        return killed
 
 
 def _signal(pid: int, sig: int) -> None:
@@ -121,3 +123,11 @@ def _signal(pid: int, sig: int) -> None:
         os.kill(pid, sig)
     except ProcessLookupError:
         pass
+
+
+def _command(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()[:120]
+    except OSError:
+        return "?"

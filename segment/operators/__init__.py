@@ -5,6 +5,7 @@ from segment.operators import (  # noqa: F401
     filter,
     generate_series,
     hash_agg,
+    hash_join,
     insert,
     limit,
     motion_recv,

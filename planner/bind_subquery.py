@@ -1,0 +1,209 @@
+"""Subqueries in WHERE: decorrelated into joins, or run once ahead (InitPlans).
+
+- [NOT] EXISTS (correlated): a SEMI (ANTI) join of the outer rows with the subquery's
+  FROM; the correlated conditions become the join's keys and residual.
+- x [NOT] IN (subquery): a SEMI join on x = the subquery's column; NOT IN is the
+  null-aware ANTI join (no rows at all when the subquery yields a NULL).
+- A scalar subquery that does not mention the outer query runs once before the query
+  (as PostgreSQL's InitPlan) and becomes a constant.
+- A correlated scalar subquery with an aggregate, correlated by equalities
+  (`WHERE inner.k = outer.k`), becomes a derived table grouped by the inner keys, LEFT
+  joined to the outer rows; its value is a column of that join.
+"""
+
+from __future__ import annotations
+
+import decimal
+
+from sqlglot import exp
+
+from planner import bind_join, errors, functions, types
+from planner import expr as ex
+from planner import plan as pl
+from planner.bind_expr import AGGREGATES, ExprBinder
+from planner.scope import LayeredScope, Scope, ScopeColumn
+
+_CORRELATED = (errors.UndefinedColumn, errors.UndefinedTable)
+
+
+def split_and(tree: exp.Expression) -> list[exp.Expression]:
+    while isinstance(tree, exp.Paren):
+        tree = tree.this
+    if isinstance(tree, exp.And):
+        return split_and(tree.this) + split_and(tree.expression)
+    return [tree]
+
+
+def has_subquery(tree: exp.Expression) -> bool:
+    return tree.find(exp.Subquery, exp.Exists) is not None or any(
+        n.args.get("query") is not None for n in tree.find_all(exp.In))
+
+
+def _strip(tree: exp.Expression) -> exp.Expression:
+    while isinstance(tree, exp.Paren):
+        tree = tree.this
+    return tree
+
+
+class SubqueryBinder:
+    """Applies the subquery conjuncts of one WHERE clause to the plan of its FROM."""
+
+    def __init__(self, qb, node: pl.Node, scope: Scope):
+        self.qb = qb
+        self.node = node
+        self.scope = Scope(list(scope.columns))
+
+    # --- WHERE conjuncts ---------------------------------------------------------------
+    def where_conjunct(self, tree: exp.Expression) -> None:
+        t = _strip(tree)
+        negate = False
+        if isinstance(t, exp.Not):
+            negate, t = True, _strip(t.this)
+        if isinstance(t, exp.Exists):
+            self._exists(_strip(t.this), negate)
+        elif isinstance(t, exp.In) and t.args.get("query") is not None:
+            self._in(t, negate)
+        else:
+            e = self.binder().bind(tree)
+            if e.type.kind is not types.Kind.BOOL:
+                raise errors.DatatypeMismatch(
+                    f"argument of WHERE must be type boolean, not type {e.type}")
+            self.node = pl.Filter(self.node, functions.fold_constants(e), self.node.fields)
+
+    def binder(self) -> ExprBinder:
+        return ExprBinder(self.scope, self.qb.params, subquery=self.scalar)
+
+    def _child(self):
+        from planner.bind import QueryBinder
+
+        qb = QueryBinder(self.qb.catalog, self.qb.params, run_scalar=self.qb.run_scalar)
+        qb.ctes = dict(self.qb.ctes)
+        return qb
+
+    def _exists(self, select: exp.Expression, negate: bool) -> None:
+        if not isinstance(select, exp.Select) or select.args.get("group") or \
+                select.args.get("having") or any(e.find(*AGGREGATES) for e in select.expressions):
+            raise errors.FeatureNotSupported("EXISTS over a grouped or aggregated subquery")
+        where = select.args.get("where")
+        conj = split_and(where.this) if where is not None else []
+        if any(has_subquery(c) for c in conj):
+            raise errors.FeatureNotSupported("subqueries nested in an EXISTS subquery")
+        inner, inner_scope, correlated = self._child()._from(select, conj, outer=self.scope)
+        n = len(self.scope.columns)
+        planner = bind_join.JoinPlanner(LayeredScope(inner_scope, self.scope))
+        left = bind_join.Part(self.node, list(range(n)))
+        right = bind_join.Part(inner, list(range(n, n + len(inner_scope.columns))))
+        jt = pl.JoinType.ANTI if negate else pl.JoinType.SEMI
+        self.node = self._trim(planner.join(left, right, jt, correlated).node, n)
+
+    def _in(self, tree: exp.In, negate: bool) -> None:
+        qb = self._child()
+        try:
+            bq = qb.bind(tree.args["query"].this)
+        except _CORRELATED:
+            raise errors.FeatureNotSupported("correlated IN (subquery)") from None
+        if len(bq.node.fields) != 1:
+            raise errors.SyntaxError_("subquery has too many columns")
+        outer = self.binder().bind(tree.this)
+        n = len(self.scope.columns)
+        f = bq.node.fields[0]
+        gscope = Scope(self.scope.columns + [ScopeColumn(None, bq.names[0], f.type)])
+        pred = functions.bind_call(ex.Func.EQ, [outer, ex.ColumnRef(n, f.type, f.name)])
+        planner = bind_join.JoinPlanner(gscope)
+        jt = pl.JoinType.ANTI_NULL_AWARE if negate else pl.JoinType.SEMI
+        part = planner.join(bind_join.Part(self.node, list(range(n))),
+                            bind_join.Part(bq.node, [n]), jt, [pred])
+        self.node = self._trim(part.node, n)
+
+    @staticmethod
+    def _trim(node: pl.Node, n: int) -> pl.Node:
+        """Drop key columns a join appended beyond the outer query's `n` columns."""
+        if len(node.fields) == n:
+            return node
+        refs = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(node.fields[:n]))
+        return pl.Project(node, refs, node.fields[:n])
+
+    # --- scalar subqueries -------------------------------------------------------------
+    def scalar(self, tree: exp.Subquery) -> ex.Expr:
+        select = _strip(tree.this)
+        try:
+            bq = self._child().bind(select)
+        except _CORRELATED:
+            return self._correlated_scalar(select)
+        if len(bq.node.fields) != 1:
+            raise errors.SyntaxError_("subquery must return only one column")
+        t = bq.node.fields[0].type
+        if self.qb.run_scalar is None:  # describing only: the type is what matters
+            return ex.Literal(None, t)
+        rows = self.qb.run_scalar(bq.node)
+        if len(rows) > 1:
+            raise errors.QueryError("more than one row returned by a subquery used as an "
+                                    "expression", "21000")
+        return ex.Literal(_python_value(rows[0][0] if rows else None, t), t)
+
+    def _correlated_scalar(self, select: exp.Expression) -> ex.Expr:
+        if not isinstance(select, exp.Select) or len(select.expressions) != 1 or \
+                select.args.get("group") or not select.expressions[0].find(*AGGREGATES):
+            raise errors.FeatureNotSupported(
+                "correlated scalar subqueries other than one aggregate")
+        where = select.args.get("where")
+        conj = split_and(where.this) if where is not None else []
+        inner_keys, outer_keys, local = [], [], []
+        probe = self._child()
+        bare = select.copy()
+        bare.set("where", None)
+        _, inner_scope, _ = probe._from(bare)
+        layered = LayeredScope(inner_scope, self.scope)
+        n = len(self.scope.columns)
+        for c in conj:
+            used = ex.columns_used(ExprBinder(layered, self.qb.params).bind(c))
+            if not any(i < n for i in used):
+                local.append(c)
+                continue
+            c = _strip(c)
+            if not isinstance(c, exp.EQ):
+                raise errors.FeatureNotSupported("correlation other than by equality")
+            sides = []
+            for side in (c.this, c.expression):
+                cols = ex.columns_used(ExprBinder(layered, self.qb.params).bind(side))
+                sides.append("outer" if cols and all(i < n for i in cols) else
+                             "inner" if cols and all(i >= n for i in cols) else "mixed")
+            if sorted(sides) != ["inner", "outer"]:
+                raise errors.FeatureNotSupported("correlation other than outer = inner")
+            inner_t, outer_t = (c.this, c.expression) if sides[0] == "inner" else (
+                c.expression, c.this)
+            inner_keys.append(inner_t)
+            outer_keys.append(outer_t)
+        derived = select.copy()
+        value = select.expressions[0]
+        value = value.this if isinstance(value, exp.Alias) else value
+        derived.set("expressions", [k.copy() for k in inner_keys] + [value.copy()])
+        derived.set("where", exp.Where(this=exp.and_(*local)) if local else None)
+        derived.set("group", exp.Group(expressions=[k.copy() for k in inner_keys]))
+        bq = self._child().bind(derived)
+        nk = len(inner_keys)
+        base = len(self.scope.columns)
+        new_cols = [ScopeColumn(None, f"?subquery{base}_{i}", f.type, hidden=True)
+                    for i, f in enumerate(bq.node.fields)]
+        gscope = Scope(self.scope.columns + new_cols)
+        preds = [functions.bind_call(ex.Func.EQ, [
+            self.binder().bind(o), ex.ColumnRef(base + i, bq.node.fields[i].type)])
+            for i, o in enumerate(outer_keys)]
+        planner = bind_join.JoinPlanner(gscope)
+        part = planner.join(bind_join.Part(self.node, list(range(base))),
+                            bind_join.Part(bq.node, list(range(base, base + nk + 1))),
+                            pl.JoinType.LEFT, preds)
+        self.node = self._trim(bind_join.output_project(part, len(gscope.columns), gscope),
+                               len(gscope.columns))
+        self.scope.columns.extend(new_cols)
+        f = bq.node.fields[nk]
+        return ex.ColumnRef(base + nk, f.type, "?subquery")
+
+
+def _python_value(v, t: types.SqlType):
+    """A value read from a result batch as the Python value a Literal of `t` holds."""
+    if v is None:
+        return None
+    if t.is_scaled_int and isinstance(v, int):
+        return decimal.Decimal(v).scaleb(-t.scale)
+    return v

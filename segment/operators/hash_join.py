@@ -1,0 +1,180 @@
+"""Hash join (HashJoin nodes): every join type of plan.JoinType, with PostgreSQL's NULLs.
+
+The right child is the build side: all its rows are read into one batch and hashed on the
+right keys (join_table.JoinTable). Each left (probe) batch is looked up in one vectorized
+call, and the (probe row, build row) pairs of its matches come out in chunks of at most
+BATCH_ROWS, so a many-to-many join never holds its whole output. The residual is
+evaluated on a chunk's pairs over just the columns it reads; pairs where it is true become
+output rows (inner and outer joins) or mark their probe row (semi and anti joins). NULL
+keys never match; without keys every pair is a candidate (a nested-loop join).
+
+- LEFT / FULL: after a probe batch's matches, its unmatched rows with NULL right columns.
+- RIGHT / FULL: a bitmap of matched build rows; the unmatched ones (NULL-key rows among
+  them) come last, with NULL left columns.
+- SEMI / ANTI: each qualifying left row once, in input order; without a residual no
+  pairs are made at all (a row matches when its key's group is not empty).
+- ANTI_NULL_AWARE (NOT IN): see join_null_aware.py.
+
+Memory: the build side is held in memory whole. A grace hash join would partition both
+inputs by key hash to disk when the build outgrows the budget and run `_join` once per
+partition with that partition's JoinTable (NULL-key build rows of a NOT IN decided once
+for all partitions first); nothing below assumes a single partition beyond that.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from planner import errors
+from planner import expr as ex
+from planner import plan
+from segment import expr as sexpr
+from segment.operators import base
+from segment.operators import join_null_aware
+from segment.operators import join_table
+
+J = plan.JoinType
+_EMITS_PAIRS = (J.INNER, J.LEFT, J.RIGHT, J.FULL)
+_FILTERS = (J.SEMI, J.ANTI, J.ANTI_NULL_AWARE)
+
+
+class HashJoinOp:
+    def __init__(self, node: plan.HashJoin, left: base.Operator, right: base.Operator):
+        n_left, n_right = len(node.left.fields), len(node.right.fields)
+        if len(node.left_keys) != len(node.right_keys):
+            raise errors.InternalError("a hash join needs as many left keys as right keys")
+        if not all(0 <= i < n_left for i in node.left_keys) or not all(
+                0 <= i < n_right for i in node.right_keys):
+            raise errors.InternalError("hash join key position out of range")
+        self.node = node
+        self.left = left
+        self.right = right
+        self.schema = base.schema_of(node.fields)
+        self.right_schema = base.schema_of(node.right.fields)
+        self.n_left = n_left
+        self.residual_cols = (sorted(ex.columns_used(node.residual))
+                              if node.residual is not None else [])
+
+    def execute(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
+        return base.coalesce(self._run(ctx), self.schema)
+
+    def _run(self, ctx: base.ExecContext):
+        node = self.node
+        table = join_table.JoinTable(
+            self._read_build(ctx), node.right_keys,
+            tuple(node.right.fields[i].type for i in node.right_keys),
+            tuple(node.left.fields[i].type for i in node.left_keys))
+        yield from self._join(ctx, table, self.left.execute(ctx))
+
+    def _read_build(self, ctx: base.ExecContext) -> pa.RecordBatch:
+        batches = [base.conform(b, self.right_schema)
+                   for b in self.right.execute(ctx) if b.num_rows]
+        if not self.right_schema.names:
+            return base.rows_without_columns(sum(b.num_rows for b in batches))
+        return base.concat_batches(batches, self.right_schema)
+
+    def _join(self, ctx: base.ExecContext, table: join_table.JoinTable,
+              probe: Iterator[pa.RecordBatch]):
+        """Join the probe batches against one build table: (output batch, work) pairs."""
+        jt = self.node.join_type
+        if table.n == 0 and jt in (J.INNER, J.RIGHT, J.SEMI):
+            return  # nothing can match and no left row is kept: skip the probe side
+        null_aware = None
+        if jt is J.ANTI_NULL_AWARE:
+            null_aware = join_null_aware.NullAware(table, len(self.node.left_keys),
+                                                   self.node.residual is not None)
+            if null_aware.rejects_all:
+                return
+        build_matched = np.zeros(table.n, np.bool_) if jt in (J.RIGHT, J.FULL) else None
+        for batch in probe:
+            if batch.num_rows:
+                yield from self._probe(ctx, table, batch, build_matched, null_aware)
+        if build_matched is not None:
+            yield from self._unmatched_build(table, build_matched)
+
+    def _probe(self, ctx, table, batch, build_matched, null_aware):
+        jt = self.node.join_type
+        n = batch.num_rows
+        keys = table.encode_probe([batch.column(i) for i in self.node.left_keys])
+        groups = table.groups(keys, n)
+        if self.node.residual is None and jt in _FILTERS:
+            matched = groups >= 0
+        else:
+            matched = None if jt in (J.INNER, J.RIGHT) else np.zeros(n, np.bool_)
+            for pi, bi in table.pairs(groups, base.BATCH_ROWS):
+                ctx.check_cancel()
+                work = len(pi)
+                if self.node.residual is not None:
+                    keep = self.qualifies(ctx, batch, table.batch, pi, bi)
+                    pi, bi = pi[keep], bi[keep]
+                if matched is not None:
+                    matched[pi] = True
+                if build_matched is not None:
+                    build_matched[bi] = True
+                if jt in _EMITS_PAIRS:
+                    yield (self._pairs_batch(batch, table.batch, pi, bi) if len(pi) else None), work
+        if jt in (J.LEFT, J.FULL):
+            yield self._left_only(batch, ~matched), n
+        elif jt is J.SEMI:
+            yield self._rows(batch, matched), n
+        elif jt is J.ANTI:
+            yield self._rows(batch, ~matched), n
+        elif jt is J.ANTI_NULL_AWARE:
+            rejected = null_aware.rejected(ctx, batch, keys, matched, self.qualifies)
+            yield self._rows(batch, ~rejected), n
+
+    def qualifies(self, ctx: base.ExecContext, probe: pa.RecordBatch, build: pa.RecordBatch,
+                  pi: np.ndarray, bi: np.ndarray) -> np.ndarray:
+        """Where the residual is true (not NULL) on the pairs (probe[pi], build[bi])."""
+        cols: list = [None] * (self.n_left + build.num_columns)
+        pia, bia = pa.array(pi), pa.array(bi)
+        for c in self.residual_cols:
+            cols[c] = (probe.column(c).take(pia) if c < self.n_left
+                       else build.column(c - self.n_left).take(bia))
+        r = sexpr.evaluate_columns(self.node.residual, cols, len(pi), ctx.now)
+        return pc.fill_null(r, False).to_numpy(zero_copy_only=False)
+
+    # --- output rows ----------------------------------------------------------------------
+    def _batch(self, cols: list[pa.Array], n: int) -> pa.RecordBatch:
+        if not self.schema.names:
+            return base.rows_without_columns(n)
+        return base.conform(pa.RecordBatch.from_arrays(cols, names=self.schema.names),
+                            self.schema)
+
+    def _pairs_batch(self, probe, build, pi, bi) -> pa.RecordBatch:
+        pia, bia = pa.array(pi), pa.array(bi)
+        return self._batch([c.take(pia) for c in probe.columns]
+                           + [c.take(bia) for c in build.columns], len(pi))
+
+    def _rows(self, batch: pa.RecordBatch, mask: np.ndarray) -> pa.RecordBatch | None:
+        """The probe rows under mask (SEMI / ANTI output: left columns only)."""
+        n = int(mask.sum())
+        if n == 0:
+            return None
+        rows = batch if n == batch.num_rows else batch.filter(pa.array(mask))
+        return self._batch(rows.columns, n)
+
+    def _left_only(self, batch: pa.RecordBatch, mask: np.ndarray) -> pa.RecordBatch | None:
+        n = int(mask.sum())
+        if n == 0:
+            return None
+        rows = batch if n == batch.num_rows else batch.filter(pa.array(mask))
+        return self._batch(rows.columns + [pa.nulls(n, f.type) for f in self.right_schema], n)
+
+    def _unmatched_build(self, table: join_table.JoinTable, build_matched: np.ndarray):
+        idx = np.flatnonzero(~build_matched)
+        left_types = [f.type for f in base.schema_of(self.node.left.fields)]
+        for start in range(0, len(idx), base.BATCH_ROWS):
+            part = pa.array(idx[start:start + base.BATCH_ROWS])
+            n = len(part)
+            cols = [pa.nulls(n, t) for t in left_types] + [c.take(part) for c in table.batch.columns]
+            yield self._batch(cols, n), n
+
+
+@base.register(plan.HashJoin)
+def _build(node: plan.HashJoin, build_child) -> HashJoinOp:
+    return HashJoinOp(node, build_child(node.left), build_child(node.right))

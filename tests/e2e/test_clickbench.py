@@ -1,0 +1,170 @@
+"""ClickBench end to end: `raympp clickbench load` of a small synthetic `hits` into a
+2-segment raympp, the same rows into DuckDB, and the 43 queries on both.
+
+Answers are compared with coordinator/clickbench/compare.py, which accepts every answer
+the query's ORDER BY / LIMIT / OFFSET allows (ties at the window's edges, multisets when
+nothing orders the rows) and compares numerics to 9 significant digits. At 20k rows some
+queries select nothing (HAVING COUNT(*) > 100000, OFFSET 10000), so each of those also
+runs in a scaled variant with smaller constants that does select rows.
+
+Also here, without a server: the generator is deterministic and independent of the number
+of processes, the converter of the published Parquet's raw types, and the comparison
+rejects wrong answers.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from coordinator import cli
+from coordinator.clickbench import compare, load, sql, synthetic
+
+ROWS = 20_000
+SEED = 3
+
+# Queries failing for reasons outside the ClickBench code (reported to the lead).
+XFAIL = {
+    4: "AVG(bigint) under two-phase aggregation: planner/distribute.py _two_phase casts "
+       "the partial SUM to the avg's numeric(38,16) before dividing, which overflows "
+       "(numeric field overflow) once the sum exceeds 10^22",
+}
+
+# (query, original text, replacement): constants scaled to 20k rows.
+SCALED = {
+    28: ("HAVING COUNT(*) > 100000", "HAVING COUNT(*) > 100"),
+    29: ("HAVING COUNT(*) > 100000", "HAVING COUNT(*) > 100"),
+    39: ("OFFSET 1000", "OFFSET 10"),
+    40: ("OFFSET 1000", "OFFSET 100"),
+    41: ("OFFSET 100", "OFFSET 0"),
+    42: ("OFFSET 10000", "OFFSET 5"),
+    43: ("OFFSET 1000", "OFFSET 100"),
+}
+
+
+def _cases():
+    for n, text in enumerate(sql.QUERIES, 1):
+        marks = [pytest.mark.xfail(reason=XFAIL[n], strict=False)] if n in XFAIL else []
+        yield pytest.param(text, id=f"Q{n}", marks=marks)
+    for n, (old, new) in SCALED.items():
+        text = sql.QUERIES[n - 1]
+        assert old in text, (n, old)
+        yield pytest.param(text.replace(old, new), id=f"Q{n}-scaled")
+
+
+@pytest.fixture(scope="module")
+def hits(server, tmp_path_factory):
+    """`hits` loaded into raympp through the CLI, and the same rows in DuckDB."""
+    duckdb = pytest.importorskip("duckdb")
+    code = cli.main(["clickbench", "load", "--host", server.host, "--port", str(server.port),
+                     "--rows", str(ROWS), "--seed", str(SEED), "--jobs", "1"])
+    assert code == 0
+    parts = tmp_path_factory.mktemp("clickbench-parts")
+    list(load.synthetic_parts(SEED, ROWS, str(parts), jobs=1))
+    db = duckdb.connect()
+    db.execute("SET threads = 1")
+    db.execute(f"CREATE TABLE hits AS SELECT * FROM read_parquet('{parts}/*.parquet')")
+    conn = server.connect()
+    yield conn, db
+    conn.execute("DROP TABLE IF EXISTS hits")
+    conn.close()
+    db.close()
+
+
+def test_loaded_rows(hits):
+    conn, db = hits
+    got = conn.execute("SELECT COUNT(*), SUM(CounterID), MIN(EventTime), MAX(EventDate), "
+                       "SUM(length(URL)) FROM hits").fetchone()
+    want = db.execute("SELECT COUNT(*), SUM(CounterID), MIN(EventTime), MAX(EventDate), "
+                      "SUM(length(URL)) FROM hits").fetchone()
+    assert [compare.normalise(v) for v in got] == [compare.normalise(v) for v in want]
+    assert got[0] == ROWS
+
+
+@pytest.mark.parametrize("query", _cases())
+def test_query(hits, query):
+    conn, db = hits
+    oq = compare.oracle_query(query)
+    got = conn.execute(query).fetchall()
+    want = db.execute(oq.sql).fetchall()
+    problem = compare.check(oq, got, want)
+    assert problem is None, f"{problem}\n{query}"
+
+
+def test_run_command(hits, server, capsys):
+    code = cli.main(["clickbench", "run", "--host", server.host, "--port", str(server.port),
+                     "--queries", "1,2,7-8", "--tries", "2"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "4 of 4 queries ran" in out
+
+
+# --------------------------------------------------------------------------- no server
+
+def test_generator_is_deterministic(tmp_path):
+    rows = synthetic.BLOCK_ROWS + 1_000  # two blocks
+    a = [synthetic.block(7, rows, i) for i in range(synthetic.n_blocks(rows))]
+    assert sum(b.num_rows for b in a) == rows
+    assert a[0].schema == synthetic.arrow_schema() and a[0].num_columns == 105
+    synthetic.vocabulary.cache_clear()
+    assert synthetic.block(7, rows, 1).equals(a[1])
+    assert not synthetic.block(8, rows, 1).equals(a[1])
+    # Parts written by two processes hold the same rows as the blocks.
+    parts = sorted(load.synthetic_parts(7, rows, str(tmp_path), jobs=2))
+    assert [p for p, _ in parts] == sorted(str(p) for p in tmp_path.glob("*.parquet"))
+    for (path, n), b in zip(parts, a):
+        assert n == b.num_rows
+        assert pq.read_table(path).to_batches()[0].equals(b)
+
+
+def test_generator_shapes():
+    b = synthetic.block(1, 50_000, 0)
+    phrase = b.column("searchphrase")
+    empty = pc.sum(pc.equal(phrase, "")).as_py() / b.num_rows
+    assert 0.8 < empty < 0.95
+    assert pc.sum(pc.equal(b.column("counterid"), synthetic.TOP_COUNTER)).as_py() > 1_000
+    assert pc.sum(pc.equal(b.column("advengineid"), 0)).as_py() / b.num_rows > 0.95
+    assert pc.all(pc.starts_with(b.column("url"), "http")).as_py()
+    days = pc.unique(b.column("eventdate"))
+    assert len(days) == synthetic.MONTH_DAYS
+    assert len(pc.unique(b.column("userid"))) < b.num_rows / 2  # users come back
+
+
+def test_convert_real_parquet_types():
+    """The published Parquet: strings as BINARY, times as Unix seconds, EventDate a day
+    number, some integers of other widths; converted back, they equal the source rows."""
+    b = synthetic.block(1, 2_000, 0)
+    raw = []
+    for f in b.schema:
+        col = b.column(f.name)
+        if pa.types.is_string(f.type):
+            col = col.cast(pa.binary())
+        elif pa.types.is_timestamp(f.type):
+            col = pc.divide(col.cast(pa.int64()), 1_000_000)
+        elif pa.types.is_date(f.type):
+            col = col.cast(pa.int32()).cast(pa.uint16())
+        elif f.type == pa.int16():
+            col = col.cast(pa.int32())
+        raw.append(col)
+    names = [n.replace("id", "ID") for n in b.schema.names]  # CamelCase-ish: case-blind
+    table = pa.Table.from_arrays(raw, names=names)
+    assert load.convert_real(table).equals(b)
+
+
+def test_compare_rejects_wrong_answers():
+    q = compare.oracle_query("SELECT k, COUNT(*) AS c FROM t GROUP BY k ORDER BY c DESC LIMIT 2")
+    assert q.shown == (1,) and q.limit == 2 and "LIMIT" not in q.sql
+    full = [("a", 5, 5), ("b", 3, 3), ("c", 3, 3), ("d", 1, 1)]
+    assert compare.check(q, [("a", 5), ("b", 3)], full) is None
+    assert compare.check(q, [("a", 5), ("c", 3)], full) is None      # a tie at the edge
+    assert compare.check(q, [("b", 3), ("a", 5)], full) is not None  # out of order
+    assert compare.check(q, [("a", 5), ("d", 1)], full) is not None  # not in the window
+    assert compare.check(q, [("a", 5)], full) is not None            # too few rows
+    assert compare.check(q, [("a", 5), ("b", 4)], full) is not None  # wrong count
+    unordered = compare.oracle_query("SELECT k, SUM(x) FROM t GROUP BY k")
+    from decimal import Decimal
+    assert compare.check(unordered, [(2, Decimal("1.5000000001")), (1, 2.0)],
+                         [(1, 2), (2, 1.5)]) is None
+    assert compare.check(unordered, [(1, 2.0)], [(1, 2), (2, 1.5)]) is not None
