@@ -147,14 +147,21 @@ class JoinPlanner:
         while remaining:
             connected = [p for p in remaining if any(
                 self._equi(q, set(current.cols), set(p.cols)) for q in pending)]
-            pool = connected or remaining
-            nxt = min(pool, key=lambda p: estimate_rows(p.node))
+            # Join next what keeps the intermediate result smallest (from statistics);
+            # a relation not connected by an equality only when nothing else is left.
+            best = None
+            for cand in connected or remaining:
+                usable = [q for q in pending
+                          if ex.columns_used(q) <= set(current.cols) | set(cand.cols)]
+                joined = self.join(current, cand, pl.JoinType.INNER, usable)
+                cost = (estimate_rows(joined.node), estimate_rows(cand.node))
+                if best is None or cost < best[0]:
+                    best = (cost, cand, usable, joined)
+            _, nxt, usable, joined = best
             remaining.remove(nxt)
-            usable = [q for q in pending
-                      if ex.columns_used(q) <= set(current.cols) | set(nxt.cols)]
             for q in usable:
                 pending.remove(q)
-            current = self.join(current, nxt, pl.JoinType.INNER, usable)
+            current = joined
         return current, pending
 
     def _filter(self, part: Part, pending: list[ex.Expr]) -> Part:

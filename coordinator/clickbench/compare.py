@@ -13,8 +13,9 @@ column; `check` then accepts exactly the answers PostgreSQL's semantics allow:
   position by position);
 - with ORDER BY and no LIMIT: the same, over the whole result.
 
-Values are normalised first: numerics (Decimal, float) that are whole become ints, others
-are rounded to 9 significant digits, so that numeric(38,16) and double answers compare.
+Values are normalised first: whole Decimals and whole floats below 2^53 become ints, other
+numerics floats rounded to 9 significant digits, so that numeric(38,16) and double answers
+compare.
 """
 
 from __future__ import annotations
@@ -91,12 +92,13 @@ def _output_position(key: exp.Expression, outputs: list[exp.Expression]) -> int 
 def normalise(value):
     if isinstance(value, bool) or value is None:
         return value
+    if isinstance(value, decimal.Decimal) and value.is_finite() \
+            and value == value.to_integral_value():
+        return int(value)  # exact, like a Python int from the other side
     if isinstance(value, (decimal.Decimal, float)):
         f = float(value)
         if f != f:
             return "NaN"
-        if isinstance(value, decimal.Decimal) and value == value.to_integral_value():
-            return int(value)
         if f.is_integer() and abs(f) < 2**53:
             return int(f)
         return float(f"{f:.{SIGNIFICANT}g}")

@@ -45,7 +45,7 @@ from coordinator.clickbench import sql, synthetic
 
 DEFAULT_KEY = "UserID"
 TSV_CHUNK_BYTES = 4 << 20
-REAL_PART_ROWS = 1 << 20
+REAL_PART_ROWS = 1 << 19
 
 
 @dataclass(frozen=True)
@@ -82,9 +82,9 @@ def create_table(conn, distributed_by: str | None = DEFAULT_KEY) -> None:
 
 # --------------------------------------------------------------------------- part files
 
-def write_synthetic_part(seed: int, rows: int, i: int, path: str) -> int:
+def write_synthetic_part(seed: int, rows: int, i: int, size: int, path: str) -> int:
     """Write block i of the synthetic table to `path` (Parquet); returns its rows."""
-    batch = synthetic.block(seed, rows, i)
+    batch = synthetic.block(seed, rows, i, size)
     _write_parquet(batch, path)
     return batch.num_rows
 
@@ -93,16 +93,18 @@ def _write_parquet(batch: pa.RecordBatch, path: str) -> None:
     tmp = path + ".tmp"
     # Dictionary-encoded, uncompressed: the segments decode it quickly and it stays small.
     pq.write_table(pa.Table.from_batches([batch]), tmp, compression="none",
-                   row_group_size=synthetic.BLOCK_ROWS)
+                   row_group_size=max(1, batch.num_rows))
     os.chmod(tmp, 0o644)
     os.replace(tmp, path)
 
 
-def synthetic_parts(seed: int, rows: int, directory: str, jobs: int) -> Iterator[tuple[str, int]]:
+def synthetic_parts(seed: int, rows: int, directory: str, jobs: int,
+                    size: int = synthetic.BLOCK_ROWS) -> Iterator[tuple[str, int]]:
     """Generate the synthetic table as part files in `directory`, `jobs` processes at a
-    time; yields (path, rows) as parts are written (not in block order)."""
-    tasks = [(seed, rows, i, os.path.join(directory, f"hits-{i:05d}.parquet"))
-             for i in range(synthetic.n_blocks(rows))]
+    time, one per block of `size` rows; yields (path, rows) as parts are written (not in
+    block order)."""
+    tasks = [(seed, rows, i, size, os.path.join(directory, f"hits-{i:05d}.parquet"))
+             for i in range(synthetic.n_blocks(rows, size))]
     yield from _run_parts(write_synthetic_part, tasks, jobs)
 
 

@@ -77,12 +77,12 @@ _UTM = ("", "yandex", "google", "email", "vk")
 _CURRENCIES = ("", "RUB", "USD", "EUR")
 
 
-def n_blocks(rows: int) -> int:
-    return max(1, -(-rows // BLOCK_ROWS))
+def n_blocks(rows: int, size: int = BLOCK_ROWS) -> int:
+    return max(1, -(-rows // size))
 
 
-def block_rows(rows: int, i: int) -> int:
-    return max(0, min(BLOCK_ROWS, rows - i * BLOCK_ROWS))
+def block_rows(rows: int, i: int, size: int = BLOCK_ROWS) -> int:
+    return max(0, min(size, rows - i * size))
 
 
 # --------------------------------------------------------------------------- helpers
@@ -267,9 +267,10 @@ def _url_hash(scheme, domain, path, known) -> np.ndarray:
     return h, k
 
 
-def block(seed: int, rows: int, i: int) -> pa.RecordBatch:
-    """Block i of the synthetic `hits` of `rows` rows (see the module docstring)."""
-    n = block_rows(rows, i)
+def block(seed: int, rows: int, i: int, size: int = BLOCK_ROWS) -> pa.RecordBatch:
+    """Block i of the synthetic `hits` of `rows` rows, cut in blocks of `size` rows (see
+    the module docstring; the table depends on the block size too)."""
+    n = block_rows(rows, i, size)
     v = vocabulary(seed, rows)
     rng = np.random.default_rng([seed, i, 0xB10C])
     cols: dict[str, pa.Array | np.ndarray] = {}

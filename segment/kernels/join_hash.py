@@ -272,14 +272,28 @@ def unique_pairs(groups, first_row, start, end):  # pragma: no cover - compiled
 
 
 # --- strings: distinct values by hash, verified byte by byte -----------------------------
+# A slot is [hash, code << 32 | length, start of the bytes, first 8 bytes] (code -1:
+# empty): strings of up to 8 bytes compare within the slot, longer ones read the build's
+# bytes past the first 8 only when hash, length and prefix agree.
+_LOW32 = np.int64(0xFFFFFFFF)
+_S8 = _U(8)
+
+
 @_inline
-def _same_bytes(offsets_a, data_a, i, offsets_b, data_b, r):  # pragma: no cover - compiled
-    a, a_end = offsets_a[i], offsets_a[i + 1]
-    b, b_end = offsets_b[r], offsets_b[r + 1]
-    if a_end - a != b_end - b:
+def _prefix(data, start, length):  # pragma: no cover - compiled
+    w = _U(0)
+    for p in range(min(length, 8) - 1, -1, -1):
+        w = (w << _S8) | _U(data[start + p])
+    return np.int64(w)
+
+
+@_inline
+def _slot_matches(slots, s, h, length, prefix, data, start, build_data):  # pragma: no cover
+    if slots[s, 0] != h or (slots[s, 1] & _LOW32) != length or slots[s, 3] != prefix:
         return False
-    for p in range(a_end - a):
-        if data_a[a + p] != data_b[b + p]:
+    b = slots[s, 2]
+    for p in range(8, length):
+        if data[start + p] != build_data[b + p]:
             return False
     return True
 
@@ -287,41 +301,42 @@ def _same_bytes(offsets_a, data_a, i, offsets_b, data_b, r):  # pragma: no cover
 @_jit
 def bytes_build(offsets, data, hashes, valid, size):  # pragma: no cover - compiled
     """Codes 0.. of the distinct strings (offsets/data as Arrow lays them out, hashes as
-    int64 from motion.hashing): (slots [hash, code], code per row (-1 NULL), representative
-    row per code, n_codes)."""
+    int64 from motion.hashing): (slots, code per row (-1 NULL), n_codes)."""
     n = hashes.shape[0]
     has_valid = valid.shape[0] > 0
     mask = _U(size - 1)
-    slots = np.empty((size, 2), np.int64)
+    slots = np.empty((size, 4), np.int64)
     slots[:, 1] = -1
     codes = np.empty(n, np.int64)
-    reps = np.empty(n, np.int64)
     n_codes = 0
     for i in range(n):
         if has_valid and not valid[i]:
             codes[i] = -1
             continue
         h = hashes[i]
+        start = np.int64(offsets[i])
+        length = np.int64(offsets[i + 1]) - start
+        prefix = _prefix(data, start, length)
         s = _fmix64(_SEED ^ np.uint64(h)) & mask
         while True:
-            c = slots[s, 1]
-            if c < 0:
+            w = slots[s, 1]
+            if w < 0:
                 slots[s, 0] = h
-                slots[s, 1] = n_codes
-                reps[n_codes] = i
+                slots[s, 1] = (np.int64(n_codes) << 32) | length
+                slots[s, 2] = start
+                slots[s, 3] = prefix
                 codes[i] = n_codes
                 n_codes += 1
                 break
-            if slots[s, 0] == h and _same_bytes(offsets, data, i, offsets, data, reps[c]):
-                codes[i] = c
+            if _slot_matches(slots, s, h, length, prefix, data, start, data):
+                codes[i] = w >> 32
                 break
             s = (s + _U(1)) & mask
-    return slots, codes, reps[:n_codes].copy(), n_codes
+    return slots, codes, n_codes
 
 
 @_jit
-def bytes_probe(offsets, data, hashes, valid, slots, reps, build_offsets,
-                build_data):  # pragma: no cover - compiled
+def bytes_probe(offsets, data, hashes, valid, slots, build_data):  # pragma: no cover - compiled
     """The build code of each probe string, -1 when NULL or absent from the build side."""
     n = hashes.shape[0]
     has_valid = valid.shape[0] > 0
@@ -332,14 +347,16 @@ def bytes_probe(offsets, data, hashes, valid, slots, reps, build_offsets,
         if has_valid and not valid[i]:
             continue
         h = hashes[i]
+        start = np.int64(offsets[i])
+        length = np.int64(offsets[i + 1]) - start
+        prefix = _prefix(data, start, length)
         s = _fmix64(_SEED ^ np.uint64(h)) & mask
         while True:
-            c = slots[s, 1]
-            if c < 0:
+            w = slots[s, 1]
+            if w < 0:
                 break
-            if slots[s, 0] == h and _same_bytes(offsets, data, i, build_offsets, build_data,
-                                                reps[c]):
-                codes[i] = c
+            if _slot_matches(slots, s, h, length, prefix, data, start, build_data):
+                codes[i] = w >> 32
                 break
             s = (s + _U(1)) & mask
     return codes

@@ -58,6 +58,7 @@ class HashJoinOp:
         self.n_left = n_left
         self.residual_cols = (sorted(ex.columns_used(node.residual))
                               if node.residual is not None else [])
+        self.counters: dict[str, int] = {}  # for EXPLAIN ANALYZE
 
     def execute(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
         return base.coalesce(self._run(ctx), self.schema)
@@ -68,6 +69,7 @@ class HashJoinOp:
             self._read_build(ctx), node.right_keys,
             tuple(node.right.fields[i].type for i in node.right_keys),
             tuple(node.left.fields[i].type for i in node.left_keys))
+        self.counters["build_rows"] = table.n
         yield from self._join(ctx, table, self.left.execute(ctx))
 
     def _read_build(self, ctx: base.ExecContext) -> pa.RecordBatch:

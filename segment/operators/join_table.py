@@ -4,9 +4,12 @@ Every key column becomes int64 codes such that two values are equal as PostgreSQ
 sees them exactly when their codes are: integers, dates, timestamps and scaled numerics
 are their own codes; floats are their float64 bits with -0.0 made 0.0 and every NaN one NaN
 (PostgreSQL orders NaN equal to NaN); intervals are their total microseconds (a month is
-30 days, as PostgreSQL compares them); everything else (text, decimal128, ...) is its index
-in the build side's distinct values (`pc.index_in`), a probe value absent there matching
-nothing. A composite key whose columns' build ranges multiply to less than 2**62 is packed
+30 days, as PostgreSQL compares them). Strings are the number of their distinct value on
+the build side, found through a numba hash table over their bytes (motion.hashing's hash,
+verified byte by byte); other types (decimal128, ...) likewise through `pc.index_in`, which
+is slower (it hashes the build's values again for every probe batch). A probe value
+absent from the build side matches nothing. A dictionary-encoded probe column is looked
+up once per dictionary value. A composite key whose columns' build ranges multiply to less than 2**62 is packed
 into one int64; a one-column key whose build values are dense is looked up directly
 (value minus the smallest), any other key through the numba hash table of
 segment/kernels/join_hash.py.
@@ -179,7 +182,7 @@ class ColumnCoder:
         if self.kind == "bytes":
             offsets, data = _bytes_layout(arr)
             codes = join_hash.bytes_probe(offsets, data, _hashes(arr), _valid(null),
-                                          self.slots, self.reps, *self.build_layout)
+                                          self.slots, self.build_data)
             return _looked_up(codes, null)
         if self.kind == "dict":
             idx = pc.index_in(arr, value_set=self.values)
@@ -200,10 +203,9 @@ class ColumnCoder:
         if pa.types.is_dictionary(build.type):
             build = build.dictionary_decode()  # (probe codes refer to build rows' bytes)
         null = _null_mask(build)
-        self.build_array = build  # keeps the buffers under build_layout alive
-        self.build_layout = _bytes_layout(build)
-        self.slots, codes, self.reps, n_codes = join_hash.bytes_build(
-            *self.build_layout, _hashes(build), _valid(null),
+        offsets, self.build_data = _bytes_layout(build)  # (a view: the table keeps it alive)
+        self.slots, codes, n_codes = join_hash.bytes_build(
+            offsets, self.build_data, _hashes(build), _valid(null),
             join_hash.table_size(len(build) - build.null_count))
         if n_codes:
             self.lo, self.hi = 0, n_codes - 1

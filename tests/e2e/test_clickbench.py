@@ -44,7 +44,11 @@ SCALED = {
 }
 
 
-def _cases():
+def _cases() -> list:
+    return list(_each_case())
+
+
+def _each_case():
     for n, text in enumerate(sql.QUERIES, 1):
         marks = [pytest.mark.xfail(reason=XFAIL[n], strict=False)] if n in XFAIL else []
         yield pytest.param(text, id=f"Q{n}", marks=marks)
@@ -104,19 +108,19 @@ def test_run_command(hits, server, capsys):
 # --------------------------------------------------------------------------- no server
 
 def test_generator_is_deterministic(tmp_path):
-    rows = synthetic.BLOCK_ROWS + 1_000  # two blocks
-    a = [synthetic.block(7, rows, i) for i in range(synthetic.n_blocks(rows))]
-    assert sum(b.num_rows for b in a) == rows
+    rows, size = 25_000, 10_000  # three blocks
+    a = [synthetic.block(7, rows, i, size) for i in range(synthetic.n_blocks(rows, size))]
+    assert [b.num_rows for b in a] == [10_000, 10_000, 5_000]
     assert a[0].schema == synthetic.arrow_schema() and a[0].num_columns == 105
     synthetic.vocabulary.cache_clear()
-    assert synthetic.block(7, rows, 1).equals(a[1])
-    assert not synthetic.block(8, rows, 1).equals(a[1])
+    assert synthetic.block(7, rows, 1, size).equals(a[1])
+    assert not synthetic.block(8, rows, 1, size).equals(a[1])
     # Parts written by two processes hold the same rows as the blocks.
-    parts = sorted(load.synthetic_parts(7, rows, str(tmp_path), jobs=2))
+    parts = sorted(load.synthetic_parts(7, rows, str(tmp_path), jobs=2, size=size))
     assert [p for p, _ in parts] == sorted(str(p) for p in tmp_path.glob("*.parquet"))
     for (path, n), b in zip(parts, a):
         assert n == b.num_rows
-        assert pq.read_table(path).to_batches()[0].equals(b)
+        assert pq.read_table(path).equals(pa.Table.from_batches([b]))
 
 
 def test_generator_shapes():
