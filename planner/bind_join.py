@@ -41,6 +41,38 @@ def conjuncts(e: ex.Expr) -> list[ex.Expr]:
     return [e]
 
 
+def disjuncts(e: ex.Expr) -> list[ex.Expr]:
+    if isinstance(e, ex.Call) and e.func is Func.OR:
+        return [d for a in e.args for d in disjuncts(a)]
+    return [e]
+
+
+def factor_or(e: ex.Expr) -> list[ex.Expr]:
+    """Conjuncts of `e`, with the conditions every branch of an OR shares pulled out:
+    (a AND b) OR (a AND c) is a AND (b OR c), so a join key hidden in an OR (TPC-H Q19)
+    still becomes a key."""
+    out = []
+    for c in conjuncts(e):
+        branches = disjuncts(c)
+        if len(branches) < 2:
+            out.append(c)
+            continue
+        parts = [conjuncts(b) for b in branches]
+        common = [x for x in parts[0] if all(x in p for p in parts[1:])]
+        if not common:
+            out.append(c)
+            continue
+        rests = [[x for x in p if x not in common] for p in parts]
+        out += common
+        if all(rests):
+            ors = None
+            for r in rests:
+                term = conjoin(r)
+                ors = term if ors is None else functions.bind_call(Func.OR, [ors, term])
+            out.append(ors)
+    return out
+
+
 def conjoin(preds: list[ex.Expr]) -> ex.Expr | None:
     out = None
     for p in preds:
@@ -139,7 +171,7 @@ class JoinPlanner:
     def inner_group(self, parts: list[Part], preds: list[ex.Expr]) -> tuple[Part, list[ex.Expr]]:
         """Join all `parts` (inner), consuming the predicates that involve them; returns
         the joined part and the predicates left over (none, normally)."""
-        pending = list(preds)
+        pending = [c for p in preds for c in factor_or(p)]
         # Single-part predicates filter that part first.
         parts = [self._filter(p, pending) for p in parts]
         remaining = sorted(parts, key=lambda p: -estimate_rows(p.node))

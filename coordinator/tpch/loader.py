@@ -137,9 +137,14 @@ def load_table(conn, table: schema.Table, files: list[Path], via: str = "file",
     except Exception as e:
         where = f" at {current}" if current is not None else ""
         dropped = _drop_quietly(conn, table.name)
+        hint = ""
+        if via == "file" and getattr(e, "sqlstate", None) in ("58P01", "42501"):
+            hint = (" (with --via file the server reads the files itself: load on the "
+                    "server's host, put --data-dir-for-files on a path the server shares, "
+                    "or use --via stdin)")
         raise LoadError(f"loading {table.name} failed{where}: {_describe(e)}; "
                         f"{'the table was dropped' if dropped else 'DROP TABLE also failed'}"
-                        ) from e
+                        f"{hint}") from e
     done.seconds = time.perf_counter() - t0
     return done
 

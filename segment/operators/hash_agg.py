@@ -7,6 +7,12 @@ number of groups, not the number of rows. At the end every aggregate's state bec
 result column. With no keys the node is a scalar aggregate and emits exactly one row, even
 on empty input (count 0, other aggregates NULL).
 
+A PARTIAL stage that finds nearly as many groups as rows (GROUP BY WatchID, URL, ...)
+would only build a hash table that the FINAL stage builds again: after SKIP_PROBE_ROWS
+input rows, if the groups exceed SKIP_RATIO of the rows, it emits what it holds and from
+then on each batch's own pre-aggregation as it comes, merging nothing (the FINAL stage
+merges states from any number of batches; DataFusion's skip_partial_aggregation).
+
 DISTINCT aggregates keep the distinct (keys, argument) pairs instead, and aggregate those
 at the end; their results are lined up with the other aggregates' groups by grouping
 again. The mode changes nothing here: distribute.py writes merges as ordinary calls over
@@ -26,6 +32,9 @@ from planner import plan
 from segment.operators import agg_state
 from segment.operators import base
 
+SKIP_PROBE_ROWS = 1 << 19
+SKIP_RATIO = 0.5
+
 
 class HashAggOp:
     def __init__(self, node: plan.Aggregate, child: base.Operator):
@@ -41,19 +50,37 @@ class HashAggOp:
 
     def execute(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
         nkeys = len(self.node.keys)
-        groups = Groups(nkeys, [st for i in self._plain for st in self.specs[i].states])
+        states = [st for i in self._plain for st in self.specs[i].states]
+        groups = Groups(nkeys, states)
         distinct = {arg: Groups(nkeys + 1, []) for arg in self._distinct_args}
-        seen = False
+        may_skip = self.node.mode is plan.AggMode.PARTIAL and nkeys and not distinct
+        seen, rows_in = False, 0
         for batch in self.child.execute(ctx):
             if batch.num_rows == 0:
                 continue
             seen = True
+            if groups is None:  # skipping: this batch's states go straight out
+                one = Groups(nkeys, states)
+                self._add(ctx, batch, one, distinct)
+                yield from self._emit(self._finalize(one.finish(), distinct))
+                continue
             self._add(ctx, batch, groups, distinct)
+            rows_in += batch.num_rows
+            if may_skip and rows_in >= SKIP_PROBE_ROWS:
+                may_skip = False  # decide once
+                held = groups.finish()
+                if held.num_rows > SKIP_RATIO * rows_in:
+                    yield from self._emit(self._finalize(held, distinct))
+                    groups = None
+        if groups is None:
+            return
         if not seen and nkeys == 0:
             self._add(ctx, self._empty_input(), groups, distinct)  # the one row of a scalar agg
         if not seen and nkeys:
             return  # no rows, no groups
-        out = self._finalize(groups.finish(), distinct)
+        yield from self._emit(self._finalize(groups.finish(), distinct))
+
+    def _emit(self, out: pa.Table) -> Iterator[pa.RecordBatch]:
         if not self.schema.names:  # (pyarrow slices column-less tables past their end)
             yield base.rows_without_columns(out.num_rows)
             return

@@ -182,7 +182,7 @@ class ColumnCoder:
         if self.kind == "bytes":
             offsets, data = _bytes_layout(arr)
             codes = join_hash.bytes_probe(offsets, data, _hashes(arr), _valid(null),
-                                          self.slots, self.build_data)
+                                          self.slots, self.starts, self.build_data)
             return _looked_up(codes, null)
         if self.kind == "dict":
             idx = pc.index_in(arr, value_set=self.values)
@@ -204,7 +204,7 @@ class ColumnCoder:
             build = build.dictionary_decode()  # (probe codes refer to build rows' bytes)
         null = _null_mask(build)
         offsets, self.build_data = _bytes_layout(build)  # (a view: the table keeps it alive)
-        self.slots, codes, n_codes = join_hash.bytes_build(
+        self.slots, self.starts, codes, n_codes = join_hash.bytes_build(
             offsets, self.build_data, _hashes(build), _valid(null),
             join_hash.table_size(len(build) - build.null_count))
         if n_codes:

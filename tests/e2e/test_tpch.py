@@ -29,15 +29,11 @@ SF = 0.01
 REPO = Path(__file__).resolve().parents[2]
 QUERY_DIR = queries.default_dir()
 
-_JOINS = "joins not planned yet (0A000 FeatureNotSupported: joins)"
-_SUBQUERIES = ("subqueries in expressions not planned yet "
-               "(0A000 FeatureNotSupported: subqueries in expressions)")
-# Observed at commit 463d87d ("HashJoin plan node") with 2 segments.
-XFAIL: dict[int, str] = {
-    **{n: _JOINS for n in (2, 3, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21)},
-    4: _SUBQUERIES,
-    22: _SUBQUERIES,
-}
+# Queries known to fail: {number: reason}, each marked xfail(strict=False). Empty since
+# commit 89e1eeb (joins and subqueries): all 22 answer like DuckDB at 2 and 4 segments.
+# Before it, every query but Q1 and Q6 failed with 0A000 "joins" (Q4 and Q22:
+# "subqueries in expressions").
+XFAIL: dict[int, str] = {}
 
 pytestmark = pytest.mark.skipif(not (QUERY_DIR / "q01.sql").is_file(),
                                 reason=f"TPC-H queries not found in {QUERY_DIR}")
