@@ -57,7 +57,7 @@ class QueryBinder:
         if isinstance(tree, exp.Select):
             return self._select(tree)
         if isinstance(tree, (exp.Union, exp.Intersect, exp.Except)):
-            raise errors.FeatureNotSupported("UNION / INTERSECT / EXCEPT")
+            return self._set_operation(tree)
         if isinstance(tree, exp.Values):
             return self._values(tree)
         raise errors.FeatureNotSupported(f"statement {tree.key.upper()}")
@@ -263,6 +263,94 @@ class QueryBinder:
             keep = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(fields[:len(outputs)]))
             node = pl.Project(node, keep, fields[:len(outputs)])
         return BoundQuery(node, names)
+
+    def _set_operation(self, tree) -> BoundQuery:
+        """UNION [ALL], INTERSECT, EXCEPT: an Append of both inputs (cast to common column
+        types); DISTINCT forms group by every column, so NULLs compare equal as SQL's set
+        operations require; INTERSECT and EXCEPT count each row's occurrences per side."""
+        left, right = self._branch(tree.this), self._branch(tree.expression)
+        if len(left.node.fields) != len(right.node.fields):
+            raise errors.SyntaxError_(f"each {tree.key.upper()} query must have the same "
+                                      "number of columns")
+        col_types = []
+        for a, b in zip(left.node.fields, right.node.fields):
+            t = types.common_type(a.type, b.type)
+            col_types.append(types.TEXT if t.kind is types.Kind.UNKNOWN else t)
+        fields = tuple(pl.Field(n, t) for n, t in zip(left.names, col_types))
+        distinct = bool(tree.args.get("distinct"))
+        if isinstance(tree, exp.Union):
+            node = pl.Append((self._cast_to(left.node, fields), self._cast_to(right.node, fields)),
+                             fields)
+            if distinct:
+                node = self._distinct(node)
+        else:
+            if not distinct:
+                raise errors.FeatureNotSupported(f"{tree.key.upper()} ALL")
+            node = self._intersect_except(left.node, right.node, fields,
+                                          isinstance(tree, exp.Intersect))
+        node = self._order_limit(node, tree, left.names)
+        return BoundQuery(node, left.names)
+
+    def _branch(self, tree) -> BoundQuery:
+        qb = QueryBinder(self.catalog, self.params, run_scalar=self.run_scalar)
+        qb.ctes = dict(self.ctes)
+        return qb.bind(tree)
+
+    @staticmethod
+    def _cast_to(node: pl.Node, fields, extra: tuple = ()) -> pl.Node:
+        exprs = tuple(functions.bind_cast(ex.ColumnRef(i, f.type, f.name), t.type)
+                      if f.type != t.type else ex.ColumnRef(i, f.type, f.name)
+                      for i, (f, t) in enumerate(zip(node.fields, fields)))
+        return pl.Project(node, exprs + tuple(e for e, _ in extra),
+                          tuple(fields) + tuple(pl.Field(n, e.type) for e, n in extra))
+
+    @staticmethod
+    def _distinct(node: pl.Node) -> pl.Node:
+        keys = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(node.fields))
+        return pl.Aggregate(node, keys, (), pl.AggMode.SINGLE, node.fields)
+
+    def _intersect_except(self, left, right, fields, intersect: bool) -> pl.Node:
+        one, zero = ex.Literal(1, types.INT8), ex.Literal(0, types.INT8)
+        tagged = pl.Append((
+            self._cast_to(left, fields, ((one, "_in_left"), (zero, "_in_right"))),
+            self._cast_to(right, fields, ((zero, "_in_left"), (one, "_in_right")))),
+            tuple(fields) + (pl.Field("_in_left", types.INT8), pl.Field("_in_right", types.INT8)))
+        n = len(fields)
+        keys = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(fields))
+        aggs = tuple(ex.AggCall(ex.AggFunc.MAX, ex.ColumnRef(n + k, types.INT8), False, types.INT8)
+                     for k in range(2))
+        agg = pl.Aggregate(tagged, keys, aggs, pl.AggMode.SINGLE,
+                           tuple(fields) + (pl.Field("_l", types.INT8), pl.Field("_r", types.INT8)))
+        in_left = functions.bind_call(ex.Func.EQ, [ex.ColumnRef(n, types.INT8), one])
+        in_right = functions.bind_call(ex.Func.EQ, [ex.ColumnRef(n + 1, types.INT8), one])
+        pred = functions.bind_call(ex.Func.AND, [in_left, in_right if intersect else
+                                                 functions.bind_call(ex.Func.NOT, [in_right])])
+        filt = pl.Filter(agg, pred, agg.fields)
+        return pl.Project(filt, keys, tuple(fields))
+
+    def _order_limit(self, node: pl.Node, tree, names) -> pl.Node:
+        order = tree.args.get("order")
+        if order is not None:
+            keys = []
+            for o in order.expressions:
+                t = o.this
+                if isinstance(t, exp.Literal) and not t.is_string:
+                    i = int(t.this) - 1
+                elif isinstance(t, exp.Column) and t.name.lower() in names:
+                    i = list(names).index(t.name.lower())
+                else:
+                    raise errors.FeatureNotSupported(
+                        "ORDER BY of a set operation on anything but its output columns")
+                desc = bool(o.args.get("desc"))
+                nf = o.args.get("nulls_first")
+                nf = desc if nf is None or _nulls_default(o) else bool(nf)
+                f = node.fields[i]
+                keys.append(pl.SortKey(ex.ColumnRef(i, f.type, f.name), desc, nf))
+            node = pl.Sort(node, tuple(keys), node.fields)
+        limit, offset = self._limit(tree)
+        if limit is not None or offset:
+            node = pl.Limit(node, limit, offset, node.fields)
+        return node
 
     def _values(self, values: exp.Values) -> BoundQuery:
         binder = ExprBinder(Scope([]), self.params)

@@ -98,6 +98,14 @@ def _dist(node: pl.Node) -> pl.Node:
         return _limit(node)
     if isinstance(node, pl.HashJoin):
         return _join(replace(node, left=_dist(node.left), right=_dist(node.right)))
+    if isinstance(node, pl.Append):
+        inputs = tuple(_dist(c) for c in node.inputs)
+        if all(c.locus.is_partitioned for c in inputs):
+            return replace(node, inputs=inputs, locus=lc.STREWN)
+        if all(c.locus.kind is LocusKind.GENERAL for c in inputs):
+            return replace(node, inputs=inputs, locus=lc.GENERAL)
+        # Constants or one copy of replicated rows must not be repeated per segment.
+        return replace(node, inputs=tuple(ensure_entry(c) for c in inputs), locus=lc.ENTRY)
     raise TypeError(f"distribute: unexpected node {type(node).__name__}")
 
 

@@ -57,6 +57,8 @@ def estimate_rows(node: pl.Node) -> float:
         if node.join_type is not pl.JoinType.INNER:
             rows = max(rows, left if node.join_type is pl.JoinType.LEFT else right)
         return max(1.0, rows)
+    if isinstance(node, pl.Append):
+        return sum(estimate_rows(c) for c in node.inputs)
     if isinstance(node, pl.Sort) and node.limit is not None:
         return min(float(node.limit), estimate_rows(node.child))
     if isinstance(node, pl.Limit) and node.limit is not None:
@@ -183,6 +185,8 @@ def _describe(node: pl.Node, n: int) -> str:
             names = [f.name for f in node.left.fields] + [f.name for f in node.right.fields]
             text += f", filter={ex.show(_rename(node.residual, names))}"
         return text
+    if isinstance(node, pl.Append):
+        return f"Append: {len(node.inputs)} inputs"
     if isinstance(node, pl.Insert):
         return f"Insert: {node.table.name} ({node.table.policy.describe(node.table.columns)})"
     return type(node).__name__

@@ -161,6 +161,18 @@ class Limit(Node):
         return (self.child,)
 
 
+@dataclass(frozen=True, slots=True)
+class Append(Node):
+    """UNION ALL: the rows of every input, one after another (inputs have equal fields)."""
+
+    inputs: tuple[Node, ...]
+    fields: tuple[Field, ...]
+    locus: Locus | None = None
+
+    def children(self):
+        return self.inputs
+
+
 class JoinType(enum.Enum):
     INNER = "inner"
     LEFT = "left"    # every left row; right columns NULL where nothing matches
@@ -242,6 +254,8 @@ def with_children(node: Node, children: tuple[Node, ...]) -> Node:
 
     if isinstance(node, HashJoin):
         return replace(node, left=children[0], right=children[1])
+    if isinstance(node, Append):
+        return replace(node, inputs=tuple(children))
     if children:
         return replace(node, child=children[0])
     return node

@@ -202,7 +202,8 @@ def _convert_column(arr: pa.Array, target: pa.DataType) -> pa.Array:
 # --------------------------------------------------------------------------- COPY
 
 def copy_file(conn, path: str, table: str = "hits") -> int:
-    cur = conn.execute(f"COPY {table} FROM '{path}' (FORMAT parquet)")
+    quoted = path.replace("'", "''")
+    cur = conn.execute(f"COPY {table} FROM '{quoted}' (FORMAT parquet)")
     return cur.rowcount
 
 

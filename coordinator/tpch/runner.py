@@ -33,7 +33,13 @@ class Outcome:
         return min(self.times_s) if self.times_s else None
 
 
+class QueryTimeout(Exception):
+    pass
+
+
 def describe_error(e: BaseException) -> str:
+    if isinstance(e, QueryTimeout):
+        return str(e)
     state = getattr(e, "sqlstate", None)
     text = str(e).strip().replace("\n", " | ")
     return f"{type(e).__name__}{f' [{state}]' if state else ''}: {text}"
@@ -45,10 +51,15 @@ def execute(conn, sql: str, timeout_s: float | None = None) -> tuple[list[str], 
     `conn` is a DB-API connection with psycopg's extras: cursor() usable in `with`,
     cancel() (or cancel_safe()), `closed`."""
     timer = None
+    fired = threading.Event()
     if timeout_s:
         # psycopg >= 3.2 has cancel_safe; anything else (the benchmark's DuckDB) cancel.
         cancel = getattr(conn, "cancel_safe", None) or conn.cancel
-        timer = threading.Timer(timeout_s, cancel)
+
+        def expire():
+            fired.set()
+            cancel()
+        timer = threading.Timer(timeout_s, expire)
         timer.daemon = True
         timer.start()
     try:
@@ -56,6 +67,11 @@ def execute(conn, sql: str, timeout_s: float | None = None) -> tuple[list[str], 
             cur.execute(sql)
             cols = [d[0] for d in cur.description] if cur.description else []
             return cols, cur.fetchall() if cur.description else []
+    except Exception as e:
+        if fired.is_set():
+            raise QueryTimeout(f"timeout: cancelled after {timeout_s:g}s "
+                               f"({describe_error(e)})") from e
+        raise
     finally:
         if timer is not None:
             timer.cancel()

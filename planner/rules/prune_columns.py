@@ -56,6 +56,10 @@ def _prune(node: pl.Node, needed: set[int]) -> tuple[pl.Node, dict[int, int]]:
             {old: new for new, old in enumerate(keep)}
     if isinstance(node, pl.HashJoin):
         return _prune_join(node, needed)
+    if isinstance(node, pl.Append):
+        # Every input must keep the same columns; keep them all.
+        kids = tuple(_prune(c, set(range(len(c.fields))))[0] for c in node.inputs)
+        return replace(node, inputs=kids), _identity(node)
     if isinstance(node, pl.Aggregate):
         used = set()
         for k in node.keys:

@@ -18,8 +18,8 @@ def pushdown_filters(node: pl.Node) -> pl.Node:
                 Func.AND, [child.filter, node.predicate])
             return replace(child, filter=pred)
         return replace(node, child=child)
-    if isinstance(node, pl.HashJoin):
-        return replace(node, left=pushdown_filters(node.left), right=pushdown_filters(node.right))
+    if isinstance(node, (pl.HashJoin, pl.Append)):
+        return pl.with_children(node, tuple(pushdown_filters(c) for c in node.children()))
     if hasattr(node, "child"):
         return replace(node, child=pushdown_filters(node.child))
     return node

@@ -214,19 +214,17 @@ def sort_by_group(group, n_groups):  # pragma: no cover - compiled
 
 
 @_jit
-def match_counts(groups, offsets):  # pragma: no cover - compiled
-    """Build rows matching each probe row, and their running total (inclusive)."""
+def match_totals(groups, offsets):  # pragma: no cover - compiled
+    """The running total (inclusive) of the build rows matching each probe row."""
     n = groups.shape[0]
-    counts = np.empty(n, np.int64)
     total = np.empty(n, np.int64)
     acc = 0
     for i in range(n):
         g = groups[i]
-        c = 0 if g < 0 else offsets[g + 1] - offsets[g]
-        counts[i] = c
-        acc += c
+        if g >= 0:
+            acc += offsets[g + 1] - offsets[g]
         total[i] = acc
-    return counts, total
+    return total
 
 
 @_jit
@@ -272,11 +270,24 @@ def unique_pairs(groups, first_row, start, end):  # pragma: no cover - compiled
 
 
 # --- strings: distinct values by hash, verified byte by byte -----------------------------
-# A slot is [hash, code << 32 | length] (code -1: empty) and `starts[code]` locates the
-# build's bytes, read only when hash and length agree. Slots stay 16 bytes: a 32-byte
-# slot (bytes' start and prefix inline) made probes ~5x slower here, the larger table
-# missing the TLB far more often.
+# A slot is [word, code << 32 | length] (code -1: empty). For strings of up to 8 bytes the
+# word is the bytes themselves, so a lookup compares within the slot; for longer ones it is
+# the hash, and `starts[code]` locates the build's bytes, read only when hash and length
+# agree. Slots stay 16 bytes: 32-byte slots (start and prefix inline) made probes ~5x
+# slower here, the larger table missing the TLB far more often.
 _LOW32 = np.int64(0xFFFFFFFF)
+_S8 = _U(8)
+
+
+@_inline
+def _word(data, start, length, h):  # pragma: no cover - compiled
+    """A short string's bytes as one int64 (with its length, exact), else its hash."""
+    if length > 8:
+        return h
+    w = _U(0)
+    for p in range(length - 1, -1, -1):
+        w = (w << _S8) | _U(data[start + p])
+    return np.int64(w)
 
 
 @_inline
@@ -306,18 +317,20 @@ def bytes_build(offsets, data, hashes, valid, size):  # pragma: no cover - compi
         h = hashes[i]
         start = np.int64(offsets[i])
         length = np.int64(offsets[i + 1]) - start
+        word = _word(data, start, length, h)
         s = _fmix64(_SEED ^ np.uint64(h)) & mask
         while True:
             w = slots[s, 1]
             if w < 0:
-                slots[s, 0] = h
+                slots[s, 0] = word
                 slots[s, 1] = (np.int64(n_codes) << 32) | length
                 starts[n_codes] = start
                 codes[i] = n_codes
                 n_codes += 1
                 break
-            if (slots[s, 0] == h and (w & _LOW32) == length
-                    and _same_bytes(data, start, length, data, starts[w >> 32])):
+            if (slots[s, 0] == word and (w & _LOW32) == length
+                    and (length <= 8
+                         or _same_bytes(data, start, length, data, starts[w >> 32]))):
                 codes[i] = w >> 32
                 break
             s = (s + _U(1)) & mask
@@ -339,13 +352,15 @@ def bytes_probe(offsets, data, hashes, valid, slots, starts,
         h = hashes[i]
         start = np.int64(offsets[i])
         length = np.int64(offsets[i + 1]) - start
+        word = _word(data, start, length, h)
         s = _fmix64(_SEED ^ np.uint64(h)) & mask
         while True:
             w = slots[s, 1]
             if w < 0:
                 break
-            if (slots[s, 0] == h and (w & _LOW32) == length
-                    and _same_bytes(data, start, length, build_data, starts[w >> 32])):
+            if (slots[s, 0] == word and (w & _LOW32) == length
+                    and (length <= 8 or _same_bytes(data, start, length, build_data,
+                                                    starts[w >> 32]))):
                 codes[i] = w >> 32
                 break
             s = (s + _U(1)) & mask

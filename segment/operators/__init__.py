@@ -2,6 +2,7 @@
 node type in base's registry (importing this package registers them all)."""
 
 from segment.operators import (  # noqa: F401
+    append,
     filter,
     generate_series,
     hash_agg,

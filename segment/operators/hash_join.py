@@ -173,7 +173,8 @@ class HashJoinOp:
         for start in range(0, len(idx), base.BATCH_ROWS):
             part = pa.array(idx[start:start + base.BATCH_ROWS])
             n = len(part)
-            cols = [pa.nulls(n, t) for t in left_types] + [c.take(part) for c in table.batch.columns]
+            cols = ([pa.nulls(n, t) for t in left_types]
+                    + [c.take(part) for c in table.batch.columns])
             yield self._batch(cols, n), n
 
 

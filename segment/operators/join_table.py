@@ -6,13 +6,16 @@ are their own codes; floats are their float64 bits with -0.0 made 0.0 and every 
 (PostgreSQL orders NaN equal to NaN); intervals are their total microseconds (a month is
 30 days, as PostgreSQL compares them). Strings are the number of their distinct value on
 the build side, found through a numba hash table over their bytes (motion.hashing's hash,
-verified byte by byte); other types (decimal128, ...) likewise through `pc.index_in`, which
-is slower (it hashes the build's values again for every probe batch). A probe value
+verified byte by byte), and so are decimal128 values (their 16 bytes); other types
+likewise through `pc.index_in`, which is slower (it hashes the build's values again for
+every probe batch). A probe value
 absent from the build side matches nothing. A dictionary-encoded probe column is looked
-up once per dictionary value. A composite key whose columns' build ranges multiply to less than 2**62 is packed
-into one int64; a one-column key whose build values are dense is looked up directly
-(value minus the smallest), any other key through the numba hash table of
-segment/kernels/join_hash.py.
+up once per dictionary value.
+
+A composite key whose columns' build ranges multiply to less than 2**62 is packed into
+one int64 (else it stays an n x k matrix); a one-column key whose build values are dense
+is looked up directly (value minus the smallest), any other key through the numba hash
+tables of segment/kernels/join_hash.py.
 
 A `JoinTable` is built from one batch of build rows and answers, per probe batch, the
 group of build rows each probe row matches and the (probe row, build row) pairs in bounded
@@ -87,6 +90,8 @@ def _kind(t: pa.DataType) -> str:
             or pa.types.is_large_binary(t) or pa.types.is_string_view(t)
             or pa.types.is_binary_view(t)):
         return "bytes"
+    if pa.types.is_decimal128(t):
+        return "bytes"  # its 16-byte values, as strings of one length
     return "dict"
 
 
@@ -136,7 +141,11 @@ def _interval_codes(arr: pa.Array) -> np.ndarray:
 
 
 def _bytes_layout(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """The offsets (from the array's first row) and data buffer of a string array."""
+    """The offsets (from the array's first row) and data buffer of a string array, or of
+    a decimal128 array read as strings of 16 bytes."""
+    if pa.types.is_decimal128(arr.type):
+        offsets = np.arange(arr.offset, arr.offset + len(arr) + 1, dtype=np.int64) * 16
+        return offsets, np.frombuffer(arr.buffers()[1], np.uint8)
     wide = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
     offsets = np.frombuffer(arr.buffers()[1], np.int64 if wide else np.int32,
                             count=arr.offset + len(arr) + 1)[arr.offset:]
@@ -372,7 +381,7 @@ class JoinTable:
                 yield join_hash.unique_pairs(groups, self.first_row, start,
                                              min(start + cap, len(groups)))
             return
-        _, total = join_hash.match_counts(groups, self.offsets)
+        total = join_hash.match_totals(groups, self.offsets)
         n_pairs = int(total[-1])
         for start in range(0, n_pairs, cap):
             row = int(np.searchsorted(total, start, side="right"))

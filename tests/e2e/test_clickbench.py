@@ -8,12 +8,17 @@ queries select nothing (HAVING COUNT(*) > 100000, OFFSET 10000), so each of thos
 runs in a scaled variant with smaller constants that does select rows.
 
 Also here, without a server: the generator is deterministic and independent of the number
-of processes, the converter of the published Parquet's raw types, and the comparison
-rejects wrong answers.
+of processes, the converter of the published Parquet's raw types, the comparison rejects
+wrong answers, and a PARTIAL aggregation that stops merging (GROUP BY WatchID, ClientIP
+finds a group per row) still gives the FINAL stage what it needs.
 """
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -172,3 +177,37 @@ def test_compare_rejects_wrong_answers():
     assert compare.check(unordered, [(2, Decimal("1.5000000001")), (1, 2.0)],
                          [(1, 2), (2, 1.5)]) is None
     assert compare.check(unordered, [(1, 2.0)], [(1, 2), (2, 1.5)]) is not None
+
+
+def test_partial_aggregation_that_stops_merging(monkeypatch):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "operators"))
+    import opkit  # the operator tests' Source node and helpers
+
+    from planner import expr as ex
+    from planner import plan
+    from planner import types as T
+    from segment.operators import hash_agg
+
+    monkeypatch.setattr(hash_agg, "SKIP_PROBE_ROWS", 1_000)
+    rng = np.random.default_rng(5)
+    n = 6_000
+    table = pa.table({"k": rng.integers(0, 5_000, n), "x": rng.integers(-9, 9, n)})
+    src = opkit.source(table, [T.INT8, T.INT8], batch_rows=500)
+    A = ex.AggFunc
+    aggs = (ex.AggCall(A.COUNT_STAR, None, False, T.INT8),
+            ex.AggCall(A.SUM, opkit.col(1, T.INT8), False, T.numeric(38, 0)),
+            ex.AggCall(A.MIN, opkit.col(1, T.INT8), False, T.INT8))
+    fields = plan.fields_of([("k", T.INT8), ("c", T.INT8), ("s", T.numeric(38, 0)),
+                             ("m", T.INT8)])
+    keys = (opkit.col(0, T.INT8),)
+    partial = opkit.run(plan.Aggregate(src, keys, aggs, plan.AggMode.PARTIAL, fields))
+    groups = len(pc.unique(table.column("k")))
+    assert partial.num_rows > groups  # it stopped merging: groups repeat across batches
+    merge = (ex.AggCall(A.SUM, opkit.col(1, T.INT8), False, T.INT8),
+             ex.AggCall(A.SUM, opkit.col(2, T.numeric(38, 0)), False, T.numeric(38, 0)),
+             ex.AggCall(A.MIN, opkit.col(3, T.INT8), False, T.INT8))
+    final = opkit.run(plan.Aggregate(opkit.source(partial, [f.type for f in fields]), keys,
+                                     merge, plan.AggMode.FINAL, fields))
+    single = opkit.run(plan.Aggregate(src, keys, aggs, plan.AggMode.SINGLE, fields))
+    assert final.num_rows == groups
+    assert final.sort_by("k").equals(single.sort_by("k"))

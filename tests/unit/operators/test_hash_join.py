@@ -5,6 +5,7 @@ NaN, numerics, dates, intervals, dictionary strings) and output cut into bounded
 
 from __future__ import annotations
 
+import decimal
 import math
 import time
 
@@ -243,9 +244,8 @@ def test_float_keys_zero_and_nan():
 
 @pytest.mark.parametrize("t,values", [
     (T.numeric(15, 2), [1234, -5, 0, None, 1234]),                    # scaled int64
-    (T.numeric(38, 2), [__import__("decimal").Decimal("12.34"), None,
-                        __import__("decimal").Decimal("-0.01"),
-                        __import__("decimal").Decimal("12.34")]),      # decimal128
+    (T.numeric(38, 2), [decimal.Decimal("12.34"), None, decimal.Decimal("-0.01"),
+                        decimal.Decimal("12.34"), decimal.Decimal("1e30")]),  # decimal128
     (T.DATE, [0, 19000, None, 19000]),
     (T.TIMESTAMP, [0, 1_700_000_000_000_000, None, 0]),
     (T.BOOL, [True, False, None, True]),
@@ -257,6 +257,14 @@ def test_key_types(t, values):
     expected = sorted((i, j) for i, a in enumerate(values) for j, b in enumerate(values)
                       if a is not None and a == b)
     assert _inner_pairs(arr, arr, t) == expected
+
+
+def test_decimal_keys_sliced_and_of_other_precision():
+    d = decimal.Decimal
+    build = pa.array([d("1.10"), d("-2.00"), None, d("3.33")], pa.decimal128(38, 2))
+    probe = pa.array([d("0"), d("3.33"), d("1.10"), None, d("1.1")], pa.decimal128(15, 2))
+    assert _inner_pairs(probe.slice(1), build.slice(0, 4), T.numeric(38, 2)) == \
+        [(0, 3), (1, 0), (3, 0)]
 
 
 def test_interval_keys_compare_as_postgresql():
@@ -273,6 +281,15 @@ def test_dictionary_and_large_string_probe_keys():
     left = pa.array(["z", "q", None, "x", "z"]).dictionary_encode()
     assert _inner_pairs(left, right, T.TEXT) == [(0, 3), (3, 0), (4, 3)]
     assert _inner_pairs(left.cast(pa.large_string()), right, T.TEXT) == [(0, 3), (3, 0), (4, 3)]
+
+
+def test_strings_around_eight_bytes():
+    """Strings of up to 8 bytes compare inside the hash table's slot, longer ones by bytes."""
+    values = ["", "a", "a\x00", "abcdefg", "abcdefgh", "abcdefgi", "abcdefghi", "abcdefghj",
+              "abcdefgh" * 5, "abcdefgh" * 4 + "abcdefgX", "é", "e"]
+    probe = pa.array(values + [None, "zzzzzzzzzzzz", "abcdefg\x00"])
+    expected = [(i, i) for i in range(len(values))]
+    assert _inner_pairs(probe, pa.array(values), T.TEXT) == expected
 
 
 def test_string_view_binary_and_sliced_keys(duck):
