@@ -130,8 +130,15 @@ def analyze_table(session, table: TableDef) -> None:
     for c in table.columns:
         nulls = sum(p["columns"][c.name]["nulls"] for p in parts)
         sketch = np.unique(np.concatenate([p["columns"][c.name]["kmv"] for p in parts]))
+        lows = [p["columns"][c.name]["min"] for p in parts
+                if p["columns"][c.name]["min"] is not None]
+        highs = [p["columns"][c.name]["max"] for p in parts
+                 if p["columns"][c.name]["max"] is not None]
+        # min/max are physical values (scaled integers, days, microseconds), as in chunks.
         columns[c.name] = ColumnStats(null_frac=nulls / rows if rows else 0.0,
-                                      distinct=kmv_estimate(sketch))
+                                      distinct=kmv_estimate(sketch),
+                                      min=min(lows) if lows else None,
+                                      max=max(highs) if highs else None)
     _set_rows(session, table, lambda _old: rows, columns)
 
 

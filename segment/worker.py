@@ -107,7 +107,13 @@ class SegmentWorker:
                 nulls += arr.null_count
                 h = np.unique(hashing.hash_arrays([arr.drop_null()], scale))
                 sketch = np.unique(np.concatenate([sketch, h]))[:KMV_SIZE]
-            out["columns"][col.name] = {"nulls": nulls, "kmv": sketch}
+            lows = [c.stats[col.name].min for c in chunks
+                    if col.name in c.stats and c.stats[col.name].min is not None]
+            highs = [c.stats[col.name].max for c in chunks
+                     if col.name in c.stats and c.stats[col.name].max is not None]
+            out["columns"][col.name] = {"nulls": nulls, "kmv": sketch,
+                                        "min": min(lows) if lows else None,
+                                        "max": max(highs) if highs else None}
         return out
 
     # --- queries -------------------------------------------------------------------------

@@ -143,7 +143,10 @@ def load_main(args) -> int:
                                                True, on_part))
             progress.update(load_task, description="ANALYZE")
             t0 = time.perf_counter()
-            conn.execute("ANALYZE")
+            try:
+                conn.execute("ANALYZE")
+            except Exception as e:
+                raise loader.LoadError(f"ANALYZE failed: {loader.describe(e)}") from e
             analyze_s = time.perf_counter() - t0
             progress.update(load_task, description="loaded")
     except (loader.LoadError, datagen.GenerateError) as e:
@@ -165,7 +168,7 @@ def _generate_in_background(files_dir, sf, threads, progress, task,
                             stop: threading.Event) -> queue.Queue:
     """Generate table after table in a daemon thread; each (name, files) is put on the
     returned queue as it is done, or the exception that stopped generation. Setting `stop`
-    ends it after the table in progress."""
+    ends it after the tpchgen-cli run in progress."""
     ready: queue.Queue = queue.Queue()
 
     def work():
@@ -173,7 +176,8 @@ def _generate_in_background(files_dir, sf, threads, progress, task,
             for tables, n in datagen.groups(sf):
                 if stop.is_set():
                     return
-                progress.update(task, description=f"generate {', '.join(tables)}")
+                what = ", ".join(tables) if len(tables) <= 2 else f"{len(tables)} tables"
+                progress.update(task, description=f"generate {what}")
                 generated = datagen.generate_tables(files_dir, sf, tables, n, threads)
                 for name, files in generated.items():
                     progress.advance(task)

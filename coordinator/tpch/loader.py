@@ -122,7 +122,7 @@ def load_table(conn, table: schema.Table, files: list[Path], via: str = "file",
     try:
         conn.execute(table.create_sql(distributed))
     except Exception as e:
-        raise LoadError(f"CREATE TABLE {table.name} failed: {_describe(e)}") from e
+        raise LoadError(f"CREATE TABLE {table.name} failed: {describe(e)}") from e
     current = None
     try:
         with conn.transaction():
@@ -134,15 +134,17 @@ def load_table(conn, table: schema.Table, files: list[Path], via: str = "file",
                 done.rows += rows
                 if on_part is not None:
                     on_part(table.name, current, rows)
-    except Exception as e:
-        where = f" at {current}" if current is not None else ""
+    except BaseException as e:
         dropped = _drop_quietly(conn, table.name)
+        if not isinstance(e, Exception):  # Ctrl-C: still no half-loaded table
+            raise
+        where = f" at {current}" if current is not None else ""
         hint = ""
         if via == "file" and getattr(e, "sqlstate", None) in ("58P01", "42501"):
             hint = (" (with --via file the server reads the files itself: load on the "
                     "server's host, put --data-dir-for-files on a path the server shares, "
                     "or use --via stdin)")
-        raise LoadError(f"loading {table.name} failed{where}: {_describe(e)}; "
+        raise LoadError(f"loading {table.name} failed{where}: {describe(e)}; "
                         f"{'the table was dropped' if dropped else 'DROP TABLE also failed'}"
                         f"{hint}") from e
     done.seconds = time.perf_counter() - t0
@@ -159,7 +161,7 @@ def _drop_quietly(conn, name: str) -> bool:
     return False
 
 
-def _describe(e: BaseException) -> str:
+def describe(e: BaseException) -> str:
     state = getattr(e, "sqlstate", None)
     text = str(e).strip().replace("\n", " | ")
     return f"{text} [{state}]" if state else text
