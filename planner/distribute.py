@@ -171,7 +171,10 @@ def _two_phase(agg: pl.Aggregate) -> pl.Node:
             c = state(ex.AggCall(ex.AggFunc.COUNT, a.arg, False, types.INT8), ex.AggFunc.SUM,
                       types.INT8)
             divisor = functions.bind_call(ex.Func.NULLIF, [c, ex.Literal(0, types.INT8)])
-            numer = functions.bind_cast(s, a.type)
+            # Divide the exact sum first: casting a large sum to the avg's scale first
+            # would overflow 38 digits before the division brings it back down.
+            numer = s if s.type.is_numeric or s.type.is_float else functions.bind_cast(
+                s, types.numeric(None, 0))
             finishers.append(functions.bind_cast(
                 functions.bind_call(ex.Func.DIV, [numer, divisor]), a.type))
 

@@ -31,11 +31,7 @@ ROWS = 20_000
 SEED = 3
 
 # Queries failing for reasons outside the ClickBench code (reported to the lead).
-XFAIL = {
-    4: "AVG(bigint) under two-phase aggregation: planner/distribute.py _two_phase casts "
-       "the partial SUM to the avg's numeric(38,16) before dividing, which overflows "
-       "(numeric field overflow) once the sum exceeds 10^22",
-}
+XFAIL: dict[int, str] = {}
 
 # (query, original text, replacement): constants scaled to 20k rows.
 SCALED = {
