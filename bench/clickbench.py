@@ -242,9 +242,9 @@ def report(runs: list[EngineRun], numbers: list[int], args, gen_s: float, notes:
         out("| " + " | ".join(cells) + " |")
 
     common = [n for n in numbers if all(er.best(n) is not None for er in runs)]
+    left_out = [f"Q{n}" for n in numbers if n not in common]
     out(f"\nGeometric means of best times over the {len(common)} queries every engine "
-        f"answered ({', '.join(f'Q{n}' for n in numbers if n not in common) or 'none left out'}"
-        f" left out):")
+        f"answered" + (f" ({', '.join(left_out)} left out):" if left_out else ":"))
     gms = {er.name: geomean([er.best(n) for n in common]) for er in runs}
     for name, g in gms.items():
         out(f"  {name}: {fmt_s(g)} s")

@@ -7,10 +7,13 @@ number of groups, not the number of rows. At the end every aggregate's state bec
 result column. With no keys the node is a scalar aggregate and emits exactly one row, even
 on empty input (count 0, other aggregates NULL).
 
-A PARTIAL stage that finds nearly as many groups as rows (GROUP BY WatchID, URL, ...)
-would only build a hash table that the FINAL stage builds again: after SKIP_PROBE_ROWS
-input rows, if the groups exceed SKIP_RATIO of the rows, it emits what it holds and from
-then on each batch's own pre-aggregation as it comes, merging nothing (the FINAL stage
+Where groups are nearly as many as rows (GROUP BY WatchID, URL, ...), grouping does not
+pay: a batch whose own grouping leaves more than RAW_RATIO of its rows makes the following
+batches go into the group table as they are, one state row per input row, until a merge
+shows that groups do repeat; such raw rows are merged less often (RAW_MERGE_ROWS). And a
+PARTIAL stage would only build a hash table that the FINAL stage builds again: after
+SKIP_PROBE_ROWS input rows, if the groups exceed SKIP_RATIO of the rows, it emits what it
+holds and from then on each batch's states as they come, merging nothing (the FINAL stage
 merges states from any number of batches; DataFusion's skip_partial_aggregation).
 
 DISTINCT aggregates keep the distinct (keys, argument) pairs instead, and aggregate those
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 from typing import Iterator, Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -34,6 +38,9 @@ from segment.operators import base
 
 SKIP_PROBE_ROWS = 1 << 19
 SKIP_RATIO = 0.5
+RAW_MIN_ROWS = 1 << 14   # a batch this big decides whether grouping batches pays
+RAW_RATIO = 0.9
+RAW_MERGE_ROWS = 4 << 20
 
 
 class HashAggOp:
@@ -60,9 +67,8 @@ class HashAggOp:
                 continue
             seen = True
             if groups is None:  # skipping: this batch's states go straight out
-                one = Groups(nkeys, states)
-                self._add(ctx, batch, one, distinct)
-                yield from self._emit(self._finalize(one.finish(), distinct))
+                self._add(ctx, batch, streamer, distinct)
+                yield from self._emit(self._finalize(streamer.drain(), distinct))
                 continue
             self._add(ctx, batch, groups, distinct)
             rows_in += batch.num_rows
@@ -71,7 +77,7 @@ class HashAggOp:
                 held = groups.finish()
                 if held.num_rows > SKIP_RATIO * rows_in:
                     yield from self._emit(self._finalize(held, distinct))
-                    groups = None
+                    streamer, groups = groups.drained(), None
         if groups is None:
             return
         if not seen and nkeys == 0:
@@ -177,8 +183,19 @@ class Groups:
         self.acc: pa.Table | None = None
         self.pending: list[pa.Table] = []
         self.pending_rows = 0
+        self.pending_multiplicity = 0
+        # Once a batch's own grouping hardly reduces it (as many groups as rows), later
+        # batches are pushed as they are, one state row per input row: the merges group
+        # them anyway, so grouping each batch first would be work done twice.
+        self.raw = False
+        self.state_types: list[pa.DataType] = []
 
     def add(self, keys: list[pa.Array], inputs: list, n: int) -> None:
+        if self.raw:
+            raw = self._raw_states(keys, inputs, n)
+            if raw is not None:
+                self._push(raw, multiplicity=n)
+                return
         cols: dict[str, pa.Array] = dict(zip(self.keys, keys))
         aggs = []
         for j, (arr, fn, opts) in enumerate(inputs):
@@ -189,7 +206,30 @@ class Groups:
                 aggs.append((f"i{j}", fn, opts) if opts is not None else (f"i{j}", fn))
         table = pa.table(cols) if cols else pa.Table.from_batches(
             [base.rows_without_columns(n)])
-        self._push(self._group(table, aggs))
+        out = self._group(table, aggs)
+        if self.keys and n >= RAW_MIN_ROWS:
+            self.state_types = out.schema.types[len(self.keys):]
+            self.raw = out.num_rows > RAW_RATIO * n
+        self._push(out)
+
+    def _raw_states(self, keys: list[pa.Array], inputs: list, n: int) -> pa.Table | None:
+        """The batch as state rows of one row per input row (what grouping it would give
+        if every row were its own group), or None when a state would need another type
+        than the grouped batches had (an exact sum that went decimal)."""
+        cols = list(keys)
+        for (arr, fn, _), t in zip(inputs, self.state_types):
+            if fn == "count_all":
+                state = pa.array(np.ones(n, np.int64))
+            elif fn == "count":
+                state = pc.cast(pc.is_valid(arr), pa.int64())
+            else:  # sum, min, max of one value: the value
+                state = arr
+            if state.type != t:
+                if not _widening(state.type, t):
+                    return None
+                state = state.cast(t)
+            cols.append(state)
+        return pa.Table.from_arrays(cols, names=self.names)
 
     def _group(self, table: pa.Table, aggs: list) -> pa.Table:
         out = table.group_by(self.keys, use_threads=False).aggregate(aggs)
@@ -202,17 +242,24 @@ class Groups:
             cols = out.columns[len(aggs):] + out.columns[:len(aggs)]
         return pa.Table.from_arrays(cols, names=self.names)
 
-    def _push(self, t: pa.Table) -> None:
+    def _push(self, t: pa.Table, multiplicity: int = 1) -> None:
+        """Add a pending table in which a group occurs at most `multiplicity` times."""
         self.pending.append(t)
         self.pending_rows += t.num_rows
+        self.pending_multiplicity += multiplicity
         acc_rows = self.acc.num_rows if self.acc is not None else 0
-        if self.pending_rows >= max(acc_rows, base.BATCH_ROWS):
+        # Raw rows are about as many as their groups, so holding more of them costs little
+        # and each merge regroups everything held: merge less often.
+        least = RAW_MERGE_ROWS if self.raw else base.BATCH_ROWS
+        if self.pending_rows >= max(acc_rows, least):
             self._merge()
 
     def _merge(self) -> None:
         tables = ([self.acc] if self.acc is not None else []) + self.pending
-        self.pending, self.pending_rows = [], 0
-        if len(tables) == 1:
+        # How often one group can occur among the tables: once per grouped table.
+        multiplicity = (1 if self.acc is not None else 0) + self.pending_multiplicity
+        self.pending, self.pending_rows, self.pending_multiplicity = [], 0, 0
+        if multiplicity == 1:
             self.acc = tables[0]
             return
         tables = _unify(tables)
@@ -221,9 +268,23 @@ class Groups:
         aggs = []
         for j, st in enumerate(self.states):
             col = merged.column(len(self.keys) + j)
-            cols[f"s{j}"] = agg_state.AggSpec.widen(st, col, len(tables))
+            cols[f"s{j}"] = agg_state.AggSpec.widen(st, col, multiplicity)
             aggs.append((f"s{j}", st.merge))
         self.acc = self._group(pa.table(cols) if cols else merged, aggs)
+        if self.raw and self.acc.num_rows * 2 < merged.num_rows:
+            self.raw = False  # groups do repeat across batches: pre-aggregate them again
+
+    def drain(self) -> pa.Table:
+        """Everything held, as it is (groups may repeat), and start empty again."""
+        tables = ([self.acc] if self.acc is not None else []) + self.pending
+        self.acc, self.pending, self.pending_rows, self.pending_multiplicity = None, [], 0, 0
+        return pa.concat_tables(_unify(tables)) if tables else self.finish()
+
+    def drained(self) -> "Groups":
+        """An empty table that keeps what this one learnt (raw or grouped batches)."""
+        g = Groups(len(self.keys), self.states)
+        g.raw, g.state_types = self.raw, self.state_types
+        return g
 
     def finish(self) -> pa.Table:
         if self.pending:
@@ -231,6 +292,19 @@ class Groups:
         if self.acc is None:
             return pa.table({n: pa.array([], pa.null()) for n in self.names})
         return self.acc
+
+
+def _widening(src: pa.DataType, dst: pa.DataType) -> bool:
+    """A cast from src to dst that cannot fail or lose anything."""
+    if pa.types.is_integer(src):
+        return dst == pa.int64() or pa.types.is_decimal(dst) or dst == pa.float64() \
+            and src.bit_width <= 32
+    if pa.types.is_floating(src):
+        return dst == pa.float64()
+    if pa.types.is_decimal(src):
+        return pa.types.is_decimal(dst) and dst.scale == src.scale \
+            and dst.precision >= src.precision
+    return False
 
 
 def _unify(tables: list[pa.Table]) -> list[pa.Table]:

@@ -175,7 +175,8 @@ def test_compare_rejects_wrong_answers():
     assert compare.check(unordered, [(1, 2.0)], [(1, 2), (2, 1.5)]) is not None
 
 
-def test_partial_aggregation_that_stops_merging(monkeypatch):
+@pytest.mark.parametrize("raw_min_rows", [1 << 30, 100])
+def test_partial_aggregation_that_stops_merging(monkeypatch, raw_min_rows):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "operators"))
     import opkit  # the operator tests' Source node and helpers
 
@@ -185,6 +186,11 @@ def test_partial_aggregation_that_stops_merging(monkeypatch):
     from segment.operators import hash_agg
 
     monkeypatch.setattr(hash_agg, "SKIP_PROBE_ROWS", 1_000)
+    # With raw_min_rows 100, batches also go into group tables ungrouped (raw state rows),
+    # merged every 1,200 rows.
+    monkeypatch.setattr(hash_agg, "RAW_MIN_ROWS", raw_min_rows)
+    monkeypatch.setattr(hash_agg, "RAW_MERGE_ROWS", 1_200)
+    monkeypatch.setattr(hash_agg.base, "BATCH_ROWS", 1_200)
     rng = np.random.default_rng(5)
     n = 6_000
     table = pa.table({"k": rng.integers(0, 5_000, n), "x": rng.integers(-9, 9, n)})
@@ -207,3 +213,15 @@ def test_partial_aggregation_that_stops_merging(monkeypatch):
     single = opkit.run(plan.Aggregate(src, keys, aggs, plan.AggMode.SINGLE, fields))
     assert final.num_rows == groups
     assert final.sort_by("k").equals(single.sort_by("k"))
+    # Keys unique within each batch but repeating across batches: raw batches, then
+    # grouped again once a merge shows the repetition.
+    repeat = pa.table({"k": np.tile(np.arange(500), 12), "x": rng.integers(-9, 9, n)})
+    src = opkit.source(repeat, [T.INT8, T.INT8], batch_rows=500)
+    got = opkit.run(plan.Aggregate(src, keys, aggs, plan.AggMode.SINGLE, fields))
+    want = repeat.group_by("k").aggregate([("x", "count"), ("x", "sum"), ("x", "min")])
+    assert got.num_rows == 500
+    got = got.sort_by("k")
+    want = want.sort_by("k")
+    assert got.column("c").to_pylist() == want.column("x_count").to_pylist()
+    assert [int(v) for v in got.column("s").to_pylist()] == want.column("x_sum").to_pylist()
+    assert got.column("m").to_pylist() == want.column("x_min").to_pylist()
