@@ -127,13 +127,13 @@ def _values_for(table: TableDef, cols: list[int], values: exp.Values, fields) ->
 
 
 def _reads_tables(root: pl.Node) -> bool:
-    return any(isinstance(n, pl.Scan) for n in pl.walk(root))
+    return any(isinstance(n, (pl.Scan, pl.StatsScan)) for n in pl.walk(root))
 
 
 def _computable_everywhere(root: pl.Node) -> bool:
     """A plan reading no table whose work is worth doing on the segments (a big series)."""
     nodes = list(pl.walk(root))
-    return not any(isinstance(n, pl.Scan) for n in nodes) and any(
+    return not any(isinstance(n, (pl.Scan, pl.StatsScan)) for n in nodes) and any(
         isinstance(n, pl.GenerateSeries) and n.locus is not None and n.locus.is_partitioned
         for n in nodes)
 

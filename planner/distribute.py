@@ -24,6 +24,7 @@ from planner.explain import estimate_rows
 from planner import locus as lc
 from planner import plan as pl
 from planner.locus import LocusKind
+from planner.rules import stats_aggregate
 from planner.schema import DistKind
 
 # A generate_series with more rows than this runs as one part per segment.
@@ -182,6 +183,7 @@ def _two_phase(agg: pl.Aggregate) -> pl.Node:
     partial_fields = key_fields + tuple(pl.Field(c.sql(), c.type) for c in partial_aggs)
     partial = pl.Aggregate(agg.child, agg.keys, tuple(partial_aggs), pl.AggMode.PARTIAL,
                            partial_fields, locus=_through_keys(agg.child.locus, agg.keys))
+    partial = stats_aggregate.from_statistics(partial) or partial
     final_keys = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(key_fields))
     final_fields = key_fields + tuple(pl.Field(f"{c.func.value}({c.arg.name})", c.type)
                                       for c in final_aggs)

@@ -157,6 +157,9 @@ def _describe(node: pl.Node, n: int) -> str:
         return text
     if isinstance(node, pl.Values):
         return f"Values: {len(node.rows)} row(s)"
+    if isinstance(node, pl.StatsScan):
+        return f"Chunk Statistics Scan: {node.table.name}, stats=[" \
+            + ", ".join(f.name for f in node.fields) + "]"
     if isinstance(node, pl.GenerateSeries):
         return f"Function Scan: generate_series({node.start}, {node.stop}, {node.step})"
     if isinstance(node, pl.Filter):

@@ -49,6 +49,32 @@ class Scan(Node):
     locus: Locus | None = None
 
 
+class ChunkStat(enum.Enum):
+    """One figure a chunk's statistics give about a column (or about the chunk)."""
+
+    ROWS = "rows"          # rows in the chunk (no column)
+    NON_NULL = "non_null"  # rows where the column is not NULL
+    MIN = "min"
+    MAX = "max"
+
+
+@dataclass(frozen=True, slots=True)
+class StatsScan(Node):
+    """Per-chunk statistics of a table's shard instead of its rows: one row per chunk, one
+    column per (ChunkStat, table column position) in `stats` (None for ROWS), plus one
+    neutral row (0 rows, NULL bounds) so that an empty shard still yields counts of 0.
+
+    A scalar PARTIAL aggregate of count/min/max over a whole table reads this instead of
+    the Scan (planner/rules/stats_aggregate.py); a chunk whose statistics leave a bound
+    unknown (a long string, say) has that column read.
+    """
+
+    table: TableDef
+    stats: tuple[tuple[ChunkStat, int | None], ...]
+    fields: tuple[Field, ...]
+    locus: Locus | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Values(Node):
     """Constant rows (SELECT without FROM, INSERT ... VALUES)."""

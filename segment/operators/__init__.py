@@ -13,5 +13,6 @@ from segment.operators import (  # noqa: F401
     project,
     scan,
     sort,
+    stats_scan,
     values,
 )
