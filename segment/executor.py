@@ -23,11 +23,12 @@ from segment.operators import base
 class _Instrumented:
     """An operator seen through the executor: conform, cancel checks, optional stats."""
 
-    def __init__(self, index: int, node: plan.Node, op: base.Operator):
+    def __init__(self, index: int, node: plan.Node, op: base.Operator, dictionaries: bool):
         self.index = index
         self.node = node
         self.op = op
         self.schema = base.schema_of(node.fields)
+        self.dictionaries = dictionaries  # the parent takes dictionary-encoded strings
 
     def execute(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
         try:
@@ -36,7 +37,7 @@ class _Instrumented:
             else:
                 for batch in self.op.execute(ctx):
                     ctx.check_cancel()
-                    yield base.conform(batch, self.schema)
+                    yield base.conform(batch, self.schema, self.dictionaries)
         except pa.ArrowNotImplementedError as e:
             # An Arrow kernel missing for some type: tell the client, with a SQLSTATE.
             raise errors.FeatureNotSupported(f"{type(self.node).__name__}: {e}") from e
@@ -54,7 +55,7 @@ class _Instrumented:
                 except StopIteration:
                     stats.seconds += time.perf_counter() - t0
                     break
-                batch = base.conform(batch, self.schema)
+                batch = base.conform(batch, self.schema, self.dictionaries)
                 stats.seconds += time.perf_counter() - t0
                 stats.rows += batch.num_rows
                 stats.batches += 1

@@ -52,19 +52,74 @@ class Frame:
         return Frame(cols, len(idx), self.now)
 
 
-def evaluate(e: ex.Expr, batch: pa.RecordBatch, now: dt.datetime | None = None) -> pa.Array:
-    """e over every row of batch. `now` is the statement's timestamp for now()."""
-    return evaluate_columns(e, batch.columns, batch.num_rows, now)
+def evaluate(e: ex.Expr, batch: pa.RecordBatch, now: dt.datetime | None = None,
+             keep_dictionary: bool = False) -> pa.Array:
+    """e over every row of batch. `now` is the statement's timestamp for now(). With
+    keep_dictionary, a string result computed over a dictionary-encoded column is returned
+    dictionary-encoded (same indices, computed dictionary)."""
+    return evaluate_columns(e, batch.columns, batch.num_rows, now, keep_dictionary)
 
 
 def evaluate_columns(e: ex.Expr, columns: list, num_rows: int,
-                     now: dt.datetime | None = None) -> pa.Array:
+                     now: dt.datetime | None = None, keep_dictionary: bool = False) -> pa.Array:
     frame = Frame(list(columns), num_rows, now or dt.datetime.now(dt.timezone.utc))
+    if keep_dictionary and e.type.is_string:
+        encoded = _over_dictionary(e, frame, keep=True)
+        if encoded is not None:
+            return encoded
     return _finish(_eval(e, frame), e.type, num_rows)
 
 
 def _eval(e: ex.Expr, f: Frame) -> xa.Datum:
+    if not isinstance(e, (ex.ColumnRef, ex.Literal)):
+        d = _over_dictionary(e, f)
+        if d is not None:
+            return d
     return _NODES[type(e)](e, f)
+
+
+# A dictionary-encoded column whose dictionary has at most this share of the batch's rows
+# is worth evaluating an expression over its distinct values instead of its rows.
+_DICTIONARY_FRACTION = 0.5
+
+
+@functools.lru_cache(maxsize=4096)
+def _columns_of(e: ex.Expr) -> frozenset[int]:
+    return frozenset(ex.columns_used(e))
+
+
+def _over_dictionary(e: ex.Expr, f: Frame, keep: bool = False):
+    """e evaluated once per distinct value when it reads one dictionary-encoded column
+    only (LIKE over URLs, regexp_replace over referers), spread to the rows through the
+    indices; None when that does not apply. A NULL row is an extra dictionary entry, so
+    e sees NULL exactly as it would row by row. An error on the dictionary (a value that
+    no row still holds may fail a cast) falls back to the rows, which decide."""
+    used = _columns_of(e)
+    if len(used) != 1:
+        return None
+    (i,) = used
+    col = f.columns[i]
+    if col is None or not pa.types.is_dictionary(col.type):
+        return None
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    values = col.dictionary
+    if len(values) > _DICTIONARY_FRACTION * f.n:
+        return None
+    indices = col.indices
+    if col.null_count:
+        values = pa.concat_arrays([values, pa.nulls(1, values.type)])
+        indices = indices.fill_null(len(values) - 1)
+    columns = [None] * len(f.columns)
+    columns[i] = values
+    try:
+        d = _finish(_eval(e, Frame(columns, len(values), f.now)), e.type, len(values))
+    except (errors.QueryError, pa.ArrowException):
+        return None
+    if keep:  # a dictionary holds distinct values (aggregates group by its indices)
+        unique = pc.dictionary_encode(d)
+        return pa.DictionaryArray.from_arrays(unique.indices.take(indices), unique.dictionary)
+    return d.take(indices)
 
 
 def _finish(d: xa.Datum, t: SqlType, n: int) -> pa.Array:

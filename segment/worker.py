@@ -103,8 +103,10 @@ class SegmentWorker:
             sketch = np.empty(0, np.uint64)
             nulls = 0
             for chunk in chunks:
-                arr = self.store.read(chunk, [col.name]).column(0)
+                arr = self.store.read(chunk, [col.name]).column(0).combine_chunks()
                 nulls += arr.null_count
+                if pa.types.is_dictionary(arr.type):
+                    arr = arr.dictionary  # the chunk's distinct values: all a sketch needs
                 h = np.unique(hashing.hash_arrays([arr.drop_null()], scale))
                 sketch = np.unique(np.concatenate([sketch, h]))[:KMV_SIZE]
             lows = [c.stats[col.name].min for c in chunks

@@ -87,37 +87,52 @@ class Operator(Protocol):
 
 BuildChild = Callable[[plan.Node], Operator]
 Builder = Callable[[Any, BuildChild], Operator]
-Wrap = Callable[[int, plan.Node, Operator], Operator]
+# wrap(index, node, op, dictionaries): dictionaries tells whether the parent accepts
+# dictionary-encoded string columns (see `register`).
+Wrap = Callable[[int, plan.Node, Operator, bool], Operator]
 
 _BUILDERS: dict[type, Builder] = {}
+_TAKES_DICTIONARIES: set[type] = set()
 
 
-def register(node_type: type):
-    """Decorator: `builder(node, build_child) -> Operator` builds operators for node_type."""
+def register(node_type: type, dictionaries: bool = False):
+    """Decorator: `builder(node, build_child) -> Operator` builds operators for node_type.
+
+    Batches carry each column in its field's Arrow type, except that a string column may
+    arrive dictionary-encoded (dictionary<int32, string>, as chunks store columns whose
+    values repeat) at an operator registered with dictionaries=True: filters evaluate
+    predicates once per distinct value and aggregates group by the indices. Every other
+    operator gets its input decoded (the executor conforms each operator's output to what
+    its parent accepts), and so does whatever consumes a slice's output.
+    """
 
     def deco(builder: Builder) -> Builder:
         if node_type in _BUILDERS:
             raise ValueError(f"an operator for {node_type.__name__} is already registered")
         _BUILDERS[node_type] = builder
+        if dictionaries:
+            _TAKES_DICTIONARIES.add(node_type)
         return builder
 
     return deco
 
 
 def build(node: plan.Node, wrap: Wrap | None = None) -> Operator:
-    """Build the operator tree of `node`. `wrap(index, node, op)` sees every operator with
-    its node's pre-order index and may return a replacement (the executor instruments)."""
+    """Build the operator tree of `node`. `wrap(index, node, op, dictionaries)` sees every
+    operator with its node's pre-order index and whether its parent accepts dictionary
+    columns, and may return a replacement (the executor instruments and conforms)."""
     import segment.operators  # noqa: F401  (importing the package registers every operator)
 
     counter = itertools.count()
 
-    def build_one(n: plan.Node) -> Operator:
+    def build_one(n: plan.Node, parent_takes_dictionaries: bool = False) -> Operator:
         index = next(counter)  # taken before the children: pre-order
         builder = _BUILDERS.get(type(n))
         if builder is None:
             raise errors.FeatureNotSupported(f"no operator executes {type(n).__name__} nodes")
-        op = builder(n, build_one)
-        return wrap(index, n, op) if wrap is not None else op
+        takes = type(n) in _TAKES_DICTIONARIES
+        op = builder(n, lambda child: build_one(child, takes))
+        return wrap(index, n, op, parent_takes_dictionaries) if wrap is not None else op
 
     return build_one(node)
 
@@ -134,12 +149,17 @@ def slice_nodes(node: plan.Node) -> list[plan.Node]:
 
 # --- helpers shared by operators ----------------------------------------------------------
 
-def evaluate(e: ex.Expr, batch: pa.RecordBatch, now: datetime.datetime | None = None) -> pa.Array:
+def evaluate(e: ex.Expr, batch: pa.RecordBatch, now: datetime.datetime | None = None,
+             keep_dictionary: bool = False) -> pa.Array:
     """segment.expr.evaluate, minus the call for a bare column (the common case). `now` is
-    the statement's timestamp (ExecContext.now), so now() agrees across batches."""
+    the statement's timestamp (ExecContext.now), so now() agrees across batches. With
+    keep_dictionary, a string result over a dictionary-encoded column stays encoded."""
     if isinstance(e, ex.ColumnRef):
-        return batch.column(e.index)
-    return sexpr.evaluate(e, batch, now)
+        col = batch.column(e.index)
+        if pa.types.is_dictionary(col.type) and not keep_dictionary:
+            return col.dictionary_decode()
+        return col
+    return sexpr.evaluate(e, batch, now, keep_dictionary)
 
 
 def filter_batch(batch: pa.RecordBatch, mask: pa.Array) -> pa.RecordBatch | None:
@@ -172,15 +192,24 @@ def rows_without_columns(n: int) -> pa.RecordBatch:
         pa.Array.from_buffers(pa.struct([]), n, [None], children=[]))
 
 
-def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+def conform(batch: pa.RecordBatch, schema: pa.Schema,
+            dictionaries: bool = False) -> pa.RecordBatch:
     """The batch with exactly `schema`'s names and types (cast where an expression produced
-    a different but compatible type, e.g. int64 for an int4 column)."""
+    a different but compatible type, e.g. int64 for an int4 column). With `dictionaries`,
+    dictionary-encoded columns of the field's value type stay encoded."""
     if batch.schema.equals(schema):
         return batch
     cols = []
     for col, f in zip(batch.columns, schema):
-        cols.append(col if col.type == f.type else cast(col, f.type))
-    return pa.RecordBatch.from_arrays(cols, schema=schema)
+        if col.type != f.type and not (dictionaries and is_encoded(col.type, f.type)):
+            col = cast(col, f.type)
+        cols.append(col)
+    return pa.RecordBatch.from_arrays(cols, names=schema.names)
+
+
+def is_encoded(t: pa.DataType, value_type: pa.DataType) -> bool:
+    """t is a dictionary type whose values are of value_type."""
+    return pa.types.is_dictionary(t) and t.value_type == value_type
 
 
 def cast(arr: pa.Array, to: pa.DataType) -> pa.Array:
@@ -222,6 +251,15 @@ def concat_batches(batches: Sequence[pa.RecordBatch], schema: pa.Schema) -> pa.R
         return empty_batch(schema)
     if not schema.names:
         return rows_without_columns(sum(b.num_rows for b in batches))
+    if any(not b.schema.equals(schema) for b in batches):
+        # Dictionary-encoded columns: keep a column encoded where every batch has it so
+        # (combining unifies the dictionaries), decode it where some batch does not.
+        encoded = [all(pa.types.is_dictionary(b.column(i).type) for b in batches)
+                   for i in range(len(schema))]
+        batches = [conform(b, pa.schema([b.schema.field(i) if enc else f for i, (f, enc)
+                                         in enumerate(zip(schema, encoded))]))
+                   for b in batches]
+        return table_to_batch(pa.Table.from_batches(batches))
     return table_to_batch(pa.Table.from_batches(batches, schema=schema))
 
 

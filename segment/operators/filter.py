@@ -30,9 +30,9 @@ class FilterOp:
             if batch.num_rows == 0:
                 continue
             kept = base.filter_batch(batch, base.evaluate(pred, batch, ctx.now))
-            yield (None if kept is None else base.conform(kept, self.schema)), batch.num_rows
+            yield (None if kept is None else base.conform(kept, self.schema, True)), batch.num_rows
 
 
-@base.register(plan.Filter)
+@base.register(plan.Filter, dictionaries=True)
 def _build(node: plan.Filter, build_child) -> FilterOp:
     return FilterOp(node, build_child(node.child))

@@ -96,7 +96,8 @@ class HashAggOp:
     def _add(self, ctx: base.ExecContext, batch: pa.RecordBatch, groups: "Groups",
              distinct: dict) -> None:
         n = batch.num_rows
-        keys = [_group_key(_array(base.evaluate(k, batch, ctx.now), n)) for k in self.node.keys]
+        keys = [_group_key(_array(base.evaluate(k, batch, ctx.now, keep_dictionary=True), n))
+                for k in self.node.keys]
         args: dict[ex.Expr, pa.Array] = {}
 
         def arg_of(e: ex.Expr) -> pa.Array:
@@ -191,11 +192,16 @@ class Groups:
         self.state_types: list[pa.DataType] = []
 
     def add(self, keys: list[pa.Array], inputs: list, n: int) -> None:
+        """Pre-aggregate one batch. A dictionary-encoded key (distinct values, as scans and
+        expressions over them give) is grouped by its indices, and only the groups' keys
+        are looked up: hashing integers instead of strings."""
+        dictionaries = [k.dictionary if pa.types.is_dictionary(k.type) else None for k in keys]
         if self.raw:
-            raw = self._raw_states(keys, inputs, n)
+            raw = self._raw_states(_decoded(keys), inputs, n)
             if raw is not None:
                 self._push(raw, multiplicity=n)
                 return
+        keys = [k.indices if d is not None else k for k, d in zip(keys, dictionaries)]
         cols: dict[str, pa.Array] = dict(zip(self.keys, keys))
         aggs = []
         for j, (arr, fn, opts) in enumerate(inputs):
@@ -207,6 +213,9 @@ class Groups:
         table = pa.table(cols) if cols else pa.Table.from_batches(
             [base.rows_without_columns(n)])
         out = self._group(table, aggs)
+        for i, d in enumerate(dictionaries):
+            if d is not None:
+                out = out.set_column(i, self.keys[i], d.take(_combined(out.column(i))))
         if self.keys and n >= RAW_MIN_ROWS:
             self.state_types = out.schema.types[len(self.keys):]
             self.raw = out.num_rows > RAW_RATIO * n
@@ -356,10 +365,14 @@ def _array(v, n: int) -> pa.Array:
     return v
 
 
+def _decoded(arrays: list[pa.Array]) -> list[pa.Array]:
+    return [a.dictionary_decode() if pa.types.is_dictionary(a.type) else a for a in arrays]
+
+
 def _combined(c) -> pa.Array:
     return c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c
 
 
-@base.register(plan.Aggregate)
+@base.register(plan.Aggregate, dictionaries=True)
 def _build(node: plan.Aggregate, build_child) -> HashAggOp:
     return HashAggOp(node, build_child(node.child))

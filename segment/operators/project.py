@@ -2,7 +2,8 @@
 
 Column references pass through without a copy; other expressions go to segment.expr.
 Results are cast to the node's field types when an expression produced a compatible but
-different Arrow type (e.g. int64 for an int4 field).
+different Arrow type (e.g. int64 for an int4 field); string results computed over a
+dictionary-encoded column stay encoded.
 """
 
 from __future__ import annotations
@@ -27,11 +28,10 @@ class ProjectOp:
             if not exprs:
                 yield base.rows_without_columns(batch.num_rows)
                 continue
-            cols = [_as_array(base.evaluate(e, batch, ctx.now), batch.num_rows) for e in exprs]
-            out = pa.RecordBatch.from_arrays(
-                [c if c.type == f.type else base.cast(c, f.type)
-                 for c, f in zip(cols, self.schema)], schema=self.schema)
-            yield out
+            cols = [_as_array(base.evaluate(e, batch, ctx.now, keep_dictionary=True),
+                              batch.num_rows) for e in exprs]
+            yield base.conform(pa.RecordBatch.from_arrays(cols, names=self.schema.names),
+                               self.schema, dictionaries=True)
 
 
 def _as_array(v, n: int) -> pa.Array:
@@ -42,6 +42,6 @@ def _as_array(v, n: int) -> pa.Array:
     return v
 
 
-@base.register(plan.Project)
+@base.register(plan.Project, dictionaries=True)
 def _build(node: plan.Project, build_child) -> ProjectOp:
     return ProjectOp(node, build_child(node.child))

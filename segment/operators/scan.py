@@ -4,7 +4,8 @@ Only the columns the node outputs are read (projection pushdown); the node's fil
 evaluated on each chunk right after reading, and chunks whose statistics prove the filter
 false are not read at all (chunk_pruning.py). A chunk becomes one batch (its column chunks
 combined), and small chunks or heavily filtered ones are concatenated, so operators above
-see large batches. Which chunks exist as of the query's snapshot is the store's business
+see large batches. Columns a chunk stores dictionary-encoded stay so (base.register says
+who decodes them). Which chunks exist as of the query's snapshot is the store's business
 (segment/storage); this operator only asks for `snapshot(table_id, txn_id)` and `read`.
 """
 
@@ -69,9 +70,9 @@ class ScanOp:
         got = base.table_to_batch(table)
         cols = [got.column(name) for name in self._col_names]
         return base.conform(pa.RecordBatch.from_arrays(cols, names=self.schema.names),
-                            self.schema)
+                            self.schema, dictionaries=True)
 
 
-@base.register(plan.Scan)
+@base.register(plan.Scan, dictionaries=True)
 def _build(node: plan.Scan, build_child) -> ScanOp:
     return ScanOp(node)

@@ -62,10 +62,11 @@ class StatsScanOp:
         value = (pc.min if kind is ChunkStat.MIN else pc.max)(arr)
         return _physical(value)
 
-    def _column(self, ctx, chunk, name: str, read: dict) -> pa.ChunkedArray:
+    def _column(self, ctx, chunk, name: str, read: dict) -> pa.Array:
         if name not in read:
             self.counters["chunks_read"] += 1
-            read[name] = ctx.store.read(chunk, [name]).column(0)
+            col = ctx.store.read(chunk, [name]).column(0).combine_chunks()
+            read[name] = col.dictionary_decode() if pa.types.is_dictionary(col.type) else col
         return read[name]
 
 

@@ -14,11 +14,17 @@ import os
 from dataclasses import dataclass, field
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from planner import errors
 from segment.storage import stats as stats_mod
 
 COMPRESSIONS = (None, "lz4", "zstd")
+# String columns with at most this share of distinct values are stored dictionary-encoded
+# (in chunks of at least DICTIONARY_MIN_ROWS rows: smaller ones are not worth it).
+# RAYMPP_DICTIONARY_FRACTION=0 turns encoding off (how bench/RESULTS.md measured its gain).
+DICTIONARY_FRACTION = float(os.environ.get("RAYMPP_DICTIONARY_FRACTION", "0.5"))
+DICTIONARY_MIN_ROWS = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,12 +68,33 @@ def write(path: str, table: pa.Table, compression: str | None = None) -> ChunkIn
         table = table.combine_chunks()  # one batch per chunk: scans want large batches
     except pa.ArrowInvalid:
         pass  # e.g. more than 2 GiB of strings in one array: keep the batches as they are
+    stats = stats_mod.table_stats(table)
+    stored = encode_repeated_strings(table)
     options = pa.ipc.IpcWriteOptions(compression=compression)
     with open(path, "xb") as sink:  # "x": never overwrite an existing chunk
-        with pa.ipc.new_file(sink, table.schema, options=options) as writer:
-            writer.write_table(table)
-    return ChunkInfo(path, table.num_rows, stats_mod.table_stats(table), os.path.getsize(path),
-                     compression)
+        with pa.ipc.new_file(sink, stored.schema, options=options) as writer:
+            writer.write_table(stored)
+    return ChunkInfo(path, table.num_rows, stats, os.path.getsize(path), compression)
+
+
+def encode_repeated_strings(table: pa.Table) -> pa.Table:
+    """The table with each string column whose distinct values are at most
+    DICTIONARY_FRACTION of its rows stored dictionary-encoded (values once, int32 indices).
+
+    Scans hand such columns on encoded, so a filter evaluates its predicate once per
+    distinct value and an aggregate groups by the indices (segment/operators/base.py
+    `register`); bench/RESULTS.md has the measurements. A chunk of unique strings (URLs,
+    say) stays plain: indices would only add to it.
+    """
+    if table.num_rows < DICTIONARY_MIN_ROWS:
+        return table
+    for i, f in enumerate(table.schema):
+        if not pa.types.is_string(f.type):
+            continue
+        encoded = pc.dictionary_encode(table.column(i)).combine_chunks()
+        if len(encoded.dictionary) <= DICTIONARY_FRACTION * table.num_rows:
+            table = table.set_column(i, pa.field(f.name, encoded.type, f.nullable), encoded)
+    return table
 
 
 def read(path: str, columns: list[str] | None = None, compressed: bool = False) -> pa.Table:

@@ -87,9 +87,29 @@ def test_compression(tmp_path, codec):
     packed = chunk.write(str(tmp_path / "z.arrow"), table, codec)
     assert packed.nbytes < plain.nbytes / 2
     assert packed.compression == codec and plain.compression is None
-    assert chunk.read(packed.path).equals(table)
-    assert chunk.read(packed.path, ["s"], compressed=True).equals(table.select(["s"]))
+    # "s" repeats: it is stored dictionary-encoded, and decodes to the same values.
+    assert chunk.read(packed.path).cast(table.schema).equals(table)
+    got = chunk.read(packed.path, ["s"], compressed=True)
+    assert pa.types.is_dictionary(got.schema.field("s").type)
+    assert got.cast(table.select(["s"]).schema).equals(table.select(["s"]))
     assert chunk.read(packed.path, [], compressed=True).num_rows == 50_000
+
+
+def test_repeated_strings_are_stored_encoded_unique_ones_plain(tmp_path):
+    n = 10_000
+    table = pa.table({"few": pa.array([None if i % 7 == 0 else f"v{i % 30}" for i in range(n)]),
+                      "unique": [f"u{i}" for i in range(n)],
+                      "x": pa.array(range(n), pa.int64())})
+    info = chunk.write(str(tmp_path / "c.arrow"), table)
+    got = chunk.read(info.path)
+    assert got.schema.field("few").type == pa.dictionary(pa.int32(), pa.string())
+    assert got.schema.field("unique").type == pa.string()
+    assert got.cast(table.schema).equals(table)
+    # Statistics are of the values, whatever the encoding.
+    assert info.stats["few"].min == "v0" and info.stats["few"].max == "v9"
+    assert info.stats["few"].null_count == table.column("few").null_count
+    small = chunk.write(str(tmp_path / "s.arrow"), table.slice(0, 100))
+    assert chunk.read(small.path).schema == table.schema  # too few rows to bother
 
 
 def test_write_never_overwrites_and_checks_codec(tmp_path):
