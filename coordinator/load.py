@@ -127,7 +127,9 @@ def _values_for(table: TableDef, cols: list[int], values: exp.Values, fields) ->
 
 
 def _reads_tables(root: pl.Node) -> bool:
-    return any(isinstance(n, (pl.Scan, pl.StatsScan)) for n in pl.walk(root))
+    """Rows that start on the segments (tables, table functions) go to their segments by
+    a Motion rather than through the coordinator."""
+    return any(isinstance(n, (pl.Scan, pl.StatsScan, pl.TableFunction)) for n in pl.walk(root))
 
 
 def _computable_everywhere(root: pl.Node) -> bool:

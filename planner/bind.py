@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
-from planner import bind_join, bind_subquery, errors, functions, types
+from planner import bind_join, bind_subquery, errors, functions, table_functions, types
 from planner import expr as ex
 from planner import plan as pl
 from planner.bind_expr import AGGREGATES, ExprBinder
@@ -156,6 +156,8 @@ class QueryBinder:
             if rel.args.get("alias") is not None and rel.args["alias"].columns else []
         if isinstance(rel, exp.Table) and isinstance(rel.this, exp.ExplodingGenerateSeries):
             return self._generate_series(rel.this, alias, col_aliases)
+        if isinstance(rel, exp.Table) and isinstance(rel.this, exp.Anonymous):
+            return self._table_function(rel.this, alias, col_aliases)
         if isinstance(rel, exp.Table):
             name = rel.name.lower() if not rel.this.quoted else rel.name
             if name in self.ctes and not rel.db:
@@ -182,19 +184,27 @@ class QueryBinder:
         names = col_aliases + list(bq.names)[len(col_aliases):]
         return Scope([ScopeColumn(qualifier, n, f.type) for n, f in zip(names, bq.node.fields)])
 
+    def _constant_int(self, arg, what: str) -> int | None:
+        e = functions.fold_constants(ExprBinder(Scope([]), self.params).bind(arg))
+        if not isinstance(e, ex.Literal) or not (e.type.is_integer or e.value is None):
+            raise errors.FeatureNotSupported(f"{what} needs constant integer arguments")
+        return e.value
+
+    def _table_function(self, call, alias, col_aliases) -> tuple[pl.Node, Scope]:
+        name = call.name.lower()
+        if not table_functions.exists(name):
+            raise errors.UndefinedFunction(f"function {name} does not exist")
+        node = table_functions.bind(
+            name, [self._constant_int(a, name) for a in call.expressions])
+        q = alias or name
+        names = col_aliases + [f.name for f in node.fields][len(col_aliases):]
+        return node, Scope([ScopeColumn(q, n, f.type) for n, f in zip(names, node.fields)])
+
     def _generate_series(self, gs, alias, col_aliases) -> tuple[pl.Node, Scope]:
-        binder = ExprBinder(Scope([]), self.params)
         vals = []
         for key in ("start", "end", "step"):
             arg = gs.args.get(key)
-            if arg is None:
-                vals.append(1)
-                continue
-            e = functions.fold_constants(binder.bind(arg))
-            if not isinstance(e, ex.Literal) or not (e.type.is_integer or e.value is None):
-                raise errors.FeatureNotSupported(
-                    "generate_series needs constant integer arguments")
-            vals.append(e.value)
+            vals.append(1 if arg is None else self._constant_int(arg, "generate_series"))
         if vals[2] == 0:
             raise errors.InvalidParameterValue("step size cannot equal zero")
         name = col_aliases[0] if col_aliases else (alias or "generate_series")

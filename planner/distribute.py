@@ -81,6 +81,8 @@ def _dist(node: pl.Node) -> pl.Node:
         count = max(0, (node.stop - node.start) // node.step + 1)
         big = count > PARALLEL_SERIES_MIN_ROWS
         return replace(node, locus=lc.STREWN if big else lc.GENERAL)
+    if isinstance(node, pl.TableFunction):
+        return replace(node, locus=lc.STREWN)  # each segment makes its part
     if isinstance(node, pl.Filter):
         child = _dist(node.child)
         return replace(node, child=child, locus=child.locus)

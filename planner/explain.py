@@ -34,6 +34,9 @@ def estimate_rows(node: pl.Node) -> float:
         return float(len(node.rows))
     if isinstance(node, pl.GenerateSeries):
         return float(max(0, (node.stop - node.start) // node.step + 1))
+    if isinstance(node, pl.TableFunction):
+        from planner import table_functions
+        return table_functions.estimate_rows(node)
     if isinstance(node, pl.Filter):
         return estimate_rows(node.child) * FILTER_SELECTIVITY
     if isinstance(node, pl.Aggregate):
@@ -162,6 +165,8 @@ def _describe(node: pl.Node, n: int) -> str:
             + ", ".join(f.name for f in node.fields) + "]"
     if isinstance(node, pl.GenerateSeries):
         return f"Function Scan: generate_series({node.start}, {node.stop}, {node.step})"
+    if isinstance(node, pl.TableFunction):
+        return f"Function Scan: {node.name}({', '.join(map(str, node.args))})"
     if isinstance(node, pl.Filter):
         return f"Filter: {ex.show(node.predicate)}"
     if isinstance(node, pl.Project):

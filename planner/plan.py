@@ -101,6 +101,18 @@ class GenerateSeries(Node):
 
 
 @dataclass(frozen=True, slots=True)
+class TableFunction(Node):
+    """A built-in row generator in FROM (planner/table_functions.py), with constant
+    integer arguments. It runs on the segments, each producing its `part` = (i, n)."""
+
+    name: str
+    args: tuple[int, ...]
+    fields: tuple[Field, ...]
+    part: tuple[int, int] | None = None
+    locus: Locus | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Filter(Node):
     child: Node
     predicate: ex.Expr

@@ -243,12 +243,12 @@ class SegmentWorker:
                                 analyze=analyze)
 
     def _localize(self, node: pl.Node) -> pl.Node:
-        """Give a split generate_series this segment's part."""
+        """Give a split generate_series or table function this segment's part."""
         from dataclasses import replace
 
         def part(n):
-            if isinstance(n, pl.GenerateSeries) and n.locus is not None and \
-                    n.locus.is_partitioned:
+            if isinstance(n, (pl.GenerateSeries, pl.TableFunction)) and \
+                    n.locus is not None and n.locus.is_partitioned:
                 return replace(n, part=(self.segment_id, self.n_segments))
             return n
         return pl.transform(node, part)

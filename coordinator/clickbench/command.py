@@ -32,12 +32,13 @@ def add_parser(sub) -> None:
     ld.add_argument("--distributed-by", default=load.DEFAULT_KEY, metavar="COLUMN",
                     help="distribution key (default UserID; 'randomly' for round-robin)")
     ld.add_argument("--jobs", type=int, default=None,
-                    help=f"processes generating/converting part files (default "
-                         f"{load.default_jobs()})")
+                    help=f"processes converting real Parquet files into part files (default "
+                         f"{load.default_jobs()}; synthetic rows are made by the segments)")
     ld.add_argument("--copy-jobs", type=int, default=1,
                     help="concurrent COPY statements (each segment reads every part)")
     ld.add_argument("--tmp-dir", default=None,
-                    help="where part files go; the server must be able to read it")
+                    help="where converted part files go (real Parquet data); the server must "
+                         "be able to read it")
     ld.add_argument("--no-analyze", action="store_true", help="skip ANALYZE hits")
     rn = cb.add_parser("run", help="run the 43 queries and print their times")
     _connection_args(rn)
@@ -93,8 +94,8 @@ def load_main(info: load.ConnInfo, args) -> int:
                TextColumn(unit), TimeElapsedColumn(), TimeRemainingColumn()]
     try:
         with Progress(*columns, console=console) as bar:
-            made = None if tsv else bar.add_task(
-                "converted" if args.sources else "generated", total=total)
+            made = bar.add_task("converted", total=total) if args.sources and not tsv \
+                else None  # (synthetic rows are made and loaded by the same statements)
             loaded = bar.add_task("loaded", total=total)
             progress = load.Progress(
                 total,

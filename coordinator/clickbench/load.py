@@ -1,17 +1,19 @@
 """`raympp clickbench load`: create `hits` and fill it, as a client over pgwire.
 
 Three sources:
-- synthetic (default): blocks of coordinator/clickbench/synthetic.py are generated in
-  parallel processes and written as Parquet part files into a temporary directory; each
-  part is loaded with `COPY hits FROM '<part>' (FORMAT parquet)`, which every segment
-  reads and keeps its own rows of, so no row crosses the network or passes through the
-  coordinator. Generation and COPY overlap: a part is loaded (and deleted) as soon as it
-  is written. The server must see the client's temporary directory (same host or a
-  shared file system; `--tmp-dir` chooses it).
+- synthetic (default): the segments generate the rows themselves, `INSERT INTO hits
+  SELECT * FROM clickbench_hits(seed, rows, first_block, blocks)` (planner/
+  table_functions.py): each segment makes every n-th block of coordinator/clickbench/
+  synthetic.py in parallel and a Motion moves each row to the segment of its UserID, so no
+  file is written anywhere and nothing passes through the coordinator. (bench/clickbench.py
+  writes the same rows as Parquet parts, `synthetic_parts`, to load every engine alike.)
 - the real hits.parquet (or the 100 athena_partitioned files): those files carry no
   logical types (strings are BINARY, EventTime and the other times Unix seconds,
   EventDate a day number), so their row groups are converted to the table's types in
-  parallel processes and written as part files that go the same way.
+  parallel processes and written as part files into a temporary directory; each part is
+  loaded with `COPY hits FROM '<part>' (FORMAT parquet)`, which every segment reads and
+  keeps its own rows of. Conversion and COPY overlap. The server must see the client's
+  temporary directory (same host or a shared file system; `--tmp-dir` chooses it).
 - the real hits.tsv (optionally .gz): streamed with `COPY hits FROM STDIN` (PostgreSQL
   text format, as ClickBench loads PostgreSQL); the coordinator routes the rows.
 
@@ -46,6 +48,8 @@ from coordinator.clickbench import sql, synthetic
 DEFAULT_KEY = "UserID"
 TSV_CHUNK_BYTES = 4 << 20
 REAL_PART_ROWS = 1 << 19
+# Blocks of synthetic rows per INSERT (each block is synthetic.BLOCK_ROWS rows).
+GENERATED_BLOCKS_PER_STATEMENT = 4
 
 
 @dataclass(frozen=True)
@@ -255,6 +259,26 @@ def load_parts(info: ConnInfo, parts: Iterable[tuple[str, int]], copy_jobs: int,
     return done[0]
 
 
+def load_generated(info: ConnInfo, seed: int, rows: int, progress: Progress,
+                   blocks_per_statement: int = GENERATED_BLOCKS_PER_STATEMENT) -> int:
+    """Synthetic rows made by the segments themselves: `INSERT INTO hits SELECT * FROM
+    clickbench_hits(seed, rows, first, k)` over successive groups of blocks (each segment
+    generates its share of a group in parallel, the rows move to their segments by
+    UserID), all in one transaction so that a failure leaves no half-loaded table.
+    Progress advances after each group."""
+    blocks = synthetic.n_blocks(rows) if rows else 0
+    done = 0
+    with info.connect(autocommit=False) as conn:
+        for first in range(0, blocks, blocks_per_statement):
+            cur = conn.execute(f"INSERT INTO hits SELECT * FROM clickbench_hits("
+                               f"{int(seed)}, {int(rows)}, {first}, {blocks_per_statement})")
+            done += cur.rowcount
+            progress.on_made(cur.rowcount)
+            progress.on_loaded(cur.rowcount)
+        conn.commit()
+    return done
+
+
 def load_tsv(info: ConnInfo, path: str, progress: Progress) -> int:
     """Stream a hits.tsv (PostgreSQL text format; .gz read as gzip) with COPY FROM STDIN."""
     import gzip
@@ -307,21 +331,19 @@ def load(info: ConnInfo, *, rows: int = 1_000_000, seed: int = 1,
         progress = progress or Progress(os.path.getsize(tsv[0]))
         n = load_tsv(info, tsv[0], progress)
         source = tsv[0]
+    elif not sources:
+        n = load_generated(info, seed, rows, progress or Progress(rows))
+        source = f"synthetic (seed {seed}), generated on the segments"
     else:
         directory = tempfile.mkdtemp(prefix="raympp-clickbench-", dir=tmp_dir)
         os.chmod(directory, 0o755)  # segments may run as another user
         try:
-            if sources:
-                files = expand_parquet(sources)
-                tasks = real_parquet_tasks(files, directory)
-                total = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
-                progress = progress or Progress(total)
-                parts = _run_parts(convert_real_part, tasks, jobs)
-                source = ", ".join(files) if len(files) <= 3 else f"{len(files)} Parquet files"
-            else:
-                progress = progress or Progress(rows)
-                parts = synthetic_parts(seed, rows, directory, jobs)
-                source = f"synthetic (seed {seed})"
+            files = expand_parquet(sources)
+            tasks = real_parquet_tasks(files, directory)
+            total = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+            progress = progress or Progress(total)
+            parts = _run_parts(convert_real_part, tasks, jobs)
+            source = ", ".join(files) if len(files) <= 3 else f"{len(files)} Parquet files"
             n = load_parts(info, parts, copy_jobs, progress)
         finally:
             shutil.rmtree(directory, ignore_errors=True)

@@ -14,5 +14,6 @@ from segment.operators import (  # noqa: F401
     scan,
     sort,
     stats_scan,
+    table_function,
     values,
 )

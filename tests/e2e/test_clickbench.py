@@ -7,7 +7,8 @@ nothing orders the rows) and compares numerics to 9 significant digits. At 20k r
 queries select nothing (HAVING COUNT(*) > 100000, OFFSET 10000), so each of those also
 runs in a scaled variant with smaller constants that does select rows.
 
-Also here, without a server: the generator is deterministic and independent of the number
+The load goes through `clickbench_hits()`, generated on the segments; a test checks that
+function's rows and errors. Also here, without a server: the generator is deterministic and independent of the number
 of processes, the converter of the published Parquet's raw types, the comparison rejects
 wrong answers, and a PARTIAL aggregation that stops merging (GROUP BY WatchID, ClientIP
 finds a group per row) still gives the FINAL stage what it needs.
@@ -104,6 +105,38 @@ def test_run_command(hits, server, capsys):
     out = capsys.readouterr().out
     assert code == 0, out
     assert "4 of 4 queries ran" in out
+
+
+def test_segments_generate_their_share(server):
+    """clickbench_hits() runs on the segments, each making every n-th block; the rows are
+    the generator's, whichever segment made them."""
+    import psycopg
+
+    rows = 2 * synthetic.BLOCK_ROWS + 1_000  # three blocks over two segments
+    blocks = [synthetic.block(5, rows, i) for i in range(3)]
+    table = pa.Table.from_batches(blocks)
+    conn = server.connect(autocommit=True)
+    try:
+        got = conn.execute(f"SELECT count(*), sum(counterid), max(length(url)), "
+                           f"min(eventtime) FROM clickbench_hits(5, {rows}) AS h").fetchone()
+        assert got[0] == rows
+        assert got[1] == pc.sum(table.column("counterid")).as_py()
+        assert got[2] == pc.max(pc.utf8_length(table.column("url"))).as_py()
+        assert got[3] == pc.min(table.column("eventtime")).as_py()
+        # Only blocks 1..2: the last block is short.
+        n = conn.execute(f"SELECT count(*) FROM clickbench_hits(5, {rows}, 1, 5)").fetchone()
+        assert n[0] == synthetic.BLOCK_ROWS + 1_000
+        plan = "\n".join(r[0] for r in conn.execute(
+            f"EXPLAIN SELECT count(*) FROM clickbench_hits(5, {rows})").fetchall())
+        assert f"Function Scan: clickbench_hits(5, {rows}, 0, 3)" in plan
+        assert "locus=strewn" in plan and "Gather Motion 2:1" in plan
+        for bad, state in [("clickbench_hits(1)", "42883"), ("clickbench_hits(-1, 5)", "22023"),
+                           ("no_such_function(1)", "42883")]:
+            with pytest.raises(psycopg.Error) as err:
+                conn.execute(f"SELECT count(*) FROM {bad}").fetchall()
+            assert err.value.sqlstate == state, bad
+    finally:
+        conn.close()
 
 
 # --------------------------------------------------------------------------- no server
