@@ -137,8 +137,10 @@ class RaymppServer:
 
     def __init__(self, segments: int = 2, port: int | None = None,
                  data_dir: str | None = None, start_timeout_s: float = 300.0,
-                 stop_timeout_s: float = 120.0, extra_args: list[str] | None = None):
+                 stop_timeout_s: float = 120.0, extra_args: list[str] | None = None,
+                 env: dict[str, str] | None = None):
         self.segments = segments
+        self.env = dict(env or {})  # extra environment of the server (and its segments)
         self.port = port or free_port()
         self._own_dir = data_dir is None
         self.tmp = Path(tempfile.mkdtemp(prefix="raympp-bench-")) if data_dir is None else None
@@ -172,7 +174,7 @@ class RaymppServer:
         self._ready.set()  # EOF: the process is ending; start() sees _serving False
 
     def start(self) -> "RaymppServer":
-        env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", PYTHONUNBUFFERED="1")
+        env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", PYTHONUNBUFFERED="1", **self.env)
         env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
         cmd = self.command()
         log(f"[bench] starting raympp: {' '.join(cmd)}")

@@ -170,10 +170,9 @@ def test_generator_shapes():
     assert len(pc.unique(b.column("userid"))) < b.num_rows / 2  # users come back
 
 
-def test_convert_real_parquet_types():
-    """The published Parquet: strings as BINARY, times as Unix seconds, EventDate a day
-    number, some integers of other widths; converted back, they equal the source rows."""
-    b = synthetic.block(1, 2_000, 0)
+def _as_published(b: pa.RecordBatch) -> pa.Table:
+    """Rows in the published hits.parquet's raw types: strings as BINARY, times as Unix
+    seconds, EventDate a day number, some integers of other widths, CamelCase names."""
     raw = []
     for f in b.schema:
         col = b.column(f.name)
@@ -187,8 +186,45 @@ def test_convert_real_parquet_types():
             col = col.cast(pa.int32())
         raw.append(col)
     names = [n.replace("id", "ID") for n in b.schema.names]  # CamelCase-ish: case-blind
-    table = pa.Table.from_arrays(raw, names=names)
-    assert load.convert_real(table).equals(b)
+    return pa.Table.from_arrays(raw, names=names)
+
+
+def test_convert_real_parquet_types():
+    """Converted back from the published Parquet's raw types, rows equal the source."""
+    b = synthetic.block(1, 2_000, 0)
+    assert load.convert_real(_as_published(b)).equals(b)
+
+
+def test_load_the_published_formats(raympp_cluster, tmp_path):
+    """`raympp clickbench load hits.parquet` (raw published types) and `... hits.tsv.gz`
+    (PostgreSQL text format, here written by COPY TO) load the same rows."""
+    import gzip
+
+    srv = raympp_cluster(1)
+    rows = 3_000
+    b = synthetic.block(2, rows, 0)
+    pq.write_table(_as_published(b), tmp_path / "hits.parquet", row_group_size=1_000)
+    probe = ("SELECT count(*), sum(counterid), sum(length(url)), min(eventtime), "
+             "max(eventdate), count(DISTINCT title) FROM hits")
+    t = pa.Table.from_batches([b])
+    want = (rows, pc.sum(t.column("counterid")).as_py(),
+            pc.sum(pc.utf8_length(t.column("url"))).as_py(),
+            pc.min(t.column("eventtime")).as_py(), pc.max(t.column("eventdate")).as_py(),
+            len(pc.unique(t.column("title"))))
+    args = ["clickbench", "load", "--host", srv.host, "--port", str(srv.port), "--jobs", "1"]
+    conn = srv.connect(autocommit=True)
+    try:
+        assert cli.main(args + [str(tmp_path / "hits.parquet")]) == 0
+        assert conn.execute(probe).fetchone() == want
+        with conn.cursor().copy("COPY hits TO STDOUT") as copy, \
+                gzip.open(tmp_path / "hits.tsv.gz", "wb") as out:
+            for data in copy:
+                out.write(data)
+        assert cli.main(args + ["--no-analyze", str(tmp_path / "hits.tsv.gz")]) == 0
+        assert conn.execute(probe).fetchone() == want
+    finally:
+        conn.execute("DROP TABLE IF EXISTS hits")
+        conn.close()
 
 
 def test_compare_rejects_wrong_answers():
