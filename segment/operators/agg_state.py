@@ -36,7 +36,7 @@ class State:
 
 
 class AggSpec:
-    """One AggCall. `kind` is count | sum | float_sum | minmax | avg.
+    """One AggCall. `kind` is count | sum | float_sum | minmax | float_max | avg.
 
     The mode does not change what a call computes: distribute.py expresses merging as
     ordinary calls over the partial states (sum of counts, min of mins), and a FINAL over
@@ -56,6 +56,8 @@ class AggSpec:
             self.kind = "float_sum" if arg_t.is_float else "sum"
         elif f is ex.AggFunc.AVG:
             self.kind = "avg"
+        elif f is ex.AggFunc.MAX and arg_t.is_float:
+            self.kind = "float_max"
         elif f in (ex.AggFunc.MIN, ex.AggFunc.MAX):
             self.kind = "minmax"
         else:
@@ -74,6 +76,10 @@ class AggSpec:
         if k == "minmax":
             fn = "min" if self.call.func is ex.AggFunc.MIN else "max"
             return [State(fn, False)]
+        if k == "float_max":
+            # PostgreSQL sorts NaN above every number, so max is NaN when a NaN is there;
+            # Arrow's max skips NaN. Keep the max with NaN as +inf, and whether one was seen.
+            return [State("max", False), State("max", False)]
         # avg: a sum (exact unless floats) and a count
         return [State("sum", not self.arg_type.is_float), State("sum", False)]
 
@@ -90,6 +96,10 @@ class AggSpec:
             return [(arg.cast(pa.float64()), "sum", None)]
         if k == "minmax":
             return [(arg, self.states[0].merge, None)]
+        if k == "float_max":
+            nan = pc.is_nan(arg)
+            return [(pc.if_else(nan, pa.scalar(float("inf"), arg.type), arg), "max", None),
+                    (nan.cast(pa.int8()), "max", None)]
         total = arg.cast(pa.float64()) if self.arg_type.is_float else self._exact_input(arg)
         return [(total, "sum", None), (arg, "count", None)]
 
@@ -123,6 +133,10 @@ class AggSpec:
             return states[0].fill_null(0).cast(out_t.arrow_type())
         if k == "float_sum" or k == "minmax":
             return _cast(states[0], out_t)
+        if k == "float_max":
+            value, saw_nan = states
+            nan = pa.scalar(float("nan"), value.type)
+            return _cast(pc.if_else(pc.equal(saw_nan, 1), nan, value), out_t)
         if k == "sum":
             return exact_to_type(states[0], _scale_of(self.arg_type), out_t)
         total, count = states
