@@ -79,8 +79,9 @@ def _eval(e: ex.Expr, f: Frame) -> xa.Datum:
 
 
 # A dictionary-encoded column whose dictionary has at most this share of the batch's rows
-# is worth evaluating an expression over its distinct values instead of its rows.
-_DICTIONARY_FRACTION = 0.5
+# is worth evaluating an expression over its distinct values instead of its rows: a
+# filter or a group-by above may have left fewer rows than the chunk's dictionary holds.
+_DICTIONARY_FRACTION = 1.0
 
 
 @functools.lru_cache(maxsize=4096)
