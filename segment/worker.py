@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from motion import hashing
+from segment import sketch as kmv
 from motion.errors import MotionError
 from motion.service import MotionService
 from planner import errors
@@ -105,10 +106,7 @@ class SegmentWorker:
             for chunk in chunks:
                 arr = self.store.read(chunk, [col.name]).column(0).combine_chunks()
                 nulls += arr.null_count
-                if pa.types.is_dictionary(arr.type):
-                    arr = arr.dictionary  # the chunk's distinct values: all a sketch needs
-                h = np.unique(hashing.hash_arrays([arr.drop_null()], scale))
-                sketch = np.unique(np.concatenate([sketch, h]))[:KMV_SIZE]
+                sketch = kmv.update(sketch, arr, KMV_SIZE, scale)
             lows = [c.stats[col.name].min for c in chunks
                     if col.name in c.stats and c.stats[col.name].min is not None]
             highs = [c.stats[col.name].max for c in chunks
