@@ -9,7 +9,8 @@ The rows are coordinator/clickbench/synthetic.py's (seed --seed), written once a
 part files and loaded from those files by every engine:
 - raympp: its own `raympp serve --segments N` (bench/common.py), `CREATE TABLE` from
   create.sql + DISTRIBUTED BY (UserID), `COPY hits FROM '<part>' (FORMAT parquet)` per part
-  (what `raympp clickbench load` does), then ANALYZE (timed apart);
+  or, with --raympp-load generated, the same rows generated on the segments (what
+  `raympp clickbench load` does), then ANALYZE (timed apart);
 - DuckDB: in-process, :memory:, threads=--duckdb-threads, CREATE TABLE AS read_parquet;
 - PostgreSQL 15: a private server (bench/common.py), create.sql as is, COPY FROM STDIN
   (CSV) per part, VACUUM ANALYZE (timed apart), statement_timeout = --query-timeout.
@@ -102,11 +103,18 @@ def run_raympp(parts: list[str], numbers: list[int], args) -> EngineRun:
         with info.connect() as conn:
             load.create_table(conn, load.DEFAULT_KEY)
         t0 = time.perf_counter()
-        load.load_parts(info, ((p, 0) for p in parts), 1, load.Progress(None), delete=False)
+        if args.raympp_load == "generated":
+            load.load_generated(info, args.seed, args.rows, load.Progress(None))
+            how = ("rows generated on the segments (`raympp clickbench load`: INSERT ... "
+                   "SELECT * FROM clickbench_hits(...), generation included in the load time)")
+        else:
+            load.load_parts(info, ((p, 0) for p in parts), 1, load.Progress(None),
+                            delete=False)
+            how = "COPY ... (FORMAT parquet) per part"
         er.load_s = time.perf_counter() - t0
         er.analyze_s = load.analyze_table(info)
         er.notes.append(f"raympp: `raympp serve --segments {args.segments}`, hits DISTRIBUTED "
-                        f"BY (UserID), COPY ... (FORMAT parquet) per part, then ANALYZE")
+                        f"BY (UserID), {how}, then ANALYZE")
         log(f"[clickbench] raympp: loaded in {er.load_s:.1f} s, ANALYZE {er.analyze_s:.1f} s")
         with info.connect() as conn:
             run_queries(er, numbers, args.tries, lambda q: conn.execute(q).fetchall(),
@@ -289,6 +297,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--query-timeout", type=float, default=600.0,
                    help="seconds allowed for one run of one query")
     p.add_argument("--no-check", action="store_true", help="do not check answers")
+    p.add_argument("--raympp-load", choices=("copy", "generated"), default="copy",
+                   help="copy: COPY the Parquet parts every engine loads (default); "
+                        "generated: the segments generate the same rows themselves")
     args = p.parse_args(argv)
     args.rows = parse_rows(args.rows)
     numbers = run.parse_selection(args.queries)
