@@ -65,8 +65,14 @@ class EngineRun:
     notes: list[str] = dataclasses.field(default_factory=list)
 
     def best(self, q: int) -> float | None:
+        """The hot time: the best of the tries."""
         t = self.times.get(q)
         return min(t) if t and q not in self.errors else None
+
+    def cold(self, q: int) -> float | None:
+        """The first try's time (caches as the previous query left them)."""
+        t = self.times.get(q)
+        return t[0] if t and q not in self.errors else None
 
 
 def run_queries(er: EngineRun, numbers: list[int], tries: int, execute, timeout: float) -> None:
@@ -231,7 +237,9 @@ def report(runs: list[EngineRun], numbers: list[int], args, gen_s: float, notes:
         out(f"{er.name}: load {fmt_s(er.load_s)} s{rate}{extra}")
     base = runs[0] if runs and runs[0].name == "raympp" else None
     others = [er for er in runs if er is not base]
-    head = ["query"] + [f"{n} s" for n in names]
+    out("\nSeconds per query: cold = the first of the tries, hot = the best of them. "
+        "Ratios are raympp's hot time over the other engine's.")
+    head = ["query"] + [f"{n} {k}" for n in names for k in ("cold", "hot")]
     if base is not None:
         head += [f"raympp/{er.name}" for er in others]
     head.append("check")
@@ -240,7 +248,8 @@ def report(runs: list[EngineRun], numbers: list[int], args, gen_s: float, notes:
     for n in numbers:
         cells = [f"Q{n}"]
         for er in runs:
-            cells.append(fmt_s(er.best(n)) if er.best(n) is not None else "error")
+            for t in (er.cold(n), er.best(n)):
+                cells.append(fmt_s(t) if t is not None else "error")
         if base is not None:
             for er in others:
                 a, b = base.best(n), er.best(n)
@@ -251,11 +260,12 @@ def report(runs: list[EngineRun], numbers: list[int], args, gen_s: float, notes:
 
     common = [n for n in numbers if all(er.best(n) is not None for er in runs)]
     left_out = [f"Q{n}" for n in numbers if n not in common]
-    out(f"\nGeometric means of best times over the {len(common)} queries every engine "
-        f"answered" + (f" ({', '.join(left_out)} left out):" if left_out else ":"))
+    out(f"\nGeometric means over the {len(common)} queries every engine answered"
+        + (f" ({', '.join(left_out)} left out):" if left_out else ":"))
     gms = {er.name: geomean([er.best(n) for n in common]) for er in runs}
+    cold_gms = {er.name: geomean([er.cold(n) for n in common]) for er in runs}
     for name, g in gms.items():
-        out(f"  {name}: {fmt_s(g)} s")
+        out(f"  {name}: cold {fmt_s(cold_gms[name])} s, hot {fmt_s(g)} s")
     for er in runs:
         if er.errors:
             out(f"\n{er.name} errors:")
@@ -269,12 +279,14 @@ def report(runs: list[EngineRun], numbers: list[int], args, gen_s: float, notes:
     for er in runs:
         ok = sum(1 for n in numbers if er.best(n) is not None and n not in er.wrong)
         out(f"queries_ok_{er.name}: {ok}/{len(numbers)}")
-        g = gms.get(er.name)
+        g, c = gms.get(er.name), cold_gms.get(er.name)
         out(f"geomean_s_{er.name}: {'NA' if g is None else f'{g:.4f}'}")
+        out(f"geomean_cold_s_{er.name}: {'NA' if c is None else f'{c:.4f}'}")
     if base is not None:
         for er in others:
-            a, b = gms.get("raympp"), gms.get(er.name)
-            out(f"ratio_vs_{er.name}: {'NA' if not a or not b else f'{a / b:.3f}'}")
+            for label, table in (("ratio", gms), ("ratio_cold", cold_gms)):
+                a, b = table.get("raympp"), table.get(er.name)
+                out(f"{label}_vs_{er.name}: {'NA' if not a or not b else f'{a / b:.3f}'}")
     return all_ok
 
 

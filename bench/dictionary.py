@@ -49,14 +49,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--segments", type=int, default=2)
     p.add_argument("--tries", type=int, default=5)
     p.add_argument("--queries", default=None, help="e.g. 13-15,29 (default all 43)")
+    p.add_argument("--start-first", choices=("plain", "encoded"), default="encoded",
+                   help="which server starts and loads first (to see order effects)")
     args = p.parse_args(argv)
     rows = parse_rows(args.rows)
     numbers = run.parse_selection(args.queries)
     start_load = load_average()
     tmp = tempfile.mkdtemp(prefix="dictionary-parts-")
     Path(tmp).chmod(0o755)
-    servers = {"plain": RaymppServer(args.segments, env={"RAYMPP_DICTIONARY_FRACTION": "0"}),
-               "encoded": RaymppServer(args.segments)}
+    plain = RaymppServer(args.segments, env={"RAYMPP_DICTIONARY_FRACTION": "0"})
+    servers = {"plain": plain, "encoded": RaymppServer(args.segments)}
+    if args.start_first == "encoded":
+        servers = {"encoded": servers["encoded"], "plain": plain}
     times: dict[str, dict[int, float]] = {name: {} for name in servers}
     answers: dict[str, dict[int, list]] = {name: {} for name in servers}
     load_s: dict[str, float] = {}
@@ -99,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     out(f"\n# Dictionary encoding on/off, ClickBench on {human_rows(rows)} synthetic rows - "
         f"{machine_description()}; raympp --segments {args.segments}; best of {args.tries}, "
         f"alternating\n")
-    out(f"load: plain {load_s['plain']:.1f} s, encoded {load_s['encoded']:.1f} s\n")
+    out(f"load: plain {load_s['plain']:.1f} s, encoded {load_s['encoded']:.1f} s "
+        f"({args.start_first} server started and loaded first)\n")
     out("| query | text | plain s | encoded s | encoded/plain | same answer |")
     out("|---:|:---:|---:|---:|---:|:---:|")
     text_q = {n for n in numbers if reads_text(sql.QUERIES[n - 1])}
