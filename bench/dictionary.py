@@ -6,6 +6,7 @@ bench/clickbench.py, not here.)
 
     .venv/bin/python bench/dictionary.py                     # 10M rows, 5 tries per query
     .venv/bin/python bench/dictionary.py --rows 1M --queries 13-15,21-24,29
+    .venv/bin/python bench/dictionary.py --operators --rows 4M   # segment operators alone
 
 Each query runs --tries times on each server, alternating which goes first; the best
 time counts. Prints per-query times, the ratio encoded/plain, geometric means over all
@@ -42,6 +43,79 @@ def reads_text(query: str) -> bool:
     return any(c.name.lower() in TEXT_COLUMNS for c in tree.find_all(exp.Column))
 
 
+def operators(rows: int, tries: int) -> int:
+    """The segment side alone, in this process: a ShardStore of the synthetic rows written
+    twice (strings encoded and plain) and three pipelines over each, best of `tries`:
+    Scan(SearchPhrase <> '') + partial GROUP BY SearchPhrase (Q13's), Scan(Title LIKE
+    '%Google%') + partial GROUP BY Title, and Q29's regexp_replace over Referer grouped."""
+    from planner import expr as ex
+    from planner import plan
+    from planner import types as T
+    from planner.schema import ColumnDef, DistKind, DistPolicy, TableDef
+    from segment import executor
+    from segment.operators import base
+    from segment.storage import chunk as chunk_mod
+    from segment.storage.shard_store import ShardStore
+    from coordinator.clickbench import synthetic
+
+    batches = [synthetic.block(1, rows, i) for i in range(synthetic.n_blocks(rows))]
+    text = T.TEXT
+    cols = tuple(ColumnDef(f.name, text) for f in batches[0].schema
+                 if f.name in ("searchphrase", "title", "referer"))
+    table = TableDef(1, "hits", cols, DistPolicy(DistKind.RANDOM))
+    stores = {}
+    for name, fraction in (("plain", 0.0), ("encoded", chunk_mod.DICTIONARY_FRACTION)):
+        saved, chunk_mod.DICTIONARY_FRACTION = chunk_mod.DICTIONARY_FRACTION, fraction
+        try:
+            store = ShardStore(tempfile.mkdtemp(prefix=f"dictionary-{name}-"), sync=False)
+            store.create_table(1, table.arrow_schema())
+            store.write(1, 1, [b.select([c.name for c in cols]) for b in batches])
+            store.commit(1)
+        finally:
+            chunk_mod.DICTIONARY_FRACTION = saved
+        stores[name] = store
+    s0 = ex.ColumnRef(0, text, "s")
+    count = (ex.AggCall(ex.AggFunc.COUNT_STAR, None, False, T.INT8),)
+
+    def grouped(column: str, pred, key=s0):
+        i = [c.name for c in cols].index(column)
+        scan = plan.Scan(table, (i,), plan.fields_of([(column, text)]), pred)
+        child = scan if key is s0 else plan.Project(scan, (key, s0), plan.fields_of(
+            [("k", text), (column, text)]))
+        return plan.Aggregate(child, (s0,), count, plan.AggMode.PARTIAL,
+                              plan.fields_of([("k", text), ("c", T.INT8)]))
+
+    lit = lambda v: ex.Literal(v, text)  # noqa: E731
+    pipelines = {
+        "SearchPhrase <> '' GROUP BY SearchPhrase": grouped(
+            "searchphrase", ex.Call(ex.Func.NE, (s0, lit("")), T.BOOL)),
+        "Title LIKE '%Google%' GROUP BY Title": grouped(
+            "title", ex.Like(s0, lit("%Google%"), False, False)),
+        "GROUP BY regexp_replace(Referer, ...)": grouped(
+            "referer", ex.Call(ex.Func.NE, (s0, lit("")), T.BOOL),
+            key=ex.Call(ex.Func.REGEXP_REPLACE, (s0, lit("^https?://(?:www\\.)?([^/]+)/.*$"),
+                                                 lit("\\1")), text)),
+    }
+    print(f"\n# Segment operators alone, {human_rows(rows)} rows in one process, best of "
+          f"{tries}\n")
+    print("| pipeline | plain ms | encoded ms | encoded/plain |")
+    print("|---|---:|---:|---:|")
+    for label, node in pipelines.items():
+        best = {}
+        for _ in range(tries):
+            for name, store in stores.items():
+                t0 = time.perf_counter()
+                for _batch in executor.run(node, base.ExecContext(store=store)):
+                    pass
+                dt = time.perf_counter() - t0
+                best[name] = min(dt, best.get(name, dt))
+        print(f"| {label} | {best['plain'] * 1e3:.0f} | {best['encoded'] * 1e3:.0f} | "
+              f"{best['encoded'] / best['plain']:.2f} |")
+    for store in stores.values():
+        shutil.rmtree(store.root, ignore_errors=True)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rows", default="10M")
@@ -51,8 +125,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--queries", default=None, help="e.g. 13-15,29 (default all 43)")
     p.add_argument("--start-first", choices=("plain", "encoded"), default="encoded",
                    help="which server starts and loads first (to see order effects)")
+    p.add_argument("--operators", action="store_true",
+                   help="measure the segment operators alone, in this process")
     args = p.parse_args(argv)
     rows = parse_rows(args.rows)
+    if args.operators:
+        return operators(rows, args.tries)
     numbers = run.parse_selection(args.queries)
     start_load = load_average()
     tmp = tempfile.mkdtemp(prefix="dictionary-parts-")
