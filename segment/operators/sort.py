@@ -3,7 +3,9 @@
 Key expressions are evaluated once per input batch and kept beside the rows. A full sort
 holds its whole input (spilling sorted runs to disk under a memory budget is not built
 yet). Top-K keeps the best K candidates of each batch and re-selects among the candidates
-whenever they pile up, so it holds O(K + batch) rows whatever the input size.
+whenever they pile up, so it holds O(K + batch) rows whatever the input size. Top-K keeps
+dictionary-encoded string columns encoded (only its K output rows get decoded); a full
+sort decodes its input.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ class SortOp:
         keys: list[list[pa.Array]] = []
         for batch in self.child.execute(ctx):
             if batch.num_rows:
-                rows.append(base.conform(batch, self.schema))
+                rows.append(base.conform(batch, self.schema))  # decoded: all rows go out
                 keys.append(ordering.key_arrays(batch, self.node.keys, ctx.now))
         if not rows:
             return
@@ -48,7 +50,8 @@ class SortOp:
             if not batch.num_rows:
                 continue
             b_keys = ordering.key_arrays(batch, self.node.keys, ctx.now)
-            batch = base.conform(batch, self.schema)
+            # Encoded strings stay so: only the K rows kept are decoded, above.
+            batch = base.conform(batch, self.schema, dictionaries=True)
             if batch.num_rows > k:
                 idx = ordering.top_k_indices(b_keys, self.node.keys, k)
                 batch, b_keys = _take(batch, idx), [a.take(idx) for a in b_keys]
@@ -77,6 +80,9 @@ class SortOp:
         if not self.schema.names:
             yield base.rows_without_columns(len(idx))
             return
+        if k is not None:  # few rows, maybe dictionary-encoded: concatenating unifies them
+            yield _take(base.concat_batches(rows, self.schema), idx)
+            return
         # Taking from the batches as they are saves concatenating them first.
         out = pa.Table.from_batches(rows, self.schema).take(idx)
         yield from out.to_batches(max_chunksize=base.BATCH_ROWS)
@@ -92,6 +98,6 @@ def _take(batch: pa.RecordBatch, idx: pa.Array) -> pa.RecordBatch:
     return batch.take(idx)
 
 
-@base.register(plan.Sort)
+@base.register(plan.Sort, dictionaries=True)
 def _build(node: plan.Sort, build_child) -> SortOp:
     return SortOp(node, build_child(node.child))

@@ -106,12 +106,16 @@ def test_operators_that_take_no_dictionaries_get_plain_strings():
     src = k.Source((pa.record_batch([s], names=["s"]),), plan.fields_of([("s", T.TEXT)]))
     pred = ex.Like(S, k.lit("%example%", T.TEXT), False, False)
     filt = plan.Filter(src, pred, src.fields)
-    # Sort takes no dictionaries: the Filter's output reaches it decoded.
-    node = plan.Sort(filt, (plan.SortKey(S),), src.fields)
-    out = k.run(node)
-    assert out.schema.field(0).type == pa.string()
     want = sorted(v for v in s.dictionary_decode().to_pylist() if v and "example" in v)
+    # A full Sort decodes its input; a Top-K Sort keeps it encoded and its K rows are
+    # decoded for the Limit above, which takes no dictionaries.
+    out = k.run(plan.Sort(filt, (plan.SortKey(S),), src.fields))
+    assert out.schema.field(0).type == pa.string()
     assert out.column(0).to_pylist() == want
+    top = plan.Sort(filt, (plan.SortKey(S, descending=True),), src.fields, limit=7)
+    out = k.run(plan.Limit(top, 5, 1, src.fields))
+    assert out.schema.field(0).type == pa.string()
+    assert out.column(0).to_pylist() == sorted(want, reverse=True)[1:6]
     # And a slice's own output is plain even when its root takes dictionaries.
     assert k.run(filt).schema.field(0).type == pa.string()
 
