@@ -2,8 +2,9 @@
 
 from planner.rules.prune_columns import prune_columns
 from planner.rules.pushdown_filters import pushdown_filters
+from planner.rules.sum_of_constant import sum_of_constant
 
-RULES = (pushdown_filters, prune_columns)
+RULES = (pushdown_filters, sum_of_constant, prune_columns)
 
 
 def rewrite(node):
