@@ -190,9 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         a, b = times["plain"][n], times["encoded"][n]
         # Under LIMIT, ties may pick other rows: compared by clickbench.py against DuckDB.
         same = "-" if compare.oracle_query(sql.QUERIES[n - 1]).limit is not None else \
-            "yes" if compare._multiset_diff([compare._row(r) for r in answers["encoded"][n]],
-                                            [compare._row(r) for r in answers["plain"][n]]) \
-            is None else "NO"
+            "yes" if compare.same_rows(answers["encoded"][n], answers["plain"][n]) else "NO"
         out(f"| Q{n} | {'x' if n in text_q else ''} | {a:.3f} | {b:.3f} | {b / a:.2f} | "
             f"{same} |")
     for label, sel in (("all queries", numbers), ("queries reading text", sorted(text_q))):

@@ -67,6 +67,9 @@ def _fmix64(k):
     return k
 
 
+fmix64 = _fmix64  # the 64-bit finalizer, for other kernels' hash tables (join_hash.py)
+
+
 @_inline
 def _rotl(x, r):
     return (x << r) | (x >> (_U(64) - r))

@@ -39,10 +39,12 @@ _SUBSET_FRACTION = 0.25  # below this share of rows, evaluate a lazy branch on i
 class Frame:
     """The input columns of one evaluation, its row count and the statement time."""
 
-    __slots__ = ("columns", "n", "now")
+    __slots__ = ("columns", "n", "now", "encoded")
 
     def __init__(self, columns: list, n: int, now: dt.datetime):
         self.columns, self.n, self.now = columns, n, now
+        # Whether any column is dictionary-encoded: without one, no node looks further.
+        self.encoded = any(c is not None and pa.types.is_dictionary(c.type) for c in columns)
 
     def subset(self, idx: np.ndarray, e: ex.Expr) -> "Frame":
         """The rows `idx` of the columns that e reads."""
@@ -63,7 +65,7 @@ def evaluate(e: ex.Expr, batch: pa.RecordBatch, now: dt.datetime | None = None,
 def evaluate_columns(e: ex.Expr, columns: list, num_rows: int,
                      now: dt.datetime | None = None, keep_dictionary: bool = False) -> pa.Array:
     frame = Frame(list(columns), num_rows, now or dt.datetime.now(dt.timezone.utc))
-    if keep_dictionary and e.type.is_string:
+    if keep_dictionary and frame.encoded and e.type.is_string:
         encoded = _over_dictionary(e, frame, keep=True)
         if encoded is not None:
             return encoded
@@ -71,7 +73,7 @@ def evaluate_columns(e: ex.Expr, columns: list, num_rows: int,
 
 
 def _eval(e: ex.Expr, f: Frame) -> xa.Datum:
-    if not isinstance(e, (ex.ColumnRef, ex.Literal)):
+    if f.encoded and not isinstance(e, (ex.ColumnRef, ex.Literal)):
         d = _over_dictionary(e, f)
         if d is not None:
             return d

@@ -153,3 +153,8 @@ def _multiset_diff(got: list[tuple], want: list[tuple]) -> str | None:
     if not extra and not missing:
         return None
     return f"unexpected {list(extra)[:3]}, missing {list(missing)[:3]}"
+
+
+def same_rows(a: list, b: list) -> bool:
+    """The same multiset of rows, values normalised as `check` does."""
+    return _multiset_diff([_row(r) for r in a], [_row(r) for r in b]) is None

@@ -29,7 +29,7 @@ MARKER = ".raympp-tpch.json"
 
 
 class GenerateError(RuntimeError):
-    pass
+    """tpchgen-cli is missing, failed, or wrote nothing; or the scale factor is bad."""
 
 
 def executable() -> str:

@@ -35,7 +35,7 @@ PartCallback = Callable[[str, Path, int], None]
 
 
 class LoadError(RuntimeError):
-    pass
+    """A table could not be loaded (the message says which and why)."""
 
 
 @dataclass

@@ -16,7 +16,7 @@ NUMBERS = tuple(range(1, 23))
 
 
 class QueryFileError(RuntimeError):
-    pass
+    """The query files are missing, the selection is bad, or the server is unreachable."""
 
 
 def default_dir() -> Path:

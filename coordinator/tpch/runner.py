@@ -34,7 +34,7 @@ class Outcome:
 
 
 class QueryTimeout(Exception):
-    pass
+    """A query ran past the runner's time limit."""
 
 
 def describe_error(e: BaseException) -> str:

@@ -20,23 +20,15 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from motion.hashing import fmix64
+
 _jit = numba.njit(cache=True, nogil=True)
 _inline = numba.njit(cache=True, nogil=True, inline="always")
 
 _U = np.uint64
-_M1, _M2 = _U(0xFF51AFD7ED558CCD), _U(0xC4CEB9FE1A85EC53)
 _SEED = _U(0x9E3779B97F4A7C15)
-_S33 = _U(33)
-
-
-@_inline
-def _fmix64(k):  # pragma: no cover - compiled
-    k ^= k >> _S33
-    k *= _M1
-    k ^= k >> _S33
-    k *= _M2
-    k ^= k >> _S33
-    return k
+# The one hash's 64-bit finalizer (motion/hashing.py) spreads keys over the slots.
+_fmix64 = fmix64
 
 
 @_inline
