@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
+import time
 
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -21,6 +23,9 @@ from segment.actor import SegmentActor
 log = logging.getLogger(__name__)
 
 COORDINATOR_MOTION_BYTES = 512 << 20
+START_SECONDS = 300.0         # first start of the segments (imports, numba caches)
+SEGMENT_WAIT_SECONDS = 30.0   # how long a statement waits for a restarting segment
+MONITOR_SECONDS = 1.0         # how often the coordinator looks for restarted segments
 
 
 def _local_host() -> str:
@@ -32,6 +37,17 @@ def _local_host() -> str:
 
 
 class Cluster:
+    """The segment actors and what the coordinator knows of each: its incarnation (which
+    process it is now) and its Motion endpoint.
+
+    Every call that reads or changes a transaction's state names the incarnation it is
+    meant for (`call_all`); a segment that restarted refuses it (SegmentRestarted). The
+    coordinator then heals (`heal`): it waits for the segment to be back (bounded), has it
+    recover its prepared writes from the commit log, and learns its new endpoint. A
+    monitor thread does the same within a second of a restart, so that the next query
+    finds the cluster whole.
+    """
+
     def __init__(self, catalog: Catalog, data_dir: str, n_segments: int):
         stored = catalog.get_meta("n_segments")
         if stored is not None and int(stored) != n_segments:
@@ -39,6 +55,7 @@ class Cluster:
                         data_dir, stored, stored, n_segments)
             n_segments = int(stored)
         catalog.set_meta("n_segments", str(n_segments))
+        self.catalog = catalog
         self.n_segments = n_segments
         self.placement = place_segments(catalog, n_segments)
         nodes = {n["NodeManagerAddress"]: n["NodeID"] for n in ray.nodes() if n["Alive"]}
@@ -53,26 +70,117 @@ class Cluster:
         self.motion = MotionService(_local_host(), os.path.join(os.path.abspath(data_dir),
                                                                 "coordinator-spill"),
                                     COORDINATOR_MOTION_BYTES)
-        self.endpoints = self.call_all("motion_endpoint")
-        committed = catalog.committed()
-        self.call_all("recover", committed)
+        self.incarnations: list[int | None] = [None] * n_segments
+        self.endpoints: list = [None] * n_segments
+        # Transactions that have begun writing and not yet ended: a restarted segment
+        # keeps their prepared deltas for the coordinator's decision.
+        self.undecided: set[int] = set()
+        self._heal_lock = threading.Lock()
+        self._stopping = threading.Event()
+        self.heal(START_SECONDS)
         # A table created while a segment was missing (or before a crash) must exist on
         # every segment; creating is idempotent.
         for table in catalog.tables():
             self.call_all("create_table", table)
+        self._monitor = threading.Thread(target=self._watch_restarts, name="segment-monitor",
+                                         daemon=True)
+        self._monitor.start()
+
+    # --- incarnations and healing ----------------------------------------------------------
+    def heal(self, timeout: float = SEGMENT_WAIT_SECONDS) -> list[int]:
+        """Bring the coordinator's view up to date with the segments' processes: wait (at
+        most `timeout` seconds) until every segment answers, and recover each one that
+        restarted since it was last seen. Returns the segments that had restarted."""
+        deadline = time.monotonic() + timeout
+        with self._heal_lock:
+            changed = []
+            refs = [a.incarnation.remote() for a in self.actors]
+            for i, ref in enumerate(refs):
+                incarnation = self._await(i, "incarnation", (), deadline, ref)
+                if incarnation != self.incarnations[i]:
+                    changed.append((i, incarnation))
+            for i, incarnation in changed:
+                if self.incarnations[i] is not None:
+                    log.warning("segment %d restarted (incarnation %s -> %s): recovering it",
+                                i, self.incarnations[i], incarnation)
+                # Undecided first, then the commit log: a transaction that leaves the one
+                # between the two reads has reached the other (or published everywhere).
+                undecided = set(self.undecided)
+                self._await(i, "recover", (self.catalog.committed(), undecided), deadline)
+                self.endpoints[i] = self._await(i, "motion_endpoint", (), deadline)
+                self.incarnations[i] = incarnation
+            return [i for i, _ in changed]
+
+    def _await(self, seg: int, method: str, args: tuple, deadline: float, ref=None):
+        """One unchecked call to a segment, retried while the segment is restarting."""
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise errors.SegmentFailure(f"segment {seg} is not available: it is "
+                                            f"still restarting")
+            try:
+                if ref is None:
+                    ref = getattr(self.actors[seg], method).remote(*args)
+                return ray.get(ref, timeout=max(remaining, 0.001))
+            except ray.exceptions.GetTimeoutError:
+                raise errors.SegmentFailure(
+                    f"segment {seg} did not answer: it is still restarting") from None
+            except ray.exceptions.RayActorError:
+                ref = None
+                time.sleep(0.1)  # it died again (or is dying): ask its successor
+            except ray.exceptions.RayTaskError as e:
+                raise unwrap(e) from None
+
+    def _watch_restarts(self) -> None:
+        while not self._stopping.wait(MONITOR_SECONDS):
+            try:
+                self.heal(SEGMENT_WAIT_SECONDS)
+            except Exception as e:  # noqa: BLE001 - the next round or a query retries
+                if not self._stopping.is_set():
+                    log.warning("segment monitor: %s", e)
 
     def refresh_endpoints(self) -> None:
         """Re-learn where segments' Motion receivers listen (a restarted segment listens
         somewhere new); waits until every segment is up again."""
-        self.endpoints = self.call_all("motion_endpoint")
+        self.heal()
 
-    def call_all(self, method: str, *args, segments=None):
-        """Call `method` on every segment (or the given ones) and wait for all results."""
-        targets = range(self.n_segments) if segments is None else segments
+    # --- calls -------------------------------------------------------------------------------
+    def call_all(self, method: str, *args, segments=None, incarnations=None):
+        """Call `method` on every segment (or the given ones) and wait for all results.
+
+        The call is meant for `incarnations` (a transaction's, captured when it first
+        wrote) or else for the processes known now; a segment that is another process
+        refuses it. Without a transaction's incarnations, a refused call is retried once
+        after healing (these calls are idempotent: DDL on segments, reads)."""
+        targets = list(range(self.n_segments) if segments is None else segments)
+        try:
+            return self._call(method, args, targets, incarnations or self.incarnations)
+        except errors.SegmentFailure:
+            if incarnations is not None:
+                raise
+            self.heal()
+            return self._call(method, args, targets, self.incarnations)
+
+    def _call(self, method, args, targets, incarnations):
+        return get([self.actors[i].checked.remote(incarnations[i], method, *args)
+                    for i in targets])
+
+    def call_each(self, method: str, *args, segments=None) -> list[BaseException | None]:
+        """Call an unchecked, idempotent `method` (commit, abort) on every segment; returns
+        each one's error or None, without raising."""
+        targets = list(range(self.n_segments) if segments is None else segments)
         refs = [getattr(self.actors[i], method).remote(*args) for i in targets]
-        return get(refs)
+        out = []
+        for ref in refs:
+            try:
+                ray.get(ref)
+                out.append(None)
+            except (ray.exceptions.RayTaskError, ray.exceptions.RayActorError) as e:
+                out.append(unwrap(e))
+        return out
 
     def shutdown(self):
+        self._stopping.set()
         self.motion.close()
         for a in self.actors:
             try:
@@ -124,7 +232,8 @@ def unwrap(e: BaseException) -> BaseException:
     if isinstance(cause, errors.QueryError):
         return cause
     if isinstance(e, ray.exceptions.RayActorError):
-        return errors.SegmentFailure(f"segment failed: {e}")
+        return errors.SegmentFailure("a segment process died (it is restarted where its data "
+                                     "is)", detail=(str(e).splitlines() or [""])[0][:300])
     if cause is not None:
         return errors.InternalError(f"{type(cause).__name__}: {cause}")
     return errors.InternalError(str(e).splitlines()[0] if str(e) else type(e).__name__)

@@ -105,7 +105,7 @@ def truncate(session, tree, txn) -> QueryResult:
         table = session.engine.catalog.get_table(name)
         if table is None:
             raise errors.UndefinedTable(f'relation "{name}" does not exist')
-        session.engine.cluster.call_all("truncate", txn.id, table.id)
+        txn.call_all("truncate", txn.id, table.id)
     return _command("TRUNCATE TABLE")
 
 

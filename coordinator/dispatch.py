@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import itertools
+import logging
 import threading
 import time
 from typing import Iterator
@@ -30,6 +31,9 @@ from segment.operators import base
 from segment.worker import SliceTask
 
 _query_ids = itertools.count(1)
+log = logging.getLogger(__name__)
+
+RETRIES = 2  # runs again of a read-only query that failed because a segment restarted
 
 
 def new_query_id() -> int:
@@ -38,24 +42,64 @@ def new_query_id() -> int:
 
 
 class QueryRun:
-    """One execution of a plan. Iterate `batches()`; `actuals` fills in with ANALYZE."""
+    """One execution of a plan. Iterate `batches()`; `actuals` fills in with ANALYZE.
+
+    `incarnations` pins the run to the segment processes of a transaction that has
+    written (it reads its own pending rows there); without it the run uses whatever
+    processes are up, and a run that failed because a segment restarted, before any row
+    reached the caller, is run again once the cluster has healed."""
 
     def __init__(self, cluster: cl.Cluster, root: pl.Node, txn_id: int | None,
-                 cancel_event: threading.Event, analyze: bool = False):
+                 cancel_event: threading.Event, analyze: bool = False,
+                 incarnations: list[int] | None = None, deadline: float | None = None,
+                 work_mem: int | None = None):
         self.cluster = cluster
         self.root = root
         self.txn_id = txn_id
         self.cancel_event = cancel_event
         self.analyze = analyze
-        self.query_id = new_query_id()
+        self.incarnations = incarnations
+        self.deadline = deadline
+        self.work_mem = work_mem
         self.actuals: dict[tuple[int, int], NodeActual] = {}
         # now() is the statement's start time, the same on every segment.
         self.now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+        self._start()
+
+    def _start(self) -> None:
+        self.query_id = new_query_id()
         self._refs: list = []
         self._error: BaseException | None = None
         self._receivers: list = []
+        self._sent: dict = {}
 
     def batches(self) -> Iterator[pa.RecordBatch]:
+        attempt = 0
+        while True:
+            started = False
+            try:
+                for batch in self._run():
+                    started = True
+                    yield batch
+                return
+            except errors.QueryError as e:
+                if (started or self.incarnations is not None or attempt >= RETRIES
+                        or self.cancel_event.is_set() or not self._restarted(e)):
+                    raise
+                attempt += 1
+                log.warning("query %d failed because a segment restarted (%s); running it "
+                            "again", self.query_id, e.message)
+                self._start()
+
+    def _restarted(self, e: errors.QueryError) -> bool:
+        """Whether `e` came from a segment restart (the cluster has healed since)."""
+        try:
+            healed = self.cluster.heal()
+        except errors.SegmentFailure:
+            return False  # not back in time: the error stands
+        return bool(healed) or isinstance(e, errors.SegmentFailure)
+
+    def _run(self) -> Iterator[pa.RecordBatch]:
         ctx = base.ExecContext(store=None, txn_id=self.txn_id, segment_id=-1,
                                n_segments=self.cluster.n_segments,
                                cancel_event=self.cancel_event, analyze=self.analyze,
@@ -69,15 +113,12 @@ class QueryRun:
             except MotionError as e:
                 raise self._first_error(errors.QueryError(e.message, e.sqlstate)) from None
             except errors.QueryCanceled:
-                raise self._first_error(None) or errors.QueryCanceled(
-                    "canceling statement due to user request") from None
+                raise self._first_error(None) or self._canceled() from None
             self._wait_slices()
             done = True
         finally:
             if not done:
                 self._abort()
-                if isinstance(self._error, errors.SegmentFailure):
-                    self.cluster.refresh_endpoints()
             for r in self._receivers:
                 r.close()
             if self.analyze:
@@ -85,12 +126,16 @@ class QueryRun:
                     self.actuals[(0, pos)] = NodeActual(rows=st.rows, ms=st.seconds * 1000)
                 self._motion_actuals()
 
+    def _canceled(self) -> errors.QueryCanceled:
+        return errors.QueryCanceled(base.cancel_reason(self.cancel_event))
+
     # --- dispatch ------------------------------------------------------------------------
     def _dispatch(self) -> None:
         n = self.cluster.n_segments
         all_slices = sl.slices(self.root)
         n_senders = {s.id: sl.gang_size(s.gang, n) for s in all_slices if s.id}
         coordinator_ep = self.cluster.motion.endpoint()
+        incarnations = self.incarnations or list(self.cluster.incarnations)
         for s in all_slices[1:]:
             m = s.motion
             if sl.receiver_gang(m) is sl.Gang.COORDINATOR:
@@ -100,7 +145,8 @@ class QueryRun:
             members = range(n) if s.gang is sl.Gang.ALL else [0]
             for index, seg in enumerate(members):
                 task = SliceTask(self.query_id, m, receivers, index, n_senders, self.txn_id,
-                                 self.analyze, self.now)
+                                 self.analyze, self.now, incarnation=incarnations[seg],
+                                 deadline=self.deadline, work_mem=self.work_mem)
                 ref = self.cluster.actors[seg].run_slice.remote(task)
                 self._refs.append((seg, ref))
         self._n_senders = n_senders
@@ -113,7 +159,7 @@ class QueryRun:
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
             if self.cancel_event.is_set() and self._error is None:
-                self._error = errors.QueryCanceled("canceling statement due to user request")
+                self._error = self._canceled()
                 self._abort()
             for ref in ready:
                 pending.pop(ref)
@@ -137,12 +183,20 @@ class QueryRun:
         deadline = time.monotonic() + 2.0
         while self._error is None and time.monotonic() < deadline and self._refs:
             time.sleep(0.02)
-        return self._error or fallback
+        error = self._error or fallback
+        if isinstance(error, errors.QueryCanceled):
+            # A segment's own statement_timeout, or the coordinator's cancel: said once, as
+            # PostgreSQL says it, not prefixed with the segment that noticed first.
+            reason = errors.STATEMENT_TIMEOUT if errors.STATEMENT_TIMEOUT in error.message \
+                else base.cancel_reason(self.cancel_event)
+            return errors.QueryCanceled(reason)
+        return error
 
     def _abort(self) -> None:
         self.cluster.motion.cancel(self.query_id)
+        reason = getattr(self.cancel_event, "reason", None)
         for seg, _ in self._refs:
-            self.cluster.actors[seg].cancel.remote(self.query_id)
+            self.cluster.actors[seg].cancel.remote(self.query_id, reason)
 
     # --- motion receive ------------------------------------------------------------------
     def _open(self, motion: pl.Motion):
@@ -165,12 +219,11 @@ class QueryRun:
             a.rows += st.rows
             a.ms = max(a.ms, st.seconds * 1000)
             a.segments += 1
-        self._sent = getattr(self, "_sent", {})
         self._sent.setdefault(sid, []).extend(result["sent"])
 
     def _motion_actuals(self) -> None:
         """Frames, rows, bytes and transport of every Motion, from its senders' counters."""
-        sent = getattr(self, "_sent", {})
+        sent = self._sent
         positions = _motion_positions(self.root)
         for sid, stats in sent.items():
             key = positions.get(sid)

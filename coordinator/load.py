@@ -87,16 +87,16 @@ def insert_plan(session, table: TableDef, source, cols, txn, cancel) -> int:
     node = rules.rewrite(node)
     n = session.engine.cluster.n_segments
     root = distribute.distribute(node, n)
-    txn.wrote = True
+    txn.begin_write()
     if _computable_everywhere(root):
         return _insert_on_segments(session, table, root, txn)
     on_segments = distribute.distribute_insert(node, table, n) if _reads_tables(root) else None
     if on_segments is not None:
-        qrun = QueryRun(session.engine.cluster, on_segments, txn.id, query.cancel_event(cancel))
+        qrun = query.run(session, on_segments, txn, cancel)
         counts = [c for b in qrun.batches() for c in b.column(0).to_pylist()]
         return counts[0] if table.policy.kind is DistKind.REPLICATED and counts else sum(counts)
-    writer = TableWriter(session.engine.cluster, txn.id, table)
-    qrun = QueryRun(session.engine.cluster, root, txn.id, query.cancel_event(cancel))
+    writer = TableWriter(session.engine.cluster, txn, table)
+    qrun = query.run(session, root, txn, cancel)
     for batch in qrun.batches():
         writer.write(batch)
     rows = writer.close()
@@ -146,8 +146,7 @@ def _insert_on_segments(session, table: TableDef, root: pl.Node, txn) -> int:
         # Each segment must see every row to pick its own: compute the whole series.
         node = _unsplit(node)
     from coordinator.dispatch import new_query_id
-    counts = session.engine.cluster.call_all("insert_select", new_query_id(), node, txn.id,
-                                             table)
+    counts = txn.call_all("insert_select", new_query_id(), node, txn.id, table)
     return counts[0] if table.policy.kind is DistKind.REPLICATED else sum(counts)
 
 
@@ -168,7 +167,7 @@ def copy(session, spec: copy_statement.CopySpec, txn, cancel) -> QueryResult:
         if table is None:
             raise errors.UndefinedTable(f'relation "{spec.table}" does not exist')
         positions = _copy_columns(table, spec.columns)
-        txn.wrote = True
+        txn.begin_write()
         if spec.to_std:
             if fmt is None:
                 raise errors.FeatureNotSupported(f"COPY FROM STDIN in format {opts.format}")
@@ -209,7 +208,7 @@ def _copy_from_stdin(session, table, positions, fmt, opts, txn) -> QueryResult:
     full = positions == list(range(len(table.columns)))
     parser = copy_binary.BinaryCopyParser(cols, table=table.name) if fmt is CopyFormat.BINARY \
         else copy_text.CopyParser(cols, fmt, opts, table=table.name)
-    writer = TableWriter(session.engine.cluster, txn.id, table)
+    writer = TableWriter(session.engine.cluster, txn, table)
 
     def write(data: bytes):
         for b in parser.feed(data):
@@ -232,8 +231,8 @@ def _copy_from_stdin(session, table, positions, fmt, opts, txn) -> QueryResult:
 def _copy_from_file(session, table, positions, path: str, opts, txn) -> QueryResult:
     from coordinator.dispatch import new_query_id
 
-    counts = session.engine.cluster.call_all("copy_from_file", new_query_id(), txn.id, table,
-                                             path, opts, positions)
+    counts = txn.call_all("copy_from_file", new_query_id(), txn.id, table, path, opts,
+                          positions)
     rows = counts[0] if table.policy.kind is DistKind.REPLICATED else sum(counts)
     note_rows(session, table, rows)
     return QueryResult(ResultKind.COMMAND, tag=lambda: f"COPY {rows}")
@@ -244,7 +243,7 @@ def _copy_to_stdout(session, source, fmt, opts, txn, cancel) -> QueryResult:
 
     root, names = query.plan(session, source)
     col_types = [f.type if f.type.kind is not types.Kind.UNKNOWN else types.TEXT for f in root.fields]
-    qrun = QueryRun(session.engine.cluster, root, txn.id, query.cancel_event(cancel))
+    qrun = query.run(session, root, txn, cancel)
     count = [0]
 
     def counted():

@@ -23,11 +23,8 @@ def plan(session, tree, params=None):
 
 def run_initplan(session, node) -> list[tuple]:
     """Rows of a subquery's plan, run once before the query that uses them."""
-    import threading
-
     root = distribute.distribute(rules.rewrite(node), session.engine.cluster.n_segments)
-    txn = session.txn.id if session.txn is not None else None
-    qrun = QueryRun(session.engine.cluster, root, txn, threading.Event())
+    qrun = run(session, root, session.txn, session.cancel)
     rows = []
     for b in qrun.batches():
         rows.extend(zip(*[c.to_pylist() for c in b.columns]))
@@ -45,12 +42,15 @@ def describe(session, tree, ptypes) -> list[ResultColumn]:
 
 
 def cancel_event(cancel: CancelToken):
-    return cancel._event
+    return cancel.event
 
 
 def run(session, root, txn, cancel: CancelToken, analyze: bool = False) -> QueryRun:
+    """A run of `root` in `txn`: it reads the transaction's own writes, so it is meant for
+    the segment processes that hold them (once it has written)."""
     return QueryRun(session.engine.cluster, root, txn.id if txn else None, cancel_event(cancel),
-                    analyze)
+                    analyze, incarnations=txn.incarnations if txn else None,
+                    deadline=session.deadline, work_mem=session.work_mem())
 
 
 def select(session, tree, txn, cancel: CancelToken) -> QueryResult:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 
 from sqlglot import exp
 
@@ -49,6 +50,10 @@ class Session:
         self.txn: Transaction | None = None
         self.pid = next(_pids)
         self._lock = threading.Lock()
+        # The running statement's cancel token and statement_timeout deadline (time.time()).
+        self.cancel = CancelToken()
+        self.deadline: float | None = None
+        self._timer: threading.Timer | None = None
 
     # --- EngineSession protocol ----------------------------------------------------------
     def parameter_status(self) -> dict[str, str]:
@@ -94,6 +99,7 @@ class Session:
 
     def execute(self, stmt: PreparedStatement, params: list, cancel: CancelToken) -> QueryResult:
         self._bind_session_info()
+        self._start_statement(cancel)
         st: statements.Statement = stmt.handle
         if self.txn is not None and self.txn.state is State.FAILED and st.kind not in (
                 Kind.COMMIT, Kind.ROLLBACK):
@@ -106,7 +112,31 @@ class Session:
                 self._end(self.txn, ok=False)
             raise
 
+    def work_mem(self) -> int:
+        """Bytes an operator of this session's queries may hold per segment before spilling."""
+        return self.settings.bytes("work_mem")
+
+    def _start_statement(self, cancel: CancelToken) -> None:
+        """Arm statement_timeout for the statement starting now: at the deadline its cancel
+        token is set (the coordinator stops), and the deadline travels with every slice
+        (each segment stops by itself too)."""
+        self.cancel = cancel
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        ms = self.settings.milliseconds("statement_timeout")
+        if not ms:
+            self.deadline = None
+            return
+        self.deadline = time.time() + ms / 1000.0
+        self._timer = threading.Timer(ms / 1000.0, cancel.cancel_if_current,
+                                      (cancel.generation, errors.STATEMENT_TIMEOUT))
+        self._timer.daemon = True
+        self._timer.start()
+
     def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
         if self.txn is not None:
             try:
                 self.txn.abort()
@@ -175,7 +205,9 @@ class Session:
             self.txn = Transaction(self.engine.catalog, self.engine.cluster, explicit=False)
         txn = self.txn
         if writes:
-            txn.wrote = True
+            txn.begin_write()
+        else:
+            txn.check()
         result = run(txn)
         if result.kind in (ResultKind.ROWS, ResultKind.COPY_IN, ResultKind.COPY_OUT):
             return self._guard(result, txn)

@@ -64,6 +64,17 @@ class Settings:
         self.values[name] = value
         return {REPORTED[name]: value} if name in REPORTED else {}
 
+    def milliseconds(self, name: str) -> int:
+        """A time setting in milliseconds (plain numbers are milliseconds)."""
+        v = self.values[name].strip().lower()
+        for unit, f in (("ms", 1), ("s", 1000), ("min", 60000)):
+            if v.endswith(unit) and v[:-len(unit)].strip().isdigit():
+                return int(v[:-len(unit)]) * f
+        return int(v) if v.isdigit() else 0
+
+    def bytes(self, name: str) -> int:
+        return 64 << 20
+
     def show(self, name: str) -> str:
         name = name.lower()
         if name == "all":

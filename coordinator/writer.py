@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from coordinator import cluster as cl
 from motion import hashing
+from planner import errors
 from planner.schema import DistKind, TableDef
 
 FLUSH_ROWS = 1_000_000
@@ -18,9 +19,9 @@ MAX_IN_FLIGHT = 4  # outstanding writes per segment: bounds coordinator memory
 
 
 class TableWriter:
-    def __init__(self, cluster: cl.Cluster, txn_id: int, table: TableDef):
+    def __init__(self, cluster: cl.Cluster, txn, table: TableDef):
         self.cluster = cluster
-        self.txn_id = txn_id
+        self.txn = txn  # coordinator.transaction.Transaction, already writing
         self.table = table
         n = cluster.n_segments
         self._buffers: list[list[pa.RecordBatch]] = [[] for _ in range(n)]
@@ -53,17 +54,24 @@ class TableWriter:
     def _flush(self, seg: int) -> None:
         if not self._buffers[seg]:
             return
-        ref = self.cluster.actors[seg].write.remote(self.txn_id, self.table.id, self._buffers[seg])
+        # Meant for the segment process the transaction began on: a restarted one refuses.
+        ref = self.cluster.actors[seg].checked.remote(
+            self.txn.incarnations[seg], "write", self.txn.id, self.table.id, self._buffers[seg])
         self._buffers[seg], self._buffered[seg] = [], 0
         self._in_flight.append(ref)
         if len(self._in_flight) >= MAX_IN_FLIGHT * self.cluster.n_segments:
-            cl.get(self._in_flight)
-            self._in_flight = []
+            self._wait()
 
     def close(self) -> int:
         """Flush everything and wait until every segment has written; returns rows."""
         for seg in range(self.cluster.n_segments):
             self._flush(seg)
-        cl.get(self._in_flight)
-        self._in_flight = []
+        self._wait()
         return self.rows
+
+    def _wait(self) -> None:
+        refs, self._in_flight = self._in_flight, []
+        try:
+            cl.get(refs)
+        except errors.SegmentFailure as e:
+            raise self.txn._lost(e) from None

@@ -111,6 +111,11 @@ class QueryCanceled(QueryError):
     sqlstate = "57014"
 
 
+# The messages of a QueryCanceled, as PostgreSQL words them.
+USER_CANCEL = "canceling statement due to user request"
+STATEMENT_TIMEOUT = "canceling statement due to statement timeout"
+
+
 class BadCopyFileFormat(QueryError):
     sqlstate = "22P04"
 
@@ -131,6 +136,20 @@ class SegmentFailure(QueryError):
     """A segment actor died or could not be reached."""
 
     sqlstate = "58000"
+
+
+class SegmentRestarted(SegmentFailure):
+    """A call meant for one incarnation of a segment reached another: the process that
+    held the caller's work (pending writes, Motion addresses) is gone."""
+
+
+class TransactionLost(QueryError):
+    """A transaction's writes were on a segment process that died: it cannot commit.
+
+    40001 (serialization_failure): the transaction did nothing and may be retried, which
+    is what drivers and ORMs do on this SQLSTATE."""
+
+    sqlstate = "40001"
 
 
 class InternalError(QueryError):

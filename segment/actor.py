@@ -15,6 +15,11 @@ from segment.worker import SegmentWorker
 
 MAX_CONCURRENCY = 32
 
+# What `checked` may call: everything that reads or writes a transaction's state.
+CHECKED_METHODS = frozenset({
+    "begin", "write", "truncate", "prepare", "create_table", "drop_table", "table_rows",
+    "analyze", "insert_select", "copy_from_file", "motion_endpoint"})
+
 
 # A segment that dies is restarted by Ray on its node (placement pins it there); its
 # committed data is on disk, and the query that was running fails.
@@ -28,14 +33,31 @@ class SegmentActor:
     def ping(self):
         return self._w.ping()
 
+    def running(self) -> int:
+        return self._w.running()
+
+    def incarnation(self) -> int:
+        return self._w.incarnation
+
+    def checked(self, incarnation: int | None, method: str, *args):
+        """`method(*args)` if this process is `incarnation`, else SegmentRestarted: work
+        meant for a segment process that has died never runs on its successor."""
+        self._w.check(incarnation)
+        if method not in CHECKED_METHODS:
+            raise ValueError(f"{method} is not a segment method")
+        return getattr(self._w, method)(*args)
+
     def pid(self) -> int:
         return os.getpid()
 
     def node_id(self) -> str:
         return ray.get_runtime_context().get_node_id()
 
-    def recover(self, committed):
-        return self._w.recover(committed)
+    def recover(self, committed, undecided=frozenset()):
+        return self._w.recover(committed, undecided)
+
+    def begin(self, txn_id):
+        return self._w.begin(txn_id)
 
     def create_table(self, table):
         return self._w.create_table(table)
@@ -73,8 +95,8 @@ class SegmentActor:
     def insert_select(self, query_id, node, txn_id, table):
         return self._w.insert_select(query_id, node, txn_id, table)
 
-    def cancel(self, query_id):
-        return self._w.cancel(query_id)
+    def cancel(self, query_id, reason=None):
+        return self._w.cancel(query_id, reason)
 
     def copy_from_file(self, query_id, txn_id, table, path, options, positions):
         return self._w.copy_from_file(query_id, txn_id, table, path, options, positions)

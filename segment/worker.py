@@ -48,6 +48,9 @@ class SliceTask:
     txn_id: int | None
     analyze: bool = False
     now: object = None
+    incarnation: int | None = None  # the segment process this was planned for (None: any)
+    deadline: float | None = None   # statement_timeout as a wall-clock time.time()
+    work_mem: int | None = None     # bytes of operator memory before spilling (None: default)
 
 
 class SegmentWorker:
@@ -57,15 +60,38 @@ class SegmentWorker:
         self.n_segments = n_segments
         self.data_dir = data_dir
         os.makedirs(data_dir, exist_ok=True)
+        self.incarnation = next_incarnation(data_dir)
         self.store = ShardStore(data_dir)
+        # What an earlier process of this segment was writing when it died is garbage now:
+        # unreferenced chunk files go at once (prepared deltas wait for `recover`).
+        self.store.vacuum()
         self.motion = MotionService(motion_host, os.path.join(data_dir, "spill"),
                                     MOTION_MEMORY_BYTES)
         self._cancels: dict[int, threading.Event] = {}
         self._lock = threading.Lock()
+        self._running = 0
+
+    # --- incarnations ----------------------------------------------------------------------
+    def check(self, incarnation: int | None) -> None:
+        """Refuse work meant for another process of this segment (one that died): its
+        pending writes and Motion addresses are not here."""
+        if incarnation is not None and incarnation != self.incarnation:
+            raise errors.SegmentRestarted(
+                f"segment {self.segment_id} restarted (incarnation {incarnation} is gone, "
+                f"this is {self.incarnation})")
+
+    def _check_txn(self, txn_id: int) -> None:
+        if not self.store.knows(txn_id):
+            raise errors.TransactionLost(
+                f"segment {self.segment_id}: transaction {txn_id} is not known here (the "
+                f"segment restarted since the transaction began)")
 
     # --- DDL and storage -----------------------------------------------------------------
-    def recover(self, committed: set[int]) -> None:
-        self.store.recover(set(committed))
+    def recover(self, committed: set[int], undecided: set[int] = frozenset()) -> None:
+        self.store.recover(set(committed), set(undecided))
+
+    def begin(self, txn_id: int) -> None:
+        self.store.begin(txn_id)
 
     def create_table(self, table: TableDef) -> None:
         if not self.store.has_table(table.id):
@@ -76,9 +102,11 @@ class SegmentWorker:
             self.store.drop_table(table_id)
 
     def write(self, txn_id: int, table_id: int, batches: list[pa.RecordBatch]) -> int:
+        self._check_txn(txn_id)
         return self.store.write(txn_id, table_id, batches)
 
     def truncate(self, txn_id: int, table_id: int) -> None:
+        self._check_txn(txn_id)
         self.store.truncate(txn_id, table_id)
 
     def prepare(self, txn_id: int) -> None:
@@ -125,8 +153,27 @@ class SegmentWorker:
         """Run one slice of a query on this segment: its plan pulls batches (receiving
         from the slices below through this segment's MotionService) and the Motion above
         sends them on. Returns EXPLAIN ANALYZE statistics of this slice here."""
+        self.check(task.incarnation)
+        with self._lock:
+            self._running += 1
+        try:
+            return self._run_slice(task)
+        finally:
+            with self._lock:
+                self._running -= 1
+
+    def running(self) -> int:
+        """How many slices run here now (0: the segment is idle)."""
+        with self._lock:
+            return self._running
+
+    def _run_slice(self, task: "SliceTask") -> dict:
+        if task.txn_id is not None and any(isinstance(n, pl.Insert)
+                                           for n in pl.walk(task.motion)):
+            self._check_txn(task.txn_id)
         ctx = self._context(task.query_id, task.txn_id, task.analyze)
         ctx.now = task.now
+        timer = self._arm_deadline(task.query_id, task.deadline)
         receivers = []
 
         def open_receiver(m: pl.Motion):
@@ -160,6 +207,8 @@ class SegmentWorker:
                 raise errors.QueryError(message, e.sqlstate) from None
             raise
         finally:
+            if timer is not None:
+                timer.cancel()
             for _, r in receivers:
                 r.close()
             self._cancels.pop(task.query_id, None)
@@ -173,6 +222,7 @@ class SegmentWorker:
         """Evaluate a plan whose rows every segment can compute (a GENERAL locus: constants,
         generate_series, a file visible to all) and keep this segment's share of them, as
         the target's distribution says. Returns rows kept."""
+        self._check_txn(txn_id)
         ctx = self._context(query_id, txn_id, False)
         node = self._localize(node)
         # The coordinator split the work for a random target (each segment made a
@@ -201,6 +251,7 @@ class SegmentWorker:
         """COPY t [(cols)] FROM 'file': every segment reads the file, keeps its own rows."""
         from segment import file_source, ingest
 
+        self._check_txn(txn_id)
         try:
             cols = [table.columns[i] for i in positions]
             batches = file_source.read_file(path, options.format, options, cols, table=table.name)
@@ -224,11 +275,24 @@ class SegmentWorker:
                                   self.n_segments, table.key_scales())
         return batch.filter(pa.array(ids == self.segment_id)), counter + n
 
-    def cancel(self, query_id: int) -> None:
+    def cancel(self, query_id: int, reason: str | None = None) -> None:
         with self._lock:
             ev = self._cancels.setdefault(query_id, threading.Event())
+        if reason is not None:
+            ev.reason = reason  # read by ExecContext.check_cancel
         ev.set()
         self.motion.cancel(query_id)
+
+    def _arm_deadline(self, query_id: int, deadline: float | None):
+        """statement_timeout, enforced here too: a segment stops its slices at the deadline
+        even if the coordinator's cancel never arrives."""
+        if deadline is None:
+            return None
+        timer = threading.Timer(max(0.0, deadline - time.time()), self.cancel,
+                                (query_id, errors.STATEMENT_TIMEOUT))
+        timer.daemon = True
+        timer.start()
+        return timer
 
     def close(self) -> None:
         self.motion.close()
@@ -253,3 +317,21 @@ class SegmentWorker:
 
     def ping(self) -> float:
         return time.time()
+
+
+def next_incarnation(data_dir: str) -> int:
+    """A number this segment's data directory has never handed out before: every process
+    of the segment gets a new one, so calls meant for a dead process are recognised."""
+    path = os.path.join(data_dir, "incarnation")
+    try:
+        with open(path) as f:
+            last = int(f.read().strip() or 0)
+    except FileNotFoundError:
+        last = 0
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(str(last + 1))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    return last + 1

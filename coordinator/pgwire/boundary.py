@@ -105,16 +105,36 @@ class CancelToken:
 
     def __init__(self):
         self._event = threading.Event()
+        self._event.reason = None
+        self.generation = 0  # counts statements: a late timer must not cancel the next one
 
-    def cancel(self):
+    @property
+    def event(self) -> threading.Event:
+        """The event engines wait on; its `reason` says why it was set (None: the user)."""
+        return self._event
+
+    def cancel(self, reason: str | None = None):
+        if not self._event.is_set():
+            self._event.reason = reason
         self._event.set()
+
+    def cancel_if_current(self, generation: int, reason: str) -> None:
+        """cancel(reason), unless a new statement has started since `generation`."""
+        if self.generation == generation:
+            self.cancel(reason)
 
     @property
     def cancelled(self) -> bool:
         return self._event.is_set()
 
+    @property
+    def message(self) -> str:
+        return self._event.reason or "canceling statement due to user request"
+
     def reset(self):
+        self.generation += 1
         self._event.clear()
+        self._event.reason = None
 
 
 class TransactionStatus(enum.Enum):

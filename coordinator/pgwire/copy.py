@@ -92,7 +92,7 @@ async def copy_out(conn: Connection, call: Call, source: CopyOut, cancel: Cancel
                 conn.send_bytes(codec.frame(codec.Backend.COPY_DATA, chunk))
             await conn.flush_if_full()
             if cancel.cancelled:
-                raise errors.QueryCanceled("canceling statement due to user request")
+                raise errors.QueryCanceled(cancel.message)
     except BaseException:
         close = getattr(chunks, "close", None)
         if close is not None:

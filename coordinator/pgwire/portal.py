@@ -82,7 +82,7 @@ class RowStream:
         the batches are exhausted, (b"", 0, the engine's tag)."""
         while self._pending is None or self._pending.num_rows == 0:
             if self._cancel.cancelled:
-                raise errors.QueryCanceled("canceling statement due to user request")
+                raise errors.QueryCanceled(self._cancel.message)
             batch = next(self._batches, None)
             if batch is None:
                 self.engine_tag = self._result.tag()  # valid only now, per the boundary

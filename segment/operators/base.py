@@ -44,6 +44,11 @@ class NodeStats:
     counters: dict[str, int] = field(default_factory=dict)  # e.g. chunks_skipped of a Scan
 
 
+def cancel_reason(event: threading.Event) -> str:
+    """Why a query was cancelled: a timeout sets `reason` on the event before setting it."""
+    return getattr(event, "reason", None) or errors.USER_CANCEL
+
+
 @dataclass
 class ExecContext:
     """Everything a slice needs at run time besides its plan.
@@ -68,7 +73,7 @@ class ExecContext:
 
     def check_cancel(self) -> None:
         if self.cancel_event.is_set():
-            raise errors.QueryCanceled("canceling statement due to user request")
+            raise errors.QueryCanceled(cancel_reason(self.cancel_event))
 
     def cancel(self) -> None:
         self.cancel_event.set()

@@ -177,14 +177,30 @@ class ShardStore:
             _unlink(c.path)
 
     # --- transaction outcome ---------------------------------------------------------------
+    def begin(self, txn_id: int) -> None:
+        """Know txn_id from now on, before it writes anything: a prepare of a transaction
+        this store never heard of is then an error, not a silent success."""
+        self._active_txn(txn_id)
+
+    def knows(self, txn_id: int) -> bool:
+        with self._lock:
+            return txn_id in self._txns
+
     def prepare(self, txn_id: int) -> None:
-        """Make txn_id's changes durable, so that commit cannot fail for lack of data."""
+        """Make txn_id's changes durable, so that commit cannot fail for lack of data.
+
+        A transaction that is not in memory (never begun here, or begun in a process that
+        has died since) cannot be prepared: its writes, if any, are lost."""
         with self._lock:
             txn = self._txns.get(txn_id)
-        if txn is not None:
-            with txn.lock:
-                if not txn.done:
-                    self._prepare_locked(txn)
+        if txn is None:
+            raise errors.TransactionLost(
+                f"transaction {txn_id} is not known here (the segment restarted since it "
+                f"wrote): it cannot commit")
+        with txn.lock:
+            if txn.done:
+                raise errors.InvalidTransactionState(f"transaction {txn_id} has ended")
+            self._prepare_locked(txn)
 
     def commit(self, txn_id: int) -> None:
         """Publish txn_id's changes (preparing first if needed). Idempotent."""
@@ -219,10 +235,14 @@ class ShardStore:
             for delta in self._deltas(txn):
                 self._discard(delta.table_id, delta)
 
-    def recover(self, committed_txn_ids: set[int]) -> None:
-        """At start-up: finish committed transactions, abort the others, delete leftovers."""
+    def recover(self, committed_txn_ids: set[int], undecided: set[int] = frozenset()) -> None:
+        """At start-up: finish committed transactions, abort the others, delete leftovers.
+
+        Prepared deltas of `undecided` transactions (ones the coordinator is still
+        committing or aborting while this segment restarted) are left for its decision."""
         with self._lock:
-            in_memory = [t for t in self._txns.values() if not t.done]
+            in_memory = [t for t in self._txns.values()
+                         if not t.done and t.txn_id not in undecided]
         for txn in in_memory:
             if txn.prepared and txn.txn_id in committed_txn_ids:
                 self.commit(txn.txn_id)
@@ -240,7 +260,7 @@ class ShardStore:
                 delta = manifest.read_delta(os.path.join(directory, name))
                 if txn_id in committed_txn_ids:
                     self._apply(table_id, delta)
-                else:
+                elif txn_id not in undecided:
                     self._discard(table_id, delta)
         self.vacuum()
 

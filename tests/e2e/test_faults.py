@@ -1,0 +1,251 @@
+"""Real faults against a running cluster: kill -9 of a segment inside a transaction, during
+COPY and during INSERT ... SELECT; statement_timeout; queries sent while a segment restarts.
+
+Each time the client sees an error or the whole write, count(*) is exactly the rows that
+were acknowledged, and afterwards (without restarting the coordinator) queries that move
+rows between segments answer correctly.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import threading
+import time
+
+import psycopg
+import pytest
+import ray
+from psycopg import errors
+
+from tests.conftest import start_server
+
+RESTART_WAIT = 90.0
+
+
+@pytest.fixture(scope="module")
+def own_server(ray_session, tmp_path_factory):
+    """A cluster of this module's own: its tests kill its segments."""
+    srv = start_server(str(tmp_path_factory.mktemp("faults")), 2)
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def base(own_server):
+    """A 200k-row table both segments hold part of, for the queries after each fault."""
+    with own_server.connect() as c:
+        c.execute("CREATE TABLE f_base (k bigint, v bigint, s text) DISTRIBUTED BY (k)")
+        c.execute("INSERT INTO f_base SELECT g, g % 5003, 's' || (g % 70001) "
+                  "FROM generate_series(1, 200000) AS g")
+    return 200000
+
+
+def segment_pid(server, seg: int) -> int:
+    return ray.get(server.engine.cluster.actors[seg].pid.remote(), timeout=RESTART_WAIT)
+
+
+def kill_segment(server, seg: int) -> int:
+    """kill -9 one segment process; returns its pid."""
+    pid = segment_pid(server, seg)
+    os.kill(pid, signal.SIGKILL)
+    return pid
+
+
+def wait_restarted(server, seg: int, old_pid: int) -> None:
+    deadline = time.monotonic() + RESTART_WAIT
+    while time.monotonic() < deadline:
+        try:
+            if segment_pid(server, seg) != old_pid:
+                return
+        except ray.exceptions.RayActorError:
+            pass
+        time.sleep(0.2)
+    pytest.fail(f"segment {seg} was not restarted")
+
+
+def count(server, table: str) -> int:
+    with server.connect() as c:
+        return c.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+
+def check_cluster_answers(server, base_rows: int) -> None:
+    """A redistributing join and a many-group GROUP BY, right after a fault."""
+    with server.connect() as c:
+        plan = "\n".join(r[0] for r in c.execute(
+            "EXPLAIN SELECT a.v, count(*) FROM f_base a JOIN f_base b ON a.v = b.k "
+            "GROUP BY a.v").fetchall())
+        assert "Redistribute" in plan
+        got = c.execute("SELECT count(*), sum(b.k) FROM f_base a JOIN f_base b "
+                        "ON a.v = b.k").fetchone()
+        # a.v in 0..5002; b.k = a.v matches for a.v >= 1
+        want_rows = sum(1 for g in range(1, base_rows + 1) if g % 5003 >= 1)
+        want_sum = sum(g % 5003 for g in range(1, base_rows + 1))
+        assert got == (want_rows, want_sum)
+        groups = c.execute("SELECT count(*) FROM (SELECT s, count(*) FROM f_base "
+                           "GROUP BY s) q").fetchone()[0]
+        assert groups == 70001
+
+
+def test_kill_inside_explicit_transaction_loses_it_whole(own_server, base):
+    with own_server.connect() as c:
+        c.execute("CREATE TABLE f_txn (k bigint, v text) DISTRIBUTED BY (k)")
+        c.execute("INSERT INTO f_txn SELECT g, 'before' FROM generate_series(1, 1000) g")
+    with own_server.connect(autocommit=False) as tx:
+        tx.execute("INSERT INTO f_txn SELECT g, 'in txn' FROM generate_series(1001, 11000) g")
+        rows = io.StringIO("".join(f"{i}\tcopied\n" for i in range(20001, 25001)))
+        with tx.cursor().copy("COPY f_txn FROM STDIN") as cp:
+            cp.write(rows.getvalue())
+        pid = kill_segment(own_server, 1)
+        wait_restarted(own_server, 1, pid)
+        with pytest.raises(psycopg.Error) as failed:
+            tx.execute("SELECT count(*) FROM f_txn")
+            tx.commit()
+        assert failed.value.sqlstate in ("40001", "25P02"), failed.value
+        tx.rollback()
+    assert count(own_server, "f_txn") == 1000
+    check_cluster_answers(own_server, base)
+
+
+def test_kill_before_commit_fails_the_commit(own_server, base):
+    with own_server.connect() as c:
+        c.execute("CREATE TABLE f_commit (k bigint) DISTRIBUTED BY (k)")
+    with own_server.connect(autocommit=False) as tx:
+        tx.execute("INSERT INTO f_commit SELECT g FROM generate_series(1, 10000) g")
+        pid = kill_segment(own_server, 0)
+        wait_restarted(own_server, 0, pid)
+        with pytest.raises(psycopg.Error) as failed:
+            tx.commit()
+        assert failed.value.sqlstate == "40001", failed.value
+    assert count(own_server, "f_commit") == 0
+    # The same transaction again, with nothing killed, commits whole.
+    with own_server.connect(autocommit=False) as tx:
+        tx.execute("INSERT INTO f_commit SELECT g FROM generate_series(1, 10000) g")
+        tx.commit()
+    assert count(own_server, "f_commit") == 10000
+    check_cluster_answers(own_server, base)
+
+
+def _copy_rows(n: int, start: int = 0):
+    block = 100_000
+    for lo in range(start, start + n, block):
+        hi = min(lo + block, start + n)
+        yield "".join(f"{i},row {i}\n" for i in range(lo, hi))
+
+
+@pytest.mark.parametrize("kill_after", [0.5, 2.0, 4.0])
+def test_kill_during_autocommit_copy(own_server, base, kill_after):
+    """A COPY of several million rows, with a segment killed early, midway and late."""
+    ROWS = 6_000_000
+    table = f"f_copy_{int(kill_after * 10)}"
+    with own_server.connect() as c:
+        c.execute(f"CREATE TABLE {table} (k bigint, v text) DISTRIBUTED BY (k)")
+    acknowledged = 0
+    outcome = {}
+
+    def load():
+        try:
+            with own_server.connect() as c:
+                cur = c.cursor()
+                with cur.copy(f"COPY {table} FROM STDIN WITH (FORMAT csv)") as cp:
+                    for chunk in _copy_rows(ROWS):
+                        cp.write(chunk)
+                outcome["tag"] = cur.statusmessage
+        except psycopg.Error as e:
+            outcome["error"] = e
+
+    t = threading.Thread(target=load)
+    t.start()
+    time.sleep(kill_after)
+    pid = kill_segment(own_server, 1)
+    t.join(300)
+    assert not t.is_alive()
+    wait_restarted(own_server, 1, pid)
+    print("copy outcome", kill_after, outcome)
+    if "tag" in outcome:
+        assert outcome["tag"] == f"COPY {ROWS}"
+        acknowledged = ROWS
+    else:
+        assert outcome["error"].sqlstate in ("40001", "58000"), outcome["error"]
+    assert count(own_server, table) == acknowledged
+    check_cluster_answers(own_server, base)
+
+
+def test_kill_during_insert_select(own_server, base):
+    """2M-row INSERT ... SELECTs, back to back, with a segment killed under one of them."""
+    with own_server.connect() as c:
+        c.execute("CREATE TABLE f_ins (k bigint, v bigint, s text) DISTRIBUTED BY (v)")
+        c.execute("INSERT INTO f_ins SELECT * FROM f_base WHERE k <= 1000")
+    outcome = {"done": 0}
+    sql = "INSERT INTO f_ins SELECT k, v, s FROM f_base CROSS JOIN generate_series(1, 10) g"
+
+    def insert():
+        try:
+            with own_server.connect() as c:
+                for _ in range(20):
+                    c.execute(sql)
+                    outcome["done"] += 1
+        except psycopg.Error as e:
+            outcome["error"] = e
+
+    t = threading.Thread(target=insert)
+    t.start()
+    time.sleep(3.0)
+    pid = kill_segment(own_server, 0)
+    t.join(600)
+    assert not t.is_alive()
+    wait_restarted(own_server, 0, pid)
+    done = outcome["done"]
+    print("insert outcome", outcome)
+    assert "error" in outcome or done == 20
+    if "error" in outcome:
+        assert outcome["error"].sqlstate in ("40001", "58000", "58030"), outcome["error"]
+    assert count(own_server, "f_ins") == 1000 + done * base * 10
+    check_cluster_answers(own_server, base)
+
+
+def test_queries_during_a_restart_wait_and_answer(own_server, base):
+    pid = kill_segment(own_server, 1)
+    results, failures = [], []
+
+    def ask():
+        try:
+            with own_server.connect() as c:
+                results.append(c.execute("SELECT v % 10, count(*) FROM f_base GROUP BY 1 "
+                                         "ORDER BY 1").fetchall())
+        except psycopg.Error as e:
+            failures.append(e)
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for t in threads:
+        t.start()
+        time.sleep(0.3)
+    for t in threads:
+        t.join(120)
+    wait_restarted(own_server, 1, pid)
+    assert not failures, failures
+    want = {}
+    for g in range(1, base + 1):
+        want[(g % 5003) % 10] = want.get((g % 5003) % 10, 0) + 1
+    assert all(r == sorted(want.items()) for r in results) and len(results) == 4
+
+
+def test_statement_timeout_stops_segments(own_server, base):
+    with own_server.connect() as c:
+        c.execute("SET statement_timeout = '1s'")
+        assert c.execute("SHOW statement_timeout").fetchone() == ("1s",)
+        started = time.monotonic()
+        with pytest.raises(errors.QueryCanceled) as canceled:
+            c.execute("SELECT sum(g % 7) FROM generate_series(1, 100000000000) AS g")
+        took = time.monotonic() - started
+        assert "statement timeout" in str(canceled.value)
+        assert 0.9 < took < 2.5, took
+        assert c.execute("SELECT 1").fetchone() == (1,)  # the session goes on
+        c.execute("RESET statement_timeout")
+        assert c.execute("SELECT count(*) FROM f_base").fetchone() == (base,)
+    deadline = time.monotonic() + 5
+    actors = own_server.engine.cluster.actors
+    while sum(ray.get([a.running.remote() for a in actors])) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert sum(ray.get([a.running.remote() for a in actors])) == 0
