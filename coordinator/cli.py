@@ -13,7 +13,7 @@ import logging
 import signal
 import sys
 
-from deploy import ray_local
+from deploy import ray_local, supervisor
 
 DEMO_SQL = [
     "CREATE TABLE demo (id bigint NOT NULL, k integer, grp text, x double precision, "
@@ -46,6 +46,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=args.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.command == "serve":
+        if not supervisor.supervised():
+            code = supervisor.run(sys.argv[1:] if argv is None else argv)
+            if code is not None:
+                return code
         return serve_main(args)
     if args.command == "tpch":
         return tpch_cli.main(args)
@@ -58,6 +62,8 @@ def serve_main(args) -> int:
     from coordinator.engine import Engine
     from coordinator.pgwire.server import PgServer
 
+    if supervisor.supervised():
+        supervisor.die_with_parent()
     ray_local.connect(args.ray_address)
     engine = None
     try:
@@ -68,6 +74,10 @@ def serve_main(args) -> int:
     finally:
         if engine is not None:
             engine.shutdown()
+        if supervisor.supervised():
+            # Ray's processes first, by PID and all at once: the driver may be made to
+            # exit as soon as its raylet dies, and must not leave the rest behind.
+            supervisor.stop_descendants()
         ray_local.stop()
     return 0
 

@@ -26,7 +26,7 @@ from planner import errors
 from planner import plan as pl
 from planner import slices as sl
 from planner.explain import NodeActual
-from segment import executor
+from segment import executor, memory
 from segment.operators import base
 from segment.worker import SliceTask
 
@@ -104,7 +104,9 @@ class QueryRun:
                                n_segments=self.cluster.n_segments,
                                cancel_event=self.cancel_event, analyze=self.analyze,
                                receive=self._receive, receive_sorted=self._receive_sorted,
-                               now=self.now)
+                               now=self.now,
+                               memory=memory.MemoryBudget(self.work_mem or memory.DEFAULT_LIMIT,
+                                                          self.cluster.motion.spill_dir))
         done = False
         try:
             self._dispatch()
@@ -121,9 +123,12 @@ class QueryRun:
                 self._abort()
             for r in self._receivers:
                 r.close()
+            ctx.memory.close()
             if self.analyze:
                 for pos, st in ctx.node_stats.items():
-                    self.actuals[(0, pos)] = NodeActual(rows=st.rows, ms=st.seconds * 1000)
+                    self.actuals[(0, pos)] = NodeActual(rows=st.rows, ms=st.seconds * 1000,
+                                                        peak_memory=st.peak_memory,
+                                                        spilled_bytes=st.spilled_bytes)
                 self._motion_actuals()
 
     def _canceled(self) -> errors.QueryCanceled:
@@ -219,6 +224,8 @@ class QueryRun:
             a.rows += st.rows
             a.ms = max(a.ms, st.seconds * 1000)
             a.segments += 1
+            a.peak_memory = max(a.peak_memory, st.peak_memory)
+            a.spilled_bytes += st.spilled_bytes
         self._sent.setdefault(sid, []).extend(result["sent"])
 
     def _motion_actuals(self) -> None:

@@ -13,7 +13,6 @@ from dataclasses import replace
 from sqlglot import exp
 
 from coordinator import query
-from coordinator.dispatch import QueryRun
 from coordinator.pgwire.boundary import CopyFormat, CopyIn, CopyOut, QueryResult, ResultKind
 from coordinator.writer import TableWriter
 from planner import copy_statement, distribute, errors, functions, rules, statements, types

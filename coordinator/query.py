@@ -90,6 +90,15 @@ def show(value: str, name: str) -> QueryResult:
     return text_rows(name, [value], "SHOW")
 
 
+def show_table(columns: list[str], rows: list[tuple[str, ...]]) -> QueryResult:
+    """SHOW's result: text columns (one for SHOW name; name, setting, description for ALL)."""
+    batch = pa.record_batch({c: pa.array([r[i] for r in rows], pa.string())
+                             for i, c in enumerate(columns)})
+    return QueryResult(ResultKind.ROWS, tag=lambda: "SHOW",
+                       columns=[ResultColumn(c, types.TEXT) for c in columns],
+                       batches=iter([batch]))
+
+
 def text_rows(column: str, values: list[str], tag: str) -> QueryResult:
     batch = pa.record_batch({column: pa.array(values, pa.string())})
     return QueryResult(ResultKind.ROWS, tag=lambda: tag,

@@ -8,6 +8,7 @@ drivers send (BEGIN/COMMIT/ROLLBACK, SET/SHOW/RESET, DEALLOCATE, DISCARD, CLOSE)
 from __future__ import annotations
 
 import itertools
+import re
 import threading
 import time
 
@@ -22,6 +23,7 @@ from planner import bind_expr, errors, statements, types
 from planner.statements import Kind
 
 _pids = itertools.count(1)
+_BEGIN_WORDS = re.compile(r"(?is)^\s*(BEGIN(\s+(WORK|TRANSACTION)\b)?|START\s+TRANSACTION\b)")
 
 
 def _param_count(st: statements.Statement) -> int:
@@ -58,6 +60,11 @@ class Session:
     # --- EngineSession protocol ----------------------------------------------------------
     def parameter_status(self) -> dict[str, str]:
         return self.settings.reported()
+
+    def idle_in_transaction_timeout(self) -> float | None:
+        """idle_in_transaction_session_timeout in seconds; None when off (0)."""
+        ms = self.settings.milliseconds("idle_in_transaction_session_timeout")
+        return ms / 1000.0 if ms > 0 else None
 
     def transaction_status(self) -> TransactionStatus:
         if self.txn is None:
@@ -147,17 +154,21 @@ class Session:
     def _execute(self, st, stmt, params, cancel) -> QueryResult:
         k = st.kind
         if k is Kind.BEGIN:
-            return self._begin()
+            return self._begin(st.text)
         if k is Kind.COMMIT:
             return self._commit()
         if k is Kind.ROLLBACK:
             return self._rollback()
         if k is Kind.SET:
-            if st.name == "transaction":
-                return command("SET")
-            return command("SET", self.settings.set(st.name, st.value))
+            current = lambda: self.txn  # noqa: E731 (bounds SET LOCAL / SET TRANSACTION)
+            if st.name in ("transaction", "session characteristics"):
+                return command("SET", self.settings.set_transaction(
+                    st.modes, characteristics=st.name != "transaction", transaction=current))
+            return command("SET", self.settings.set(st.name, None if st.default else st.args,
+                                                    local=st.local, transaction=current))
         if k is Kind.SHOW:
-            return query.show(self.settings.show(st.name), st.name)
+            return query.show_table(self.settings.show_columns(st.name),
+                                    self.settings.show_rows(st.name))
         if k is Kind.RESET:
             return command("RESET", self.settings.reset(st.name))
         if k is Kind.DEALLOCATE:
@@ -272,11 +283,20 @@ class Session:
         return result
 
     # --- transaction commands ------------------------------------------------------------
-    def _begin(self) -> QueryResult:
+    def _begin(self, text: str) -> QueryResult:
         if self.txn is not None and self.txn.explicit:
             return command("BEGIN")  # PostgreSQL warns and carries on
+        rest = _BEGIN_WORDS.sub("", text, count=1).strip()
+        modes = statements.transaction_modes(rest) if rest else ()
         self.txn = Transaction(self.engine.catalog, self.engine.cluster, explicit=True)
-        return command("BEGIN")
+        try:
+            # Isolation levels and access modes we do not provide are refused (0A000),
+            # never accepted and ignored.
+            status = self.settings.set_transaction(modes, transaction=lambda: self.txn)
+        except BaseException:
+            self.txn = None
+            raise
+        return command("BEGIN", status)
 
     def _commit(self) -> QueryResult:
         txn, self.txn = self.txn, None
@@ -297,7 +317,7 @@ class Session:
     # --- helpers -------------------------------------------------------------------------
     def _describe(self, st, ptypes) -> list[ResultColumn] | None:
         if st.kind is Kind.SHOW:
-            return [ResultColumn(st.name, types.TEXT)]
+            return [ResultColumn(c, types.TEXT) for c in self.settings.show_columns(st.name)]
         if st.kind is Kind.EXPLAIN:
             return [ResultColumn("QUERY PLAN", types.TEXT)]
         return query.describe(self, st.tree, ptypes)

@@ -107,6 +107,10 @@ class InFailedTransaction(QueryError):
     sqlstate = "25P02"
 
 
+class IdleInTransactionSessionTimeout(QueryError):
+    sqlstate = "25P03"
+
+
 class QueryCanceled(QueryError):
     sqlstate = "57014"
 

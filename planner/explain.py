@@ -24,6 +24,8 @@ class NodeActual:
     ms: float = 0.0       # wall time, the slowest member of the gang
     segments: int = 0
     extra: str = ""       # e.g. motion frames/bytes/transport
+    peak_memory: int = 0  # bytes under the query's memory budget, the largest member's
+    spilled_bytes: int = 0  # written to spill files, summed over the gang
 
 
 def estimate_rows(node: pl.Node) -> float:
@@ -131,6 +133,10 @@ def explain(root: pl.Node, n_segments: int,
                 text += f" actual rows={a.rows} time={a.ms:.1f} ms"
                 if a.segments:
                     text += f" segments={a.segments}"
+                if a.peak_memory:
+                    text += f" memory={_kb(a.peak_memory)}"
+                if a.spilled_bytes:
+                    text += f" spilled={_kb(a.spilled_bytes)}"
                 if a.extra:
                     text += f" {a.extra}"
         lines.append(text)
@@ -198,3 +204,8 @@ def _describe(node: pl.Node, n: int) -> str:
     if isinstance(node, pl.Insert):
         return f"Insert: {node.table.name} ({node.table.policy.describe(node.table.columns)})"
     return type(node).__name__
+
+
+def _kb(nbytes: int) -> str:
+    """Bytes as PostgreSQL's EXPLAIN prints memory: in kB."""
+    return f"{(nbytes + 1023) // 1024}kB"

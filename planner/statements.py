@@ -56,7 +56,15 @@ class Statement:
     inner: "Statement | None" = None
     # SET / SHOW / RESET / DEALLOCATE / CLOSE
     name: str = ""
-    value: str | None = None
+    value: str | None = None  # SET: the arguments joined by ", "; None for SET x TO DEFAULT
+    # SET: the arguments as PostgreSQL's grammar gives them (string constants unquoted,
+    # unquoted identifiers folded to lower case), `default` for TO DEFAULT, `local` for
+    # SET LOCAL, and for SET TRANSACTION / SESSION CHARACTERISTICS the transaction modes
+    # as (setting, value) pairs.
+    args: tuple[str, ...] = ()
+    default: bool = False
+    local: bool = False
+    modes: tuple[tuple[str, str], ...] = ()
     # COPY
     copy: copy_statement.CopySpec | None = None
 
@@ -150,25 +158,170 @@ def parse_one(text: str) -> exp.Expression:
     return tree
 
 
-def _set(text: str) -> Statement:
-    m = re.match(r"(?is)^SET\s+(?:SESSION\s+|LOCAL\s+)?(.+?)(?:\s*(?:=|\bTO\b)\s*(.*))?$", text)
-    if not m:
-        raise errors.SyntaxError_("syntax error in SET")
-    name = m.group(1).strip()
-    value = m.group(2)
-    if value is None:
-        tz = re.match(r"(?is)^time\s+zone\s+(.*)$", name)
-        if tz:
-            name, value = "timezone", tz.group(1)
-        elif name.lower().startswith(("transaction", "session characteristics")):
-            return Statement(Kind.SET, text, name="transaction", value=None)
+_SET_IDENT = r'(?:[A-Za-z_\x80-\uffff][A-Za-z0-9_$\x80-\uffff]*|"(?:[^"]|"")+")'
+_SET_NAME = re.compile(rf"\s*({_SET_IDENT}(?:\s*\.\s*{_SET_IDENT})*)\s*(?:=|\bTO\b)\s*",
+                       re.IGNORECASE)
+_SET_TOKEN = re.compile(r"""\s*(?:
+      (?P<string>'(?:[^']|'')*')
+    | [Ee](?P<escape>'(?:[^'\\]|\\.|'')*')
+    | (?P<ident>"(?:[^"]|"")+")
+    | (?P<number>[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)(?![A-Za-z0-9_$])
+    | (?P<word>[A-Za-z_\x80-\uffff][A-Za-z0-9_$\x80-\uffff]*)
+    )\s*""", re.VERBOSE)
+
+
+def _unquote_ident(part: str) -> str:
+    part = part.strip()
+    if part.startswith('"'):
+        return part[1:-1].replace('""', '"')
+    return part.lower()
+
+
+def _set_name(text: str) -> str:
+    return ".".join(_unquote_ident(p) for p in re.findall(_SET_IDENT, text))
+
+
+def _escape_string(body: str) -> str:
+    out, i = [], 0
+    simple = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body):
+            out.append(simple.get(body[i + 1], body[i + 1]))
+            i += 2
+            continue
+        if c == "'" and body[i + 1:i + 2] == "'":
+            i += 1
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _set_args(text: str, what: str) -> tuple[tuple[str, ...], bool]:
+    """The arguments of SET (var_list in PostgreSQL's grammar) and whether it is DEFAULT."""
+    if re.fullmatch(r"(?is)\s*DEFAULT\s*", text):
+        return (), True
+    args, pos = [], 0
+    while True:
+        m = _SET_TOKEN.match(text, pos)
+        if not m or m.end() == m.start():
+            near = text[pos:].strip().split()
+            raise errors.SyntaxError_(f'syntax error at or near "{near[0]}"' if near else
+                                      f"syntax error at end of input in SET {what}")
+        if m.group("string") is not None:
+            args.append(m.group("string")[1:-1].replace("''", "'"))
+        elif m.group("escape") is not None:
+            args.append(_escape_string(m.group("escape")[1:-1]))
+        elif m.group("ident") is not None:
+            args.append(m.group("ident")[1:-1].replace('""', '"'))
+        elif m.group("number") is not None:
+            num = m.group("number").lstrip("+")
+            if re.fullmatch(r"-?\d+", num) and -2**31 <= int(num) < 2**31:
+                num = str(int(num))  # an integer constant, printed back as PostgreSQL does
+            args.append(num)
         else:
-            raise errors.SyntaxError_(f'syntax error at end of input in SET {name}')
-    name = name.lower()
-    value = value.strip()
-    if len(value) >= 2 and value[0] == value[-1] == "'":
-        value = value[1:-1].replace("''", "'")
-    return Statement(Kind.SET, text, name=name, value=value)
+            args.append(m.group("word").lower())
+        pos = m.end()
+        if pos == len(text):
+            return tuple(args), False
+        if text[pos] != ",":
+            raise errors.SyntaxError_(f'syntax error at or near "{text[pos:].split()[0]}"')
+        pos += 1
+
+
+def transaction_modes(text: str) -> tuple[tuple[str, str], ...]:
+    """The modes of SET TRANSACTION / SESSION CHARACTERISTICS AS TRANSACTION / BEGIN as
+    (transaction setting, value): ISOLATION LEVEL ..., READ ONLY|WRITE, [NOT] DEFERRABLE."""
+    modes, rest = [], text.strip()
+    while rest:
+        m = (re.match(r"(?is)^ISOLATION\s+LEVEL\s+(SERIALIZABLE|REPEATABLE\s+READ|"
+                      r"READ\s+COMMITTED|READ\s+UNCOMMITTED)\b", rest)
+             or re.match(r"(?is)^READ\s+(ONLY|WRITE)\b", rest)
+             or re.match(r"(?is)^(NOT\s+)?DEFERRABLE\b", rest))
+        if not m:
+            raise errors.SyntaxError_(f'syntax error at or near "{rest.split()[0]}"')
+        word = " ".join(m.group(0).lower().split())
+        if word.startswith("isolation"):
+            modes.append(("transaction_isolation", " ".join(m.group(1).lower().split())))
+        elif word.startswith("read"):
+            modes.append(("transaction_read_only", "on" if word == "read only" else "off"))
+        else:
+            modes.append(("transaction_deferrable", "off" if word.startswith("not") else "on"))
+        rest = rest[m.end():].lstrip()
+        if rest.startswith(","):
+            rest = rest[1:].lstrip()
+            if not rest:
+                raise errors.SyntaxError_("syntax error at end of input")
+    if not modes:
+        raise errors.SyntaxError_("syntax error at end of input")
+    return tuple(modes)
+
+
+def _set(text: str) -> Statement:
+    """SET in PostgreSQL's forms: SET [SESSION | LOCAL] name {TO | =} value [, ...] | DEFAULT,
+    SET TIME ZONE, SET NAMES, SET SCHEMA, SET ROLE, SET SESSION AUTHORIZATION,
+    SET TRANSACTION ..., SET SESSION CHARACTERISTICS AS TRANSACTION ..."""
+    body = text[3:].strip()
+    local = False
+    scope = re.match(r"(?is)^(SESSION|LOCAL)\s+(.*)$", body)
+    if scope and not re.match(r"(?is)^SESSION\s+(AUTHORIZATION|CHARACTERISTICS)\b", body):
+        local, body = scope.group(1).upper() == "LOCAL", scope.group(2)
+
+    def make(name: str, args: tuple[str, ...] = (), default: bool = False,
+             modes: tuple[tuple[str, str], ...] = (), value: str | None = None) -> Statement:
+        if value is None and not default:
+            value = ", ".join(args)
+        return Statement(Kind.SET, text, name=name, value=value, args=args, default=default,
+                         local=local, modes=modes)
+
+    m = re.match(r"(?is)^SESSION\s+CHARACTERISTICS\s+AS\s+TRANSACTION\s+(.*)$", body)
+    if m:
+        modes = transaction_modes(m.group(1))
+        return make("session characteristics", modes=modes, value=m.group(1).strip())
+    if re.match(r"(?is)^TRANSACTION\s+SNAPSHOT\b", body):
+        raise errors.FeatureNotSupported("SET TRANSACTION SNAPSHOT is not supported")
+    m = re.match(r"(?is)^TRANSACTION\s+(.*)$", body)
+    if m and not re.match(r"(?is)^TRANSACTION\s*(=|TO\b)", body):
+        return make("transaction", modes=transaction_modes(m.group(1)),
+                    value=m.group(1).strip())
+    m = re.match(r"(?is)^TIME\s+ZONE\s+(.*)$", body)
+    if m:
+        zone = m.group(1).strip()
+        iv = re.match(r"(?is)^INTERVAL\s*(?:\(\s*\d+\s*\))?\s*'((?:[^']|'')*)'(.*)$", zone)
+        if iv:
+            if iv.group(2).strip() and not re.fullmatch(
+                    r"(?is)\s*(YEAR|MONTH|DAY|HOUR|MINUTE|SECOND)(\s*\(\s*\d+\s*\))?"
+                    r"(\s+TO\s+(MONTH|HOUR|MINUTE|SECOND)(\s*\(\s*\d+\s*\))?)?\s*", iv.group(2)):
+                raise errors.SyntaxError_(f'syntax error at or near "{iv.group(2).split()[0]}"')
+            return make("timezone", ("INTERVAL '%s'" % iv.group(1).replace("''", "'"),))
+        if re.fullmatch(r"(?is)LOCAL|DEFAULT", zone):
+            return make("timezone", default=True)
+        args, default = _set_args(zone, "TIME ZONE")
+        if len(args) != 1:
+            raise errors.SyntaxError_('syntax error at or near ","')
+        return make("timezone", args)
+    m = re.match(r"(?is)^NAMES\b\s*(.*)$", body)
+    if m:
+        if not m.group(1).strip():
+            return make("client_encoding", default=True)
+        return make("client_encoding", *_set_args(m.group(1), "NAMES"))
+    m = re.match(r"(?is)^SCHEMA\s+('(?:[^']|'')*')\s*$", body)
+    if m:
+        return make("search_path", (m.group(1)[1:-1].replace("''", "'"),))
+    m = re.match(r"(?is)^(ROLE|SESSION\s+AUTHORIZATION)\s+(?!=|TO\b)(.*)$", body)
+    if m:
+        name = "role" if m.group(1).upper() == "ROLE" else "session_authorization"
+        return make(name, *_set_args(m.group(2), m.group(1).upper()))
+    m = _SET_NAME.match(body)
+    if not m:
+        word = body.split()[0] if body.split() else ""
+        raise errors.SyntaxError_(f'syntax error at or near "{word}"' if word else
+                                  "syntax error at end of input")
+    name = _set_name(m.group(1))
+    rest = body[m.end():]
+    if not rest.strip():
+        raise errors.SyntaxError_("syntax error at end of input")
+    return make(name, *_set_args(rest, name))
 
 
 def _explain(text: str) -> Statement:

@@ -3,8 +3,10 @@
 `run(node, ctx)` yields the root's batches. Every operator is wrapped so that between
 batches the query's cancel flag is checked, batches carry exactly the node's field names
 and Arrow types, Arrow's own exceptions become QueryErrors with a SQLSTATE, and, with
-`ctx.analyze`, rows, batches and inclusive wall time are recorded in `ctx.node_stats[i]`, where i is the node's pre-order index in the slice
-(`base.slice_nodes(node)[i]`; a Motion is a leaf there). Dispatch, transports and the
+`ctx.analyze`, rows, batches and inclusive wall time are recorded in `ctx.node_stats[i]`,
+where i is the node's pre-order index in the slice (`base.slice_nodes(node)[i]`; a Motion
+is a leaf there), and so are the peak memory and spilled bytes of an operator that holds a
+`memory` reservation (segment/memory.py). Dispatch, transports and the
 top slice's result streaming are the coordinator's and motion's business.
 """
 
@@ -65,6 +67,10 @@ class _Instrumented:
             counters = getattr(self.op, "counters", None)
             if counters:
                 stats.counters = dict(counters)
+            reservation = getattr(self.op, "memory", None)  # a memory.Reservation
+            if reservation is not None:
+                stats.peak_memory = max(stats.peak_memory, reservation.peak)
+                stats.spilled_bytes = max(stats.spilled_bytes, reservation.spilled_bytes)
             close = getattr(it, "close", None)
             if close is not None:
                 close()

@@ -11,7 +11,6 @@ import os
 import threading
 import time
 from dataclasses import dataclass
-from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -23,7 +22,7 @@ from motion.service import MotionService
 from planner import errors
 from planner import plan as pl
 from planner.schema import DistKind, TableDef
-from segment import executor
+from segment import executor, memory
 from segment.operators import base, motion_send
 from segment.storage.shard_store import ShardStore
 
@@ -70,6 +69,8 @@ class SegmentWorker:
         self._cancels: dict[int, threading.Event] = {}
         self._lock = threading.Lock()
         self._running = 0
+        # One memory budget per query here, shared by its slices: query id -> (budget, users)
+        self._budgets: dict[int, list] = {}
 
     # --- incarnations ----------------------------------------------------------------------
     def check(self, incarnation: int | None) -> None:
@@ -173,6 +174,7 @@ class SegmentWorker:
             self._check_txn(task.txn_id)
         ctx = self._context(task.query_id, task.txn_id, task.analyze)
         ctx.now = task.now
+        ctx.memory = self._budget(task.query_id, task.work_mem)
         timer = self._arm_deadline(task.query_id, task.deadline)
         receivers = []
 
@@ -212,6 +214,7 @@ class SegmentWorker:
             for _, r in receivers:
                 r.close()
             self._cancels.pop(task.query_id, None)
+            self._release_budget(task.query_id)
         return {"segment": self.segment_id, "slice": motion.slice_id,
                 "nodes": dict(ctx.node_stats) if task.analyze else {},
                 "sent": [s.stats() for s in senders],
@@ -282,6 +285,27 @@ class SegmentWorker:
             ev.reason = reason  # read by ExecContext.check_cancel
         ev.set()
         self.motion.cancel(query_id)
+
+    def _budget(self, query_id: int, work_mem: int | None) -> memory.MemoryBudget:
+        """The query's memory budget on this segment (its slices share one)."""
+        with self._lock:
+            entry = self._budgets.get(query_id)
+            if entry is None:
+                entry = self._budgets[query_id] = [memory.MemoryBudget(
+                    work_mem or memory.DEFAULT_LIMIT, self.motion.spill_dir), 0]
+            entry[1] += 1
+            return entry[0]
+
+    def _release_budget(self, query_id: int) -> None:
+        with self._lock:
+            entry = self._budgets.get(query_id)
+            if entry is None:
+                return
+            entry[1] -= 1
+            if entry[1] > 0:
+                return
+            del self._budgets[query_id]
+        entry[0].close()
 
     def _arm_deadline(self, query_id: int, deadline: float | None):
         """statement_timeout, enforced here too: a segment stops its slices at the deadline

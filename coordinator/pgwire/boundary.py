@@ -162,6 +162,10 @@ class EngineSession(Protocol):
     def parameter_status(self) -> dict[str, str]:
         """ParameterStatus values to send at startup (server_version, DateStyle, ...)."""
 
+    def idle_in_transaction_timeout(self) -> float | None:
+        """Seconds a session may stay idle inside a transaction block (ReadyForQuery T or
+        E) before pgwire ends it with FATAL 25P03; None for no limit."""
+
     def close(self) -> None:
         """The connection ended: roll back an open transaction, free resources."""
 

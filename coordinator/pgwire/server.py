@@ -56,6 +56,12 @@ class PgServer:
             return
         session.cancel_token.cancel()
 
+    @property
+    def connection_count(self) -> int:
+        """Connections being served now (a connection counts until its session has closed
+        its engine session, i.e. until what it was running has stopped)."""
+        return len(self._tasks)
+
     # --- asyncio API ------------------------------------------------------------------
     async def start(self) -> tuple[str, int]:
         """Listen; returns the bound (host, port)."""

@@ -10,6 +10,13 @@ Engine calls block, so each runs on this session's own worker thread: connection
 independently, and one EngineSession only ever sees one thread. Errors become
 ErrorResponses and the session goes on; exceptions that are not QueryErrors are logged
 with their traceback and reach the client as one-line XX000 errors.
+
+While an engine call runs, the session looks at the socket every DISCONNECT_POLL_SECONDS:
+a client that has closed or reset the connection gets its statement cancelled (as
+PostgreSQL's client_connection_check_interval does), so an abandoned query stops rather
+than running to its end. A session idle inside a transaction block (ReadyForQuery T or E)
+longer than the engine's idle_in_transaction_timeout() is ended with FATAL 25P03; closing
+the engine session then aborts the transaction.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ _EXTENDED = {codec.Frontend.PARSE, codec.Frontend.BIND, codec.Frontend.DESCRIBE,
 _DISCONNECTED = (ConnectionError, asyncio.IncompleteReadError)
 _FATAL = (codec.FramingError, *_DISCONNECTED)  # the connection cannot go on after these
 SLOW_CALL_SECONDS = 0.005
+DISCONNECT_POLL_SECONDS = 0.25  # how often a running engine call checks that the client is there
 STARTUP_TIMEOUT_SECONDS = 60.0  # PostgreSQL's authentication_timeout
 
 
@@ -74,6 +82,7 @@ class Session:
         self._statements: dict[str, Statement] = {}
         self._portals: dict[str, Portal] = {}
         self._ignore_till_sync = False
+        self._idle_limit: float | None = None  # idle_in_transaction timeout, when armed
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pgwire-session")
         self._handlers = {
             codec.Query: self._query, codec.Parse: self._parse, codec.Bind: self._bind,
@@ -90,6 +99,18 @@ class Session:
             done, _ = await asyncio.wait({future}, timeout=SLOW_CALL_SECONDS)
             if not done:
                 await self.conn.flush()
+        try:
+            while not future.done():
+                done, _ = await asyncio.wait({future}, timeout=DISCONNECT_POLL_SECONDS)
+                if not done and not self.cancel_token.cancelled and self.conn.peer_gone():
+                    # Nobody will read the result: stop the statement (as a CancelRequest
+                    # would).
+                    log.info("session %d: client %s went away, cancelling its statement",
+                             self.pid, self.conn.peer)
+                    self.cancel_token.cancel()
+        except asyncio.CancelledError:
+            future.cancel()  # the server is stopping: nobody will collect the result
+            raise
         return await future
 
     async def run(self) -> None:
@@ -150,13 +171,29 @@ class Session:
             # The (implicit) transaction ended: its portals end with it, as in PostgreSQL.
             for name in list(self._portals):
                 await self._close_portal(name)
+        self._idle_limit = None
+        if status is not TransactionStatus.IDLE:
+            self._idle_limit = await self.call(self._engine.idle_in_transaction_timeout)
         self.conn.send(backend.ReadyForQuery(status.value))
         await self.conn.flush()
+
+    async def _next_frame(self) -> tuple[bytes, bytes]:
+        """The next message; waits at most idle_in_transaction_session_timeout when the
+        last ReadyForQuery said the session is in a transaction block."""
+        limit, self._idle_limit = self._idle_limit, None
+        if limit is None:
+            return await self.conn.read_frame()
+        try:
+            return await asyncio.wait_for(self.conn.read_frame(), limit)
+        except asyncio.TimeoutError:
+            log.info("session %d: idle in transaction for %.3f s, terminating", self.pid, limit)
+            raise errors.IdleInTransactionSessionTimeout(
+                "terminating connection due to idle-in-transaction timeout") from None
 
     # --- message loop -----------------------------------------------------------------
     async def _serve(self) -> None:
         while True:
-            type_byte, body = await self.conn.read_frame()
+            type_byte, body = await self._next_frame()
             if type_byte == codec.Frontend.TERMINATE:
                 return
             if self._ignore_till_sync and type_byte != codec.Frontend.SYNC:

@@ -10,6 +10,8 @@ engine is slow to produce what comes next.
 from __future__ import annotations
 
 import asyncio
+import select
+import socket
 import struct
 
 from coordinator.pgwire import codec
@@ -46,6 +48,33 @@ class Connection:
     async def read(self):
         """The next typed frontend message, decoded."""
         return codec.decode_frontend(*await self.read_frame())
+
+    def peer_gone(self) -> bool:
+        """Whether the client has closed (FIN) or reset the connection, found without reading
+        from it. On Linux poll(POLLRDHUP) sees a FIN even behind bytes not read yet (as
+        PostgreSQL's pq_check_connection); elsewhere a non-blocking MSG_PEEK on a duplicate
+        of the socket returning b"" means end of stream."""
+        if self._writer.is_closing() or self._reader.exception() is not None:
+            return True
+        if self._reader.at_eof():
+            return True
+        sock = self._writer.get_extra_info("socket")
+        if sock is None:
+            return False
+        fd = sock.fileno()
+        if fd < 0:
+            return True
+        if hasattr(select, "POLLRDHUP"):
+            poller = select.poll()
+            poller.register(fd, select.POLLRDHUP)  # POLLHUP and POLLERR come unasked
+            return bool(poller.poll(0))
+        try:
+            with socket.fromfd(fd, sock.family, sock.type) as dup:
+                return dup.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
 
     @property
     def pending(self) -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime
 import itertools
+import tempfile
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
@@ -25,6 +26,7 @@ from planner import errors
 from planner import expr as ex
 from planner import plan
 from segment import expr as sexpr
+from segment import memory as smemory
 
 # Batches are large so that Python's per-call cost is paid per ~million rows, not per row.
 BATCH_ROWS = 1 << 20
@@ -42,6 +44,8 @@ class NodeStats:
     batches: int = 0
     seconds: float = 0.0
     counters: dict[str, int] = field(default_factory=dict)  # e.g. chunks_skipped of a Scan
+    peak_memory: int = 0     # most bytes the node held under the query's memory budget
+    spilled_bytes: int = 0   # bytes it wrote to spill files
 
 
 def cancel_reason(event: threading.Event) -> str:
@@ -58,6 +62,9 @@ class ExecContext:
     sender, which motion_recv merges; without it the gathered rows are sorted again.
     With `analyze` set, segment/executor.py fills `node_stats` keyed by the pre-order index
     of each node in the tree given to `run` (Motions are leaves there: see `slice_nodes`).
+    `memory` is the query's budget on this segment (segment/memory.py), which Sort,
+    Aggregate and HashJoin draw from and spill under; one budget may be shared by the
+    contexts of several slices of a query.
     """
 
     store: Any = None  # segment.storage.shard_store.ShardStore
@@ -70,6 +77,8 @@ class ExecContext:
     now: datetime.datetime | None = None  # the statement's now(); None: when evaluated
     analyze: bool = False
     node_stats: dict[int, NodeStats] = field(default_factory=dict)
+    memory: smemory.MemoryBudget = field(default_factory=lambda: smemory.MemoryBudget(
+        smemory.DEFAULT_LIMIT, tempfile.gettempdir()))
 
     def check_cancel(self) -> None:
         if self.cancel_event.is_set():

@@ -16,11 +16,21 @@ SKIP_PROBE_ROWS input rows, if the groups exceed SKIP_RATIO of the rows, it emit
 holds and from then on each batch's states as they come, merging nothing (the FINAL stage
 merges states from any number of batches; DataFusion's skip_partial_aggregation).
 
+Memory: the group tables are held under the query's budget (ExecContext.memory). When
+they outgrow it (after merging what is pending, which often shrinks them), a PARTIAL
+stage without DISTINCT emits its states early and starts afresh (the FINAL stage merges
+states from any number of batches, so this costs no disk); any other stage spills: its
+states (and DISTINCT pairs) are split by a hash of the group keys into partitions on disk
+(spill_partition.py) and the table starts empty; at the end each partition is merged and
+finalized on its own (a group lies in one partition), and a partition that still does not
+fit is split again one level down. The states are the ones the in-memory path merges, so
+the results are the same. A scalar aggregate holds one row (its DISTINCT values are held
+whatever the budget: without keys there is nothing to partition by).
+
 DISTINCT aggregates keep the distinct (keys, argument) pairs instead, and aggregate those
 at the end; their results are lined up with the other aggregates' groups by grouping
 again. The mode changes nothing here: distribute.py writes merges as ordinary calls over
 partial states, and its FINAL over per-segment de-duplicated pairs keeps the DISTINCT.
-Partitioned spilling of the group table under a memory budget is not built yet.
 """
 
 from __future__ import annotations
@@ -33,8 +43,10 @@ import pyarrow.compute as pc
 
 from planner import expr as ex
 from planner import plan
+from segment import memory
 from segment.operators import agg_state
 from segment.operators import base
+from segment.operators import spill_partition as sp
 
 SKIP_PROBE_ROWS = 1 << 19
 SKIP_RATIO = 0.5
@@ -54,37 +66,153 @@ class HashAggOp:
         for i, s in enumerate(self.specs):
             if s.distinct:
                 self._distinct_args.setdefault(s.call.arg, []).append(i)
+        self._states = [st for i in self._plain for st in self.specs[i].states]
+        nkeys = len(node.keys)
+        # Over the budget: a PARTIAL stage emits early, others spill partitions by key.
+        self._flushes = node.mode is plan.AggMode.PARTIAL and nkeys and not self._distinct_args
+        self.memory: memory.Reservation | None = None  # (EXPLAIN ANALYZE reads it)
+        self.counters: dict[str, int] = {}
+
+    def _new_tables(self) -> tuple["Groups", dict]:
+        nkeys = len(self.node.keys)
+        return Groups(nkeys, self._states), {a: Groups(nkeys + 1, []) for a in self._distinct_args}
 
     def execute(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
-        nkeys = len(self.node.keys)
-        states = [st for i in self._plain for st in self.specs[i].states]
-        groups = Groups(nkeys, states)
-        distinct = {arg: Groups(nkeys + 1, []) for arg in self._distinct_args}
-        may_skip = self.node.mode is plan.AggMode.PARTIAL and nkeys and not distinct
-        seen, rows_in = False, 0
-        for batch in self.child.execute(ctx):
-            if batch.num_rows == 0:
+        self.memory = res = ctx.memory.reservation()
+        spill: sp.Partitioned | None = None
+        try:
+            nkeys = len(self.node.keys)
+            groups, distinct = self._new_tables()
+            may_skip = self.node.mode is plan.AggMode.PARTIAL and nkeys and not distinct
+            seen, rows_in, flushed = False, 0, 0
+            for batch in self.child.execute(ctx):
+                if batch.num_rows == 0:
+                    continue
+                seen = True
+                if groups is None:  # skipping: this batch's states go straight out
+                    self._add(ctx, batch, streamer, distinct)
+                    yield from self._emit(self._finalize(streamer.drain(), distinct))
+                    continue
+                self._add(ctx, batch, groups, distinct)
+                rows_in += batch.num_rows
+                if not self._fits(res, groups, distinct):
+                    if self._flushes:  # emit what is held; the FINAL stage merges it
+                        held = groups.drain()
+                        flushed += held.num_rows
+                        self.counters["flushes"] = self.counters.get("flushes", 0) + 1
+                        res.free()
+                        yield from self._emit(self._finalize(held, distinct))
+                        groups = groups.drained()
+                    elif self._spills():
+                        spill = spill or self._partitioned(res, 0)
+                        groups, distinct = self._spill(spill, groups, distinct)
+                    else:  # a scalar aggregate's DISTINCT values: nothing to split them by
+                        res.resize(self._held(groups, distinct))
+                if may_skip and rows_in >= SKIP_PROBE_ROWS:
+                    may_skip = False  # decide once
+                    held = groups.finish()
+                    if held.num_rows + flushed > SKIP_RATIO * rows_in:
+                        res.free()
+                        yield from self._emit(self._finalize(held, distinct))
+                        streamer, groups = groups.drained(), None
+            if groups is None:
+                return
+            if spill is not None:
+                self._spill(spill, groups, distinct)
+                groups = distinct = None
+                spill.finish()
+                yield from self._partitions(ctx, res, spill)
+                return
+            if not seen and nkeys == 0:
+                self._add(ctx, self._empty_input(), groups, distinct)  # a scalar agg's one row
+            if nkeys and groups.empty:
+                return  # no rows (or all of them emitted early): no groups
+            yield from self._emit(self._finalize(groups.finish(), distinct))
+        finally:
+            if spill is not None:
+                spill.close()
+            res.free()
+
+    # --- memory ---------------------------------------------------------------------------
+    def _spills(self) -> bool:
+        """Whether the group keys can be partitioned (motion.hashing hashes their types)."""
+        if not hasattr(self, "_hashable"):
+            self._hashable = bool(self.node.keys) and sp.hashable(
+                [e.type.arrow_type() for e in self.node.keys])
+        return self._hashable
+
+    @staticmethod
+    def _held(groups: "Groups", distinct: dict) -> int:
+        return groups.nbytes() + sum(d.nbytes() for d in distinct.values())
+
+    def _fits(self, res: memory.Reservation, groups: "Groups", distinct: dict) -> bool:
+        """Whether the tables may stay in memory: they fit, or merging what is pending
+        shrinks them to at most half of what there is room for (so that the next merge
+        is some batches away, not one)."""
+        if res.try_resize(self._held(groups, distinct)):
+            return True
+        for g in (groups, *distinct.values()):
+            g.compact()
+        held = self._held(groups, distinct)
+        if 2 * held <= res.size + res.budget.available:
+            res.resize(held)
+            return True
+        return False
+
+    def _partitioned(self, res: memory.Reservation, level: int) -> sp.Partitioned:
+        """Partitions by the group keys (the first columns) of the states and of each
+        DISTINCT argument's pairs."""
+        keys = range(len(self.node.keys))
+        self.counters["spill_levels"] = max(self.counters.get("spill_levels", 0), level + 1)
+        return sp.Partitioned(res, [keys] * (1 + len(self._distinct_args)), level)
+
+    def _spill(self, spill: sp.Partitioned, groups: "Groups", distinct: dict):
+        """Write the tables' rows to the partitions by key; empty tables that keep what
+        the old ones learnt (raw or grouped batches) go on."""
+        for stream, g in enumerate((groups, *distinct.values())):
+            table, multiplicity = g.spill_drain()
+            spill.add(stream, table, multiplicity)
+        self.memory.free()
+        return groups.drained(), {a: d.drained() for a, d in distinct.items()}
+
+    def _partitions(self, ctx: base.ExecContext, res: memory.Reservation,
+                    spill: sp.Partitioned) -> Iterator[pa.RecordBatch]:
+        """Merge and finalize each partition on its own; split one that does not fit."""
+        for streams in spill.parts:
+            if not any(part.rows for part in streams):
                 continue
-            seen = True
-            if groups is None:  # skipping: this batch's states go straight out
-                self._add(ctx, batch, streamer, distinct)
-                yield from self._emit(self._finalize(streamer.drain(), distinct))
-                continue
-            self._add(ctx, batch, groups, distinct)
-            rows_in += batch.num_rows
-            if may_skip and rows_in >= SKIP_PROBE_ROWS:
-                may_skip = False  # decide once
-                held = groups.finish()
-                if held.num_rows > SKIP_RATIO * rows_in:
-                    yield from self._emit(self._finalize(held, distinct))
-                    streamer, groups = groups.drained(), None
-        if groups is None:
-            return
-        if not seen and nkeys == 0:
-            self._add(ctx, self._empty_input(), groups, distinct)  # the one row of a scalar agg
-        if not seen and nkeys:
-            return  # no rows, no groups
-        yield from self._emit(self._finalize(groups.finish(), distinct))
+            groups, distinct = self._new_tables()
+            tables = (groups, *distinct.values())
+            sub: sp.Partitioned | None = None
+            try:
+                for stream, part in enumerate(streams):
+                    for batch, multiplicity in part.batches():
+                        ctx.check_cancel()
+                        t = pa.Table.from_batches([batch])
+                        if sub is not None:
+                            sub.add(stream, t, multiplicity)
+                            continue
+                        # a group occurs at most once per row, and per table the drain had
+                        tables[stream].push(t, max(1, min(multiplicity, t.num_rows)))
+                        if not self._fits(res, groups, distinct):
+                            if spill.level + 1 < sp.MAX_DEPTH:
+                                sub = self._partitioned(res, spill.level + 1)
+                                groups, distinct = self._spill(sub, groups, distinct)
+                                tables = (groups, *distinct.values())
+                            else:  # as deep as it goes: what is left is held
+                                res.resize(self._held(groups, distinct))
+                    part.close()
+                if sub is not None:
+                    sub.finish()
+                    yield from self._partitions(ctx, res, sub)
+                else:
+                    out = self._finalize(groups.finish(), distinct)
+                    groups = distinct = tables = None
+                    res.free()
+                    yield from self._emit(out)
+            finally:
+                if sub is not None:
+                    sub.close()
 
     def _emit(self, out: pa.Table) -> Iterator[pa.RecordBatch]:
         if not self.schema.names:  # (pyarrow slices column-less tables past their end)
@@ -185,6 +313,8 @@ class Groups:
         self.pending: list[pa.Table] = []
         self.pending_rows = 0
         self.pending_multiplicity = 0
+        self.pending_bytes = 0
+        self.acc_bytes = 0
         # Once a batch's own grouping hardly reduces it (as many groups as rows), later
         # batches are pushed as they are, one state row per input row: the merges group
         # them anyway, so grouping each batch first would be work done twice.
@@ -255,6 +385,7 @@ class Groups:
         """Add a pending table in which a group occurs at most `multiplicity` times."""
         self.pending.append(t)
         self.pending_rows += t.num_rows
+        self.pending_bytes += t.nbytes
         self.pending_multiplicity += multiplicity
         acc_rows = self.acc.num_rows if self.acc is not None else 0
         # Raw rows are about as many as their groups, so holding more of them costs little
@@ -268,8 +399,10 @@ class Groups:
         # How often one group can occur among the tables: once per grouped table.
         multiplicity = (1 if self.acc is not None else 0) + self.pending_multiplicity
         self.pending, self.pending_rows, self.pending_multiplicity = [], 0, 0
+        self.pending_bytes = 0
         if multiplicity == 1:
             self.acc = tables[0]
+            self.acc_bytes = self.acc.nbytes
             return
         tables = _unify(tables)
         merged = pa.concat_tables(tables)
@@ -280,13 +413,34 @@ class Groups:
             cols[f"s{j}"] = agg_state.AggSpec.widen(st, col, multiplicity)
             aggs.append((f"s{j}", st.merge))
         self.acc = self._group(pa.table(cols) if cols else merged, aggs)
+        self.acc_bytes = self.acc.nbytes
         if self.raw and self.acc.num_rows * 2 < merged.num_rows:
             self.raw = False  # groups do repeat across batches: pre-aggregate them again
+
+    def push(self, t: pa.Table, multiplicity: int = 1) -> None:
+        """Add a table of states (a spilled one read back), in which a group occurs at
+        most `multiplicity` times."""
+        self._push(t, multiplicity)
+
+    def nbytes(self) -> int:
+        """Bytes of the tables held."""
+        return self.acc_bytes + self.pending_bytes
+
+    def compact(self) -> None:
+        """Merge what is pending into the table now."""
+        if self.pending and (self.acc is not None or self.pending_multiplicity > 1):
+            self._merge()
+
+    def spill_drain(self) -> tuple[pa.Table, int]:
+        """Everything held, as `drain`, and how often a group can occur in it."""
+        multiplicity = (1 if self.acc is not None else 0) + self.pending_multiplicity
+        return self.drain(), max(1, multiplicity)
 
     def drain(self) -> pa.Table:
         """Everything held, as it is (groups may repeat), and start empty again."""
         tables = ([self.acc] if self.acc is not None else []) + self.pending
         self.acc, self.pending, self.pending_rows, self.pending_multiplicity = None, [], 0, 0
+        self.acc_bytes = self.pending_bytes = 0
         return pa.concat_tables(_unify(tables)) if tables else self.finish()
 
     def drained(self) -> "Groups":
@@ -294,6 +448,10 @@ class Groups:
         g = Groups(len(self.keys), self.states)
         g.raw, g.state_types = self.raw, self.state_types
         return g
+
+    @property
+    def empty(self) -> bool:
+        return self.acc is None and not self.pending
 
     def finish(self) -> pa.Table:
         if self.pending:

@@ -15,10 +15,11 @@ keys never match; without keys every pair is a candidate (a nested-loop join).
   pairs are made at all (a row matches when its key's group is not empty).
 - ANTI_NULL_AWARE (NOT IN): see join_null_aware.py.
 
-Memory: the build side is held in memory whole. A grace hash join would partition both
-inputs by key hash to disk when the build outgrows the budget and run `_join` once per
-partition with that partition's JoinTable (NULL-key build rows of a NOT IN decided once
-for all partitions first); nothing below assumes a single partition beyond that.
+Memory: the build side is held under the query's budget (ExecContext.memory). When it
+outgrows it, the join becomes a grace hash join (join_grace.py): both sides are split by
+key hash into partitions on disk and `_join` runs once per partition with that
+partition's JoinTable. A join without keys (a nested loop) holds its build side whatever
+the budget.
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ from planner import errors
 from planner import expr as ex
 from planner import plan
 from segment import expr as sexpr
+from segment import memory
 from segment.operators import base
+from segment.operators import join_grace
 from segment.operators import join_null_aware
 from segment.operators import join_table
 
@@ -59,22 +62,66 @@ class HashJoinOp:
         self.residual_cols = (sorted(ex.columns_used(node.residual))
                               if node.residual is not None else [])
         self.counters: dict[str, int] = {}  # for EXPLAIN ANALYZE
+        self.memory: memory.Reservation | None = None  # (EXPLAIN ANALYZE reads it)
 
     def execute(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
         return base.coalesce(self._run(ctx), self.schema)
 
     def _run(self, ctx: base.ExecContext):
-        node = self.node
-        table = join_table.JoinTable(
-            self._read_build(ctx), node.right_keys,
-            tuple(node.right.fields[i].type for i in node.right_keys),
-            tuple(node.left.fields[i].type for i in node.left_keys))
-        self.counters["build_rows"] = table.n
-        yield from self._join(ctx, table, self.left.execute(ctx))
+        self.memory = res = ctx.memory.reservation()
+        grace = None
+        try:
+            build = self._read_build(ctx, res)
+            if isinstance(build, join_grace.GraceJoin):
+                grace = build
+                self.counters["build_rows"] = grace.build_rows
+                yield from grace.run(ctx, self.left.execute(ctx))
+                self.counters["spill_levels"] = grace.levels
+                return
+            table = self.make_table(build)
+            self.counters["build_rows"] = table.n
+            yield from self._join(ctx, table, self.left.execute(ctx))
+        finally:
+            if grace is not None:
+                grace.close()
+            res.free()
 
-    def _read_build(self, ctx: base.ExecContext) -> pa.RecordBatch:
-        batches = [base.conform(b, self.right_schema)
-                   for b in self.right.execute(ctx) if b.num_rows]
+    def make_table(self, build: pa.RecordBatch) -> join_table.JoinTable:
+        node = self.node
+        return join_table.JoinTable(
+            build, node.right_keys, tuple(node.right.fields[i].type for i in node.right_keys),
+            tuple(node.left.fields[i].type for i in node.left_keys))
+
+    def _read_build(self, ctx: base.ExecContext, res: memory.Reservation):
+        """The build rows as one batch, or, once they outgrow the budget, a GraceJoin
+        holding them in partitions on disk."""
+        batches: list[pa.RecordBatch] = []
+        grace = None
+        try:
+            for b in self.right.execute(ctx):
+                if not b.num_rows:
+                    continue
+                b = base.conform(b, self.right_schema)
+                if grace is not None:
+                    grace.add_build(b)
+                    continue
+                size = join_grace.held_bytes(b)
+                if not res.try_grow(size):
+                    if join_grace.can_spill(self.node):  # from now on to partitions
+                        grace = join_grace.GraceJoin(self, res)
+                        res.free()
+                        for held in batches + [b]:
+                            grace.add_build(held)
+                        batches = []
+                        continue
+                    res.grow(size)  # a nested-loop join holds its build side
+                batches.append(b)
+        except BaseException:
+            if grace is not None:
+                grace.close()
+            raise
+        if grace is not None:
+            return grace
         if not self.right_schema.names:
             return base.rows_without_columns(sum(b.num_rows for b in batches))
         return base.concat_batches(batches, self.right_schema)

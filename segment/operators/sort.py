@@ -1,11 +1,13 @@
 """Sort: order all input rows by the node's keys; with `limit`, keep only the top K.
 
 Key expressions are evaluated once per input batch and kept beside the rows. A full sort
-holds its whole input (spilling sorted runs to disk under a memory budget is not built
-yet). Top-K keeps the best K candidates of each batch and re-selects among the candidates
-whenever they pile up, so it holds O(K + batch) rows whatever the input size. Top-K keeps
-dictionary-encoded string columns encoded (only its K output rows get decoded); a full
-sort decodes its input.
+holds its input under the query's memory budget (ExecContext.memory): when a batch does
+not fit, what is held is sorted and written to disk as a run, and at the end the runs are
+merged (sort_merge.py), so memory stays near the budget however large the input; without
+a spill it sorts in memory as before. Top-K keeps the best K candidates of each batch and
+re-selects among the candidates whenever they pile up, so it holds O(K + batch) rows
+whatever the input size and never spills. Top-K keeps dictionary-encoded string columns
+encoded (only its K output rows get decoded); a full sort decodes its input.
 """
 
 from __future__ import annotations
@@ -14,9 +16,12 @@ from typing import Iterator
 
 import pyarrow as pa
 
+from planner import expr as ex
 from planner import plan
+from segment import memory
 from segment.operators import base
 from segment.operators import ordering
+from segment.operators import sort_merge
 
 
 class SortOp:
@@ -24,6 +29,9 @@ class SortOp:
         self.node = node
         self.child = child
         self.schema = base.schema_of(node.fields)
+        self.memory: memory.Reservation | None = None  # (EXPLAIN ANALYZE reads it)
+        # Keys that are not plain columns cost memory of their own.
+        self._own_keys = [not isinstance(k.expr, ex.ColumnRef) for k in node.keys]
 
     def execute(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
         k = self.node.limit
@@ -32,15 +40,50 @@ class SortOp:
         return self._top_k(ctx, k) if k is not None else self._full(ctx)
 
     def _full(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
+        if not self.schema.names:  # no columns: only the number of rows matters
+            n = sum(b.num_rows for b in self.child.execute(ctx))
+            if n:
+                yield base.rows_without_columns(n)
+            return
+        self.memory = res = ctx.memory.reservation()
         rows: list[pa.RecordBatch] = []
         keys: list[list[pa.Array]] = []
-        for batch in self.child.execute(ctx):
-            if batch.num_rows:
-                rows.append(base.conform(batch, self.schema))  # decoded: all rows go out
-                keys.append(ordering.key_arrays(batch, self.node.keys, ctx.now))
-        if not rows:
-            return
-        yield from self._emit(rows, keys, None)
+        runs: list[memory.SpillFile] = []
+        try:
+            for batch in self.child.execute(ctx):
+                if not batch.num_rows:
+                    continue
+                b_keys = ordering.key_arrays(batch, self.node.keys, ctx.now)
+                batch = base.conform(batch, self.schema)  # decoded: all rows go out
+                size = batch.nbytes + sum(a.nbytes for a, own in zip(b_keys, self._own_keys)
+                                          if own)
+                if not res.try_grow(size):
+                    if rows:  # what is held becomes a sorted run on disk
+                        runs.append(sort_merge.write_run(res, rows, keys, self.node.keys,
+                                                         self.schema))
+                        rows, keys = [], []
+                        res.free()
+                    if not res.try_grow(size):
+                        res.grow(size)  # one batch is always held, whatever the budget
+                rows.append(batch)
+                keys.append(b_keys)
+            if not runs:
+                if rows:
+                    yield from self._emit(rows, keys, None)
+                return
+            if rows:
+                runs.append(sort_merge.write_run(res, rows, keys, self.node.keys, self.schema))
+                rows, keys = [], []
+                res.free()
+            yield from base.coalesce(((self._payload(b), b.num_rows) for b in sort_merge.merge(
+                res, runs, self.node.keys, len(self.schema), ctx.check_cancel)), self.schema)
+        finally:
+            memory.close_all(runs)
+            res.free()
+
+    def _payload(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        n = len(self.schema)
+        return pa.RecordBatch.from_arrays(batch.columns[:n], names=self.schema.names)
 
     def _top_k(self, ctx: base.ExecContext, k: int) -> Iterator[pa.RecordBatch]:
         rows: list[pa.RecordBatch] = []

@@ -1,8 +1,11 @@
 """Cancelling a running query from another thread (a CancelRequest on a new connection)
-ends it with SQLSTATE 57014, and the connection goes on working."""
+ends it with SQLSTATE 57014, and the connection goes on working. A client that disconnects
+while its query runs gets the query stopped too."""
 
 from __future__ import annotations
 
+import socket
+import struct
 import threading
 import time
 
@@ -63,3 +66,62 @@ def test_cancel_in_transaction_aborts_it(server, table):
             tx.execute("SELECT 1")
         tx.rollback()
         assert tx.execute(f"SELECT count(*) FROM {t}").fetchone() == (0,)
+
+
+def _segments_running(server) -> int:
+    import ray
+
+    return sum(ray.get([a.running.remote() for a in server.engine.cluster.actors]))
+
+
+def _raw_session(server) -> socket.socket:
+    """A protocol-level connection after start-up (ReadyForQuery read)."""
+    from coordinator.pgwire import codec
+
+    sock = socket.create_connection((server.host, server.port), timeout=30)
+    sock.sendall(codec.StartupMessage({"user": "raympp", "database": "raympp"}).encode())
+    buf = b""
+    while True:
+        while len(buf) < 5 or len(buf) < 1 + struct.unpack("!i", buf[1:5])[0]:
+            chunk = sock.recv(65536)
+            assert chunk, "the server closed the connection during start-up"
+            buf += chunk
+        n = 1 + struct.unpack("!i", buf[1:5])[0]
+        kind, buf = buf[:1], buf[n:]
+        assert kind != b"E", "start-up failed"
+        if kind == b"Z":
+            return sock
+
+
+@pytest.mark.parametrize("how", ["close", "terminate-then-close"])
+def test_client_disconnect_stops_its_query(server, how):
+    """A client that goes away while its query runs (no CancelRequest) gets the query
+    cancelled: the segments stop running its slices and its session ends."""
+    from coordinator.pgwire import codec
+
+    deadline = time.monotonic() + 30
+    while _segments_running(server) and time.monotonic() < deadline:
+        time.sleep(0.1)  # what an earlier test left running is stopping
+    assert _segments_running(server) == 0
+    before = server.server.connection_count
+    sock = _raw_session(server)
+    sock.sendall(codec.Query(LONG_QUERY).encode())
+    deadline = time.monotonic() + 30
+    while not _segments_running(server):
+        assert time.monotonic() < deadline, "the query did not start on the segments"
+        time.sleep(0.05)
+    time.sleep(1.0)
+    assert _segments_running(server) > 0, "the query ended by itself"
+    if how == "terminate-then-close":
+        sock.sendall(codec.Terminate().encode())  # unread by the server while the query runs
+    closed = time.monotonic()
+    sock.close()
+    while _segments_running(server) or server.server.connection_count > before:
+        assert time.monotonic() - closed < 10, (
+            f"still running {time.monotonic() - closed:.1f} s after the client left: "
+            f"{_segments_running(server)} slices, {server.server.connection_count} connections")
+        time.sleep(0.05)
+    took = time.monotonic() - closed
+    assert took < 3.0, f"the query stopped {took:.2f} s after the client left"
+    with server.connect() as c:
+        assert c.execute("SELECT 1").fetchone() == (1,)

@@ -141,3 +141,43 @@ def test_restart_keeps_committed_data_and_leaves_no_processes(tmp_path):
         assert not leftovers, "processes left behind:\n" + describe(leftovers)
     finally:
         second.kill()
+
+
+def _coordinator(serve: Serve) -> psutil.Process:
+    """The coordinator: the supervisor's child running coordinator.cli."""
+    for p in psutil.Process(serve.proc.pid).children():
+        if "coordinator.cli" in " ".join(p.cmdline()):
+            return p
+    raise AssertionError("no supervised coordinator:\n" + describe(
+        psutil.Process(serve.proc.pid).children(recursive=True)))
+
+
+@pytest.mark.parametrize("victim", ["coordinator", "supervisor"])
+def test_kill_9_leaves_no_ray_processes(tmp_path, victim):
+    """kill -9 of the coordinator (or of the process the user started) stops every Ray
+    process within seconds, and a restart on the same data directory finds the data."""
+    data = tmp_path / "data"
+    serve = Serve(data)
+    try:
+        with serve.connect() as c:
+            c.execute("CREATE TABLE k9 (k int8) DISTRIBUTED BY (k)")
+            c.execute("INSERT INTO k9 SELECT g FROM generate_series(1, 5000) g")
+        started = psutil.Process(serve.proc.pid).children(recursive=True)
+        names = " ".join(describe(started).split())
+        assert "raylet" in names and "gcs_server" in names, names
+        target = _coordinator(serve) if victim == "coordinator" else psutil.Process(
+            serve.proc.pid)
+        target.kill()
+        _gone, alive = psutil.wait_procs(started, timeout=30)
+        alive = [p for p in alive if _alive(p)]
+        assert not alive, "left behind after kill -9:\n" + describe(alive) + serve.output()
+        serve.proc.wait(30)
+    finally:
+        serve.kill()
+    again = Serve(data)
+    try:
+        with again.connect() as c:
+            assert c.execute("SELECT count(*), sum(k) FROM k9").fetchone() == (5000, 12502500)
+        assert not again.stop()
+    finally:
+        again.kill()

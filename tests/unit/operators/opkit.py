@@ -78,3 +78,18 @@ def run(node: plan.Node, context: base.ExecContext | None = None) -> pa.Table:
 
     return executor.collect(node, context or base.ExecContext())
 
+
+def budget(tmp_path, limit: int = 1 << 20):
+    """A small memory budget spilling into tmp_path (the spill tests' default: 1 MiB)."""
+    from segment import memory
+
+    return memory.MemoryBudget(limit, str(tmp_path))
+
+
+def check_clean(budget, tmp_path) -> None:
+    """Nothing held, no spill file open, nothing left in the spill directory."""
+    import os
+
+    assert budget.open_files == 0
+    assert budget.used == 0
+    assert os.listdir(tmp_path) == []

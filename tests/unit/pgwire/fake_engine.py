@@ -82,6 +82,9 @@ class FakeSession:
     def parameter_status(self) -> dict[str, str]:
         return {"server_version": "15.4", "TimeZone": "UTC"}
 
+    def idle_in_transaction_timeout(self) -> float | None:
+        return self.engine.idle_in_transaction_timeout
+
     def transaction_status(self) -> TransactionStatus:
         return self.status
 
@@ -220,6 +223,7 @@ class FakeEngine:
         self.copied: dict[str, bytes] = {}
         self.aborted: list[str] = []
         self.canceled = threading.Event()
+        self.idle_in_transaction_timeout: float | None = None  # what sessions report
 
     def open_session(self, user: str, database: str, options: dict) -> FakeSession:
         if database == "nosuchdb":

@@ -296,3 +296,73 @@ def test_silent_client_is_dropped_after_startup_timeout(pg, monkeypatch, raw):
     started = time.monotonic()
     assert c.closed_by_server()
     assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("failed", [False, True], ids=["in-transaction", "failed-transaction"])
+def test_idle_in_transaction_timeout_is_fatal(pg, raw, failed):
+    pg.engine.idle_in_transaction_timeout = 0.3
+    c = raw()
+    c.startup()
+    c.send(Query("begin"))
+    assert c.until_ready()[-1] == (b"Z", b"T")
+    if failed:
+        c.send(Query("select error"))
+        assert c.until_ready()[-1] == (b"Z", b"E")
+    started = time.monotonic()
+    t, body = c.recv()
+    waited = time.monotonic() - started
+    assert t == b"E" and fields(body) == {
+        "S": "FATAL", "V": "FATAL", "C": "25P03",
+        "M": "terminating connection due to idle-in-transaction timeout"}
+    assert 0.2 < waited < 5
+    assert c.closed_by_server()
+    deadline = time.monotonic() + 5
+    while not pg.engine.sessions[0].closed and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert pg.engine.sessions[0].closed  # the engine session (and its transaction) ended
+
+
+def test_idle_timeout_only_inside_a_transaction_block(pg, raw):
+    pg.engine.idle_in_transaction_timeout = 0.2
+    c = raw()
+    c.startup()
+    time.sleep(0.5)  # idle outside a block: no limit
+    c.send(Query("begin"))
+    assert c.until_ready()[-1] == (b"Z", b"T")
+    time.sleep(0.1)
+    c.send(Query("select 1"))  # activity re-arms the limit
+    assert types_of(c.until_ready()) == "TDCZ"
+    time.sleep(0.1)
+    c.send(Query("commit"))
+    assert c.until_ready()[-1] == (b"Z", b"I")
+    time.sleep(0.5)
+    c.send(Query("select 1"))
+    assert types_of(c.until_ready()) == "TDCZ"
+
+
+def test_client_disconnect_cancels_the_running_statement(pg, raw):
+    c = raw()
+    c.startup()
+    c.send(Query("select slow"))  # one batch, then runs until cancelled (or 20 s)
+    assert types_of([c.recv(), c.recv()]) == "TD"
+    assert not pg.engine.canceled.is_set()
+    closed = time.monotonic()
+    c.sock.close()
+    assert pg.engine.canceled.wait(5), "the statement was not cancelled"
+    assert time.monotonic() - closed < 1.5
+    deadline = time.monotonic() + 5
+    while not pg.engine.sessions[0].closed and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert pg.engine.sessions[0].closed
+
+
+def test_client_disconnect_with_unread_messages_cancels(pg, raw):
+    """A FIN behind messages the server has not read yet (a pipeline, then Terminate)
+    still counts as the client going away."""
+    c = raw()
+    c.startup()
+    c.send(Query("select slow"))
+    assert types_of([c.recv(), c.recv()]) == "TD"
+    c.send(Query("select 1"), Query("select 1"), codec.Terminate())
+    c.sock.close()
+    assert pg.engine.canceled.wait(5), "the statement was not cancelled"

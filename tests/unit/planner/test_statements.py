@@ -34,6 +34,47 @@ def test_set_forms():
     assert (st.name, st.value) == ("timezone", "UTC")
 
 
+@pytest.mark.parametrize("text, name, args, default, local", [
+    ("SET LOCAL statement_timeout = '1s'", "statement_timeout", ("1s",), False, True),
+    ("SET SESSION work_mem TO '4MB'", "work_mem", ("4MB",), False, False),
+    ('SET search_path = "$user", public', "search_path", ("$user", "public"), False, False),
+    ("SET application_name = Foo", "application_name", ("foo",), False, False),
+    ("SET application_name = 'it''s'", "application_name", ("it's",), False, False),
+    ("SET myapp.x TO DEFAULT", "myapp.x", (), True, False),
+    ("SET extra_float_digits = 03", "extra_float_digits", ("3",), False, False),
+    ("SET TIME ZONE LOCAL", "timezone", (), True, False),
+    ("SET TIME ZONE INTERVAL '+00:00' HOUR TO MINUTE", "timezone", ("INTERVAL '+00:00'",),
+     False, False),
+    ("SET NAMES 'UTF8'", "client_encoding", ("UTF8",), False, False),
+    ("SET SCHEMA 'public'", "search_path", ("public",), False, False),
+    ("SET ROLE none", "role", ("none",), False, False),
+    ("SET SESSION AUTHORIZATION DEFAULT", "session_authorization", (), True, False),
+])
+def test_set_arguments(text, name, args, default, local):
+    st = statements.classify(text)
+    assert (st.kind, st.name, st.args, st.default, st.local) == (Kind.SET, name, args, default,
+                                                                  local)
+
+
+def test_set_transaction_modes():
+    st = statements.classify("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+    assert st.name == "transaction"
+    assert st.modes == (("transaction_isolation", "repeatable read"),
+                        ("transaction_read_only", "on"))
+    st = statements.classify(
+        "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE NOT DEFERRABLE")
+    assert st.name == "session characteristics"
+    assert st.modes == (("transaction_read_only", "off"), ("transaction_deferrable", "off"))
+
+
+@pytest.mark.parametrize("text", ["SET", "SET x", "SET x =", "SET a b = 1", "SET x = 1 2",
+                                  "SET TRANSACTION ISOLATION LEVEL SOMETIMES",
+                                  "SET x = 'unterminated"])
+def test_set_syntax_errors(text):
+    with pytest.raises(errors.SyntaxError_):
+        statements.classify(text)
+
+
 def test_create_table_with_distribution():
     st = statements.classify(
         "CREATE TABLE t (k bigint NOT NULL, x numeric(15,2), s varchar(10), d date) "

@@ -1,0 +1,189 @@
+"""hash_agg under a tiny memory budget: the group table split into partitions on disk
+(recursively) gives the in-memory result for every aggregate kind, DISTINCT, exact sums
+beyond int64, float keys (-0.0, NaN), NULL and string keys; a PARTIAL stage emits early
+instead and its FINAL still agrees; spill files are gone at the end and on an early stop."""
+
+from __future__ import annotations
+
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import opkit as k
+import test_hash_agg as th
+from planner import expr as ex
+from planner import plan
+from planner import types as T
+from segment import executor
+from segment.operators import base
+from segment.operators import spill_partition
+
+A = ex.AggFunc
+TYPES = th.TYPES  # g int4, s text, i4, i8, f8, n numeric(15,2), d date
+N = 250_000
+
+
+def _table(n: int = N, groups: int = 40_000, seed: int = 13) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    t = th._random_table(n, seed)
+    g = pa.array(rng.integers(0, groups, n).astype(np.int32), mask=rng.random(n) < 0.02)
+    s = pa.array([None if x % 50 == 0 else f"key-{x % 97}" for x in rng.integers(0, 10**6, n)])
+    return t.set_column(0, "g", g).set_column(1, "s", s)
+
+
+@pytest.fixture(scope="module")
+def table() -> pa.Table:
+    return _table()
+
+
+def _aggs(distinct: bool = True):
+    c = k.col
+    out = th._aggs() + (
+        ex.AggCall(A.AVG, c(2, T.INT4), False, th.AVG_T),
+        ex.AggCall(A.AVG, c(5, th.N152), False, th.AVG_T),
+        ex.AggCall(A.AVG, c(4, T.FLOAT8), False, T.FLOAT8),
+        ex.AggCall(A.MAX, c(1, T.TEXT), False, T.TEXT),
+    )
+    if distinct:
+        out += (ex.AggCall(A.COUNT, c(6, T.DATE), True, T.INT8),
+                ex.AggCall(A.SUM, c(2, T.INT4), True, T.INT8),
+                ex.AggCall(A.COUNT, c(1, T.TEXT), True, T.INT8))
+    return out
+
+
+_budget = k.budget
+_check_clean = k.check_clean
+
+
+def _same(got: pa.Table, want: pa.Table, nkeys: int) -> None:
+    """The same groups with the same results; float results may differ in the last bits
+    (sums in another order), everything else is exact."""
+    assert got.schema == want.schema and got.num_rows == want.num_rows
+
+    def ordered(t):
+        if not nkeys:
+            return t
+        by = [(n, "ascending", "at_end") for n in t.schema.names[:nkeys]]
+        return t.take(pc.sort_indices(t, sort_keys=by))
+
+    got, want = ordered(got), ordered(want)
+    for name, a, b in zip(got.schema.names, got.columns, want.columns):
+        if pa.types.is_floating(a.type):
+            x, y = a.to_numpy(zero_copy_only=False), b.to_numpy(zero_copy_only=False)
+            assert np.allclose(x, y, rtol=1e-9, atol=1e-6, equal_nan=True), name
+            assert a.is_null().equals(b.is_null()), name
+        else:
+            assert a.equals(b), name
+
+
+KEYS = {
+    "int": [0],
+    "int_text": [0, 1],
+    "text_int": [1, 0],
+}
+
+
+@pytest.mark.parametrize("keys", KEYS.values(), ids=KEYS.keys())
+def test_spilled_aggregate_equals_in_memory(table, tmp_path, keys):
+    node = th._agg_node(k.source(table, TYPES, 8000), [k.col(i, TYPES[i]) for i in keys],
+                        _aggs(distinct=keys == [0]))
+    want = k.run(node)
+    budget = _budget(tmp_path)
+    ctx = base.ExecContext(memory=budget, analyze=True)
+    got = k.run(node, ctx)
+    assert budget.spilled_bytes > 0
+    assert ctx.node_stats[0].spilled_bytes == budget.spilled_bytes
+    assert ctx.node_stats[0].counters["spill_levels"] >= 2  # partitions split again
+    _same(got, want, len(keys))
+    _check_clean(budget, tmp_path)
+
+
+def test_spill_at_the_deepest_level_holds_the_rest(table, tmp_path, monkeypatch):
+    monkeypatch.setattr(spill_partition, "MAX_DEPTH", 1)
+    node = th._agg_node(k.source(table, TYPES, 8000), [k.col(0, T.INT4)], _aggs())
+    want = k.run(node)
+    budget = _budget(tmp_path, 128 << 10)
+    got = k.run(node, base.ExecContext(memory=budget))
+    assert budget.spilled_bytes > 0
+    assert budget.peak > budget.limit  # the partitions did not fit, and were held
+    _same(got, want, 1)
+    _check_clean(budget, tmp_path)
+
+
+def test_float_keys_and_exact_wide_sums(tmp_path):
+    rng = np.random.default_rng(3)
+    n = 100_000
+    f = rng.integers(-10_000, 10_000, n) / 4.0
+    f[rng.random(n) < 0.01] = np.nan
+    f[rng.random(n) < 0.01] = -0.0
+    big = rng.integers(2**62 - 1000, 2**62, n)  # a few of these per group overflow int64
+    t = pa.table({"f": pa.array(f, mask=rng.random(n) < 0.02), "v": pa.array(big)})
+    types = [T.FLOAT8, T.INT8]
+    aggs = [ex.AggCall(A.SUM, k.col(1, T.INT8), False, th.WIDE0),
+            ex.AggCall(A.AVG, k.col(1, T.INT8), False, th.AVG_T),
+            ex.AggCall(A.COUNT_STAR, None, False, T.INT8)]
+    node = th._agg_node(k.source(t, types, 5000), [k.col(0, T.FLOAT8)], aggs)
+    want = k.run(node)
+    budget = _budget(tmp_path, 256 << 10)
+    got = k.run(node, base.ExecContext(memory=budget))
+    assert budget.spilled_bytes > 0
+    _same(got, want, 1)
+    _check_clean(budget, tmp_path)
+
+
+def test_partial_emits_early_and_final_spills(table, tmp_path):
+    keys = [k.col(0, T.INT4), k.col(1, T.TEXT)]
+    aggs = th._aggs()
+    single = k.run(th._agg_node(k.source(table, TYPES, 8000), keys, aggs))
+    budget = _budget(tmp_path)
+    pctx = base.ExecContext(memory=budget, analyze=True)
+    partial = k.run(th._agg_node(k.source(table, TYPES, 8000), keys, aggs,
+                                 plan.AggMode.PARTIAL), pctx)
+    assert pctx.node_stats[0].counters["flushes"] > 0
+    assert partial.num_rows > single.num_rows  # groups repeat across the early outputs
+    assert budget.spilled_bytes == 0
+    ptypes = [T.INT4, T.TEXT] + [a.type for a in aggs]
+    merge = {A.COUNT_STAR: A.SUM, A.COUNT: A.SUM, A.SUM: A.SUM, A.MIN: A.MIN, A.MAX: A.MAX}
+    final_aggs = [ex.AggCall(merge[a.func], k.col(2 + i, a.type), False, a.type)
+                  for i, a in enumerate(aggs)]
+    final = th._agg_node(k.source(partial, ptypes, 8000), keys, final_aggs,
+                         plan.AggMode.FINAL)
+    got = k.run(final, base.ExecContext(memory=budget))
+    assert budget.spilled_bytes > 0
+    _same(got, single, 2)
+    _check_clean(budget, tmp_path)
+
+
+def test_distinct_dedupe_stage_spills_like_a_grouping(table, tmp_path):
+    # distribute.py's per-segment de-duplication: keys (g, i4) and no aggregates
+    node = th._agg_node(k.source(table, TYPES, 8000), [k.col(0, T.INT4), k.col(6, T.DATE)],
+                        [], plan.AggMode.PARTIAL)
+    want = k.run(node)
+    final = th._agg_node(k.source(want, [T.INT4, T.DATE], 8000),
+                         [k.col(0, T.INT4), k.col(1, T.DATE)], [], plan.AggMode.FINAL)
+    budget = _budget(tmp_path)
+    got = k.run(final, base.ExecContext(memory=budget))
+    assert budget.spilled_bytes > 0
+    _same(got, want, 2)
+
+
+def test_scalar_aggregate_holds_its_distinct_values(table, tmp_path):
+    node = th._agg_node(k.source(table, TYPES, 8000), [], _aggs())
+    want = k.run(node)
+    budget = _budget(tmp_path, 64 << 10)
+    got = k.run(node, base.ExecContext(memory=budget))
+    assert budget.spilled_bytes == 0
+    _same(got, want, 0)
+    _check_clean(budget, tmp_path)
+
+
+def test_early_stop_closes_spill_files(table, tmp_path):
+    node = th._agg_node(k.source(table, TYPES, 8000), [k.col(0, T.INT4)], _aggs(False))
+    budget = _budget(tmp_path)
+    it = executor.run(node, base.ExecContext(memory=budget))
+    next(it)
+    assert budget.open_files > 0
+    it.close()
+    _check_clean(budget, tmp_path)
