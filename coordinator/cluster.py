@@ -18,7 +18,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from coordinator.catalog import Catalog
 from motion.service import MotionService
 from planner import errors
-from segment.actor import SegmentActor
+from segment.actor import MAX_CONCURRENCY, SegmentActor
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +26,37 @@ COORDINATOR_MOTION_BYTES = 512 << 20
 START_SECONDS = 300.0         # first start of the segments (imports, numba caches)
 SEGMENT_WAIT_SECONDS = 30.0   # how long a statement waits for a restarting segment
 MONITOR_SECONDS = 1.0         # how often the coordinator looks for restarted segments
+# Slices running at once on a segment: below the actor's thread pool (segment/actor.py),
+# which also serves writes, so that every slice of an admitted query has a thread.
+SLICE_SLOTS = MAX_CONCURRENCY - 32
+
+
+class Slots:
+    """Admission of queries by their slices: a query takes one slot per slice (each runs
+    on every segment of its gang at most once) before any is dispatched, and waits while
+    the slots are taken, so that slices never queue for segment threads behind each other.
+    The wait ends early when the query is cancelled."""
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self._free = capacity
+        self._cond = threading.Condition()
+
+    def acquire(self, n: int, cancel: threading.Event) -> int:
+        n = min(n, self.capacity)  # a query bigger than the pool runs alone
+        with self._cond:
+            while self._free < n:
+                if cancel.is_set():
+                    raise errors.QueryCanceled(getattr(cancel, "reason", None)
+                                               or errors.USER_CANCEL)
+                self._cond.wait(0.1)
+            self._free -= n
+        return n
+
+    def release(self, n: int) -> None:
+        with self._cond:
+            self._free += n
+            self._cond.notify_all()
 
 
 def _local_host() -> str:
@@ -77,6 +108,7 @@ class Cluster:
         self.undecided: set[int] = set()
         self._heal_lock = threading.Lock()
         self._stopping = threading.Event()
+        self.slots = Slots(SLICE_SLOTS)
         self.heal(START_SECONDS)
         # A table created while a segment was missing (or before a crash) must exist on
         # every segment; creating is idempotent.

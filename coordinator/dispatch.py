@@ -52,7 +52,7 @@ class QueryRun:
     def __init__(self, cluster: cl.Cluster, root: pl.Node, txn_id: int | None,
                  cancel_event: threading.Event, analyze: bool = False,
                  incarnations: list[int] | None = None, deadline: float | None = None,
-                 work_mem: int | None = None):
+                 work_mem: int | None = None, segment_wait: float = cl.SEGMENT_WAIT_SECONDS):
         self.cluster = cluster
         self.root = root
         self.txn_id = txn_id
@@ -61,6 +61,7 @@ class QueryRun:
         self.incarnations = incarnations
         self.deadline = deadline
         self.work_mem = work_mem
+        self.segment_wait = segment_wait  # how long to wait for a restarting segment
         self.actuals: dict[tuple[int, int], NodeActual] = {}
         # now() is the statement's start time, the same on every segment.
         self.now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
@@ -72,6 +73,7 @@ class QueryRun:
         self._error: BaseException | None = None
         self._receivers: list = []
         self._sent: dict = {}
+        self._slots = 0
 
     def batches(self) -> Iterator[pa.RecordBatch]:
         attempt = 0
@@ -83,6 +85,10 @@ class QueryRun:
                     yield batch
                 return
             except errors.QueryError as e:
+                if self.incarnations is not None and isinstance(e, errors.SegmentFailure):
+                    # Pinned to a writing transaction's processes: one of them is gone, and
+                    # its pending writes with it.
+                    raise errors.lost_transaction(e) from None
                 if (started or self.incarnations is not None or attempt >= RETRIES
                         or self.cancel_event.is_set() or not self._restarted(e)):
                     raise
@@ -94,7 +100,7 @@ class QueryRun:
     def _restarted(self, e: errors.QueryError) -> bool:
         """Whether `e` came from a segment restart (the cluster has healed since)."""
         try:
-            healed = self.cluster.heal()
+            healed = self.cluster.heal(self.segment_wait)
         except errors.SegmentFailure:
             return False  # not back in time: the error stands
         return bool(healed) or isinstance(e, errors.SegmentFailure)
@@ -124,6 +130,9 @@ class QueryRun:
             for r in self._receivers:
                 r.close()
             ctx.memory.close()
+            if self._slots:
+                self.cluster.slots.release(self._slots)
+                self._slots = 0
             if self.analyze:
                 for pos, st in ctx.node_stats.items():
                     self.actuals[(0, pos)] = NodeActual(rows=st.rows, ms=st.seconds * 1000,
@@ -140,6 +149,8 @@ class QueryRun:
         all_slices = sl.slices(self.root)
         n_senders = {s.id: sl.gang_size(s.gang, n) for s in all_slices if s.id}
         coordinator_ep = self.cluster.motion.endpoint()
+        if len(all_slices) > 1:
+            self._slots = self.cluster.slots.acquire(len(all_slices) - 1, self.cancel_event)
         incarnations = self.incarnations or list(self.cluster.incarnations)
         for s in all_slices[1:]:
             m = s.motion

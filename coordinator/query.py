@@ -50,7 +50,8 @@ def run(session, root, txn, cancel: CancelToken, analyze: bool = False) -> Query
     the segment processes that hold them (once it has written)."""
     return QueryRun(session.engine.cluster, root, txn.id if txn else None, cancel_event(cancel),
                     analyze, incarnations=txn.incarnations if txn else None,
-                    deadline=session.deadline, work_mem=session.work_mem())
+                    deadline=session.deadline, work_mem=session.work_mem(),
+                    segment_wait=session.segment_wait())
 
 
 def select(session, tree, txn, cancel: CancelToken) -> QueryResult:

@@ -119,6 +119,15 @@ class Session:
                 self._end(self.txn, ok=False)
             raise
 
+    def _transaction(self, explicit: bool) -> Transaction:
+        txn = Transaction(self.engine.catalog, self.engine.cluster, explicit=explicit)
+        txn.segment_wait = self.segment_wait()
+        return txn
+
+    def segment_wait(self) -> float:
+        """raympp.segment_wait_timeout: how long a statement waits for a restarting segment."""
+        return self.settings.milliseconds("raympp.segment_wait_timeout") / 1000.0
+
     def work_mem(self) -> int:
         """Bytes an operator of this session's queries may hold per segment before spilling."""
         return self.settings.bytes("work_mem")
@@ -213,7 +222,7 @@ class Session:
         streams fails the transaction just as an error in `run` does."""
         implicit = self.txn is None
         if implicit:
-            self.txn = Transaction(self.engine.catalog, self.engine.cluster, explicit=False)
+            self.txn = self._transaction(explicit=False)
         txn = self.txn
         if writes:
             txn.begin_write()
@@ -288,7 +297,7 @@ class Session:
             return command("BEGIN")  # PostgreSQL warns and carries on
         rest = _BEGIN_WORDS.sub("", text, count=1).strip()
         modes = statements.transaction_modes(rest) if rest else ()
-        self.txn = Transaction(self.engine.catalog, self.engine.cluster, explicit=True)
+        self.txn = self._transaction(explicit=True)
         try:
             # Isolation levels and access modes we do not provide are refused (0A000),
             # never accepted and ignored.

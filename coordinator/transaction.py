@@ -42,6 +42,7 @@ class Transaction:
         self.wrote = False
         # The segment processes this transaction's writes went to (set at the first write).
         self.incarnations: list[int] | None = None
+        self.segment_wait = cl.SEGMENT_WAIT_SECONDS  # raympp.segment_wait_timeout
 
     def begin_write(self) -> None:
         """Called before the transaction's first write: every segment learns of it (so a
@@ -49,7 +50,7 @@ class Transaction:
         if self.incarnations is not None:
             self.check()
             return
-        self.cluster.heal()  # start on processes that are up and recovered
+        self.cluster.heal(self.segment_wait)  # start on processes that are up and recovered
         self.incarnations = list(self.cluster.incarnations)
         self.cluster.undecided.add(self.id)
         self.wrote = True
@@ -75,10 +76,7 @@ class Transaction:
             raise self._lost(e) from None
 
     def _lost(self, cause: BaseException) -> errors.TransactionLost:
-        return errors.TransactionLost(
-            "could not complete the transaction: a segment it wrote to restarted "
-            f"({getattr(cause, 'message', cause)}); none of its changes were kept",
-            hint="Run the transaction again.")
+        return errors.lost_transaction(cause)
 
     def commit(self) -> None:
         if not self.wrote:

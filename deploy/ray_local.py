@@ -14,6 +14,11 @@ os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 # Arrow data travels through Ray as is; these keep Ray quiet and local.
 os.environ.setdefault("RAY_DISABLE_DOCKER_CPU_WARNING", "1")
 os.environ.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")
+# Ray's memory monitor kills workers when the node passes its threshold (95% by default),
+# and a restartable segment actor is a candidate. Segments spill instead of growing once
+# less than 10% of the node is free (segment/memory.py), so the monitor is moved to 97%:
+# what it still kills is healed like any crash (coordinator/cluster.py).
+os.environ.setdefault("RAY_memory_usage_threshold", "0.97")
 
 import ray  # noqa: E402  (after the environment is set)
 

@@ -15,6 +15,9 @@ fi
 head=$1; node=$2; shift 2
 cd "$(dirname "$0")/.."
 export RAY_USAGE_STATS_ENABLED=0
+# Segments spill before the node runs short (segment/memory.py); Ray's memory monitor,
+# which kills workers, acts only above 97% used (deploy/ray_local.py says why).
+export RAY_memory_usage_threshold=${RAY_memory_usage_threshold:-0.97}
 # Token authentication between the hosts (deploy/README.md): the same token on every
 # host, in ~/.ray/auth_token or the file $RAY_AUTH_TOKEN_PATH names.
 export RAY_AUTH_MODE=${RAY_AUTH_MODE:-token}

@@ -156,5 +156,13 @@ class TransactionLost(QueryError):
     sqlstate = "40001"
 
 
+def lost_transaction(cause: BaseException) -> TransactionLost:
+    """The error of a transaction whose segment process died under it."""
+    return TransactionLost(
+        "could not complete the transaction: a segment it wrote to restarted "
+        f"({getattr(cause, 'message', cause)}); none of its changes were kept",
+        hint="Run the transaction again.")
+
+
 class InternalError(QueryError):
     sqlstate = "XX000"

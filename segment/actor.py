@@ -1,8 +1,11 @@
 """The segment as a Ray actor: a thin shell around SegmentWorker.
 
-Methods run in a thread pool (max_concurrency) so that a cancel or a second query can
-reach a segment while a long slice runs. Slices stream their batches back as a Ray
-streaming generator.
+Methods run in a thread pool (max_concurrency) so that a second query can reach a segment
+while a long slice runs. Control calls (cancel, incarnation, ping, running, recover) have
+a concurrency group of their own: however many slices occupy the pool, a cancel gets
+through. The coordinator admits no more slices at once than the pool has threads
+(coordinator/cluster.py `SLICE_SLOTS`), so the slices of a running query never wait
+behind others for a thread (which could deadlock their Motions).
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ import ray
 
 from segment.worker import SegmentWorker
 
-MAX_CONCURRENCY = 32
+MAX_CONCURRENCY = 256     # threads for slices and writes
+CONTROL_THREADS = 8
 
 # What `checked` may call: everything that reads or writes a transaction's state.
 CHECKED_METHODS = frozenset({
@@ -23,19 +27,23 @@ CHECKED_METHODS = frozenset({
 
 # A segment that dies is restarted by Ray on its node (placement pins it there); its
 # committed data is on disk, and the query that was running fails.
-@ray.remote(max_concurrency=MAX_CONCURRENCY, max_restarts=-1, max_task_retries=0)
+@ray.remote(max_concurrency=MAX_CONCURRENCY, max_restarts=-1, max_task_retries=0,
+            concurrency_groups={"control": CONTROL_THREADS})
 class SegmentActor:
     def __init__(self, segment_id: int, n_segments: int, data_dir: str):
         # Motion listens on this node's address, so segments on other hosts reach it.
         host = ray.util.get_node_ip_address()
         self._w = SegmentWorker(segment_id, n_segments, data_dir, motion_host=host)
 
+    @ray.method(concurrency_group="control")
     def ping(self):
         return self._w.ping()
 
+    @ray.method(concurrency_group="control")
     def running(self) -> int:
         return self._w.running()
 
+    @ray.method(concurrency_group="control")
     def incarnation(self) -> int:
         return self._w.incarnation
 
@@ -47,12 +55,14 @@ class SegmentActor:
             raise ValueError(f"{method} is not a segment method")
         return getattr(self._w, method)(*args)
 
+    @ray.method(concurrency_group="control")
     def pid(self) -> int:
         return os.getpid()
 
     def node_id(self) -> str:
         return ray.get_runtime_context().get_node_id()
 
+    @ray.method(concurrency_group="control")
     def recover(self, committed, undecided=frozenset()):
         return self._w.recover(committed, undecided)
 
@@ -83,6 +93,7 @@ class SegmentActor:
     def table_rows(self, table_id, txn_id=None):
         return self._w.table_rows(table_id, txn_id)
 
+    @ray.method(concurrency_group="control")
     def motion_endpoint(self):
         return self._w.motion_endpoint()
 
@@ -95,6 +106,7 @@ class SegmentActor:
     def insert_select(self, query_id, node, txn_id, table):
         return self._w.insert_select(query_id, node, txn_id, table)
 
+    @ray.method(concurrency_group="control")
     def cancel(self, query_id, reason=None):
         return self._w.cancel(query_id, reason)
 

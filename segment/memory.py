@@ -29,6 +29,7 @@ import errno
 import os
 import tempfile
 import threading
+import time
 from typing import Iterator
 
 import pyarrow as pa
@@ -36,6 +37,13 @@ import pyarrow as pa
 from planner import errors
 
 DEFAULT_LIMIT = 256 << 20
+# Memory pressure from anywhere on the node degrades to spilling: below this fraction of
+# the node's memory available, budgets stop granting (Ray's memory monitor, which kills
+# workers, is set to act only above 97% used: deploy/ray_local.py).
+NODE_AVAILABLE_FLOOR = 0.10
+PRESSURE_CHECK_BYTES = 1 << 20   # smaller grows are not worth a look
+_PRESSURE_SECONDS = 0.25         # how long one reading of /proc/meminfo is trusted
+_pressure = {"at": 0.0, "value": False}
 _WRITE_BUFFER = 1 << 16  # the IPC writer writes buffer by buffer: fewer, larger writes
 
 
@@ -54,7 +62,10 @@ class MemoryBudget:
         self._files: set[SpillFile] = set()
 
     def reserve(self, nbytes: int) -> bool:
-        """Take nbytes if they fit under the limit; False (and nothing taken) if not."""
+        """Take nbytes if they fit under the limit and the node has memory to spare; False
+        (and nothing taken) if not: the operator spills instead of growing."""
+        if nbytes >= PRESSURE_CHECK_BYTES and node_under_pressure():
+            return False
         with self._lock:
             if self.used + nbytes > self.limit:
                 return False
@@ -257,3 +268,20 @@ def close_all(files) -> None:
             f.close()
 
 
+def node_under_pressure() -> bool:
+    """Whether the node has less than NODE_AVAILABLE_FLOOR of its memory available (Linux
+    MemAvailable; elsewhere never). Read at most every _PRESSURE_SECONDS."""
+    now = time.monotonic()
+    if now - _pressure["at"] < _PRESSURE_SECONDS:
+        return _pressure["value"]
+    value = False
+    try:
+        with open("/proc/meminfo") as f:
+            info = dict(line.split(":", 1) for line in f)
+        total = int(info["MemTotal"].split()[0])
+        available = int(info["MemAvailable"].split()[0])
+        value = available < NODE_AVAILABLE_FLOOR * total
+    except (OSError, KeyError, ValueError):
+        pass
+    _pressure.update(at=now, value=value)
+    return value

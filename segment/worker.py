@@ -6,6 +6,7 @@ drive a worker directly, without Ray.
 
 from __future__ import annotations
 
+import collections
 import logging
 import os
 import threading
@@ -33,6 +34,7 @@ KMV_SIZE = 4096
 
 # Bytes of Motion frames a segment keeps in memory before spilling to its data dir.
 MOTION_MEMORY_BYTES = 256 << 20
+CANCELLED_REMEMBERED = 4096  # cancelled query ids kept, for slices that start late
 
 
 @dataclass(frozen=True)
@@ -66,11 +68,13 @@ class SegmentWorker:
         self.store.vacuum()
         self.motion = MotionService(motion_host, os.path.join(data_dir, "spill"),
                                     MOTION_MEMORY_BYTES)
-        self._cancels: dict[int, threading.Event] = {}
         self._lock = threading.Lock()
         self._running = 0
-        # One memory budget per query here, shared by its slices: query id -> (budget, users)
-        self._budgets: dict[int, list] = {}
+        # What the slices of one query running here share (cancel event, memory budget),
+        # until the last of them ends; and the queries cancelled lately, so that a slice
+        # that starts after its query's cancel stops at once.
+        self._queries: dict[int, _Query] = {}
+        self._cancelled: collections.OrderedDict[int, str | None] = collections.OrderedDict()
 
     # --- incarnations ----------------------------------------------------------------------
     def check(self, incarnation: int | None) -> None:
@@ -172,9 +176,8 @@ class SegmentWorker:
         if task.txn_id is not None and any(isinstance(n, pl.Insert)
                                            for n in pl.walk(task.motion)):
             self._check_txn(task.txn_id)
-        ctx = self._context(task.query_id, task.txn_id, task.analyze)
+        ctx = self._context(task.query_id, task.txn_id, task.analyze, task.work_mem)
         ctx.now = task.now
-        ctx.memory = self._budget(task.query_id, task.work_mem)
         timer = self._arm_deadline(task.query_id, task.deadline)
         receivers = []
 
@@ -213,8 +216,7 @@ class SegmentWorker:
                 timer.cancel()
             for _, r in receivers:
                 r.close()
-            self._cancels.pop(task.query_id, None)
-            self._release_budget(task.query_id)
+            self._release(task.query_id)
         return {"segment": self.segment_id, "slice": motion.slice_id,
                 "nodes": dict(ctx.node_stats) if task.analyze else {},
                 "sent": [s.stats() for s in senders],
@@ -237,7 +239,7 @@ class SegmentWorker:
         except errors.QueryError as e:
             raise e.with_context(f"segment {self.segment_id}")
         finally:
-            self._cancels.pop(query_id, None)
+            self._release(query_id)
 
     def _shares(self, batches, table: TableDef, keep_all: bool = False):
         """This segment's rows of a stream every segment computes alike."""
@@ -280,32 +282,40 @@ class SegmentWorker:
 
     def cancel(self, query_id: int, reason: str | None = None) -> None:
         with self._lock:
-            ev = self._cancels.setdefault(query_id, threading.Event())
-        if reason is not None:
-            ev.reason = reason  # read by ExecContext.check_cancel
-        ev.set()
+            self._cancelled[query_id] = reason
+            while len(self._cancelled) > CANCELLED_REMEMBERED:
+                self._cancelled.popitem(last=False)
+            q = self._queries.get(query_id)
+            if q is not None:
+                q.cancel_with(reason)
         self.motion.cancel(query_id)
 
-    def _budget(self, query_id: int, work_mem: int | None) -> memory.MemoryBudget:
-        """The query's memory budget on this segment (its slices share one)."""
+    def _acquire(self, query_id: int, work_mem: int | None) -> "_Query":
         with self._lock:
-            entry = self._budgets.get(query_id)
-            if entry is None:
-                entry = self._budgets[query_id] = [memory.MemoryBudget(
-                    work_mem or memory.DEFAULT_LIMIT, self.motion.spill_dir), 0]
-            entry[1] += 1
-            return entry[0]
+            q = self._queries.get(query_id)
+            if q is None:
+                q = self._queries[query_id] = _Query(memory.MemoryBudget(
+                    work_mem or memory.DEFAULT_LIMIT, self.motion.spill_dir))
+                if query_id in self._cancelled:
+                    q.cancel_with(self._cancelled[query_id])
+            q.users += 1
+            return q
 
-    def _release_budget(self, query_id: int) -> None:
+    def _release(self, query_id: int) -> None:
         with self._lock:
-            entry = self._budgets.get(query_id)
-            if entry is None:
+            q = self._queries.get(query_id)
+            if q is None:
                 return
-            entry[1] -= 1
-            if entry[1] > 0:
+            q.users -= 1
+            if q.users > 0:
                 return
-            del self._budgets[query_id]
-        entry[0].close()
+            del self._queries[query_id]
+            idle = not self._queries
+        q.budget.close()
+        if idle:
+            # Give what the query's operators freed back to the system (mimalloc keeps
+            # freed pages otherwise): a segment's resident size falls back after a query.
+            pa.default_memory_pool().release_unused()
 
     def _arm_deadline(self, query_id: int, deadline: float | None):
         """statement_timeout, enforced here too: a segment stops its slices at the deadline
@@ -321,12 +331,13 @@ class SegmentWorker:
     def close(self) -> None:
         self.motion.close()
 
-    def _context(self, query_id: int, txn_id, analyze: bool) -> base.ExecContext:
-        with self._lock:
-            ev = self._cancels.setdefault(query_id, threading.Event())
+    def _context(self, query_id: int, txn_id, analyze: bool,
+                 work_mem: int | None = None) -> base.ExecContext:
+        """A slice's context; the caller must `_release(query_id)` when the slice ends."""
+        q = self._acquire(query_id, work_mem)
         return base.ExecContext(store=self.store, txn_id=txn_id, segment_id=self.segment_id,
-                                n_segments=self.n_segments, cancel_event=ev,
-                                analyze=analyze)
+                                n_segments=self.n_segments, cancel_event=q.event,
+                                analyze=analyze, memory=q.budget)
 
     def _localize(self, node: pl.Node) -> pl.Node:
         """Give a split generate_series or table function this segment's part."""
@@ -341,6 +352,20 @@ class SegmentWorker:
 
     def ping(self) -> float:
         return time.time()
+
+
+class _Query:
+    """What the slices of one query on this segment share."""
+
+    def __init__(self, budget: memory.MemoryBudget):
+        self.budget = budget
+        self.event = threading.Event()
+        self.users = 0
+
+    def cancel_with(self, reason: str | None) -> None:
+        if not self.event.is_set():
+            self.event.reason = reason  # read by ExecContext.check_cancel
+        self.event.set()
 
 
 def next_incarnation(data_dir: str) -> int:

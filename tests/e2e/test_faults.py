@@ -249,3 +249,84 @@ def test_statement_timeout_stops_segments(own_server, base):
     while sum(ray.get([a.running.remote() for a in actors])) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert sum(ray.get([a.running.remote() for a in actors])) == 0
+
+
+def _hang_up_clients(server, n: int, sql: str) -> float:
+    """n clients send `sql` and close their sockets while it runs; returns the seconds
+    until the segments were idle again after the last one left."""
+    from coordinator.pgwire import codec
+    from tests.e2e.test_cancel import _raw_session
+
+    actors = server.engine.cluster.actors
+    socks = [_raw_session(server) for _ in range(n)]
+    for s in socks:
+        s.sendall(codec.Query(sql).encode())
+    deadline = time.monotonic() + 60
+    while not sum(ray.get([a.running.remote() for a in actors])):
+        assert time.monotonic() < deadline, "the queries did not start"
+        time.sleep(0.05)
+    time.sleep(1.0)
+    for s in socks:
+        s.close()
+    left = time.monotonic()
+    while sum(ray.get([a.running.remote() for a in actors])):
+        assert time.monotonic() - left < 60, "segments still busy a minute after hang-up"
+        time.sleep(0.1)
+    return time.monotonic() - left
+
+
+LONG_JOIN = ("SELECT count(*) FROM f_base a JOIN f_base b ON a.v = b.v "
+             "CROSS JOIN generate_series(1, 100000) g")
+
+
+def test_clients_that_hang_up_leave_segments_idle(own_server, base):
+    took = _hang_up_clients(own_server, 30, LONG_JOIN)
+    print(f"30 clients hung up: segments idle {took:.2f} s later")
+    assert took < 5.0, took
+    check_cluster_answers(own_server, base)
+
+
+@pytest.mark.heavy
+def test_200_clients_that_hang_up_leave_segments_idle(own_server, base):
+    took = _hang_up_clients(own_server, 200, LONG_JOIN)
+    print(f"200 clients hung up: segments idle {took:.2f} s later")
+    assert took < 10.0, took
+    check_cluster_answers(own_server, base)
+
+
+def test_kills_during_many_small_commits(own_server, base):
+    """Autocommit INSERTs back to back while segments are killed at whatever point they are
+    (writing, preparing, publishing): the table holds exactly the acknowledged rows."""
+    with own_server.connect() as c:
+        c.execute("CREATE TABLE f_small (k bigint, w int) DISTRIBUTED BY (k)")
+    stop = threading.Event()
+    acked, failed = [0], []
+
+    def writer(w: int):
+        n = 0
+        with own_server.connect() as c:
+            while not stop.is_set():
+                try:
+                    c.execute(f"INSERT INTO f_small SELECT g, {w} FROM "
+                              f"generate_series({n * 100 + 1}, {n * 100 + 100}) g")
+                    acked[0] += 100
+                except psycopg.Error as e:
+                    failed.append(e.sqlstate)
+                n += 1
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(3)]
+    for t in threads:
+        t.start()
+    for seg, delay in ((0, 1.0), (1, 1.7), (0, 2.3)):
+        time.sleep(delay)
+        pid = kill_segment(own_server, seg)
+        wait_restarted(own_server, seg, pid)
+    time.sleep(1.0)
+    stop.set()
+    for t in threads:
+        t.join(120)
+    print("small commits", acked[0], "rows acknowledged; failures", failed)
+    assert set(failed) <= {"40001", "58000", "58030"}, failed
+    assert acked[0] > 0
+    assert count(own_server, "f_small") == acked[0]
+    check_cluster_answers(own_server, base)
