@@ -5,6 +5,7 @@ run the same queries in the same run, for answers and time ratios.
     .venv/bin/python bench/spill.py --sf 1 --work-mem 16MB
     .venv/bin/python bench/spill.py --sf 10 --work-mem 256MB --engines raympp,duckdb
     .venv/bin/python bench/spill.py --groups 30M --queries none --work-mem 256MB
+    .venv/bin/python bench/spill.py --queries 5 --no-analyze --work-mem 64MB
 
 Workloads:
 - TPC-H --queries (default 9,18,21) at --sf, loaded as bench/tpch.py loads it.
@@ -118,7 +119,8 @@ def run_raympp(args, files, work) -> dict:
         try:
             t0 = time.perf_counter()
             if files:
-                loader.load_files(conn, files, via="file", distributed=True)
+                loader.load_files(conn, files, via="file", distributed=True,
+                                  analyze=not args.no_analyze)
             if args.groups:
                 load_groups(conn, args.groups, True)
             log(f"[spill] raympp loaded in {time.perf_counter() - t0:.1f}s")
@@ -248,6 +250,8 @@ def main(argv=None) -> int:
     p.add_argument("--engines", default=",".join(ENGINES))
     p.add_argument("--timeout", type=float, default=1800.0)
     p.add_argument("--files-dir", default=None)
+    p.add_argument("--no-analyze", action="store_true",
+                   help="raympp plans without ANALYZE statistics (bad estimates)")
     args = p.parse_args(argv)
     units(args.work_mem)
     args.numbers = [] if args.queries == "none" else queries.parse_selection(args.queries)

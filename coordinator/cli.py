@@ -75,9 +75,11 @@ def serve_main(args) -> int:
         if engine is not None:
             engine.shutdown()
         if supervisor.supervised():
-            # Ray's processes first, by PID and all at once: the driver may be made to
-            # exit as soon as its raylet dies, and must not leave the rest behind.
-            supervisor.stop_descendants()
+            # Ray's processes first, by PID, all at once and with SIGKILL: the segments are
+            # stopped already (nothing of ours is left to flush), and this process may be
+            # made to exit as soon as its raylet dies, so it cannot wait for a grace period
+            # (with the supervisor gone, nobody else would end what is left).
+            supervisor.stop_descendants(grace_seconds=0)
         ray_local.stop()
     return 0
 

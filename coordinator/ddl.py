@@ -6,6 +6,7 @@ inside an explicit transaction block (rows written by the block still follow it)
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
 
 import numpy as np
@@ -15,6 +16,19 @@ from coordinator.pgwire.boundary import QueryResult, ResultKind
 from planner import errors, statements, types
 from planner.schema import ColumnDef, ColumnStats, TableDef, TableStats
 from sqlglot import exp
+
+
+@contextlib.contextmanager
+def catalog_lock(session):
+    """The engine's DDL lock, waited for at most lock_timeout (0: as long as it takes),
+    then 55P03 as PostgreSQL says it."""
+    ms = session.settings.milliseconds("lock_timeout")
+    if not session.engine.ddl_lock.acquire(timeout=ms / 1000.0 if ms > 0 else -1):
+        raise errors.LockNotAvailable("canceling statement due to lock timeout")
+    try:
+        yield
+    finally:
+        session.engine.ddl_lock.release()
 
 
 def _command(tag: str) -> QueryResult:
@@ -32,7 +46,7 @@ def new_table(session, name: str, columns: list[ColumnDef], policy_clause) -> Ta
     policy = statements.dist_policy(policy_clause, columns)
     catalog = session.engine.catalog
     table = TableDef(catalog.next_id("table"), name, tuple(columns), policy)
-    with session.engine.ddl_lock:
+    with catalog_lock(session):
         catalog.add_table(table)
         try:
             session.engine.cluster.call_all("create_table", table)
@@ -79,7 +93,7 @@ def create_table_as(session, st, tree, txn, cancel) -> QueryResult:
 
 
 def drop(session, table: TableDef) -> None:
-    with session.engine.ddl_lock:
+    with catalog_lock(session):
         session.engine.catalog.drop_table(table.name)
         session.engine.cluster.call_all("drop_table", table.id)
 
@@ -157,7 +171,7 @@ def add_row_estimate(session, table: TableDef, added: int) -> None:
 
 
 def _set_rows(session, table: TableDef, new_rows, columns=None) -> None:
-    with session.engine.ddl_lock:
+    with catalog_lock(session):
         current = session.engine.catalog.get_table(table.name)
         if current is not None and current.id == table.id:
             stats = TableStats(new_rows(current.stats.rows),

@@ -69,20 +69,20 @@ def run(argv: list[str]) -> int | None:
     return code if code >= 0 else 128 - code
 
 
-def stop_descendants() -> None:
+def stop_descendants(grace_seconds: float = GRACE_SECONDS) -> None:
     """Stop every process below this one (children, theirs, and orphans re-parented to
     this subreaper), by PID: SIGTERM to the whole tree in one pass, SIGKILL to what is left
     after the grace period. One pass, because when one of Ray's processes dies its
     children are re-parented and its driver may exit at once: signalling the whole tree
     before any of it reacts leaves nothing to escape."""
-    deadline = time.monotonic() + GRACE_SECONDS
+    deadline = time.monotonic() + grace_seconds
     signalled: set[int] = set()
     while True:
         _reap()
         procs = _descendants()
         if not procs:
             return
-        late = time.monotonic() > deadline
+        late = time.monotonic() >= deadline
         for pid in procs:
             if late or pid not in signalled:
                 try:

@@ -115,6 +115,10 @@ class QueryCanceled(QueryError):
     sqlstate = "57014"
 
 
+class LockNotAvailable(QueryError):
+    sqlstate = "55P03"
+
+
 # The messages of a QueryCanceled, as PostgreSQL words them.
 USER_CANCEL = "canceling statement due to user request"
 STATEMENT_TIMEOUT = "canceling statement due to statement timeout"

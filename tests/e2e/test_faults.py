@@ -70,6 +70,25 @@ def count(server, table: str) -> int:
         return c.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
 
 
+def assert_no_orphan_chunks(server, table: str) -> None:
+    """Every chunk file of the table on every segment is one its manifest lists: the writes
+    of the killed process were removed when its successor started, the others' by abort."""
+    from segment.storage import manifest
+
+    table_id = server.engine.catalog.get_table(table).id
+    deadline = time.monotonic() + 30
+    while True:
+        orphans = []
+        for seg in range(server.n_segments):
+            d = os.path.join(server.data_dir, f"seg{seg}", "tables", str(table_id))
+            listed = set(manifest.read_manifest(d).files)
+            orphans += [f for f in os.listdir(d) if f.startswith("chunk-") and f not in listed]
+        if not orphans or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)  # an abort may still be deleting
+    assert not orphans, orphans
+
+
 def check_cluster_answers(server, base_rows: int) -> None:
     """A redistributing join and a many-group GROUP BY, right after a fault."""
     with server.connect() as c:
@@ -169,6 +188,7 @@ def test_kill_during_autocommit_copy(own_server, base, kill_after):
     else:
         assert outcome["error"].sqlstate in ("40001", "58000"), outcome["error"]
     assert count(own_server, table) == acknowledged
+    assert_no_orphan_chunks(own_server, table)
     check_cluster_answers(own_server, base)
 
 

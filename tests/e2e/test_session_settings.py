@@ -153,3 +153,28 @@ def test_idle_outside_a_transaction_is_not_limited(server):
         c.execute("SET idle_in_transaction_session_timeout = '200ms'")
         time.sleep(0.6)
         assert c.execute("SELECT 1").fetchone() == (1,)
+
+
+def test_lock_timeout_bounds_the_wait_for_the_catalog_lock(server, table):
+    """DDL waits for the catalog lock at most lock_timeout, then fails with 55P03."""
+    import time
+
+    from psycopg import errors as pgerrors
+
+    name = table()
+    lock = server.engine.ddl_lock
+    lock.acquire()
+    try:
+        with server.connect() as c:
+            c.execute("SET lock_timeout = '200ms'")
+            started = time.monotonic()
+            with pytest.raises(pgerrors.LockNotAvailable) as failed:
+                c.execute(f"CREATE TABLE {name} (k int8)")
+            assert 0.15 < time.monotonic() - started < 5
+            assert failed.value.sqlstate == "55P03"
+            assert "lock timeout" in str(failed.value)
+    finally:
+        lock.release()
+    with server.connect() as c:
+        c.execute(f"CREATE TABLE {name} (k int8)")  # without the wait, it goes through
+        assert c.execute(f"SELECT count(*) FROM {name}").fetchone() == (0,)
