@@ -12,6 +12,7 @@ send; the Link only moves it.
 from __future__ import annotations
 
 import errno
+import select
 import socket
 import threading
 import time
@@ -33,6 +34,7 @@ class Link:
         self._send_lock = threading.Lock()
         self._inbuf = bytearray()
         self._eof = False
+        self._stashed: set[Kind] = set()  # STOP/CANCEL read while waiting for RELEASEs
 
     # --- subclasses -----------------------------------------------------------------------
     def send_body(self, kind: Kind, body) -> None:
@@ -81,7 +83,7 @@ class Link:
     # --- control frames back from the receiver --------------------------------------------
     def poll(self) -> set[Kind]:
         """STOP/CANCEL frames received so far (RELEASEs are handled); never blocks."""
-        seen: set[Kind] = set()
+        seen, self._stashed = self._stashed, set()
         while not self._eof:
             try:
                 data = self.sock.recv(_RECV_CHUNK, socket.MSG_DONTWAIT)
@@ -98,6 +100,20 @@ class Link:
             self._inbuf += data
             seen |= self._parse()
         return seen
+
+    def await_control(self, timeout: float) -> bool:
+        """Block up to `timeout` seconds for control frames from the receiver and handle
+        them (RELEASEs at once; STOP/CANCEL kept for the next `poll`). False when the
+        receiver is gone or has said STOP/CANCEL: waiting longer makes no sense."""
+        if self._eof or self._stashed or self.aborted is not None:
+            return False
+        try:
+            readable, _, _ = select.select([self.sock], [], [], timeout)
+        except (OSError, ValueError):
+            return False
+        if readable:
+            self._stashed |= self.poll()
+        return not self._eof and not self._stashed
 
     def wait_closed(self, timeout: float) -> set[Kind]:
         """After the last frame: read control frames until the receiver closes, it says

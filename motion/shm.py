@@ -40,6 +40,13 @@ INLINE_MAX = 64 << 10
 MSG_MAX = frames.HEADER_SIZE + INLINE_MAX
 MAX_FDS = 4
 MAX_HELD = 64  # frames of one connection a receiver may keep zero-copy at once
+# Bytes of slabs one link may have out (sent, not yet RELEASEd) before the sender waits.
+# The receiver holds frames only within its memory budget (256 MB a process) and copies
+# the rest to its spill file as it reads them, releasing their slabs; so past this bound
+# the frames wait in the socket for the receiver's I/O thread, and waiting for it is
+# back-pressure, not a deadlock (bounded anyway by IN_FLIGHT_WAIT_SECONDS).
+MAX_IN_FLIGHT_BYTES = 512 << 20
+IN_FLIGHT_WAIT_SECONDS = 30.0
 _MIN_SLAB = 1 << 20
 IDLE_SECONDS = 30.0
 _PARALLEL_COPY = 8 << 20  # frames at least this large are copied by 2 threads
@@ -211,7 +218,7 @@ class ShmLink(Link):
         super().__init__(sock, what)
         self._pool = pool
         self._in_use: dict[int, _Slab] = {}
-        self._known: set[int] = set()
+        self._in_flight = 0  # bytes of the slabs in _in_use
         self._lock = threading.Lock()  # on_release may run while close() does
         self.sendmsg([frames.header(Kind.HELLO, len(hello)), hello])
 
@@ -220,7 +227,7 @@ class ShmLink(Link):
         if n <= INLINE_MAX:
             self.sendmsg([frames.header(kind, n), body])
             return
-        slab = self._pool.acquire(n)
+        slab = self._acquire(n)
         memoryview(slab.buf).cast("B")[:n] = memoryview(body).cast("B")
         self._send_slab(kind, slab, 0, n)
 
@@ -232,7 +239,7 @@ class ShmLink(Link):
             return len(body)
         # The IPC stream writer writes the schema message first; the batch message follows
         # it, written straight into shared memory. The schema bytes are dead weight.
-        slab = self._pool.acquire(schema_len + size)
+        slab = self._acquire(schema_len + size)
         try:
             sink = pa.FixedSizeBufferWriter(slab.buf)
             if size >= _PARALLEL_COPY:
@@ -252,30 +259,45 @@ class ShmLink(Link):
         self._send_slab(Kind.BATCH, slab, schema_len, size)
         return size
 
+    def _acquire(self, size: int) -> _Slab:
+        """A slab for the next frame, once this link has less than MAX_IN_FLIGHT_BYTES out:
+        a sender faster than the receiver must not fill the node with queued frames."""
+        deadline = time.monotonic() + IN_FLIGHT_WAIT_SECONDS
+        while self._in_flight >= MAX_IN_FLIGHT_BYTES and time.monotonic() < deadline:
+            if not self.await_control(0.05):
+                break
+        return self._pool.acquire(size)
+
     def _send_slab(self, kind: Kind, slab: _Slab, offset: int, length: int) -> None:
         desc = SHM_DESC.pack(slab.id, offset, length)
-        fds = () if slab.id in self._known else (slab.fd,)
+        # The fd goes with every frame: the receiver maps a slab for one frame only, so a
+        # slab this side retires (the pool closes it) is not kept alive over there.
+        fds = (slab.fd,)
         with self._lock:
             self._in_use[slab.id] = slab
+            self._in_flight += slab.capacity
         try:
             self.sendmsg([frames.header(kind, len(desc), frames.FLAG_SHM), desc], fds)
         except MotionError:
             with self._lock:
-                self._in_use.pop(slab.id, None)
+                if self._in_use.pop(slab.id, None) is not None:
+                    self._in_flight -= slab.capacity
             slab.close()
             raise
-        self._known.add(slab.id)
 
     def on_release(self, body: bytes) -> None:
         (slab_id,) = _RELEASE.unpack(body)
         with self._lock:
             slab = self._in_use.pop(slab_id, None)
+            if slab is not None:
+                self._in_flight -= slab.capacity
         if slab is not None:
             self._pool.give_back(slab)
 
     def on_close(self) -> None:
         with self._lock:
             leased, self._in_use = list(self._in_use.values()), {}
+            self._in_flight = 0
         for slab in leased:  # the receiver may still read them: never reuse, just unmap
             slab.close()
 
@@ -339,7 +361,9 @@ class SlabMap:
         if len(body) != SHM_DESC.size:
             raise MotionError("malformed motion shm descriptor", INTERNAL)
         slab_id, offset, length = SHM_DESC.unpack(body)
-        mapping = self._maps.get(slab_id)
+        # The mapping lives as long as the frame's buffers (the lease holds it): a slab is
+        # mapped again, from the fd sent with it, for each frame it carries.
+        mapping = self._maps.pop(slab_id, None)
         if mapping is None or offset + length > mapping.size:
             raise MotionError(f"motion shm descriptor points outside slab {slab_id}", INTERNAL)
         self.held += 1
