@@ -171,11 +171,6 @@ class Cluster:
                 if not self._stopping.is_set():
                     log.warning("segment monitor: %s", e)
 
-    def refresh_endpoints(self) -> None:
-        """Re-learn where segments' Motion receivers listen (a restarted segment listens
-        somewhere new); waits until every segment is up again."""
-        self.heal()
-
     # --- calls -------------------------------------------------------------------------------
     def call_all(self, method: str, *args, segments=None, incarnations=None):
         """Call `method` on every segment (or the given ones) and wait for all results.

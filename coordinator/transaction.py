@@ -39,7 +39,6 @@ class Transaction:
         self.explicit = explicit
         self.id = catalog.next_id("txn")
         self.state = State.ACTIVE
-        self.wrote = False
         # The segment processes this transaction's writes went to (set at the first write).
         self.incarnations: list[int] | None = None
         self.segment_wait = cl.SEGMENT_WAIT_SECONDS  # raympp.segment_wait_timeout
@@ -53,11 +52,15 @@ class Transaction:
         self.cluster.heal(self.segment_wait)  # start on processes that are up and recovered
         self.incarnations = list(self.cluster.incarnations)
         self.cluster.undecided.add(self.id)
-        self.wrote = True
         try:
             self.call_all("begin", self.id)
         except errors.SegmentFailure as e:
             raise self._lost(e) from None
+
+    @property
+    def wrote(self) -> bool:
+        """Whether the transaction has begun writing (and so has segments to commit on)."""
+        return self.incarnations is not None
 
     def check(self) -> None:
         """Fail now if a segment this transaction wrote to has restarted since."""

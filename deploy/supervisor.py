@@ -61,7 +61,7 @@ def run(argv: list[str]) -> int | None:
         try:
             child.send_signal(signum)
         except ProcessLookupError:
-            pass
+            pass  # the coordinator has ended already: child.wait() returns at once
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, forward)
     code = child.wait()
@@ -88,7 +88,7 @@ def stop_descendants(grace_seconds: float = GRACE_SECONDS) -> None:
                 try:
                     os.kill(pid, signal.SIGKILL if late else signal.SIGTERM)
                 except ProcessLookupError:
-                    pass
+                    pass  # it ended between the listing and the signal: what we wanted
                 signalled.add(pid)
         time.sleep(0.1)
 

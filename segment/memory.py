@@ -249,7 +249,7 @@ class SpillFile:
             try:
                 self._file.close()
             except OSError:
-                pass
+                pass  # an unnamed file: closing frees its space whatever close reports
             self._file = None
         self.budget._forget(self)
 
@@ -282,6 +282,6 @@ def node_under_pressure() -> bool:
         available = int(info["MemAvailable"].split()[0])
         value = available < NODE_AVAILABLE_FLOOR * total
     except (OSError, KeyError, ValueError):
-        pass
+        pass  # no /proc/meminfo (not Linux): never under pressure, as the docstring says
     _pressure.update(at=now, value=value)
     return value

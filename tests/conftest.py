@@ -127,3 +127,13 @@ def raympp_cluster(ray_session, tmp_path_factory):
     yield get
     for s in servers.values():
         s.stop()
+
+
+def own_cluster(tmp_path_factory, name: str, n_segments: int):
+    """A server of one test module's own (for tests that kill its segments): yields it,
+    stops it at the end. Use from a module-scoped fixture."""
+    srv = start_server(str(tmp_path_factory.mktemp(name)), n_segments)
+    try:
+        yield srv
+    finally:
+        srv.stop()

@@ -19,7 +19,7 @@ import pytest
 import ray
 from psycopg import errors
 
-from tests.conftest import start_server
+from tests.conftest import own_cluster
 
 RESTART_WAIT = 90.0
 
@@ -27,9 +27,7 @@ RESTART_WAIT = 90.0
 @pytest.fixture(scope="module")
 def own_server(ray_session, tmp_path_factory):
     """A cluster of this module's own: its tests kill its segments."""
-    srv = start_server(str(tmp_path_factory.mktemp("faults")), 2)
-    yield srv
-    srv.stop()
+    yield from own_cluster(tmp_path_factory, "faults", 2)
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +58,7 @@ def wait_restarted(server, seg: int, old_pid: int) -> None:
             if segment_pid(server, seg) != old_pid:
                 return
         except ray.exceptions.RayActorError:
-            pass
+            pass  # restarting: ask again
         time.sleep(0.2)
     pytest.fail(f"segment {seg} was not restarted")
 

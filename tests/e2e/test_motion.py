@@ -15,15 +15,13 @@ import psycopg
 import pytest
 import ray
 
-from tests.conftest import start_server
+from tests.conftest import own_cluster
 
 
 @pytest.fixture(scope="module")
 def own_server(ray_session, tmp_path_factory):
     """A cluster of this module's own: a test here kills one of its segments."""
-    srv = start_server(str(tmp_path_factory.mktemp("motion")), 3)
-    yield srv
-    srv.stop()
+    yield from own_cluster(tmp_path_factory, "motion", 3)
 
 
 @pytest.fixture(scope="module")
