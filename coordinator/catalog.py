@@ -3,6 +3,20 @@
 Kept in SQLite inside the data directory, so a restarted coordinator finds every table.
 The commit log records which transaction ids committed: segments ask it on recovery
 whether a prepared-but-unpublished write must be rolled forward or discarded.
+
+The `tables` here are the committed ones. A transaction's CREATE and DROP stay in the
+transaction (coordinator/transaction.py) until `commit_transaction` applies them, with the
+transaction's commit record, in one SQLite transaction: that is the commit point of DDL
+and rows alike. Segment storage that the committed tables may not account for is listed
+in `storage`: a table id is noted there (durably) before a transaction creates its
+storage on the segments, and a dropped table's id is noted there at the commit that drops
+it; the id leaves the list once its storage is removed, or (for a created table) when the
+creation commits. What the list holds for a transaction that has ended is garbage (a
+transaction cut short by a crash, a removal that failed): coordinator/transaction.py
+`collect_garbage` removes it, also at start-up.
+
+`SessionCatalog` is what one statement of a session sees: the committed tables, then its
+transaction's own changes, with names resolved through search_path.
 """
 
 from __future__ import annotations
@@ -13,13 +27,16 @@ import sqlite3
 import threading
 
 from planner import errors, types
-from planner.schema import ColumnDef, ColumnStats, DistKind, DistPolicy, TableDef, TableStats
+from planner import schema as sch
+from planner.schema import (ColumnDef, ColumnStats, DistKind, DistPolicy, RelationName, TableDef,
+                            TableStats)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tables (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL,
                                    definition TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS commits (txn INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS storage (table_id INTEGER PRIMARY KEY, txn INTEGER NOT NULL);
 """
 
 
@@ -71,7 +88,9 @@ class Catalog:
         return self._cache.get(name)
 
     def tables(self) -> list[TableDef]:
-        return sorted(self._cache.values(), key=lambda t: t.name)
+        with self._lock:  # changes of the cache happen under the lock
+            values = list(self._cache.values())
+        return sorted(values, key=lambda t: t.name)
 
     def add_table(self, table: TableDef):
         with self._lock:
@@ -82,7 +101,12 @@ class Catalog:
             self._cache[table.name] = table
 
     def update_table(self, table: TableDef):
+        """A new definition (statistics) of a committed table; nothing if it has been
+        dropped (or replaced) meanwhile."""
         with self._lock:
+            current = self._cache.get(table.name)
+            if current is None or current.id != table.id:
+                return
             self._db.execute("UPDATE tables SET definition = ? WHERE id = ?",
                              (json.dumps(table_to_json(table)), table.id))
             self._cache[table.name] = table
@@ -91,6 +115,58 @@ class Catalog:
         with self._lock:
             self._db.execute("DELETE FROM tables WHERE name = ?", (name,))
             self._cache.pop(name, None)
+
+    # --- transactional DDL ---------------------------------------------------------------
+    def commit_transaction(self, txn: int, record: bool, created: list[TableDef],
+                           dropped: list[TableDef]) -> None:
+        """The commit point of transaction `txn`: in one SQLite transaction, its commit
+        record (when it wrote on segments), the tables it created (their storage is then
+        accounted for) and the ones it dropped (their storage is noted for removal)."""
+        with self._lock:
+            for t in dropped:
+                if self._cache.get(t.name) is None or self._cache[t.name].id != t.id:
+                    raise errors.InternalError(f'table "{t.name}" changed under a lock')
+            for t in created:
+                if t.name in self._cache and all(d.name != t.name for d in dropped):
+                    raise errors.DuplicateTable(f'relation "{t.name}" already exists')
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for t in dropped:
+                    self._db.execute("DELETE FROM tables WHERE id = ?", (t.id,))
+                    self._db.execute("INSERT OR REPLACE INTO storage VALUES (?, ?)", (t.id, txn))
+                for t in created:
+                    self._db.execute("INSERT INTO tables VALUES (?, ?, ?)",
+                                     (t.id, t.name, json.dumps(table_to_json(t))))
+                    self._db.execute("DELETE FROM storage WHERE table_id = ?", (t.id,))
+                if record:
+                    self._db.execute("INSERT OR IGNORE INTO commits VALUES (?)", (txn,))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            for t in dropped:
+                self._cache.pop(t.name, None)
+            for t in created:
+                self._cache[t.name] = t
+
+    def note_storage(self, table_id: int, txn: int) -> None:
+        """Before transaction `txn` creates storage for `table_id` on the segments: until
+        the creation commits, that storage is garbage if the coordinator stops."""
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO storage VALUES (?, ?)", (table_id, txn))
+
+    def forget_storage(self, table_ids) -> None:
+        """The storage of these tables is gone from every segment."""
+        with self._lock:
+            self._db.executemany("DELETE FROM storage WHERE table_id = ?",
+                                 [(i,) for i in table_ids])
+
+    def storage_rows(self) -> list[tuple[int, int]]:
+        """(table id, transaction) of the storage that may be on segments although no
+        committed table owns it; see coordinator/transaction.py `collect_garbage`."""
+        with self._lock:
+            return [tuple(r) for r in self._db.execute(
+                "SELECT table_id, txn FROM storage ORDER BY table_id").fetchall()]
 
     # --- commit log ----------------------------------------------------------------------
     def record_commit(self, txn: int):
@@ -105,6 +181,111 @@ class Catalog:
     def close(self):
         with self._lock:
             self._db.close()
+
+
+class SessionCatalog:
+    """The tables one statement sees (planner.schema.CatalogView): the committed catalog,
+    then the statement's transaction's own CREATEs and DROPs; names resolved as
+    PostgreSQL 15 resolves them.
+
+    Only `public` holds tables, and `pg_catalog` exists (searched first, implicitly, when
+    search_path does not list it) but holds none of ours. An unqualified name is looked up
+    in the schemas of search_path that exist (`"$user"` is the schema named like the user,
+    which does not exist unless the user is called public); it is created in the first
+    schema search_path lists that exists. A database name in front must be the session's.
+    """
+
+    def __init__(self, catalog: Catalog, txn=None, search_path: list[str] | None = None,
+                 user: str = "", database: str | None = None):
+        self.catalog = catalog
+        self.txn = txn
+        self.database = database
+        listed = [user if s == "$user" else s
+                  for s in (search_path if search_path is not None else ["$user", sch.PUBLIC])]
+        self.explicit: list[str] = []  # the listed schemas that exist, in order, once each
+        for s in listed:
+            if s in sch.SCHEMAS and s not in self.explicit:
+                self.explicit.append(s)
+        self.path = self.explicit if sch.PG_CATALOG in self.explicit else (
+            [sch.PG_CATALOG] + self.explicit)
+
+    # --- CatalogView ---------------------------------------------------------------------
+    def get_table(self, name: str) -> TableDef | None:
+        """An unqualified name through search_path."""
+        return self.visible(name) if sch.PUBLIC in self.path else None
+
+    def lookup(self, rel: RelationName) -> TableDef | None:
+        self.check_database(rel)
+        if rel.schema is None:
+            return self.get_table(rel.name)
+        return self.visible(rel.name) if rel.schema == sch.PUBLIC else None
+
+    # --- the other ways statements name tables ---------------------------------------------
+    @property
+    def current_schema(self) -> str | None:
+        """current_schema(): the first schema search_path lists that exists, else NULL."""
+        return self.explicit[0] if self.explicit else None
+
+    def open(self, rel: RelationName) -> TableDef:
+        """A table that must exist, as PostgreSQL's table_openrv finds it (TRUNCATE, COPY,
+        ANALYZE): a schema that does not exist is 3F000, a table that does not 42P01."""
+        self.check_database(rel)
+        self.check_schema(rel)
+        table = self.lookup(rel)
+        if table is None:
+            raise errors.UndefinedTable(f'relation "{rel}" does not exist')
+        return table
+
+    @staticmethod
+    def schema_exists(name: str) -> bool:
+        return name in sch.SCHEMAS
+
+    def check_schema(self, rel: RelationName) -> None:
+        """3F000 for a schema that does not exist."""
+        if rel.schema is not None and rel.schema not in sch.SCHEMAS:
+            raise errors.QueryError(f'schema "{rel.schema}" does not exist', "3F000")
+
+    def creation_name(self, rel: RelationName) -> str:
+        """The name a new table `rel` gets in public, or PostgreSQL's error for creating
+        it elsewhere (0A000 another database, 3F000 no such schema or none selected,
+        42501 pg_catalog)."""
+        self.check_database(rel)
+        if rel.schema is not None:
+            self.check_schema(rel)
+            schema = rel.schema
+        elif self.explicit:
+            schema = self.explicit[0]
+        else:
+            raise errors.QueryError("no schema has been selected to create in", "3F000")
+        if schema != sch.PUBLIC:
+            raise errors.QueryError(f'permission denied to create "{schema}.{rel.name}"',
+                                    "42501", detail="System catalog modifications are "
+                                    "currently disallowed.")
+        return rel.name
+
+    def tables(self) -> list[TableDef]:
+        """Every table this transaction sees (in any schema: ANALYZE without names)."""
+        names = {t.name for t in self.catalog.tables()}
+        if self.txn is not None:
+            names |= set(self.txn.created)
+        return sorted((t for t in map(self.visible, names) if t is not None),
+                      key=lambda t: t.name)
+
+    def visible(self, name: str) -> TableDef | None:
+        """The table named `name` in public as this transaction sees it."""
+        txn = self.txn
+        if txn is not None:
+            if name in txn.created:
+                return txn.created[name]
+            if name in txn.dropped:
+                return None
+        return self.catalog.get_table(name)
+
+    def check_database(self, rel: RelationName) -> None:
+        """0A000 for a name qualified by another database than the session's."""
+        if rel.catalog is not None and self.database is not None and rel.catalog != self.database:
+            raise errors.FeatureNotSupported(
+                f'cross-database references are not implemented: "{rel.dotted()}"')
 
 
 def table_to_json(t: TableDef) -> dict:

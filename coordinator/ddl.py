@@ -1,12 +1,21 @@
 """DDL: CREATE TABLE [AS], DROP TABLE, TRUNCATE, ANALYZE.
 
-Catalog changes are not transactional yet: CREATE and DROP take effect at once, also
-inside an explicit transaction block (rows written by the block still follow it).
+CREATE, DROP and TRUNCATE run in the session's transaction (coordinator/transaction.py):
+a created table is visible to its transaction only and a dropped one hidden from it until
+COMMIT; ROLLBACK leaves the catalog and every row as they were. Each holds its table's
+name locked until the transaction ends, so a second transaction's DDL on the name waits
+(lock_timeout) and then sees the first one's outcome; queries and writes of other
+sessions do not wait: they see the committed tables.
+
+Table names are resolved as PostgreSQL resolves them (coordinator/catalog.py
+`SessionCatalog`): `[[database.]schema.]name`, unqualified names through search_path,
+with PostgreSQL's errors for schemas and databases that do not exist.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -14,14 +23,15 @@ import numpy as np
 from coordinator import load
 from coordinator.pgwire.boundary import QueryResult, ResultKind
 from planner import errors, statements, types
-from planner.schema import ColumnDef, ColumnStats, TableDef, TableStats
+from planner.schema import (ColumnDef, ColumnStats, RelationName, TableDef, TableStats,
+                            relation_name)
 from sqlglot import exp
 
 
 @contextlib.contextmanager
 def catalog_lock(session):
-    """The engine's DDL lock, waited for at most lock_timeout (0: as long as it takes),
-    then 55P03 as PostgreSQL says it."""
+    """The engine's statistics lock, waited for at most lock_timeout (0: as long as it
+    takes), then 55P03 as PostgreSQL says it."""
     ms = session.settings.milliseconds("lock_timeout")
     if not session.engine.ddl_lock.acquire(timeout=ms / 1000.0 if ms > 0 else -1):
         raise errors.LockNotAvailable("canceling statement due to lock timeout")
@@ -31,50 +41,60 @@ def catalog_lock(session):
         session.engine.ddl_lock.release()
 
 
+def lock_name(session, txn, name: str) -> None:
+    """Lock table name `name` for `txn` until it ends, waiting at most lock_timeout."""
+    ms = session.settings.milliseconds("lock_timeout")
+    txn.lock(name, ms / 1000.0 if ms > 0 else None, session.cancel.event)
+
+
 def _command(tag: str) -> QueryResult:
     return QueryResult(ResultKind.COMMAND, tag=lambda: tag)
 
 
-def _table_name(tree) -> str:
-    t = tree.find(exp.Table)
-    return t.name if t.this.quoted else t.name.lower()
+def _target_relation(tree) -> RelationName:
+    """The table a CREATE TABLE [AS] names."""
+    target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    return relation_name(target)
 
 
-def new_table(session, name: str, columns: list[ColumnDef], policy_clause) -> TableDef:
+def new_table(session, txn, name: str, columns: list[ColumnDef], policy_clause) -> TableDef:
+    """Create table `name` in `txn` (its name already locked by it)."""
     if not columns:
         raise errors.FeatureNotSupported("tables without columns")
     policy = statements.dist_policy(policy_clause, columns)
-    catalog = session.engine.catalog
-    table = TableDef(catalog.next_id("table"), name, tuple(columns), policy)
-    with catalog_lock(session):
-        catalog.add_table(table)
-        try:
-            session.engine.cluster.call_all("create_table", table)
-        except BaseException:
-            catalog.drop_table(name)
-            raise
+    table = TableDef(session.engine.catalog.next_id("table"), name, tuple(columns), policy)
+    txn.create_table(table)
     return table
 
 
-def create_table(session, st) -> QueryResult:
-    name = _table_name(st.tree)
-    if session.engine.catalog.get_table(name) is not None:
+def _exists_after_lock(session, txn, view, name: str) -> bool:
+    """Lock `name`, then whether a table of that name is visible (another transaction
+    may have committed one while this one waited)."""
+    lock_name(session, txn, name)
+    return view.visible(name) is not None
+
+
+def create_table(session, st, txn) -> QueryResult:
+    view = session.catalog_view(txn)
+    name = view.creation_name(_target_relation(st.tree))
+    if view.visible(name) is not None or _exists_after_lock(session, txn, view, name):
         if st.if_not_exists:
-            return _command("CREATE TABLE")
+            return _command("CREATE TABLE")  # PostgreSQL: NOTICE ... already exists, skipping
         raise errors.DuplicateTable(f'relation "{name}" already exists')
-    new_table(session, name, st.columns, st.policy_clause)
+    new_table(session, txn, name, st.columns, st.policy_clause)
     return _command("CREATE TABLE")
 
 
 def create_table_as(session, st, tree, txn, cancel) -> QueryResult:
     from coordinator import query
 
-    name = _table_name(tree.this)
-    if session.engine.catalog.get_table(name) is not None:
+    view = session.catalog_view(txn)
+    name = view.creation_name(_target_relation(tree))
+    root, names = query.plan(session, tree.expression)  # its errors first, as in PostgreSQL
+    if view.visible(name) is not None or _exists_after_lock(session, txn, view, name):
         if st.if_not_exists:
-            return _command("SELECT 0")
+            return _command("CREATE TABLE AS")
         raise errors.DuplicateTable(f'relation "{name}" already exists')
-    root, names = query.plan(session, tree.expression)
     aliases = [c.name for c in st.columns]
     if len(aliases) > len(names):
         raise errors.SyntaxError_("CREATE TABLE AS specifies too many column names")
@@ -82,57 +102,118 @@ def create_table_as(session, st, tree, txn, cancel) -> QueryResult:
     for i, (n, f) in enumerate(zip(names, root.fields)):
         t = types.TEXT if f.type.kind is types.Kind.UNKNOWN else f.type
         cols.append(ColumnDef(aliases[i] if i < len(aliases) else n, t))
-    table = new_table(session, name, cols, st.policy_clause)
-    try:
-        rows = load.insert_plan(session, table, tree.expression, None, txn, cancel)
-        load.note_rows(session, table, rows)
-    except BaseException:
-        drop(session, table)
-        raise
+    table = new_table(session, txn, name, cols, st.policy_clause)
+    # A failure from here on fails the statement: its transaction's abort removes the table.
+    rows = load.insert_plan(session, table, tree.expression, None, txn, cancel)
+    load.note_rows(session, table, rows)
     return _command(f"SELECT {rows}")
 
 
-def drop(session, table: TableDef) -> None:
-    with catalog_lock(session):
-        session.engine.catalog.drop_table(table.name)
-        session.engine.cluster.call_all("drop_table", table.id)
-
-
-def drop_table(session, st) -> QueryResult:
-    tables = []
+def drop_table(session, st, txn) -> QueryResult:
+    view = session.catalog_view(txn)
+    names = []
     for t in st.tree.find_all(exp.Table):
-        name = t.name if t.this.quoted else t.name.lower()
-        table = session.engine.catalog.get_table(name)
+        rel = relation_name(t)
+        view.check_database(rel)
+        if rel.schema is not None and not view.schema_exists(rel.schema):
+            if st.if_not_exists:
+                continue  # PostgreSQL: NOTICE schema ... does not exist, skipping
+            view.check_schema(rel)
+        if view.lookup(rel) is None:
+            if st.if_not_exists:
+                continue  # PostgreSQL: NOTICE table ... does not exist, skipping
+            raise errors.UndefinedTable(f'table "{rel.name}" does not exist')
+        names.append(rel.name)
+    for name in names:
+        lock_name(session, txn, name)
+        table = view.visible(name)  # whatever holds the name now that it is ours
         if table is None:
             if st.if_not_exists:
                 continue
             raise errors.UndefinedTable(f'table "{name}" does not exist')
-        tables.append(table)
-    for table in tables:
-        drop(session, table)
+        txn.drop_table(table)
     return _command("DROP TABLE")
 
 
 def truncate(session, tree, txn) -> QueryResult:
-    for t in tree.find_all(exp.Table):
-        name = t.name.lower()
-        table = session.engine.catalog.get_table(name)
-        if table is None:
-            raise errors.UndefinedTable(f'relation "{name}" does not exist')
-        txn.call_all("truncate", txn.id, table.id)
+    view = session.catalog_view(txn)
+    tables = [view.open(relation_name(t)) for t in tree.find_all(exp.Table)]
+    for table in tables:
+        lock_name(session, txn, table.name)
+        current = view.visible(table.name)
+        if current is None:
+            raise errors.UndefinedTable(f'relation "{table.name}" does not exist')
+        txn.call_all("truncate", txn.id, current.id)
     return _command("TRUNCATE TABLE")
 
 
 def analyze(session, st) -> QueryResult:
     """ANALYZE [table, ...]: rows, null fraction and distinct estimates per column."""
-    catalog = session.engine.catalog
-    names = [n for n in st.name.split(",") if n] or [t.name for t in catalog.tables()]
-    for name in names:
-        table = catalog.get_table(name)
-        if table is None:
-            raise errors.UndefinedTable(f'relation "{name}" does not exist')
+    view = session.catalog_view(session.txn)
+    targets = analyze_targets(st.text)
+    tables = [view.open(rel) for rel in targets] if targets else view.tables()
+    for table in tables:
         analyze_table(session, table)
-    return _command("ANALYZE")
+    return _command("ANALYZE" if st.text.lstrip()[:7].upper() == "ANALYZE" else "VACUUM")
+
+
+_ANALYZE_TOKEN = re.compile(r'\s*(?:"((?:[^"]|"")*)"|([A-Za-z_\x80-\uffff][A-Za-z0-9_$\x80-\uffff]*)|(.))',
+                            re.DOTALL)
+
+
+def analyze_targets(text: str) -> list[RelationName]:
+    """The tables of ANALYZE/VACUUM [ (options) ] [ VERBOSE ... ] [ table [ (columns) ], ... ]
+    (a column list analyzes the whole table: statistics of more columns than asked)."""
+    tokens = []  # (kind, value): ("name", folded identifier) or ("sym", character)
+    pos = 0
+    while pos < len(text):
+        m = _ANALYZE_TOKEN.match(text, pos)
+        if m is None or m.end() == pos:
+            break
+        pos = m.end()
+        if m.group(1) is not None:
+            tokens.append(("name", m.group(1).replace('""', '"'), True))
+        elif m.group(2) is not None:
+            tokens.append(("name", m.group(2).lower(), False))
+        elif m.group(3) is not None and not m.group(3).isspace():
+            tokens.append(("sym", m.group(3), False))
+    i = 1  # after ANALYZE / VACUUM
+    if i < len(tokens) and tokens[i] == ("sym", "(", False):
+        depth = 0
+        while i < len(tokens):
+            depth += {"(": 1, ")": -1}.get(tokens[i][1], 0) if tokens[i][0] == "sym" else 0
+            i += 1
+            if depth == 0:
+                break
+    while i < len(tokens) and tokens[i][0] == "name" and not tokens[i][2] and tokens[i][1] in (
+            "verbose", "analyze", "analyse", "full", "freeze", "skip_locked"):
+        i += 1
+    out = []
+    while i < len(tokens):
+        parts = []
+        while i < len(tokens) and tokens[i][0] == "name":
+            parts.append(tokens[i][1])
+            i += 1
+            if i < len(tokens) and tokens[i] == ("sym", ".", False):
+                i += 1
+                continue
+            break
+        if not parts:
+            raise errors.SyntaxError_(f'syntax error at or near "{tokens[i][1]}"')
+        if len(parts) > 3:
+            raise errors.SyntaxError_("improper qualified name (too many dotted names): "
+                                      + ".".join(parts))
+        out.append(RelationName(parts[-1], parts[-2] if len(parts) > 1 else None,
+                                parts[-3] if len(parts) > 2 else None))
+        if i < len(tokens) and tokens[i] == ("sym", "(", False):
+            while i < len(tokens) and tokens[i] != ("sym", ")", False):
+                i += 1
+            i += 1
+        if i < len(tokens):
+            if tokens[i] != ("sym", ",", False):
+                raise errors.SyntaxError_(f'syntax error at or near "{tokens[i][1]}"')
+            i += 1
+    return out
 
 
 def analyze_table(session, table: TableDef) -> None:
@@ -171,6 +252,14 @@ def add_row_estimate(session, table: TableDef, added: int) -> None:
 
 
 def _set_rows(session, table: TableDef, new_rows, columns=None) -> None:
+    txn = session.txn
+    mine = txn.created.get(table.name) if txn is not None else None
+    if mine is not None and mine.id == table.id:
+        # A table this transaction created: its statistics commit (or vanish) with it.
+        stats = TableStats(new_rows(mine.stats.rows),
+                           mine.stats.columns if columns is None else columns)
+        txn.replace_created(replace(mine, stats=stats))
+        return
     with catalog_lock(session):
         current = session.engine.catalog.get_table(table.name)
         if current is not None and current.id == table.id:

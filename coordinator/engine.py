@@ -2,6 +2,11 @@
 
 `Engine.open_session` returns a `Session` (coordinator/session.py), the per-connection
 state: settings, the open transaction, and statement execution.
+
+At start, and then every GARBAGE_SECONDS while storage is listed as unowned, the engine
+removes from the segments the storage no committed table owns (coordinator/transaction.py
+`collect_garbage`): a transaction cut short by a crash, or a dropped table's removal that
+a segment missed (it was restarting).
 """
 
 from __future__ import annotations
@@ -12,8 +17,11 @@ import threading
 
 from coordinator.catalog import Catalog
 from coordinator.cluster import Cluster
+from coordinator.transaction import NameLocks, collect_garbage
 
 log = logging.getLogger(__name__)
+
+GARBAGE_SECONDS = 10.0
 
 
 class Engine:
@@ -21,8 +29,32 @@ class Engine:
         self.data_dir = os.path.abspath(data_dir)
         self.catalog = Catalog(self.data_dir)
         self.cluster = Cluster(self.catalog, self.data_dir, n_segments)
-        # DDL and the catalog's statistics change under this lock; queries only read.
+        # The catalog's statistics change under this lock; queries only read.
         self.ddl_lock = threading.RLock()
+        # Table names locked by the transactions that create, drop or truncate them.
+        self.locks = NameLocks()
+        # Storage of tables the catalog does not own (a transaction cut short by a crash,
+        # a drop whose removal did not finish): removed before any session starts.
+        try:
+            removed = collect_garbage(self.catalog, self.cluster)
+            if removed:
+                log.info("removed the storage of %d tables no committed table owns",
+                         len(removed))
+        except Exception as e:  # noqa: BLE001 - still listed: the background round retries
+            log.warning("storage collection at start: %s", e)
+        self._stopping = threading.Event()
+        self._collector = threading.Thread(target=self._collect, name="storage-collector",
+                                           daemon=True)
+        self._collector.start()
+
+    def _collect(self) -> None:
+        while not self._stopping.wait(GARBAGE_SECONDS):
+            try:
+                if self.catalog.storage_rows():
+                    collect_garbage(self.catalog, self.cluster)
+            except Exception as e:  # noqa: BLE001 - listed in the catalog: the next round retries
+                if not self._stopping.is_set():
+                    log.warning("storage collection: %s", e)
 
     def open_session(self, user: str, database: str, options: dict[str, str]):
         from coordinator.session import Session
@@ -30,5 +62,6 @@ class Engine:
         return Session(self, user, database, options)
 
     def shutdown(self) -> None:
+        self._stopping.set()
         self.cluster.shutdown()
         self.catalog.close()

@@ -20,17 +20,14 @@ from planner import expr as ex
 from planner import plan as pl
 from planner.bind import QueryBinder
 from planner.locus import GENERAL
-from planner.schema import DistKind, TableDef
+from planner.schema import PUBLIC, DistKind, RelationName, TableDef, resolve_relation
 
 _FORMATS = {"text": CopyFormat.TEXT, "csv": CopyFormat.CSV, "binary": CopyFormat.BINARY}
 
 
 def _table(session, t: exp.Table) -> TableDef:
-    name = t.name if t.this.quoted else t.name.lower()
-    table = session.engine.catalog.get_table(name)
-    if table is None:
-        raise errors.UndefinedTable(f'relation "{name}" does not exist')
-    return table
+    """INSERT's target through search_path (42P01 as PostgreSQL's parserOpenTable)."""
+    return resolve_relation(session.catalog_view(session.txn), t)
 
 
 def _target(session, this) -> tuple[TableDef, list[int]]:
@@ -52,7 +49,7 @@ def _target(session, this) -> tuple[TableDef, list[int]]:
 
 def insert(session, tree: exp.Insert, txn, cancel) -> QueryResult:
     table, cols = _target(session, tree.this)
-    rows = insert_plan(session, table, tree.expression, cols, txn, cancel)
+    rows = insert_plan(session, table, tree.expression, cols, txn, cancel, command="INSERT")
     note_rows(session, table, rows)
     return QueryResult(ResultKind.COMMAND, tag=lambda: f"INSERT 0 {rows}")
 
@@ -64,13 +61,17 @@ def note_rows(session, table: TableDef, rows: int) -> None:
     ddl.add_row_estimate(session, table, rows)
 
 
-def insert_plan(session, table: TableDef, source, cols, txn, cancel) -> int:
+def insert_plan(session, table: TableDef, source, cols, txn, cancel,
+                command: str | None = None) -> int:
+    """Write the rows of `source` into `table`; `command` (INSERT) names the statement for
+    the read-only check, made once the statement is planned, as PostgreSQL's executor
+    makes it."""
     cols = list(range(len(table.columns))) if cols is None else cols
     out_fields = tuple(pl.Field(c.name, c.type) for c in table.columns)
     if isinstance(source, exp.Values):
         node = _values_for(table, cols, source, out_fields)
     else:
-        bq = QueryBinder(session.engine.catalog).bind(source)
+        bq = QueryBinder(session.catalog_view(txn)).bind(source)
         fields = bq.node.fields
         if len(fields) > len(cols):
             raise errors.SyntaxError_("INSERT has more expressions than target columns")
@@ -86,6 +87,8 @@ def insert_plan(session, table: TableDef, source, cols, txn, cancel) -> int:
     node = rules.rewrite(node)
     n = session.engine.cluster.n_segments
     root = distribute.distribute(node, n)
+    if command is not None:
+        session.check_writable(command)
     txn.begin_write()
     if _computable_everywhere(root):
         return _insert_on_segments(session, table, root, txn)
@@ -161,10 +164,11 @@ def copy(session, spec: copy_statement.CopySpec, txn, cancel) -> QueryResult:
     opts = copy_text.parse_copy_options(
         {k: ("true" if v is None else v) for k, v in spec.options.items()})
     fmt = _FORMATS[opts.format] if opts.format in _FORMATS else None
+    view = session.catalog_view(txn)
+    rel = RelationName(spec.table, spec.schema, spec.catalog) if spec.table is not None else None
     if spec.is_from:
-        table = session.engine.catalog.get_table(spec.table)
-        if table is None:
-            raise errors.UndefinedTable(f'relation "{spec.table}" does not exist')
+        table = view.open(rel)  # 3F000 / 42P01 as PostgreSQL's COPY says them
+        session.check_writable("COPY FROM")
         positions = _copy_columns(table, spec.columns)
         txn.begin_write()
         if spec.to_std:
@@ -179,9 +183,12 @@ def copy(session, spec: copy_statement.CopySpec, txn, cancel) -> QueryResult:
     if spec.query is not None:
         source = statements.parse_one(spec.query)
     else:
+        table = view.open(rel)
         cols = spec.columns or ["*"]
         source = exp.select(*[exp.column(c, quoted=True) if c != "*" else exp.Star()
-                              for c in cols]).from_(exp.to_table(f'"{spec.table}"'))
+                              for c in cols]).from_(
+            exp.Table(this=exp.to_identifier(table.name, quoted=True),
+                      db=exp.to_identifier(PUBLIC, quoted=True)))
     return _copy_to_stdout(session, source, fmt, opts, txn, cancel)
 
 

@@ -16,7 +16,8 @@ def plan(session, tree, params=None):
     """(distributed plan, output names) of a query tree. Uncorrelated scalar subqueries
     run while planning (InitPlans), except when only describing (`params` given)."""
     runner = None if params is not None else (lambda node: run_initplan(session, node))
-    bq = QueryBinder(session.engine.catalog, params, run_scalar=runner).bind(tree)
+    catalog = session.catalog_view(session.txn)  # its transaction's tables, search_path
+    bq = QueryBinder(catalog, params, run_scalar=runner).bind(tree)
     n = session.engine.cluster.n_segments
     return distribute.distribute(rules.rewrite(bq.node), n), bq.names
 

@@ -15,15 +15,19 @@ import time
 from sqlglot import exp
 
 from coordinator import ddl, load, query
+from coordinator.catalog import SessionCatalog
 from coordinator.pgwire.boundary import (CancelToken, PreparedStatement, QueryResult,
                                          ResultColumn, ResultKind, TransactionStatus)
-from coordinator.settings import Settings
+from coordinator.settings import Settings, split_identifiers
 from coordinator.transaction import State, Transaction
 from planner import bind_expr, errors, statements, types
 from planner.statements import Kind
 
 _pids = itertools.count(1)
 _BEGIN_WORDS = re.compile(r"(?is)^\s*(BEGIN(\s+(WORK|TRANSACTION)\b)?|START\s+TRANSACTION\b)")
+# PostgreSQL's command names in "cannot execute %s in a read-only transaction".
+_WRITE_COMMANDS = {Kind.CREATE_TABLE: "CREATE TABLE", Kind.CREATE_TABLE_AS: "CREATE TABLE AS",
+                   Kind.DROP_TABLE: "DROP TABLE", Kind.TRUNCATE: "TRUNCATE TABLE"}
 
 
 def _param_count(st: statements.Statement) -> int:
@@ -120,9 +124,28 @@ class Session:
             raise
 
     def _transaction(self, explicit: bool) -> Transaction:
-        txn = Transaction(self.engine.catalog, self.engine.cluster, explicit=explicit)
+        txn = Transaction(self.engine.catalog, self.engine.cluster, explicit=explicit,
+                          locks=self.engine.locks)
         txn.segment_wait = self.segment_wait()
+        txn.pid = self.pid
         return txn
+
+    # --- names and access modes ------------------------------------------------------------
+    def search_path(self) -> list[str]:
+        """search_path's schema names as listed ("$user" unresolved)."""
+        return split_identifiers(self.settings.show("search_path")) or []
+
+    def catalog_view(self, txn: Transaction | None = None) -> SessionCatalog:
+        """The tables a statement of `txn` sees, names resolved through search_path."""
+        return SessionCatalog(self.engine.catalog, txn, self.search_path(), self.user,
+                              self.database)
+
+    def check_writable(self, command: str) -> None:
+        """25006 when the current transaction is read-only (BEGIN READ ONLY, SET
+        TRANSACTION READ ONLY, default_transaction_read_only)."""
+        if self.settings.get("transaction_read_only"):
+            raise errors.QueryError(f"cannot execute {command} in a read-only transaction",
+                                    "25006")
 
     def segment_wait(self) -> float:
         """raympp.segment_wait_timeout: how long a statement waits for a restarting segment."""
@@ -198,22 +221,26 @@ class Session:
             if params:
                 inner = bind_expr.substitute_params(inner, params, stmt.param_types)
             return self._with_txn(lambda txn: query.explain(self, inner, txn, cancel, st.analyze))
+        if k in _WRITE_COMMANDS:
+            # As PostgreSQL's utility commands: refused before any name is looked up.
+            self.check_writable(_WRITE_COMMANDS[k])
         if k is Kind.CREATE_TABLE:
-            return ddl.create_table(self, st)
+            return self._with_txn(lambda txn: ddl.create_table(self, st, txn))
         if k is Kind.CREATE_TABLE_AS:
             return self._with_txn(lambda txn: ddl.create_table_as(self, st, tree, txn, cancel),
                                   writes=True)
         if k is Kind.DROP_TABLE:
-            return ddl.drop_table(self, st)
+            return self._with_txn(lambda txn: ddl.drop_table(self, st, txn))
         if k is Kind.ANALYZE:
             return ddl.analyze(self, st)
         if k is Kind.TRUNCATE:
             return self._with_txn(lambda txn: ddl.truncate(self, tree, txn), writes=True)
+        # INSERT and COPY FROM begin writing (and check the access mode) once their target
+        # table and columns are known, as PostgreSQL's executor and COPY do.
         if k is Kind.INSERT:
-            return self._with_txn(lambda txn: load.insert(self, tree, txn, cancel), writes=True)
+            return self._with_txn(lambda txn: load.insert(self, tree, txn, cancel))
         if k is Kind.COPY:
-            return self._with_txn(lambda txn: load.copy(self, st.copy, txn, cancel),
-                                  writes=st.copy.is_from)
+            return self._with_txn(lambda txn: load.copy(self, st.copy, txn, cancel))
         raise errors.FeatureNotSupported(f"statement {k.value}")
 
     def _with_txn(self, run, writes: bool = False) -> QueryResult:
@@ -224,6 +251,7 @@ class Session:
         if implicit:
             self.txn = self._transaction(explicit=False)
         txn = self.txn
+        txn.queried = True
         if writes:
             txn.begin_write()
         else:
@@ -293,19 +321,23 @@ class Session:
 
     # --- transaction commands ------------------------------------------------------------
     def _begin(self, text: str) -> QueryResult:
-        if self.txn is not None and self.txn.explicit:
-            return command("BEGIN")  # PostgreSQL warns and carries on
+        tag = "START TRANSACTION" if text.lstrip()[:5].upper() == "START" else "BEGIN"
         rest = _BEGIN_WORDS.sub("", text, count=1).strip()
         modes = statements.transaction_modes(rest) if rest else ()
+        current = lambda: self.txn  # noqa: E731
+        if self.txn is not None and self.txn.explicit:
+            # PostgreSQL warns and carries on, applying the modes to the open block.
+            return command(tag, self.settings.set_transaction(modes, transaction=current))
         self.txn = self._transaction(explicit=True)
         try:
-            # Isolation levels and access modes we do not provide are refused (0A000),
-            # never accepted and ignored.
-            status = self.settings.set_transaction(modes, transaction=lambda: self.txn)
+            # The block starts with the default_transaction_* values of now; isolation
+            # levels we do not provide are refused (0A000), never accepted and ignored.
+            self.settings.start_transaction(current)
+            status = self.settings.set_transaction(modes, transaction=current)
         except BaseException:
             self.txn = None
             raise
-        return command("BEGIN", status)
+        return command(tag, status)
 
     def _commit(self) -> QueryResult:
         txn, self.txn = self.txn, None
@@ -333,4 +365,5 @@ class Session:
 
     def _bind_session_info(self):
         bind_expr.SESSION_INFO.set({"user": self.user, "database": self.database,
-                                    "schema": "public", "pg_backend_pid": self.pid})
+                                    "schema": self.catalog_view().current_schema,
+                                    "pg_backend_pid": self.pid})

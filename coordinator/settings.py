@@ -10,11 +10,16 @@ prints an integer in the largest unit that divides it ("1s", "1500ms", "64MB", "
 
 Settings whose other values raympp does not implement accept only the values it does and
 refuse the rest with 0A000 rather than accepting and ignoring them: TimeZone (UTC only),
-DateStyle (ISO, MDY), search_path (must contain public: it is the only schema), isolation
-levels (statements see the data committed when they start, i.e. read committed; PostgreSQL
-runs read uncommitted as read committed too), read-only transactions, IntervalStyle,
-bytea_output, standard_conforming_strings, extra_float_digits <= 0 (floats are always sent
-in their shortest exact form, PostgreSQL's output for values >= 1).
+DateStyle (ISO, MDY), isolation levels (statements see the data committed when they start,
+i.e. read committed; PostgreSQL runs read uncommitted as read committed too),
+IntervalStyle, bytea_output, standard_conforming_strings, extra_float_digits <= 0 (floats
+are always sent in their shortest exact form, PostgreSQL's output for values >= 1).
+
+search_path takes any list of schema names, as in PostgreSQL (names of schemas that do not
+exist are skipped when names are resolved: coordinator/catalog.py `SessionCatalog`).
+Read-only transactions are enforced by the session (25006 for writes); a transaction block
+starts with the default_transaction_* values of its start (`start_transaction`), and
+switching it to read-write after its first statement fails with 25001, as in PostgreSQL.
 
 A name with a dot (`myapp.x`) is a custom placeholder, as in PostgreSQL: any string value,
 not listed by SHOW ALL. The `raympp.` prefix is reserved for raympp's own settings.
@@ -390,12 +395,9 @@ def _check_datestyle(value: str, settings) -> str:
 
 
 def _check_search_path(value: str, settings) -> str:
-    items = split_identifiers(value)
-    if items is None:
+    """PostgreSQL's check_search_path: only the list syntax (any schema names)."""
+    if split_identifiers(value) is None:
         raise _invalid("search_path", value, detail="List syntax is invalid.")
-    if "public" not in items:
-        raise _unsupported(f'search_path "{value}" is not supported: the only schema is public, '
-                           "so search_path must contain it", "SET search_path TO public")
     return value
 
 
@@ -449,7 +451,16 @@ _ISOLATION = _only(lambda v: v in ("read committed", "read uncommitted"),
                    'transaction isolation level "{value}" is not supported: every statement '
                    "sees the data committed when it starts (read committed)",
                    "Use READ COMMITTED.")
-_READ_WRITE = _only(lambda v: not v, "read-only transactions are not supported")
+def _check_transaction_read_only(value: bool, settings) -> bool:
+    """PostgreSQL's check_transaction_read_only: a block may become read-only at any time,
+    read-write only before its first statement."""
+    if not value and settings is not None:
+        block = settings._current_block()
+        if block is not None and getattr(block, "queried", False) and settings.get(
+                "transaction_read_only"):
+            raise errors.QueryError("transaction read-write mode must be set before any query",
+                                    "25001")
+    return value
 
 
 def _check_role(value: str, settings) -> str:
@@ -483,7 +494,7 @@ REGISTRY: dict[str, Setting] = {s.key: s for s in (
             check=_check_datestyle, list_input=True),
     Setting("default_transaction_read_only", Kind.BOOL, "off",
             "Sets the default read-only status of new transactions.",
-            reported="default_transaction_read_only", check=_READ_WRITE),
+            reported="default_transaction_read_only"),
     Setting("in_hot_standby", Kind.BOOL, "off", "Shows whether hot standby is currently active.",
             reported="in_hot_standby", read_only=True),
     Setting("integer_datetimes", Kind.BOOL, "on", "Shows whether datetimes are integer based.",
@@ -558,7 +569,8 @@ REGISTRY: dict[str, Setting] = {s.key: s for s in (
             "Sets the current transaction's isolation level.", choices=_ISOLATION_CHOICES,
             check=_ISOLATION, transactional=True, reset_all=False),
     Setting("transaction_read_only", Kind.BOOL, "off",
-            "Sets the current transaction's read-only status.", check=_READ_WRITE,
+            "Sets the current transaction's read-only status.",
+            check=_check_transaction_read_only,
             transactional=True, reset_all=False),
 )}
 
@@ -771,6 +783,20 @@ class Settings:
             target = _TRANSACTION_DEFAULTS[name] if characteristics else name
             changed.update(self.set(target, value, transaction=transaction))
         return changed
+
+    def start_transaction(self, transaction: Callable[[], object]) -> None:
+        """A transaction block begins (`transaction()` is it now): its transaction_*
+        settings start at the default_transaction_* values of this moment, and later
+        changes of those defaults (SET SESSION CHARACTERISTICS ...) apply to the next
+        block only, as in PostgreSQL."""
+        self._transaction = transaction
+        self._expire_local()
+        block = self._current_block()
+        if block is None:
+            return
+        self._local_owner = block
+        for key, default in _TRANSACTION_DEFAULTS.items():
+            self._local.setdefault(key, self._values[default])
 
     def reset(self, name: str) -> dict[str, str]:
         """RESET name | RESET ALL: back to the value the session started with."""

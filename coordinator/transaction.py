@@ -10,17 +10,35 @@ prepare. So when it first writes, the transaction notes which process (incarnati
 segment is, and every later write, read and prepare names that incarnation: if a segment
 restarted in between, the call is refused and the transaction fails with 40001 before its
 commit point, and nothing of it becomes visible anywhere.
+
+DDL is transactional too. CREATE TABLE creates the table's storage on the segments at
+once (the id noted in the catalog first, so that a crash leaves collectable garbage, not
+a leak) but keeps the definition in the transaction (`created`); DROP TABLE only hides the
+table from the transaction (`dropped`). Other sessions see neither until the commit point,
+where the catalog records the commit, the new tables and the removal of the dropped ones
+in one SQLite transaction (coordinator/catalog.py `commit_transaction`). Only after that
+(and after publishing) is the storage of dropped tables removed, and after an abort the
+storage of the created ones: `collect_garbage` removes what the catalog lists as
+unowned, idempotently, also at the coordinator's start.
+
+A transaction that creates, drops or truncates a table holds an exclusive lock on its
+name until it ends (`NameLocks`), as PostgreSQL's DDL holds its AccessExclusiveLock: a
+second transaction's DDL on that name waits (lock_timeout: 55P03; a cycle of waits: 40P01)
+and then sees the first one's outcome. Queries and writes do not take these locks: they
+see the committed catalog (and their own transaction's changes) and never wait.
 """
 
 from __future__ import annotations
 
 import enum
 import logging
+import threading
 import time
 
 from coordinator import cluster as cl
 from coordinator.catalog import Catalog
 from planner import errors
+from planner.schema import TableDef
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +50,105 @@ class State(enum.Enum):
     FAILED = "failed"  # an error happened inside an explicit block: only ROLLBACK helps
 
 
+class NameLocks:
+    """Exclusive locks on table names, each held by one transaction until it ends.
+
+    `acquire` waits while another transaction holds the name, at most `timeout` seconds
+    (None: as long as it takes; then 55P03), stops when `cancel` is set (57014: a cancel
+    request or statement_timeout), and fails with 40P01 when waiting would close a cycle
+    of transactions waiting for each other (the waiter that finds the cycle fails, so one
+    of them does)."""
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._owner: dict[str, Transaction] = {}
+        self._waiting: dict[Transaction, str] = {}
+
+    def acquire(self, txn: Transaction, name: str, timeout: float | None = None,
+                cancel: threading.Event | None = None) -> None:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while True:
+                owner = self._owner.get(name)
+                if owner is None or owner is txn:
+                    self._owner[name] = txn
+                    txn.held.add(name)
+                    return
+                if self._closes_cycle(txn, owner):
+                    raise errors.QueryError(
+                        "deadlock detected", "40P01",
+                        detail=f'Process {txn.pid} waits for a lock on relation "{name}"; '
+                               f"blocked by process {owner.pid}.")
+                if cancel is not None and cancel.is_set():
+                    raise errors.QueryCanceled(getattr(cancel, "reason", None)
+                                               or errors.USER_CANCEL)
+                wait = 0.1
+                if deadline is not None:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        raise errors.LockNotAvailable("canceling statement due to lock timeout")
+                    wait = min(wait, remaining)
+                self._waiting[txn] = name
+                try:
+                    self._cond.wait(wait)
+                finally:
+                    self._waiting.pop(txn, None)
+
+    def _closes_cycle(self, txn: Transaction, owner: Transaction) -> bool:
+        seen = set()
+        t = owner
+        while t is not None and t not in seen:
+            if t is txn:
+                return True
+            seen.add(t)
+            waits_for = self._waiting.get(t)
+            t = self._owner.get(waits_for) if waits_for is not None else None
+        return False
+
+    def release_all(self, txn: Transaction) -> None:
+        with self._cond:
+            for name in txn.held:
+                if self._owner.get(name) is txn:
+                    del self._owner[name]
+            txn.held.clear()
+            self._cond.notify_all()
+
+
+def collect_garbage(catalog: Catalog, cluster: cl.Cluster) -> list[int]:
+    """Remove, on every segment, the storage of tables no committed table owns: created by
+    a transaction that ended without committing, or dropped by one that committed.
+    Idempotent; what a segment fails to remove stays listed for the next call. Returns
+    the table ids removed everywhere."""
+    rows = catalog.storage_rows()
+    # Read after the rows: a transaction that noted storage was undecided before it did
+    # (begin_write), so one missing here has ended, and a commit of it is in `owned`.
+    while True:
+        try:
+            live = set(cluster.undecided)
+            break
+        except RuntimeError:  # changed while copied (another thread began a write): again
+            continue
+    owned = {t.id for t in catalog.tables()}
+    removed, forget = [], []
+    for table_id, txn in rows:
+        if txn in live:
+            continue
+        if table_id in owned:
+            forget.append(table_id)
+            continue
+        failures = [e for e in cluster.call_each("drop_table", table_id) if e is not None]
+        if failures:
+            log.warning("storage of dropped table %d stays for now: %s", table_id, failures[0])
+            continue
+        forget.append(table_id)
+        removed.append(table_id)
+    catalog.forget_storage(forget)
+    return removed
+
+
 class Transaction:
-    def __init__(self, catalog: Catalog, cluster: cl.Cluster, explicit: bool):
+    def __init__(self, catalog: Catalog, cluster: cl.Cluster, explicit: bool,
+                 locks: NameLocks | None = None):
         self.catalog = catalog
         self.cluster = cluster
         self.explicit = explicit
@@ -42,6 +157,51 @@ class Transaction:
         # The segment processes this transaction's writes went to (set at the first write).
         self.incarnations: list[int] | None = None
         self.segment_wait = cl.SEGMENT_WAIT_SECONDS  # raympp.segment_wait_timeout
+        self.locks = locks if locks is not None else NameLocks()
+        self.held: set[str] = set()  # table names locked by this transaction
+        self.pid = 0  # the session's backend pid, for deadlock messages
+        # Whether a statement has run in it (SET TRANSACTION READ WRITE must come first).
+        self.queried = False
+        # Its DDL, seen by itself only until commit: the tables it created, by name (their
+        # latest definition), the committed ones it dropped, and every table id whose
+        # storage it created on the segments.
+        self.created: dict[str, TableDef] = {}
+        self.dropped: dict[str, TableDef] = {}
+        self.new_ids: set[int] = set()
+        self.ended = False
+
+    # --- DDL -------------------------------------------------------------------------------
+    def lock(self, name: str, timeout: float | None = None, cancel=None) -> None:
+        """Hold the table name `name` exclusively until this transaction ends."""
+        self.locks.acquire(self, name, timeout, cancel)
+
+    def create_table(self, table: TableDef) -> None:
+        """Create `table`'s storage on every segment, visible to this transaction only."""
+        self.begin_write()
+        self.catalog.note_storage(table.id, self.id)
+        self.new_ids.add(table.id)
+        self.call_all("create_table", table)
+        self.created[table.name] = table
+
+    def drop_table(self, table: TableDef) -> None:
+        """Hide `table` from this transaction; it is dropped for all at commit."""
+        mine = self.created.get(table.name)
+        if mine is not None and mine.id == table.id:
+            del self.created[table.name]  # its storage goes at the end (new_ids)
+        else:
+            self.dropped[table.name] = table
+
+    def replace_created(self, table: TableDef) -> bool:
+        """Keep a new definition (statistics) of a table this transaction created."""
+        mine = self.created.get(table.name)
+        if mine is None or mine.id != table.id:
+            return False
+        self.created[table.name] = table
+        return True
+
+    @property
+    def has_ddl(self) -> bool:
+        return bool(self.created or self.dropped or self.new_ids)
 
     def begin_write(self) -> None:
         """Called before the transaction's first write: every segment learns of it (so a
@@ -82,22 +242,37 @@ class Transaction:
         return errors.lost_transaction(cause)
 
     def commit(self) -> None:
-        if not self.wrote:
-            return
         try:
-            self.check()
-            self.call_all("prepare", self.id)
-        except errors.SegmentFailure as e:
-            self.abort()
-            raise self._lost(e) from None
+            self._commit()
+        finally:
+            self._end()
+
+    def _commit(self) -> None:
+        created, dropped = list(self.created.values()), list(self.dropped.values())
+        if not self.wrote and not created and not dropped:
+            return
+        if self.wrote:
+            try:
+                self.check()
+                self.call_all("prepare", self.id)
+            except errors.SegmentFailure as e:
+                self.abort()
+                raise self._lost(e) from None
+            except BaseException:
+                self.abort()
+                raise
+        try:
+            # The commit point: rows (segments roll the prepared deltas forward from here)
+            # and catalog changes together.
+            self.catalog.commit_transaction(self.id, self.wrote, created, dropped)
         except BaseException:
             self.abort()
             raise
-        self.catalog.record_commit(self.id)
-        # Past the commit point: every segment must publish, whatever happens to it. A
-        # segment that is restarting publishes when it is back (its recovery rolls the
-        # prepared delta forward from the commit log).
-        self._publish()
+        if self.wrote:
+            # Past the commit point: every segment must publish, whatever happens to it. A
+            # segment that is restarting publishes when it is back (its recovery rolls the
+            # prepared delta forward from the commit log).
+            self._publish()
 
     def _publish(self) -> None:
         pending = list(range(self.cluster.n_segments))
@@ -120,11 +295,30 @@ class Transaction:
             self.cluster.undecided.discard(self.id)
 
     def abort(self) -> None:
-        if not self.wrote:
+        try:
+            if self.wrote:
+                # Before the commit point: a segment that cannot be told discards the
+                # transaction when it recovers (it is no longer undecided then).
+                self.cluster.undecided.discard(self.id)
+                for seg, e in enumerate(self.cluster.call_each("abort", self.id)):
+                    if e is not None:
+                        log.warning("abort of transaction %d on segment %d: %s", self.id, seg, e)
+            self.created.clear()
+            self.dropped.clear()
+        finally:
+            self._end()
+
+    def _end(self) -> None:
+        """After commit or abort: remove the storage no table owns any more (dropped
+        tables, tables created and not committed) and release the name locks."""
+        if self.ended:
             return
-        # Before the commit point: a segment that cannot be told discards the transaction
-        # when it recovers (it is no longer undecided then).
-        self.cluster.undecided.discard(self.id)
-        for seg, e in enumerate(self.cluster.call_each("abort", self.id)):
-            if e is not None:
-                log.warning("abort of transaction %d on segment %d: %s", self.id, seg, e)
+        self.ended = True
+        try:
+            if self.new_ids or self.dropped:
+                try:
+                    collect_garbage(self.catalog, self.cluster)
+                except Exception as e:  # noqa: BLE001 - listed in the catalog: retried later
+                    log.warning("transaction %d: storage removal deferred: %s", self.id, e)
+        finally:
+            self.locks.release_all(self)

@@ -15,8 +15,8 @@ from sqlglot import exp
 from planner import bind_join, bind_subquery, errors, functions, table_functions, types
 from planner import expr as ex
 from planner import plan as pl
-from planner.bind_expr import AGGREGATES, ExprBinder
-from planner.schema import CatalogView
+from planner.bind_expr import AGGREGATES, ExprBinder, find_aggregate
+from planner.schema import CatalogView, relation_name, resolve_relation
 from planner.scope import LayeredScope, Scope, ScopeColumn
 
 
@@ -39,7 +39,9 @@ class QueryBinder:
     # --- entry ---------------------------------------------------------------------------
     def bind(self, tree: exp.Expression) -> BoundQuery:
         if isinstance(tree, exp.Subquery):
-            return self.bind(tree.this)
+            # (query) ORDER BY ... LIMIT ...: the modifiers apply to the inner result.
+            inner = self.bind(tree.this)
+            return self._modified(inner, tree)
         with_ = tree.args.get("with_") or tree.args.get("with")
         if with_ is not None:
             if with_.args.get("recursive"):
@@ -59,8 +61,14 @@ class QueryBinder:
         if isinstance(tree, (exp.Union, exp.Intersect, exp.Except)):
             return self._set_operation(tree)
         if isinstance(tree, exp.Values):
-            return self._values(tree)
+            return self._modified(self._values(tree), tree)
         raise errors.FeatureNotSupported(f"statement {tree.key.upper()}")
+
+    def _modified(self, bq: BoundQuery, tree) -> BoundQuery:
+        """`bq` with the ORDER BY / LIMIT / OFFSET / FETCH written on `tree` applied."""
+        if not any(tree.args.get(k) for k in ("order", "limit", "offset")):
+            return bq
+        return BoundQuery(self._order_limit(bq.node, tree, bq.names), bq.names)
 
     # --- FROM ----------------------------------------------------------------------------
     def _from(self, select: exp.Select, where: list | None = None,
@@ -110,8 +118,10 @@ class QueryBinder:
         group, pending, outer_seen = [parts[0]], [], False
         for j, part in zip(joins, parts[1:]):
             jt = bind_join.join_type_of(j)
+            natural = (j.args.get("method") or "").upper() == "NATURAL"
             on = [self._join_condition(j, part, parts, gscope, binder)] if (
-                j.args.get("on") is not None or j.args.get("using")) else []
+                j.args.get("on") is not None or j.args.get("using") or natural) else []
+            on = [c for c in on if c is not None]
             on = [c for e in on for c in bind_join.conjuncts(e)]
             if jt is pl.JoinType.INNER:
                 group.append(part)
@@ -129,15 +139,32 @@ class QueryBinder:
             current = planner.filter_rest(current, rest)
         return bind_join.output_project(current, len(gscope.columns), gscope)
 
-    def _join_condition(self, j, part, parts, gscope, binder) -> ex.Expr:
-        using = j.args.get("using")
-        if not using:
+    def _join_condition(self, j, part, parts, gscope, binder) -> ex.Expr | None:
+        using = [ident.name if ident.quoted else ident.name.lower()
+                 for ident in j.args.get("using") or []]
+        if (j.args.get("method") or "").upper() == "NATURAL":
+            # NATURAL: USING every column name both sides show, in the left side's order.
+            mine = {gscope.columns[g].name for g in part.cols}
+            using = []
+            for g in self._star_order(gscope, part.cols[0]):
+                c = gscope.columns[g]
+                if c.name in mine and c.name not in using and not (c.hidden or c.qualified_only):
+                    using.append(c.name)
+            if not using:
+                return None  # no common columns: a cross join
+        elif not using:
             return self._predicate(j.args["on"], gscope, "JOIN/ON")
-        eqs = []
-        for ident in using:
-            name = ident.name.lower()
-            mine = [g for g in part.cols if gscope.columns[g].name == name]
-            before = [g for g in range(part.cols[0]) if gscope.columns[g].name == name]
+        jt = bind_join.join_type_of(j)
+        if jt is pl.JoinType.FULL:
+            # The merged column would be COALESCE(left, right), which the scope cannot
+            # express yet; using either side's column would be wrong for unmatched rows.
+            raise errors.FeatureNotSupported("FULL JOIN with USING or NATURAL")
+        eqs, merged = [], []
+        for name in using:
+            mine = [g for g in part.cols if gscope.columns[g].name == name
+                    and not gscope.columns[g].qualified_only]
+            before = [g for g in range(part.cols[0]) if gscope.columns[g].name == name
+                      and not gscope.columns[g].hidden and not gscope.columns[g].qualified_only]
             if len(mine) != 1 or len(before) != 1:
                 raise errors.UndefinedColumn(
                     f'column "{name}" specified in USING clause does not exist in both tables'
@@ -145,10 +172,24 @@ class QueryBinder:
                     f"more than once")
             left = ex.ColumnRef(before[0], gscope.columns[before[0]].type, name)
             right = ex.ColumnRef(mine[0], gscope.columns[mine[0]].type, name)
-            # SELECT * shows a USING column once, as PostgreSQL does.
-            gscope.columns[mine[0]] = replace(gscope.columns[mine[0]], hidden=True)
+            # The unqualified name and SELECT * mean the merged column: the left copy,
+            # or the right one for a RIGHT join (where it is never NULL-extended).
+            keep, other = (mine[0], before[0]) if jt is pl.JoinType.RIGHT else (before[0], mine[0])
+            gscope.columns[other] = replace(gscope.columns[other], qualified_only=True)
+            merged.append(keep)
             eqs.append(functions.bind_call(ex.Func.EQ, [left, right]))
+        # SELECT * shows the merged columns first, then the rest of each side (PostgreSQL).
+        rest = [g for g in self._star_order(gscope, part.cols[0]) + list(part.cols)
+                if g not in merged]
+        gscope.star_order = merged + rest + [
+            g for g in range(part.cols[-1] + 1, len(gscope.columns))]
         return bind_join.conjoin(eqs)
+
+    @staticmethod
+    def _star_order(gscope: Scope, end: int) -> list[int]:
+        """SELECT *'s order of the columns before position `end`."""
+        order = [g for g in (gscope.star_order or range(len(gscope.columns))) if g < end]
+        return order + [g for g in range(end) if g not in set(order)]
 
     def _relation(self, rel: exp.Expression) -> tuple[pl.Node, Scope]:
         alias = rel.alias_or_name.lower() if rel.alias else None
@@ -159,13 +200,12 @@ class QueryBinder:
         if isinstance(rel, exp.Table) and isinstance(rel.this, exp.Anonymous):
             return self._table_function(rel.this, alias, col_aliases)
         if isinstance(rel, exp.Table):
-            name = rel.name.lower() if not rel.this.quoted else rel.name
+            name = relation_name(rel).name
             if name in self.ctes and not rel.db:
                 bq = self.ctes[name]
                 return bq.node, self._scope_of(bq, alias or name, col_aliases)
-            table = self.catalog.get_table(name)
-            if table is None:
-                raise errors.UndefinedTable(f'relation "{name}" does not exist')
+            # [[database.]schema.]name through the search path; 42P01 as PostgreSQL says it.
+            table = resolve_relation(self.catalog, rel)
             cols = tuple(range(len(table.columns)))
             fields = tuple(pl.Field(c.name, c.type) for c in table.columns)
             q = alias or name
@@ -230,13 +270,15 @@ class QueryBinder:
         having = select.args.get("having")
         order = select.args.get("order")
         order_items = list(order.expressions) if order is not None else []
-        has_aggs = any(e.find(*AGGREGATES) for e in items) or having is not None or (
-            any(o.find(*AGGREGATES) for o in order_items))
+        has_aggs = any(find_aggregate(e) for e in items) or having is not None or (
+            any(find_aggregate(o) for o in order_items))
 
         if group is not None or has_aggs:
             node, binder = self._aggregate(node, scope, items, group, having, order_items)
         else:
-            binder = ExprBinder(scope, self.params)
+            # Scalar subqueries in the SELECT list and ORDER BY: run once ahead when
+            # uncorrelated, LEFT joined to the FROM rows when correlated (subq.node grows).
+            binder = ExprBinder(scope, self.params, subquery=subq.scalar)
 
         outputs = [binder.bind(_unalias(e)) for e in items]
         sort_keys: list[pl.SortKey] = []
@@ -255,6 +297,8 @@ class QueryBinder:
             all_exprs = outputs + extra
             sort_keys.append(pl.SortKey(ex.ColumnRef(target, all_exprs[target].type,
                                                      _name_at(target, names)), desc, nulls_first))
+        if not (group is not None or has_aggs):
+            node = subq.node
         all_exprs = outputs + extra
         fields = tuple(pl.Field(_name_at(i, names), e.type) for i, e in enumerate(all_exprs))
         node = pl.Project(node, tuple(all_exprs), fields)
@@ -267,8 +311,9 @@ class QueryBinder:
         if sort_keys:
             node = pl.Sort(node, tuple(sort_keys), node.fields)
         limit, offset = self._limit(select)
+        ties = self._with_ties(select, sort_keys)
         if limit is not None or offset:
-            node = pl.Limit(node, limit, offset, node.fields)
+            node = pl.Limit(node, limit, offset, node.fields, ties=ties)
         if extra:
             keep = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(fields[:len(outputs)]))
             node = pl.Project(node, keep, fields[:len(outputs)])
@@ -340,17 +385,25 @@ class QueryBinder:
 
     def _order_limit(self, node: pl.Node, tree, names) -> pl.Node:
         order = tree.args.get("order")
+        keys = []
         if order is not None:
-            keys = []
             for o in order.expressions:
                 t = o.this
+                if isinstance(t, exp.Literal) and not t.is_string and not (
+                        1 <= int(t.this) <= len(names)):
+                    raise errors.QueryError(f"ORDER BY position {t.this} is not in select list",
+                                            "42P10")
                 if isinstance(t, exp.Literal) and not t.is_string:
                     i = int(t.this) - 1
                 elif isinstance(t, exp.Column) and t.name.lower() in names:
                     i = list(names).index(t.name.lower())
+                elif isinstance(t, exp.Column):
+                    raise errors.UndefinedColumn(f'column "{t.sql(dialect="postgres")}" '
+                                                 "does not exist")
                 else:
                     raise errors.FeatureNotSupported(
-                        "ORDER BY of a set operation on anything but its output columns")
+                        "ORDER BY of a set operation or VALUES on anything but its output "
+                        "columns")
                 desc = bool(o.args.get("desc"))
                 nf = o.args.get("nulls_first")
                 nf = desc if nf is None or _nulls_default(o) else bool(nf)
@@ -359,7 +412,7 @@ class QueryBinder:
             node = pl.Sort(node, tuple(keys), node.fields)
         limit, offset = self._limit(tree)
         if limit is not None or offset:
-            node = pl.Limit(node, limit, offset, node.fields)
+            node = pl.Limit(node, limit, offset, node.fields, ties=self._with_ties(tree, keys))
         return node
 
     def _values(self, values: exp.Values) -> BoundQuery:
@@ -431,7 +484,7 @@ class QueryBinder:
                 if call not in aggs:
                     aggs.append(call)
                 return ex.ColumnRef(len(keys) + aggs.index(call), call.type, call.sql())
-            if tree.find(*AGGREGATES) is None and not isinstance(tree, (exp.Literal, exp.Null, exp.Boolean)):
+            if find_aggregate(tree) is None and not isinstance(tree, (exp.Literal, exp.Null, exp.Boolean)):
                 try:
                     bound = plain.bind(tree)
                 except errors.QueryError:
@@ -445,7 +498,9 @@ class QueryBinder:
                         "clause or be used in an aggregate function")
             return None
 
-        binder = ExprBinder(scope, self.params, hook)
+        # Scalar subqueries next to aggregates can only be uncorrelated (run once ahead).
+        initplans = bind_subquery.SubqueryBinder(self, node, scope, correlated=False)
+        binder = ExprBinder(scope, self.params, hook, subquery=initplans.scalar)
         # Bind everything that may mention aggregates once, so `aggs` is complete
         # before the Aggregate node is built; the outputs are re-bound by the caller.
         for e in items:
@@ -456,7 +511,6 @@ class QueryBinder:
                 binder.bind(o.this)
         having_pred = None
         if having is not None:
-            initplans = bind_subquery.SubqueryBinder(self, node, scope)
             having_pred = self._predicate(having.this, scope, "HAVING", hook,
                                           subquery=initplans.scalar)
         fields = tuple(pl.Field(ex.show(k), k.type) for k in keys) + tuple(
@@ -475,7 +529,7 @@ class QueryBinder:
             inner = inner.expressions[0]
         if isinstance(tree, exp.Count) and (inner is None or isinstance(inner, exp.Star)):
             return ex.AggCall(ex.AggFunc.COUNT_STAR, None, False, types.INT8)
-        if inner is not None and inner.find(*AGGREGATES):
+        if inner is not None and find_aggregate(inner):
             raise errors.GroupingError("aggregate function calls cannot be nested")
         arg = functions.fold_constants(ExprBinder(scope, self.params).bind(inner))
         func = {exp.Count: ex.AggFunc.COUNT, exp.Sum: ex.AggFunc.SUM, exp.Avg: ex.AggFunc.AVG,
@@ -498,8 +552,9 @@ class QueryBinder:
 
     def _limit(self, select) -> tuple[int | None, int]:
         def const(node, what):
-            if node is None:
-                return None
+            if node is None or (what == "LIMIT" and isinstance(node, exp.Var)
+                                and node.name.upper() == "ALL"):
+                return None  # LIMIT ALL: no limit
             e = functions.fold_constants(ExprBinder(Scope([]), self.params).bind(node))
             if not isinstance(e, ex.Literal) or not (e.type.is_integer or e.value is None):
                 raise errors.QueryError(f"argument of {what} must be an integer constant", "42804")
@@ -508,9 +563,25 @@ class QueryBinder:
             return e.value
         lim = select.args.get("limit")
         off = select.args.get("offset")
-        limit = const(lim.expression if lim is not None else None, "LIMIT")
+        if isinstance(lim, exp.Fetch):
+            # FETCH FIRST|NEXT [n] ROW[S] ONLY|WITH TIES: n defaults to 1.
+            count = lim.args.get("count")
+            limit = 1 if count is None else const(count, "FETCH FIRST")
+        else:
+            limit = const(lim.expression if lim is not None else None, "LIMIT")
         offset = const(off.expression if off is not None else None, "OFFSET")
         return limit, offset or 0
+
+    @staticmethod
+    def _with_ties(tree, sort_keys) -> tuple:
+        """The ORDER BY keys when the query says FETCH ... WITH TIES, else ()."""
+        lim = tree.args.get("limit")
+        opts = lim.args.get("limit_options") if isinstance(lim, exp.Fetch) else None
+        if opts is None or not opts.args.get("with_ties"):
+            return ()
+        if not sort_keys:
+            raise errors.SyntaxError_("WITH TIES cannot be specified without ORDER BY clause")
+        return tuple(sort_keys)
 
 
 def agg_result_type(func: ex.AggFunc, t: types.SqlType) -> types.SqlType:

@@ -43,6 +43,16 @@ _NAMED.update({"strpos": Func.POSITION, "concat": Func.CONCAT_FN, "ceiling": Fun
                "char_length": Func.LENGTH, "character_length": Func.LENGTH, "pow": Func.POWER,
                "trim": Func.TRIM, "substr": Func.SUBSTRING})
 AGGREGATES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
+_NESTED_QUERY = (exp.Subquery, exp.Select, exp.Exists, exp.Union, exp.Intersect, exp.Except)
+
+
+def find_aggregate(tree: exp.Expression) -> exp.Expression | None:
+    """The first aggregate call of `tree` that belongs to this query level: aggregates
+    inside a subquery are the subquery's own."""
+    for node in tree.walk(bfs=True, prune=lambda n: n is not tree and isinstance(n, _NESTED_QUERY)):
+        if isinstance(node, AGGREGATES):
+            return node
+    return None
 
 _SQLGLOT_TYPES = {
     "BOOLEAN": types.BOOL, "SMALLINT": types.INT2, "INT": types.INT4, "BIGINT": types.INT8,
@@ -162,6 +172,20 @@ class ExprBinder:
         b = self.bind
         if isinstance(node, exp.Paren):
             return b(node.this)
+        if isinstance(node, exp.Collate):
+            # Text compares byte-wise, which is what the "C" and "POSIX" collations do
+            # (and "default", the database's, which is C here).
+            coll = node.expression
+            ident = coll.this if isinstance(coll, exp.Column) else coll
+            name = ident.name if isinstance(ident, exp.Identifier) and ident.quoted else ident.name.lower()
+            if name not in ("C", "POSIX", "default", "ucs_basic"):
+                raise errors.FeatureNotSupported(
+                    f'collation "{name}" (only "C", "POSIX" and "default" are implemented)')
+            arg = b(node.this)
+            if not (arg.type.is_string or arg.type.kind is types.Kind.UNKNOWN):
+                raise errors.DatatypeMismatch(
+                    f"collations are not supported by type {arg.type}")
+            return arg
         if isinstance(node, exp.Column):
             if isinstance(node.this, exp.Star):
                 raise errors.SyntaxError_("'*' is not allowed here")
@@ -194,10 +218,15 @@ class ExprBinder:
             unit = node.unit.name if node.unit is not None else ""
             return ex.Literal(parse_interval(f"{text} {unit}".strip()), types.INTERVAL)
         if isinstance(node, exp.Between):
-            arg = b(node.this)
-            low = functions.bind_call(Func.GE, [arg, b(node.args["low"])])
-            high = functions.bind_call(Func.LE, [arg, b(node.args["high"])])
-            return functions.bind_call(Func.AND, [low, high])
+            arg, lo, hi = b(node.this), b(node.args["low"]), b(node.args["high"])
+
+            def between(low, high):
+                return functions.bind_call(Func.AND, [functions.bind_call(Func.GE, [arg, low]),
+                                                      functions.bind_call(Func.LE, [arg, high])])
+            if node.args.get("symmetric"):
+                # BETWEEN SYMMETRIC: either order of the bounds.
+                return functions.bind_call(Func.OR, [between(lo, hi), between(hi, lo)])
+            return between(lo, hi)
         if isinstance(node, exp.In):
             return self._in(node)
         if isinstance(node, (exp.Like, exp.ILike)):
@@ -234,7 +263,11 @@ class ExprBinder:
         if isinstance(node, exp.StrPosition):
             return functions.bind_call(Func.POSITION, [b(node.this), b(node.args["substr"])])
         if isinstance(node, exp.Trim):
-            return functions.bind_call(Func.TRIM, [b(node.this)])
+            # trim([LEADING|TRAILING|BOTH] [chars] FROM s), ltrim/rtrim/btrim(s [, chars])
+            position = (node.args.get("position") or "BOTH").upper()
+            f = {"LEADING": Func.LTRIM, "TRAILING": Func.RTRIM, "BOTH": Func.TRIM}[position]
+            chars = node.args.get("expression")
+            return functions.bind_call(f, [b(node.this)] + ([b(chars)] if chars is not None else []))
         if isinstance(node, exp.Round):
             args = [b(node.this)] + ([b(node.args["decimals"])] if node.args.get("decimals") else [])
             return functions.bind_call(Func.ROUND, args)
@@ -258,14 +291,23 @@ class ExprBinder:
             default = "public" if key == "schema" else "raympp"
             return ex.Literal(SESSION_INFO.get().get(key, default), types.TEXT)
         if isinstance(node, (exp.Pow,)):
-            return functions.bind_call(Func.POWER, [b(node.this), b(node.expression)])
+            args = [b(node.this), b(node.expression)]
+            if any(a.type.is_numeric for a in args):
+                # PostgreSQL computes numeric ^ numeric exactly in numeric; ours is float8.
+                raise errors.FeatureNotSupported("power (^) of numeric values")
+            return functions.bind_call(Func.POWER, args)
+        if isinstance(node, exp.AggFunc) and not isinstance(node, AGGREGATES):
+            # Named before its arguments are bound, which could fail first (42803).
+            raise errors.FeatureNotSupported(f"aggregate function {pg_name(node)}()")
         if isinstance(node, AGGREGATES):
             raise errors.GroupingError("aggregate functions are not allowed here")
         if isinstance(node, exp.Subquery) and self.subquery is not None:
             return self.subquery(node)
-        if isinstance(node, (exp.Subquery, exp.Exists)) or (
-                isinstance(node, exp.Select)):
-            raise errors.FeatureNotSupported("subqueries here (only in WHERE and HAVING)")
+        if isinstance(node, exp.Exists):
+            raise errors.FeatureNotSupported(
+                "EXISTS other than as a condition AND-ed into WHERE")
+        if isinstance(node, (exp.Subquery, exp.Select)):
+            raise errors.FeatureNotSupported("subqueries in this position")
         if isinstance(node, exp.Anonymous) or isinstance(node, exp.Func):
             return self._named_function(node)
         raise errors.FeatureNotSupported(f"expression {node.sql(dialect='postgres')!r}")
@@ -287,7 +329,8 @@ class ExprBinder:
 
     def _in(self, node: exp.In) -> ex.Expr:
         if node.args.get("query") is not None:
-            raise errors.FeatureNotSupported("IN (subquery)")
+            raise errors.FeatureNotSupported("IN (subquery) other than as a condition AND-ed "
+                                             "into WHERE")
         arg = self.bind(node.this)
         values = [self.bind(v) for v in node.expressions]
         return functions.bind_in(arg, values, negated=False)
@@ -344,9 +387,43 @@ class ExprBinder:
                               types.INT4 if name == "pg_backend_pid" else types.TEXT)
         if name in ("date_part", "datepart"):
             return functions.bind_call(Func.DATE_PART, args)
+        if name == "octet_length" and len(args) == 1 and args[0].type.kind is types.Kind.CHAR \
+                and args[0].type.length is not None:
+            # char(n) values are stored without their trailing pad; PostgreSQL counts it.
+            pad = functions.bind_call(Func.SUB, [ex.Literal(args[0].type.length, types.INT4),
+                                                 functions.bind_call(Func.LENGTH, args)])
+            return functions.bind_call(Func.ADD, [functions.bind_call(Func.OCTET_LENGTH, args), pad])
         if name in _NAMED:
             return functions.bind_call(_NAMED[name], args)
-        raise errors.UndefinedFunction(f"function {name}() does not exist")
+        raise undefined_function(node, args)
+
+
+def pg_name(node: exp.Expression) -> str:
+    """A function call's name as PostgreSQL spells it (the user's, for unknown ones)."""
+    if isinstance(node, exp.Anonymous):
+        return node.name
+    return node.sql(dialect="postgres").split("(", 1)[0].strip().lower() or node.sql_name().lower()
+
+
+def undefined_function(node: exp.Expression, args: list[ex.Expr]) -> errors.QueryError:
+    """42883 naming the function as the user spelled it (sqlglot renames many internally:
+    bool_and is LogicalAnd, string_agg GroupConcat) with its argument types, as PostgreSQL."""
+    arg_types = [str(a.type) if a.type.kind is not types.Kind.UNKNOWN else "unknown"
+                 for a in args]
+    text = node.sql(dialect="postgres")
+    if isinstance(node, exp.Binary) or (len(args) == 2 and not text.endswith(")")):
+        left, right = node.this.sql(dialect="postgres"), node.expression.sql(dialect="postgres")
+        if text.startswith(left) and text.endswith(right):
+            op = text[len(left):len(text) - len(right)].strip()
+            return errors.UndefinedFunction(
+                f"operator does not exist: {arg_types[0]} {op} {arg_types[1]}",
+                hint="No operator matches the given name and argument types. You might "
+                     "need to add explicit type casts.")
+    name = pg_name(node)
+    arg_types = ", ".join(arg_types)
+    return errors.UndefinedFunction(f"function {name}({arg_types}) does not exist",
+                                    hint="No function matches the given name and argument "
+                                         "types. You might need to add explicit type casts.")
 
 
 def substitute_params(tree: exp.Expression, values: list, param_types: list) -> exp.Expression:

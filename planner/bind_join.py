@@ -90,6 +90,11 @@ def join_type_of(join: exp.Join) -> pl.JoinType:
         return _JOIN_TYPES[side]
     if kind in ("SEMI", "ANTI"):
         return pl.JoinType.SEMI if kind == "SEMI" else pl.JoinType.ANTI
+    if kind not in ("", "INNER", "CROSS", "OUTER"):
+        raise errors.FeatureNotSupported(f"{kind} JOIN")
+    method = (join.args.get("method") or "").upper()
+    if method not in ("", "NATURAL"):
+        raise errors.FeatureNotSupported(f"{method} JOIN")
     return pl.JoinType.INNER
 
 

@@ -48,10 +48,14 @@ def _strip(tree: exp.Expression) -> exp.Expression:
 class SubqueryBinder:
     """Applies the subquery conjuncts of one WHERE clause to the plan of its FROM."""
 
-    def __init__(self, qb, node: pl.Node, scope: Scope):
+    def __init__(self, qb, node: pl.Node, scope: Scope, correlated: bool = True):
         self.qb = qb
         self.node = node
-        self.scope = Scope(list(scope.columns))
+        self.scope = Scope(list(scope.columns), scope.star_order)
+        # False where the plan cannot take a join (above an aggregate): correlated
+        # scalar subqueries are refused there.
+        self.correlated = correlated
+        self._initplans: dict[int, ex.Expr] = {}
 
     # --- WHERE conjuncts ---------------------------------------------------------------
     def where_conjunct(self, tree: exp.Expression) -> None:
@@ -125,10 +129,19 @@ class SubqueryBinder:
 
     # --- scalar subqueries -------------------------------------------------------------
     def scalar(self, tree: exp.Subquery) -> ex.Expr:
+        # The binder may bind one expression twice; run its InitPlan once.
+        if id(tree) not in self._initplans:
+            self._initplans[id(tree)] = self._scalar(tree)
+        return self._initplans[id(tree)]
+
+    def _scalar(self, tree: exp.Subquery) -> ex.Expr:
         select = _strip(tree.this)
         try:
             bq = self._child().bind(select)
         except _CORRELATED:
+            if not self.correlated:
+                raise errors.FeatureNotSupported(
+                    "correlated subqueries in a query with GROUP BY or aggregates") from None
             return self._correlated_scalar(select)
         if len(bq.node.fields) != 1:
             raise errors.SyntaxError_("subquery must return only one column")
@@ -197,7 +210,36 @@ class SubqueryBinder:
                                len(gscope.columns))
         self.scope.columns.extend(new_cols)
         f = bq.node.fields[nk]
-        return ex.ColumnRef(base + nk, f.type, "?subquery")
+        value_ref = ex.ColumnRef(base + nk, f.type, "?subquery")
+        empty = self._over_no_rows(value, f.type)
+        if empty is None:
+            return value_ref
+        # An outer row with no inner rows gets the aggregate's value over no rows
+        # (count() is 0), not the NULL of the unmatched LEFT join. Matched rows have
+        # non-NULL keys, since the keys matched by equality.
+        unmatched = ex.IsNull(ex.ColumnRef(base, bq.node.fields[0].type), False)
+        return functions.bind_case([(unmatched, empty)], value_ref)
+
+    def _over_no_rows(self, value: exp.Expression, t: types.SqlType) -> ex.Expr | None:
+        """The constant `value` (an expression over aggregates) has when they aggregate
+        no rows, cast to `t`; None when that is NULL."""
+        def empty(node):
+            if isinstance(node, exp.Count):
+                return exp.Literal.number(0)
+            if isinstance(node, AGGREGATES):
+                return exp.Null()
+            return node
+        try:
+            e = ExprBinder(Scope([]), self.qb.params).bind(value.transform(empty, copy=True))
+        except errors.QueryError:
+            raise errors.FeatureNotSupported(
+                "correlated scalar subqueries whose value uses columns outside its aggregates") from None
+        e = functions.fold_constants(functions.bind_cast(e, t) if e.type != t else e)
+        if isinstance(e, ex.Literal) and e.value is None:
+            return None
+        if not isinstance(e, ex.Literal):
+            raise errors.FeatureNotSupported("correlated scalar subqueries of this form")
+        return e
 
 
 def _python_value(v, t: types.SqlType):

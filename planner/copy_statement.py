@@ -23,15 +23,29 @@ class CopySpec:
     target: str                  # "stdin", "stdout" or a file path
     to_std: bool
     options: dict[str, str | None] = field(default_factory=dict)
+    schema: str | None = None    # COPY schema.table, database.schema.table
+    catalog: str | None = None
 
 
-_IDENT = r'(?:"(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_$.]*)'
+_IDENT = r'(?:"(?:[^"]|"")+"|[A-Za-z_\x80-\uffff][A-Za-z0-9_$\x80-\uffff]*)'
+_QUALIFIED = rf"{_IDENT}(?:\s*\.\s*{_IDENT})*"
 
 
 def _ident(text: str) -> str:
+    text = text.strip()
     if text.startswith('"'):
         return text[1:-1].replace('""', '"')
-    return text.lower().split(".")[-1]
+    return text.lower()
+
+
+def _qualified(text: str) -> tuple[str | None, str | None, str]:
+    """(catalog, schema, name) of `[[catalog.]schema.]name` (42601 for more parts)."""
+    parts = [_ident(p) for p in re.findall(_IDENT, text)]
+    if len(parts) > 3:
+        raise errors.SyntaxError_("improper qualified name (too many dotted names): "
+                                  + ".".join(parts))
+    parts = [None] * (3 - len(parts)) + parts
+    return parts[0], parts[1], parts[2]
 
 
 def _matching_paren(text: str, start: int) -> int:
@@ -58,17 +72,17 @@ def parse(text: str) -> CopySpec:
     if not m:
         raise errors.SyntaxError_("syntax error: expected COPY")
     pos = m.end()
-    table = query = None
+    table = query = catalog = schema = None
     columns = None
     if text[pos:pos + 1] == "(":
         end = _matching_paren(text, pos)
         query = text[pos + 1:end]
         pos = end + 1
     else:
-        tm = re.compile(_IDENT).match(text, pos)
+        tm = re.compile(_QUALIFIED).match(text, pos)
         if not tm:
             raise errors.SyntaxError_("syntax error in COPY: expected a table name")
-        table = _ident(tm.group(0))
+        catalog, schema, table = _qualified(tm.group(0))
         pos = tm.end()
         rest = text[pos:].lstrip()
         if rest.startswith("("):
@@ -86,7 +100,7 @@ def parse(text: str) -> CopySpec:
     if query is not None and is_from:
         raise errors.SyntaxError_("COPY (query) FROM is not valid")
     options = _options(text[dm.end():].strip())
-    return CopySpec(table, columns, query, is_from, target, to_std, options)
+    return CopySpec(table, columns, query, is_from, target, to_std, options, schema, catalog)
 
 
 def _options(rest: str) -> dict[str, str | None]:

@@ -258,6 +258,15 @@ def _join(j: pl.HashJoin) -> pl.Node:
         return replace(j, left=ensure_entry(left), right=ensure_entry(right), locus=lc.ENTRY)
     if not lk:  # no equality: a nested loop needs one side whole on every segment
         return _nested_loop(j)
+    if j.join_type is pl.JoinType.ANTI_NULL_AWARE and rl.kind not in (
+            LocusKind.REPLICATED, LocusKind.GENERAL):
+        # NOT IN: a NULL anywhere in the subquery, and whether it is empty at all, decide
+        # every outer row, so each segment needs the whole subquery result, not the rows
+        # that hash to it.
+        right = pl.Motion(right, pl.MotionKind.BROADCAST, right.fields, locus=lc.REPLICATED)
+        if ll.kind in (LocusKind.REPLICATED, LocusKind.GENERAL):
+            left = _gather_to_one(left)
+        return replace(j, left=left, right=right, locus=_join_locus(j, left.locus))
     # Replicated or constant sides join in place with a partitioned other side, as long
     # as the replicated side's unmatched rows need not be kept.
     everywhere = (LocusKind.REPLICATED, LocusKind.GENERAL)
@@ -380,6 +389,9 @@ def _sort(sort: pl.Sort) -> pl.Node:
 def _limit(limit: pl.Limit) -> pl.Node:
     child = limit.child
     need = None if limit.limit is None else limit.limit + limit.offset
+    if limit.ties:
+        # Rows tying with the last one may lie past any per-segment cut: sort fully.
+        need = None
     if isinstance(child, pl.Sort) and need is not None:
         child = replace(child, limit=need if child.limit is None else min(child.limit, need))
     child = _dist(child)

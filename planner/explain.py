@@ -188,7 +188,8 @@ def _describe(node: pl.Node, n: int) -> str:
             return f"Top-K Sort: limit={node.limit}, keys=[{keys}]"
         return f"Sort: keys=[{keys}]"
     if isinstance(node, pl.Limit):
-        return f"Limit: limit={node.limit}, offset={node.offset}"
+        ties = ", with ties" if node.ties else ""
+        return f"Limit: limit={node.limit}, offset={node.offset}{ties}"
     if isinstance(node, pl.HashJoin):
         keys = ", ".join(f"{node.left.fields[a].name} = {node.right.fields[b].name}"
                          for a, b in zip(node.left_keys, node.right_keys))

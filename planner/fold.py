@@ -249,7 +249,7 @@ _CONST_CALLS = {
     Func.EXP: lambda e, x: float_math(e.func, x),
     Func.POWER: lambda e, x, y: float_math(e.func, x, y),
     Func.CONCAT: lambda e, a, b: a + b,
-    Func.LOWER: lambda e, s: s.lower(), Func.UPPER: lambda e, s: s.upper(),
+    Func.LOWER: lambda e, s: _simple_case(s, str.lower), Func.UPPER: lambda e, s: _simple_case(s, str.upper),
     Func.LENGTH: lambda e, s: len(s), Func.OCTET_LENGTH: lambda e, s: len(s.encode()),
     Func.SUBSTRING: lambda e, s, *a: substring(s, *a),
     Func.POSITION: lambda e, s, sub: s.find(sub) + 1,
@@ -262,3 +262,14 @@ _CONST_CALLS = {
     Func.STARTS_WITH: lambda e, s, p: s.startswith(p),
     Func.FIT_STRING: lambda e, s: fit_length(s, e.type),
 }
+
+
+def _simple_case(s: str, convert) -> str:
+    """Case mapping one letter at a time, as the C library's towupper/towlower (and so
+    PostgreSQL) do: a letter whose full mapping is several letters (ß -> SS) keeps its
+    single-letter mapping where one exists (İ -> i), else stays as it is."""
+    out = []
+    for c in s:
+        m = convert(c)
+        out.append(m if len(m) == 1 else (m[0] if convert is str.lower else c))
+    return "".join(out)

@@ -189,11 +189,14 @@ class Sort(Node):
 
 @dataclass(frozen=True, slots=True)
 class Limit(Node):
+    """Skip `offset` rows, pass `limit`. With `ties` (FETCH ... WITH TIES, the ORDER BY
+    keys of the sorted child) rows that tie with the last one passed are passed too."""
     child: Node
     limit: int | None
     offset: int
     fields: tuple[Field, ...]
     locus: Locus | None = None
+    ties: tuple["SortKey", ...] = ()
 
     def children(self):
         return (self.child,)

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import pyarrow as pa
+from sqlglot import exp
 
+from planner import errors
 from planner.types import SqlType
 
 
@@ -81,5 +83,72 @@ class TableDef:
                 for k in self.policy.keys]
 
 
+# --- table names -------------------------------------------------------------------------
+PUBLIC = "public"            # the one schema that holds tables (CREATE SCHEMA: future work)
+PG_CATALOG = "pg_catalog"    # exists, is searched first, holds no tables of ours yet
+SCHEMAS = frozenset({PUBLIC, PG_CATALOG})
+
+
+@dataclass(frozen=True, slots=True)
+class RelationName:
+    """A table name as written, `[[catalog.]schema.]name`, identifiers folded as PostgreSQL
+    folds them (unquoted to lower case)."""
+
+    name: str
+    schema: str | None = None
+    catalog: str | None = None
+
+    def __str__(self) -> str:
+        """As PostgreSQL's messages name a relation: `schema.name` when a schema was
+        written, else `name` (never the database)."""
+        return f"{self.schema}.{self.name}" if self.schema is not None else self.name
+
+    def dotted(self) -> str:
+        return ".".join(p for p in (self.catalog, self.schema, self.name) if p is not None)
+
+
+def identifier(ident) -> str:
+    """An identifier's name: as written when quoted, else folded to lower case."""
+    return ident.name if getattr(ident, "quoted", False) else ident.name.lower()
+
+
+def relation_name(table) -> RelationName:
+    """The RelationName of a sqlglot `exp.Table` (42601 for more than three parts)."""
+    this = table.this
+    if isinstance(this, exp.Dot):  # a.b.c.d: sqlglot keeps the surplus parts in a Dot
+        parts = [p for p in (table.args.get("catalog"), table.args.get("db")) if p is not None]
+        parts += list(this.flatten())
+        text = ".".join(identifier(p) if isinstance(p, exp.Identifier) else p.sql()
+                        for p in parts)
+        raise errors.SyntaxError_(f"improper qualified name (too many dotted names): {text}")
+    db, cat = table.args.get("db"), table.args.get("catalog")
+    return RelationName(identifier(this), identifier(db) if db is not None else None,
+                        identifier(cat) if cat is not None else None)
+
+
 class CatalogView(Protocol):
+    """The tables a statement can see. `get_table` looks an unqualified name up (through
+    the search path); `lookup`, when a view has it, resolves a qualified RelationName
+    (raising 0A000 for another database) and returns None for a table that is not there."""
+
     def get_table(self, name: str) -> TableDef | None: ...
+
+
+def lookup_relation(catalog: CatalogView, rel: RelationName) -> TableDef | None:
+    lookup = getattr(catalog, "lookup", None)
+    if lookup is not None:
+        return lookup(rel)
+    if rel.catalog is not None or rel.schema not in (None, PUBLIC):
+        return None  # a plain view holds public's tables only
+    return catalog.get_table(rel.name)
+
+
+def resolve_relation(catalog: CatalogView, table) -> TableDef:
+    """The table an `exp.Table` of a query or INSERT names, or 42P01 as PostgreSQL's
+    parserOpenTable says it (`relation "s.t" does not exist`, also for a schema that does
+    not exist)."""
+    rel = relation_name(table)
+    found = lookup_relation(catalog, rel)
+    if found is None:
+        raise errors.UndefinedTable(f'relation "{rel}" does not exist')
+    return found

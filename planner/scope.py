@@ -14,17 +14,24 @@ class ScopeColumn:
     name: str
     type: SqlType
     hidden: bool = False   # not expanded by SELECT *
+    # The other copy of a JOIN ... USING column: reachable as t.col and by t.*, while
+    # the unqualified name and SELECT * mean the merged column.
+    qualified_only: bool = False
 
 
 class Scope:
-    """The columns of a FROM clause, by position. Names are case-folded like PostgreSQL."""
+    """The columns of a FROM clause, by position. Names are case-folded like PostgreSQL.
+    `star_order` is the order SELECT * shows them in when it is not positional (USING
+    and NATURAL joins put the merged columns first)."""
 
-    def __init__(self, columns: list[ScopeColumn]):
+    def __init__(self, columns: list[ScopeColumn], star_order: list[int] | None = None):
         self.columns = columns
+        self.star_order = star_order
 
     def resolve(self, name: str, qualifier: str | None = None) -> int:
         matches = [i for i, c in enumerate(self.columns)
-                   if c.name == name and (qualifier is None or c.qualifier == qualifier)]
+                   if c.name == name and (qualifier is not None or not c.qualified_only)
+                   and (qualifier is None or c.qualifier == qualifier)]
         if not matches:
             if qualifier is not None and not any(c.qualifier == qualifier for c in self.columns):
                 raise errors.UndefinedTable(
@@ -36,8 +43,14 @@ class Scope:
         return matches[0]
 
     def star(self, qualifier: str | None = None) -> list[int]:
-        out = [i for i, c in enumerate(self.columns)
-               if not c.hidden and (qualifier is None or c.qualifier == qualifier)]
+        if qualifier is None:
+            order = list(self.star_order) if self.star_order is not None else []
+            order += [i for i in range(len(self.columns)) if i not in set(order)]
+            out = [i for i in order
+                   if not self.columns[i].hidden and not self.columns[i].qualified_only]
+        else:
+            out = [i for i, c in enumerate(self.columns)
+                   if not c.hidden and c.qualifier == qualifier]
         if qualifier is not None and not out:
             raise errors.UndefinedTable(f'missing FROM-clause entry for table "{qualifier}"')
         return out

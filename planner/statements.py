@@ -15,7 +15,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot import tokens as sqltokens
 
-from planner import copy_statement, errors, types
+from planner import clause_guard, copy_statement, errors, types
 from planner.bind_expr import sql_type
 from planner.schema import ColumnDef, DistKind, DistPolicy
 
@@ -87,6 +87,7 @@ def split(sql: str) -> list[str]:
 _DIST = re.compile(r"\s+DISTRIBUTED\s+(?:BY\s*\(([^)]*)\)|(RANDOMLY)|(REPLICATED))\s*$",
                    re.IGNORECASE)
 _FIRST = re.compile(r"^\s*([A-Za-z]+)(?:\s+([A-Za-z_]+))?", re.DOTALL)
+_TEMP = re.compile(r"(?is)^\s*CREATE\s+(?:(?:GLOBAL|LOCAL)\s+)?(?:TEMP|TEMPORARY)\b")
 
 
 def classify(text: str) -> Statement:
@@ -117,7 +118,12 @@ def classify(text: str) -> Statement:
         return Statement(Kind.CLOSE, text, name=text[5:].strip().lower())
     if word == "EXPLAIN":
         return _explain(text)
-    if word == "CREATE" and second in ("TABLE", "TEMP", "TEMPORARY", "UNLOGGED"):
+    if word == "CREATE" and second in ("TABLE", "TEMP", "TEMPORARY", "UNLOGGED", "LOCAL",
+                                       "GLOBAL"):
+        if _TEMP.match(text):
+            # A temporary table would be a shared, persistent one here: refused before
+            # anything is created.
+            raise errors.FeatureNotSupported("temporary tables are not supported")
         return _create_table(text)
     if word == "COPY":
         return Statement(Kind.COPY, text, copy=copy_statement.parse(text))
@@ -155,6 +161,7 @@ def parse_one(text: str) -> exp.Expression:
     tree = trees[0]
     if isinstance(tree, exp.Command):
         raise errors.SyntaxError_(f'syntax error at or near "{tree.name or text.split()[0]}"')
+    clause_guard.check(tree)
     return tree
 
 
@@ -376,14 +383,16 @@ def _create_table(text: str) -> Statement:
     cols = []
     for c in schema.expressions:
         if not isinstance(c, exp.ColumnDef):
-            if isinstance(c, (exp.PrimaryKey, exp.Constraint, exp.UniqueColumnConstraint)):
-                continue  # table constraints are accepted and not enforced
-            raise errors.FeatureNotSupported(f"table element {c.sql(dialect='postgres')}")
+            # Constraints are refused, not accepted unenforced: a PRIMARY KEY that lets
+            # duplicates in would be a promise broken silently.
+            raise errors.FeatureNotSupported(
+                f"table constraint {c.sql(dialect='postgres')!r} (constraints are not "
+                "enforced yet)")
         if c.args.get("kind") is None:
             raise errors.SyntaxError_(f'column "{c.name}" needs a type')
-        not_null = any(isinstance(k.kind, (exp.NotNullColumnConstraint, exp.PrimaryKeyColumnConstraint))
-                       and not (isinstance(k.kind, exp.NotNullColumnConstraint) and k.kind.args.get("allow_null"))
-                       for k in c.constraints)
+        _refuse_column_options(c)
+        not_null = any(isinstance(k.kind, exp.NotNullColumnConstraint)
+                       and not k.kind.args.get("allow_null") for k in c.constraints)
         name = c.name if c.this.quoted else c.name.lower()
         if any(x.name == name for x in cols):
             raise errors.QueryError(f'column "{name}" specified more than once', "42701")
@@ -395,6 +404,23 @@ def _create_table(text: str) -> Statement:
         cols.append(ColumnDef(name, t, not_null))
     return Statement(Kind.CREATE_TABLE, text, tree, columns=cols, policy_clause=policy,
                      if_not_exists=exists)
+
+
+def _refuse_column_options(c: exp.ColumnDef) -> None:
+    """Only NULL / NOT NULL are implemented; DEFAULT, SERIAL, identity, keys, CHECK,
+    REFERENCES and COLLATE are refused before anything is created."""
+    kind = c.args["kind"]
+    if kind.this.name in ("SERIAL", "BIGSERIAL", "SMALLSERIAL"):
+        raise errors.FeatureNotSupported(f"type {kind.this.name.lower()} (column defaults "
+                                         "and sequences are not implemented yet)")
+    for k in c.constraints:
+        if not isinstance(k.kind, exp.NotNullColumnConstraint):
+            raise errors.FeatureNotSupported(
+                f"column option {k.sql(dialect='postgres')!r} of column \"{c.name}\" (only "
+                "NULL and NOT NULL are implemented)")
+    for key in ("default", "position", "output", "exists"):
+        if c.args.get(key):
+            raise errors.FeatureNotSupported(f"column option {key.upper()} of column \"{c.name}\"")
 
 
 def dist_policy(clause, columns: list[ColumnDef]) -> DistPolicy:

@@ -313,7 +313,8 @@ def _rule_datetime(func: Func, args) -> ex.Expr:
             raise errors.FeatureNotSupported("date_trunc of interval")
         if name not in TRUNC_FIELDS:
             raise _unit_error(f.value, x.type, False)
-        t = types.TIMESTAMP if k is Kind.DATE else x.type
+        # PostgreSQL has no date_trunc(date): the date becomes timestamptz.
+        t = types.TIMESTAMPTZ if k is Kind.DATE else x.type
         return Call(func, (field, coerce(x, t)), t)
     ok = _INTERVAL_FIELDS if k is Kind.INTERVAL else _EXTRACT
     if name not in ok:

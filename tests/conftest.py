@@ -5,6 +5,10 @@ first time a test asks for a server. `raympp_cluster(n)` gives a running coordin
 segments and a PostgreSQL-protocol server in front of it; servers are cached by segment
 count, each on its own data directory, and stopped at the end of the session. Unit tests
 never touch these fixtures, so they run without Ray.
+
+`pg_oracle` is a private PostgreSQL 15 (tests/pg_oracle.py), started the first time a test
+asks for it and stopped at the end of the session; tests that do not ask never start it.
+It skips only when initdb/pg_ctl are not installed; a server that does not start fails.
 """
 
 from __future__ import annotations
@@ -127,6 +131,25 @@ def raympp_cluster(ray_session, tmp_path_factory):
     yield get
     for s in servers.values():
         s.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_oracle():
+    """A running PostgresOracle (tests/pg_oracle.py): `.connect(dbname)`, `.host`, `.port`."""
+    # tests/ is on sys.path (the directory of this conftest)
+    import pg_oracle as oracle_module
+
+    server = oracle_module.PostgresOracle()
+    try:
+        server.start()
+    except oracle_module.Unavailable as e:
+        pytest.skip(str(e))
+    except oracle_module.StartError as e:
+        pytest.fail(str(e), pytrace=False)
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 def own_cluster(tmp_path_factory, name: str, n_segments: int):

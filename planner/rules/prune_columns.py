@@ -43,8 +43,12 @@ def _prune(node: pl.Node, needed: set[int]) -> tuple[pl.Node, dict[int, int]]:
         keys = tuple(replace(k, expr=ex.map_columns(k.expr, mapping)) for k in node.keys)
         return replace(node, child=child, keys=keys, fields=child.fields), mapping
     if isinstance(node, pl.Limit):
-        child, mapping = _prune(node.child, needed)
-        return replace(node, child=child, fields=child.fields), mapping
+        used = set(needed)
+        for k in node.ties:
+            used |= ex.columns_used(k.expr)
+        child, mapping = _prune(node.child, used)
+        ties = tuple(replace(k, expr=ex.map_columns(k.expr, mapping)) for k in node.ties)
+        return replace(node, child=child, fields=child.fields, ties=ties), mapping
     if isinstance(node, pl.Project):
         keep = sorted(needed) if needed else [0] if node.exprs else []
         kept = [node.exprs[i] for i in keep]

@@ -266,8 +266,27 @@ def concat(e: Call, args: list, n: int) -> xa.Datum:
 
 
 def simple(e: Call, args: list, n: int) -> xa.Datum:
-    return {Func.LOWER: pc.utf8_lower, Func.UPPER: pc.utf8_upper, Func.LENGTH: pc.utf8_length,
+    if e.func is Func.UPPER:
+        return upper(args[0])
+    return {Func.LOWER: pc.utf8_lower, Func.LENGTH: pc.utf8_length,
             Func.OCTET_LENGTH: pc.binary_length}[e.func](args[0])
+
+
+def upper(s: xa.Datum) -> xa.Datum:
+    """utf8_upper, except that ß stays ß as in PostgreSQL (the C library's towupper has no
+    single-letter upper case for it; utf8proc maps it to ẞ): values holding ß are split
+    at it, the pieces upper-cased and joined again."""
+    if isinstance(s, pa.Scalar):
+        return upper(pa.array([s.as_py()], pa.string()))[0]
+    if isinstance(s, pa.ChunkedArray):
+        s = s.combine_chunks()
+    out = pc.utf8_upper(s)
+    has = pc.fill_null(pc.match_substring(s, "ß"), False)
+    if not pc.any(has).as_py():
+        return out
+    pieces = pc.split_pattern(pc.filter(s, has), "ß")
+    upper_pieces = pa.ListArray.from_arrays(pieces.offsets, pc.utf8_upper(pieces.flatten()))
+    return pc.replace_with_mask(out, has, pc.binary_join(upper_pieces, "ß"))
 
 
 def fit_string(e: Call, args: list, n: int) -> xa.Datum:

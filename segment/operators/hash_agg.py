@@ -114,7 +114,7 @@ class HashAggOp:
                     if held.num_rows + flushed > SKIP_RATIO * rows_in:
                         res.free()
                         yield from self._emit(self._finalize(held, distinct))
-                        streamer, groups = groups.drained(), None
+                        groups = None
             if groups is None:
                 return
             if spill is not None:

@@ -1,13 +1,16 @@
-"""A small sqllogictest runner for raympp, with DuckDB as the oracle.
+"""A small sqllogictest runner for raympp, with DuckDB and PostgreSQL as oracles.
 
 It parses .slt files and runs them against a raympp server through psycopg; it leaves
-starting servers to the caller (tests/conftest.py, or `--port` on the command line).
+starting servers to the caller (tests/conftest.py, or `--port` and `--pg-port` on the
+command line).
 
 File format (in the style of DuckDB's and DataFusion's .slt files):
 
     # comment lines start with '#'; records are separated by blank lines
     # segments: 2           (header, before the first record: run only at these counts)
     # heavy                 (header: the file belongs to the heavy suite)
+    # oracle: postgres      (header: the oracles the file is mirrored into: duckdb,
+                             postgres or 'duckdb, postgres'; without it: duckdb)
 
     statement ok
     CREATE TABLE t (k int8, x int4) DISTRIBUTED BY (k)
@@ -27,14 +30,17 @@ File format (in the style of DuckDB's and DataFusion's .slt files):
     query IRN oracle rowsort
     SELECT k % 10, avg(x), sum(amount) FROM t GROUP BY 1
 
-    onlyif duckdb          (or: skipif duckdb / onlyif raympp / skipif raympp)
-    statement ok
-    COPY (SELECT * FROM t) TO '__TEST_DIR__/t.csv' (FORMAT csv)
+    query IT oracle postgres rowsort    (compare with PostgreSQL only, in a file mirrored
+    SELECT k, 'v' || k FROM t            into both; 'oracle duckdb' likewise)
+
+    onlyif duckdb          (or: skipif duckdb / onlyif raympp / skipif raympp /
+    statement ok            onlyif postgres / skipif postgres; an oracle named here
+    COPY (SELECT * FROM t) TO '__TEST_DIR__/t.csv' (FORMAT csv)    must be the file's)
 
 Query types, one letter per result column: I integer, R float (compared with relative
 tolerance 1e-9 against the oracle), N numeric (compared exactly as Decimal), T text,
-B boolean, D date, P timestamp. Sort modes: nosort (default: the order must match) and
-rowsort (rows are sorted before comparing).
+B boolean, D date, P timestamp (a timestamptz is compared in UTC). Sort modes: nosort
+(default: the order must match) and rowsort (rows are sorted before comparing).
 
 Expected results (literal mode) are psql's text output of each value: NULL is written
 `NULL`, the empty string `(empty)`, booleans `t`/`f`, numbers, dates and timestamps exactly
@@ -42,10 +48,22 @@ as the server prints them. One row per line; with several columns the values are
 by whitespace (runs of spaces/tabs compare equal); a one-column result is compared line by
 line exactly (trailing spaces aside), which keeps EXPLAIN's indentation meaningful.
 
-Oracle mode (`oracle` instead of an expected block): the same SQL runs on DuckDB, which
-holds the same data because every `statement ok` is mirrored into it, with raympp's
-`DISTRIBUTED ...` clauses removed. DuckDB is set to PostgreSQL's semantics where they
-differ by default (integer division, NULLS LAST ascending / FIRST descending).
+Oracle mode (`oracle` instead of an expected block): the same SQL runs on the file's
+oracles (every one named in its `# oracle:` header, DuckDB when there is none; `oracle
+duckdb` or `oracle postgres` names one of them), which hold the same data because every
+`statement ok` is mirrored into each of them, with raympp's `DISTRIBUTED BY (...)`,
+`DISTRIBUTED RANDOMLY` and `DISTRIBUTED REPLICATED` clauses removed. Each oracle's result
+must agree with raympp's, value by value as the query's type letters say.
+
+- DuckDB runs in memory, fresh per file, set to PostgreSQL's semantics where they differ by
+  default (integer division, NULLS LAST ascending / FIRST descending, TimeZone UTC).
+  `statement error` records do not run on it.
+- PostgreSQL: a fresh database per file (`CREATE DATABASE slt_<random>` on a server the
+  caller provides, dropped afterwards), sessions at raympp's defaults (TimeZone UTC,
+  IntervalStyle postgres, DateStyle ISO, MDY); values come back as psycopg's Python
+  objects. Every `statement error` record also runs there and must fail there too (its
+  SQLSTATE and regex are checked on raympp only). The server runs as another OS user:
+  COPY to or from `__TEST_DIR__` on the server side needs `skipif postgres`.
 
 `__TEST_DIR__` in any SQL is replaced by a scratch directory for the file.
 Set RAYMPP_SLT_COMPLETE=1 to rewrite the expected blocks of literal queries with raympp's
@@ -65,7 +83,9 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 TYPE_LETTERS = "IRNTBDP"
-ENGINES = ("raympp", "duckdb")
+ORACLES = ("duckdb", "postgres")
+ENGINES = ("raympp",) + ORACLES
+ORACLE_NAMES = {"duckdb": "DuckDB", "postgres": "PostgreSQL"}
 FLOAT_REL_TOL = 1e-9
 FLOAT_ABS_TOL = 1e-12   # sums that cancel to zero differ by rounding noise only
 _SQLSTATE = re.compile(r"^[0-9A-Z]{5}$")
@@ -97,6 +117,7 @@ class Query:
     types: str
     rowsort: bool = False
     oracle: bool = False
+    oracles: frozenset = frozenset()    # oracle mode: the oracles it is compared with
     expected: tuple[str, ...] | None = None
     # Line indexes (0-based, end exclusive) of the expected block, for RAYMPP_SLT_COMPLETE.
     span: tuple[int, int] | None = None
@@ -109,6 +130,7 @@ class SltFile:
     records: tuple
     segments: frozenset | None = None   # None: every segment count
     heavy: bool = False
+    oracles: frozenset = frozenset({"duckdb"})   # the engines every statement is mirrored into
 
     def created_tables(self) -> list[str]:
         names = []
@@ -133,6 +155,7 @@ def parse(text: str, path: Path = Path("<string>")) -> SltFile:  # noqa: C901 - 
     records = []
     segments = None
     heavy = False
+    oracles = frozenset({"duckdb"})
     skip: set[str] = set()
     i = 0
 
@@ -151,14 +174,22 @@ def parse(text: str, path: Path = Path("<string>")) -> SltFile:  # noqa: C901 - 
                 segments = frozenset(int(x) for x in re.split(r"[,\s]+", body[9:].strip()) if x)
             elif not records and body.lower() == "heavy":
                 heavy = True
+            elif not records and body.lower().startswith("oracle:"):
+                names = [x for x in re.split(r"[,\s]+", body[7:].strip().lower()) if x]
+                if not names or any(n not in ORACLES for n in names):
+                    fail(f"expected '# oracle: {'|'.join(ORACLES)}[, ...]'")
+                oracles = frozenset(names)
             i += 1
             continue
         words = line.split()
         head = words[0].lower()
         if head in ("skipif", "onlyif"):
             if len(words) != 2 or words[1].lower() not in ENGINES:
-                fail(f"expected '{head} raympp|duckdb'")
+                fail(f"expected '{head} {'|'.join(ENGINES)}'")
             engine = words[1].lower()
+            if engine != "raympp" and engine not in oracles:
+                fail(f"'{head} {engine}': the file is not mirrored into {engine} "
+                     f"(header '# oracle: ...' names {sorted(oracles)})")
             skip |= {engine} if head == "skipif" else set(ENGINES) - {engine}
             i += 1
             continue
@@ -178,7 +209,8 @@ def parse(text: str, path: Path = Path("<string>")) -> SltFile:  # noqa: C901 - 
                 fail("a statement has no result block")
             records.append(_statement(words, sql, start + 1, frozenset(skip), fail))
         elif head == "query":
-            records.append(_query(words, sql, start + 1, frozenset(skip), lines, i, fail))
+            records.append(_query(words, sql, start + 1, frozenset(skip), lines, i, fail,
+                                  oracles))
             if not records[-1].oracle:
                 i = records[-1].span[1]
             elif i < len(lines) and lines[i].strip() == "----":
@@ -186,7 +218,7 @@ def parse(text: str, path: Path = Path("<string>")) -> SltFile:  # noqa: C901 - 
         else:
             fail(f"unknown record '{words[0]}'")
         skip = set()
-    return SltFile(path, tuple(records), segments, heavy)
+    return SltFile(path, tuple(records), segments, heavy, oracles)
 
 
 def _statement(words, sql, line, skip, fail) -> Statement:
@@ -204,18 +236,26 @@ def _statement(words, sql, line, skip, fail) -> Statement:
     fail("expected 'statement ok' or 'statement error [SQLSTATE] [regex]'")
 
 
-def _query(words, sql, line, skip, lines, i, fail) -> Query:
+def _query(words, sql, line, skip, lines, i, fail, file_oracles=frozenset({"duckdb"})
+           ) -> Query:
     if len(words) < 2:
-        fail("expected 'query <types> [rowsort|nosort] [oracle]'")
+        fail("expected 'query <types> [rowsort|nosort] [oracle [duckdb|postgres]]'")
     types = words[1].upper()
     if any(c not in TYPE_LETTERS for c in types):
         fail(f"unknown type letter in '{words[1]}' (known: {TYPE_LETTERS})")
     opts = {w.lower() for w in words[2:]}
-    unknown = opts - {"rowsort", "nosort", "oracle"}
+    unknown = opts - {"rowsort", "nosort", "oracle"} - set(ORACLES)
     if unknown:
         fail(f"unknown query options {sorted(unknown)}")
+    named = frozenset(opts & set(ORACLES))
+    if named and "oracle" not in opts:
+        fail(f"an oracle name needs the 'oracle' option: 'oracle {' '.join(sorted(named))}'")
+    if named - file_oracles:
+        fail(f"the file is not mirrored into {', '.join(sorted(named - file_oracles))} "
+             f"(header '# oracle: ...' names {sorted(file_oracles)})")
     if "oracle" in opts:
-        return Query(sql, line, types, "rowsort" in opts, True, skip=skip)
+        return Query(sql, line, types, "rowsort" in opts, True, named or file_oracles,
+                     skip=skip)
     if i >= len(lines) or lines[i].strip() != "----":
         fail("a literal query needs a '----' block (or the 'oracle' option)")
     begin = i + 1
@@ -223,7 +263,8 @@ def _query(words, sql, line, skip, lines, i, fail) -> Query:
     while end < len(lines) and lines[end].strip():
         end += 1
     expected = tuple(lines[begin:end])
-    return Query(sql, line, types, "rowsort" in opts, False, expected, (begin, end), skip)
+    return Query(sql, line, types, "rowsort" in opts, False, expected=expected,
+                 span=(begin, end), skip=skip)
 
 
 # --- engines --------------------------------------------------------------------------------
@@ -239,6 +280,21 @@ class EngineError(Exception):
 class Result:
     columns: list[str]
     rows: list[tuple]
+
+
+def run_psycopg(conn, sql: str) -> "Result | None":
+    """Run one statement on a psycopg connection: its rows, or EngineError(SQLSTATE)."""
+    import psycopg
+
+    try:
+        with conn.cursor() as cur:
+            cur.execute(sql)
+            if cur.description is None:
+                return None
+            return Result([c.name for c in cur.description], cur.fetchall())
+    except psycopg.Error as e:
+        message = e.diag.message_primary or str(e)
+        raise EngineError(e.sqlstate, message) from None
 
 
 class Raympp:
@@ -259,17 +315,7 @@ class Raympp:
                                    autocommit=True, connect_timeout=30))
 
     def run(self, sql: str) -> Result | None:
-        import psycopg
-
-        try:
-            with self.conn.cursor() as cur:
-                cur.execute(sql)
-                if cur.description is None:
-                    return None
-                return Result([c.name for c in cur.description], cur.fetchall())
-        except psycopg.Error as e:
-            message = e.diag.message_primary or str(e)
-            raise EngineError(e.sqlstate, message) from None
+        return run_psycopg(self.conn, sql)
 
     def close(self):
         self.conn.close()
@@ -307,6 +353,65 @@ class Oracle:
         self.conn.close()
 
 
+@dataclass
+class PgServer:
+    """A running PostgreSQL server's address (the command line's --pg-host/--pg-port)."""
+
+    host: str = "127.0.0.1"
+    port: int = 5432
+    user: str = "postgres"
+
+    def connect(self, dbname: str = "postgres"):
+        import psycopg
+
+        return psycopg.connect(host=self.host, port=self.port, user=self.user, dbname=dbname,
+                               autocommit=True, connect_timeout=30)
+
+
+class PgOracle:
+    """A fresh PostgreSQL database for one file, on a server that outlives it.
+
+    `server` is anything with `connect(dbname) -> psycopg connection` (autocommit): a
+    PgServer, or the tests' PostgresOracle (tests/pg_oracle.py). Values come back as
+    psycopg's Python objects (int, Decimal, float, str, bool, date, datetime).
+    """
+
+    SETUP = ("SET TimeZone = 'UTC'", "SET IntervalStyle = 'postgres'",
+             "SET DateStyle = 'ISO, MDY'")
+
+    def __init__(self, server):
+        import uuid
+
+        self.server = server
+        self.dbname = f"slt_{uuid.uuid4().hex[:16]}"
+        self.admin = server.connect("postgres")
+        self.conn = None
+        try:
+            self.admin.execute(f"CREATE DATABASE {self.dbname}")
+            self.conn = server.connect(self.dbname)
+            for s in self.SETUP:
+                self.conn.execute(s)
+        except BaseException:
+            self.close()
+            raise
+
+    translate = staticmethod(Oracle.translate)
+
+    def run(self, sql: str) -> Result | None:
+        return run_psycopg(self.conn, self.translate(sql))
+
+    def close(self):
+        try:
+            if self.conn is not None:
+                self.conn.close()
+                self.conn = None
+        finally:
+            try:
+                self.admin.execute(f"DROP DATABASE IF EXISTS {self.dbname} WITH (FORCE)")
+            finally:
+                self.admin.close()
+
+
 # --- values ---------------------------------------------------------------------------------
 
 def show(value) -> str:
@@ -319,14 +424,46 @@ def show(value) -> str:
 
 
 def pg_text(v) -> str:
-    """A DuckDB (Python) value as PostgreSQL would print it, for T columns."""
+    """An oracle's (Python) value as PostgreSQL would print it, for T columns."""
     if isinstance(v, bool):
         return "t" if v else "f"
-    if isinstance(v, dt.datetime):
-        return v.isoformat(sep=" ")
+    if isinstance(v, float):
+        return float_text(v)
+    if isinstance(v, (dt.datetime, dt.time)):
+        text = v.isoformat(sep=" ") if isinstance(v, dt.datetime) else v.isoformat()
+        # PostgreSQL drops trailing zeros of the fraction and prints the offset of a
+        # timestamptz as +HH (+HH:MM when it is not whole hours)
+        text = re.sub(r"(\.\d*?)0+(?=$|[+-])", r"\1", text)
+        return re.sub(r"([+-]\d\d):00$", r"\1", text) if v.tzinfo is not None else text
     if isinstance(v, dt.date):
         return v.isoformat()
     return str(v)
+
+
+def float_text(v: float) -> str:
+    """PostgreSQL's float8 output (extra_float_digits 1): the shortest digits that read back
+    as the same value, exponent form from 1e15 and below 1e-4, 'Infinity', 'NaN'. (For a
+    few integral values from 2**53 up, PostgreSQL prints more digits than the shortest.)"""
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    if v == 0:
+        return "-0" if math.copysign(1.0, v) < 0 else "0"
+    sign, digits, exp = Decimal(repr(v)).normalize().as_tuple()
+    ds = "".join(map(str, digits))
+    point = len(ds) + exp          # the position of the decimal point in ds
+    e10 = point - 1                # the exponent in scientific notation
+    if -4 <= e10 < 15:
+        if point <= 0:
+            body = "0." + "0" * -point + ds
+        elif point >= len(ds):
+            body = ds + "0" * (point - len(ds))
+        else:
+            body = ds[:point] + "." + ds[point:]
+    else:
+        body = ds[0] + ("." + ds[1:] if len(ds) > 1 else "") + f"e{e10:+03d}"
+    return ("-" if sign else "") + body
 
 
 def _datetime(s: str, letter: str) -> dt.datetime:
@@ -360,7 +497,8 @@ def from_text(letter: str, s: str | None):
 
 
 def from_oracle(letter: str, v):
-    """DuckDB's Python value -> a comparable Python value."""
+    """An oracle's (DuckDB's, PostgreSQL's through psycopg) Python value -> a comparable
+    Python value."""
     if v is None:
         return None
     if letter == "I":
@@ -378,6 +516,8 @@ def from_oracle(letter: str, v):
     if letter == "B":
         return bool(v)
     if isinstance(v, dt.datetime):
+        if v.tzinfo is not None:
+            v = v.astimezone(dt.timezone.utc)
         return v.replace(tzinfo=None)
     if isinstance(v, dt.date):
         return dt.datetime.combine(v, dt.time())
@@ -447,13 +587,23 @@ def _table(rows, limit=12) -> str:
 
 
 class Runner:
+    """Runs a parsed file on raympp and on the oracles it is given: `oracle` is DuckDB's,
+    `postgres` PostgreSQL's (a PgOracle); either may be None (no comparison with it)."""
+
     def __init__(self, raympp: Raympp, oracle: Oracle | None, test_dir: str,
-                 n_segments: int | None = None, complete: bool = False):
+                 n_segments: int | None = None, complete: bool = False,
+                 postgres: PgOracle | None = None):
         self.raympp = raympp
         self.oracle = oracle
+        self.postgres = postgres
         self.test_dir = test_dir
         self.n_segments = n_segments
         self.complete = complete
+
+    @property
+    def oracles(self) -> dict:
+        found = {"duckdb": self.oracle, "postgres": self.postgres}
+        return {name: o for name, o in found.items() if o is not None}
 
     def sub(self, sql: str) -> str:
         return sql.replace("__TEST_DIR__", self.test_dir)
@@ -497,12 +647,20 @@ class Runner:
                     problems.append(f"expected SQLSTATE {st.sqlstate}, got {e}")
                 elif st.pattern and not re.search(st.pattern, e.message, re.IGNORECASE):
                     problems.append(f"error message does not match /{st.pattern}/: {e}")
-        if not st.expect_error and "duckdb" not in st.skip and self.oracle is not None:
+        for name, oracle in self.oracles.items():
+            if name in st.skip or (st.expect_error and name != "postgres"):
+                continue
+            label = ORACLE_NAMES[name]
             try:
-                self.oracle.run(sql)
+                oracle.run(sql)
+                if st.expect_error:
+                    problems.append(f"oracle ({label}) accepted the statement raympp is "
+                                    f"expected to refuse\n  {label} SQL: "
+                                    f"{oracle.translate(sql)}")
             except EngineError as e:
-                problems.append(f"oracle (DuckDB) could not run the mirrored statement: "
-                                f"{e.message}\n  DuckDB SQL: {self.oracle.translate(sql)}")
+                if not st.expect_error:
+                    problems.append(f"oracle ({label}) could not run the mirrored statement: "
+                                    f"{e}\n  {label} SQL: {oracle.translate(sql)}")
         return "\n  ".join(problems) or None
 
     def run_query(self, q: Query, index: int, out: FileOutcome) -> str | None:
@@ -544,41 +702,53 @@ class Runner:
         return "; ".join(diff) + f"\n  raympp returned:\n      {shown or '(no rows)'}"
 
     def compare_oracle(self, q: Query, sql: str, got: Result) -> str | None:
-        if self.oracle is None:
-            return None
-        try:
-            want = self.oracle.run(sql)
-        except EngineError as e:
-            return f"oracle (DuckDB) failed: {e.message}"
-        if want is None or len(want.columns) != len(q.types):
-            return f"oracle (DuckDB) returned columns {want and want.columns}, not '{q.types}'"
         try:
             mine = [tuple(from_text(t, v) for t, v in zip(q.types, r)) for r in got.rows]
         except (ValueError, KeyError) as e:
             return f"raympp returned a value that is not of the declared type: {e!r}"
+        if q.rowsort:
+            mine.sort(key=lambda r: sort_key(q.types, r))
+        problems = []
+        for name, oracle in self.oracles.items():
+            if name in q.oracles and name not in q.skip:
+                problem = self.compare_with(ORACLE_NAMES[name], oracle, q, sql, got, mine)
+                if problem:
+                    problems.append(problem)
+        return "\n  ".join(problems) or None
+
+    @staticmethod
+    def compare_with(label: str, oracle, q: Query, sql: str, got: Result, mine: list
+                     ) -> str | None:
+        try:
+            want = oracle.run(sql)
+        except EngineError as e:
+            return f"oracle ({label}) failed: {e}"
+        if want is None or len(want.columns) != len(q.types):
+            return (f"oracle ({label}) returned columns {want and want.columns}, "
+                    f"not '{q.types}'")
         try:
             theirs = [tuple(from_oracle(t, v) for t, v in zip(q.types, r)) for r in want.rows]
         except ValueError as e:
-            return f"{e}"
+            return f"{label}: {e}"
         if q.rowsort:
-            mine.sort(key=lambda r: sort_key(q.types, r))
             theirs.sort(key=lambda r: sort_key(q.types, r))
         problem = None
         if len(mine) != len(theirs):
-            problem = f"raympp returned {len(mine)} rows, DuckDB {len(theirs)}"
+            problem = f"raympp returned {len(mine)} rows, {label} {len(theirs)}"
         for i, (a, b) in enumerate(zip(mine, theirs)):
             for c, letter in enumerate(q.types):
                 if not same(letter, a[c], b[c]):
                     problem = (f"row {i + 1} column {c + 1} ({got.columns[c]}): raympp "
-                               f"{a[c]!r}, DuckDB {b[c]!r}" + (f"; also {problem}"
-                                                               if problem else ""))
+                               f"{a[c]!r}, {label} {b[c]!r}" + (f"; also {problem}"
+                                                                if problem else ""))
                     break
             else:
                 continue
             break
         if problem is None:
             return None
-        return (f"{problem}\n  raympp:\n      {_table(mine)}\n  DuckDB:\n      {_table(theirs)}")
+        return (f"{problem}\n  raympp:\n      {_table(mine)}\n  {label}:\n      "
+                f"{_table(theirs)}")
 
 
 def rewrite(slt: SltFile, completions: dict[int, list[str]]) -> None:
@@ -591,13 +761,27 @@ def rewrite(slt: SltFile, completions: dict[int, list[str]]) -> None:
 
 
 def run_path(path: Path, raympp: Raympp, n_segments: int | None, test_dir: str,
-             complete: bool = False) -> FileOutcome:
+             complete: bool = False, postgres=None) -> FileOutcome:
+    """Run one file. `postgres` (a PgServer, or anything with `connect(dbname)`) is
+    required by files mirrored into PostgreSQL; each run gets a database of its own."""
     slt = parse_file(path)
-    oracle = Oracle()
+    if "postgres" in slt.oracles and postgres is None:
+        raise ValueError(f"{path} is mirrored into PostgreSQL ('# oracle:' header): "
+                         f"give it a PostgreSQL server")
+    oracle = Oracle() if "duckdb" in slt.oracles else None
+    pg = None
     try:
-        outcome = Runner(raympp, oracle, test_dir, n_segments, complete).run_file(slt)
+        if "postgres" in slt.oracles:
+            pg = PgOracle(postgres)
+        outcome = Runner(raympp, oracle, test_dir, n_segments, complete,
+                         postgres=pg).run_file(slt)
     finally:
-        oracle.close()
+        try:
+            if pg is not None:
+                pg.close()
+        finally:
+            if oracle is not None:
+                oracle.close()
     if complete and outcome.completions:
         rewrite(slt, outcome.completions)
     return outcome
@@ -613,17 +797,30 @@ def main(argv=None) -> int:
                         "that excludes it are skipped)")
     p.add_argument("--complete", action="store_true",
                    help="rewrite expected blocks of literal queries with actual output")
+    p.add_argument("--pg-host", default="127.0.0.1",
+                   help="the PostgreSQL server for files with '# oracle: postgres'")
+    p.add_argument("--pg-port", type=int, default=None,
+                   help="its port (without it, files mirrored into PostgreSQL are skipped); "
+                        "each file gets a database of its own, created and dropped")
+    p.add_argument("--pg-user", default="postgres",
+                   help="a PostgreSQL role that may create databases")
     args = p.parse_args(argv)
+    postgres = (PgServer(args.pg_host, args.pg_port, args.pg_user)
+                if args.pg_port is not None else None)
     failed = 0
     for f in args.files:
         slt = parse_file(f)
         if args.segments and slt.segments and args.segments not in slt.segments:
             print(f"skip {f} (segments {sorted(slt.segments)})")
             continue
+        if "postgres" in slt.oracles and postgres is None:
+            print(f"skip {f} (its oracle is PostgreSQL: give --pg-port)")
+            continue
         raympp = Raympp.connect(args.host, args.port)
         try:
             with tempfile.TemporaryDirectory() as d:
-                outcome = run_path(Path(f), raympp, args.segments, d, args.complete)
+                outcome = run_path(Path(f), raympp, args.segments, d, args.complete,
+                                   postgres)
         finally:
             raympp.close()
         print(outcome.report() if outcome.failures else

@@ -1,5 +1,6 @@
 """The SLT runner itself, without raympp: parsing, value comparison, and every .slt file's
-oracle part run with DuckDB standing in for raympp (a fast check that the files are sound).
+oracle part run with its oracle standing in for raympp (a fast check that the files are
+sound; files mirrored into PostgreSQL start the session's private PostgreSQL for that).
 """
 
 from __future__ import annotations
@@ -74,11 +75,93 @@ def test_parse_records():
     "query I\nSELECT 1\n",                    # literal query without ----
     "query I oracle\nSELECT 1\n----\n1\n",    # oracle query with a block
     "statement maybe\nSELECT 1\n",
-    "onlyif postgres\nstatement ok\nSELECT 1\n",
+    "onlyif postgres\nstatement ok\nSELECT 1\n",              # not mirrored into PostgreSQL
+    "skipif postgres\nstatement ok\nSELECT 1\n",
+    "query I oracle postgres\nSELECT 1\n",                    # likewise
+    "# oracle: postgres\nquery I oracle duckdb\nSELECT 1\n",  # not mirrored into DuckDB
+    "# oracle: postgres\nonlyif duckdb\nstatement ok\nSELECT 1\n",
+    "# oracle: postgres\nquery I postgres\nSELECT 1\n",      # an oracle name needs 'oracle'
+    "# oracle: postgres\nquery I oracle mysql\nSELECT 1\n",
+    "# oracle: mysql\nstatement ok\nSELECT 1\n",
+    "# oracle:\nstatement ok\nSELECT 1\n",
+    "onlyif pg\nstatement ok\nSELECT 1\n",
 ])
 def test_parse_errors(text):
     with pytest.raises(runner.ParseError):
         runner.parse(text)
+
+
+def test_parse_postgres_oracle():
+    slt = runner.parse(
+        "# oracle: postgres\n"
+        "statement ok\n"
+        "CREATE TABLE t (k int8) DISTRIBUTED RANDOMLY\n"
+        "\n"
+        "onlyif postgres\n"
+        "statement ok\n"
+        "SET enable_hashjoin = off\n"
+        "\n"
+        "skipif postgres\n"
+        "statement ok\n"
+        "ANALYZE t\n"
+        "\n"
+        "statement error 42P01\n"
+        "SELECT * FROM nope\n"
+        "\n"
+        "query IT oracle rowsort\n"
+        "SELECT 1, 'a'\n"
+        "\n"
+        "query I oracle postgres\n"
+        "SELECT 2\n"
+        "\n"
+        "skipif postgres\n"
+        "query I\n"
+        "SELECT 3\n"
+        "----\n"
+        "3\n")
+    assert slt.oracles == frozenset({"postgres"})
+    create, only, skip, err, orc, named, lit = slt.records
+    assert create.skip == frozenset() and only.skip == frozenset({"raympp", "duckdb"})
+    assert skip.skip == frozenset({"postgres"})
+    assert err.expect_error and err.sqlstate == "42P01"
+    assert orc.oracle and orc.rowsort and orc.oracles == frozenset({"postgres"})
+    assert named.oracle and named.oracles == frozenset({"postgres"})
+    assert not lit.oracle and lit.skip == frozenset({"postgres"}) and lit.expected == ("3",)
+    assert runner.Oracle.translate(create.sql) == "CREATE TABLE t (k int8)"
+
+    both = runner.parse("# oracle: duckdb, postgres\n"
+                        "query I oracle\nSELECT 1\n\n"
+                        "query I oracle duckdb\nSELECT 1\n\n"
+                        "query I oracle postgres duckdb rowsort\nSELECT 1\n")
+    assert both.oracles == frozenset({"duckdb", "postgres"})
+    assert [q.oracles for q in both.records] == [
+        frozenset({"duckdb", "postgres"}), frozenset({"duckdb"}),
+        frozenset({"duckdb", "postgres"})]
+    default = runner.parse("query I oracle\nSELECT 1\n")
+    assert default.oracles == frozenset({"duckdb"})
+    assert default.records[0].oracles == frozenset({"duckdb"})
+
+
+def test_postgres_oracle_runs_statement_errors(tmp_path):
+    """In a file mirrored into PostgreSQL, `statement error` must fail there too (DuckDB
+    stands in for PostgreSQL here; the real server is exercised by pg_oracle_smoke.slt)."""
+    path = tmp_path / "pg.slt"
+    path.write_text(
+        "# oracle: postgres\n"
+        "statement ok\nCREATE TABLE t (k int8) DISTRIBUTED BY (k)\n\n"
+        "statement ok\nINSERT INTO t VALUES (1), (2)\n\n"
+        "onlyif postgres\nstatement ok\nINSERT INTO t VALUES (3)\n\n"
+        "query I oracle rowsort\nSELECT k FROM t\n\n"
+        "statement error\nSELECT * FROM nope\n\n"
+        "skipif raympp\nstatement error\nSELECT 1\n\n"
+        "skipif postgres\nstatement ok\nINSERT INTO t VALUES (4)\n\n"
+        "query I oracle postgres\nSELECT count(*) FROM t\n")
+    outcome = runner.Runner(DuckAsRaympp(), None, str(tmp_path),
+                            postgres=runner.Oracle()).run_file(runner.parse_file(path))
+    assert outcome.records_run == 8
+    assert [f.line for f in outcome.failures] == [12, 19]
+    assert "raympp returned 2 rows, PostgreSQL 3" in outcome.failures[0].message
+    assert "oracle (PostgreSQL) accepted the statement" in outcome.failures[1].message
 
 
 def test_value_conversions():
@@ -97,6 +180,21 @@ def test_value_conversions():
     assert runner.show(None) == "NULL" and runner.show("") == "(empty)"
     assert runner.normalize_line("a \t b  ", 2) == "a b"
     assert runner.normalize_line("  Scan: t  ", 1) == "  Scan: t"
+    # PostgreSQL values through psycopg
+    utc = dt.timezone.utc
+    assert (runner.from_text("P", "2024-03-01 10:00:00+00")
+            == runner.from_oracle("P", dt.datetime(2024, 3, 1, 15, 30,
+                                                   tzinfo=dt.timezone(dt.timedelta(hours=5,
+                                                                                   minutes=30)))))
+    assert runner.pg_text(dt.datetime(2024, 3, 1, 10, 0, 0, 500000, tzinfo=utc)) == (
+        "2024-03-01 10:00:00.5+00")
+    assert runner.pg_text(dt.datetime(2024, 3, 1, 10)) == "2024-03-01 10:00:00"
+    assert runner.pg_text(dt.time(10, 0, 0, 250000)) == "10:00:00.25"
+    assert runner.pg_text(Decimal("1.50")) == "1.50" and runner.pg_text(True) == "t"
+    assert [runner.float_text(v) for v in (1.0, -1.5, 0.1, 1e15, 123456789012345.0, 1e-4,
+                                           1.5e-5, 0.0, -0.0, math.inf, math.nan)] == [
+        "1", "-1.5", "0.1", "1e+15", "123456789012345", "0.0001", "1.5e-05", "0", "-0",
+        "Infinity", "NaN"]
 
 
 def test_runner_reports_mismatches(tmp_path):
@@ -115,14 +213,50 @@ def test_runner_reports_mismatches(tmp_path):
 
 
 @pytest.mark.parametrize("path", sorted(SLT_DIR.glob("*.slt")), ids=lambda p: p.stem)
-def test_slt_file_is_sound(path, tmp_path):
-    """Every statement and oracle query of the file runs on DuckDB (literal results and
-    expected errors are raympp's business and are left out)."""
-    slt = runner.parse_file(path)
-    kept = tuple(r for r in slt.records
-                 if "duckdb" not in r.skip and not getattr(r, "expect_error", False)
-                 and (isinstance(r, runner.Statement) or r.oracle))
-    slt = dataclasses.replace(slt, records=kept)
-    outcome = runner.Runner(DuckAsRaympp(), runner.Oracle(), str(tmp_path)).run_file(slt)
-    if outcome.failures:
-        pytest.fail(outcome.report(), pytrace=False)
+def test_slt_file_is_sound(path, tmp_path, request):
+    """Every statement and oracle query of the file runs on each of its oracles (literal
+    results and expected errors are raympp's business and are left out). DuckDB stands in
+    for raympp against DuckDB; a PostgreSQL database (read as text, like raympp) stands in
+    for raympp against another PostgreSQL database."""
+    full = runner.parse_file(path)
+    for name in sorted(full.oracles):
+        kept = tuple(r for r in full.records
+                     if name not in r.skip and not getattr(r, "expect_error", False)
+                     and (isinstance(r, runner.Statement) or name in r.oracles))
+        if name == "duckdb":
+            slt = dataclasses.replace(full, records=kept)
+            outcome = runner.Runner(DuckAsRaympp(), runner.Oracle(),
+                                    str(tmp_path)).run_file(slt)
+        else:
+            # The stand-in runs what PostgreSQL runs; compared with PostgreSQL only.
+            kept = tuple(dataclasses.replace(r, skip=frozenset()) for r in kept)
+            slt = dataclasses.replace(full, records=kept)
+            stand_in, oracle = PgAsRaympp(request.getfixturevalue("pg_oracle")), None
+            try:
+                oracle = runner.PgOracle(stand_in.server)
+                outcome = runner.Runner(stand_in, None, str(tmp_path),
+                                        postgres=oracle).run_file(slt)
+            finally:
+                stand_in.close()
+                if oracle is not None:
+                    oracle.close()
+        if outcome.failures:
+            pytest.fail(f"[{name}] " + outcome.report(), pytrace=False)
+
+
+class PgAsRaympp(runner.Raympp):
+    """A database of its own on the PostgreSQL oracle, read as text like raympp."""
+
+    def __init__(self, server):
+        self.server = server
+        self.db = runner.PgOracle(server)   # creates (and at close drops) the database
+        super().__init__(server.connect(self.db.dbname))
+
+    def run(self, sql):
+        return super().run(runner.PgOracle.translate(sql))
+
+    def close(self):
+        try:
+            super().close()
+        finally:
+            self.db.close()

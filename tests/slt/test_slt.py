@@ -4,6 +4,9 @@ Each (file, segment count) is one test. The three servers are started once per s
 (tests/conftest.py) and shared; a file starts from a clean slate because the runner drops
 the tables it creates before and after running it, and its DuckDB oracle is fresh.
 A `# segments: N` header limits a file to those counts (EXPLAIN output is pinned at 2).
+A file with the header `# oracle: postgres` is compared with PostgreSQL: the session's
+private server (fixture `pg_oracle`), started only when such a file runs; each run gets a
+fresh database on it.
 """
 
 from __future__ import annotations
@@ -25,16 +28,19 @@ def _cases():
         marks = [pytest.mark.heavy] if slt.heavy else []
         for n in SEGMENT_COUNTS:
             if slt.segments is None or n in slt.segments:
-                yield pytest.param(path, n, id=f"{path.stem}-{n}seg", marks=marks)
+                yield pytest.param(path, n, "postgres" in slt.oracles,
+                                   id=f"{path.stem}-{n}seg", marks=marks)
 
 
-@pytest.mark.parametrize(("path", "n_segments"), list(_cases()))
-def test_slt(path, n_segments, raympp_cluster, tmp_path):
+@pytest.mark.parametrize(("path", "n_segments", "needs_postgres"), list(_cases()))
+def test_slt(path, n_segments, needs_postgres, raympp_cluster, tmp_path, request):
+    postgres = request.getfixturevalue("pg_oracle") if needs_postgres else None
     server = raympp_cluster(n_segments)
     conn = runner.Raympp(server.connect(autocommit=True))
     try:
         outcome = runner.run_path(path, conn, n_segments, str(tmp_path),
-                                  complete=os.environ.get("RAYMPP_SLT_COMPLETE") == "1")
+                                  complete=os.environ.get("RAYMPP_SLT_COMPLETE") == "1",
+                                  postgres=postgres)
     finally:
         conn.close()
     if outcome.failures:

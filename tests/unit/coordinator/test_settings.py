@@ -12,8 +12,9 @@ from planner import errors, statements
 
 
 class Txn:
-    def __init__(self, explicit=True):
+    def __init__(self, explicit=True, queried=False):
         self.explicit = explicit
+        self.queried = queried  # whether a statement has run in the block
 
 
 @pytest.fixture
@@ -355,17 +356,22 @@ def test_search_path(s):
     assert s.show("search_path") == '"$user", public, pg_catalog'
     run_set(s, "SET SCHEMA 'public'")
     assert s.show("search_path") == "public"
-    for sql in ("SET search_path = foo", "SET search_path = ''", "SET search_path = 'public, foo'",
-                'SET search_path = "Public"'):
-        e = error(run_set, s, sql)
-        assert e.sqlstate == "0A000", sql
-    assert s.show("search_path") == "public"
+    # Any schema names, as in PostgreSQL (what does not exist is skipped when resolving).
+    for sql, shown in (("SET search_path = foo", "foo"), ("SET search_path = ''", '""'),
+                       ("SET search_path = 'public, foo'", '"public, foo"'),
+                       ('SET search_path = "Public"', '"Public"'),
+                       ('SET search_path = "A", b', '"A", b'),
+                       ("SET search_path TO 'a,b'", '"a,b"')):
+        run_set(s, sql)
+        assert s.show("search_path") == shown, sql
+        assert st.split_identifiers(s.show("search_path")) is not None
+    e = error(s.set, "search_path", 'a, "b')
+    assert (e.sqlstate, e.detail) == ("22023", "List syntax is invalid.")
 
 
 @pytest.mark.parametrize("name, ok, refused", [
     ("default_transaction_isolation", ["read committed", "READ UNCOMMITTED"],
      ["serializable", "repeatable read"]),
-    ("default_transaction_read_only", ["off"], ["on"]),
     ("standard_conforming_strings", ["on"], ["off"]),
     ("IntervalStyle", ["postgres"], ["iso_8601", "sql_standard", "postgres_verbose"]),
     ("bytea_output", ["hex"], ["escape"]),
@@ -431,7 +437,6 @@ def test_set_transaction(s):
     assert s.show("transaction_isolation") == "read committed"
     for sql in ("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
                 "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
-                "SET TRANSACTION READ ONLY",
                 "SET transaction_isolation = 'serializable'",
                 "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL SERIALIZABLE"):
         assert error(run_set, s, sql, block).sqlstate == "0A000", sql
@@ -439,6 +444,38 @@ def test_set_transaction(s):
     run_set(s, "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ UNCOMMITTED")
     assert s.show("default_transaction_isolation") == "read uncommitted"
     assert s.show("transaction_isolation") == "read uncommitted"
+
+
+def test_read_only_transactions(s):
+    """BEGIN READ ONLY, SET TRANSACTION READ ONLY, default_transaction_read_only: the block
+    keeps the default of its start; read-write only before its first statement (25001)."""
+    assert s.show("transaction_read_only") == "off"
+    run_set(s, "SET default_transaction_read_only = on")
+    assert s.show("transaction_read_only") == "on"  # outside a block: the default
+    block = Txn()
+    s.start_transaction(lambda: block)
+    run_set(s, "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE", block)
+    assert s.show("default_transaction_read_only") == "off"
+    assert s.show("transaction_read_only") == "on"  # the block started read-only
+    run_set(s, "SET TRANSACTION READ WRITE", block)  # before any statement: allowed
+    assert s.show("transaction_read_only") == "off"
+    block.queried = True
+    run_set(s, "SET TRANSACTION READ ONLY", block)  # read-only: any time
+    e = error(run_set, s, "SET TRANSACTION READ WRITE", block)
+    assert (e.sqlstate, e.message) == ("25001", "transaction read-write mode must be set "
+                                                "before any query")
+    e = error(run_set, s, "SET transaction_read_only = off", block)
+    assert e.sqlstate == "25001"
+    assert s.show("transaction_read_only") == "on"
+    s._transaction = lambda: None  # the block ended
+    assert s.show("transaction_read_only") == "off"
+    later = Txn()
+    s.start_transaction(lambda: later)
+    run_set(s, "SET TRANSACTION READ ONLY", later)
+    assert s.show("transaction_read_only") == "on"
+    run_set(s, "SET TRANSACTION READ ONLY", None)  # outside a block: no effect
+    s._transaction = lambda: None
+    assert s.show("transaction_read_only") == "off"
 
 
 # --- the statement forms ----------------------------------------------------------------------

@@ -211,7 +211,8 @@ def test_date_trunc(times, field, want):
     got = py_values(bc(Func.DATE_TRUNC, [L(field), TS]), times)
     assert got[0] == want and got[2] is None
     assert py_values(bc(Func.DATE_TRUNC, [L("day"), TS]), times)[4] == dt.datetime(1969, 12, 31)
-    assert py_values(bc(Func.DATE_TRUNC, [L("week"), D]), times)[1] == dt.datetime(1998, 11, 30)
+    # date_trunc(date) is timestamptz, as in PostgreSQL (the date is cast first)
+    assert py_values(bc(Func.DATE_TRUNC, [L("week"), D]), times)[1] == dt.datetime(1998, 11, 30, tzinfo=dt.timezone.utc)
 
 
 def test_timestamp_out_of_range():

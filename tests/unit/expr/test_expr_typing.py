@@ -176,7 +176,7 @@ def test_extract_and_date_trunc_types():
     assert typ(Func.EXTRACT, L("epoch"), D) == T.numeric(15, 0)
     assert typ(Func.EXTRACT, L("epoch"), IV) == T.numeric(None, 6)
     assert typ(Func.DATE_PART, L("hour"), D) == T.FLOAT8
-    assert typ(Func.DATE_TRUNC, L("month"), D) == T.TIMESTAMP
+    assert typ(Func.DATE_TRUNC, L("month"), D) == T.TIMESTAMPTZ  # as PostgreSQL: no date variant
     assert typ(Func.DATE_TRUNC, L("day"), TZ) == T.TIMESTAMPTZ
     assert F.bind_call(Func.EXTRACT, [L("Mon"), D]).args[0] == Literal("month", T.TEXT)
     err = raises_sqlstate("0A000", F.bind_call, Func.EXTRACT, [L("hour"), D])
