@@ -17,6 +17,11 @@ transaction cut short by a crash, a removal that failed): coordinator/transactio
 
 `SessionCatalog` is what one statement of a session sees: the committed tables, then its
 transaction's own changes, with names resolved through search_path.
+
+`roles` are PostgreSQL's pg_authid: `Role` records with SCRAM-SHA-256 secrets (never a
+plain password). The bootstrap superuser (oid 10, created as `raympp`) always exists.
+Role changes are not transactional: `change_roles` applies one statement's changes at
+once, in one SQLite transaction (coordinator/roles.py).
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ import json
 import os
 import sqlite3
 import threading
+from dataclasses import dataclass
+from typing import Callable
 
 from planner import errors, types
 from planner import schema as sch
@@ -37,7 +44,62 @@ CREATE TABLE IF NOT EXISTS tables (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT 
 CREATE TABLE IF NOT EXISTS commits (txn INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS storage (table_id INTEGER PRIMARY KEY, txn INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS roles (oid INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL,
+                                  superuser INTEGER NOT NULL, login INTEGER NOT NULL,
+                                  createrole INTEGER NOT NULL, inherit INTEGER NOT NULL,
+                                  password TEXT);
 """
+
+BOOTSTRAP_ROLE_OID = 10         # PostgreSQL's BOOTSTRAP_SUPERUSERID
+BOOTSTRAP_ROLE_NAME = "raympp"  # its name when the data directory is created
+FIRST_ROLE_OID = 16384          # PostgreSQL's FirstNormalObjectId
+
+
+@dataclass(frozen=True)
+class Role:
+    """A role (pg_authid). `password` is a SCRAM-SHA-256 secret or None, never a plain
+    password. The attributes raympp does not implement are properties with the values
+    they always have (what pg_roles shows): the bootstrap superuser has them all, as
+    initdb gives them to it; other roles have none, no connection limit and no expiry."""
+
+    oid: int
+    name: str
+    superuser: bool = False
+    login: bool = False
+    createrole: bool = False
+    inherit: bool = True
+    password: str | None = None
+
+    @property
+    def createdb(self) -> bool:
+        return self.oid == BOOTSTRAP_ROLE_OID
+
+    @property
+    def replication(self) -> bool:
+        return self.oid == BOOTSTRAP_ROLE_OID
+
+    @property
+    def bypassrls(self) -> bool:
+        return self.oid == BOOTSTRAP_ROLE_OID
+
+    @property
+    def connection_limit(self) -> int:
+        return -1
+
+    @property
+    def valid_until(self) -> None:
+        return None
+
+
+def _role_row(r: Role) -> tuple:
+    return (r.oid, r.name, int(r.superuser), int(r.login), int(r.createrole), int(r.inherit),
+            r.password)
+
+
+def _role_from_row(row) -> Role:
+    oid, name, superuser, login, createrole, inherit, password = row
+    return Role(oid, name, bool(superuser), bool(login), bool(createrole), bool(inherit),
+                password)
 
 
 class Catalog:
@@ -52,7 +114,11 @@ class Catalog:
         self._lock = threading.RLock()
         with self._lock:
             self._db.executescript(_SCHEMA)
+            # The bootstrap superuser, as initdb creates it (no password until one is set).
+            self._db.execute("INSERT OR IGNORE INTO roles VALUES (?, ?, 1, 1, 1, 1, NULL)",
+                             (BOOTSTRAP_ROLE_OID, BOOTSTRAP_ROLE_NAME))
         self._cache: dict[str, TableDef] = {}
+        self._roles: dict[str, Role] = {}
         self._load()
 
     def _load(self):
@@ -62,6 +128,9 @@ class Catalog:
         for (text,) in rows:
             t = table_from_json(json.loads(text))
             self._cache[t.name] = t
+        with self._lock:
+            self._roles = {r.name: r for r in map(_role_from_row, self._db.execute(
+                "SELECT oid, name, superuser, login, createrole, inherit, password FROM roles"))}
 
     # --- meta ----------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
@@ -168,6 +237,58 @@ class Catalog:
             return [tuple(r) for r in self._db.execute(
                 "SELECT table_id, txn FROM storage ORDER BY table_id").fetchall()]
 
+    # --- roles ---------------------------------------------------------------------------
+    def roles(self) -> list[Role]:
+        """Every role, by oid (pg_authid / pg_roles)."""
+        with self._lock:
+            values = list(self._roles.values())
+        return sorted(values, key=lambda r: r.oid)
+
+    def get_role(self, name: str) -> Role | None:
+        return self._roles.get(name)
+
+    def bootstrap_role(self) -> Role:
+        """The bootstrap superuser (oid 10), whatever it is called now."""
+        with self._lock:
+            return next(r for r in self._roles.values() if r.oid == BOOTSTRAP_ROLE_OID)
+
+    def new_role_oid(self) -> int:
+        return FIRST_ROLE_OID - 1 + self.next_id("role_oid")
+
+    def change_roles(self, change: Callable[[dict[str, Role]], tuple[list[Role], list[Role]]]
+                     ) -> None:
+        """Apply one statement's role changes atomically: `change(roles)` gets the current
+        roles by name (a copy) and returns (roles to write, roles to delete); a role is
+        written by oid (so a new name renames it). Runs under the catalog's lock, so the
+        changes are made against the roles they were computed from; an error raised by
+        `change` writes nothing."""
+        with self._lock:
+            put, delete = change(dict(self._roles))
+            after = {r.oid: r for r in self._roles.values()}
+            for r in delete:
+                if r.oid == BOOTSTRAP_ROLE_OID:
+                    raise errors.InternalError("the bootstrap superuser cannot be dropped")
+                after.pop(r.oid, None)
+            after.update((r.oid, r) for r in put)
+            names = [r.name for r in after.values()]
+            if len(set(names)) != len(names):
+                dup = next(n for n in names if names.count(n) > 1)
+                raise errors.QueryError(f'role "{dup}" already exists', "42710")
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany("DELETE FROM roles WHERE oid = ?",
+                                     [(r.oid,) for r in delete])
+                # A rename swaps names between rows one at a time: clear the written rows'
+                # names first so that no intermediate state breaks UNIQUE (name).
+                self._db.executemany("DELETE FROM roles WHERE oid = ?", [(r.oid,) for r in put])
+                self._db.executemany("INSERT INTO roles VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                     [_role_row(r) for r in put])
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._roles = {r.name: r for r in after.values()}
+
     # --- commit log ----------------------------------------------------------------------
     def record_commit(self, txn: int):
         """The commit point of a distributed write: after this, segments roll it forward."""
@@ -188,8 +309,9 @@ class SessionCatalog:
     then the statement's transaction's own CREATEs and DROPs; names resolved as
     PostgreSQL 15 resolves them.
 
-    Only `public` holds tables, and `pg_catalog` exists (searched first, implicitly, when
-    search_path does not list it) but holds none of ours. An unqualified name is looked up
+    Only `public` holds tables; `pg_catalog` (searched first, implicitly, when search_path
+    does not list it) and `information_schema` hold the system catalog
+    (planner/system_tables.py), which the binder resolves before it asks this view. An unqualified name is looked up
     in the schemas of search_path that exist (`"$user"` is the schema named like the user,
     which does not exist unless the user is called public); it is created in the first
     schema search_path lists that exists. A database name in front must be the session's.
@@ -230,6 +352,8 @@ class SessionCatalog:
         """A table that must exist, as PostgreSQL's table_openrv finds it (TRUNCATE, COPY,
         ANALYZE): a schema that does not exist is 3F000, a table that does not 42P01."""
         self.check_database(rel)
+        from planner.system_tables import refuse_write
+        refuse_write(self, rel)  # TRUNCATE, ANALYZE, COPY of pg_class: 0A000
         self.check_schema(rel)
         table = self.lookup(rel)
         if table is None:

@@ -15,6 +15,7 @@ import logging
 import os
 import threading
 
+from coordinator import system_catalog
 from coordinator.catalog import Catalog
 from coordinator.cluster import Cluster
 from coordinator.transaction import NameLocks, collect_garbage
@@ -33,6 +34,8 @@ class Engine:
         self.ddl_lock = threading.RLock()
         # Table names locked by the transactions that create, drop or truncate them.
         self.locks = NameLocks()
+        # The connected sessions (pg_stat_activity).
+        self.sessions = system_catalog.Sessions()
         # Storage of tables the catalog does not own (a transaction cut short by a crash,
         # a drop whose removal did not finish): removed before any session starts.
         try:
@@ -59,7 +62,9 @@ class Engine:
     def open_session(self, user: str, database: str, options: dict[str, str]):
         from coordinator.session import Session
 
-        return Session(self, user, database, options)
+        session = Session(self, user, database, options)
+        self.sessions.add(session)
+        return session
 
     def shutdown(self) -> None:
         self._stopping.set()

@@ -46,19 +46,23 @@ def cancel_event(cancel: CancelToken):
     return cancel.event
 
 
-def run(session, root, txn, cancel: CancelToken, analyze: bool = False) -> QueryRun:
+def run(session, root, txn, cancel: CancelToken, analyze: bool = False,
+        event=None) -> QueryRun:
     """A run of `root` in `txn`: it reads the transaction's own writes, so it is meant for
-    the segment processes that hold them (once it has written)."""
-    return QueryRun(session.engine.cluster, root, txn.id if txn else None, cancel_event(cancel),
+    the segment processes that hold them (once it has written). With `event` (a cursor's:
+    sql_commands.CursorCancel) the run stops when that is set, and has no deadline of its
+    own: the run outlives the statement that started it."""
+    return QueryRun(session.engine.cluster, root, txn.id if txn else None,
+                    cancel_event(cancel) if event is None else event,
                     analyze, incarnations=txn.incarnations if txn else None,
-                    deadline=session.deadline, work_mem=session.work_mem(),
-                    segment_wait=session.segment_wait())
+                    deadline=session.deadline if event is None else None,
+                    work_mem=session.work_mem(), segment_wait=session.segment_wait())
 
 
-def select(session, tree, txn, cancel: CancelToken) -> QueryResult:
+def select(session, tree, txn, cancel: CancelToken, cancel_event=None) -> QueryResult:
     root, names = plan(session, tree)
     columns = columns_of(root, names)
-    qrun = run(session, root, txn, cancel)
+    qrun = run(session, root, txn, cancel, event=cancel_event)
     count = [0]
 
     def batches():

@@ -1,8 +1,11 @@
 """One client connection's engine session: prepare and execute statements.
 
 Statement kinds are routed to small handlers: queries and EXPLAIN (coordinator/query.py),
-writes and COPY (coordinator/load.py), DDL (coordinator/ddl.py), and the session commands
-drivers send (BEGIN/COMMIT/ROLLBACK, SET/SHOW/RESET, DEALLOCATE, DISCARD, CLOSE) here.
+writes and COPY (coordinator/load.py), DDL (coordinator/ddl.py), savepoints, cursors,
+LISTEN/NOTIFY and SQL PREPARE/EXECUTE/DEALLOCATE (coordinator/sql_commands.py), and the
+session commands drivers send (BEGIN/COMMIT/ROLLBACK, SET/SHOW/RESET, DISCARD) here.
+Parameter types are inferred at prepare from the placeholders' contexts
+(coordinator/param_types.py), for ParameterDescription.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import time
 
 from sqlglot import exp
 
-from coordinator import ddl, load, query
+from coordinator import ddl, load, param_types, query, roles, sql_commands, system_catalog
 from coordinator.catalog import SessionCatalog
 from coordinator.pgwire.boundary import (CancelToken, PreparedStatement, QueryResult,
                                          ResultColumn, ResultKind, TransactionStatus)
@@ -25,6 +28,8 @@ from planner.statements import Kind
 
 _pids = itertools.count(1)
 _BEGIN_WORDS = re.compile(r"(?is)^\s*(BEGIN(\s+(WORK|TRANSACTION)\b)?|START\s+TRANSACTION\b)")
+# What a failed block still runs (PostgreSQL's IsTransactionExitStmt).
+_EXITS = (Kind.COMMIT, Kind.ROLLBACK, Kind.ROLLBACK_TO)
 # PostgreSQL's command names in "cannot execute %s in a read-only transaction".
 _WRITE_COMMANDS = {Kind.CREATE_TABLE: "CREATE TABLE", Kind.CREATE_TABLE_AS: "CREATE TABLE AS",
                    Kind.DROP_TABLE: "DROP TABLE", Kind.TRUNCATE: "TRUNCATE TABLE"}
@@ -32,6 +37,8 @@ _WRITE_COMMANDS = {Kind.CREATE_TABLE: "CREATE TABLE", Kind.CREATE_TABLE_AS: "CRE
 
 def _param_count(st: statements.Statement) -> int:
     """The highest $n placeholder in a statement (clients may declare fewer types)."""
+    if st.kind is Kind.PREPARE:
+        return 0  # its placeholders are the prepared statement's
     tree = st.inner.tree if st.inner is not None else st.tree
     if tree is None:
         return 0
@@ -60,8 +67,26 @@ class Session:
         self.cancel = CancelToken()
         self.deadline: float | None = None
         self._timer: threading.Timer | None = None
+        self.commands = sql_commands.SessionCommands(self)
+        self.activity = system_catalog.Activity()  # pg_stat_activity's row
 
     # --- EngineSession protocol ----------------------------------------------------------
+    def attach(self, frontend) -> None:
+        """pgwire's Frontend: the backend pid the client knows (pg_backend_pid(), NOTIFY's
+        sender), notification delivery, the shared prepared-statement namespace."""
+        self.commands.frontend = frontend
+        self.pid = frontend.pid
+        self.activity.peer = getattr(frontend, "peer", None)  # pg_stat_activity
+
+    def cursor(self, name: str):
+        """(columns, binary) of the open cursor `name`, or None (Describe of a portal)."""
+        return self.commands.cursor_description(name)
+
+    def fail_transaction(self) -> None:
+        """An error pgwire raised (Bind, Describe) fails an open block, as any error."""
+        if self.txn is not None and self.txn.explicit:
+            self.txn.state = State.FAILED
+
     def parameter_status(self) -> dict[str, str]:
         return self.settings.reported()
 
@@ -71,7 +96,9 @@ class Session:
         return ms / 1000.0 if ms > 0 else None
 
     def transaction_status(self) -> TransactionStatus:
-        if self.txn is None:
+        if self.txn is None or not self.txn.explicit:
+            # An implicit transaction still open belongs to a suspended portal: it ends
+            # at Sync (pgwire closes the portal), so the client is told I, as PostgreSQL.
             return TransactionStatus.IDLE
         if self.txn.state is State.FAILED:
             return TransactionStatus.FAILED
@@ -94,8 +121,7 @@ class Session:
             st = statements.classify(text)
             if st.kind is Kind.EMPTY:
                 continue
-            if self.txn is not None and self.txn.state is State.FAILED and st.kind not in (
-                    Kind.COMMIT, Kind.ROLLBACK):
+            if self.txn is not None and self.txn.state is State.FAILED and st.kind not in _EXITS:
                 raise errors.InFailedTransaction("current transaction is aborted, commands "
                                                  "ignored until end of transaction block")
             ptypes = [types.from_oid(o) for o in param_oids]
@@ -103,17 +129,32 @@ class Session:
             columns = None
             # Only a lone statement (the extended protocol's case) is described ahead:
             # in a multi-statement string a later one may use a table an earlier creates.
-            if len(texts) == 1 and st.kind in (Kind.QUERY, Kind.EXPLAIN, Kind.SHOW):
-                columns = self._describe(st, ptypes)
+            if len(texts) == 1:
+                inferred = self.infer_param_types(st, ptypes)
+                try:
+                    columns = self.describe_statement(st, inferred)
+                except errors.QueryError:
+                    if inferred == ptypes:
+                        raise
+                    columns = self.describe_statement(st, ptypes)  # as without inference
+                else:
+                    ptypes = inferred
             out.append(PreparedStatement(text, ptypes, columns, handle=st))
         return out
 
     def execute(self, stmt: PreparedStatement, params: list, cancel: CancelToken) -> QueryResult:
         self._bind_session_info()
         self._start_statement(cancel)
+        self.activity.start(stmt.sql)
+        try:
+            return self._execute_statement(stmt, params, cancel)
+        finally:
+            self.activity.finish()
+
+    def _execute_statement(self, stmt: PreparedStatement, params: list,
+                           cancel: CancelToken) -> QueryResult:
         st: statements.Statement = stmt.handle
-        if self.txn is not None and self.txn.state is State.FAILED and st.kind not in (
-                Kind.COMMIT, Kind.ROLLBACK):
+        if self.txn is not None and self.txn.state is State.FAILED and st.kind not in _EXITS:
             raise errors.InFailedTransaction(
                 "current transaction is aborted, commands ignored until end of transaction block")
         try:
@@ -174,8 +215,11 @@ class Session:
         self._timer.start()
 
     def close(self) -> None:
+        if getattr(self.engine, "sessions", None) is not None:
+            self.engine.sessions.remove(self)
         if self._timer is not None:
             self._timer.cancel()
+        self.commands.close()
         if self.txn is not None:
             try:
                 self.txn.abort()
@@ -203,23 +247,26 @@ class Session:
                                     self.settings.show_rows(st.name))
         if k is Kind.RESET:
             return command("RESET", self.settings.reset(st.name))
-        if k is Kind.DEALLOCATE:
-            return command("DEALLOCATE ALL" if st.name == "all" else "DEALLOCATE")
+        done = self.commands.execute(st, stmt, params, cancel)
+        if done is not None:
+            return done
         if k is Kind.DISCARD:
             if self.txn is not None and self.txn.explicit:
                 raise errors.QueryError("DISCARD ALL cannot run inside a transaction block", "25001")
+            if st.name == "all":
+                self.commands.discard_all()
             return command("DISCARD ALL", self.settings.reset("all"))
-        if k is Kind.CLOSE:
-            return command("CLOSE CURSOR ALL" if st.name == "all" else "CLOSE CURSOR")
+        if k is Kind.ROLE:
+            return roles.execute(self, st.role)
         tree = st.tree
         if params and tree is not None:
-            tree = bind_expr.substitute_params(tree, params, stmt.param_types)
+            tree = bind_expr.substitute_params(tree, *self.substitution(stmt, params))
         if k is Kind.QUERY:
             return self._with_txn(lambda txn: query.select(self, tree, txn, cancel))
         if k is Kind.EXPLAIN:
             inner = st.inner.tree
             if params:
-                inner = bind_expr.substitute_params(inner, params, stmt.param_types)
+                inner = bind_expr.substitute_params(inner, *self.substitution(stmt, params))
             return self._with_txn(lambda txn: query.explain(self, inner, txn, cancel, st.analyze))
         if k in _WRITE_COMMANDS:
             # As PostgreSQL's utility commands: refused before any name is looked up.
@@ -282,6 +329,11 @@ class Session:
             try:
                 yield from stream
                 ok = True
+            except GeneratorExit:
+                # The client closed a portal it had not read to the end (asyncpg's
+                # fetchval: Execute with max_rows 1): not an error.
+                ok = True
+                raise
             finally:
                 self._end(txn, ok)
 
@@ -344,18 +396,77 @@ class Session:
         if txn is None:
             return command("COMMIT")
         if txn.state is State.FAILED:
-            txn.abort()
+            try:
+                txn.abort()
+            finally:
+                self.commands.after_rollback(txn)
+            if txn.rollback_to_refused:
+                raise errors.FeatureNotSupported(
+                    "COMMIT of a transaction block whose ROLLBACK TO SAVEPOINT was refused "
+                    "is not supported: the transaction has been rolled back",
+                    detail="Writes made after the savepoint could not be undone in part.")
             return command("ROLLBACK")
-        txn.commit()
+        try:
+            try:
+                self.commands.before_commit(txn)  # WITH HOLD cursors keep their rows
+            except BaseException:
+                txn.abort()
+                raise
+            txn.commit()  # aborts by itself when it fails before the commit point
+        except BaseException:
+            self.commands.after_rollback(txn)
+            raise
+        self.commands.after_commit(txn)
         return command("COMMIT")
 
     def _rollback(self) -> QueryResult:
         txn, self.txn = self.txn, None
         if txn is not None:
-            txn.abort()
+            try:
+                txn.abort()
+            finally:
+                self.commands.after_rollback(txn)
         return command("ROLLBACK")
 
     # --- helpers -------------------------------------------------------------------------
+    def param_count(self, st) -> int:
+        return _param_count(st)
+
+    def infer_param_types(self, st, ptypes: list) -> list:
+        """`ptypes` with the unknown ones inferred from their contexts (param_types.py)."""
+        if not any(t.kind is types.Kind.UNKNOWN for t in ptypes):
+            return ptypes
+        inner = st.kind in (Kind.EXPLAIN, Kind.DECLARE)
+        tree = st.inner.tree if inner and st.inner is not None else st.tree
+        if tree is None or st.kind not in (Kind.QUERY, Kind.INSERT, Kind.EXPLAIN, Kind.DECLARE):
+            return ptypes
+        return param_types.infer(self.catalog_view(self.txn), tree, ptypes,
+                                 insert_target=lambda this: load._target(self, this))
+
+    def describe_statement(self, st, ptypes) -> list[ResultColumn] | None:
+        """Result columns known before execution (Describe), None when none are."""
+        if st.kind in (Kind.QUERY, Kind.EXPLAIN, Kind.SHOW):
+            return self._describe(st, ptypes)
+        return self.commands.describe(st)
+
+    @staticmethod
+    def substitution(stmt: PreparedStatement, params: list) -> tuple[list, list]:
+        """The values and types substituted for the parameters: a char(n) parameter
+        (bpchar, with no length) stays an unknown literal, which takes its context's char
+        type, without its trailing spaces (insignificant in bpchar)."""
+        values, out = list(params), []
+        for i, t in enumerate(stmt.param_types):
+            if t.kind is types.Kind.CHAR and t.length is None:
+                if i < len(values) and isinstance(values[i], str):
+                    values[i] = values[i].rstrip(" ")
+                t = types.UNKNOWN
+            out.append(t)
+        return values, out
+
+    def run_statement(self, st, stmt: PreparedStatement, params: list, cancel) -> QueryResult:
+        """Run a statement inside the one executing now (EXECUTE)."""
+        return self._execute(st, stmt, params, cancel)
+
     def _describe(self, st, ptypes) -> list[ResultColumn] | None:
         if st.kind is Kind.SHOW:
             return [ResultColumn(c, types.TEXT) for c in self.settings.show_columns(st.name)]
@@ -366,4 +477,6 @@ class Session:
     def _bind_session_info(self):
         bind_expr.SESSION_INFO.set({"user": self.user, "database": self.database,
                                     "schema": self.catalog_view().current_schema,
-                                    "pg_backend_pid": self.pid})
+                                    "pg_backend_pid": self.pid,
+                                    # pg_catalog's rows and the catalog functions' data
+                                    "system": system_catalog.SystemCatalog(self)})

@@ -26,6 +26,12 @@ name until it ends (`NameLocks`), as PostgreSQL's DDL holds its AccessExclusiveL
 second transaction's DDL on that name waits (lock_timeout: 55P03; a cycle of waits: 40P01)
 and then sees the first one's outcome. Queries and writes do not take these locks: they
 see the committed catalog (and their own transaction's changes) and never wait.
+
+Savepoints (SAVEPOINT, RELEASE, ROLLBACK TO) are marks in a block: a transaction's
+writes are one delta per segment with no undo of part of it, so `writes` counts the
+statements that began writing (INSERT, COPY FROM, CREATE TABLE [AS], DROP TABLE,
+TRUNCATE), and rolling back to a savepoint is possible only while no write began after
+it (coordinator/sql_commands.py refuses it with 0A000 otherwise).
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ import enum
 import logging
 import threading
 import time
+
+from dataclasses import dataclass, field
 
 from coordinator import cluster as cl
 from coordinator.catalog import Catalog
@@ -48,6 +56,17 @@ COMMIT_WAIT_SECONDS = 120.0  # how long publishing waits for a segment to come b
 class State(enum.Enum):
     ACTIVE = "active"
     FAILED = "failed"  # an error happened inside an explicit block: only ROLLBACK helps
+
+
+@dataclass
+class Savepoint:
+    """A SAVEPOINT of a block: the writes begun before it, and what the session needs to
+    restore on ROLLBACK TO (its settings, cursors, pending notifications)."""
+
+    name: str
+    writes: int
+    session_state: object = None
+    cursors: set = field(default_factory=set)  # the session's cursors open at the savepoint
 
 
 class NameLocks:
@@ -169,6 +188,12 @@ class Transaction:
         self.dropped: dict[str, TableDef] = {}
         self.new_ids: set[int] = set()
         self.ended = False
+        # Statements that began writing, and the block's savepoints (innermost last).
+        self.writes = 0
+        self.savepoints: list[Savepoint] = []
+        # A ROLLBACK TO was refused and failed the block: its COMMIT then fails too (the
+        # client meant to keep the writes before that savepoint, which cannot be had).
+        self.rollback_to_refused = False
 
     # --- DDL -------------------------------------------------------------------------------
     def lock(self, name: str, timeout: float | None = None, cancel=None) -> None:
@@ -185,6 +210,7 @@ class Transaction:
 
     def drop_table(self, table: TableDef) -> None:
         """Hide `table` from this transaction; it is dropped for all at commit."""
+        self.writes += 1
         mine = self.created.get(table.name)
         if mine is not None and mine.id == table.id:
             del self.created[table.name]  # its storage goes at the end (new_ids)
@@ -206,6 +232,7 @@ class Transaction:
     def begin_write(self) -> None:
         """Called before the transaction's first write: every segment learns of it (so a
         prepare of it on a process that never saw it fails) and its incarnations are kept."""
+        self.writes += 1  # a write begins: a savepoint before it cannot be rolled back to
         if self.incarnations is not None:
             self.check()
             return
@@ -322,3 +349,11 @@ class Transaction:
                     log.warning("transaction %d: storage removal deferred: %s", self.id, e)
         finally:
             self.locks.release_all(self)
+
+    # --- savepoints --------------------------------------------------------------------------
+    def find_savepoint(self, name: str) -> int:
+        """The position of the innermost savepoint `name` (3B001 when there is none)."""
+        for i in range(len(self.savepoints) - 1, -1, -1):
+            if self.savepoints[i].name == name:
+                return i
+        raise errors.QueryError(f'savepoint "{name}" does not exist', "3B001")

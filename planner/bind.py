@@ -12,7 +12,8 @@ from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
-from planner import bind_join, bind_subquery, errors, functions, table_functions, types
+from planner import (bind_join, bind_subquery, catalog_functions, errors, functions,
+                     system_tables, table_functions, types)
 from planner import expr as ex
 from planner import plan as pl
 from planner.bind_expr import AGGREGATES, ExprBinder, find_aggregate
@@ -204,13 +205,22 @@ class QueryBinder:
             if name in self.ctes and not rel.db:
                 bq = self.ctes[name]
                 return bq.node, self._scope_of(bq, alias or name, col_aliases)
+            system = system_tables.find(self.catalog, relation_name(rel))
+            if system is not None:  # pg_catalog.*, information_schema.*: the coordinator's rows
+                node = system_tables.bind(system)
+                q = alias or name
+                names = col_aliases + [c.name for c in system.columns][len(col_aliases):]
+                return node, Scope([ScopeColumn(q, n, c.type,
+                                                schema=None if alias else system.schema)
+                                    for n, c in zip(names, system.columns)])
             # [[database.]schema.]name through the search path; 42P01 as PostgreSQL says it.
             table = resolve_relation(self.catalog, rel)
             cols = tuple(range(len(table.columns)))
             fields = tuple(pl.Field(c.name, c.type) for c in table.columns)
             q = alias or name
             names = col_aliases + [c.name for c in table.columns][len(col_aliases):]
-            scope = Scope([ScopeColumn(q, n, c.type) for n, c in zip(names, table.columns)])
+            scope = Scope([ScopeColumn(q, n, c.type, schema=None if alias else "public")
+                           for n, c in zip(names, table.columns)])
             return pl.Scan(table=table, columns=cols, fields=fields), scope
         if isinstance(rel, exp.Subquery):
             bq = QueryBinder(self.catalog, self.params, run_scalar=self.run_scalar)
@@ -389,6 +399,7 @@ class QueryBinder:
         if order is not None:
             for o in order.expressions:
                 t = o.this
+                _constant_position(t, "ORDER BY")
                 if isinstance(t, exp.Literal) and not t.is_string and not (
                         1 <= int(t.this) <= len(names)):
                     raise errors.QueryError(f"ORDER BY position {t.this} is not in select list",
@@ -463,7 +474,7 @@ class QueryBinder:
         names = [_output_name(e) for e in items]
         key_trees = []
         for g in (group.expressions if group is not None else []):
-            if isinstance(g, exp.Literal) and not g.is_string:
+            if _constant_position(g, "GROUP BY") is not None:
                 pos = int(g.this)
                 if not 1 <= pos <= len(items):
                     raise errors.QueryError(f"GROUP BY position {pos} is not in select list",
@@ -538,7 +549,7 @@ class QueryBinder:
 
     # --- ORDER BY / LIMIT ----------------------------------------------------------------
     def _order_target(self, tree, items, names, outputs) -> int | None:
-        if isinstance(tree, exp.Literal) and not tree.is_string:
+        if _constant_position(tree, "ORDER BY") is not None:
             pos = int(tree.this)
             if not 1 <= pos <= len(items):
                 raise errors.QueryError(f"ORDER BY position {pos} is not in select list", "42P10")
@@ -609,6 +620,16 @@ def agg_result_type(func: ex.AggFunc, t: types.SqlType) -> types.SqlType:
     return types.numeric(38, scale)
 
 
+def _constant_position(tree: exp.Expression, clause: str) -> int | None:
+    """A GROUP BY / ORDER BY item that is an integer literal is a select-list position;
+    any other constant is an error (PostgreSQL: 42601), not a constant key."""
+    if isinstance(tree, exp.Literal) and not tree.is_string and tree.this.isdigit():
+        return int(tree.this)
+    if isinstance(tree, (exp.Literal, exp.Boolean, exp.Null)):
+        raise errors.SyntaxError_(f"non-integer constant in {clause}")
+    return None
+
+
 def _unalias(e: exp.Expression) -> exp.Expression:
     return e.this if isinstance(e, exp.Alias) else e
 
@@ -618,6 +639,13 @@ def _output_name(e: exp.Expression) -> str:
         return e.alias if e.args["alias"].quoted else e.alias.lower()
     if isinstance(e, exp.Column):
         return e.name if e.this.quoted else e.name.lower()
+    if isinstance(e, exp.Dot) and isinstance(e.expression, exp.Func):
+        return _output_name(e.expression)  # pg_catalog.f(...)
+    if isinstance(e, (exp.RegexpLike, exp.RegexpILike, exp.Operator)):
+        return "?column?"  # the ~ operators
+    if isinstance(e, exp.Cast) and not isinstance(e.this, exp.Column) and \
+            catalog_functions.cast_output_name(e.to) is not None:
+        return catalog_functions.cast_output_name(e.to)
     if isinstance(e, exp.Cast):
         return _output_name(e.this) if isinstance(e.this, exp.Column) else e.to.this.name.lower() \
             .replace("double", "float8").replace("bigint", "int8")

@@ -14,7 +14,7 @@ from typing import Callable
 
 from sqlglot import exp
 
-from planner import errors, functions, types
+from planner import catalog_functions, errors, functions, types
 from planner import expr as ex
 from planner.expr import Func
 from planner.scope import Scope
@@ -192,11 +192,19 @@ class ExprBinder:
             i = self.scope.resolve(node.name.lower() if not node.this.quoted else node.name,
                                    node.table or None)
             col = self.scope.columns[i]
+            db = node.args.get("db")
+            if db is not None:  # schema.table.column: the table must be that schema's
+                schema = db.name if db.quoted else db.name.lower()
+                if col.schema != schema:
+                    raise errors.UndefinedTable(
+                        f'missing FROM-clause entry for table "{node.table}"')
             return ex.ColumnRef(i, col.type, col.name)
         if isinstance(node, exp.Literal):
             if node.is_string:
                 return ex.Literal(node.this, types.TEXT)
             return number_literal(node.this)
+        if isinstance(node, exp.ByteString) and not node.args.get("is_bytes"):
+            return ex.Literal(node.this, types.TEXT)  # E'...': sqlglot has read its escapes
         if isinstance(node, exp.Null):
             return ex.Literal(None, types.UNKNOWN)
         if isinstance(node, exp.Boolean):
@@ -212,7 +220,20 @@ class ExprBinder:
         if type(node) in _UNARY:
             return functions.bind_call(_UNARY[type(node)], [b(node.this)])
         if isinstance(node, exp.Cast):
-            return functions.bind_cast(b(node.this), sql_type(node.to))
+            target = catalog_functions.cast_type(node.to)  # oid, regclass, pg_catalog.text
+            return functions.bind_cast(b(node.this), target or sql_type(node.to))
+        if isinstance(node, (exp.RegexpLike, exp.RegexpILike, exp.Operator)):
+            return catalog_functions.bind_regex(node, b)
+        if isinstance(node, exp.Dot) and isinstance(node.this, exp.Identifier) \
+                and isinstance(node.expression, exp.Func):
+            # pg_catalog.f(...): every function raympp has is pg_catalog's.
+            schema = node.this.name if node.this.quoted else node.this.name.lower()
+            if schema != "pg_catalog":
+                args = [b(a) for a in node.expression.args.get("expressions") or []]
+                raise errors.UndefinedFunction(
+                    f"function {schema}.{pg_name(node.expression)}"
+                    f"({', '.join(str(a.type) for a in args)}) does not exist")
+            return b(node.expression)
         if isinstance(node, exp.Interval):
             text = node.this.name if node.this is not None else ""
             unit = node.unit.name if node.unit is not None else ""
@@ -377,6 +398,8 @@ class ExprBinder:
         name = (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
         args = [self.bind(a) for a in node.args.get("expressions") or []] if isinstance(
             node, exp.Anonymous) else [self.bind(a) for a in node.iter_expressions()]
+        if name in catalog_functions.NAMES:
+            return catalog_functions.bind_function(name, node, args)
         if name in ("version", "current_schema", "current_database", "current_user",
                     "session_user", "pg_backend_pid"):
             key = {"current_schema": "schema", "current_database": "database",

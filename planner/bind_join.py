@@ -155,6 +155,10 @@ class JoinPlanner:
         positions, extra = [], []
         for e, other in zip(mine, theirs):
             t = types.common_type(e.type, other.type)
+            if t.is_numeric and t.precision is None:
+                # Unconstrained numeric keeps each side's own scale and storage on a
+                # cast; keys need one representation on both sides.
+                t = types.numeric(38, t.scale)
             k = e if e.type == t else functions.bind_cast(e, t)
             if isinstance(k, ex.ColumnRef) and k.index in part.cols:
                 positions.append(part.cols.index(k.index))

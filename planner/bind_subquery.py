@@ -115,6 +115,12 @@ class SubqueryBinder:
         pred = functions.bind_call(ex.Func.EQ, [outer, ex.ColumnRef(n, f.type, f.name)])
         planner = bind_join.JoinPlanner(gscope)
         jt = pl.JoinType.ANTI_NULL_AWARE if negate else pl.JoinType.SEMI
+        if negate and not ex.columns_used(outer):
+            # `const NOT IN (...)` has no join key, so no null-aware hash join: a plain
+            # anti join whose condition counts NULL as a match (x = NULL is not false)
+            # is the same rule.
+            jt = pl.JoinType.ANTI
+            pred = functions.bind_call(ex.Func.COALESCE, [pred, ex.Literal(True, types.BOOL)])
         part = planner.join(bind_join.Part(self.node, list(range(n))),
                             bind_join.Part(bq.node, [n]), jt, [pred])
         self.node = self._trim(part.node, n)

@@ -52,7 +52,7 @@ CONSUMED: dict[type, frozenset[str]] = {k: frozenset(v) for k, v in {
     exp.Table: {"this", "alias", "db", "catalog", "only"},  # no inheritance: ONLY t is t
     exp.TableAlias: {"this", "columns"},
     exp.Alias: {"this", "alias"},
-    exp.Column: {"this", "table"},
+    exp.Column: {"this", "table", "db"},  # schema.table.column (bind_expr checks the schema)
     exp.Star: set(),
     exp.Identifier: {"this", "quoted"},
     # --- statements
@@ -116,6 +116,12 @@ CONSUMED: dict[type, frozenset[str]] = {k: frozenset(v) for k, v in {
     exp.DPipe: {"this", "expression", "safe"},
     exp.Placeholder: {"this"},
     exp.Parameter: {"this"},
+    # --- the system catalog's idioms (planner/catalog_functions.py)
+    exp.Operator: {"this", "operator", "expression"},   # OPERATOR(pg_catalog.~)
+    exp.RegexpLike: {"this", "expression"},              # ~ (flag: refused)
+    exp.RegexpILike: {"this", "expression"},             # ~*
+    exp.Dot: {"this", "expression"},                     # pg_catalog.f(...)
+    exp.ObjectIdentifier: {"this"},                      # ::oid, ::regclass
 }.items()}
 
 # Single-argument and two-argument operators and functions the binder maps by type.

@@ -45,6 +45,9 @@ def cast_type_ok(src: SqlType, dst: SqlType) -> bool:
 def bind_cast(e: ex.Expr, dst: SqlType) -> ex.Expr:
     """CAST(e AS dst). Literals convert now (bad input raises at bind time). `numeric`
     without a typmod (numeric(None, 0)) keeps the source's scale."""
+    from planner import catalog_functions
+    if catalog_functions.involved(e.type, dst):  # oid, reg*, catalog arrays
+        return catalog_functions.convert(e, dst)
     if not cast_type_ok(e.type, dst):
         raise errors.QueryError(f"cannot cast type {e.type} to {dst}", "42846")
     if dst.kind is Kind.NUMERIC and dst.precision is None and dst.scale == 0:
@@ -97,6 +100,9 @@ def _unconstrained(src: SqlType) -> SqlType:
 
 def coerce(e: ex.Expr, t: SqlType) -> ex.Expr:
     """e as type t (an implicit conversion the typing rules chose)."""
+    from planner import catalog_functions
+    if catalog_functions.involved(e.type, t):
+        return catalog_functions.convert(e, t)
     if e.type == t or (e.type.is_string and t.kind is Kind.TEXT):
         return e
     if isinstance(e, Literal):
@@ -161,6 +167,11 @@ def numeric_type(int_digits: int | None, scale: int) -> SqlType:
 def common_type(a: SqlType, b: SqlType, what: str) -> SqlType:
     if a == b:
         return a
+    from planner import catalog_functions
+    if catalog_functions.involved(a, b):
+        t = catalog_functions.common(a, b)
+        if t is not None:
+            return t
     if a.is_number and b.is_number:
         if a.is_float or b.is_float:
             return types.FLOAT4 if a.kind is b.kind is Kind.FLOAT4 else types.FLOAT8

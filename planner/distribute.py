@@ -75,8 +75,8 @@ def ensure_entry(node: pl.Node) -> pl.Node:
 def _dist(node: pl.Node) -> pl.Node:
     if isinstance(node, pl.Scan):
         return replace(node, locus=_scan_locus(node))
-    if isinstance(node, pl.Values):
-        return replace(node, locus=lc.GENERAL)
+    if isinstance(node, pl.Values):  # a system relation's rows are the coordinator's
+        return replace(node, locus=lc.ENTRY if node.system else lc.GENERAL)
     if isinstance(node, pl.GenerateSeries):
         count = max(0, (node.stop - node.start) // node.step + 1)
         big = count > PARALLEL_SERIES_MIN_ROWS
@@ -270,9 +270,12 @@ def _join(j: pl.HashJoin) -> pl.Node:
     # Replicated or constant sides join in place with a partitioned other side, as long
     # as the replicated side's unmatched rows need not be kept.
     everywhere = (LocusKind.REPLICATED, LocusKind.GENERAL)
+    if ll.kind in everywhere and rl.kind in everywhere:
+        # Every segment computes the whole join, whatever rows it keeps: one result,
+        # present everywhere (not one copy per segment).
+        both_general = ll.kind is LocusKind.GENERAL and rl.kind is LocusKind.GENERAL
+        return replace(j, locus=lc.GENERAL if both_general else lc.REPLICATED)
     if rl.kind in everywhere and j.join_type not in _PRESERVES_RIGHT:
-        if ll.kind in everywhere:
-            return replace(j, locus=ll)
         return replace(j, locus=_join_locus(j, ll))
     if ll.kind in everywhere and j.join_type not in _PRESERVES_LEFT:
         return replace(j, locus=_join_locus(j, _hashed_right_as_output(j, rl)))

@@ -14,25 +14,40 @@ class QueryError(Exception):
     sqlstate = "XX000"
 
     def __init__(self, message: str, sqlstate: str | None = None, detail: str | None = None,
-                 hint: str | None = None):
+                 hint: str | None = None, context: str | None = None):
         super().__init__(message)
         self.message = message
         if sqlstate is not None:
             self.sqlstate = sqlstate
         self.detail = detail
         self.hint = hint
+        # Where it happened (ErrorResponse field W, psql's CONTEXT line), innermost
+        # first: the message itself stays PostgreSQL's.
+        self.context = context
 
     def __reduce__(self):
         # Errors cross Ray actor boundaries: keep the SQLSTATE when pickled.
-        return (_rebuild, (type(self), self.message, self.sqlstate, self.detail, self.hint))
+        return (_rebuild, (type(self), self.message, self.sqlstate, self.detail, self.hint,
+                           self.context))
 
     def with_context(self, context: str) -> "QueryError":
-        """A copy whose message is prefixed with where it happened (e.g. 'segment 1')."""
-        return type(self)(f"{context}: {self.message}", self.sqlstate, self.detail, self.hint)
+        """A copy that also says where it happened (e.g. 'segment 1', 'COPY t, line 3')."""
+        where = context if self.context is None else f"{self.context}\n{context}"
+        return type(self)(self.message, self.sqlstate, self.detail, self.hint, where)
+
+    @property
+    def located(self) -> str:
+        """The message behind its contexts, outermost first ('COPY t, line 2: ...')."""
+        if self.context is None:
+            return self.message
+        return ": ".join(reversed(self.context.split("\n"))) + ": " + self.message
+
+    def __str__(self) -> str:
+        return self.located
 
 
-def _rebuild(cls, message, sqlstate, detail, hint):
-    return cls(message, sqlstate, detail, hint)
+def _rebuild(cls, message, sqlstate, detail, hint, context=None):
+    return cls(message, sqlstate, detail, hint, context)
 
 
 class SyntaxError_(QueryError):

@@ -165,6 +165,8 @@ def _describe(node: pl.Node, n: int) -> str:
             text += f", filter={ex.show(node.filter)}"
         return text
     if isinstance(node, pl.Values):
+        if node.system:
+            return f"System Relation {node.system}: {len(node.rows)} row(s)"
         return f"Values: {len(node.rows)} row(s)"
     if isinstance(node, pl.StatsScan):
         return f"Chunk Statistics Scan: {node.table.name}, stats=[" \

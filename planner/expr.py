@@ -205,6 +205,33 @@ class IsNull(Expr):
 
 
 @dataclass(frozen=True, slots=True)
+class RowCall(Expr):
+    """A function of the system catalog computed one row at a time in Python
+    (planner/catalog_functions.py `IMPLEMENTATIONS[name]`): format_type(), reg* casts,
+    pg_get_userbyid(), ... `data` is the constant it reads besides its arguments (the oid
+    and name pairs of the catalog as it was when the statement was bound), so segments
+    and the coordinator compute the same values."""
+
+    name: str
+    args: tuple[Expr, ...]
+    type: SqlType
+    data: "RowData | None" = None
+
+    def children(self):
+        return self.args
+
+
+@dataclass(frozen=True, slots=True)
+class RowData:
+    """The constant a RowCall reads: `items` (pairs), hashed once."""
+
+    items: tuple
+
+    def __hash__(self):
+        return hash((len(self.items), self.items[:8]))  # cheap; equal items hash equal
+
+
+@dataclass(frozen=True, slots=True)
 class AggCall:
     """An aggregate in an Aggregate node: func(arg) [DISTINCT], typed as its result."""
 
@@ -275,6 +302,8 @@ def show(e: Expr) -> str:
         return f"({show(e.arg)} {op} {show(e.pattern)})"
     if isinstance(e, IsNull):
         return f"({show(e.arg)} IS {'NOT ' if e.negated else ''}NULL)"
+    if isinstance(e, RowCall):
+        return f"{e.name}({', '.join(show(a) for a in e.args)})"
     return repr(e)
 
 

@@ -48,7 +48,7 @@ def fold_constants(e: ex.Expr) -> ex.Expr:
 
 
 def _with_children(e: ex.Expr, kids: tuple) -> ex.Expr:
-    if isinstance(e, Call):
+    if isinstance(e, (Call, ex.RowCall)):
         return dataclasses.replace(e, args=kids)
     if isinstance(e, Cast):
         return dataclasses.replace(e, arg=kids[0])
@@ -81,6 +81,9 @@ def evaluate_constant(e: ex.Expr, vals: list):
     pure-Python evaluator does not implement it)."""
     if isinstance(e, Cast):
         return cast_value(vals[0], e.arg.type, e.type)
+    if isinstance(e, ex.RowCall):
+        from planner.catalog_functions import call_row
+        return call_row(e, vals)
     if isinstance(e, ex.IsNull):
         return (vals[0] is None) != e.negated
     if isinstance(e, ex.InList):

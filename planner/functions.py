@@ -30,7 +30,7 @@ from planner.expr import Call, Func, Literal
 from planner.fold import fold_constants
 from planner.temporal import TEMPORAL, UTC
 from planner.typing_rules import RULES
-from planner.types import SqlType
+from planner.types import Kind, SqlType
 from planner.values import check_like_pattern, int_fits, numeric_type_of
 
 __all__ = ["bind_assign", "bind_call", "bind_case", "bind_cast", "bind_in", "bind_is_null",
@@ -110,6 +110,8 @@ def _fit_literal(v: ex.Expr, t: SqlType) -> Literal | None:
         return None
     if v.value is None:
         return Literal(None, t)
+    if t.kind is Kind.CHAR and is_unknown(v) and isinstance(v.value, str):
+        return Literal(v.value.rstrip(" "), v.type)  # read as char: trailing spaces don't count
     if v.type == t or (v.type.is_string and t.is_string):
         return v
     try:

@@ -77,11 +77,14 @@ class StatsScan(Node):
 
 @dataclass(frozen=True, slots=True)
 class Values(Node):
-    """Constant rows (SELECT without FROM, INSERT ... VALUES)."""
+    """Constant rows (SELECT without FROM, INSERT ... VALUES). `system` names the system
+    relation (planner/system_tables.py) whose rows these are, computed by the coordinator
+    for the statement: such a leaf runs on the coordinator (ENTRY), never on segments."""
 
     rows: tuple[tuple[ex.Expr, ...], ...]
     fields: tuple[Field, ...]
     locus: Locus | None = None
+    system: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -85,8 +85,9 @@ class TableDef:
 
 # --- table names -------------------------------------------------------------------------
 PUBLIC = "public"            # the one schema that holds tables (CREATE SCHEMA: future work)
-PG_CATALOG = "pg_catalog"    # exists, is searched first, holds no tables of ours yet
-SCHEMAS = frozenset({PUBLIC, PG_CATALOG})
+PG_CATALOG = "pg_catalog"    # exists, is searched first, holds the system catalog
+INFORMATION_SCHEMA = "information_schema"  # exists, holds the SQL standard's views
+SCHEMAS = frozenset({PUBLIC, PG_CATALOG, INFORMATION_SCHEMA})
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +149,8 @@ def resolve_relation(catalog: CatalogView, table) -> TableDef:
     parserOpenTable says it (`relation "s.t" does not exist`, also for a schema that does
     not exist)."""
     rel = relation_name(table)
+    from planner.system_tables import refuse_write
+    refuse_write(catalog, rel)  # INSERT INTO pg_class: read-only (0A000)
     found = lookup_relation(catalog, rel)
     if found is None:
         raise errors.UndefinedTable(f'relation "{rel}" does not exist')

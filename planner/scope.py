@@ -17,6 +17,8 @@ class ScopeColumn:
     # The other copy of a JOIN ... USING column: reachable as t.col and by t.*, while
     # the unqualified name and SELECT * mean the merged column.
     qualified_only: bool = False
+    # The schema of an unaliased table or system relation: `schema.table.column` needs it.
+    schema: str | None = None
 
 
 class Scope:

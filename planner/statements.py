@@ -15,7 +15,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot import tokens as sqltokens
 
-from planner import clause_guard, copy_statement, errors, types
+from planner import clause_guard, copy_statement, errors, role_statement, types
 from planner.bind_expr import sql_type
 from planner.schema import ColumnDef, DistKind, DistPolicy
 
@@ -39,6 +39,19 @@ class Kind(enum.Enum):
     DEALLOCATE = "DEALLOCATE"
     DISCARD = "DISCARD"
     CLOSE = "CLOSE"
+    SAVEPOINT = "SAVEPOINT"
+    RELEASE = "RELEASE"
+    ROLLBACK_TO = "ROLLBACK TO SAVEPOINT"
+    DECLARE = "DECLARE"
+    FETCH = "FETCH"
+    MOVE = "MOVE"
+    LISTEN = "LISTEN"
+    UNLISTEN = "UNLISTEN"
+    NOTIFY = "NOTIFY"
+    PREPARE = "PREPARE"
+    EXECUTE = "EXECUTE"
+    UNLOCK_ALL = "SELECT pg_advisory_unlock_all()"
+    ROLE = "ROLE"  # CREATE/ALTER/DROP ROLE, USER, GROUP (planner/role_statement.py)
     EMPTY = "EMPTY"
 
 
@@ -67,6 +80,12 @@ class Statement:
     modes: tuple[tuple[str, str], ...] = ()
     # COPY
     copy: copy_statement.CopySpec | None = None
+    # CREATE/ALTER/DROP ROLE
+    role: role_statement.RoleStatement | None = None
+    # DECLARE: binary, scroll (True/False/None), hold; FETCH/MOVE: direction, count (None:
+    # ALL); NOTIFY: payload; PREPARE: types (SqlType per declared parameter); EXECUTE:
+    # args (sqlglot expressions)
+    options: dict = field(default_factory=dict)
 
 
 def split(sql: str) -> list[str]:
@@ -101,6 +120,9 @@ def classify(text: str) -> Statement:
         return Statement(Kind.BEGIN, text)
     if word in ("COMMIT", "END"):
         return Statement(Kind.COMMIT, text)
+    session = _session_statement(word, text)
+    if session is not None:
+        return session
     if word in ("ROLLBACK", "ABORT"):
         return Statement(Kind.ROLLBACK, text)
     if word == "SHOW":
@@ -111,11 +133,14 @@ def classify(text: str) -> Statement:
         return _set(text)
     if word == "DEALLOCATE":
         rest = re.sub(r"^PREPARE\s+", "", text[10:].strip(), flags=re.IGNORECASE)
-        return Statement(Kind.DEALLOCATE, text, name=rest.lower())
+        return Statement(Kind.DEALLOCATE, text, name="all" if rest.lower() == "all"
+                         else _one_identifier(rest, "DEALLOCATE"))
     if word == "DISCARD":
         return Statement(Kind.DISCARD, text, name=text[7:].strip().lower())
     if word == "CLOSE":
-        return Statement(Kind.CLOSE, text, name=text[5:].strip().lower())
+        rest = text[5:].strip()
+        return Statement(Kind.CLOSE, text, name="all" if rest.lower() == "all"
+                         else _one_identifier(rest, "CLOSE"))
     if word == "EXPLAIN":
         return _explain(text)
     if word == "CREATE" and second in ("TABLE", "TEMP", "TEMPORARY", "UNLOGGED", "LOCAL",
@@ -127,6 +152,12 @@ def classify(text: str) -> Statement:
         return _create_table(text)
     if word == "COPY":
         return Statement(Kind.COPY, text, copy=copy_statement.parse(text))
+    if word in ("CREATE", "ALTER", "DROP") and second in ("ROLE", "USER", "GROUP"):
+        return Statement(Kind.ROLE, text, role=role_statement.parse(text))
+    if word in ("GRANT", "REVOKE"):
+        # Refused, not accepted unenforced: nothing checks table privileges.
+        raise errors.FeatureNotSupported(
+            f"{word} is not supported: every role has every privilege")
     if word == "ANALYZE" or word == "VACUUM":
         names = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", re.sub(r"(?i)^(vacuum|analyze)(\s+(verbose|analyze|full))*", "", text))
         return Statement(Kind.ANALYZE, text, name=",".join(n.lower() for n in names))
@@ -147,7 +178,8 @@ def classify(text: str) -> Statement:
 
 def parse_one(text: str) -> exp.Expression:
     try:
-        trees = sqlglot.parse(text, dialect="postgres", error_level=sqlglot.ErrorLevel.RAISE)
+        trees = sqlglot.parse(_space_placeholders(text), dialect="postgres",
+                              error_level=sqlglot.ErrorLevel.RAISE)
     except sqlglot.errors.ParseError as e:
         first = e.errors[0] if getattr(e, "errors", None) else {}
         near = first.get("highlight") if isinstance(first, dict) else None
@@ -188,22 +220,6 @@ def _set_name(text: str) -> str:
     return ".".join(_unquote_ident(p) for p in re.findall(_SET_IDENT, text))
 
 
-def _escape_string(body: str) -> str:
-    out, i = [], 0
-    simple = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}
-    while i < len(body):
-        c = body[i]
-        if c == "\\" and i + 1 < len(body):
-            out.append(simple.get(body[i + 1], body[i + 1]))
-            i += 2
-            continue
-        if c == "'" and body[i + 1:i + 2] == "'":
-            i += 1
-        out.append(c)
-        i += 1
-    return "".join(out)
-
-
 def _set_args(text: str, what: str) -> tuple[tuple[str, ...], bool]:
     """The arguments of SET (var_list in PostgreSQL's grammar) and whether it is DEFAULT."""
     if re.fullmatch(r"(?is)\s*DEFAULT\s*", text):
@@ -218,7 +234,7 @@ def _set_args(text: str, what: str) -> tuple[tuple[str, ...], bool]:
         if m.group("string") is not None:
             args.append(m.group("string")[1:-1].replace("''", "'"))
         elif m.group("escape") is not None:
-            args.append(_escape_string(m.group("escape")[1:-1]))
+            args.append(role_statement.escape_string(m.group("escape")[1:-1]))
         elif m.group("ident") is not None:
             args.append(m.group("ident")[1:-1].replace('""', '"'))
         elif m.group("number") is not None:
@@ -331,12 +347,23 @@ def _set(text: str) -> Statement:
     return make(name, *_set_args(rest, name))
 
 
+_EXPLAIN_OPTIONS = ("analyze", "verbose", "costs", "settings", "buffers", "wal", "timing",
+                    "summary", "format")
+
+
 def _explain(text: str) -> Statement:
     rest = text[len("EXPLAIN"):].strip()
     analyze = False
     m = re.match(r"(?is)^\(([^)]*)\)\s*(.*)$", rest)
     if m:
         opts = [o.strip().lower() for o in m.group(1).split(",")]
+        for o in opts:
+            name, _, value = o.partition(" ")
+            if name not in _EXPLAIN_OPTIONS:
+                raise errors.SyntaxError_(f'unrecognized EXPLAIN option "{name}"')
+            if name == "format" and value.strip() != "text":
+                # Only the text form of a plan is written: JSON, XML and YAML are refused.
+                raise errors.FeatureNotSupported(f"EXPLAIN (FORMAT {value.strip().upper()})")
         analyze = any(o.split()[0] == "analyze" and (len(o.split()) == 1 or
                                                      o.split()[1] in ("true", "on", "1"))
                       for o in opts if o)
@@ -439,3 +466,187 @@ def dist_policy(clause, columns: list[ColumnDef]) -> DistPolicy:
             raise errors.UndefinedColumn(f'column "{n}" named in DISTRIBUTED BY clause does not exist')
         keys.append(idx[0])
     return DistPolicy(DistKind.HASHED, tuple(keys))
+
+
+# --- session commands: savepoints, cursors, LISTEN/NOTIFY, PREPARE/EXECUTE ---------------
+_IDENT = r'(?:"(?:[^"]|"")+"|[A-Za-z_\x80-\uffff][A-Za-z0-9_$\x80-\uffff]*)'
+_FETCH_WORDS = {"NEXT": ("forward", 1), "PRIOR": ("backward", 1), "FIRST": ("absolute", 1),
+                "LAST": ("absolute", -1), "ALL": ("forward", None)}
+# What the placeholder fix below must not look into: strings, quoted names, comments and
+# dollar-quoted strings; then a $n placeholder directly followed by punctuation.
+_LEXEMES = re.compile(r"""
+      (?<![A-Za-z0-9_$\x80-\uffff])[Ee]'(?:[^'\\]|\\.|'')*'
+    | '(?:[^']|'')*'
+    | "(?:[^"]|"")*"
+    | --[^\n]*
+    | /\*.*?\*/
+    | \$(?P<tag>[A-Za-z_\x80-\uffff][A-Za-z0-9_\x80-\uffff]*)?\$.*?\$(?P=tag)\$
+    | (?<![A-Za-z0-9_$\x80-\uffff])(?P<param>\$\d+)(?=[^\sA-Za-z0-9_$\x80-\uffff])
+    """, re.DOTALL | re.VERBOSE)
+
+
+def _space_placeholders(text: str) -> str:
+    """`$1,$2` as `$1 ,$2`: sqlglot's PostgreSQL tokenizer takes `$1,$` for the start of a
+    dollar-quoted string (PostgreSQL's tags cannot start with a digit); a space after a
+    placeholder changes nothing else."""
+    return _LEXEMES.sub(lambda m: m.group("param") + " " if m.group("param") else m.group(0),
+                        text)
+
+
+def _one_identifier(text: str, what: str) -> str:
+    """A name (quoted kept as written, unquoted folded to lower case), alone in `text`."""
+    m = re.fullmatch(rf"\s*({_IDENT})\s*", text)
+    if not m:
+        near = text.split()[0] if text.split() else ""
+        raise errors.SyntaxError_(f'syntax error at or near "{near}"' if near else
+                                  f"syntax error at end of input in {what}")
+    return _unquote_ident(m.group(1))
+
+
+def _session_statement(word: str, text: str) -> Statement | None:
+    """SAVEPOINT, RELEASE, ROLLBACK TO, DECLARE, FETCH, MOVE, LISTEN, UNLISTEN, NOTIFY,
+    PREPARE, EXECUTE and asyncpg's `SELECT pg_advisory_unlock_all()`; None for others."""
+    if word == "SAVEPOINT":
+        return Statement(Kind.SAVEPOINT, text, name=_one_identifier(text[9:], "SAVEPOINT"))
+    if word == "RELEASE":
+        rest = re.sub(r"(?is)^RELEASE(\s+SAVEPOINT\b)?", "", text)
+        return Statement(Kind.RELEASE, text, name=_one_identifier(rest, "RELEASE"))
+    if word == "ROLLBACK":
+        m = re.match(r"(?is)^ROLLBACK(?:\s+(?:WORK|TRANSACTION))?\s+TO\s+(?:SAVEPOINT\s+)?(.*)$",
+                     text)
+        if m:
+            return Statement(Kind.ROLLBACK_TO, text, name=_one_identifier(m.group(1), "ROLLBACK"))
+        return None
+    if word == "DECLARE":
+        return _declare(text)
+    if word in ("FETCH", "MOVE"):
+        return _fetch(word, text)
+    if word == "LISTEN":
+        return Statement(Kind.LISTEN, text, name=_one_identifier(text[6:], "LISTEN"))
+    if word == "UNLISTEN":
+        rest = text[8:].strip()
+        return Statement(Kind.UNLISTEN, text,
+                         name="*" if rest == "*" else _one_identifier(rest, "UNLISTEN"))
+    if word == "NOTIFY":
+        m = re.fullmatch(rf"(?is)NOTIFY\s+({_IDENT})\s*(?:,\s*('(?:[^']|'')*'))?\s*", text)
+        if not m:
+            raise errors.SyntaxError_("syntax error in NOTIFY")
+        payload = m.group(2)[1:-1].replace("''", "'") if m.group(2) else ""
+        return Statement(Kind.NOTIFY, text, name=_unquote_ident(m.group(1)),
+                         options={"payload": payload})
+    if word == "PREPARE":
+        return _prepare(text)
+    if word == "EXECUTE":
+        m = re.fullmatch(rf"(?is)EXECUTE\s+({_IDENT})\s*(?:\((.*)\))?\s*", text)
+        if not m:
+            raise errors.SyntaxError_("syntax error in EXECUTE")
+        args = []
+        if m.group(2) is not None and m.group(2).strip():
+            args = list(parse_one(f"SELECT {m.group(2)}").expressions)
+        return Statement(Kind.EXECUTE, text, name=_unquote_ident(m.group(1)),
+                         options={"args": args})
+    if word == "SELECT" and re.fullmatch(r"(?is)SELECT\s+pg_advisory_unlock_all\s*\(\s*\)", text):
+        return Statement(Kind.UNLOCK_ALL, text)
+    return None
+
+
+def _declare(text: str) -> Statement:
+    """DECLARE name [BINARY] [ASENSITIVE | INSENSITIVE] [[NO] SCROLL] CURSOR
+    [{WITH | WITHOUT} HOLD] FOR query."""
+    m = re.fullmatch(rf"(?is)DECLARE\s+({_IDENT})\s+(.*?)\bCURSOR\s+(?:(WITH|WITHOUT)\s+HOLD\s+)?"
+                     r"FOR\s+(.*)", text)
+    if not m:
+        raise errors.SyntaxError_("syntax error in DECLARE")
+    opts = {"binary": False, "scroll": None, "hold": (m.group(3) or "").upper() == "WITH"}
+    words = m.group(2).upper().split()
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w == "BINARY":
+            opts["binary"] = True
+        elif w in ("ASENSITIVE", "INSENSITIVE"):
+            pass  # every cursor is insensitive here: it reads its transaction's snapshot
+        elif w == "SCROLL":
+            opts["scroll"] = True
+        elif w == "NO" and words[i + 1:i + 2] == ["SCROLL"]:
+            opts["scroll"] = False
+            i += 1
+        else:
+            raise errors.SyntaxError_(f'syntax error at or near "{w}"')
+        i += 1
+    inner = classify(m.group(4))
+    if inner.kind is not Kind.QUERY:
+        raise errors.SyntaxError_(f'syntax error at or near "{m.group(4).split()[0]}"')
+    return Statement(Kind.DECLARE, text, name=_unquote_ident(m.group(1)), inner=inner,
+                     options=opts)
+
+
+def _fetch(word: str, text: str) -> Statement:
+    """FETCH/MOVE [direction] [FROM | IN] name, the direction as (forward | backward |
+    absolute | relative, count); count None is ALL."""
+    m = re.fullmatch(rf"(?is){word}\s+(.*?)\s*(?:\b(?:FROM|IN)\s+)?({_IDENT})\s*", text)
+    if not m:
+        raise errors.SyntaxError_(f"syntax error at end of input in {word}")
+    parts = m.group(1).upper().split()
+    number = r"[+-]?\d+"
+    direction, count = "forward", 1
+    if not parts:
+        pass
+    elif len(parts) == 1 and parts[0] in _FETCH_WORDS:
+        direction, count = _FETCH_WORDS[parts[0]]
+    elif len(parts) == 1 and re.fullmatch(number, parts[0]):
+        count = int(parts[0])
+    elif parts[0] in ("FORWARD", "BACKWARD") and len(parts) <= 2:
+        direction = parts[0].lower()
+        if len(parts) == 2:
+            if parts[1] == "ALL":
+                count = None
+            elif re.fullmatch(number, parts[1]):
+                count = int(parts[1])
+            else:
+                raise errors.SyntaxError_(f'syntax error at or near "{parts[1].lower()}"')
+    elif parts[0] in ("ABSOLUTE", "RELATIVE") and len(parts) == 2 and re.fullmatch(number,
+                                                                                    parts[1]):
+        direction, count = parts[0].lower(), int(parts[1])
+    else:
+        raise errors.SyntaxError_(f'syntax error at or near "{parts[0].lower()}"')
+    if direction in ("forward", "backward") and count is not None and count < 0:
+        direction, count = ("backward" if direction == "forward" else "forward"), -count
+    return Statement(Kind.FETCH if word == "FETCH" else Kind.MOVE, text,
+                     name=_unquote_ident(m.group(2)),
+                     options={"direction": direction, "count": count})
+
+
+def _prepare(text: str) -> Statement:
+    """PREPARE name [(type, ...)] AS statement."""
+    m = re.match(rf"(?is)PREPARE\s+({_IDENT})\s*", text)
+    rest = text[m.end():] if m else ""
+    declared = []
+    if rest.startswith("("):
+        depth, end = 0, None
+        for i, c in enumerate(rest):
+            depth += {"(": 1, ")": -1}.get(c, 0)
+            if depth == 0:
+                end = i
+                break
+        if end is None:
+            raise errors.SyntaxError_("syntax error at end of input")
+        names, depth, start = [], 0, 1
+        for i, c in enumerate(rest[:end + 1]):
+            depth += {"(": 1, ")": -1}.get(c, 0)
+            if (c == "," and depth == 1) or i == end:
+                names.append(rest[start:i].strip())
+                start = i + 1
+        if any(names):
+            cast = parse_one("SELECT " + ", ".join(f"CAST(NULL AS {t})" for t in names))
+            declared = [sql_type(e.to) for e in cast.expressions]
+        rest = rest[end + 1:].lstrip()
+    body = re.match(r"(?is)AS\s+(.*)$", rest)
+    if not m or not body:
+        raise errors.SyntaxError_("syntax error in PREPARE")
+    inner = classify(body.group(1))
+    if inner.kind not in (Kind.QUERY, Kind.INSERT):  # PostgreSQL's PreparableStmt
+        raise errors.SyntaxError_(f'syntax error at or near "{body.group(1).split()[0]}"'
+                                  if body.group(1).split() else "syntax error at end of input")
+    return Statement(Kind.PREPARE, text, name=_unquote_ident(m.group(1)), inner=inner,
+                     options={"types": declared})

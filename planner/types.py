@@ -34,6 +34,30 @@ class Kind(enum.Enum):
     TIMESTAMPTZ = "timestamp with time zone"
     INTERVAL = "interval"
     UNKNOWN = "unknown"  # the type of a bare NULL or an untyped parameter
+    # --- types of the system catalog (planner/system_tables.py, catalog_functions.py) ---
+    OID = "oid"                     # int64 in batches (0 .. 2^32-1)
+    XID = "xid"                     # int64 in batches
+    NAME = "name"                   # a string (63 bytes in PostgreSQL)
+    CHAR1 = '"char"'                # the one-byte "char" of relkind, typtype, ...
+    REGCLASS = "regclass"           # reg* hold the name they print as (a string);
+    REGTYPE = "regtype"             # they compare as their oid (names are unique)
+    REGPROC = "regproc"
+    REGNAMESPACE = "regnamespace"
+    REGROLE = "regrole"
+    PG_NODE_TREE = "pg_node_tree"
+    INET = "inet"
+    BYTEA = "bytea"
+    # Arrays and vectors: only in catalog columns, as their text form (a string); no
+    # operator takes them (0A000), they print and are NULL or not.
+    OIDVECTOR = "oidvector"
+    INT2VECTOR = "int2vector"
+    ANYARRAY = "anyarray"
+    OID_ARRAY = "oid[]"
+    INT2_ARRAY = "smallint[]"
+    TEXT_ARRAY = "text[]"
+    NAME_ARRAY = "name[]"
+    CHAR_ARRAY = '"char"[]'
+    ACLITEM_ARRAY = "aclitem[]"
 
 
 # PostgreSQL type OIDs (pg_type.oid) as drivers expect them.
@@ -42,16 +66,35 @@ OIDS = {
     Kind.FLOAT8: 701, Kind.NUMERIC: 1700, Kind.TEXT: 25, Kind.VARCHAR: 1043,
     Kind.CHAR: 1042, Kind.DATE: 1082, Kind.TIMESTAMP: 1114, Kind.TIMESTAMPTZ: 1184,
     Kind.INTERVAL: 1186, Kind.UNKNOWN: 25,
+    Kind.OID: 26, Kind.XID: 28, Kind.NAME: 19, Kind.CHAR1: 18, Kind.REGCLASS: 2205,
+    Kind.REGTYPE: 2206, Kind.REGPROC: 24, Kind.REGNAMESPACE: 4089, Kind.REGROLE: 4096,
+    Kind.PG_NODE_TREE: 194, Kind.INET: 869, Kind.BYTEA: 17, Kind.OIDVECTOR: 30,
+    Kind.INT2VECTOR: 22, Kind.ANYARRAY: 2277, Kind.OID_ARRAY: 1028, Kind.INT2_ARRAY: 1005,
+    Kind.TEXT_ARRAY: 1009, Kind.NAME_ARRAY: 1003, Kind.CHAR_ARRAY: 1002,
+    Kind.ACLITEM_ARRAY: 1034,
 }
-KIND_BY_OID = {oid: kind for kind, oid in OIDS.items() if kind is not Kind.UNKNOWN}
+# Catalog types: kinds a client-declared parameter OID does not map to, except oid and
+# name (parameters of other catalog types arrive as text, of unknown type).
+REG_KINDS = (Kind.REGCLASS, Kind.REGTYPE, Kind.REGPROC, Kind.REGNAMESPACE, Kind.REGROLE)
+ARRAY_KINDS = (Kind.OIDVECTOR, Kind.INT2VECTOR, Kind.ANYARRAY, Kind.OID_ARRAY,
+               Kind.INT2_ARRAY, Kind.TEXT_ARRAY, Kind.NAME_ARRAY, Kind.CHAR_ARRAY,
+               Kind.ACLITEM_ARRAY)
+CATALOG_KINDS = (Kind.OID, Kind.XID, Kind.NAME, Kind.CHAR1, Kind.PG_NODE_TREE, Kind.INET,
+                 Kind.BYTEA) + REG_KINDS + ARRAY_KINDS
+KIND_BY_OID = {oid: kind for kind, oid in OIDS.items()
+               if kind is not Kind.UNKNOWN and (kind not in CATALOG_KINDS
+                                                 or kind in (Kind.OID, Kind.NAME))}
 KIND_BY_OID[705] = Kind.UNKNOWN
 TYPLEN = {Kind.BOOL: 1, Kind.INT2: 2, Kind.INT4: 4, Kind.INT8: 8, Kind.FLOAT4: 4,
           Kind.FLOAT8: 8, Kind.DATE: 4, Kind.TIMESTAMP: 8, Kind.TIMESTAMPTZ: 8,
-          Kind.INTERVAL: 16}
+          Kind.INTERVAL: 16, Kind.OID: 4, Kind.XID: 4, Kind.NAME: 64, Kind.CHAR1: 1,
+          Kind.REGCLASS: 4, Kind.REGTYPE: 4, Kind.REGPROC: 4, Kind.REGNAMESPACE: 4,
+          Kind.REGROLE: 4}
 
 INTEGER_KINDS = (Kind.INT2, Kind.INT4, Kind.INT8)
 FLOAT_KINDS = (Kind.FLOAT4, Kind.FLOAT8)
-STRING_KINDS = (Kind.TEXT, Kind.VARCHAR, Kind.CHAR)
+# name, "char" and pg_node_tree behave as text (PostgreSQL casts them to text implicitly).
+STRING_KINDS = (Kind.TEXT, Kind.VARCHAR, Kind.CHAR, Kind.NAME, Kind.CHAR1, Kind.PG_NODE_TREE)
 MAX_SCALED_PRECISION = 18  # numeric(p, s) with p <= 18 fits a scaled int64
 NUMERIC_DEFAULT_SCALE = 16  # scale given to results of unconstrained numeric division/avg
 
@@ -149,6 +192,9 @@ _ARROW = {
     Kind.VARCHAR: pa.string(), Kind.CHAR: pa.string(), Kind.DATE: pa.date32(),
     Kind.TIMESTAMP: pa.timestamp("us"), Kind.TIMESTAMPTZ: pa.timestamp("us", tz="UTC"),
     Kind.INTERVAL: pa.month_day_nano_interval(), Kind.UNKNOWN: pa.null(),
+    Kind.OID: pa.int64(), Kind.XID: pa.int64(), Kind.BYTEA: pa.binary(),
+    **{k: pa.string() for k in CATALOG_KINDS
+       if k not in (Kind.OID, Kind.XID, Kind.BYTEA)},
 }
 
 BOOL = SqlType(Kind.BOOL)
@@ -163,6 +209,11 @@ TIMESTAMP = SqlType(Kind.TIMESTAMP)
 TIMESTAMPTZ = SqlType(Kind.TIMESTAMPTZ)
 INTERVAL = SqlType(Kind.INTERVAL)
 UNKNOWN = SqlType(Kind.UNKNOWN)
+OID = SqlType(Kind.OID)
+NAME = SqlType(Kind.NAME)
+CHAR1 = SqlType(Kind.CHAR1)
+REGCLASS = SqlType(Kind.REGCLASS)
+REGTYPE = SqlType(Kind.REGTYPE)
 
 
 def numeric(precision: int | None, scale: int) -> SqlType:
@@ -259,6 +310,11 @@ def common_type(a: SqlType, b: SqlType) -> SqlType:
         return b
     if b.kind is Kind.UNKNOWN:
         return a
+    if a.kind in CATALOG_KINDS or b.kind in CATALOG_KINDS:
+        from planner.catalog_functions import common
+        t = common(a, b)
+        if t is not None:
+            return t
     if a.is_integer and b.is_integer:
         return a if _INT_RANK[a.kind] >= _INT_RANK[b.kind] else b
     if a.is_float or b.is_float:

@@ -116,9 +116,19 @@ def _temporal_arith(func: Func, a: ex.Expr, b: ex.Expr) -> ex.Expr | None:
 
 def _rule_compare(func: Func, args) -> ex.Expr:
     _arity(func, args, 2)
-    a, b = _binary_unknowns(func, *args)
+    a, b = args
+    a, b = _binary_unknowns(func, _as_bpchar(a, b), _as_bpchar(b, a))
     a, b = compare_operands(func, a, b)
     return Call(func, (a, b), types.BOOL)
+
+
+def _as_bpchar(e: ex.Expr, other: ex.Expr) -> ex.Expr:
+    """An unknown literal compared with char(n) is read as char: its trailing spaces do
+    not count (char values are kept without them)."""
+    if is_unknown(e) and isinstance(e, Literal) and isinstance(e.value, str) \
+            and other.type.kind is Kind.CHAR:
+        return Literal(e.value.rstrip(" "), e.type)
+    return e
 
 
 def compare_operands(func: Func, a: ex.Expr, b: ex.Expr) -> tuple[ex.Expr, ex.Expr]:
@@ -126,6 +136,9 @@ def compare_operands(func: Func, a: ex.Expr, b: ex.Expr) -> tuple[ex.Expr, ex.Ex
     they are (the evaluator aligns them); a literal fitting the other side's integer type
     is folded to it rather than casting the column."""
     ta, tb = a.type, b.type
+    from planner import catalog_functions
+    if catalog_functions.involved(ta, tb):  # oid, reg*, catalog arrays
+        return catalog_functions.compare_operands(func, a, b)
     if ta.is_number and tb.is_number:
         if ta.is_float or tb.is_float:
             t = types.FLOAT4 if ta.kind is tb.kind is Kind.FLOAT4 else types.FLOAT8

@@ -355,8 +355,21 @@ def _field_kernel(kernel):
     return run
 
 
+def _row_call(e: ex.RowCall, f: Frame) -> xa.Datum:
+    """A catalog function (planner/catalog_functions.py): row by row in Python."""
+    from planner.catalog_functions import call_row
+    args = [_eval(a, f) for a in e.args]
+    if all(isinstance(a, pa.Scalar) for a in args):
+        return xcast.to_arrow([call_row(e, [a.as_py() for a in args])], e.type)[0]
+    cols = [xa.as_array(a, f.n).to_pylist() for a in args]
+    values = [call_row(e, list(row)) for row in zip(*cols)] if cols else \
+        [call_row(e, []) for _ in range(f.n)]
+    return xcast.to_arrow(values, e.type)
+
+
 _NODES = {ex.ColumnRef: _column, ex.Literal: _literal, ex.Call: _call, ex.Cast: _cast,
-          ex.Case: _case, ex.InList: _in_list, ex.Like: _like, ex.IsNull: _is_null}
+          ex.Case: _case, ex.InList: _in_list, ex.Like: _like, ex.IsNull: _is_null,
+          ex.RowCall: _row_call}
 
 _CALLS = {
     **{f: xarith.arith for f in (Func.ADD, Func.SUB, Func.MUL, Func.DIV, Func.MOD)},

@@ -43,11 +43,15 @@ class RunningServer:
     engine: object
     server: object
     _stop: object = field(repr=False, default=None)
+    password: str | None = None  # the bootstrap superuser's (raympp serve --password)
 
-    def connect(self, autocommit: bool = True, **kwargs):
+    def connect(self, autocommit: bool = True, user: str = USER, **kwargs):
+        """A connection as `user` (the bootstrap superuser: with the server's password)."""
         import psycopg
 
-        return psycopg.connect(host=self.host, port=self.port, user=USER, dbname=DBNAME,
+        if user == USER and self.password is not None:
+            kwargs.setdefault("password", self.password)
+        return psycopg.connect(host=self.host, port=self.port, user=user, dbname=DBNAME,
                                autocommit=autocommit, connect_timeout=30, **kwargs)
 
     def stop(self) -> None:
@@ -76,19 +80,22 @@ def _serve_in_thread(server) -> tuple[str, int, object]:
     return host, port, stop
 
 
-def start_server(data_dir: str, n_segments: int) -> RunningServer:
+def start_server(data_dir: str, n_segments: int, password: str | None = None) -> RunningServer:
+    """A server as `raympp serve` runs one: logins checked against the roles (trusted, or
+    with `password` every role needs its password and the bootstrap superuser has it)."""
+    from coordinator import roles
     from coordinator.engine import Engine
     from coordinator.pgwire.server import PgServer
 
     engine = Engine(data_dir, n_segments)
     try:
         # Port 0: the server picks a free port and reports it.
-        server = PgServer(engine, HOST, 0, password=None)
+        server = PgServer(engine, HOST, 0, authenticator=roles.setup(engine.catalog, password))
         host, port, stop = _serve_in_thread(server)
     except BaseException:
         engine.shutdown()
         raise
-    return RunningServer(host, port, n_segments, data_dir, engine, server, stop)
+    return RunningServer(host, port, n_segments, data_dir, engine, server, stop, password)
 
 
 @pytest.fixture(scope="session")
@@ -152,10 +159,10 @@ def pg_oracle():
         server.stop()
 
 
-def own_cluster(tmp_path_factory, name: str, n_segments: int):
-    """A server of one test module's own (for tests that kill its segments): yields it,
-    stops it at the end. Use from a module-scoped fixture."""
-    srv = start_server(str(tmp_path_factory.mktemp(name)), n_segments)
+def own_cluster(tmp_path_factory, name: str, n_segments: int, password: str | None = None):
+    """A server of one test module's own (for tests that kill its segments, or that need
+    passwords): yields it, stops it at the end. Use from a module-scoped fixture."""
+    srv = start_server(str(tmp_path_factory.mktemp(name)), n_segments, password)
     try:
         yield srv
     finally:

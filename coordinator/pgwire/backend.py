@@ -131,19 +131,22 @@ class Severity:
 
 @dataclass(frozen=True)
 class ErrorResponse:
-    """Fields S (severity), V (non-localized severity), C (SQLSTATE), M, D (detail), H (hint)."""
+    """Fields S (severity), V (non-localized severity), C (SQLSTATE), M, D (detail), H (hint),
+    W (where: the context)."""
 
     severity: str
     code: str
     message: str
     detail: str | None = None
     hint: str | None = None
+    where: str | None = None
 
     type_byte = Backend.ERROR_RESPONSE
 
     def encode(self) -> bytes:
         fields = [(b"S", self.severity), (b"V", self.severity), (b"C", self.code),
-                  (b"M", self.message), (b"D", self.detail), (b"H", self.hint)]
+                  (b"M", self.message), (b"D", self.detail), (b"H", self.hint),
+                  (b"W", self.where)]
         body = b"".join(k + cstring(v) for k, v in fields if v is not None) + b"\0"
         return frame(self.type_byte, body)
 
@@ -190,6 +193,19 @@ class ParameterDescription:
     def encode(self) -> bytes:
         n = len(self.oids)
         return frame(Backend.PARAMETER_DESCRIPTION, struct.pack(f"!h{n}I", n, *self.oids))
+
+
+@dataclass(frozen=True)
+class NotificationResponse:
+    """A NOTIFY on a channel this session LISTENs on (sent when it is idle)."""
+
+    pid: int  # the notifying session's backend pid
+    channel: str
+    payload: str
+
+    def encode(self) -> bytes:
+        return frame(Backend.NOTIFICATION_RESPONSE,
+                     struct.pack("!i", self.pid) + cstring(self.channel) + cstring(self.payload))
 
 
 def _copy_response(type_byte: bytes, overall: int, column_formats: tuple[int, ...]) -> bytes:

@@ -83,6 +83,9 @@ class QueryResult:
     copy_out: CopyOut | None = None
     # ParameterStatus messages to send after this statement (e.g. after SET DateStyle).
     parameter_status: dict[str, str] = field(default_factory=dict)
+    # Rows in binary format when sent by the simple query protocol (FETCH from a BINARY
+    # cursor); the extended protocol uses Bind's result formats, as PostgreSQL does.
+    binary: bool = False
 
 
 @dataclass
@@ -143,8 +146,39 @@ class TransactionStatus(enum.Enum):
     FAILED = b"E"
 
 
+class Frontend(Protocol):
+    """What pgwire lends its engine session (`EngineSession.attach`): the backend pid the
+    client was given, delivery of notifications, and the session's prepared statements,
+    which SQL PREPARE / EXECUTE / DEALLOCATE share with the protocol's named statements
+    (one namespace, as in PostgreSQL)."""
+
+    pid: int
+
+    def notify(self, pid: int, channel: str, payload: str) -> None:
+        """A notification for this session (LISTEN); callable from any thread."""
+
+    def statement(self, name: str) -> "PreparedStatement | None": ...
+
+    def add_statement(self, name: str, stmt: "PreparedStatement") -> None:
+        """Raises 42P05 when the name is taken."""
+
+    def drop_statement(self, name: str) -> bool: ...
+
+    def drop_statements(self) -> None: ...
+
+    def portal_rows(self, name: str, count: int | None):
+        """SQL FETCH/MOVE of up to `count` rows (None: all) of the protocol portal `name`:
+        (columns, Arrow batches, rows), or None when there is no such portal. A count of
+        0 only tells whether the portal exists."""
+
+
 class EngineSession(Protocol):
-    """One client connection's view of the engine (transaction state, settings)."""
+    """One client connection's view of the engine (transaction state, settings).
+
+    Optional: `attach(frontend)` right after start-up; `cursor(name)` -> (columns, binary)
+    of an open SQL cursor (DECLARE), which Describe of a portal of that name reports, or
+    None; `fail_transaction()` after an error pgwire raised itself (Bind, Describe) inside
+    a transaction block, which fails the block as any error does in PostgreSQL."""
 
     def prepare(self, sql: str, param_oids: list[int]) -> list[PreparedStatement]:
         """Parse `sql`; one PreparedStatement per statement (empty list for empty text).

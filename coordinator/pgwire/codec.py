@@ -66,6 +66,7 @@ class Backend:
     COPY_DATA = b"d"
     COPY_DONE = b"c"
     NEGOTIATE_PROTOCOL_VERSION = b"v"
+    NOTIFICATION_RESPONSE = b"A"
 
 
 class Auth:

@@ -78,6 +78,11 @@ def _date(text: str, t: SqlType) -> datetime.date:
     try:
         return datetime.date.fromisoformat(text.strip())
     except ValueError:
+        pass
+    try:
+        # date_in takes a timestamp too and drops its time ('2024-01-01 10:00').
+        return datetime.datetime.fromisoformat(text.strip()).date()
+    except ValueError:
         raise _datetime_error(t, text) from None
 
 
@@ -154,6 +159,7 @@ _FROM_BINARY = {
     Kind.NUMERIC: lambda data, t: numeric.decode(data),
     Kind.DATE: _binary_date, Kind.TIMESTAMP: _binary_timestamp,
     Kind.TIMESTAMPTZ: _binary_timestamp, Kind.INTERVAL: _binary_interval,
+    Kind.OID: _unpack("!I"),  # name and the other catalog types: text (utf8)
 }
 
 

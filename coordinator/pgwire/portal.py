@@ -95,6 +95,25 @@ class RowStream:
             self._pending = None
         return values.encode_data_rows(batch, self._types, self._formats), batch.num_rows, None
 
+    def take(self, limit: int | None) -> tuple[list[pa.RecordBatch], int]:
+        """Up to `limit` rows (None: all the rest) as Arrow batches, for SQL FETCH/MOVE
+        on this portal; the next Execute goes on after them."""
+        out, got = [], 0
+        while limit is None or got < limit:
+            while self._pending is None or self._pending.num_rows == 0:
+                if self._cancel.cancelled:
+                    raise errors.QueryCanceled(self._cancel.message)
+                batch = next(self._batches, None)
+                if batch is None:
+                    return out, got
+                self._pending = batch
+            n = self._pending.num_rows if limit is None else min(limit - got,
+                                                                  self._pending.num_rows)
+            out.append(self._pending.slice(0, n))
+            self._pending = self._pending.slice(n)
+            got += n
+        return out, got
+
     def close(self) -> None:
         """Stop the engine's batch generator early (client closed a suspended portal)."""
         close = getattr(self._batches, "close", None)

@@ -2,9 +2,15 @@
 
 PostgreSQL offers the single mechanism 'SCRAM-SHA-256' (no channel binding, so no -PLUS),
 ignores the SASL user name (the startup packet names the user: 'n,,n=,r=...'), and keeps
-a verifier (salt, iterations, StoredKey, ServerKey) instead of the password. This module
-is pure: the session moves the messages; a wrong proof raises InvalidPassword (28P01),
-malformed messages ProtocolViolation (08P01). hashlib and hmac only.
+a verifier (salt, iterations, StoredKey, ServerKey) instead of the password, as the text
+`SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>` (base64; pg_authid.rolpassword).
+This module is pure: the session moves the messages; a wrong proof raises InvalidPassword
+(28P01), malformed messages ProtocolViolation (08P01). hashlib and hmac only.
+
+A user without a verifier (no such role, or no password) gets a *doomed* exchange, as in
+PostgreSQL: the server answers with a mock salt derived from the user name and a secret
+nonce (the same every time, so the answer does not tell whether the user exists) and
+fails at the end with the same 28P01.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
 import secrets
 import stringprep
 import unicodedata
@@ -22,6 +29,10 @@ from planner import errors
 MECHANISM = "SCRAM-SHA-256"
 DEFAULT_ITERATIONS = 4096  # PostgreSQL's scram_iterations default
 _NONCE_BYTES = 18          # PostgreSQL's SCRAM_RAW_NONCE_LEN
+SALT_BYTES = 16            # PostgreSQL's SCRAM_DEFAULT_SALT_LEN
+_KEY_BYTES = 32            # SHA-256
+# PostgreSQL's parse_scram_secret: scheme$iterations:salt$StoredKey:ServerKey
+_SECRET = re.compile(r"SCRAM-SHA-256\$([^:$]+):([^$]+)\$([^:]+):(.+)", re.DOTALL)
 
 
 def _hmac(key: bytes, msg: bytes) -> bytes:
@@ -63,6 +74,40 @@ class Verifier:
         return cls(salt, iterations, hashlib.sha256(_hmac(salted, b"Client Key")).digest(),
                    _hmac(salted, b"Server Key"))
 
+    @classmethod
+    def parse(cls, secret: str) -> "Verifier | None":
+        """The verifier a `SCRAM-SHA-256$...` secret holds, or None when the text is not one
+        (PostgreSQL's parse_scram_secret: then the text is a plain password)."""
+        m = _SECRET.fullmatch(secret)
+        if m is None or not re.fullmatch(r"\s*[+-]?\d+", m.group(1)):
+            return None
+        try:
+            salt, stored, server = (base64.b64decode(g, validate=True) for g in m.group(2, 3, 4))
+        except ValueError:
+            return None
+        if len(stored) != _KEY_BYTES or len(server) != _KEY_BYTES:
+            return None
+        return cls(salt, int(m.group(1)), stored, server)
+
+    def secret(self) -> str:
+        """The text PostgreSQL keeps in pg_authid.rolpassword (and pg_dumpall prints)."""
+        return (f"{MECHANISM}${self.iterations}:{_b64(self.salt)}$"
+                f"{_b64(self.stored_key)}:{_b64(self.server_key)}")
+
+    def verifies(self, password: str) -> bool:
+        """Whether `password` is the one this verifier was made from."""
+        if self.iterations < 1:
+            return False
+        other = Verifier.from_password(password, self.salt, self.iterations)
+        return hmac.compare_digest(other.stored_key, self.stored_key)
+
+
+def mock_verifier(user: str, nonce: bytes) -> Verifier:
+    """The verifier of a doomed exchange for `user` (PostgreSQL's scram_mock_salt): its salt
+    depends only on the user name and the server's secret `nonce`."""
+    salt = hashlib.sha256(nonce + user.encode()).digest()[:SALT_BYTES]
+    return Verifier(salt, DEFAULT_ITERATIONS, bytes(_KEY_BYTES), bytes(_KEY_BYTES))
+
 
 def _attributes(message: str, expected: str) -> dict[str, str]:
     """The a=value pairs of a SCRAM message, checking they come in the `expected` order."""
@@ -82,10 +127,13 @@ def _malformed(message: str) -> errors.QueryError:
 
 class ServerExchange:
     """One authentication: `client_first` -> server-first-message, then `client_final` ->
-    server-final-message (or InvalidPassword)."""
+    server-final-message (or InvalidPassword). A `doomed` exchange (no such user, no
+    password) runs the same way and always ends in InvalidPassword."""
 
-    def __init__(self, verifier: Verifier, server_nonce: str | None = None):
+    def __init__(self, verifier: Verifier, server_nonce: str | None = None,
+                 doomed: bool = False):
         self._verifier = verifier
+        self._doomed = doomed
         self._server_nonce = server_nonce or _b64(secrets.token_bytes(_NONCE_BYTES))
         self._gs2_header = self._client_first_bare = self._server_first = self._nonce = ""
 
@@ -130,7 +178,8 @@ class ServerExchange:
         if len(proof) != len(signature):
             raise _malformed(text)
         client_key = bytes(a ^ b for a, b in zip(proof, signature))
-        if not hmac.compare_digest(hashlib.sha256(client_key).digest(), v.stored_key):
+        if not hmac.compare_digest(hashlib.sha256(client_key).digest(), v.stored_key) or (
+                self._doomed):
             raise errors.InvalidPassword("password authentication failed")
         return f"v={_b64(_hmac(v.server_key, auth_message))}".encode()
 

@@ -14,7 +14,7 @@ import logging
 import secrets
 import threading
 
-from coordinator.pgwire import scram
+from coordinator.pgwire import scram, startup
 from coordinator.pgwire.boundary import Engine
 from coordinator.pgwire.session import Session
 
@@ -22,15 +22,20 @@ log = logging.getLogger(__name__)
 
 
 class PgServer:
-    """Serves `engine` on host:port (port 0 picks a free port). With `password`, every
-    user must authenticate with it by SCRAM-SHA-256; without, connections are trusted."""
+    """Serves `engine` on host:port (port 0 picks a free port). With an `authenticator`
+    (startup.Authenticator: the engine's roles), logins are checked against the roles;
+    else with `password`, every user must authenticate with it by SCRAM-SHA-256; with
+    neither, connections are trusted."""
 
     def __init__(self, engine: Engine, host: str = "127.0.0.1", port: int = 5432,
-                 password: str | None = None):
+                 password: str | None = None,
+                 authenticator: "startup.Authenticator | None" = None):
         self.engine = engine
         self.host = host
         self.port = port
-        self.verifier = scram.Verifier.from_password(password) if password is not None else None
+        # What startup.negotiate authenticates with (an Authenticator, a Verifier or None).
+        self.verifier = authenticator if authenticator is not None else (
+            scram.Verifier.from_password(password) if password is not None else None)
         self._sessions: dict[tuple[int, int], Session] = {}
         self._tasks: set[asyncio.Task] = set()
         self._pids = itertools.count(1000)

@@ -4,7 +4,16 @@ After start-up (startup.py) the session serves the simple query protocol (Query:
 statement of the text in order, the first error skips the rest) and the extended one
 (Parse/Bind/Describe/Execute/Close/Sync/Flush with named and unnamed statements and
 portals, row-limited Execute and PortalSuspended, and, after an error, discarding messages
-until Sync as PostgreSQL does). COPY goes to copy.py, row encoding to portal.py/values.py.
+until Sync as PostgreSQL does; the ErrorResponse itself is flushed at once, since a client
+may wait after a Flush rather than a Sync). COPY goes to copy.py, row encoding to
+portal.py/values.py. Any error fails an open transaction block, also one raised here
+(the engine's fail_transaction).
+
+The engine session is given a Frontend (`_Frontend`, boundary.Frontend) at start-up: the
+backend pid, notification delivery (NotificationResponse, sent while the session is idle
+outside a block: before ReadyForQuery I, or at once while it waits for the next
+message), and this connection's named statements and portals, which SQL PREPARE,
+EXECUTE, DEALLOCATE, FETCH and MOVE share with the protocol.
 
 Engine calls block, so each runs on this session's own worker thread: connections progress
 independently, and one EngineSession only ever sees one thread. Errors become
@@ -22,6 +31,7 @@ the engine session then aborts the transaction.
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
@@ -63,7 +73,8 @@ class SessionHost(Protocol):
 
 def error_response(e: BaseException, severity: str = backend.Severity.ERROR):
     if isinstance(e, errors.QueryError):
-        return backend.ErrorResponse(severity, e.sqlstate, e.message, e.detail, e.hint)
+        return backend.ErrorResponse(severity, e.sqlstate, e.message, e.detail, e.hint,
+                                     e.context)
     # One line, no traceback: the log has the rest.
     text = (str(e).strip().splitlines() or [""])[0][:200]
     head = f"internal error: {type(e).__name__}"
@@ -83,6 +94,10 @@ class Session:
         self._portals: dict[str, Portal] = {}
         self._ignore_till_sync = False
         self._idle_limit: float | None = None  # idle_in_transaction timeout, when armed
+        self._idle = False  # the last ReadyForQuery said I: notifications go out at once
+        self._notices: collections.deque = collections.deque()  # (pid, channel, payload)
+        self._flushes: set[asyncio.Task] = set()  # flushes of notifications under way
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pgwire-session")
         self._handlers = {
             codec.Query: self._query, codec.Parse: self._parse, codec.Bind: self._bind,
@@ -137,6 +152,10 @@ class Session:
         self._engine = await self.call(engine.open_session, started.user, started.database,
                                        started.options)
         self.pid, self.secret = self.host.register(self)
+        self._loop = asyncio.get_running_loop()
+        attach = getattr(self._engine, "attach", None)
+        if attach is not None:
+            await self.call(attach, _Frontend(self))
         status = dict(DEFAULT_PARAMETERS, application_name=started.options.get(
             "application_name", ""), session_authorization=started.user)
         status.update(await self.call(self._engine.parameter_status))
@@ -172,10 +191,35 @@ class Session:
             for name in list(self._portals):
                 await self._close_portal(name)
         self._idle_limit = None
+        self._idle = status is TransactionStatus.IDLE
         if status is not TransactionStatus.IDLE:
             self._idle_limit = await self.call(self._engine.idle_in_transaction_timeout)
+        else:
+            self._send_notices()  # outside a transaction block, as PostgreSQL delivers them
         self.conn.send(backend.ReadyForQuery(status.value))
         await self.conn.flush()
+
+    # --- notifications (LISTEN / NOTIFY) ----------------------------------------------
+    def _notice(self, pid: int, channel: str, payload: str) -> None:
+        """On the event loop: a notification the engine delivered for this session. Sent
+        now when the session is idle outside a block (it waits for the next message),
+        else kept for the next ReadyForQuery I."""
+        self._notices.append((pid, channel, payload))
+        if self._idle:
+            self._send_notices()
+            task = asyncio.ensure_future(self._flush_quietly())
+            self._flushes.add(task)
+            task.add_done_callback(self._flushes.discard)
+
+    async def _flush_quietly(self) -> None:
+        try:
+            await self.conn.flush()
+        except (*_DISCONNECTED, OSError):
+            pass  # the message loop finds the connection gone
+
+    def _send_notices(self) -> None:
+        while self._notices:
+            self.conn.send(backend.NotificationResponse(*self._notices.popleft()))
 
     async def _next_frame(self) -> tuple[bytes, bytes]:
         """The next message; waits at most idle_in_transaction_session_timeout when the
@@ -196,6 +240,7 @@ class Session:
             type_byte, body = await self._next_frame()
             if type_byte == codec.Frontend.TERMINATE:
                 return
+            self._idle = False  # until the next ReadyForQuery: a command is under way
             if self._ignore_till_sync and type_byte != codec.Frontend.SYNC:
                 continue
             try:
@@ -209,8 +254,12 @@ class Session:
                 raise
             except Exception as e:
                 self._report(e)
+                await self._fail_transaction()
                 if type_byte in _EXTENDED:
+                    # Sent at once (the client may be waiting after a Flush, not a Sync);
+                    # what follows up to Sync is skipped, as in PostgreSQL.
                     self._ignore_till_sync = True
+                    await self.conn.flush()
                 else:
                     await self._ready()
 
@@ -218,6 +267,17 @@ class Session:
         if not isinstance(e, errors.QueryError):
             log.error("session %d: internal error", self.pid, exc_info=e)
         self.conn.send(error_response(e))
+
+    async def _fail_transaction(self) -> None:
+        """An error fails the transaction block, also one raised here (Bind, Describe)."""
+        fail = getattr(self._engine, "fail_transaction", None)
+        if fail is not None:
+            try:
+                await self.call(fail)
+            except _FATAL:
+                raise
+            except Exception:
+                log.exception("session %d: failing the transaction failed", self.pid)
 
     # --- simple query -----------------------------------------------------------------
     async def _query(self, msg: codec.Query) -> None:
@@ -234,6 +294,7 @@ class Session:
             raise
         except Exception as e:
             self._report(e)
+            await self._fail_transaction()
         await self._ready()
 
     # --- running a portal (both protocols) --------------------------------------------
@@ -252,6 +313,8 @@ class Session:
             if portal.result is None:
                 result = await self.call(self._engine.execute, prepared, portal.params,
                                          self.cancel_token)
+                if simple and result.binary:
+                    portal.format_codes = (codec.BINARY,)  # FETCH from a BINARY cursor
                 portal.start(result, self.cancel_token)
             if not await self._deliver(portal, max_rows, simple):
                 return  # suspended: the next Execute resumes it
@@ -334,7 +397,7 @@ class Session:
 
     async def _bind(self, msg: codec.Bind) -> None:
         stmt = self._statement(msg.statement)
-        if msg.portal and msg.portal in self._portals:
+        if msg.portal and (msg.portal in self._portals or await self._cursor(msg.portal)):
             raise errors.QueryError(f'cursor "{msg.portal}" already exists', "42P03")
         await self._close_portal(msg.portal)
         wanted = len(stmt.param_types)
@@ -350,8 +413,22 @@ class Session:
         self._portals[msg.portal] = portal
         self.conn.send(backend.BindComplete())
 
+    async def _cursor(self, name: str):
+        """(columns, binary) of the engine's SQL cursor `name` (DECLARE), or None."""
+        cursor = getattr(self._engine, "cursor", None)
+        return None if cursor is None else await self.call(cursor, name)
+
     async def _describe(self, msg: codec.Describe) -> None:
         if msg.kind == codec.DESCRIBE_PORTAL:
+            if msg.name not in self._portals:
+                # A cursor DECLAREd in SQL is a portal too (psycopg describes its named
+                # cursors so).
+                found = await self._cursor(msg.name) if msg.name else None
+                if found is not None:
+                    columns, binary = found
+                    fmt = codec.BINARY if binary else codec.TEXT
+                    self.conn.send(row_description(columns, [fmt] * len(columns)))
+                    return
             self.conn.send(self._portal(msg.name).describe())
             return
         stmt = self._statement(msg.name)
@@ -382,3 +459,58 @@ class Session:
 
     async def _flush(self, msg: codec.Flush) -> None:
         await self.conn.flush()
+
+
+class _Frontend:
+    """What the engine session gets of this connection (boundary.Frontend)."""
+
+    def __init__(self, session: Session):
+        self._session = session
+        self.pid = session.pid
+        self.peer = session.conn.peer  # "host:port" (pg_stat_activity's client_addr)
+
+    def notify(self, pid: int, channel: str, payload: str) -> None:
+        try:
+            self._session._loop.call_soon_threadsafe(self._session._notice, pid, channel,
+                                                     payload)
+        except RuntimeError:
+            pass  # the event loop has stopped: the connection is gone
+
+    # The engine calls these on the session's worker thread while the message loop waits
+    # for that call, so the dictionary is never used by two threads at once.
+    def statement(self, name: str):
+        stmt = self._session._statements.get(name) if name else None
+        return stmt.prepared if stmt is not None else None
+
+    def add_statement(self, name: str, stmt) -> None:
+        if name in self._session._statements:
+            raise errors.QueryError(f'prepared statement "{name}" already exists', "42P05")
+        self._session._statements[name] = Statement.create(stmt, ())
+
+    def drop_statement(self, name: str) -> bool:
+        return bool(name) and self._session._statements.pop(name, None) is not None
+
+    def drop_statements(self) -> None:
+        for name in [n for n in self._session._statements if n]:
+            del self._session._statements[name]
+
+    def portal_rows(self, name: str, count: int | None):
+        """SQL FETCH/MOVE on the protocol portal `name` (asyncpg moves its cursors so):
+        (columns, Arrow batches of up to `count` rows, their number), None when there is
+        no such portal. A portal not executed yet starts here (not for a count of 0)."""
+        session = self._session
+        portal = session._portals.get(name) if name else None
+        if portal is None or count == 0:
+            return None if portal is None else (portal.columns() or [], [], 0)
+        if portal.statement.prepared is None or (portal.result is None and portal.done):
+            raise errors.QueryError(f'portal "{name}" cannot be run', "55000")
+        if portal.result is None:
+            result = session._engine.execute(portal.statement.prepared, portal.params,
+                                             session.cancel_token)
+            portal.start(result, session.cancel_token)
+        if portal.rows is None:
+            raise errors.QueryError(f'portal "{name}" cannot be run', "55000")
+        if portal.done:
+            return portal.columns(), [], 0
+        batches, got = portal.rows.take(count)
+        return portal.columns(), batches, got

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 
 from coordinator.pgwire import codec, numeric
 from planner import errors
-from planner.types import Kind, SqlType
+from planner.types import CATALOG_KINDS, Kind, SqlType
 
 PG_EPOCH_DAYS = 10_957                          # 2000-01-01 in days since 1970-01-01
 PG_EPOCH_MICROS = PG_EPOCH_DAYS * 86_400 * 10**6
@@ -243,6 +243,21 @@ _BINARY = {
     Kind.TIMESTAMPTZ: _packed(">i8", PG_EPOCH_MICROS, pa.int64()),
     Kind.INTERVAL: _interval_binary,
 }
+
+# The system catalog's types (planner/types.py CATALOG_KINDS): oid and xid are integers
+# (unsigned 4 bytes in binary); the others are held as the text they print as (bytea as
+# its bytes, hex in text). Binary output of reg* and arrays is their text (PostgreSQL's is
+# an oid or an array structure): clients read catalogs in text.
+for _k in CATALOG_KINDS:
+    if _k in (Kind.OID, Kind.XID):
+        _TEXT[_k], _BINARY[_k] = _TEXT[Kind.INT8], _packed(">u4")
+    elif _k is Kind.BYTEA:
+        _TEXT[_k] = lambda a, t: pc.binary_join_element_wise(
+            "\\x", pa.array([None if v is None else v.hex() for v in a.to_pylist()],
+                             pa.string()), "")
+        _BINARY[_k] = lambda a, t: a
+    else:
+        _TEXT[_k], _BINARY[_k] = _TEXT[Kind.TEXT], _utf8
 
 
 # --- columns and rows -------------------------------------------------------------------

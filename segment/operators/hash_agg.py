@@ -114,7 +114,7 @@ class HashAggOp:
                     if held.num_rows + flushed > SKIP_RATIO * rows_in:
                         res.free()
                         yield from self._emit(self._finalize(held, distinct))
-                        groups = None
+                        streamer, groups = groups.drained(), None  # noqa: F841 - read by the next batches
             if groups is None:
                 return
             if spill is not None:

@@ -132,20 +132,20 @@ def test_header_extension_and_missing_trailer():
 ])
 def test_framing_errors(data, state, message):
     e = error(data, [ColumnDef("a", T.INT4)])
-    assert (e.sqlstate, e.message) == (state, message)
+    assert (e.sqlstate, e.located) == (state, message)
 
 
 def test_value_errors():
     cols = [ColumnDef("a", T.INT4), ColumnDef("s", T.varchar(2), not_null=True)]
     one = field(struct.pack("!i", 1))
     e = error(cb.HEADER + tup(one, field(b"ok")) + tup(one, field(b"\xff")) + cb.TRAILER, cols)
-    assert (e.sqlstate, e.message) == (
+    assert (e.sqlstate, e.located) == (
         "22021", 'COPY t, line 2, column s: invalid byte sequence for encoding "UTF8": 0xff')
     e = error(cb.HEADER + tup(one, field(b"long")) + cb.TRAILER, cols)
-    assert (e.sqlstate, e.message) == (
+    assert (e.sqlstate, e.located) == (
         "22001", "COPY t, line 1, column s: value too long for type character varying(2)")
     e = error(cb.HEADER + tup(one, field(b"ok")) + tup(one, NULL) + cb.TRAILER, cols)
-    assert (e.sqlstate, e.message) == (
+    assert (e.sqlstate, e.located) == (
         "23502", 'COPY t, line 2: null value in column "s" of relation "t" violates not-null '
                  "constraint")
     e = error(cb.HEADER + tup(one, field(b"a\x00")) + cb.TRAILER, cols)
@@ -162,4 +162,4 @@ def test_first_error_in_row_order():
     data = cb.HEADER + tup(one, field(b"ok")) + tup(one, field(b"long")) + \
         tup(field(b"\x01"), field(b"ok")) + cb.TRAILER
     e = error(data, cols)  # the bad width of a is on line 3, the long s on line 2
-    assert e.message == "COPY t, line 2, column s: value too long for type character varying(2)"
+    assert e.located == "COPY t, line 2, column s: value too long for type character varying(2)"

@@ -77,7 +77,7 @@ def test_option_defaults():
 def test_option_errors(params, state, message):
     with pytest.raises(errors.QueryError) as info:
         copy_options.parse_copy_options(params)
-    assert (info.value.sqlstate, info.value.message) == (state, message)
+    assert (info.value.sqlstate, info.value.located) == (state, message)
 
 
 # --- TEXT format ------------------------------------------------------------------------
@@ -112,7 +112,7 @@ def test_text_end_marker_stops_the_data():
     assert parse(b"1\t\\.\n2\tb\n") == [(1, "")]
     assert parse(b"1\t\\\\.\n") == [(1, "\\.")]
     e = error(b"1\tx\n\\.x\n")
-    assert (e.sqlstate, e.message) == ("22P04", "COPY t, line 2: end-of-copy marker corrupt")
+    assert (e.sqlstate, e.located) == ("22P04", "COPY t, line 2: end-of-copy marker corrupt")
 
 
 def test_text_single_column_empty_line_is_empty_string():
@@ -123,20 +123,20 @@ def test_text_header_skipped_and_matched():
     assert parse(b"a\tb\n1\tx\n", header="true") == [(1, "x")]
     assert parse(b"a\tb\n1\tx\n", header="match") == [(1, "x")]
     e = error(b"a\tc\n1\tx\n", header="match")
-    assert (e.sqlstate, e.message) == (
+    assert (e.sqlstate, e.located) == (
         "22P04", 'COPY t, line 1: column name mismatch in header line field 2: got "c", '
                  'expected "b"')
     e = error(b"a\n1\tx\n", header="match")
-    assert e.message == "COPY t, line 1: wrong number of fields in header line: got 1, expected 2"
+    assert e.located == "COPY t, line 1: wrong number of fields in header line: got 1, expected 2"
     assert parse(b"a\tb", header="true") == []
 
 
 def test_text_nul_byte_and_bad_utf8():
     e = error(b"1\tx\n2\ta\x00b\n")
-    assert (e.sqlstate, e.message) == ("22021", 'COPY t, line 2: invalid byte sequence for '
+    assert (e.sqlstate, e.located) == ("22021", 'COPY t, line 2: invalid byte sequence for '
                                                 'encoding "UTF8": 0x00')
     e = error(b"1\tx\n2\tx\n3\t\xff\n")
-    assert (e.sqlstate, e.message) == ("22021", 'COPY t, line 3: invalid byte sequence for '
+    assert (e.sqlstate, e.located) == ("22021", 'COPY t, line 3: invalid byte sequence for '
                                                 'encoding "UTF8": 0xff')
     assert error(b"1\t\\377\n").sqlstate == "22021"
     assert error(b"1\t\\000\n").sqlstate == "22021"
@@ -168,7 +168,7 @@ def test_csv_header_and_end_marker():
 
 def test_csv_unterminated_quote():
     e = error(b'1,x\n2,"abc\n', CSV)
-    assert (e.sqlstate, e.message) == ("22P04", "COPY t, line 2: unterminated CSV quoted field")
+    assert (e.sqlstate, e.located) == ("22P04", "COPY t, line 2: unterminated CSV quoted field")
 
 
 # --- errors with line numbers -----------------------------------------------------------
@@ -182,34 +182,34 @@ def test_csv_unterminated_quote():
 ])
 def test_column_count_errors(fmt, data, message):
     e = error(data, fmt)
-    assert (e.sqlstate, e.message) == ("22P04", message)
+    assert (e.sqlstate, e.located) == ("22P04", message)
 
 
 def test_short_row_converts_present_fields_first():
     # PostgreSQL converts the fields it has before it notices the missing one.
     e = error(b"1\tx\n\n3\tz\n")
-    assert (e.sqlstate, e.message) == (
+    assert (e.sqlstate, e.located) == (
         "22P02", 'COPY t, line 2, column a: invalid input syntax for type integer: ""')
     e = error(b"1\tx\nbad\n")
-    assert e.message == 'COPY t, line 2, column a: invalid input syntax for type integer: "bad"'
+    assert e.located == 'COPY t, line 2, column a: invalid input syntax for type integer: "bad"'
 
 
 def test_value_errors_name_line_and_column():
     e = error(b"1\tx\nabc\ty\n")
-    assert (e.sqlstate, e.message) == (
+    assert (e.sqlstate, e.located) == (
         "22P02", 'COPY t, line 2, column a: invalid input syntax for type integer: "abc"')
     e = error(b"a,b\n1,x\n99999999999,y\n", CSV, header="true")
-    assert (e.sqlstate, e.message) == (
+    assert (e.sqlstate, e.located) == (
         "22003", 'COPY t, line 3, column a: value "99999999999" is out of range for type integer')
     # A bad value before a bad record is reported first, as PostgreSQL reads row by row.
     e = error(b"1\tx\nzz\ty\n3\n")
-    assert e.sqlstate == "22P02" and "line 2" in e.message
+    assert e.sqlstate == "22P02" and "line 2" in e.located
 
 
 def test_not_null_violation_with_line():
     cols = [ColumnDef("a", T.INT4), ColumnDef("b", T.TEXT, not_null=True)]
     e = error(b"1\tx\n2\t\\N\n", cols=cols)
-    assert (e.sqlstate, e.message) == (
+    assert (e.sqlstate, e.located) == (
         "23502", 'COPY t, line 2: null value in column "b" of relation "t" violates '
                  "not-null constraint")
 
@@ -217,7 +217,7 @@ def test_not_null_violation_with_line():
 def test_line_numbers_continue_across_blocks():
     data = b"".join(b"%d\tx\n" % i for i in range(1, 200)) + b"oops\tx\n"
     e = error(data, block_bytes=64, header="true")
-    assert e.message == 'COPY t, line 200, column a: invalid input syntax for type integer: "oops"'
+    assert e.located == 'COPY t, line 200, column a: invalid input syntax for type integer: "oops"'
 
 
 def test_many_blocks_and_batch_sizes():
@@ -307,10 +307,10 @@ def test_csv_force_null_options(params, expected):
 def test_force_option_errors():
     with pytest.raises(errors.QueryError) as info:
         parse(FORCE_DATA, CSV, FORCE_COLS, force_null="nope")
-    assert (info.value.sqlstate, info.value.message) == (
+    assert (info.value.sqlstate, info.value.located) == (
         "42P10", 'FORCE_NULL column "nope" not referenced by COPY')
     with pytest.raises(errors.FeatureNotSupported) as info:
         copy_options.parse_copy_options({"force_quote": "*"})
-    assert info.value.message == "COPY force quote available only in CSV mode"
+    assert info.value.located == "COPY force quote available only in CSV mode"
     opts = copy_options.parse_copy_options({"format": "csv", "force_quote": '(a, "B c")'})
     assert opts.force_quote == ("a", "B c")

@@ -44,7 +44,7 @@ def test_text_file_and_errors_with_lines(tmp_path):
     path.write_bytes(b"1\t1\tx\t2020-01-01\n\\N\t1\tx\t2020-01-01\n")
     with pytest.raises(errors.NotNullViolation) as info:
         read(path, "text")
-    assert info.value.message == ('COPY t, line 2: null value in column "id" of relation "t" '
+    assert info.value.located == ('COPY t, line 2: null value in column "id" of relation "t" '
                                   "violates not-null constraint")
 
 
@@ -76,11 +76,11 @@ def test_parquet_errors(tmp_path):
     pq.write_table(pa.table({"id": pa.array([1, None]), "name": ["a", "b"]}), path)
     with pytest.raises(errors.UndefinedColumn) as info:
         read(path, "parquet")
-    assert info.value.message == f'column "price" does not exist in Parquet file "{path}"'
+    assert info.value.located == f'column "price" does not exist in Parquet file "{path}"'
     cols = [ColumnDef("id", T.INT8, not_null=True), ColumnDef("name", T.TEXT)]
     with pytest.raises(errors.NotNullViolation) as info:
         read(path, "parquet", cols)
-    assert info.value.message.startswith("COPY t, row 2: null value in column \"id\"")
+    assert info.value.located.startswith("COPY t, row 2: null value in column \"id\"")
     bad = tmp_path / "bad.parquet"
     bad.write_bytes(b"not parquet")
     with pytest.raises(errors.BadCopyFileFormat):
@@ -91,11 +91,11 @@ def test_missing_file_and_directory(tmp_path):
     missing = str(tmp_path / "nope.csv")
     with pytest.raises(errors.UndefinedFile) as info:
         file_source.read_file(missing, "csv", copy_options.CopyOptions(), COLS)
-    assert (info.value.sqlstate, info.value.message) == (
+    assert (info.value.sqlstate, info.value.located) == (
         "58P01", f'could not open file "{missing}" for reading: No such file or directory')
     with pytest.raises(errors.QueryError) as info:
         file_source.read_file(str(tmp_path), "text", copy_options.CopyOptions(), COLS)
-    assert (info.value.sqlstate, info.value.message) == ("42809", f'"{tmp_path}" is a directory')
+    assert (info.value.sqlstate, info.value.located) == ("42809", f'"{tmp_path}" is a directory')
     with pytest.raises(errors.InvalidParameterValue):
         file_source.read_file(missing, "xml", copy_options.CopyOptions(), COLS)
 

@@ -10,7 +10,10 @@ Statements (case-insensitive, separated by ';'):
   select error            DivisionByZero with detail and hint; select crash: RuntimeError
   begin / commit / rollback, create ..., insert ..., set NAME = VALUE   (COMMANDs)
   copy T from stdin [binary], copy T to stdout
-anything else is a syntax error at prepare time.
+  fetch binary            "select 1"'s row, sent in binary by the simple protocol
+anything else is a syntax error at prepare time. The engine's `cursors` (name -> columns)
+are what Describe of a portal finds besides the protocol's portals; `notify(...)` sends a
+notification to every attached session, as another session's NOTIFY would.
 """
 
 from __future__ import annotations
@@ -78,6 +81,18 @@ class FakeSession:
         self.engine, self.user, self.database, self.options = engine, user, database, options
         self.status = TransactionStatus.IDLE
         self.closed = False
+        self.frontend = None
+
+    def attach(self, frontend) -> None:
+        self.frontend = frontend
+
+    def cursor(self, name: str):
+        columns = self.engine.cursors.get(name)
+        return None if columns is None else (columns, False)
+
+    def fail_transaction(self) -> None:
+        if self.status is TransactionStatus.IN_TRANSACTION:
+            self.status = TransactionStatus.FAILED
 
     def parameter_status(self) -> dict[str, str]:
         return {"server_version": "15.4", "TimeZone": "UTC"}
@@ -105,7 +120,7 @@ class FakeSession:
     def _columns(self, key: str, nparams: int):
         if key in ("select types", "select slow", "select broken"):
             return TYPES_COLUMNS
-        if key == "select 1":
+        if key in ("select 1", "fetch binary"):
             return [ResultColumn("?column?", types.INT4)]
         if key.startswith("select series"):
             return [ResultColumn("n", types.INT8)]
@@ -135,9 +150,11 @@ class FakeSession:
         rows = lambda batches, tag: QueryResult(ResultKind.ROWS, tag, stmt.columns, iter(batches))
         if key == "select types":
             return rows(types_batches(), lambda: "SELECT 3")
-        if key == "select 1":
-            return rows([pa.record_batch([pa.array([1], pa.int32())], names=["?column?"])],
-                        lambda: "SELECT 1")
+        if key in ("select 1", "fetch binary"):
+            result = rows([pa.record_batch([pa.array([1], pa.int32())], names=["?column?"])],
+                          lambda: "SELECT 1")
+            result.binary = key == "fetch binary"
+            return result
         if key.startswith("select series"):
             return self._series(int(key.split()[2]), stmt.columns)
         if key.startswith("select echo"):
@@ -224,6 +241,12 @@ class FakeEngine:
         self.aborted: list[str] = []
         self.canceled = threading.Event()
         self.idle_in_transaction_timeout: float | None = None  # what sessions report
+        self.cursors: dict[str, list[ResultColumn]] = {}
+
+    def notify(self, pid: int, channel: str, payload: str) -> None:
+        for s in self.sessions:
+            if s.frontend is not None:
+                s.frontend.notify(pid, channel, payload)
 
     def open_session(self, user: str, database: str, options: dict) -> FakeSession:
         if database == "nosuchdb":

@@ -23,7 +23,7 @@ from planner import errors, statements
     ("SELECT k FROM t ORDER BY k FETCH FIRST 10 PERCENT ROWS ONLY", "PERCENT"),
     ("WITH c AS MATERIALIZED (SELECT 1) SELECT * FROM c", "MATERIALIZED"),
     ("SELECT * FROM t WITH ORDINALITY", None),
-    ("SELECT public.t.k FROM t", "schema"),
+    ("SELECT raympp.public.t.k FROM t", "database"),  # schema.t.k is bound (bind_expr)
 ])
 def test_refused_naming_the_clause(sql, named):
     try:

@@ -1,0 +1,408 @@
+"""The rows of the system catalog, computed from raympp's own catalog for one statement.
+
+`SystemCatalog(session)` is what the planner reads through `SESSION_INFO["system"]`
+(planner/system_tables.py `CatalogContext`): the session puts a new one there for every
+statement it prepares or executes, so the rows are those of the tables that statement's
+transaction sees (its own CREATEs and DROPs included), of the roles as they are, of the
+session's settings and of the sessions connected to this coordinator (`Sessions`).
+
+Oids: a table's oid is 16384 + its table id, its columns are attnum 1..n; namespaces,
+types, functions and the system relations keep PostgreSQL 15's oids. Nothing in raympp is
+owned (every role has every privilege), so objects show the bootstrap superuser (oid 10)
+as their owner, as PostgreSQL shows initdb's objects.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+
+from planner import schema as sch
+from planner import system_tables as st
+from planner import types
+from planner.schema import DistKind, TableDef
+from planner.types import Kind
+
+_START = dt.datetime.now(dt.timezone.utc)
+
+
+def start_time() -> dt.datetime:
+    """When this coordinator started (pg_postmaster_start_time())."""
+    return _START
+
+
+def table_oid(t: TableDef) -> int:
+    return st.FIRST_USER_OID + t.id
+
+
+class Sessions:
+    """The sessions connected to this coordinator, by backend pid (pg_stat_activity)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._by_pid: dict[int, object] = {}
+
+    def add(self, session) -> None:
+        with self._lock:
+            self._by_pid[id(session)] = session
+
+    def remove(self, session) -> None:
+        with self._lock:
+            self._by_pid.pop(id(session), None)
+
+    def all(self) -> list:
+        with self._lock:
+            return sorted(self._by_pid.values(), key=lambda s: s.pid)
+
+
+class Activity:
+    """One session's pg_stat_activity figures, kept by the session."""
+
+    def __init__(self, peer: str | None = None):
+        self.backend_start = dt.datetime.now(dt.timezone.utc)
+        self.peer = peer
+        self.query = ""
+        self.query_start: dt.datetime | None = None
+        self.state_change: dt.datetime | None = self.backend_start
+        self.active = False
+
+    def start(self, query: str) -> None:
+        self.query, self.active = query, True
+        self.query_start = self.state_change = dt.datetime.now(dt.timezone.utc)
+
+    def finish(self) -> None:
+        self.active = False
+        self.state_change = dt.datetime.now(dt.timezone.utc)
+
+
+# PostgreSQL 15's pg_settings.category of the settings raympp has.
+_CATEGORIES = {
+    "application_name": "Reporting and Logging / What to Log",
+    "client_encoding": "Client Connection Defaults / Locale and Formatting",
+    "datestyle": "Client Connection Defaults / Locale and Formatting",
+    "intervalstyle": "Client Connection Defaults / Locale and Formatting",
+    "timezone": "Client Connection Defaults / Locale and Formatting",
+    "lc_messages": "Client Connection Defaults / Locale and Formatting",
+    "extra_float_digits": "Client Connection Defaults / Locale and Formatting",
+    "statement_timeout": "Client Connection Defaults / Statement Behavior",
+    "lock_timeout": "Client Connection Defaults / Statement Behavior",
+    "idle_in_transaction_session_timeout": "Client Connection Defaults / Statement Behavior",
+    "search_path": "Client Connection Defaults / Statement Behavior",
+    "bytea_output": "Client Connection Defaults / Statement Behavior",
+    "client_min_messages": "Client Connection Defaults / Statement Behavior",
+    "default_transaction_read_only": "Client Connection Defaults / Statement Behavior",
+    "default_transaction_deferrable": "Client Connection Defaults / Statement Behavior",
+    "default_transaction_isolation": "Client Connection Defaults / Statement Behavior",
+    "transaction_read_only": "Client Connection Defaults / Statement Behavior",
+    "transaction_isolation": "Client Connection Defaults / Statement Behavior",
+    "transaction_deferrable": "Client Connection Defaults / Statement Behavior",
+    "work_mem": "Resource Usage / Memory",
+    "standard_conforming_strings": "Version and Platform Compatibility / Previous PostgreSQL Versions",
+}
+
+
+class SystemCatalog:
+    """planner.system_tables.CatalogContext for one statement of `session`."""
+
+    def __init__(self, session):
+        self.session = session
+        self.view = session.catalog_view(session.txn)
+        self._tables: list[TableDef] | None = None
+        self._rows: dict[str, list[tuple]] = {}
+
+    # --- what the planner asks ---------------------------------------------------------
+    def tables(self) -> list[TableDef]:
+        if self._tables is None:
+            self._tables = self.view.tables()
+        return self._tables
+
+    def relations(self) -> list[tuple[int, str, str]]:
+        return [(table_oid(t), sch.PUBLIC, t.name) for t in self.tables()] + [
+            (r.oid, r.schema, r.name) for r in st.RELATIONS.values()]
+
+    def search_path(self) -> list[str]:
+        return list(self.view.path)
+
+    def explicit_path(self) -> list[str]:
+        return list(self.view.explicit)
+
+    def roles(self) -> list[tuple[int, str]]:
+        return [(r.oid, r.name) for r in self.session.engine.catalog.roles()]
+
+    def setting(self, name: str, missing_ok: bool) -> str | None:
+        from planner import errors
+        try:
+            return self.session.settings.show(name)
+        except errors.UndefinedObject:
+            if missing_ok:
+                return None
+            raise
+
+    def set_setting(self, name: str, value: str | None, is_local: bool) -> str:
+        current = lambda: self.session.txn  # noqa: E731
+        self.session.settings.set(name, value, local=is_local, transaction=current)
+        return self.session.settings.show(name)
+
+    def start_time(self) -> dt.datetime:
+        return _START
+
+    def rows(self, relation: st.SystemRelation) -> list[tuple]:
+        key = relation.qualified
+        if key not in self._rows:
+            make = getattr(self, "_" + key.replace(".", "__"), None)
+            if make is None:
+                self._rows[key] = st.static_rows(relation)
+            else:
+                names = [c.name for c in relation.columns]
+                self._rows[key] = [tuple(d.get(n) for n in names) for d in make()]
+        return self._rows[key]
+
+    # --- pg_catalog ----------------------------------------------------------------------
+    def _relation_rows(self):
+        """(oid, name, namespace oid, relkind, columns as (name, SqlType, not null,
+        atttypid, atttypmod), table or None) of every relation."""
+        out = []
+        for t in self.tables():
+            cols = [(c.name, c.type, c.not_null, types.OIDS[c.type.kind], c.type.typmod)
+                    for c in t.columns]
+            out.append((table_oid(t), t.name, st.PUBLIC_OID, "r", cols, t))
+        for r in st.RELATIONS.values():
+            cols = [(c.name, c.type, c.not_null, tid, mod)
+                    for c, (tid, mod) in zip(r.columns, r.type_oids)]
+            out.append((r.oid, r.name, st.NAMESPACES[r.schema], r.relkind, cols, None))
+        return out
+
+    def _pg_catalog__pg_namespace(self):
+        for name, oid in st.NAMESPACES.items():
+            yield {"oid": oid, "nspname": name, "nspowner": st.BOOTSTRAP_ROLE_OID}
+
+    def _pg_catalog__pg_class(self):
+        for oid, name, nsp, kind, cols, table in self._relation_rows():
+            yield {"oid": oid, "relname": name, "relnamespace": nsp, "reltype": 0,
+                   "reloftype": 0, "relowner": st.BOOTSTRAP_ROLE_OID,
+                   "relam": st.HEAP_AM_OID if kind == "r" else 0,
+                   "relfilenode": oid if kind == "r" else 0, "reltablespace": 0,
+                   "relpages": 0,
+                   "reltuples": float(table.stats.rows) if table is not None else -1.0,
+                   "relallvisible": 0, "reltoastrelid": 0, "relhasindex": False,
+                   "relisshared": False, "relpersistence": "p", "relkind": kind,
+                   "relnatts": len(cols), "relchecks": 0, "relhasrules": kind == "v",
+                   "relhastriggers": False, "relhassubclass": False, "relrowsecurity": False,
+                   "relforcerowsecurity": False, "relispopulated": True,
+                   "relreplident": "d" if table is not None else "n",
+                   "relispartition": False, "relrewrite": 0, "relfrozenxid": 0,
+                   "relminmxid": 0}
+
+    def _pg_catalog__pg_attribute(self):
+        typ = {int(r[0]): dict(zip(st.system_data.TYPE_COLUMNS, r))
+               for r in st.system_data.TYPES}
+        for oid, _name, _nsp, _kind, cols, _t in self._relation_rows():
+            for i, (name, t, not_null, tid, mod) in enumerate(cols, 1):
+                row = typ.get(tid, {})
+                collation = 100 if t.kind in (Kind.TEXT, Kind.VARCHAR, Kind.CHAR) else (
+                    950 if t.kind is Kind.NAME else 0)
+                yield {"attrelid": oid, "attname": name, "atttypid": tid, "attstattarget": -1,
+                       "attlen": int(row.get("typlen", -1)), "attnum": i,
+                       "attndims": 1 if row.get("typcategory") == "A" else 0,
+                       "attcacheoff": -1, "atttypmod": mod,
+                       "attbyval": row.get("typbyval") == "t",
+                       "attalign": row.get("typalign", "i"),
+                       "attstorage": row.get("typstorage", "p"), "attcompression": "",
+                       "attnotnull": not_null, "atthasdef": False, "atthasmissing": False,
+                       "attidentity": "", "attgenerated": "", "attisdropped": False,
+                       "attislocal": True, "attinhcount": 0, "attcollation": collation}
+
+    def _pg_catalog__pg_database(self):
+        yield {"oid": st.DATABASE_OID, "datname": self.session.database,
+               "datdba": st.BOOTSTRAP_ROLE_OID, "encoding": 6, "datlocprovider": "c",
+               "datistemplate": False, "datallowconn": True, "datconnlimit": -1,
+               "datfrozenxid": 0, "datminmxid": 1, "dattablespace": 1663,
+               "datcollate": "C", "datctype": "C"}
+
+    def _role_rows(self):
+        return self.session.engine.catalog.roles()
+
+    def _pg_catalog__pg_authid(self):
+        for r in self._role_rows():
+            yield {"oid": r.oid, "rolname": r.name, "rolsuper": r.superuser,
+                   "rolinherit": r.inherit, "rolcreaterole": r.createrole,
+                   "rolcreatedb": r.createdb, "rolcanlogin": r.login,
+                   "rolreplication": r.replication, "rolbypassrls": r.bypassrls,
+                   "rolconnlimit": r.connection_limit, "rolpassword": r.password,
+                   "rolvaliduntil": r.valid_until}
+
+    def _pg_catalog__pg_roles(self):
+        for r in self._role_rows():
+            yield {"rolname": r.name, "rolsuper": r.superuser, "rolinherit": r.inherit,
+                   "rolcreaterole": r.createrole, "rolcreatedb": r.createdb,
+                   "rolcanlogin": r.login, "rolreplication": r.replication,
+                   "rolconnlimit": r.connection_limit, "rolpassword": "********",
+                   "rolvaliduntil": r.valid_until, "rolbypassrls": r.bypassrls,
+                   "oid": r.oid}
+
+    def _pg_catalog__pg_user(self):
+        for r in self._role_rows():
+            if r.login:
+                yield {"usename": r.name, "usesysid": r.oid, "usecreatedb": r.createdb,
+                       "usesuper": r.superuser, "userepl": r.replication,
+                       "usebypassrls": r.bypassrls, "passwd": "********",
+                       "valuntil": r.valid_until}
+
+    def _pg_catalog__pg_tables(self):
+        for oid, name, nsp, kind, _cols, table in self._relation_rows():
+            if kind == "r":
+                schema = next(k for k, v in st.NAMESPACES.items() if v == nsp)
+                yield {"schemaname": schema, "tablename": name,
+                       "tableowner": self._owner_name(), "hasindexes": False,
+                       "hasrules": False, "hastriggers": False, "rowsecurity": False}
+
+    def _owner_name(self) -> str:
+        return self.session.engine.catalog.bootstrap_role().name
+
+    def _pg_catalog__gp_distribution_policy(self):
+        for t in self.tables():
+            p = t.policy
+            yield {"localoid": table_oid(t),
+                   "policytype": "r" if p.kind is DistKind.REPLICATED else "p",
+                   "numsegments": self.session.engine.cluster.n_segments,
+                   "distkey": " ".join(str(k + 1) for k in p.keys)
+                   if p.kind is DistKind.HASHED else "",
+                   "distclass": " ".join("0" for _ in p.keys)
+                   if p.kind is DistKind.HASHED else ""}
+
+    def _pg_catalog__pg_settings(self):
+        from coordinator import settings as reg
+        s = self.session.settings
+        for setting in sorted(reg.REGISTRY.values(), key=lambda x: x.key):
+            if not setting.show_all:
+                continue
+            value = s.get(setting.key)
+            raw = _raw(setting, value)
+            boot = _raw(setting, reg._BOOT[setting.key])
+            reset = _raw(setting, s._reset.get(setting.key, reg._BOOT[setting.key]))
+            source = "default" if raw == boot else ("client" if raw == reset else "session")
+            yield {"name": setting.name, "setting": raw, "unit": setting.unit,
+                   "category": _CATEGORIES.get(setting.key, "Customized Options"
+                                               if "." in setting.key else "Ungrouped"),
+                   "short_desc": setting.description, "extra_desc": None,
+                   "context": "internal" if setting.read_only else "user",
+                   "vartype": setting.kind.value, "source": source,
+                   "min_val": None if setting.min is None else str(setting.min),
+                   "max_val": None if setting.max is None else str(setting.max),
+                   "enumvals": "{" + ",".join(_array_item(c) for c in setting.choices) + "}"
+                   if setting.kind is reg.Kind.ENUM else None,
+                   "boot_val": boot, "reset_val": reset, "pending_restart": False}
+
+    def _pg_catalog__pg_stat_activity(self):
+        sessions = getattr(self.session.engine, "sessions", None)
+        for other in (sessions.all() if sessions is not None else [self.session]):
+            act = getattr(other, "activity", None)
+            if act is None:
+                continue
+            addr, port = _peer(act.peer)
+            txn = other.txn
+            state = "active" if act.active else (
+                ("idle in transaction (aborted)" if txn.state.name == "FAILED" else
+                 "idle in transaction") if txn is not None and txn.explicit else "idle")
+            role = self.session.engine.catalog.get_role(other.user)
+            yield {"datid": st.DATABASE_OID, "datname": other.database, "pid": other.pid,
+                   "usesysid": role.oid if role is not None else None, "usename": other.user,
+                   "application_name": other.settings.show("application_name"),
+                   "client_addr": addr, "client_port": port,
+                   "backend_start": act.backend_start,
+                   "xact_start": act.query_start if txn is not None else None,
+                   "query_start": act.query_start, "state_change": act.state_change,
+                   "state": state, "query": act.query, "backend_type": "client backend"}
+
+    # --- information_schema --------------------------------------------------------------
+    def _information_schema__schemata(self):
+        for name in st.NAMESPACES:
+            yield {"catalog_name": self.session.database, "schema_name": name,
+                   "schema_owner": self._owner_name()}
+
+    def _information_schema__tables(self):
+        for oid, name, nsp, kind, _cols, _t in self._relation_rows():
+            schema = next(k for k, v in st.NAMESPACES.items() if v == nsp)
+            yield {"table_catalog": self.session.database, "table_schema": schema,
+                   "table_name": name, "table_type": "BASE TABLE" if kind == "r" else "VIEW",
+                   "is_insertable_into": "NO" if nsp != st.PUBLIC_OID else "YES",
+                   "is_typed": "NO"}
+
+    def _information_schema__columns(self):
+        for oid, name, nsp, kind, cols, _t in self._relation_rows():
+            schema = next(k for k, v in st.NAMESPACES.items() if v == nsp)
+            for i, (col, t, not_null, tid, _mod) in enumerate(cols, 1):
+                yield {"table_catalog": self.session.database, "table_schema": schema,
+                       "table_name": name, "column_name": col, "ordinal_position": i,
+                       "is_nullable": "NO" if not_null else "YES",
+                       **_column_type_info(t, tid),
+                       "udt_catalog": self.session.database, "udt_schema": "pg_catalog",
+                       "udt_name": st.TYPE_NAMES.get(tid),
+                       "dtd_identifier": str(i), "is_self_referencing": "NO",
+                       "is_identity": "NO", "identity_cycle": "NO", "is_generated": "NEVER",
+                       "is_updatable": "NO" if nsp != st.PUBLIC_OID else "YES"}
+
+    def _information_schema__views(self):
+        return iter(())
+
+
+def _raw(setting, value) -> str:
+    from coordinator import settings as reg
+    if setting.kind is reg.Kind.BOOL:
+        return "on" if value else "off"
+    return str(value)
+
+
+def _array_item(text: str) -> str:
+    return text if text and all(c.isalnum() or c == "_" for c in text) else \
+        '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _peer(peer: str | None) -> tuple[str | None, int]:
+    if not peer or ":" not in peer:
+        return None, -1
+    host, _, port = peer.rpartition(":")
+    return host, int(port) if port.isdigit() else -1
+
+
+def _column_type_info(t: types.SqlType, tid: int) -> dict:
+    """information_schema.columns' data_type and its length, precision and scale."""
+    k = t.kind
+    data_type = {Kind.VARCHAR: "character varying", Kind.CHAR: "character",
+                 Kind.NUMERIC: "numeric", Kind.NAME: "name", Kind.CHAR1: '"char"',
+                 Kind.OID: "oid"}.get(k)
+    if data_type is None:
+        if k in types.ARRAY_KINDS and tid not in (22, 30):
+            data_type = "ARRAY"
+        elif k in types.CATALOG_KINDS:
+            data_type = "USER-DEFINED" if tid in (22, 30) else st.TYPE_NAMES.get(tid, k.value)
+        else:
+            data_type = k.value
+    out = {"data_type": data_type}
+    if k in (Kind.VARCHAR, Kind.CHAR):
+        out["character_maximum_length"] = t.length
+        if t.length is not None:
+            out["character_octet_length"] = t.length * 4
+        else:
+            out["character_octet_length"] = 1073741824
+    elif k is Kind.TEXT:
+        out["character_octet_length"] = 1073741824
+    if t.is_integer or t.is_float:
+        out["numeric_precision"] = {Kind.INT2: 16, Kind.INT4: 32, Kind.INT8: 64,
+                                    Kind.FLOAT4: 24, Kind.FLOAT8: 53}[k]
+        out["numeric_precision_radix"] = 2
+        if t.is_integer:
+            out["numeric_scale"] = 0
+    elif k is Kind.NUMERIC and t.precision is not None and tid == 1700:
+        out["numeric_precision"], out["numeric_scale"] = t.precision, t.scale
+        out["numeric_precision_radix"] = 10
+    elif k is Kind.NUMERIC:
+        out["numeric_precision_radix"] = 10
+    if k in (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
+        out["datetime_precision"] = 0 if k is Kind.DATE else 6
+    if k is Kind.INTERVAL:
+        out["datetime_precision"] = 6
+    if k in (Kind.TEXT, Kind.VARCHAR, Kind.CHAR, Kind.NAME):
+        out["collation_name"] = None
+    return out
+

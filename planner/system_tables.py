@@ -1,0 +1,255 @@
+"""The system catalog's relations as the planner sees them: pg_catalog's tables and views,
+information_schema's views and Greenplum's gp_distribution_policy, with PostgreSQL 15's
+oids, column names and types (planner/system_data.py).
+
+A query that names one is bound to a `pl.Values` leaf marked `system` (locus ENTRY: it runs
+in the coordinator's slice, never on segments) whose rows the coordinator computes for that
+statement from its own catalog (coordinator/system_catalog.py), through the provider that
+the session puts in `bind_expr.SESSION_INFO["system"]` (`CatalogContext` below). The rows
+of the relations that only describe PostgreSQL's built-ins (pg_type, pg_proc, pg_am,
+pg_collation) are here.
+
+Names resolve as PostgreSQL resolves them: `pg_catalog.x` and `information_schema.x`
+qualified; an unqualified name through search_path, where pg_catalog is searched first
+unless search_path lists it later (so a user table named pg_class in public is found only
+with `search_path = public, pg_catalog`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from planner import errors, types
+from planner import expr as ex
+from planner import plan as pl
+from planner import schema as sch
+from planner import system_data
+from planner.types import Kind, SqlType
+
+PG_CATALOG_OID = 11
+PUBLIC_OID = 2200
+INFORMATION_SCHEMA = "information_schema"
+INFORMATION_SCHEMA_OID = 13207      # its oid in PostgreSQL 15
+FIRST_USER_OID = 16384              # FirstNormalObjectId: table oid = 16384 + table id
+DATABASE_OID = 5                    # the database's oid (PostgreSQL's "postgres")
+BOOTSTRAP_ROLE_OID = 10
+HEAP_AM_OID = 2
+NAMESPACES = {sch.PG_CATALOG: PG_CATALOG_OID, sch.PUBLIC: PUBLIC_OID,
+              INFORMATION_SCHEMA: INFORMATION_SCHEMA_OID}
+
+# pg_type oid -> the SqlType of a column of that type
+_TYPE_KINDS = {
+    16: Kind.BOOL, 17: Kind.BYTEA, 18: Kind.CHAR1, 19: Kind.NAME, 20: Kind.INT8, 21: Kind.INT2,
+    22: Kind.INT2VECTOR, 23: Kind.INT4, 24: Kind.REGPROC, 25: Kind.TEXT, 26: Kind.OID,
+    28: Kind.XID, 30: Kind.OIDVECTOR, 194: Kind.PG_NODE_TREE, 700: Kind.FLOAT4,
+    701: Kind.FLOAT8, 869: Kind.INET, 1002: Kind.CHAR_ARRAY, 1003: Kind.NAME_ARRAY,
+    1005: Kind.INT2_ARRAY, 1009: Kind.TEXT_ARRAY, 1028: Kind.OID_ARRAY,
+    1034: Kind.ACLITEM_ARRAY, 1043: Kind.VARCHAR, 1082: Kind.DATE, 1114: Kind.TIMESTAMP,
+    1184: Kind.TIMESTAMPTZ, 1186: Kind.INTERVAL, 2205: Kind.REGCLASS, 2206: Kind.REGTYPE,
+    2277: Kind.ANYARRAY, 4089: Kind.REGNAMESPACE, 4096: Kind.REGROLE,
+}
+
+
+def column_type(typid: int, typmod: int) -> SqlType:
+    kind = _TYPE_KINDS[typid]
+    if kind is Kind.VARCHAR:
+        return types.varchar(typmod - 4 if typmod >= 4 else None)
+    if kind is Kind.NUMERIC:
+        return types.numeric(None, types.NUMERIC_DEFAULT_SCALE)
+    return SqlType(kind)
+
+
+@dataclass(frozen=True)
+class SystemRelation:
+    schema: str
+    name: str
+    oid: int
+    relkind: str                 # 'r' table, 'v' view
+    columns: tuple[sch.ColumnDef, ...]
+    type_oids: tuple[tuple[int, int], ...]  # (atttypid, atttypmod) per column, as PostgreSQL
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.schema}.{self.name}"
+
+
+RELATIONS: dict[tuple[str, str], SystemRelation] = {
+    key: SystemRelation(key[0], key[1], oid, kind,
+                        tuple(sch.ColumnDef(n, column_type(t, m), nn) for n, t, m, nn in cols),
+                        tuple((t, m) for _n, t, m, _nn in cols))
+    for key, (oid, kind, cols) in system_data.RELATIONS.items()}
+BY_OID = {r.oid: r for r in RELATIONS.values()}
+
+
+class CatalogContext(Protocol):
+    """What the coordinator lends the planner for one statement (SESSION_INFO["system"])."""
+
+    def rows(self, relation: SystemRelation) -> list[tuple]: ...
+
+    def relations(self) -> list[tuple[int, str, str]]:
+        """(oid, schema, name) of every relation: the user's tables and the system ones."""
+
+    def search_path(self) -> list[str]:
+        """The schemas searched for unqualified names, in order (pg_catalog included)."""
+
+    def explicit_path(self) -> list[str]:
+        """The schemas search_path lists that exist (current_schemas(false))."""
+
+    def roles(self) -> list[tuple[int, str]]: ...
+
+    def setting(self, name: str, missing_ok: bool) -> str | None: ...
+
+    def set_setting(self, name: str, value: str, is_local: bool) -> str: ...
+
+    def start_time(self): ...
+
+
+def context() -> CatalogContext | None:
+    from planner.bind_expr import SESSION_INFO
+    return SESSION_INFO.get().get("system")
+
+
+# --- resolution ---------------------------------------------------------------------------
+def find(catalog, rel: sch.RelationName) -> SystemRelation | None:
+    """The system relation `rel` names, or None when it names none (a user table, or
+    nothing). An unqualified name is a system relation when pg_catalog comes before any
+    schema holding a table of that name in the search path."""
+    if rel.schema is not None:
+        if rel.catalog is not None and hasattr(catalog, "check_database"):
+            catalog.check_database(rel)
+        return RELATIONS.get((rel.schema, rel.name))
+    path = getattr(catalog, "path", None) or [sch.PG_CATALOG, sch.PUBLIC]
+    for schema in path:
+        found = RELATIONS.get((schema, rel.name))
+        if found is not None:
+            return found
+        if schema == sch.PUBLIC and sch.lookup_relation(
+                catalog, sch.RelationName(rel.name, sch.PUBLIC)) is not None:
+            return None
+    return None
+
+
+def refuse_write(catalog, rel: sch.RelationName) -> None:
+    """0A000 for a write (INSERT, COPY FROM, TRUNCATE, ...) into a system relation."""
+    found = find(catalog, rel)
+    if found is not None:
+        raise errors.FeatureNotSupported(
+            f'changing the system catalog ("{found.qualified}") is not supported: it is '
+            "read-only, computed from raympp's own catalog")
+
+
+def bind(relation: SystemRelation) -> pl.Values:
+    """The relation's rows for this statement as a Values leaf marked `system`."""
+    ctx = context()
+    rows = ctx.rows(relation) if ctx is not None else static_rows(relation)
+    fields = tuple(pl.Field(c.name, c.type) for c in relation.columns)
+    col_types = [c.type for c in relation.columns]
+    lits = tuple(tuple(ex.Literal(v, t) for v, t in zip(row, col_types)) for row in rows)
+    return pl.Values(lits, fields, system=relation.qualified)
+
+
+# --- PostgreSQL's own rows ---------------------------------------------------------------
+def parse_value(text: str | None, t: SqlType):
+    """A catalog value from its PostgreSQL text form (system_data's rows)."""
+    if text is None:
+        return None
+    k = t.kind
+    if k is Kind.BOOL:
+        return text == "t"
+    if t.is_integer or k in (Kind.OID, Kind.XID):
+        return int(text)
+    if t.is_float:
+        return float(text)
+    if k in (Kind.REGPROC,) and text == "-":
+        return "-"
+    return text
+
+
+def _text_rows(columns: tuple[str, ...], rows, relation: SystemRelation) -> list[tuple]:
+    by_name = {c.name: c.type for c in relation.columns}
+    order = [columns.index(c.name) for c in relation.columns]
+    return [tuple(parse_value(r[i], by_name[columns[i]]) for i in order) for r in rows]
+
+
+_STATIC: dict[str, list[tuple]] = {}
+
+
+def static_rows(relation: SystemRelation) -> list[tuple]:
+    """The rows of relations that only hold PostgreSQL's built-ins (and [] for others)."""
+    key = relation.qualified
+    if key not in _STATIC:
+        if key == "pg_catalog.pg_type":
+            rows = _text_rows(system_data.TYPE_COLUMNS, system_data.TYPES, relation)
+        elif key == "pg_catalog.pg_proc":
+            rows = _text_rows(system_data.PROC_COLUMNS, system_data.PROCS, relation)
+        elif key == "pg_catalog.pg_am":
+            rows = [(2, "heap", "heap_tableam_handler", "t"),
+                    (403, "btree", "bthandler", "i"), (405, "hash", "hashhandler", "i")]
+        elif key == "pg_catalog.pg_collation":
+            rows = [(100, "default", 11, 10, "d", True, -1, "", "", None, None),
+                    (950, "C", 11, 10, "c", True, -1, "C", "C", None, None),
+                    (951, "POSIX", 11, 10, "c", True, -1, "POSIX", "POSIX", None, None)]
+        elif key == "pg_catalog.pg_tablespace":
+            rows = [(1663, "pg_default", 10, None, None), (1664, "pg_global", 10, None, None)]
+        else:
+            rows = []
+        _STATIC[key] = rows
+    return _STATIC[key]
+
+
+# --- types -------------------------------------------------------------------------------
+_TYPE_ROWS = {int(r[0]): dict(zip(system_data.TYPE_COLUMNS, r)) for r in system_data.TYPES}
+# PostgreSQL's format_type() names with typmod NULL (bpchar is "character" then).
+TYPE_NAMES = {oid: r["typname"] for oid, r in _TYPE_ROWS.items()}
+# The regtype spelling (format_type's with no typmod) of each built-in type.
+REGTYPE_NAMES: dict[int, str] = {}
+for _oid, _r in _TYPE_ROWS.items():
+    _name = {16: "boolean", 18: '"char"', 20: "bigint", 21: "smallint", 23: "integer",
+             700: "real", 701: "double precision", 1042: "character",
+             1043: "character varying", 1083: "time without time zone",
+             1114: "timestamp without time zone", 1184: "timestamp with time zone",
+             1266: "time with time zone"}.get(_oid, _r["typname"])
+    REGTYPE_NAMES[_oid] = _name
+for _oid, _r in _TYPE_ROWS.items():  # arrays: the element's name and []
+    if _r["typcategory"] == "A" and _r["typelem"] not in (None, "0") and _r["typname"].startswith("_"):
+        REGTYPE_NAMES[_oid] = REGTYPE_NAMES[int(_r["typelem"])] + "[]"
+TYPE_OID_BY_NAME = {}
+for _oid, _r in _TYPE_ROWS.items():
+    TYPE_OID_BY_NAME[_r["typname"]] = _oid
+    TYPE_OID_BY_NAME[REGTYPE_NAMES[_oid]] = _oid
+TYPE_OID_BY_NAME.update({"int": 23, "decimal": 1700, "float": 701, "char": 1042,
+                         "timestamptz": 1184, "varchar": 1043, "bool": 16})
+
+
+def type_oid(t: SqlType) -> int:
+    return types.OIDS[t.kind]
+
+
+def format_type(oid: int | None, typmod: int | None) -> str | None:
+    """PostgreSQL's format_type(oid, typmod)."""
+    if oid is None:
+        return None
+    if oid == 0:
+        return "-"
+    if oid not in REGTYPE_NAMES:
+        return "???"
+    row = _TYPE_ROWS[oid]
+    if row["typcategory"] == "A" and row["typname"].startswith("_"):
+        return format_type(int(row["typelem"]), typmod) + "[]"
+    if typmod is None or typmod < 0:
+        if oid == 1042 and typmod is not None:
+            return "bpchar"
+        return REGTYPE_NAMES[oid]
+    if oid in (1042, 1043) and typmod >= 4:
+        return f"{REGTYPE_NAMES[oid]}({typmod - 4})"
+    if oid == 1700 and typmod >= 4:
+        p, s = (typmod - 4) >> 16, (typmod - 4) & 0xFFFF
+        return f"numeric({p},{s})"
+    if oid in (1114, 1184, 1083, 1266) and typmod >= 0:
+        base = REGTYPE_NAMES[oid]
+        word, rest = base.split(" ", 1)
+        return f"{word}({typmod}) {rest}"
+    if oid == 1186 and typmod >= 0:
+        return "interval"
+    return REGTYPE_NAMES[oid]
