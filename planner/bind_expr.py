@@ -211,6 +211,8 @@ class ExprBinder:
             return ex.Literal(bool(node.this), types.BOOL)
         if isinstance(node, exp.Parameter) or isinstance(node, exp.Placeholder):
             return self._param(node)
+        if type(node) in _COMPARISONS and _quantifier(node.expression) is not None:
+            return self._quantified(node)
         if type(node) in _BINARY:
             return functions.bind_call(_BINARY[type(node)], [b(node.this), b(node.expression)])
         if isinstance(node, exp.Neg):
@@ -252,6 +254,12 @@ class ExprBinder:
             return self._in(node)
         if isinstance(node, (exp.Like, exp.ILike)):
             return self._like(node, negated=bool(node.args.get("negate")))
+        if isinstance(node, exp.Escape) and isinstance(node.this, (exp.Like, exp.ILike)):
+            return self._like(node.this, negated=bool(node.this.args.get("negate")),
+                              escape=node.expression)
+        if isinstance(node, (exp.Array, exp.Any, exp.All)):
+            raise errors.FeatureNotSupported("arrays" if isinstance(node, exp.Array) else
+                                             "ANY/SOME/ALL other than over an ARRAY[...] list")
         if isinstance(node, exp.Is):
             return self._is(node)
         if isinstance(node, (exp.NullSafeEQ, exp.NullSafeNEQ)):
@@ -377,11 +385,29 @@ class ExprBinder:
             functions.bind_call(Func.EQ, [a, b]))
         return functions.bind_call(Func.NOT, [same]) if distinct else same
 
-    def _like(self, node, negated: bool) -> ex.Expr:
+    def _like(self, node, negated: bool, escape: exp.Expression | None = None) -> ex.Expr:
         arg = self.bind(node.this)
         pattern = self.bind(node.expression)
+        if escape is not None:
+            pattern = _with_escape(functions.fold_constants(pattern),
+                                   functions.fold_constants(self.bind(escape)))
         return functions.bind_like(arg, pattern, negated=negated,
                                    case_insensitive=isinstance(node, exp.ILike))
+
+    def _quantified(self, node) -> ex.Expr:
+        """x op ANY|SOME (ARRAY[a, b, ...]) is (x op a) OR (x op b) ..., ALL the same with
+        AND: SQL's three-valued rules of the quantifiers are those of OR and AND."""
+        kind, items = _quantifier(node.expression)
+        if not items:
+            raise errors.FeatureNotSupported("ANY/ALL over an empty array")
+        arg = self.bind(node.this)
+        func = _BINARY[type(node)]
+        parts = [functions.bind_call(func, [arg, self.bind(v)]) for v in items]
+        join = Func.OR if kind == "any" else Func.AND
+        out = parts[0]
+        for p in parts[1:]:
+            out = functions.bind_call(join, [out, p])
+        return out
 
     def _case(self, node: exp.Case) -> ex.Expr:
         subject = self.bind(node.this) if node.this is not None else None
@@ -419,6 +445,57 @@ class ExprBinder:
         if name in _NAMED:
             return functions.bind_call(_NAMED[name], args)
         raise undefined_function(node, args)
+
+
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE)
+
+
+def _quantifier(node) -> tuple[str, list] | None:
+    """('any' | 'all', the elements) when `node` is ANY/SOME/ALL over ARRAY[...]; None
+    when it is no quantifier. Quantifiers over anything else are refused."""
+    if isinstance(node, exp.Any):
+        kind, inner = "any", node.this
+    elif isinstance(node, exp.All):
+        kind, inner = "all", node.this
+    elif isinstance(node, exp.Anonymous) and node.name.upper() in ("ALL", "ANY", "SOME") \
+            and len(node.expressions) == 1:
+        kind, inner = ("all" if node.name.upper() == "ALL" else "any"), node.expressions[0]
+    else:
+        return None
+    while isinstance(inner, exp.Paren):
+        inner = inner.this
+    if not isinstance(inner, exp.Array):
+        raise errors.FeatureNotSupported(
+            f"{kind.upper()} over {'a subquery' if isinstance(inner, (exp.Subquery, exp.Select)) else 'an array value'} "
+            "(only over an ARRAY[...] list)")
+    return kind, list(inner.expressions)
+
+
+def _with_escape(pattern: ex.Expr, escape: ex.Expr) -> ex.Expr:
+    """A LIKE pattern with ESCAPE e rewritten to the default escape (backslash)."""
+    if not (isinstance(escape, ex.Literal) and isinstance(pattern, ex.Literal)):
+        raise errors.FeatureNotSupported("LIKE ... ESCAPE with a pattern or escape that is "
+                                         "not a constant")
+    if pattern.value is None or escape.value is None:
+        return ex.Literal(None, pattern.type)
+    esc, p = escape.value, pattern.value
+    if len(esc) > 1:
+        raise errors.QueryError("invalid escape string", "22025",
+                                hint="Escape string must be empty or one character.")
+    out, i = [], 0
+    while i < len(p):
+        c = p[i]
+        if esc and c == esc:
+            if i + 1 == len(p):
+                raise errors.QueryError("LIKE pattern must not end with escape character",
+                                        "22025")
+            n = p[i + 1]
+            out.append("\\" + n if n in "%_\\" else n)
+            i += 2
+            continue
+        out.append("\\\\" if c == "\\" else c)
+        i += 1
+    return ex.Literal("".join(out), pattern.type)
 
 
 def pg_name(node: exp.Expression) -> str:

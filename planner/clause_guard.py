@@ -72,6 +72,10 @@ CONSUMED: dict[type, frozenset[str]] = {k: frozenset(v) for k, v in {
     # --- scalar expressions
     exp.Paren: {"this"},
     exp.Collate: {"this", "expression"},
+    exp.Escape: {"this", "expression"},
+    exp.Any: {"this"},
+    exp.All: {"this"},
+    exp.Array: {"expressions"},
     exp.Literal: {"this", "is_string"},
     exp.Boolean: {"this"},
     exp.Null: set(),
@@ -195,10 +199,6 @@ REFUSED: dict[type, str] = {
     exp.Lateral: "LATERAL",
     exp.Filter: "aggregate FILTER (WHERE ...)",
     exp.WithinGroup: "WITHIN GROUP",
-    exp.Escape: "LIKE ... ESCAPE",
-    exp.Any: "ANY/SOME (array or subquery)",
-    exp.All: "ALL (array or subquery)",
-    exp.Array: "arrays",
     exp.AtTimeZone: "AT TIME ZONE",
     exp.SimilarTo: "SIMILAR TO",
 }
