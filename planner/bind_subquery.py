@@ -20,7 +20,7 @@ from sqlglot import exp
 from planner import bind_join, errors, functions, types
 from planner import expr as ex
 from planner import plan as pl
-from planner.bind_expr import AGGREGATES, ExprBinder
+from planner.bind_expr import AGGREGATES, ExprBinder, find_aggregate
 from planner.scope import LayeredScope, Scope, ScopeColumn
 
 _CORRELATED = (errors.UndefinedColumn, errors.UndefinedTable)
@@ -161,10 +161,17 @@ class SubqueryBinder:
         return ex.Literal(_python_value(rows[0][0] if rows else None, t), t)
 
     def _correlated_scalar(self, select: exp.Expression) -> ex.Expr:
+        """A correlated scalar subquery, correlated by equalities: grouped by its inner
+        keys and LEFT joined. One aggregate is computed per group; a plain value is
+        min(value) with count(*), and more than one row for an outer row is 21000."""
         if not isinstance(select, exp.Select) or len(select.expressions) != 1 or \
-                select.args.get("group") or not select.expressions[0].find(*AGGREGATES):
+                select.args.get("group") or select.args.get("having"):
             raise errors.FeatureNotSupported(
-                "correlated scalar subqueries other than one aggregate")
+                "correlated scalar subqueries other than one value or one aggregate")
+        plain = find_aggregate(select.expressions[0]) is None
+        if plain and any(select.args.get(k) for k in ("distinct", "order", "limit", "offset")):
+            raise errors.FeatureNotSupported(
+                "correlated scalar subqueries with DISTINCT, ORDER BY or LIMIT")
         where = select.args.get("where")
         conj = split_and(where.this) if where is not None else []
         inner_keys, outer_keys, local = [], [], []
@@ -196,10 +203,16 @@ class SubqueryBinder:
         derived = select.copy()
         value = select.expressions[0]
         value = value.this if isinstance(value, exp.Alias) else value
-        derived.set("expressions", [k.copy() for k in inner_keys] + [value.copy()])
+        computed = [exp.Min(this=value.copy()), exp.Count(this=exp.Star())] if plain else \
+            [value.copy()]
+        derived.set("expressions", [k.copy() for k in inner_keys] + computed)
         derived.set("where", exp.Where(this=exp.and_(*local)) if local else None)
         derived.set("group", exp.Group(expressions=[k.copy() for k in inner_keys]))
-        bq = self._child().bind(derived)
+        try:
+            bq = self._child().bind(derived)
+        except _CORRELATED:
+            raise errors.FeatureNotSupported(
+                "correlated scalar subqueries whose value uses the outer query's columns") from None
         nk = len(inner_keys)
         base = len(self.scope.columns)
         new_cols = [ScopeColumn(None, f"?subquery{base}_{i}", f.type, hidden=True)
@@ -210,13 +223,16 @@ class SubqueryBinder:
             for i, o in enumerate(outer_keys)]
         planner = bind_join.JoinPlanner(gscope)
         part = planner.join(bind_join.Part(self.node, list(range(base))),
-                            bind_join.Part(bq.node, list(range(base, base + nk + 1))),
+                            bind_join.Part(bq.node, list(range(base, base + len(bq.node.fields)))),
                             pl.JoinType.LEFT, preds)
         self.node = self._trim(bind_join.output_project(part, len(gscope.columns), gscope),
                                len(gscope.columns))
         self.scope.columns.extend(new_cols)
         f = bq.node.fields[nk]
         value_ref = ex.ColumnRef(base + nk, f.type, "?subquery")
+        if plain:
+            rows = ex.ColumnRef(base + nk + 1, bq.node.fields[nk + 1].type)
+            return ex.Call(ex.Func.ONE_ROW, (rows, value_ref), f.type)
         empty = self._over_no_rows(value, f.type)
         if empty is None:
             return value_ref

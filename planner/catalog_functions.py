@@ -492,7 +492,16 @@ IMPLEMENTATIONS = {
     "function_arguments": _strict(_function_arguments),
     "null": lambda e, *vals: None,
     "get_expr": lambda e, tree, *rest: _no_expression(tree),
+    "viewdef": _strict(lambda e, oid: _no_viewdef(_mapping(e).get(oid))),
 }
+
+
+def _no_viewdef(view: str | None):
+    if view is not None:
+        raise errors.FeatureNotSupported(
+            f'pg_get_viewdef of the system view "{view}": raympp computes its system views '
+            "itself and has no SQL definition of them")
+    return None
 
 
 def _no_expression(tree):
@@ -544,6 +553,10 @@ def _bool_const(e: ex.Expr, what: str) -> bool | None:
     return v
 
 
+def _collation_rows() -> list[tuple]:
+    return st.static_rows(st.RELATIONS[(sch.PG_CATALOG, "pg_collation")])
+
+
 def _row(name: str, args, t: SqlType, data: ex.RowData | None = None) -> ex.Expr:
     call = ex.RowCall(name, tuple(args), t, data)
     if all(isinstance(a, ex.Literal) for a in args):
@@ -554,6 +567,7 @@ def _row(name: str, args, t: SqlType, data: ex.RowData | None = None) -> ex.Expr
 _ARITY = {
     "format_type": (2,), "pg_typeof": (1,), "pg_get_userbyid": (1,),
     "pg_table_is_visible": (1,), "pg_type_is_visible": (1,), "pg_function_is_visible": (1,),
+    "pg_collation_is_visible": (1,),
     "obj_description": (1, 2), "col_description": (2,), "shobj_description": (2,),
     "has_table_privilege": (2, 3), "has_schema_privilege": (2, 3),
     "has_database_privilege": (2, 3), "has_column_privilege": (3, 4),
@@ -601,6 +615,10 @@ def bind_function(name: str, node: exp.Expression, args: list[ex.Expr]) -> ex.Ex
     if name == "pg_function_is_visible":
         return _row("visible", [_oid_arg(args[0], name, args)], boolean,
                     _data((oid, True) for oid in PROC_NAMES))
+    if name == "pg_collation_is_visible":
+        # pg_collation's rows (default, C, POSIX) are all in pg_catalog.
+        return _row("visible", [_oid_arg(args[0], name, args)], boolean,
+                    _data((int(r[0]), True) for r in _collation_rows()))
     if name in ("obj_description", "col_description", "shobj_description"):
         # pg_description and pg_shdescription are empty: no object has a comment.
         _oid_arg(args[0], name, args)
@@ -650,9 +668,15 @@ def bind_function(name: str, node: exp.Expression, args: list[ex.Expr]) -> ex.Ex
         if not (tree.type.is_string or tree.type.kind is Kind.UNKNOWN):
             raise no_function(name, args)
         return _row("get_expr", [tree] + args[1:], text)
-    if name in ("pg_get_indexdef", "pg_get_constraintdef", "pg_get_viewdef",
+    if name == "pg_get_viewdef":
+        # No user views; the system views are computed by raympp and have no definition to
+        # show, which is refused rather than given as NULL (SQLAlchemy's
+        # get_view_definition would call an existing view missing).
+        views = ((r.oid, r.qualified) for r in st.RELATIONS.values() if r.relkind == "v")
+        return _row("viewdef", [_oid_arg(args[0], name, args)], text, _data(views))
+    if name in ("pg_get_indexdef", "pg_get_constraintdef",
                 "pg_get_triggerdef", "pg_get_partkeydef", "pg_get_statisticsobjdef_columns"):
-        # There are no indexes, constraints, views, triggers, partitioned tables or
+        # There are no indexes, constraints, triggers, partitioned tables or
         # extended statistics to describe: PostgreSQL gives NULL for an unknown oid.
         _oid_arg(args[0], name, args)
         return ex.Literal(None, text)

@@ -74,6 +74,8 @@ class Func(enum.Enum):
     NOW = "now"
     CONCAT_FN = "concat"      # concat(a, b, ...): NULL arguments are skipped, unlike ||
     FIT_STRING = "fit_string"  # text stored into varchar(n)/char(n): 22001 if too long
+    # one_row(rows, value): a correlated scalar subquery's value; 21000 when it had rows > 1
+    ONE_ROW = "one_row"
 
 
 class AggFunc(enum.Enum):

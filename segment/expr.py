@@ -386,4 +386,15 @@ _CALLS = {
     Func.STARTS_WITH: xs.starts_with, Func.FIT_STRING: xs.fit_string,
     Func.EXTRACT: _field_kernel(xd.extract), Func.DATE_PART: _field_kernel(xd.extract),
     Func.DATE_TRUNC: _field_kernel(xd.date_trunc),
+    Func.ONE_ROW: lambda e, args, n: _one_row(args),
 }
+
+
+def _one_row(args: list) -> xa.Datum:
+    """A correlated scalar subquery's value (bind_subquery): an error if, for some outer
+    row, it produced more than one row."""
+    rows, value = args
+    if pc.any(pc.fill_null(pc.greater(rows, 1), False)).as_py():
+        raise errors.QueryError("more than one row returned by a subquery used as an "
+                                "expression", "21000")
+    return value
