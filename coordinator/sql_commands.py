@@ -401,7 +401,7 @@ class SessionCommands:
         c = self._cursor(st.name)
         skip = 0
         if direction == "forward" and count != 0:
-            pass
+            pass  # read on from where the cursor stands
         elif direction == "absolute" and count is not None and count > c.position:
             skip, count = count - c.position - 1, 1
         elif direction == "relative" and count is not None and count > 0:

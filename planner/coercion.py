@@ -110,6 +110,15 @@ def coerce(e: ex.Expr, t: SqlType) -> ex.Expr:
     return Cast(e, t)
 
 
+def as_bpchar(e: ex.Expr, t: SqlType) -> ex.Expr:
+    """An unknown string literal compared with char(n) is read as char: its trailing
+    spaces do not count (char values are kept without them)."""
+    if t.kind is Kind.CHAR and is_unknown(e) and isinstance(e, Literal) \
+            and isinstance(e.value, str):
+        return Literal(e.value.rstrip(" "), e.type)
+    return e
+
+
 def adopt(e: ex.Expr, t: SqlType) -> ex.Expr:
     """An unknown literal takes type t without its typmod, as PostgreSQL resolves it."""
     if t.is_numeric or t.is_integer and isinstance(e.value, str) and "." in e.value:

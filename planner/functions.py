@@ -24,7 +24,7 @@ from decimal import Decimal
 from planner import errors, types
 from planner import expr as ex
 from planner.coercion import (  # bind_assign, cast_type_ok: part of this module's interface
-    TS_RANK, adopt, as_bool, as_numeric, bind_assign, bind_cast, cast_type_ok, coerce,
+    TS_RANK, adopt, as_bool, as_bpchar, as_numeric, bind_assign, bind_cast, cast_type_ok, coerce,
     int_digits, is_unknown, type_name, unify)
 from planner.expr import Call, Func, Literal
 from planner.fold import fold_constants
@@ -110,8 +110,8 @@ def _fit_literal(v: ex.Expr, t: SqlType) -> Literal | None:
         return None
     if v.value is None:
         return Literal(None, t)
-    if t.kind is Kind.CHAR and is_unknown(v) and isinstance(v.value, str):
-        return Literal(v.value.rstrip(" "), v.type)  # read as char: trailing spaces don't count
+    if t.kind is Kind.CHAR and is_unknown(v):
+        return as_bpchar(v, t)
     if v.type == t or (v.type.is_string and t.is_string):
         return v
     try:

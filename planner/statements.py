@@ -591,7 +591,7 @@ def _fetch(word: str, text: str) -> Statement:
     number = r"[+-]?\d+"
     direction, count = "forward", 1
     if not parts:
-        pass
+        pass  # FETCH name: the next row
     elif len(parts) == 1 and parts[0] in _FETCH_WORDS:
         direction, count = _FETCH_WORDS[parts[0]]
     elif len(parts) == 1 and re.fullmatch(number, parts[0]):

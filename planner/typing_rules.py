@@ -17,7 +17,7 @@ import datetime as dt
 from planner import errors, types
 from planner import expr as ex
 from planner.coercion import (
-    adopt, as_bool, as_numeric, bind_cast, coerce, common_type, int_digits, is_unknown,
+    adopt, as_bool, as_bpchar, as_numeric, bind_cast, coerce, common_type, int_digits, is_unknown,
     no_function, no_operator, not_unique, numeric_type, unify)
 from planner.expr import Call, Func, Literal
 from planner.fold import fold_constants
@@ -117,18 +117,9 @@ def _temporal_arith(func: Func, a: ex.Expr, b: ex.Expr) -> ex.Expr | None:
 def _rule_compare(func: Func, args) -> ex.Expr:
     _arity(func, args, 2)
     a, b = args
-    a, b = _binary_unknowns(func, _as_bpchar(a, b), _as_bpchar(b, a))
+    a, b = _binary_unknowns(func, as_bpchar(a, b.type), as_bpchar(b, a.type))
     a, b = compare_operands(func, a, b)
     return Call(func, (a, b), types.BOOL)
-
-
-def _as_bpchar(e: ex.Expr, other: ex.Expr) -> ex.Expr:
-    """An unknown literal compared with char(n) is read as char: its trailing spaces do
-    not count (char values are kept without them)."""
-    if is_unknown(e) and isinstance(e, Literal) and isinstance(e.value, str) \
-            and other.type.kind is Kind.CHAR:
-        return Literal(e.value.rstrip(" "), e.type)
-    return e
 
 
 def compare_operands(func: Func, a: ex.Expr, b: ex.Expr) -> tuple[ex.Expr, ex.Expr]:

@@ -167,3 +167,40 @@ def own_cluster(tmp_path_factory, name: str, n_segments: int, password: str | No
         yield srv
     finally:
         srv.stop()
+
+
+# --- killing segments for real (kill -9), for the fault tests --------------------------------
+RESTART_WAIT = 90.0
+
+
+def segment_pid(server: RunningServer, seg: int) -> int:
+    import ray
+
+    return ray.get(server.engine.cluster.actors[seg].pid.remote(), timeout=RESTART_WAIT)
+
+
+def kill_segment(server: RunningServer, seg: int) -> int:
+    """kill -9 one segment process; returns its pid."""
+    import os
+    import signal
+
+    pid = segment_pid(server, seg)
+    os.kill(pid, signal.SIGKILL)
+    return pid
+
+
+def wait_restarted(server: RunningServer, seg: int, old_pid: int) -> None:
+    """Until Ray has started segment `seg` again as a new process."""
+    import time
+
+    import ray
+
+    deadline = time.monotonic() + RESTART_WAIT
+    while time.monotonic() < deadline:
+        try:
+            if segment_pid(server, seg) != old_pid:
+                return
+        except ray.exceptions.RayActorError:
+            pass  # restarting: ask again
+        time.sleep(0.2)
+    pytest.fail(f"segment {seg} was not restarted")

@@ -18,7 +18,7 @@ import time
 import pytest
 from psycopg import errors
 
-from tests.conftest import start_server
+from tests.conftest import kill_segment, start_server, wait_restarted
 
 
 def rows_of(conn, t):
@@ -577,21 +577,7 @@ def _no_collection(monkeypatch):
 
 
 def _kill_segment(server, seg: int) -> None:
-    import signal
-
-    import ray
-
-    pid = ray.get(server.engine.cluster.actors[seg].pid.remote(), timeout=60)
-    os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        try:
-            if ray.get(server.engine.cluster.actors[seg].pid.remote(), timeout=5) != pid:
-                return
-        except Exception:  # restarting: ask again
-            pass
-        time.sleep(0.2)
-    pytest.fail(f"segment {seg} was not restarted")
+    wait_restarted(server, seg, kill_segment(server, seg))
 
 
 def _load(c, t):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import os
-import signal
 import threading
 import time
 
@@ -19,9 +18,8 @@ import pytest
 import ray
 from psycopg import errors
 
-from tests.conftest import own_cluster
+from tests.conftest import kill_segment, own_cluster, wait_restarted
 
-RESTART_WAIT = 90.0
 
 
 @pytest.fixture(scope="module")
@@ -38,29 +36,6 @@ def base(own_server):
         c.execute("INSERT INTO f_base SELECT g, g % 5003, 's' || (g % 70001) "
                   "FROM generate_series(1, 200000) AS g")
     return 200000
-
-
-def segment_pid(server, seg: int) -> int:
-    return ray.get(server.engine.cluster.actors[seg].pid.remote(), timeout=RESTART_WAIT)
-
-
-def kill_segment(server, seg: int) -> int:
-    """kill -9 one segment process; returns its pid."""
-    pid = segment_pid(server, seg)
-    os.kill(pid, signal.SIGKILL)
-    return pid
-
-
-def wait_restarted(server, seg: int, old_pid: int) -> None:
-    deadline = time.monotonic() + RESTART_WAIT
-    while time.monotonic() < deadline:
-        try:
-            if segment_pid(server, seg) != old_pid:
-                return
-        except ray.exceptions.RayActorError:
-            pass  # restarting: ask again
-        time.sleep(0.2)
-    pytest.fail(f"segment {seg} was not restarted")
 
 
 def count(server, table: str) -> int:

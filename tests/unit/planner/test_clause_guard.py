@@ -61,15 +61,19 @@ def test_consumed_clauses_pass(sql):
     statements.classify(sql)
 
 
-def test_every_table_and_clickbench_query_passes():
-    from pathlib import Path
+def test_every_clickbench_query_passes():
+    from coordinator.clickbench import sql
 
-    root = Path(__file__).resolve().parents[4] / "shared"
-    texts = [p.read_text() for p in sorted((root / "tpch" / "queries").glob("*.sql"))]
-    if (root / "clickbench" / "queries.sql").exists():
-        texts.append((root / "clickbench" / "queries.sql").read_text())
-    if not texts:
-        pytest.skip("the shared benchmark queries are not on this machine")
-    for text in texts:
-        for sql in statements.split(text):
-            statements.classify(sql)
+    for text in sql.QUERIES:
+        statements.classify(text)
+
+
+def test_every_tpch_query_passes():
+    from coordinator.tpch import queries
+
+    try:
+        directory = queries.find_dir()
+    except queries.QueryFileError as e:  # the TPC-H e2e tests read the same directory
+        pytest.skip(str(e))
+    for n in queries.NUMBERS:
+        statements.classify(queries.read(n, directory))
