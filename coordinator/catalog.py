@@ -415,8 +415,7 @@ class SessionCatalog:
 def table_to_json(t: TableDef) -> dict:
     return {
         "id": t.id, "name": t.name,
-        "columns": [{"name": c.name, "kind": c.type.kind.name, "precision": c.type.precision,
-                     "scale": c.type.scale, "length": c.type.length, "not_null": c.not_null}
+        "columns": [{"name": c.name, **_type_json(c.type), "not_null": c.not_null}
                     for c in t.columns],
         "policy": {"kind": t.policy.kind.name, "keys": list(t.policy.keys)},
         "stats": {"rows": t.stats.rows,
@@ -426,14 +425,24 @@ def table_to_json(t: TableDef) -> dict:
     }
 
 
+def _type_json(t: types.SqlType) -> dict:
+    out = {"kind": t.kind.name, "precision": t.precision, "scale": t.scale, "length": t.length}
+    if t.element is not None:  # arrays: their element type
+        out["element"] = _type_json(t.element)
+    return out
+
+
+def _type_from_json(c: dict) -> types.SqlType:
+    element = _type_from_json(c["element"]) if c.get("element") else None
+    return types.SqlType(types.Kind[c["kind"]], c["precision"], c["scale"], c["length"], element)
+
+
 def _jsonable(v):
     return v if v is None or isinstance(v, (int, float, str, bool)) else str(v)
 
 
 def table_from_json(d: dict) -> TableDef:
-    cols = tuple(ColumnDef(c["name"], types.SqlType(types.Kind[c["kind"]], c["precision"],
-                                                    c["scale"], c["length"]), c["not_null"])
-                 for c in d["columns"])
+    cols = tuple(ColumnDef(c["name"], _type_from_json(c), c["not_null"]) for c in d["columns"])
     policy = DistPolicy(DistKind[d["policy"]["kind"]], tuple(d["policy"]["keys"]))
     st = d.get("stats") or {}
     stats = TableStats(st.get("rows", 0), {k: ColumnStats(**v) for k, v in

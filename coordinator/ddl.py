@@ -14,31 +14,15 @@ with PostgreSQL's errors for schemas and databases that do not exist.
 
 from __future__ import annotations
 
-import contextlib
 import re
-from dataclasses import replace
 
 import numpy as np
 
-from coordinator import load
+from coordinator import load, table_stats
 from coordinator.pgwire.boundary import QueryResult, ResultKind
 from planner import errors, statements, types
-from planner.schema import (ColumnDef, ColumnStats, RelationName, TableDef, TableStats,
-                            relation_name)
+from planner.schema import (ColumnDef, ColumnStats, RelationName, TableDef, relation_name)
 from sqlglot import exp
-
-
-@contextlib.contextmanager
-def catalog_lock(session):
-    """The engine's statistics lock, waited for at most lock_timeout (0: as long as it
-    takes), then 55P03 as PostgreSQL says it."""
-    ms = session.settings.milliseconds("lock_timeout")
-    if not session.engine.ddl_lock.acquire(timeout=ms / 1000.0 if ms > 0 else -1):
-        raise errors.LockNotAvailable("canceling statement due to lock timeout")
-    try:
-        yield
-    finally:
-        session.engine.ddl_lock.release()
 
 
 def lock_name(session, txn, name: str) -> None:
@@ -143,7 +127,7 @@ def truncate(session, tree, txn) -> QueryResult:
         current = view.visible(table.name)
         if current is None:
             raise errors.UndefinedTable(f'relation "{table.name}" does not exist')
-        txn.call_all("truncate", txn.id, current.id)
+        txn.truncate(current.id)
     return _command("TRUNCATE TABLE")
 
 
@@ -234,7 +218,7 @@ def analyze_table(session, table: TableDef) -> None:
                                       distinct=kmv_estimate(sketch),
                                       min=min(lows) if lows else None,
                                       max=max(highs) if highs else None)
-    _set_rows(session, table, lambda _old: rows, columns)
+    table_stats.set_rows(session, table, lambda _old: rows, columns)
 
 
 def kmv_estimate(sketch: np.ndarray) -> float:
@@ -245,24 +229,3 @@ def kmv_estimate(sketch: np.ndarray) -> float:
         return float(len(sketch))
     kth = float(sketch[KMV_SIZE - 1]) / 2.0**64
     return (KMV_SIZE - 1) / kth
-
-
-def add_row_estimate(session, table: TableDef, added: int) -> None:
-    _set_rows(session, table, lambda old: old + added)
-
-
-def _set_rows(session, table: TableDef, new_rows, columns=None) -> None:
-    txn = session.txn
-    mine = txn.created.get(table.name) if txn is not None else None
-    if mine is not None and mine.id == table.id:
-        # A table this transaction created: its statistics commit (or vanish) with it.
-        stats = TableStats(new_rows(mine.stats.rows),
-                           mine.stats.columns if columns is None else columns)
-        txn.replace_created(replace(mine, stats=stats))
-        return
-    with catalog_lock(session):
-        current = session.engine.catalog.get_table(table.name)
-        if current is not None and current.id == table.id:
-            stats = TableStats(new_rows(current.stats.rows),
-                               current.stats.columns if columns is None else columns)
-            session.engine.catalog.update_table(replace(current, stats=stats))

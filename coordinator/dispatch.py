@@ -113,6 +113,8 @@ class QueryRun:
                                now=self.now,
                                memory=memory.MemoryBudget(self.work_mem or memory.DEFAULT_LIMIT,
                                                           self.cluster.motion.spill_dir))
+        # The top slice's Motion receive buffers draw from its budget.
+        self.cluster.motion.use_memory(self.query_id, ctx.memory)
         done = False
         try:
             self._dispatch()
@@ -129,6 +131,7 @@ class QueryRun:
                 self._abort()
             for r in self._receivers:
                 r.close()
+            self.cluster.motion.forget_memory(self.query_id)
             ctx.memory.close()
             if self._slots:
                 self.cluster.slots.release(self._slots)

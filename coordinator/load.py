@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from sqlglot import exp
 
-from coordinator import query
+from coordinator import query, table_stats
 from coordinator.pgwire.boundary import CopyFormat, CopyIn, CopyOut, QueryResult, ResultKind
 from coordinator.writer import TableWriter
 from planner import copy_statement, distribute, errors, functions, rules, statements, types
@@ -49,23 +49,92 @@ def _target(session, this) -> tuple[TableDef, list[int]]:
 
 def insert(session, tree: exp.Insert, txn, cancel) -> QueryResult:
     table, cols = _target(session, tree.this)
-    rows = insert_plan(session, table, tree.expression, cols, txn, cancel, command="INSERT")
+    returning = bind_returning(session, tree, txn) if tree.args.get("returning") else None
+    written: list | None = [] if returning is not None else None
+    rows = insert_plan(session, table, tree.expression, cols, txn, cancel, command="INSERT",
+                       written=written)
     note_rows(session, table, rows)
-    return QueryResult(ResultKind.COMMAND, tag=lambda: f"INSERT 0 {rows}")
+    if returning is None:
+        return QueryResult(ResultKind.COMMAND, tag=lambda: f"INSERT 0 {rows}")
+    exprs, columns = returning
+    out = [_returned(exprs, columns, b, now) for b, now in written]
+    return QueryResult(ResultKind.ROWS, tag=lambda: f"INSERT 0 {rows}", columns=columns,
+                       batches=iter(out))
+
+
+# --- INSERT ... RETURNING ------------------------------------------------------------------
+def returning_query(tree: exp.Insert) -> exp.Select:
+    """RETURNING's list as `SELECT list FROM target [AS alias]`: its names resolve as
+    over the inserted row (the target's columns, qualified by the table or its alias)."""
+    target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    return exp.Select(expressions=[e.copy() for e in tree.args["returning"].expressions]) \
+        .from_(target.copy())
+
+
+def bind_returning(session, tree: exp.Insert, txn, params=None):
+    """(expressions over the target table's columns, result columns) of RETURNING.
+    Expressions of the inserted row and uncorrelated scalar subqueries; aggregates are
+    42803 as in PostgreSQL; anything that would read other rows per row (a correlated
+    subquery) is refused (0A000)."""
+    # Uncorrelated scalar subqueries run once, before the rows are written (InitPlans):
+    # they see the table without the new rows, as PostgreSQL's snapshot does.
+    runner = None if params is not None else (lambda n: query.run_initplan(session, n))
+    bq = QueryBinder(session.catalog_view(txn), params, run_scalar=runner) \
+        .bind(returning_query(tree))
+    node = bq.node
+    if isinstance(node, pl.Scan) and node.filter is None:
+        exprs = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in zip(node.columns, node.fields))
+    elif isinstance(node, pl.Project) and isinstance(node.child, pl.Scan) \
+            and node.child.filter is None \
+            and node.child.columns == tuple(range(len(node.child.table.columns))):
+        exprs = node.exprs
+    elif any(isinstance(n, pl.HashJoin) for n in pl.walk(node)):
+        raise errors.FeatureNotSupported("correlated subqueries in RETURNING")
+    elif any(isinstance(n, pl.Aggregate) for n in pl.walk(node)):
+        raise errors.QueryError("aggregate functions are not allowed in RETURNING", "42803")
+    else:
+        raise errors.FeatureNotSupported(
+            "RETURNING of anything but expressions of the inserted row and uncorrelated "
+            "scalar subqueries")
+    return exprs, query.columns_of(node, bq.names)
+
+
+def returning_columns(session, tree: exp.Insert, ptypes) -> list:
+    """RETURNING's result columns, for Describe."""
+    return bind_returning(session, tree, session.txn, list(ptypes))[1]
+
+
+def _returned(exprs, columns, batch, now):
+    """RETURNING's rows for one batch of inserted rows (in the table's column order)."""
+    import pyarrow as pa
+    from segment.operators import base as ops
+
+    schema = ops.schema_of(tuple(pl.Field(f"c{i}", c.type) for i, c in enumerate(columns)))
+    if not exprs:
+        return ops.rows_without_columns(batch.num_rows)
+    arrays = []
+    for e in exprs:
+        v = ops.evaluate(e, batch, now)
+        if isinstance(v, pa.ChunkedArray):
+            v = v.combine_chunks()
+        elif isinstance(v, pa.Scalar):
+            v = pa.repeat(v, batch.num_rows)
+        arrays.append(v)
+    return ops.conform(pa.RecordBatch.from_arrays(arrays, names=schema.names), schema)
 
 
 def note_rows(session, table: TableDef, rows: int) -> None:
     """Keep the planner's row estimate current after a load (ANALYZE refreshes it exactly)."""
-    from coordinator import ddl
-
-    ddl.add_row_estimate(session, table, rows)
+    table_stats.add_row_estimate(session, table, rows)
 
 
 def insert_plan(session, table: TableDef, source, cols, txn, cancel,
-                command: str | None = None) -> int:
+                command: str | None = None, written: list | None = None) -> int:
     """Write the rows of `source` into `table`; `command` (INSERT) names the statement for
     the read-only check, made once the statement is planned, as PostgreSQL's executor
-    makes it."""
+    makes it. With `written` (INSERT ... RETURNING) every row goes through the coordinator,
+    which appends (batch in the table's column order, the statement's now()) for each
+    batch it writes: exactly the rows inserted."""
     cols = list(range(len(table.columns))) if cols is None else cols
     out_fields = tuple(pl.Field(c.name, c.type) for c in table.columns)
     if isinstance(source, exp.Values):
@@ -90,15 +159,23 @@ def insert_plan(session, table: TableDef, source, cols, txn, cancel,
     if command is not None:
         session.check_writable(command)
     txn.begin_write()
-    if _computable_everywhere(root):
+    if written is None and _computable_everywhere(root):
         return _insert_on_segments(session, table, root, txn)
-    on_segments = distribute.distribute_insert(node, table, n) if _reads_tables(root) else None
+    on_segments = distribute.distribute_insert(node, table, n) \
+        if written is None and _reads_tables(root) else None
     if on_segments is not None:
         qrun = query.run(session, on_segments, txn, cancel)
         counts = [c for b in qrun.batches() for c in b.column(0).to_pylist()]
         return counts[0] if table.policy.kind is DistKind.REPLICATED and counts else sum(counts)
     writer = TableWriter(session.engine.cluster, txn, table)
     qrun = query.run(session, root, txn, cancel)
+    if written is not None:
+        # RETURNING keeps every row anyway: read them all before the first write, so a
+        # source that reads the target sees none of the new rows.
+        written.extend((b, qrun.now) for b in qrun.batches() if b.num_rows)
+        for batch, _now in written:
+            writer.write(batch)
+        return writer.close()
     for batch in qrun.batches():
         writer.write(batch)
     rows = writer.close()

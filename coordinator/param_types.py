@@ -24,7 +24,8 @@ import logging
 from sqlglot import exp
 
 from planner import errors, types
-from planner.bind import BoundQuery, QueryBinder, agg_result_type
+from planner.bind import BoundQuery, QueryBinder
+from planner.typing_rules import agg_result_type
 from planner.bind_expr import AGGREGATES, ExprBinder, find_aggregate, sql_type
 from planner.expr import AggFunc
 from planner.scope import LayeredScope, Scope
@@ -198,7 +199,17 @@ class _Inference:
             return sql_type(parent.to)
         if isinstance(parent, _COMPARISONS):
             other = parent.expression if parent.this is node else parent.this
+            if isinstance(other, (exp.Any, exp.All)):  # $1 = ANY(a): a's element type
+                t = self._type_of(other.this, scope)
+                return _compared(t.elem) if t is not None and t.is_array else None
             return _compared(self._type_of(other, scope))
+        if isinstance(parent, (exp.Any, exp.All)) and isinstance(parent.parent, _COMPARISONS) \
+                and parent.parent.expression is parent:  # x = ANY($1): an array of x's type
+            t = self._type_of(parent.parent.this, scope)
+            return types.array_of(_compared(t)) if t is not None and \
+                t.kind in types.ELEMENT_KINDS else None
+        if isinstance(parent, exp.Bracket) and parent.this is not node:
+            return types.INT4  # a[$1]
         if isinstance(parent, _TEXT_OPERATORS):
             return types.TEXT
         if isinstance(parent, _ARITHMETIC):

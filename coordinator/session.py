@@ -388,6 +388,7 @@ class Session:
             status = self.settings.set_transaction(modes, transaction=current)
         except BaseException:
             self.txn = None
+            self.settings.end_transaction(committed=False)
             raise
         return command(tag, status)
 
@@ -400,12 +401,13 @@ class Session:
                 txn.abort()
             finally:
                 self.commands.after_rollback(txn)
+                status = self.settings.end_transaction(committed=False)
             if txn.rollback_to_refused:
                 raise errors.FeatureNotSupported(
                     "COMMIT of a transaction block whose ROLLBACK TO SAVEPOINT was refused "
                     "is not supported: the transaction has been rolled back",
                     detail="Writes made after the savepoint could not be undone in part.")
-            return command("ROLLBACK")
+            return command("ROLLBACK", status)
         try:
             try:
                 self.commands.before_commit(txn)  # WITH HOLD cursors keep their rows
@@ -415,18 +417,21 @@ class Session:
             txn.commit()  # aborts by itself when it fails before the commit point
         except BaseException:
             self.commands.after_rollback(txn)
+            self.settings.end_transaction(committed=False)
             raise
         self.commands.after_commit(txn)
-        return command("COMMIT")
+        return command("COMMIT", self.settings.end_transaction(committed=True))
 
     def _rollback(self) -> QueryResult:
         txn, self.txn = self.txn, None
-        if txn is not None:
-            try:
-                txn.abort()
-            finally:
-                self.commands.after_rollback(txn)
-        return command("ROLLBACK")
+        if txn is None:
+            return command("ROLLBACK")
+        try:
+            txn.abort()
+        finally:
+            self.commands.after_rollback(txn)
+            status = self.settings.end_transaction(committed=False)
+        return command("ROLLBACK", status)
 
     # --- helpers -------------------------------------------------------------------------
     def param_count(self, st) -> int:
@@ -447,7 +452,7 @@ class Session:
         """Result columns known before execution (Describe), None when none are."""
         if st.kind in (Kind.QUERY, Kind.EXPLAIN, Kind.SHOW):
             return self._describe(st, ptypes)
-        return self.commands.describe(st)
+        return self.commands.describe(st, ptypes)
 
     @staticmethod
     def substitution(stmt: PreparedStatement, params: list) -> tuple[list, list]:

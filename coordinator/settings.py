@@ -24,15 +24,19 @@ switching it to read-write after its first statement fails with 25001, as in Pos
 A name with a dot (`myapp.x`) is a custom placeholder, as in PostgreSQL: any string value,
 not listed by SHOW ALL. The `raympp.` prefix is reserved for raympp's own settings.
 
-SET LOCAL (and SET TRANSACTION, transaction_isolation ...) lasts until the end of the
-transaction block: the session passes a callable giving its current transaction, and a
-local value is dropped as soon as that transaction is no longer the current one. Outside a
-transaction block SET LOCAL has no effect (PostgreSQL warns). A SET LOCAL that would change
-a reported setting is refused (0A000): the revert at the end of the transaction would not
-reach the client as ParameterStatus.
-
-Not as in PostgreSQL yet: a session-level SET inside a transaction block that is rolled back
-stays in effect (PostgreSQL undoes it).
+Settings and transactions, as PostgreSQL 15's guc.c: SET LOCAL (and SET TRANSACTION,
+transaction_isolation ...) lasts until the end of the transaction block: the session
+passes a callable giving its current transaction, and a local value is dropped as soon as
+that transaction is no longer the current one (`end_transaction` drops it at once).
+Outside a transaction block SET LOCAL has no effect (PostgreSQL warns). A SET LOCAL that
+would change a reported setting is refused (0A000): the revert at the end of the
+transaction would not reach the client as ParameterStatus. A session-level SET (RESET,
+set_config(..., false), SET SESSION CHARACTERISTICS) inside a block lasts beyond it only
+if the block commits: `start_transaction` keeps the values of the block's start and
+`end_transaction(committed=False)` (ROLLBACK, a failed block's COMMIT, a COMMIT that
+failed) puts them back; a savepoint keeps the values of its moment the same way
+(`snapshot`/`restore`, used by ROLLBACK TO). A placeholder (`myapp.x`) first set inside
+a rolled-back block stays defined, with the empty value, as in PostgreSQL.
 
 work_mem is 64MB by default, not PostgreSQL's 4MB: in raympp it is one budget per segment
 for a query's operators (a sort, a hash table) before they spill, and segments run few
@@ -554,6 +558,9 @@ REGISTRY: dict[str, Setting] = {s.key: s for s in (
             check=_check_lc_messages),
     Setting("max_identifier_length", Kind.INTEGER, "63", "Shows the maximum identifier length.",
             min=63, max=63, read_only=True),
+    # pgjdbc's getImportedKeys/getExportedKeys read it from pg_settings before anything else.
+    Setting("max_index_keys", Kind.INTEGER, "32", "Shows the maximum number of index keys.",
+            min=32, max=32, read_only=True),
     Setting("role", Kind.STRING, "none", "Sets the current role.", check=_check_role,
             show_all=False),
     Setting("search_path", Kind.STRING, '"$user", public',
@@ -650,6 +657,15 @@ def parse_options(options: str) -> list[tuple[str, str]]:
     return out
 
 
+@dataclass(frozen=True)
+class Snapshot:
+    """A session's settings at one moment (Settings.snapshot)."""
+
+    values: dict
+    local: dict
+    custom: dict
+
+
 class Settings:
     """One session's settings. Typed values: bool, int (in the setting's base unit), str."""
 
@@ -661,6 +677,7 @@ class Settings:
         self._local: dict[str, object] = {}  # SET LOCAL values of the current transaction
         self._local_owner: object = None
         self._transaction: Callable[[], object] | None = None
+        self._at_block_start: Snapshot | None = None  # what a ROLLBACK returns to
         pairs = [(k, v) for k, v in startup.items() if k != "options"]
         if startup.get("options"):
             pairs += parse_options(startup["options"])
@@ -794,9 +811,31 @@ class Settings:
         block = self._current_block()
         if block is None:
             return
+        self._at_block_start = self.snapshot()
         self._local_owner = block
         for key, default in _TRANSACTION_DEFAULTS.items():
             self._local.setdefault(key, self._values[default])
+
+    def end_transaction(self, committed: bool) -> dict[str, str]:
+        """The transaction block ended: its SET LOCAL values go, and unless it committed
+        so do its session-level changes. Returns the ParameterStatus messages due."""
+        start, self._at_block_start = self._at_block_start, None
+        status = self.restore(start) if not committed and start is not None else {}
+        self._local.clear()
+        self._local_owner = None
+        return {**status, **self._report()}
+
+    def snapshot(self) -> "Snapshot":
+        """The values of this moment (a savepoint's, a block start's)."""
+        return Snapshot(dict(self._values), dict(self._local), dict(self._custom))
+
+    def restore(self, snap: "Snapshot") -> dict[str, str]:
+        """Back to the values of `snap`; the ParameterStatus messages that needs."""
+        custom = dict(snap.custom)
+        for key in self._custom:
+            custom.setdefault(key, self._reset_custom.get(key, ""))  # stays defined
+        self._values, self._local, self._custom = dict(snap.values), dict(snap.local), custom
+        return self._report()
 
     def reset(self, name: str) -> dict[str, str]:
         """RESET name | RESET ALL: back to the value the session started with."""

@@ -2,16 +2,16 @@
 PREPARE/EXECUTE/DEALLOCATE (coordinator/session.py routes them here).
 
 Savepoints. SAVEPOINT, RELEASE [SAVEPOINT] and ROLLBACK TO [SAVEPOINT] work inside a block
-(25P01 outside, 3B001 for a name that is not there). A block's writes are one delta per
-segment that cannot be undone in part (coordinator/transaction.py), so ROLLBACK TO works
-when no write began after the savepoint: it then clears a failed block, closes the
-cursors declared after the savepoint, drops the notifications and LISTENs queued after
-it and restores the settings of its moment, as PostgreSQL does. When a write began after
-it (INSERT, COPY, CREATE/DROP/TRUNCATE TABLE) it is refused with 0A000 — never reported
-done while keeping those writes; the block is then failed and only ROLLBACK ends it. A
-COMMIT of such a block fails (0A000) after rolling it back, instead of answering ROLLBACK
-as for other failed blocks: drivers that swallow the refused ROLLBACK TO (psycopg's
-nested `transaction()` on an exception) would otherwise lose the block's writes silently.
+(25P01 outside, 3B001 for a name that is not there). ROLLBACK TO clears a failed block,
+drops the rows INSERT and COPY wrote after the savepoint (each segment marked its pending
+chunks at the SAVEPOINT: coordinator/transaction.py, segment/storage/shard_store.py),
+closes the cursors declared after it, drops the notifications and LISTENs queued after
+it and restores the settings of its moment, as PostgreSQL does. After DDL or TRUNCATE
+since the savepoint it is refused with 0A000 — never reported done while keeping those
+changes; the block is then failed and only ROLLBACK ends it. A COMMIT of such a block
+fails (0A000) after rolling it back, instead of answering ROLLBACK as for other failed
+blocks: drivers that swallow the refused ROLLBACK TO (psycopg's nested `transaction()`
+on an exception) would otherwise lose the block's writes silently.
 
 Cursors. DECLARE name [BINARY] [NO SCROLL] CURSOR [WITH HOLD | WITHOUT HOLD] FOR query,
 FETCH/MOVE [NEXT | FORWARD [n | ALL] | n | ALL | ABSOLUTE n | RELATIVE n] [FROM | IN] name,
@@ -47,7 +47,7 @@ from sqlglot import exp
 
 from coordinator import query
 from coordinator.pgwire.boundary import PreparedStatement, QueryResult, ResultColumn, ResultKind
-from coordinator.transaction import Savepoint, State
+from coordinator.transaction import State
 from planner import errors, statements, types
 from planner.statements import Kind
 
@@ -273,8 +273,9 @@ class SessionCommands:
         }.get(k)
         return None if handler is None else handler(st, stmt, params, cancel)
 
-    def describe(self, st) -> list[ResultColumn] | None:
-        """Result columns known at Parse: FETCH of an open cursor, EXECUTE of a statement."""
+    def describe(self, st, ptypes=None) -> list[ResultColumn] | None:
+        """Result columns known at Parse: FETCH of an open cursor, EXECUTE of a statement,
+        INSERT ... RETURNING."""
         if st.kind is Kind.FETCH:
             c = self.cursors.get(st.name)
             return list(c.columns) if c is not None else None
@@ -283,6 +284,11 @@ class SessionCommands:
             return p.columns if p is not None else None
         if st.kind is Kind.UNLOCK_ALL:
             return [ResultColumn("pg_advisory_unlock_all", types.TEXT)]
+        if st.kind is Kind.INSERT and st.tree is not None and st.tree.args.get("returning"):
+            from coordinator import load
+
+            n = self.session.param_count(st)
+            return load.returning_columns(self.session, st.tree, ptypes or [types.UNKNOWN] * n)
         return None
 
     def _block(self, what: str):
@@ -294,8 +300,7 @@ class SessionCommands:
     # --- savepoints ----------------------------------------------------------------------------
     def _savepoint(self, st, stmt, params, cancel) -> QueryResult:
         txn = self._block("SAVEPOINT")
-        txn.savepoints.append(Savepoint(st.name, txn.writes, self._snapshot(),
-                                        set(self.cursors.values())))
+        txn.savepoint(st.name, self._snapshot(), set(self.cursors.values()))
         return _command("SAVEPOINT")
 
     def _release(self, st, stmt, params, cancel) -> QueryResult:
@@ -307,12 +312,14 @@ class SessionCommands:
         txn = self._block("ROLLBACK TO SAVEPOINT")
         i = txn.find_savepoint(st.name)
         sp = txn.savepoints[i]
-        if txn.writes > sp.writes:
+        if not txn.can_roll_back_to(sp):
             txn.rollback_to_refused = True
             raise errors.FeatureNotSupported(
-                f'ROLLBACK TO SAVEPOINT "{st.name}" after writes made since the savepoint is '
-                "not supported", detail="The writes of a transaction block cannot be undone "
-                "in part.", hint="Use ROLLBACK to undo the whole transaction block.")
+                f'ROLLBACK TO SAVEPOINT "{st.name}" after DDL or TRUNCATE since the savepoint '
+                "is not supported", detail="Rows inserted since a savepoint can be undone, "
+                "table definitions and TRUNCATE cannot.",
+                hint="Use ROLLBACK to undo the whole transaction block.")
+        txn.roll_back_rows_to(sp)
         del txn.savepoints[i + 1:]
         for name, c in list(self.cursors.items()):
             if c.txn is txn and c not in sp.cursors:
@@ -323,17 +330,14 @@ class SessionCommands:
         return _command("ROLLBACK", status)
 
     def _snapshot(self):
-        s = self.session.settings
-        return (dict(s._values), dict(s._local), dict(s._custom), len(self.pending))
+        return self.session.settings.snapshot(), len(self.pending)
 
     def _restore(self, snap) -> dict[str, str]:
         """Settings and queued notifications as they were at the savepoint; the
         ParameterStatus messages the settings' change needs."""
-        values, local, custom, pending = snap
-        s = self.session.settings
-        s._values, s._local, s._custom = dict(values), dict(local), dict(custom)
+        settings, pending = snap
         del self.pending[pending:]
-        return s._report()
+        return self.session.settings.restore(settings)
 
     # --- cursors -------------------------------------------------------------------------------
     def _declare(self, st, stmt, params, cancel) -> QueryResult:
@@ -493,8 +497,8 @@ class SessionCommands:
         ptypes = declared + [types.UNKNOWN] * max(0, self.session.param_count(inner)
                                                   - len(declared))
         ptypes = self.session.infer_param_types(inner, ptypes)
-        columns = self.session.describe_statement(inner, ptypes) if inner.kind is Kind.QUERY \
-            else None
+        columns = self.session.describe_statement(inner, ptypes) \
+            if inner.kind in (Kind.QUERY, Kind.INSERT) else None
         self.statements.add_statement(st.name, PreparedStatement(inner.text, ptypes, columns,
                                                                  handle=inner))
         return _command("PREPARE")

@@ -163,7 +163,7 @@ class SystemCatalog:
         atttypid, atttypmod), table or None) of every relation."""
         out = []
         for t in self.tables():
-            cols = [(c.name, c.type, c.not_null, types.OIDS[c.type.kind], c.type.typmod)
+            cols = [(c.name, c.type, c.not_null, c.type.oid, c.type.typmod)
                     for c in t.columns]
             out.append((table_oid(t), t.name, st.PUBLIC_OID, "r", cols, t))
         for r in st.RELATIONS.values():
@@ -372,9 +372,9 @@ def _column_type_info(t: types.SqlType, tid: int) -> dict:
                  Kind.NUMERIC: "numeric", Kind.NAME: "name", Kind.CHAR1: '"char"',
                  Kind.OID: "oid"}.get(k)
     if data_type is None:
-        if k in types.ARRAY_KINDS and tid not in (22, 30):
+        if (k in types.ARRAY_KINDS or k is Kind.ARRAY) and tid not in (22, 30):
             data_type = "ARRAY"
-        elif k in types.CATALOG_KINDS:
+        elif k in types.CATALOG_KINDS or t.is_array:
             data_type = "USER-DEFINED" if tid in (22, 30) else st.TYPE_NAMES.get(tid, k.value)
         else:
             data_type = k.value

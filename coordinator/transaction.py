@@ -27,11 +27,12 @@ second transaction's DDL on that name waits (lock_timeout: 55P03; a cycle of wai
 and then sees the first one's outcome. Queries and writes do not take these locks: they
 see the committed catalog (and their own transaction's changes) and never wait.
 
-Savepoints (SAVEPOINT, RELEASE, ROLLBACK TO) are marks in a block: a transaction's
-writes are one delta per segment with no undo of part of it, so `writes` counts the
+Savepoints (SAVEPOINT, RELEASE, ROLLBACK TO) are marks in a block. `writes` counts the
 statements that began writing (INSERT, COPY FROM, CREATE TABLE [AS], DROP TABLE,
-TRUNCATE), and rolling back to a savepoint is possible only while no write began after
-it (coordinator/sql_commands.py refuses it with 0A000 otherwise).
+TRUNCATE) and `fixed` those of them no ROLLBACK TO undoes (DDL and TRUNCATE). Rows are
+undone: a SAVEPOINT after the first write has every segment mark the transaction's
+pending chunks, and ROLLBACK TO has them drop the chunks written since. After DDL or
+TRUNCATE since the savepoint, coordinator/sql_commands.py refuses it with 0A000.
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ class Savepoint:
     writes: int
     session_state: object = None
     cursors: set = field(default_factory=set)  # the session's cursors open at the savepoint
+    fixed: int = 0   # the writes before it that no ROLLBACK TO undoes (DDL, TRUNCATE)
+    mark: int | None = None  # the segments' mark of its pending rows (None: none written)
 
 
 class NameLocks:
@@ -188,9 +191,13 @@ class Transaction:
         self.dropped: dict[str, TableDef] = {}
         self.new_ids: set[int] = set()
         self.ended = False
-        # Statements that began writing, and the block's savepoints (innermost last).
+        # Statements that began writing, those of them no ROLLBACK TO can undo (DDL and
+        # TRUNCATE: rows added are undone by the segments' savepoint marks), and the
+        # block's savepoints (innermost last).
         self.writes = 0
+        self.fixed = 0
         self.savepoints: list[Savepoint] = []
+        self._marks = 0
         # A ROLLBACK TO was refused and failed the block: its COMMIT then fails too (the
         # client meant to keep the writes before that savepoint, which cannot be had).
         self.rollback_to_refused = False
@@ -203,6 +210,7 @@ class Transaction:
     def create_table(self, table: TableDef) -> None:
         """Create `table`'s storage on every segment, visible to this transaction only."""
         self.begin_write()
+        self.fixed = self.writes
         self.catalog.note_storage(table.id, self.id)
         self.new_ids.add(table.id)
         self.call_all("create_table", table)
@@ -211,6 +219,7 @@ class Transaction:
     def drop_table(self, table: TableDef) -> None:
         """Hide `table` from this transaction; it is dropped for all at commit."""
         self.writes += 1
+        self.fixed = self.writes
         mine = self.created.get(table.name)
         if mine is not None and mine.id == table.id:
             del self.created[table.name]  # its storage goes at the end (new_ids)
@@ -243,6 +252,32 @@ class Transaction:
             self.call_all("begin", self.id)
         except errors.SegmentFailure as e:
             raise self._lost(e) from None
+
+    def truncate(self, table_id: int) -> None:
+        """TRUNCATE within this transaction (a write no ROLLBACK TO undoes)."""
+        self.fixed = self.writes
+        self.call_all("truncate", self.id, table_id)
+
+    # --- savepoints ----------------------------------------------------------------------
+    def savepoint(self, name: str, session_state, cursors) -> Savepoint:
+        """A new savepoint; once the transaction has written, the segments mark its
+        pending rows, so that ROLLBACK TO can drop the rows written after it."""
+        mark = None
+        if self.wrote:
+            self._marks += 1
+            mark = self._marks
+            self.call_all("mark", self.id, mark)
+        sp = Savepoint(name, self.writes, session_state, cursors, self.fixed, mark)
+        self.savepoints.append(sp)
+        return sp
+
+    def can_roll_back_to(self, sp: Savepoint) -> bool:
+        return self.fixed <= sp.writes
+
+    def roll_back_rows_to(self, sp: Savepoint) -> None:
+        """Drop the rows written since `sp` on every segment (nothing else was written)."""
+        if self.wrote and self.writes > sp.writes:
+            self.call_all("rollback_to", self.id, sp.mark)
 
     @property
     def wrote(self) -> bool:

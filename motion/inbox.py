@@ -4,12 +4,18 @@ An Inbox exists from the moment either its Receiver is opened or its first sende
 HELLO, whichever comes first, so senders may start before the receiving slice does. The
 service's I/O thread pushes frames in; the consumer (Receiver) pops batches out.
 
-Memory: frames waiting in the queues are charged to the service's Budget (one byte limit
-for every inbox of the process). A frame that does not fit goes to the inbox's SpillFile
-instead, so the I/O thread never stops reading and a sender never waits on a consumer that
-reads another input first (a hash join reads its build side before its probe side). Frames
-keep their order either way: the queues hold both kinds of entries. A frame popped by the
-consumer is no longer charged: from then on it is the consumer's memory.
+Memory: frames waiting in the queues are charged to the inbox's `InboxMemory`, which draws
+from a pool: the query's memory budget on this process (segment/memory.py MemoryBudget,
+which the service is given per query id: `MotionService.use_memory`), so that a receive
+buffer and the query's sorts and hash tables share one limit; or, until the query's budget
+is known here (a sender may say HELLO before the receiving slice starts), the service's
+own small Budget, and the frames held then move to the query's budget when it arrives. A
+frame that does not fit goes to the inbox's SpillFile instead, so the I/O thread never
+stops reading and a sender never waits on a consumer that reads another input first (a
+hash join reads its build side before its probe side). Frames keep their order either way:
+the queues hold both kinds of entries. A frame popped by the consumer is no longer
+charged: from then on it is the consumer's memory. `InboxMemory` keeps the inbox's peak
+and spilled bytes, which EXPLAIN ANALYZE shows on the Motion's receive node.
 
 Failure: an ERROR frame, a sender lost before END, a protocol violation or a cancel fails
 the inbox once; queued frames are dropped and every waiting consumer gets the MotionError.
@@ -20,6 +26,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import threading
+from typing import Protocol
 
 import pyarrow as pa
 
@@ -31,15 +38,26 @@ from motion.spill import SpillFile
 _SPILL_CHUNK = 1 << 20
 
 
+class MemoryPool(Protocol):
+    """What an inbox's memory is drawn from (segment/memory.py MemoryBudget is one; motion
+    imports nothing of the segment, so it is named by its methods)."""
+
+    def reserve(self, n: int) -> bool: ...
+    def force(self, n: int) -> None: ...
+    def release(self, n: int) -> None: ...
+    def add_spilled(self, n: int) -> None: ...
+
+
 class Budget:
-    """Bytes of queued frames a service holds in memory, under one limit."""
+    """Bytes of queued frames a service holds in memory, under one limit: the pool of
+    inboxes whose query has not given the service its own budget (yet)."""
 
     def __init__(self, limit: int):
         self.limit = limit
         self.used = 0
         self._lock = threading.Lock()
 
-    def take(self, n: int) -> bool:
+    def reserve(self, n: int) -> bool:
         with self._lock:
             if self.used + n > self.limit:
                 return False
@@ -51,10 +69,65 @@ class Budget:
         with self._lock:
             self.used += n
 
-    def give(self, n: int) -> None:
+    def release(self, n: int) -> None:
         if n:
             with self._lock:
                 self.used -= n
+
+    def add_spilled(self, n: int) -> None:
+        """Nothing to count: spills are reported per inbox (InboxMemory), and this pool
+        belongs to no query whose EXPLAIN could show them."""
+
+
+class InboxMemory:
+    """One inbox's frames in memory, charged to a pool that can change (`move_to`): what it
+    holds, its peak and the bytes it spilled (read as a Reservation by EXPLAIN ANALYZE).
+    One lock and the pool's per frame, nothing more."""
+
+    def __init__(self, pool: MemoryPool):
+        self.pool = pool
+        self.held = 0
+        self.peak = 0
+        self.spilled_bytes = 0
+        self._lock = threading.Lock()
+
+    def take(self, n: int) -> bool:
+        """Charge n bytes if the pool grants them."""
+        with self._lock:
+            if not self.pool.reserve(n):
+                return False
+            self._held(n)
+            return True
+
+    def force(self, n: int) -> None:
+        with self._lock:
+            self.pool.force(n)
+            self._held(n)
+
+    def give(self, n: int) -> None:
+        if n:
+            with self._lock:
+                self.pool.release(n)
+                self.held -= n
+
+    def spilled(self, n: int) -> None:
+        with self._lock:
+            self.spilled_bytes += n
+            self.pool.add_spilled(n)
+
+    def move_to(self, pool: MemoryPool) -> None:
+        """Charge what is held to `pool` from now on (the query's budget has arrived)."""
+        with self._lock:
+            if pool is self.pool:
+                return
+            pool.force(self.held)
+            self.pool.release(self.held)
+            self.pool = pool
+
+    def _held(self, n: int) -> None:
+        self.held += n
+        if self.held > self.peak:
+            self.peak = self.held
 
 
 class Slot:
@@ -105,11 +178,11 @@ class _Counters:
 class Inbox:
     """Queues of one channel key (query_id, ...); thread-safe."""
 
-    def __init__(self, key: tuple, budget: Budget, spill_dir: str):
+    def __init__(self, key: tuple, pool: MemoryPool, spill_dir: str):
         self.key = key
         self.n_senders: int | None = None
         self.conns: set = set()  # owned by the service's I/O thread
-        self._budget = budget
+        self.memory = InboxMemory(pool)
         self._spill = SpillFile(spill_dir)
         self._cond = threading.Condition()
         self._queues: dict[int, collections.deque[_Entry]] = {}
@@ -159,7 +232,9 @@ class Inbox:
         """A place for a BATCH body of sender `index` about to be read from a stream."""
         if self._admit(index, length):
             return Slot(length, buffer=pa.allocate_buffer(length))
-        return Slot(length, spill=self._spill, offset=self._spill.reserve(length))
+        slot = Slot(length, spill=self._spill, offset=self._spill.reserve(length))
+        self.memory.spilled(length)
+        return slot
 
     def commit(self, index: int, slot: Slot) -> None:
         """Queue a filled Slot."""
@@ -172,7 +247,7 @@ class Inbox:
     def drop(self, slot: Slot) -> None:
         """Give back a Slot that will not be committed (its stream broke)."""
         if slot.buffer is not None:
-            self._budget.give(slot.length)
+            self.memory.give(slot.length)
         else:
             self._spill.discard(slot.offset, slot.length)
 
@@ -192,6 +267,7 @@ class Inbox:
             self._spill.discard(offset, n)
             self.fail(exc)
             return
+        self.memory.spilled(n)
         self._enqueue(index, _Entry(0, n, None, offset=offset))
 
     def on_end(self, index: int) -> None:
@@ -252,7 +328,7 @@ class Inbox:
                     self._cond.wait(0.5)
                 finally:
                     self._waiting[index] -= 1
-        self._budget.give(entry.held)
+        self.memory.give(entry.held)
         buf = entry.buffer
         if buf is None:
             try:
@@ -288,12 +364,12 @@ class Inbox:
         """Charge a frame of sender `index` to memory: within the budget, or beyond it when
         a consumer already waits for exactly this frame (spilling it would only slow the
         consumer down). False: spill it."""
-        if self._budget.take(n):
+        if self.memory.take(n):
             return True
         with self._cond:
             if self._waiting[index] and not self._queues.get(index) or (
                     self._waiting[None] and not any(self._queues.values())):
-                self._budget.force(n)
+                self.memory.force(n)
                 return True
         return False
 
@@ -350,7 +426,7 @@ class Inbox:
                 self._release(q.popleft())
 
     def _release(self, entry: _Entry) -> None:
-        self._budget.give(entry.held)
+        self.memory.give(entry.held)
         if entry.buffer is None:
             self._spill.discard(entry.offset, entry.length)
         entry.buffer = None

@@ -7,6 +7,9 @@ lost before END, or the query is cancelled: the query fails as a whole, so an er
 stream is reported on all of them. Batches are zero-copy views of shared memory for shm
 senders; holding them keeps that memory, and dropping them gives it back to the sender.
 
+`memory` is the inbox's InboxMemory (peak and spilled bytes of its frames; inbox.py), also
+on each iterator, so that the operator reading them can report it.
+
 close() tells the senders still sending to STOP (they see send() return False), drops
 queued and spilled frames, and forgets the channel key: late senders are turned away.
 """
@@ -19,7 +22,7 @@ import pyarrow as pa
 
 from motion.channel import ChannelStats
 from motion.errors import INTERNAL, MotionError
-from motion.inbox import Inbox
+from motion.inbox import Inbox, InboxMemory
 
 
 class Receiver:
@@ -38,6 +41,10 @@ class Receiver:
     @property
     def n_senders(self) -> int:
         return self._inbox.n_senders
+
+    @property
+    def memory(self) -> InboxMemory:
+        return self._inbox.memory
 
     @property
     def schema(self) -> pa.Schema | None:
@@ -93,6 +100,10 @@ class _Batches:
 
     def __iter__(self) -> "_Batches":
         return self
+
+    @property
+    def memory(self) -> InboxMemory:
+        return self._inbox.memory
 
     def __next__(self) -> pa.RecordBatch:
         if self._done:

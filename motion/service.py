@@ -29,7 +29,7 @@ from motion import frames
 from motion.channel import Endpoint, local_node_id
 from motion.errors import INTERNAL, MotionError, QUERY_CANCELED
 from motion.frames import Kind
-from motion.inbox import Budget, Inbox
+from motion.inbox import Budget, Inbox, MemoryPool
 from motion.ioloop import IoLoop
 from motion.receiver import Receiver
 from motion.sender import Sender
@@ -73,6 +73,7 @@ class MotionService:
         self._pool = SlabPool(shm_pool_bytes)
         self._lock = threading.Lock()
         self._inboxes: dict[tuple, Inbox] = {}
+        self._pools: dict = {}  # query id -> its MemoryPool here (use_memory)
         self._claimed: set[tuple] = set()
         self._closed_keys = _Recent(_TOMBSTONES)
         self._cancelled = _Recent(_TOMBSTONES)
@@ -97,7 +98,7 @@ class MotionService:
                 raise MotionError(f"channel {key} was opened before", INTERNAL)
             inbox = self._inboxes.get(key)
             if inbox is None:
-                inbox = self._inboxes[key] = Inbox(key, self._budget, self.spill_dir)
+                inbox = self._inboxes[key] = self._new_inbox(key)
             self._claimed.add(key)
         inbox.set_senders(n_senders)
         return Receiver(inbox, self._close_receiver)
@@ -129,6 +130,21 @@ class MotionService:
             self._senders.add(sender)
         return sender
 
+    def use_memory(self, query_id, pool: MemoryPool) -> None:
+        """Charge the frames of `query_id` received here to `pool` (its memory budget on
+        this process), those already held included."""
+        with self._lock:
+            self._pools[query_id] = pool
+            inboxes = [i for k, i in self._inboxes.items() if k[0] == query_id]
+        for inbox in inboxes:
+            inbox.memory.move_to(pool)
+
+    def forget_memory(self, query_id) -> None:
+        """The query is over here: its later inboxes (late senders) use the service's
+        own budget."""
+        with self._lock:
+            self._pools.pop(query_id, None)
+
     def cancel(self, query_id) -> None:
         """Tear down every channel of `query_id` in this process: its receivers raise
         MotionError (57014), its senders fail, and its late senders are turned away."""
@@ -155,7 +171,8 @@ class MotionService:
         self._pool.close()
 
     def memory_used(self) -> int:
-        """Bytes of queued frames held in memory by all inboxes."""
+        """Bytes of queued frames held in memory by the inboxes of queries without a
+        budget of their own here (use_memory)."""
         return self._budget.used
 
     def io_thread(self) -> threading.Thread:
@@ -205,8 +222,12 @@ class MotionService:
                 return Kind.STOP
             inbox = self._inboxes.get(key)
             if inbox is None:
-                inbox = self._inboxes[key] = Inbox(key, self._budget, self.spill_dir)
+                inbox = self._inboxes[key] = self._new_inbox(key)
             return inbox
+
+    def _new_inbox(self, key: tuple) -> Inbox:
+        """(holding self._lock)"""
+        return Inbox(key, self._pools.get(key[0], self._budget), self.spill_dir)
 
     def _close_receiver(self, inbox: Inbox) -> None:
         with self._lock:

@@ -12,12 +12,15 @@ from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
-from planner import (bind_join, bind_subquery, catalog_functions, errors, functions,
+from planner import (bind_array, bind_join, bind_subquery, bind_window, catalog_functions,
+                     errors, functions,
+                     grouping_sets,
                      system_tables, table_functions, types)
 from planner import expr as ex
 from planner import plan as pl
 from planner.bind_expr import AGGREGATES, ExprBinder, find_aggregate
-from planner.schema import CatalogView, relation_name, resolve_relation
+from planner.typing_rules import agg_result_type
+from planner.schema import CatalogView, identifier, relation_name, resolve_relation
 from planner.scope import LayeredScope, Scope, ScopeColumn
 
 
@@ -37,6 +40,17 @@ class QueryBinder:
         self.run_scalar = run_scalar
         self.ctes: dict[str, BoundQuery] = {}
 
+    def child(self) -> "QueryBinder":
+        """A binder for a subquery, derived table or set-operation branch: the same
+        catalog, parameters and InitPlan runner, and the CTEs visible here."""
+        qb = QueryBinder(self.catalog, self.params, run_scalar=self.run_scalar)
+        qb.ctes = dict(self.ctes)
+        return qb
+
+    def with_relation(self, name: str, node: pl.Node, names: tuple[str, ...]) -> None:
+        """Make `node` readable in FROM as `name` (as a CTE is)."""
+        self.ctes[name] = BoundQuery(node, names)
+
     # --- entry ---------------------------------------------------------------------------
     def bind(self, tree: exp.Expression) -> BoundQuery:
         if isinstance(tree, exp.Subquery):
@@ -55,7 +69,7 @@ class QueryBinder:
                     raise errors.QueryError(
                         f'WITH query "{cte.alias_or_name}" has {len(bq.names)} columns '
                         f"available but {len(cols)} columns specified", "42P10")
-                self.ctes[cte.alias_or_name.lower()] = BoundQuery(
+                self.ctes[identifier(cte.args["alias"].this)] = BoundQuery(
                     bq.node, tuple(cols) + bq.names[len(cols):])
         if isinstance(tree, exp.Select):
             return self._select(tree)
@@ -85,6 +99,7 @@ class QueryBinder:
                 Scope([]), []
         else:
             joins = select.args.get("joins") or []
+            joins, lateral = bind_array.split_lateral(joins, outer)  # FROM t, unnest(t.a)
             rels = [self._relation(from_.this)] + [self._relation(j.this) for j in joins]
             columns, parts = [], []
             for node, sc in rels:
@@ -92,8 +107,10 @@ class QueryBinder:
                 columns += sc.columns
                 parts.append(bind_join.Part(node, list(range(start, len(columns)))))
             scope = Scope(columns)
+            lateral = bind_array.Lateral(self, lateral, scope) if lateral else None
         n_outer = len(outer.columns) if outer is not None else 0
-        bind_scope = LayeredScope(scope, outer) if outer is not None else scope
+        bind_scope = LayeredScope(scope, outer) if outer is not None else \
+            lateral.scope if from_ is not None and lateral else scope
         preds, correlated = [], []
         for tree in where:
             e = self._predicate(tree, bind_scope, "WHERE")
@@ -105,7 +122,11 @@ class QueryBinder:
                     preds.append(ex.map_columns(c, {i: i - n_outer for i in used}))
                 else:
                     preds.append(c)
+        if from_ is not None and lateral:
+            preds, after = lateral.split(preds)
         node = self._join_parts(parts, joins, scope, preds)
+        if from_ is not None and lateral:
+            node, scope = lateral.apply(node, after, scope)
         return node, scope, correlated
 
     def _join_parts(self, parts, joins, gscope: Scope, preds: list) -> pl.Node:
@@ -116,7 +137,7 @@ class QueryBinder:
                 if pred is not None else node
         planner = bind_join.JoinPlanner(gscope)
         binder = ExprBinder(gscope, self.params)
-        group, pending, outer_seen = [parts[0]], [], False
+        group, pending = [parts[0]], []
         for j, part in zip(joins, parts[1:]):
             jt = bind_join.join_type_of(j)
             natural = (j.args.get("method") or "").upper() == "NATURAL"
@@ -128,16 +149,13 @@ class QueryBinder:
                 group.append(part)
                 pending += on
                 continue
-            outer_seen = True
             current, pending = planner.inner_group(group, pending)
             group = [planner.join(current, part, jt, on)]
-        if outer_seen:
-            # WHERE applies to the outer joins' result, not inside them.
-            current, rest = planner.inner_group(group, pending)
-            current = planner.filter_rest(current, rest + preds)
-        else:
-            current, rest = planner.inner_group(group, pending + preds)
-            current = planner.filter_rest(current, rest)
+        # WHERE applies to the outer joins' results, never inside them; the last group
+        # (the outer joins' result and the relations inner-joined after it) is at the
+        # top, where WHERE's equalities are its join keys as well as anywhere.
+        current, rest = planner.inner_group(group, pending + preds)
+        current = planner.filter_rest(current, rest)
         return bind_join.output_project(current, len(gscope.columns), gscope)
 
     def _join_condition(self, j, part, parts, gscope, binder) -> ex.Expr | None:
@@ -193,7 +211,7 @@ class QueryBinder:
         return order + [g for g in range(end) if g not in set(order)]
 
     def _relation(self, rel: exp.Expression) -> tuple[pl.Node, Scope]:
-        alias = rel.alias_or_name.lower() if rel.alias else None
+        alias = identifier(rel.args["alias"].this) if rel.alias else None
         col_aliases = [c.name.lower() for c in rel.args["alias"].columns] \
             if rel.args.get("alias") is not None and rel.args["alias"].columns else []
         if isinstance(rel, exp.Table) and isinstance(rel.this, exp.ExplodingGenerateSeries):
@@ -223,10 +241,10 @@ class QueryBinder:
                            for n, c in zip(names, table.columns)])
             return pl.Scan(table=table, columns=cols, fields=fields), scope
         if isinstance(rel, exp.Subquery):
-            bq = QueryBinder(self.catalog, self.params, run_scalar=self.run_scalar)
-            bq.ctes = dict(self.ctes)
-            sub = bq.bind(rel.this)
+            sub = self.child().bind(rel.this)
             return sub.node, self._scope_of(sub, alias, col_aliases)
+        if isinstance(rel, exp.Unnest):  # constant arrays (planner/bind_array.py)
+            return bind_array.unnest_from(self, rel, alias, col_aliases)
         raise errors.FeatureNotSupported(f"FROM item {rel.sql(dialect='postgres')!r}")
 
     @staticmethod
@@ -251,19 +269,27 @@ class QueryBinder:
         return node, Scope([ScopeColumn(q, n, f.type) for n, f in zip(names, node.fields)])
 
     def _generate_series(self, gs, alias, col_aliases) -> tuple[pl.Node, Scope]:
-        vals = []
+        vals, wide = [], False
         for key in ("start", "end", "step"):
             arg = gs.args.get(key)
             vals.append(1 if arg is None else self._constant_int(arg, "generate_series"))
+            if arg is not None:
+                t = functions.fold_constants(ExprBinder(Scope([]), self.params).bind(arg)).type
+                wide |= t.kind is types.Kind.INT8
         if vals[2] == 0:
             raise errors.InvalidParameterValue("step size cannot equal zero")
+        # generate_series(int4, int4) is int4 and (int8, int8) int8, as PostgreSQL picks.
+        t = types.INT8 if wide or any(v is not None and not -2**31 <= v < 2**31 for v in vals) \
+            else types.INT4
         name = col_aliases[0] if col_aliases else (alias or "generate_series")
-        fields = (pl.Field(name, types.INT8),)
+        fields = (pl.Field(name, t),)
         node = pl.GenerateSeries(start=vals[0], stop=vals[1], step=vals[2], fields=fields)
-        return node, Scope([ScopeColumn(alias or "generate_series", name, types.INT8)])
+        return node, Scope([ScopeColumn(alias or "generate_series", name, t)])
 
     # --- SELECT --------------------------------------------------------------------------
     def _select(self, select: exp.Select) -> BoundQuery:
+        bind_window.check_clauses(select)
+        windows = bind_window.WindowBinder(select) if bind_window.has_windows(select) else None
         where = select.args.get("where")
         conj = bind_subquery.split_and(where.this) if where is not None else []
         plain = [c for c in conj if not bind_subquery.has_subquery(c)]
@@ -272,6 +298,8 @@ class QueryBinder:
         for c in conj:
             if bind_subquery.has_subquery(c):
                 subq.where_conjunct(c)
+        select, subq.node, subq.scope = bind_array.select_srfs(  # unnest(a): ProjectSet
+            self, select, subq.node, subq.scope)
         node, scope = subq.node, subq.scope
 
         items = self._expand_star(select.expressions, scope)
@@ -283,12 +311,18 @@ class QueryBinder:
         has_aggs = any(find_aggregate(e) for e in items) or having is not None or (
             any(find_aggregate(o) for o in order_items))
 
+        grouped = None
         if group is not None or has_aggs:
-            node, binder = self._aggregate(node, scope, items, group, having, order_items)
+            grouped, binder = self._aggregate(node, scope, items, group, having, order_items,
+                                              windows)
+            if windows is not None:
+                windows.reset()
         else:
             # Scalar subqueries in the SELECT list and ORDER BY: run once ahead when
             # uncorrelated, LEFT joined to the FROM rows when correlated (subq.node grows).
             binder = ExprBinder(scope, self.params, subquery=subq.scalar)
+            if windows is not None:  # window calls: planner/bind_window.py
+                binder.hook = windows.hook(binder)
 
         outputs = [binder.bind(_unalias(e)) for e in items]
         sort_keys: list[pl.SortKey] = []
@@ -307,9 +341,11 @@ class QueryBinder:
             all_exprs = outputs + extra
             sort_keys.append(pl.SortKey(ex.ColumnRef(target, all_exprs[target].type,
                                                      _name_at(target, names)), desc, nulls_first))
-        if not (group is not None or has_aggs):
-            node = subq.node
+        # Correlated subqueries joined their rows to the FROM rows, or to the groups.
+        node = subq.node if grouped is None else grouped.node
         all_exprs = outputs + extra
+        if windows is not None and windows.calls:  # WindowAggs between the rows and the list
+            node, all_exprs = windows.plan(node, all_exprs)
         fields = tuple(pl.Field(_name_at(i, names), e.type) for i, e in enumerate(all_exprs))
         node = pl.Project(node, tuple(all_exprs), fields)
 
@@ -357,9 +393,7 @@ class QueryBinder:
         return BoundQuery(node, left.names)
 
     def _branch(self, tree) -> BoundQuery:
-        qb = QueryBinder(self.catalog, self.params, run_scalar=self.run_scalar)
-        qb.ctes = dict(self.ctes)
-        return qb.bind(tree)
+        return self.child().bind(tree)
 
     @staticmethod
     def _cast_to(node: pl.Node, fields, extra: tuple = ()) -> pl.Node:
@@ -451,7 +485,7 @@ class QueryBinder:
             if isinstance(e, exp.Star):
                 star_of = ("",)
             elif isinstance(e, exp.Column) and isinstance(e.this, exp.Star):
-                star_of = (e.table.lower(),)
+                star_of = (identifier(e.args.get("table")),)
             if star_of is None:
                 out.append(e)
                 continue
@@ -470,10 +504,14 @@ class QueryBinder:
         return functions.fold_constants(e)
 
     # --- aggregation ---------------------------------------------------------------------
-    def _aggregate(self, node, scope, items, group, having, order_items):
+    def _aggregate(self, node, scope, items, group, having, order_items, windows=None):
         names = [_output_name(e) for e in items]
         key_trees = []
-        for g in (group.expressions if group is not None else []):
+        sets = None  # ROLLUP / CUBE / GROUPING SETS: positions in key_trees per set
+        group_items = group.expressions if group is not None else []
+        if grouping_sets.has_sets(group):
+            group_items, sets = grouping_sets.expand(group)
+        for g in group_items:
             if _constant_position(g, "GROUP BY") is not None:
                 pos = int(g.this)
                 if not 1 <= pos <= len(items):
@@ -487,14 +525,37 @@ class QueryBinder:
                 key_trees.append(g)
         plain = ExprBinder(scope, self.params)
         keys = [functions.fold_constants(plain.bind(k)) for k in key_trees]
+        if sets is not None:  # one key per distinct expression, however it was written
+            distinct = list(dict.fromkeys(keys))
+            sets = [tuple(dict.fromkeys(distinct.index(keys[i]) for i in s)) for s in sets]
+            keys = distinct
         aggs: list[ex.AggCall] = []
+        grouping = grouping_sets.Grouping([])
+
+        def extra() -> int:  # the Aggregate's columns between the keys and the aggregates
+            return 0 if sets is None else 1 + len(grouping.calls)
 
         def hook(tree):
+            if isinstance(tree, exp.Grouping):
+                args = []
+                for a in tree.expressions:
+                    bound = functions.fold_constants(plain.bind(a))
+                    if bound not in keys:
+                        raise errors.GroupingError("arguments to GROUPING must be grouping "
+                                                   "expressions of the associated query level")
+                    args.append(keys.index(bound))
+                if sets is None:
+                    return ex.Literal(0, types.INT4)  # every key is in the one set
+                return ex.ColumnRef(len(keys) + 1 + grouping.position(tuple(args)), types.INT4,
+                                    "grouping")
+            if windows is not None and isinstance(tree, exp.Window):
+                return windows.bind(tree, binder)  # its arguments through this hook
             if isinstance(tree, AGGREGATES):
                 call = self._agg_call(tree, scope)
                 if call not in aggs:
                     aggs.append(call)
-                return ex.ColumnRef(len(keys) + aggs.index(call), call.type, call.sql())
+                return ex.ColumnRef(len(keys) + extra() + aggs.index(call), call.type,
+                                    call.sql())
             if find_aggregate(tree) is None and not isinstance(tree, (exp.Literal, exp.Null, exp.Boolean)):
                 try:
                     bound = plain.bind(tree)
@@ -509,9 +570,19 @@ class QueryBinder:
                         "clause or be used in an aggregate function")
             return None
 
-        # Scalar subqueries next to aggregates can only be uncorrelated (run once ahead).
-        initplans = bind_subquery.SubqueryBinder(self, node, scope, correlated=False)
-        binder = ExprBinder(scope, self.params, hook, subquery=initplans.scalar)
+        # Subqueries run after grouping: uncorrelated ones once ahead; correlated ones
+        # see the group keys as the outer query's columns and are joined to the groups
+        # (`grouped`, made once the aggregates are known). The first pass only collects
+        # the aggregates, so a correlated subquery stands there as an untyped NULL.
+        initplans = bind_subquery.SubqueryBinder(self, node, scope, correlated=False,
+                                                 hook=hook)
+
+        def first_pass(tree):
+            try:
+                return initplans.scalar(tree)
+            except bind_subquery.CorrelatedNotHere:
+                return ex.Literal(None, types.UNKNOWN)
+        binder = ExprBinder(scope, self.params, hook, subquery=first_pass)
         # Bind everything that may mention aggregates once, so `aggs` is complete
         # before the Aggregate node is built; the outputs are re-bound by the caller.
         for e in items:
@@ -520,16 +591,25 @@ class QueryBinder:
             if not (isinstance(o.this, exp.Literal) or (isinstance(o.this, exp.Column) and
                                                          o.this.name.lower() in names)):
                 binder.bind(o.this)
-        having_pred = None
         if having is not None:
-            having_pred = self._predicate(having.this, scope, "HAVING", hook,
-                                          subquery=initplans.scalar)
-        fields = tuple(pl.Field(ex.show(k), k.type) for k in keys) + tuple(
-            pl.Field(a.sql(), a.type) for a in aggs)
-        node = pl.Aggregate(node, tuple(keys), tuple(aggs), pl.AggMode.SINGLE, fields)
-        if having_pred is not None:
-            node = pl.Filter(node, having_pred, node.fields)
-        return node, binder
+            self._predicate(having.this, scope, "HAVING", hook, subquery=first_pass)
+        agg_fields = tuple(pl.Field(a.sql(), a.type) for a in aggs)
+        if sets is None:
+            key_fields = tuple(pl.Field(ex.show(k), k.type) for k in keys)
+            node = pl.Aggregate(node, tuple(keys), tuple(aggs), pl.AggMode.SINGLE,
+                                key_fields + agg_fields)
+        else:
+            node, agg_keys, key_fields = grouping_sets.plan(node, keys, sets, grouping)
+            node = pl.Aggregate(node, agg_keys, tuple(aggs), pl.AggMode.SINGLE,
+                                key_fields + agg_fields)
+        grouped = bind_subquery.SubqueryBinder(
+            self, node, _grouped_scope(scope, keys, key_fields[len(keys):], aggs),
+            ungrouped=scope, initplans=initplans, hook=hook)
+        binder = ExprBinder(scope, self.params, hook, subquery=grouped.scalar)
+        if having is not None:
+            pred = self._predicate(having.this, scope, "HAVING", hook, subquery=grouped.scalar)
+            grouped.node = pl.Filter(grouped.node, pred, grouped.node.fields)
+        return grouped, binder
 
     def _agg_call(self, tree, scope) -> ex.AggCall:
         inner = tree.this
@@ -595,29 +675,20 @@ class QueryBinder:
         return tuple(sort_keys)
 
 
-def agg_result_type(func: ex.AggFunc, t: types.SqlType) -> types.SqlType:
-    """Result types as PostgreSQL's: sum(int4) bigint, sum(int8) numeric, avg(int) numeric."""
-    if func in (ex.AggFunc.COUNT, ex.AggFunc.COUNT_STAR):
-        return types.INT8
-    if func in (ex.AggFunc.MIN, ex.AggFunc.MAX):
-        if t.kind is types.Kind.UNKNOWN:
-            return types.TEXT
-        return t
-    if not (t.is_number or t.kind is types.Kind.UNKNOWN):
-        raise errors.UndefinedFunction(f"function {func.value}({t}) does not exist")
-    if func is ex.AggFunc.SUM:
-        if t.kind in (types.Kind.INT2, types.Kind.INT4):
-            return types.INT8
-        if t.kind is types.Kind.INT8:
-            return types.numeric(38, 0)
-        if t.is_numeric:
-            return types.numeric(38, t.scale)
-        return t if t.is_float else types.FLOAT8
-    # AVG
-    if t.is_float:
-        return types.FLOAT8
-    scale = max(t.scale if t.is_numeric else 0, types.NUMERIC_DEFAULT_SCALE)
-    return types.numeric(38, scale)
+def _grouped_scope(scope: Scope, keys, extra_fields, aggs) -> Scope:
+    """The columns of an Aggregate's output as a correlated subquery above it sees them:
+    a group key that is a column keeps that column's name; other keys, the grouping
+    sets' columns and the aggregates have no name a subquery could write."""
+    cols = []
+    for i, k in enumerate(keys):
+        if isinstance(k, ex.ColumnRef):
+            c = scope.columns[k.index]
+            cols.append(ScopeColumn(c.qualifier, c.name, k.type, schema=c.schema))
+        else:
+            cols.append(ScopeColumn(None, f"?key{i}", k.type, hidden=True))
+    cols += [ScopeColumn(None, f.name, f.type, hidden=True) for f in extra_fields]
+    cols += [ScopeColumn(None, f"?agg{i}", a.type, hidden=True) for i, a in enumerate(aggs)]
+    return Scope(cols)
 
 
 def _constant_position(tree: exp.Expression, clause: str) -> int | None:
@@ -635,20 +706,31 @@ def _unalias(e: exp.Expression) -> exp.Expression:
 
 
 def _output_name(e: exp.Expression) -> str:
+    while isinstance(e, exp.Paren):  # (x) is named x: PostgreSQL's parser keeps no parens
+        e = e.this
     if isinstance(e, exp.Alias):
         return e.alias if e.args["alias"].quoted else e.alias.lower()
     if isinstance(e, exp.Column):
         return e.name if e.this.quoted else e.name.lower()
     if isinstance(e, exp.Dot) and isinstance(e.expression, exp.Func):
         return _output_name(e.expression)  # pg_catalog.f(...)
+    if isinstance(e, exp.Window):
+        return _output_name(e.this)  # f(...) OVER (...) is named after f
     if isinstance(e, (exp.RegexpLike, exp.RegexpILike, exp.Operator)):
         return "?column?"  # the ~ operators
-    if isinstance(e, exp.Cast) and not isinstance(e.this, exp.Column) and \
-            catalog_functions.cast_output_name(e.to) is not None:
-        return catalog_functions.cast_output_name(e.to)
+    if bind_array.output_name(e) is not None:  # a[i], ARRAY[...], array functions
+        return _output_name(e.this) if isinstance(e, exp.Bracket) else bind_array.output_name(e)
     if isinstance(e, exp.Cast):
-        return _output_name(e.this) if isinstance(e.this, exp.Column) else e.to.this.name.lower() \
-            .replace("double", "float8").replace("bigint", "int8")
+        # PostgreSQL's FigureColname: a cast keeps the name of a column or function call
+        # under it, else takes its type's name (int4, not int).
+        inner = e.this
+        if isinstance(inner, (exp.Column, exp.Dot)) or (
+                isinstance(inner, exp.Func) and not isinstance(inner, (exp.Cast, exp.Case))):
+            return _output_name(inner)
+        return catalog_functions.cast_output_name(e.to) or _TYPE_NAMES.get(
+            e.to.this, e.to.this.name.lower() if isinstance(e.to, exp.DataType) else "?column?")
+    if isinstance(e, exp.Interval):
+        return "interval"
     if isinstance(e, AGGREGATES):
         return type(e).__name__.lower()
     if isinstance(e, (exp.Func,)) and not isinstance(e, exp.Anonymous):
@@ -660,6 +742,16 @@ def _output_name(e: exp.Expression) -> str:
     if isinstance(e, exp.Case):
         return "case"
     return "?column?"
+
+
+_T = exp.DataType.Type
+# The names PostgreSQL's parser gives the types it writes as keywords.
+_TYPE_NAMES = {_T.INT: "int4", _T.SMALLINT: "int2", _T.BIGINT: "int8", _T.FLOAT: "float4",
+               _T.DOUBLE: "float8", _T.DECIMAL: "numeric", _T.BOOLEAN: "bool",
+               _T.VARCHAR: "varchar", _T.CHAR: "bpchar", _T.TEXT: "text", _T.DATE: "date",
+               _T.TIMESTAMP: "timestamp", _T.TIMESTAMPTZ: "timestamptz",
+               _T.INTERVAL: "interval", _T.TIME: "time", _T.UUID: "uuid", _T.JSON: "json",
+               _T.JSONB: "jsonb", _T.VARBINARY: "bytea"}
 
 
 def _name_at(i: int, names) -> str:

@@ -14,9 +14,10 @@ from typing import Callable
 
 from sqlglot import exp
 
-from planner import catalog_functions, errors, functions, types
+from planner import bind_array, catalog_functions, errors, functions, pg_functions, types
 from planner import expr as ex
 from planner.expr import Func
+from planner.schema import identifier
 from planner.scope import Scope
 
 # Values of session functions (current_user, current_database, ...) for the statement
@@ -50,7 +51,8 @@ def find_aggregate(tree: exp.Expression) -> exp.Expression | None:
     """The first aggregate call of `tree` that belongs to this query level: aggregates
     inside a subquery are the subquery's own."""
     for node in tree.walk(bfs=True, prune=lambda n: n is not tree and isinstance(n, _NESTED_QUERY)):
-        if isinstance(node, AGGREGATES):
+        if isinstance(node, AGGREGATES) and not (  # sum(x) OVER (...) is a window function
+                isinstance(node.parent, exp.Window) and node.arg_key == "this"):
             return node
     return None
 
@@ -76,6 +78,10 @@ def sql_type(dt: exp.DataType) -> types.SqlType:
         return types.char(args[0] if args else 1)
     if name in _SQLGLOT_TYPES:
         return _SQLGLOT_TYPES[name]
+    if name in ("ARRAY", "USERDEFINED"):  # int[], text[], _int4, int2vector
+        t = catalog_functions.cast_type(dt)
+        if t is not None and (t.is_array or name == "ARRAY"):
+            return t
     raise errors.FeatureNotSupported(f"type {dt.sql(dialect='postgres')} is not supported")
 
 
@@ -172,6 +178,9 @@ class ExprBinder:
         b = self.bind
         if isinstance(node, exp.Paren):
             return b(node.this)
+        arr = bind_array.bind(self, node)  # ARRAY[...], a[i], array functions, ANY (array)
+        if arr is not None:
+            return arr
         if isinstance(node, exp.Collate):
             # Text compares byte-wise, which is what the "C" and "POSIX" collations do
             # (and "default", the database's, which is C here).
@@ -190,7 +199,7 @@ class ExprBinder:
             if isinstance(node.this, exp.Star):
                 raise errors.SyntaxError_("'*' is not allowed here")
             i = self.scope.resolve(node.name.lower() if not node.this.quoted else node.name,
-                                   node.table or None)
+                                   identifier(node.args["table"]) if node.args.get("table") else None)
             col = self.scope.columns[i]
             db = node.args.get("db")
             if db is not None:  # schema.table.column: the table must be that schema's
@@ -211,6 +220,8 @@ class ExprBinder:
             return ex.Literal(bool(node.this), types.BOOL)
         if isinstance(node, exp.Parameter) or isinstance(node, exp.Placeholder):
             return self._param(node)
+        if self.subquery is not None and _subquery_predicate(node):
+            return self.subquery(node)  # EXISTS / IN / ANY / ALL (subquery) as a value
         if type(node) in _COMPARISONS and _quantifier(node.expression) is not None:
             return self._quantified(node)
         if type(node) in _BINARY:
@@ -444,10 +455,25 @@ class ExprBinder:
             return functions.bind_call(Func.ADD, [functions.bind_call(Func.OCTET_LENGTH, args), pad])
         if name in _NAMED:
             return functions.bind_call(_NAMED[name], args)
+        if pg_functions.is_builtin(name):
+            raise errors.FeatureNotSupported(f"function {pg_name(node)}()")
         raise undefined_function(node, args)
 
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE)
+
+
+def _subquery_predicate(node) -> bool:
+    """EXISTS, IN or a comparison with ANY/SOME/ALL, over a subquery."""
+    if isinstance(node, exp.Exists) or (isinstance(node, exp.In) and node.args.get("query")):
+        return True
+    q = node.expression if type(node) in _COMPARISONS else None
+    if not isinstance(q, (exp.Any, exp.All)):
+        return False
+    inner = q.this
+    while isinstance(inner, (exp.Paren, exp.Subquery)):
+        inner = inner.this
+    return isinstance(inner, (exp.Select, exp.Union, exp.Intersect, exp.Except))
 
 
 def _quantifier(node) -> tuple[str, list] | None:
@@ -558,4 +584,8 @@ def to_literal(value, declared: "types.SqlType | None") -> exp.Expression:
         lit = exp.Literal.string(str(value))
     if declared is None or declared.kind is types.Kind.UNKNOWN:
         return lit
+    if declared.is_array:  # `_int4`: sqlglot does not read every `x[]` (oid[]) as a type
+        return exp.Cast(this=lit, to=exp.DataType(this=exp.DataType.Type.USERDEFINED,
+                                                  kind=exp.to_identifier(
+                                                      bind_array.type_name(declared))))
     return exp.Cast(this=lit, to=exp.DataType.build(declared.sql(), dialect="postgres"))

@@ -9,21 +9,26 @@
 - A correlated scalar subquery with an aggregate, correlated by equalities
   (`WHERE inner.k = outer.k`), becomes a derived table grouped by the inner keys, LEFT
   joined to the outer rows; its value is a column of that join.
+- Any other correlated scalar subquery is evaluated once per distinct outer value it
+  reads (subquery_domain.py); EXISTS / IN / ANY / ALL that are not conditions AND-ed
+  into WHERE become scalar subqueries of one boolean (subquery_predicates.py).
 """
 
 from __future__ import annotations
 
 import decimal
+import itertools
 
 from sqlglot import exp
 
-from planner import bind_join, errors, functions, types
+from planner import bind_join, errors, functions, subquery_domain, subquery_predicates, types
 from planner import expr as ex
 from planner import plan as pl
 from planner.bind_expr import AGGREGATES, ExprBinder, find_aggregate
 from planner.scope import LayeredScope, Scope, ScopeColumn
 
 _CORRELATED = (errors.UndefinedColumn, errors.UndefinedTable)
+_MARKERS = itertools.count()  # makes each scope's outer-reference marker unique
 
 
 def split_and(tree: exp.Expression) -> list[exp.Expression]:
@@ -35,7 +40,7 @@ def split_and(tree: exp.Expression) -> list[exp.Expression]:
 
 
 def has_subquery(tree: exp.Expression) -> bool:
-    return tree.find(exp.Subquery, exp.Exists) is not None or any(
+    return tree.find(exp.Subquery, exp.Exists, exp.Select) is not None or any(
         n.args.get("query") is not None for n in tree.find_all(exp.In))
 
 
@@ -45,17 +50,32 @@ def _strip(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
-class SubqueryBinder:
-    """Applies the subquery conjuncts of one WHERE clause to the plan of its FROM."""
+class CorrelatedNotHere(errors.FeatureNotSupported):
+    """A correlated subquery where the plan cannot take its join yet (the aggregates of
+    a grouped query are still being collected): bind.py binds it again above them."""
 
-    def __init__(self, qb, node: pl.Node, scope: Scope, correlated: bool = True):
+
+class SubqueryBinder:
+    """Applies the subquery conjuncts of one WHERE clause to the plan of its FROM, and
+    joins the correlated scalar subqueries of an expression to `node`.
+
+    Above an Aggregate, `scope` has the group keys and `ungrouped` the FROM's columns
+    (an outer reference to one of those that is no key is 42803) and `hook` maps
+    aggregates and keys to the Aggregate's columns; `initplans` shares another
+    binder's InitPlans, so that a subquery bound twice runs once."""
+
+    def __init__(self, qb, node: pl.Node, scope: Scope, correlated: bool = True,
+                 ungrouped: Scope | None = None, initplans: "SubqueryBinder | None" = None,
+                 hook=None):
         self.qb = qb
         self.node = node
-        self.scope = Scope(list(scope.columns), scope.star_order)
-        # False where the plan cannot take a join (above an aggregate): correlated
-        # scalar subqueries are refused there.
+        self.scope = Scope(list(scope.columns), scope.star_order,
+                           marker=f"?outer{next(_MARKERS)}")
+        # False where the plan cannot take a join (CorrelatedNotHere).
         self.correlated = correlated
-        self._initplans: dict[int, ex.Expr] = {}
+        self.ungrouped = ungrouped
+        self.hook = hook  # above an Aggregate: bind.py's map to its output columns
+        self._initplans: dict[int, ex.Expr] = initplans._initplans if initplans else {}
 
     # --- WHERE conjuncts ---------------------------------------------------------------
     def where_conjunct(self, tree: exp.Expression) -> None:
@@ -63,31 +83,31 @@ class SubqueryBinder:
         negate = False
         if isinstance(t, exp.Not):
             negate, t = True, _strip(t.this)
-        if isinstance(t, exp.Exists):
-            self._exists(_strip(t.this), negate)
-        elif isinstance(t, exp.In) and t.args.get("query") is not None:
-            self._in(t, negate)
-        else:
-            e = self.binder().bind(tree)
-            if e.type.kind is not types.Kind.BOOL:
-                raise errors.DatatypeMismatch(
-                    f"argument of WHERE must be type boolean, not type {e.type}")
-            self.node = pl.Filter(self.node, functions.fold_constants(e), self.node.fields)
+        try:
+            if isinstance(t, exp.Exists):
+                return self._exists(_strip(t.this), negate)
+            if isinstance(t, exp.In) and t.args.get("query") is not None:
+                return self._in(t, negate)
+        except errors.FeatureNotSupported:
+            pass  # not as a join: evaluated as a value (subquery_predicates.py)
+        e = self.binder().bind(tree)
+        if e.type.kind is not types.Kind.BOOL:
+            raise errors.DatatypeMismatch(
+                f"argument of WHERE must be type boolean, not type {e.type}")
+        self.node = pl.Filter(self.node, functions.fold_constants(e), self.node.fields)
 
     def binder(self) -> ExprBinder:
         return ExprBinder(self.scope, self.qb.params, subquery=self.scalar)
 
     def _child(self):
-        from planner.bind import QueryBinder
-
-        qb = QueryBinder(self.qb.catalog, self.qb.params, run_scalar=self.qb.run_scalar)
-        qb.ctes = dict(self.qb.ctes)
-        return qb
+        return self.qb.child()
 
     def _exists(self, select: exp.Expression, negate: bool) -> None:
         if not isinstance(select, exp.Select) or select.args.get("group") or \
-                select.args.get("having") or any(e.find(*AGGREGATES) for e in select.expressions):
-            raise errors.FeatureNotSupported("EXISTS over a grouped or aggregated subquery")
+                select.args.get("having") or any(e.find(*AGGREGATES) for e in select.expressions) \
+                or select.args.get("with_") or select.args.get("with") \
+                or not subquery_predicates.no_op_limit(select):
+            raise errors.FeatureNotSupported("EXISTS over a grouped or limited subquery")
         where = select.args.get("where")
         conj = split_and(where.this) if where is not None else []
         if any(has_subquery(c) for c in conj):
@@ -101,6 +121,8 @@ class SubqueryBinder:
         self.node = self._trim(planner.join(left, right, jt, correlated).node, n)
 
     def _in(self, tree: exp.In, negate: bool) -> None:
+        if isinstance(tree.this, exp.Tuple):
+            raise errors.FeatureNotSupported("row-valued IN (subquery)")
         qb = self._child()
         try:
             bq = qb.bind(tree.args["query"].this)
@@ -137,7 +159,13 @@ class SubqueryBinder:
     def scalar(self, tree: exp.Subquery) -> ex.Expr:
         # The binder may bind one expression twice; run its InitPlan once.
         if id(tree) not in self._initplans:
-            self._initplans[id(tree)] = self._scalar(tree)
+            if subquery_predicates.is_predicate(tree):
+                form = subquery_predicates.scalar_form(tree, self.scope, self.qb.params,
+                                                       self.hook)
+                self._initplans[id(tree)] = self._scalar(form) if isinstance(
+                    form, exp.Subquery) else self.binder().bind(form)
+            else:
+                self._initplans[id(tree)] = self._scalar(tree)
         return self._initplans[id(tree)]
 
     def _scalar(self, tree: exp.Subquery) -> ex.Expr:
@@ -146,9 +174,12 @@ class SubqueryBinder:
             bq = self._child().bind(select)
         except _CORRELATED:
             if not self.correlated:
-                raise errors.FeatureNotSupported(
-                    "correlated subqueries in a query with GROUP BY or aggregates") from None
-            return self._correlated_scalar(select)
+                raise CorrelatedNotHere("correlated subqueries here") from None
+            try:
+                return self._correlated_scalar(select)
+            except (errors.FeatureNotSupported, *_CORRELATED):
+                # Not correlated by equalities alone (or through an ON clause).
+                return self._domain_scalar(select)
         if len(bq.node.fields) != 1:
             raise errors.SyntaxError_("subquery must return only one column")
         t = bq.node.fields[0].type
@@ -215,31 +246,85 @@ class SubqueryBinder:
                 "correlated scalar subqueries whose value uses the outer query's columns") from None
         nk = len(inner_keys)
         base = len(self.scope.columns)
-        new_cols = [ScopeColumn(None, f"?subquery{base}_{i}", f.type, hidden=True)
-                    for i, f in enumerate(bq.node.fields)]
-        gscope = Scope(self.scope.columns + new_cols)
         preds = [functions.bind_call(ex.Func.EQ, [
             self.binder().bind(o), ex.ColumnRef(base + i, bq.node.fields[i].type)])
             for i, o in enumerate(outer_keys)]
+        # Matched rows have non-NULL keys, since the keys matched by equality: the first
+        # key tells an outer row with no inner rows.
+        return self._join_back(bq.node, preds, nk, plain, value, 0)
+
+
+    def _domain_scalar(self, select: exp.Expression) -> ex.Expr:
+        """Any other correlated scalar subquery of one value or one aggregate, evaluated
+        once per distinct outer value it reads (subquery_domain.py)."""
+        if not isinstance(select, exp.Select) or len(select.expressions) != 1 or \
+                select.args.get("group") or select.args.get("having"):
+            raise errors.FeatureNotSupported(
+                "correlated scalar subqueries other than one value or one aggregate")
+        value = select.expressions[0]
+        value = value.this if isinstance(value, exp.Alias) else value
+        plain = find_aggregate(value) is None
+        if plain and any(select.args.get(k) for k in ("distinct", "order", "limit", "offset")):
+            raise errors.FeatureNotSupported(
+                "correlated scalar subqueries with DISTINCT, ORDER BY or LIMIT")
+        if not plain and any(select.args.get(k) for k in ("order", "limit", "offset")):
+            raise errors.FeatureNotSupported(
+                "correlated aggregate subqueries with ORDER BY, LIMIT or OFFSET")
+        derived = select.copy()
+        probe = self._child()
+        inner = subquery_domain.inner_scope(probe, derived)
+        refs = subquery_domain.outer_references(derived, inner, self.scope, self.qb.params,
+                                                self.ungrouped)
+        positions = sorted({i for _, i in refs})
+        if not positions:
+            if select.find(exp.Subquery, exp.Exists) is None:
+                self._child().bind(select)  # raises what is undefined, as written
+            raise errors.FeatureNotSupported(
+                "correlated subqueries whose outer references are nested in a subquery")
+        dom = subquery_domain.domain(self.node, positions)
+        derived = subquery_domain.rewrite(derived, refs, positions, plain)
+        qb = self._child()
+        qb.with_relation(subquery_domain.DOMAIN, dom.node, tuple(f.name for f in dom.node.fields))
+        try:
+            bq = qb.bind(derived)
+        except _CORRELATED:
+            if derived.find(exp.Subquery, exp.Exists) is not None:
+                raise errors.FeatureNotSupported(
+                    "subqueries nested in a correlated subquery") from None
+            raise
+        k = len(positions)
+        preds = subquery_domain.join_back_keys(self.node.fields, positions,
+                                               len(self.scope.columns), bq.node.fields)
+        return self._join_back(bq.node, preds, k, plain, value, k + 1)
+
+    def _join_back(self, derived: pl.Node, preds, n_keys: int, plain: bool,
+                   value: exp.Expression, matched: int) -> ex.Expr:
+        """LEFT join the grouped subquery `derived` (its keys, then its value and, for a
+        plain value, its row count) to the outer rows on `preds`; the subquery's value.
+        An outer row with no inner rows gets the aggregate's value over no rows (count()
+        is 0), not the NULL of the unmatched join: column `matched` of `derived` is NULL
+        exactly for such rows."""
+        base = len(self.scope.columns)
+        fields = derived.fields
+        new_cols = [ScopeColumn(None, f"?subquery{base}_{i}", f.type, hidden=True)
+                    for i, f in enumerate(fields)]
+        gscope = Scope(self.scope.columns + new_cols)
         planner = bind_join.JoinPlanner(gscope)
         part = planner.join(bind_join.Part(self.node, list(range(base))),
-                            bind_join.Part(bq.node, list(range(base, base + len(bq.node.fields)))),
+                            bind_join.Part(derived, list(range(base, base + len(fields)))),
                             pl.JoinType.LEFT, preds)
         self.node = self._trim(bind_join.output_project(part, len(gscope.columns), gscope),
                                len(gscope.columns))
         self.scope.columns.extend(new_cols)
-        f = bq.node.fields[nk]
-        value_ref = ex.ColumnRef(base + nk, f.type, "?subquery")
+        f = fields[n_keys]
+        value_ref = ex.ColumnRef(base + n_keys, f.type, "?subquery")
         if plain:
-            rows = ex.ColumnRef(base + nk + 1, bq.node.fields[nk + 1].type)
+            rows = ex.ColumnRef(base + n_keys + 1, fields[n_keys + 1].type)
             return ex.Call(ex.Func.ONE_ROW, (rows, value_ref), f.type)
         empty = self._over_no_rows(value, f.type)
         if empty is None:
             return value_ref
-        # An outer row with no inner rows gets the aggregate's value over no rows
-        # (count() is 0), not the NULL of the unmatched LEFT join. Matched rows have
-        # non-NULL keys, since the keys matched by equality.
-        unmatched = ex.IsNull(ex.ColumnRef(base, bq.node.fields[0].type), False)
+        unmatched = ex.IsNull(ex.ColumnRef(base + matched, fields[matched].type), False)
         return functions.bind_case([(unmatched, empty)], value_ref)
 
     def _over_no_rows(self, value: exp.Expression, t: types.SqlType) -> ex.Expr | None:

@@ -88,6 +88,8 @@ def role_names() -> dict[int, str]:
 
 _PROC_ROWS = [dict(zip(system_data.PROC_COLUMNS, r)) for r in system_data.PROCS]
 PROC_NAMES = {int(r["oid"]): r["proname"] for r in _PROC_ROWS}
+# regproc names: pg_proc's functions and the type I/O functions pg_type's columns name.
+REGPROC_NAMES = {**system_data.TYPE_IO_PROCS, **PROC_NAMES}
 
 
 def reg_names(kind: Kind) -> dict[int, str]:
@@ -97,17 +99,28 @@ def reg_names(kind: Kind) -> dict[int, str]:
     if kind is Kind.REGTYPE:
         return dict(st.REGTYPE_NAMES)
     if kind is Kind.REGPROC:
-        return dict(PROC_NAMES)
+        return dict(REGPROC_NAMES)
     if kind is Kind.REGNAMESPACE:
         return {oid: name for name, oid in st.NAMESPACES.items()}
     return role_names()
 
 
 def _split_name(text: str) -> list[str]:
-    """A possibly qualified, possibly quoted name as PostgreSQL's stringToQualifiedNameList."""
-    parts, i, s = [], 0, text.strip()
-    while i <= len(s):
-        if i < len(s) and s[i] == '"':
+    """A possibly qualified, possibly quoted name as PostgreSQL's stringToQualifiedNameList
+    (SplitIdentifierString: whitespace around the dots is allowed)."""
+    parts, i, s = [], 0, text
+    n = len(s)
+
+    def skip(j: int) -> int:
+        while j < n and s[j].isspace():
+            j += 1
+        return j
+
+    i = skip(i)
+    if i == n:
+        raise errors.SyntaxError_("invalid name syntax")
+    while True:
+        if s[i] == '"':
             j, out = i + 1, ""
             while True:
                 k = s.find('"', j)
@@ -120,20 +133,26 @@ def _split_name(text: str) -> list[str]:
                 out += s[j:k]
                 i = k + 1
                 break
+            if not out:
+                raise errors.SyntaxError_("invalid name syntax")
             parts.append(out)
         else:
-            k = s.find(".", i)
-            k = len(s) if k < 0 else k
-            word = s[i:k].strip()
-            if not word:
+            j = i
+            while j < n and s[j] != "." and not s[j].isspace():
+                j += 1
+            if j == i:
                 raise errors.SyntaxError_("invalid name syntax")
-            parts.append(word.lower())
-            i = k
-        if i < len(s) and s[i] == ".":
-            i += 1
+            parts.append(s[i:j].lower())
+            i = j
+        i = skip(i)
+        if i < n and s[i] == ".":
+            i = skip(i + 1)
+            if i == n:
+                raise errors.SyntaxError_("invalid name syntax")
             continue
-        break
-    return parts
+        if i != n:
+            raise errors.SyntaxError_("invalid name syntax")
+        return parts
 
 
 def reg_oid(kind: Kind, text: str) -> int:
@@ -178,7 +197,7 @@ def reg_oid(kind: Kind, text: str) -> int:
         if not hit:
             raise errors.UndefinedObject(f'role "{name}" does not exist')
         return hit[0]
-    hit = [oid for oid, n in PROC_NAMES.items() if n == name]
+    hit = [oid for oid, n in REGPROC_NAMES.items() if n == name]
     if not hit:
         raise errors.UndefinedFunction(f'function "{t}" does not exist')
     if len(hit) > 1:
@@ -209,8 +228,11 @@ def cast_type(to) -> SqlType | None:
                 if to.expressions:
                     raise errors.FeatureNotSupported(f"type modifiers of {kind.name}")
                 return _named_type(kind.name if kind.quoted else kind.name.lower(), kind.quoted)
-        if to.args.get("nested") or to.this == exp.DataType.Type.ARRAY:
-            raise errors.FeatureNotSupported(f"arrays ({to.sql(dialect='postgres')})")
+        if to.this == exp.DataType.Type.ARRAY:
+            from planner.bind_array import array_type
+            return array_type(to)
+        if to.args.get("nested"):
+            raise errors.FeatureNotSupported(f"type {to.sql(dialect='postgres')}")
     return None
 
 
@@ -226,6 +248,8 @@ def _named_type(name: str, quoted: bool) -> SqlType:
         return types.CHAR1
     if name in _CATALOG_TYPES:
         return _CATALOG_TYPES[name]
+    if name.startswith("_") and name[1:] in _CATALOG_TYPES:  # _oid, _name: their arrays
+        return types.array_of(_CATALOG_TYPES[name[1:]])
     try:
         return types.from_name(name)
     except errors.QueryError:
@@ -385,6 +409,8 @@ def _text_to_reg(e, v: str) -> str:
 
 def _reg_to_oid(e, v: str) -> int:
     found = _mapping(e).get(v)
+    if found is None and v == "-":  # oid 0 prints as '-'
+        return 0
     return found if found is not None else int(v)
 
 
@@ -476,7 +502,8 @@ IMPLEMENTATIONS = {
     "oid_to_int": _strict(_oid_to_int),
     "to_text": _strict(lambda e, v: str(v)),
     "bytea_text": _strict(lambda e, v: "\\x" + bytes(v).hex()),
-    "oid_to_reg": _strict(lambda e, v: _mapping(e).get(_int_to_oid(e, v) if v < 0 else v, str(v))),
+    "oid_to_reg": _strict(lambda e, v: "-" if v == 0 else
+                          _mapping(e).get(_int_to_oid(e, v) if v < 0 else v, str(v))),
     "text_to_reg": _strict(_text_to_reg),
     "reg_to_oid": _strict(_reg_to_oid),
     "format_type": lambda e, oid, typmod=None: st.format_type(oid, typmod),
@@ -601,7 +628,7 @@ def bind_function(name: str, node: exp.Expression, args: list[ex.Expr]) -> ex.Ex
         if isinstance(raw, (exp.Literal, exp.Null)) and (isinstance(raw, exp.Null) or raw.is_string):
             return ex.Literal("unknown", types.REGTYPE)
         t = args[0].type
-        return ex.Literal(st.REGTYPE_NAMES.get(types.OIDS[t.kind], t.kind.value), types.REGTYPE)
+        return ex.Literal(st.REGTYPE_NAMES.get(t.oid, t.kind.value), types.REGTYPE)
     if name == "pg_get_userbyid":
         return _row("userbyid", [_oid_arg(args[0], name, args)], types.NAME,
                     _data(role_names().items()))
@@ -655,7 +682,7 @@ def bind_function(name: str, node: exp.Expression, args: list[ex.Expr]) -> ex.Ex
         explicit = [s for s in path if s != sch.PG_CATALOG] if not implicit else path
         ctx = _ctx()
         listed = ctx.explicit_path() if ctx is not None and not implicit else explicit
-        return ex.Literal("{" + ",".join(listed) + "}", SqlType(Kind.NAME_ARRAY))
+        return ex.Literal(tuple(listed), types.array_of(types.NAME))
     if name == "pg_postmaster_start_time":
         ctx = _ctx()
         return ex.Literal(ctx.start_time() if ctx is not None else None, types.TIMESTAMPTZ)

@@ -28,7 +28,7 @@ _QUERY_MODIFIERS = {"with_", "where", "group", "having", "order", "limit", "offs
 # are listed too, with a comment.
 CONSUMED: dict[type, frozenset[str]] = {k: frozenset(v) for k, v in {
     # --- queries
-    exp.Select: _QUERY_MODIFIERS | {"expressions", "distinct", "from_", "joins"},
+    exp.Select: _QUERY_MODIFIERS | {"expressions", "distinct", "from_", "joins", "windows"},
     exp.Union: _QUERY_MODIFIERS | {"this", "expression", "distinct"},
     exp.Intersect: _QUERY_MODIFIERS | {"this", "expression", "distinct"},
     exp.Except: _QUERY_MODIFIERS | {"this", "expression", "distinct"},
@@ -54,9 +54,13 @@ CONSUMED: dict[type, frozenset[str]] = {k: frozenset(v) for k, v in {
     exp.Alias: {"this", "alias"},
     exp.Column: {"this", "table", "db"},  # schema.table.column (bind_expr checks the schema)
     exp.Star: set(),
+    # --- window functions (planner/bind_window.py); `over` is the OVER keyword itself
+    exp.Window: {"this", "partition_by", "order", "spec", "alias", "over"},
+    exp.WindowSpec: {"kind", "start", "start_side", "end", "end_side", "exclude"},
     exp.Identifier: {"this", "quoted"},
     # --- statements
-    exp.Insert: {"this", "expression", "with_"},
+    exp.Insert: {"this", "expression", "with_", "returning"},  # coordinator/load.py
+    exp.Returning: {"expressions"},
     exp.Schema: {"this", "expressions"},
     exp.Create: {"this", "kind", "expression", "exists", "properties"},
     exp.Properties: {"expressions"},
@@ -76,6 +80,8 @@ CONSUMED: dict[type, frozenset[str]] = {k: frozenset(v) for k, v in {
     exp.Any: {"this"},
     exp.All: {"this"},
     exp.Array: {"expressions"},
+    exp.Bracket: {"this", "expressions"},   # a[i], a[i:j] (planner/bind_array.py)
+    exp.Slice: {"this", "expression"},
     exp.Literal: {"this", "is_string"},
     exp.Boolean: {"this"},
     exp.Null: set(),
@@ -186,16 +192,13 @@ _CLAUSE_NAMES: dict[tuple[type, str], str] = {
     (exp.WithDataProperty, "no"): "CREATE TABLE AS ... WITH NO DATA",
     (exp.Order, "this"): "ORDER BY inside an aggregate's arguments",
     (exp.Distinct, "on"): "SELECT DISTINCT ON",
+    (exp.Window, "first"): "KEEP (DENSE_RANK FIRST/LAST)",
 }
 
 
 # Constructs refused wherever they appear, named as SQL (the binder would refuse most of
 # them too, but under a less helpful name).
 REFUSED: dict[type, str] = {
-    exp.Rollup: "GROUP BY ROLLUP",
-    exp.Cube: "GROUP BY CUBE",
-    exp.GroupingSets: "GROUP BY GROUPING SETS",
-    exp.Window: "window functions",
     exp.Lateral: "LATERAL",
     exp.Filter: "aggregate FILTER (WHERE ...)",
     exp.WithinGroup: "WITHIN GROUP",

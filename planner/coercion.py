@@ -33,7 +33,13 @@ def is_unknown(e: ex.Expr) -> bool:
 def cast_type_ok(src: SqlType, dst: SqlType) -> bool:
     """Whether CAST(src AS dst) exists (PostgreSQL's pg_cast plus I/O casts via text)."""
     s, d = src.kind, dst.kind
-    if s is Kind.UNKNOWN or s is d or src.is_string or dst.is_string:
+    if src.is_array and dst.is_array:
+        return cast_type_ok(src.elem, dst.elem)
+    if s is Kind.UNKNOWN or src.is_string or dst.is_string:
+        return True
+    if src.is_array or dst.is_array:
+        return False
+    if s is d:
         return True
     if src.is_number and dst.is_number:
         return True
@@ -50,6 +56,8 @@ def bind_cast(e: ex.Expr, dst: SqlType) -> ex.Expr:
         return catalog_functions.convert(e, dst)
     if not cast_type_ok(e.type, dst):
         raise errors.QueryError(f"cannot cast type {e.type} to {dst}", "42846")
+    if dst.is_array and dst.elem == types.numeric(None, 0):
+        dst = _unconstrained_array(e)
     if dst.kind is Kind.NUMERIC and dst.precision is None and dst.scale == 0:
         if isinstance(e, Literal) and e.value is not None:
             value = to_decimal(e.value, e.type.kind is Kind.FLOAT4)
@@ -74,7 +82,10 @@ def bind_assign(e: ex.Expr, dst: SqlType, column: str = "") -> ex.Expr:
     src = e.type
     allowed = (is_unknown(e) or src.kind is dst.kind or dst.is_string
                or (src.is_number and dst.is_number)
-               or (src.kind in TEMPORAL and dst.kind in TEMPORAL))
+               or (src.kind in TEMPORAL and dst.kind in TEMPORAL)
+               or (dst.is_array and (src.kind is Kind.UNKNOWN or src.is_array and (
+                   src.elem.kind is dst.elem.kind or dst.elem.is_string
+                   or (src.elem.is_number and dst.elem.is_number)))))
     if not allowed:
         raise errors.DatatypeMismatch(
             f'column "{column}" is of type {dst} but expression is of type {type_name(e)}',
@@ -85,6 +96,21 @@ def bind_assign(e: ex.Expr, dst: SqlType, column: str = "") -> ex.Expr:
     if text.type == dst:
         return text
     return fold_constants(Call(Func.FIT_STRING, (text,), dst))
+
+
+def _unconstrained_array(e: ex.Expr) -> SqlType:
+    """The static type of `x::numeric[]`: a constant's elements keep their scale."""
+    src = e.type
+    if isinstance(e, Literal) and isinstance(e.value, str):
+        from planner.array_values import split_array_text
+        scale = 0
+        for item in split_array_text(e.value):
+            if item is not None:
+                scale = max(scale, numeric_type_of(to_decimal(item)).scale)
+        return types.array_of(types.numeric(None, scale))
+    if src.is_array:
+        return types.array_of(_unconstrained(src.elem))
+    return types.array_of(types.numeric(None, types.NUMERIC_DEFAULT_SCALE))
 
 
 def _unconstrained(src: SqlType) -> SqlType:
@@ -176,6 +202,10 @@ def numeric_type(int_digits: int | None, scale: int) -> SqlType:
 def common_type(a: SqlType, b: SqlType, what: str) -> SqlType:
     if a == b:
         return a
+    if a.is_array and b.is_array:
+        return types.array_of(common_type(a.elem, b.elem, what))
+    if a.is_array or b.is_array:
+        raise errors.DatatypeMismatch(f"{what} types {a} and {b} cannot be matched")
     from planner import catalog_functions
     if catalog_functions.involved(a, b):
         t = catalog_functions.common(a, b)

@@ -8,10 +8,19 @@ the caller.
 
 from __future__ import annotations
 
+import enum
 import re
 from dataclasses import dataclass, field
 
 from planner import errors
+
+
+class CopyFormat(enum.Enum):
+    """COPY's data formats; the values are the wire protocol's (CopyInResponse)."""
+
+    TEXT = 0
+    CSV = 1
+    BINARY = 2
 
 
 @dataclass

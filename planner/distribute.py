@@ -26,6 +26,7 @@ from planner import plan as pl
 from planner.locus import LocusKind
 from planner.rules import stats_aggregate
 from planner.schema import DistKind
+from planner.typing_rules import agg_result_type
 
 # A generate_series with more rows than this runs as one part per segment.
 PARALLEL_SERIES_MIN_ROWS = 1_000_000
@@ -83,9 +84,14 @@ def _dist(node: pl.Node) -> pl.Node:
         return replace(node, locus=lc.STREWN if big else lc.GENERAL)
     if isinstance(node, pl.TableFunction):
         return replace(node, locus=lc.STREWN)  # each segment makes its part
-    if isinstance(node, pl.Filter):
+    if isinstance(node, (pl.Filter, pl.ProjectSet)):  # rows stay where they are
         child = _dist(node.child)
         return replace(node, child=child, locus=child.locus)
+    if isinstance(node, pl.Expand):
+        # Rows stay where they are, but a hashed key may be NULL in some of the sets.
+        child = _dist(node.child)
+        return replace(node, child=child,
+                       locus=lc.STREWN if child.locus.is_partitioned else child.locus)
     if isinstance(node, pl.Project):
         child = _dist(node.child)
         mapping = {}
@@ -97,6 +103,8 @@ def _dist(node: pl.Node) -> pl.Node:
         return _aggregate(replace(node, child=_dist(node.child)))
     if isinstance(node, pl.Sort):
         return _sort(replace(node, child=_dist(node.child)))
+    if isinstance(node, pl.WindowAgg):
+        return _window(replace(node, child=_dist(node.child)))
     if isinstance(node, pl.Limit):
         return _limit(node)
     if isinstance(node, pl.HashJoin):
@@ -168,7 +176,6 @@ def _two_phase(agg: pl.Aggregate) -> pl.Node:
         elif a.func in (ex.AggFunc.SUM, ex.AggFunc.MIN, ex.AggFunc.MAX):
             finishers.append(state(a, a.func, a.type))
         else:  # AVG = sum / count, exact for numerics
-            from planner.bind import agg_result_type
             sum_type = agg_result_type(ex.AggFunc.SUM, a.arg.type)
             s = state(ex.AggCall(ex.AggFunc.SUM, a.arg, False, sum_type), ex.AggFunc.SUM, sum_type)
             c = state(ex.AggCall(ex.AggFunc.COUNT, a.arg, False, types.INT8), ex.AggFunc.SUM,
@@ -235,6 +242,41 @@ def _dedupe_then_aggregate(agg: pl.Aggregate) -> pl.Node:
     aggs = tuple(replace(a, arg=refs[nk], distinct=False) for a in agg.aggs)
     return _aggregate(pl.Aggregate(distinct_rows, refs[:nk], aggs, pl.AggMode.SINGLE,
                                    agg.fields))
+
+
+# --- window functions -------------------------------------------------------------------
+def _window(w: pl.WindowAgg) -> pl.Node:
+    """Every partition's rows must meet in one process: none moves when the input is
+    hashed on a subset of the PARTITION BY columns; else Redistribute by them; a window
+    without PARTITION BY (one partition) or over one copy of replicated rows runs on the
+    coordinator after a Gather, as Greenplum's does. Output columns keep the child's
+    positions, so its locus stays."""
+    child = w.child
+    loc = child.locus
+    if not loc.on_segments or loc.kind is LocusKind.SINGLE_QE:
+        return replace(w, locus=loc)
+    if loc.kind is LocusKind.REPLICATED:
+        return replace(w, child=_gather(child), locus=lc.ENTRY)
+    if loc.kind is LocusKind.HASHED and w.partition and all(k in w.partition for k in loc.keys):
+        return replace(w, locus=loc)
+    if w.keep is not None:
+        child = _top_n_per_segment(w)
+    if not w.partition:
+        return replace(w, child=_gather(child), locus=lc.ENTRY)
+    return replace(w, child=redistribute(child, w.partition), locus=lc.hashed(*w.partition))
+
+
+def _top_n_per_segment(w: pl.WindowAgg) -> pl.Node:
+    """A top-N filter's WindowAgg ranks each segment's rows before they move and keeps
+    only those ranked within n there (planner/rules/window_top_n.py says why)."""
+    child = w.child
+    j, n = w.keep
+    call = w.calls[j]
+    local = pl.WindowAgg(child, w.partition, w.order, (call,),
+                         child.fields + (pl.Field(call.sql(), call.type),), locus=child.locus,
+                         keep=(0, n))
+    refs = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(child.fields))
+    return pl.Project(local, refs, child.fields, locus=child.locus)
 
 
 # --- joins ------------------------------------------------------------------------------

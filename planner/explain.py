@@ -41,6 +41,8 @@ def estimate_rows(node: pl.Node) -> float:
         return table_functions.estimate_rows(node)
     if isinstance(node, pl.Filter):
         return estimate_rows(node.child) * FILTER_SELECTIVITY
+    if isinstance(node, pl.Expand):
+        return estimate_rows(node.child) * len(node.sets)
     if isinstance(node, pl.Aggregate):
         if not node.keys:
             return 1.0
@@ -82,7 +84,8 @@ def column_distinct(node: pl.Node, index: int) -> float | None:
     if isinstance(node, pl.Project):
         e = node.exprs[index]
         return column_distinct(node.child, e.index) if isinstance(e, ex.ColumnRef) else None
-    if isinstance(node, (pl.Filter, pl.Motion, pl.Sort, pl.Limit)):
+    if isinstance(node, (pl.Filter, pl.Motion, pl.Sort, pl.Limit)) or (
+            isinstance(node, pl.WindowAgg) and index < len(node.child.fields)):
         return column_distinct(node.child, index)
     if isinstance(node, pl.HashJoin):
         nl = len(node.left.fields)
@@ -179,6 +182,12 @@ def _describe(node: pl.Node, n: int) -> str:
         return f"Filter: {ex.show(node.predicate)}"
     if isinstance(node, pl.Project):
         return "Project: " + ", ".join(ex.show(e) for e in node.exprs)
+    if isinstance(node, pl.Expand):
+        return f"Expand: {len(node.sets)} grouping sets"
+    if isinstance(node, pl.ProjectSet):
+        return "ProjectSet: " + ", ".join(
+            ("generate_subscripts" if sub else "unnest") + f"({ex.show(e)})"
+            for e, sub in zip(node.arrays, node.subscripts))
     if isinstance(node, pl.Aggregate):
         keys = ", ".join(ex.show(k) for k in node.keys)
         aggs = ", ".join(a.sql() for a in node.aggs)
@@ -204,6 +213,13 @@ def _describe(node: pl.Node, n: int) -> str:
         return text
     if isinstance(node, pl.Append):
         return f"Append: {len(node.inputs)} inputs"
+    if isinstance(node, pl.WindowAgg):
+        names = [f.name for f in node.child.fields]
+        return (f"WindowAgg: partition=[{', '.join(names[i] for i in node.partition)}], "
+                f"order=[{', '.join(k.describe() for k in node.order)}], "
+                f"calls=[{', '.join(c.sql(names) for c in node.calls)}]" + (
+                    f", keep={node.calls[node.keep[0]].sql(names)} <= {node.keep[1]}"
+                    if node.keep is not None else ""))
     if isinstance(node, pl.Insert):
         return f"Insert: {node.table.name} ({node.table.policy.describe(node.table.columns)})"
     return type(node).__name__

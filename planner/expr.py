@@ -76,6 +76,30 @@ class Func(enum.Enum):
     FIT_STRING = "fit_string"  # text stored into varchar(n)/char(n): 22001 if too long
     # one_row(rows, value): a correlated scalar subquery's value; 21000 when it had rows > 1
     ONE_ROW = "one_row"
+    # arrays (planner/array_rules.py, segment/kernels/expr_pgarray.py)
+    ARRAY = "array"                    # ARRAY[e1, e2, ...]
+    SUBSCRIPT = "subscript"            # a[i]: NULL out of range
+    SLICE = "slice"                    # a[lo:hi]; an UNKNOWN-typed NULL bound is omitted
+    ARRAY_LENGTH = "array_length"
+    CARDINALITY = "cardinality"
+    ARRAY_UPPER = "array_upper"
+    ARRAY_LOWER = "array_lower"
+    ARRAY_NDIMS = "array_ndims"
+    ARRAY_DIMS = "array_dims"
+    ARRAY_TO_STRING = "array_to_string"
+    STRING_TO_ARRAY = "string_to_array"
+    ARRAY_CAT = "array_cat"
+    ARRAY_APPEND = "array_append"
+    ARRAY_PREPEND = "array_prepend"
+    ARRAY_POSITION = "array_position"
+    ARRAY_CONTAINS = "@>"
+    ARRAY_CONTAINED = "<@"
+    ARRAY_OVERLAP = "&&"
+    ARRAY_EQ = "array_eq"              # = and <> of arrays: NULL elements equal each other
+    ARRAY_NE = "array_ne"
+    ARRAY_SORT_KEY = "array_sort_key"  # bytes that order as the array: < <= > >= of arrays
+    ANY_OF = "any"                     # any(op, x, a): x op ANY (a); op a text Literal
+    ALL_OF = "all"
 
 
 class AggFunc(enum.Enum):
@@ -266,7 +290,8 @@ def is_constant(e: Expr) -> bool:
 
 
 _INFIX = {Func.ADD, Func.SUB, Func.MUL, Func.DIV, Func.MOD, Func.EQ, Func.NE, Func.LT,
-          Func.LE, Func.GT, Func.GE, Func.AND, Func.OR, Func.CONCAT}
+          Func.LE, Func.GT, Func.GE, Func.AND, Func.OR, Func.CONCAT, Func.ARRAY_CONTAINS,
+          Func.ARRAY_CONTAINED, Func.ARRAY_OVERLAP}
 
 
 def show(e: Expr) -> str:
@@ -278,6 +303,9 @@ def show(e: Expr) -> str:
             return "NULL"
         if isinstance(e.value, str):
             return "'" + e.value.replace("'", "''") + "'"
+        if isinstance(e.value, tuple):
+            from planner.values import format_text
+            return "'" + format_text(e.value, e.type).replace("'", "''") + "'::" + e.type.sql()
         if isinstance(e.value, Interval):
             return f"interval '{e.value.months} mons {e.value.days} days {e.value.micros} us'"
         if e.type.kind in (types.Kind.DATE, types.Kind.TIMESTAMP):

@@ -22,6 +22,15 @@ from planner.types import Kind, SqlType
 from planner.values import DEC, cast_value, check_int, fit_length, fit_numeric, to_float4
 
 
+_ARRAY_FUNCS = frozenset({
+    Func.ARRAY, Func.SUBSCRIPT, Func.SLICE, Func.ARRAY_LENGTH, Func.CARDINALITY,
+    Func.ARRAY_UPPER, Func.ARRAY_LOWER, Func.ARRAY_NDIMS, Func.ARRAY_DIMS,
+    Func.ARRAY_TO_STRING, Func.STRING_TO_ARRAY, Func.ARRAY_CAT, Func.ARRAY_APPEND,
+    Func.ARRAY_PREPEND, Func.ARRAY_POSITION, Func.ARRAY_CONTAINS, Func.ARRAY_CONTAINED,
+    Func.ARRAY_OVERLAP, Func.ARRAY_EQ, Func.ARRAY_NE, Func.ANY_OF, Func.ALL_OF,
+    Func.ARRAY_SORT_KEY})
+
+
 class NotFoldable(Exception):
     """The pure-Python constant folder does not implement this node; it stays as it is."""
 
@@ -97,6 +106,10 @@ def evaluate_constant(e: ex.Expr, vals: list):
     if not isinstance(e, Call):
         raise NotFoldable
     f = e.func
+    if f in _ARRAY_FUNCS:  # computed by the batch kernels (several take NULL arguments)
+        if f is Func.ARRAY:
+            return tuple(vals)
+        raise NotFoldable
     if f in (Func.AND, Func.OR):
         stop = f is Func.OR
         if stop in vals:

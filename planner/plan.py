@@ -14,6 +14,7 @@ import enum
 from dataclasses import dataclass
 
 from planner import expr as ex
+from planner import window
 from planner.locus import Locus
 from planner.schema import TableDef
 from planner.types import SqlType
@@ -159,8 +160,23 @@ class Aggregate(Node):
     fields: tuple[Field, ...]
     locus: Locus | None = None
 
+    def __post_init__(self):
+        _no_arrays([k.type for k in self.keys],
+                   "grouping by arrays (GROUP BY, DISTINCT, UNION, INTERSECT, EXCEPT)")
+        _no_arrays([a.arg.type for a in self.aggs if a.arg is not None and a.func in (
+            ex.AggFunc.MIN, ex.AggFunc.MAX, ex.AggFunc.SUM, ex.AggFunc.AVG)
+            or a.arg is not None and a.distinct], "min/max/sum/avg and DISTINCT aggregates of arrays")
+
     def children(self):
         return (self.child,)
+
+
+def _no_arrays(ts, what: str) -> None:
+    """Arrays do not hash in the operators yet (they sort: segment/operators/ordering.py):
+    0A000 while planning."""
+    if any(t.is_array for t in ts):
+        from planner import errors
+        raise errors.FeatureNotSupported(what)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +216,9 @@ class Limit(Node):
     fields: tuple[Field, ...]
     locus: Locus | None = None
     ties: tuple["SortKey", ...] = ()
+
+    def __post_init__(self):
+        _no_arrays([k.expr.type for k in self.ties], "FETCH ... WITH TIES ordered by arrays")
 
     def children(self):
         return (self.child,)
@@ -248,6 +267,10 @@ class HashJoin(Node):
     residual: ex.Expr | None
     fields: tuple[Field, ...]
     locus: Locus | None = None
+
+    def __post_init__(self):
+        _no_arrays([self.left.fields[k].type for k in self.left_keys],
+                   "joining on arrays (USING, NATURAL, IN (subquery))")
 
     def children(self):
         return (self.left, self.right)
@@ -318,5 +341,66 @@ def walk(node: Node):
         yield from walk(c)
 
 
+@dataclass(frozen=True, slots=True)
+class Expand(Node):
+    """Every input row once per projection list of `sets` (GROUP BY ROLLUP, CUBE and
+    GROUPING SETS: each list passes the child's columns, then the grouping keys of one
+    grouping set with the others NULL, its set number and its grouping() values). One
+    pass over the input, where a UNION ALL of GROUP BYs would read it once per set."""
+
+    child: Node
+    sets: tuple[tuple[ex.Expr, ...], ...]
+    fields: tuple[Field, ...]
+    locus: Locus | None = None
+
+    def children(self):
+        return (self.child,)
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectSet(Node):
+    """Set-returning functions of the SELECT list in lockstep (PostgreSQL 10+), and unnest
+    of a FROM item's column: output = the child's columns, then one column per `arrays`
+    item, an array expression over the child, giving its elements (unnest) or, where
+    `subscripts[i]`, its subscripts (generate_subscripts(a, 1)). An input row gives as
+    many rows as its longest array (none when every array is NULL or empty); shorter
+    ones are padded with NULL. segment/operators/project_set.py runs it."""
+
+    child: Node
+    arrays: tuple[ex.Expr, ...]
+    subscripts: tuple[bool, ...]
+    fields: tuple[Field, ...]
+    locus: Locus | None = None
+
+    def children(self):
+        return (self.child,)
+
+
 def fields_of(names_types) -> tuple[Field, ...]:
     return tuple(Field(n, t) for n, t in names_types)
+
+
+@dataclass(frozen=True, slots=True)
+class WindowAgg(Node):
+    """Window functions over one window (planner/window.py): output = the child's
+    columns, then one column per call. Rows with equal `partition` columns (child
+    positions) form a partition, ordered by `order` (ColumnRefs over the child); the
+    operator sorts by both itself. distribute.py brings each partition to one process."""
+
+    child: Node
+    partition: tuple[int, ...]
+    order: tuple[SortKey, ...]
+    calls: tuple[window.WindowCall, ...]
+    fields: tuple[Field, ...]
+    locus: Locus | None = None
+    # (j, n): only rows whose call j (a ranking) is at most n are wanted above (a top-N
+    # filter, planner/rules/window_top_n.py); the others may be dropped.
+    keep: tuple[int, int] | None = None
+
+    def __post_init__(self):
+        _no_arrays([self.child.fields[i].type for i in self.partition]
+                   + [k.expr.type for k in self.order], "window PARTITION BY/ORDER BY arrays")
+
+    def children(self):
+        return (self.child,)
+

@@ -26,11 +26,18 @@ class Scope:
     `star_order` is the order SELECT * shows them in when it is not positional (USING
     and NATURAL joins put the merged columns first)."""
 
-    def __init__(self, columns: list[ScopeColumn], star_order: list[int] | None = None):
+    def __init__(self, columns: list[ScopeColumn], star_order: list[int] | None = None,
+                 marker: str | None = None):
         self.columns = columns
         self.star_order = star_order
+        # The qualifier of column references already resolved to this scope's positions
+        # (`"<marker>"."c<i>"` means position i; subquery_domain.outer_marker makes them).
+        # Unique per scope, so a subquery's own scope never takes its outer's markers.
+        self.marker = marker
 
     def resolve(self, name: str, qualifier: str | None = None) -> int:
+        if qualifier is not None and qualifier == self.marker:
+            return int(name[1:])
         matches = [i for i, c in enumerate(self.columns)
                    if c.name == name and (qualifier is not None or not c.qualified_only)
                    and (qualifier is None or c.qualifier == qualifier)]

@@ -16,6 +16,7 @@ from sqlglot import exp
 from sqlglot import tokens as sqltokens
 
 from planner import clause_guard, copy_statement, errors, role_statement, types
+from planner.bind_array import catalog_array_names
 from planner.bind_expr import sql_type
 from planner.schema import ColumnDef, DistKind, DistPolicy
 
@@ -178,7 +179,7 @@ def classify(text: str) -> Statement:
 
 def parse_one(text: str) -> exp.Expression:
     try:
-        trees = sqlglot.parse(_space_placeholders(text), dialect="postgres",
+        trees = sqlglot.parse(_space_placeholders(catalog_array_names(text)), dialect="postgres",
                               error_level=sqlglot.ErrorLevel.RAISE)
     except sqlglot.errors.ParseError as e:
         first = e.errors[0] if getattr(e, "errors", None) else {}
@@ -194,6 +195,8 @@ def parse_one(text: str) -> exp.Expression:
     if isinstance(tree, exp.Command):
         raise errors.SyntaxError_(f'syntax error at or near "{tree.name or text.split()[0]}"')
     clause_guard.check(tree)
+    from planner.bind_array import mark_subscripts
+    mark_subscripts(tree)  # a[1]: sqlglot made it 0-based
     return tree
 
 
@@ -428,6 +431,8 @@ def _create_table(text: str) -> Statement:
             # An unconstrained numeric column keeps any scale in PostgreSQL; ours have a
             # fixed scale, so give it room rather than rounding values away.
             t = types.numeric(None, types.NUMERIC_DEFAULT_SCALE)
+        if t.is_array and t.elem.is_numeric and t.elem.precision is None:
+            t = types.array_of(types.numeric(None, types.NUMERIC_DEFAULT_SCALE))
         cols.append(ColumnDef(name, t, not_null))
     return Statement(Kind.CREATE_TABLE, text, tree, columns=cols, policy_clause=policy,
                      if_not_exists=exists)
@@ -451,9 +456,12 @@ def _refuse_column_options(c: exp.ColumnDef) -> None:
 
 
 def dist_policy(clause, columns: list[ColumnDef]) -> DistPolicy:
-    """The policy of a DISTRIBUTED clause; default: hashed on the first column (Greenplum)."""
+    """The policy of a DISTRIBUTED clause; default: hashed on the first column that is not
+    an array (Greenplum's first hashable column; arrays do not hash here)."""
     if clause is None:
-        return DistPolicy(DistKind.HASHED, (0,)) if columns else DistPolicy(DistKind.RANDOM)
+        first = next((i for i, c in enumerate(columns) if not c.type.is_array), None)
+        return DistPolicy(DistKind.HASHED, (first,)) if first is not None \
+            else DistPolicy(DistKind.RANDOM)
     kind, names = clause
     if kind == "randomly":
         return DistPolicy(DistKind.RANDOM)
@@ -464,6 +472,9 @@ def dist_policy(clause, columns: list[ColumnDef]) -> DistPolicy:
         idx = [i for i, c in enumerate(columns) if c.name == n]
         if not idx:
             raise errors.UndefinedColumn(f'column "{n}" named in DISTRIBUTED BY clause does not exist')
+        if columns[idx[0]].type.is_array:
+            raise errors.FeatureNotSupported(
+                f'distribution keys of array type (column "{n}" is {columns[idx[0]].type})')
         keys.append(idx[0])
     return DistPolicy(DistKind.HASHED, tuple(keys))
 

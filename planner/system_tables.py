@@ -43,15 +43,15 @@ _TYPE_KINDS = {
     16: Kind.BOOL, 17: Kind.BYTEA, 18: Kind.CHAR1, 19: Kind.NAME, 20: Kind.INT8, 21: Kind.INT2,
     22: Kind.INT2VECTOR, 23: Kind.INT4, 24: Kind.REGPROC, 25: Kind.TEXT, 26: Kind.OID,
     28: Kind.XID, 30: Kind.OIDVECTOR, 194: Kind.PG_NODE_TREE, 700: Kind.FLOAT4,
-    701: Kind.FLOAT8, 869: Kind.INET, 1002: Kind.CHAR_ARRAY, 1003: Kind.NAME_ARRAY,
-    1005: Kind.INT2_ARRAY, 1009: Kind.TEXT_ARRAY, 1028: Kind.OID_ARRAY,
-    1034: Kind.ACLITEM_ARRAY, 1043: Kind.VARCHAR, 1082: Kind.DATE, 1114: Kind.TIMESTAMP,
+    701: Kind.FLOAT8, 869: Kind.INET, 1034: Kind.ACLITEM_ARRAY, 1043: Kind.VARCHAR, 1082: Kind.DATE, 1114: Kind.TIMESTAMP,
     1184: Kind.TIMESTAMPTZ, 1186: Kind.INTERVAL, 2205: Kind.REGCLASS, 2206: Kind.REGTYPE,
     2277: Kind.ANYARRAY, 4089: Kind.REGNAMESPACE, 4096: Kind.REGROLE,
 }
 
 
 def column_type(typid: int, typmod: int) -> SqlType:
+    if typid in types.ELEMENT_BY_ARRAY_OID:  # oid[], text[], name[], "char"[], int2[], ...
+        return types.array_of(SqlType(types.ELEMENT_BY_ARRAY_OID[typid]))
     kind = _TYPE_KINDS[typid]
     if kind is Kind.VARCHAR:
         return types.varchar(typmod - 4 if typmod >= 4 else None)
@@ -145,8 +145,17 @@ def bind(relation: SystemRelation) -> pl.Values:
     rows = ctx.rows(relation) if ctx is not None else static_rows(relation)
     fields = tuple(pl.Field(c.name, c.type) for c in relation.columns)
     col_types = [c.type for c in relation.columns]
-    lits = tuple(tuple(ex.Literal(v, t) for v, t in zip(row, col_types)) for row in rows)
+    lits = tuple(tuple(ex.Literal(_array_value(v, t) if t.is_array else v, t)
+                       for v, t in zip(row, col_types)) for row in rows)
     return pl.Values(lits, fields, system=relation.qualified)
+
+
+def _array_value(v, t: SqlType):
+    """An array column's value: the providers give arrays as their text form or a list."""
+    if isinstance(v, str):
+        from planner.array_values import parse_array
+        return parse_array(v, t)
+    return tuple(v) if isinstance(v, list) else v
 
 
 # --- PostgreSQL's own rows ---------------------------------------------------------------
@@ -223,7 +232,7 @@ TYPE_OID_BY_NAME.update({"int": 23, "decimal": 1700, "float": 701, "char": 1042,
 
 
 def type_oid(t: SqlType) -> int:
-    return types.OIDS[t.kind]
+    return t.oid
 
 
 def format_type(oid: int | None, typmod: int | None) -> str | None:

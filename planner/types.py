@@ -47,16 +47,15 @@ class Kind(enum.Enum):
     PG_NODE_TREE = "pg_node_tree"
     INET = "inet"
     BYTEA = "bytea"
-    # Arrays and vectors: only in catalog columns, as their text form (a string); no
-    # operator takes them (0A000), they print and are NULL or not.
+    # One-dimensional arrays of a scalar type (`element`), Arrow list<element's layout>
+    # (planner/bind_array.py). int2vector and oidvector are arrays of int2 and oid whose
+    # subscripts start at 0, as PostgreSQL's.
+    ARRAY = "array"
     OIDVECTOR = "oidvector"
     INT2VECTOR = "int2vector"
+    # Catalog arrays raympp has no element type for: their text form (a string); no
+    # operator takes them (0A000), they print and are NULL or not.
     ANYARRAY = "anyarray"
-    OID_ARRAY = "oid[]"
-    INT2_ARRAY = "smallint[]"
-    TEXT_ARRAY = "text[]"
-    NAME_ARRAY = "name[]"
-    CHAR_ARRAY = '"char"[]'
     ACLITEM_ARRAY = "aclitem[]"
 
 
@@ -69,22 +68,38 @@ OIDS = {
     Kind.OID: 26, Kind.XID: 28, Kind.NAME: 19, Kind.CHAR1: 18, Kind.REGCLASS: 2205,
     Kind.REGTYPE: 2206, Kind.REGPROC: 24, Kind.REGNAMESPACE: 4089, Kind.REGROLE: 4096,
     Kind.PG_NODE_TREE: 194, Kind.INET: 869, Kind.BYTEA: 17, Kind.OIDVECTOR: 30,
-    Kind.INT2VECTOR: 22, Kind.ANYARRAY: 2277, Kind.OID_ARRAY: 1028, Kind.INT2_ARRAY: 1005,
-    Kind.TEXT_ARRAY: 1009, Kind.NAME_ARRAY: 1003, Kind.CHAR_ARRAY: 1002,
-    Kind.ACLITEM_ARRAY: 1034,
+    Kind.INT2VECTOR: 22, Kind.ANYARRAY: 2277, Kind.ACLITEM_ARRAY: 1034,
 }
+# pg_type.typarray of each element kind: the oid of its array type (PostgreSQL 15's).
+ARRAY_OIDS = {
+    Kind.BOOL: 1000, Kind.BYTEA: 1001, Kind.CHAR1: 1002, Kind.NAME: 1003, Kind.INT2: 1005,
+    Kind.INT2VECTOR: 1006, Kind.INT4: 1007, Kind.REGPROC: 1008, Kind.TEXT: 1009,
+    Kind.XID: 1011, Kind.OIDVECTOR: 1013, Kind.CHAR: 1014, Kind.VARCHAR: 1015,
+    Kind.INT8: 1016, Kind.FLOAT4: 1021, Kind.FLOAT8: 1022, Kind.OID: 1028, Kind.INET: 1041,
+    Kind.TIMESTAMP: 1115, Kind.DATE: 1182, Kind.TIMESTAMPTZ: 1185, Kind.INTERVAL: 1187,
+    Kind.NUMERIC: 1231, Kind.REGCLASS: 2210, Kind.REGTYPE: 2211, Kind.REGNAMESPACE: 4090,
+    Kind.REGROLE: 4097, Kind.UNKNOWN: 1009,
+}
+ELEMENT_BY_ARRAY_OID = {oid: k for k, oid in ARRAY_OIDS.items()
+                        if k not in (Kind.UNKNOWN, Kind.INT2VECTOR, Kind.OIDVECTOR)}
+# Kinds that can be array elements (anything scalar with a layout of its own).
+ELEMENT_KINDS = tuple(k for k in ARRAY_OIDS if k not in (Kind.INT2VECTOR, Kind.OIDVECTOR,
+                                                        Kind.UNKNOWN))
 # Catalog types: kinds a client-declared parameter OID does not map to, except oid and
 # name (parameters of other catalog types arrive as text, of unknown type).
 REG_KINDS = (Kind.REGCLASS, Kind.REGTYPE, Kind.REGPROC, Kind.REGNAMESPACE, Kind.REGROLE)
-ARRAY_KINDS = (Kind.OIDVECTOR, Kind.INT2VECTOR, Kind.ANYARRAY, Kind.OID_ARRAY,
-               Kind.INT2_ARRAY, Kind.TEXT_ARRAY, Kind.NAME_ARRAY, Kind.CHAR_ARRAY,
-               Kind.ACLITEM_ARRAY)
+# Arrays held as their text form (no element type of raympp's).
+ARRAY_KINDS = (Kind.ANYARRAY, Kind.ACLITEM_ARRAY)
+# Real arrays (Arrow lists); a vector's element is implied by its kind.
+LIST_KINDS = (Kind.ARRAY, Kind.INT2VECTOR, Kind.OIDVECTOR)
 CATALOG_KINDS = (Kind.OID, Kind.XID, Kind.NAME, Kind.CHAR1, Kind.PG_NODE_TREE, Kind.INET,
                  Kind.BYTEA) + REG_KINDS + ARRAY_KINDS
 KIND_BY_OID = {oid: kind for kind, oid in OIDS.items()
                if kind is not Kind.UNKNOWN and (kind not in CATALOG_KINDS
                                                  or kind in (Kind.OID, Kind.NAME))}
 KIND_BY_OID[705] = Kind.UNKNOWN
+KIND_BY_OID.pop(22, None)  # int2vector and oidvector parameters arrive as text
+KIND_BY_OID.pop(30, None)
 TYPLEN = {Kind.BOOL: 1, Kind.INT2: 2, Kind.INT4: 4, Kind.INT8: 8, Kind.FLOAT4: 4,
           Kind.FLOAT8: 8, Kind.DATE: 4, Kind.TIMESTAMP: 8, Kind.TIMESTAMPTZ: 8,
           Kind.INTERVAL: 16, Kind.OID: 4, Kind.XID: 4, Kind.NAME: 64, Kind.CHAR1: 1,
@@ -101,14 +116,19 @@ NUMERIC_DEFAULT_SCALE = 16  # scale given to results of unconstrained numeric di
 
 @dataclass(frozen=True, slots=True)
 class SqlType:
-    """A SQL type. `precision`/`scale` for numeric, `length` for varchar(n)/char(n)."""
+    """A SQL type. `precision`/`scale` for numeric, `length` for varchar(n)/char(n),
+    `element` for an array (Kind.ARRAY) the type of its elements."""
 
     kind: Kind
     precision: int | None = None
     scale: int | None = None
     length: int | None = None
+    element: "SqlType | None" = None
 
     def __post_init__(self):
+        if self.kind is Kind.ARRAY and (self.element is None or self.element.kind
+                                        not in ELEMENT_KINDS):
+            raise ValueError(f"no array of {self.element}")
         if self.kind is Kind.NUMERIC:
             if self.scale is None:
                 raise ValueError("numeric needs a scale (unconstrained numerics get one at bind time)")
@@ -122,6 +142,8 @@ class SqlType:
     # --- properties -------------------------------------------------------------------
     @property
     def oid(self) -> int:
+        if self.kind is Kind.ARRAY:
+            return ARRAY_OIDS[self.element.kind]
         return OIDS[self.kind]
 
     @property
@@ -129,7 +151,28 @@ class SqlType:
         return TYPLEN.get(self.kind, -1)
 
     @property
+    def is_array(self) -> bool:
+        """An array (or int2vector/oidvector): an Arrow list of `elem` values."""
+        return self.kind in LIST_KINDS
+
+    @property
+    def elem(self) -> "SqlType":
+        """The element type of an array or vector."""
+        if self.kind is Kind.INT2VECTOR:
+            return INT2
+        if self.kind is Kind.OIDVECTOR:
+            return OID
+        return self.element
+
+    @property
+    def lower_bound(self) -> int:
+        """The first subscript: 1, 0 for int2vector and oidvector."""
+        return 0 if self.kind in (Kind.INT2VECTOR, Kind.OIDVECTOR) else 1
+
+    @property
     def typmod(self) -> int:
+        if self.kind is Kind.ARRAY:
+            return self.element.typmod
         if self.kind is Kind.NUMERIC and self.precision is not None:
             return ((self.precision << 16) | self.scale) + 4
         if self.kind in (Kind.VARCHAR, Kind.CHAR) and self.length is not None:
@@ -170,10 +213,14 @@ class SqlType:
         """The physical Arrow type of this SQL type inside batches."""
         if self.kind is Kind.NUMERIC:
             return pa.int64() if self.is_scaled_int else pa.decimal128(38, self.scale)
+        if self.kind in LIST_KINDS:
+            return pa.list_(self.elem.arrow_type())
         return _ARROW[self.kind]
 
     def sql(self) -> str:
         """The type as PostgreSQL prints it (format_type)."""
+        if self.kind is Kind.ARRAY:
+            return self.element.sql() + "[]"
         if self.kind is Kind.NUMERIC:
             if self.precision is None:
                 return "numeric"
@@ -216,6 +263,15 @@ REGCLASS = SqlType(Kind.REGCLASS)
 REGTYPE = SqlType(Kind.REGTYPE)
 
 
+def array_of(t: SqlType) -> SqlType:
+    """The array type of element type t (42704 for elements raympp has no arrays of)."""
+    if t.kind is Kind.UNKNOWN:
+        t = TEXT
+    if t.kind not in ELEMENT_KINDS:
+        raise errors.UndefinedObject(f"could not find array type for data type {t}")
+    return SqlType(Kind.ARRAY, element=t)
+
+
 def numeric(precision: int | None, scale: int) -> SqlType:
     return SqlType(Kind.NUMERIC, precision, scale)
 
@@ -246,6 +302,15 @@ _NAMES = {
 def from_name(name: str, args: tuple[int, ...] = ()) -> SqlType:
     """Parse a type name as written in SQL (`numeric(15,2)`, `varchar(25)`, `int8`)."""
     key = " ".join(name.lower().split())
+    if key.endswith("[]"):
+        return array_of(from_name(key[:-2].strip(), args))
+    if key.startswith("_") and len(key) > 1:  # _int4: the array type's own name
+        try:
+            return array_of(from_name(key[1:], args))
+        except errors.QueryError:
+            pass
+    if key in ("int2vector", "oidvector"):
+        return SqlType(Kind.INT2VECTOR if key == "int2vector" else Kind.OIDVECTOR)
     if key in ("numeric", "decimal"):
         if not args:
             return numeric(None, 0)  # scale decided by values; see NUMERIC_DEFAULT_SCALE
@@ -264,6 +329,9 @@ def from_name(name: str, args: tuple[int, ...] = ()) -> SqlType:
 def from_oid(oid: int) -> SqlType:
     """The type of a parameter whose OID a client declared (0 means unspecified)."""
     kind = KIND_BY_OID.get(oid)
+    if kind is None and oid in ELEMENT_BY_ARRAY_OID:
+        element = from_oid(OIDS[ELEMENT_BY_ARRAY_OID[oid]])
+        return UNKNOWN if element.kind is Kind.UNKNOWN else array_of(element)
     if kind is None or kind is Kind.UNKNOWN:
         return UNKNOWN
     if kind is Kind.NUMERIC:
@@ -310,6 +378,16 @@ def common_type(a: SqlType, b: SqlType) -> SqlType:
         return b
     if b.kind is Kind.UNKNOWN:
         return a
+    if a.is_array or b.is_array:
+        if a.is_array and b.is_array:
+            if a.kind is not Kind.ARRAY or b.kind is not Kind.ARRAY:
+                return array_of(a.elem) if a.elem == b.elem else array_of(
+                    common_type(a.elem, b.elem))
+            return array_of(common_type(a.element, b.element))
+        other = b if a.is_array else a
+        if other.is_string:
+            return a if a.is_array else b
+        raise errors.DatatypeMismatch(f"types {a} and {b} cannot be matched")
     if a.kind in CATALOG_KINDS or b.kind in CATALOG_KINDS:
         from planner.catalog_functions import common
         t = common(a, b)

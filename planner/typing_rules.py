@@ -117,6 +117,9 @@ def _temporal_arith(func: Func, a: ex.Expr, b: ex.Expr) -> ex.Expr | None:
 def _rule_compare(func: Func, args) -> ex.Expr:
     _arity(func, args, 2)
     a, b = args
+    if a.type.is_array or b.type.is_array:
+        from planner.array_rules import rule_compare
+        return rule_compare(func, a, b)
     a, b = _binary_unknowns(func, as_bpchar(a, b.type), as_bpchar(b, a.type))
     a, b = compare_operands(func, a, b)
     return Call(func, (a, b), types.BOOL)
@@ -262,9 +265,17 @@ def _rule_string(func: Func, args) -> ex.Expr:
 
 
 def _rule_concat(func: Func, args) -> ex.Expr:
-    """`||` casts a non-text side to text; concat() casts every argument."""
+    """`||` casts a non-text side to text; concat() casts every argument. `||` with an
+    array side is array_cat, array_append or array_prepend."""
     if func is Func.CONCAT:
         _arity(func, args, 2)
+        a, b = args
+        if a.type.is_array or b.type.is_array:
+            from planner.array_rules import RULES as ARRAY_RULES
+            if (a.type.is_array or is_unknown(a)) and (b.type.is_array or is_unknown(b)):
+                return ARRAY_RULES[Func.ARRAY_CAT](Func.ARRAY_CAT, args)
+            f = Func.ARRAY_APPEND if a.type.is_array else Func.ARRAY_PREPEND
+            return ARRAY_RULES[f](f, args)
         if not any(is_unknown(a) or a.type.is_string for a in args):
             raise no_operator(func, args)
     elif not args:
@@ -363,3 +374,31 @@ RULES = {
     Func.EXTRACT: _rule_datetime, Func.DATE_PART: _rule_datetime,
     Func.DATE_TRUNC: _rule_datetime, Func.NOW: _rule_now,
 }
+from planner.array_rules import RULES as _ARRAY_RULES  # noqa: E402 - imports this module's imports
+
+RULES.update(_ARRAY_RULES)
+
+
+def agg_result_type(func: ex.AggFunc, t: types.SqlType) -> types.SqlType:
+    """Result types as PostgreSQL's: sum(int4) bigint, sum(int8) numeric, avg(int) numeric."""
+    if func in (ex.AggFunc.COUNT, ex.AggFunc.COUNT_STAR):
+        return types.INT8
+    if func in (ex.AggFunc.MIN, ex.AggFunc.MAX):
+        if t.kind is types.Kind.UNKNOWN:
+            return types.TEXT
+        return t
+    if not (t.is_number or t.kind is types.Kind.UNKNOWN):
+        raise errors.UndefinedFunction(f"function {func.value}({t}) does not exist")
+    if func is ex.AggFunc.SUM:
+        if t.kind in (types.Kind.INT2, types.Kind.INT4):
+            return types.INT8
+        if t.kind is types.Kind.INT8:
+            return types.numeric(38, 0)
+        if t.is_numeric:
+            return types.numeric(38, t.scale)
+        return t if t.is_float else types.FLOAT8
+    # AVG
+    if t.is_float:
+        return types.FLOAT8
+    scale = max(t.scale if t.is_numeric else 0, types.NUMERIC_DEFAULT_SCALE)
+    return types.numeric(38, scale)

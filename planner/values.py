@@ -101,8 +101,15 @@ def parse_text(text: str, t: SqlType):
     k = t.kind
     if t.is_string or k is Kind.UNKNOWN:
         return fit_string(text, t)
+    if t.is_array:
+        from planner.array_values import parse_array
+        return parse_array(text, t)
     if k is Kind.BOOL:
         return _parse_bool(text)
+    if k in (Kind.OID, Kind.XID):  # array elements of the catalog's arrays
+        if not _INT_RE.match(text) or not -2**31 <= int(text.strip(_WS)) < 2**32:
+            raise _syntax(t, text)
+        return int(text.strip(_WS)) % 2**32
     if k in INT_RANGES:
         if not _INT_RE.match(text):
             raise _syntax(t, text)
@@ -172,6 +179,9 @@ def format_text(v, t: SqlType) -> str | None:
     if v is None:
         return None
     k = t.kind
+    if t.is_array:
+        from planner.array_values import format_array
+        return format_array(v, t)
     if k is Kind.BOOL:
         return "true" if v else "false"
     if t.is_float:
@@ -222,6 +232,9 @@ def cast_value(v, src: SqlType, dst: SqlType):
         return fit_string(v if isinstance(v, str) else format_text(v, src), dst)
     if isinstance(v, str):
         return parse_text(v, dst)
+    if src.is_array and dst.is_array:
+        from planner.array_values import cast_array
+        return cast_array(v, src, dst)
     if d in INT_RANGES:
         if isinstance(v, float):
             if math.isnan(v) or math.isinf(v):

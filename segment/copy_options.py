@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from coordinator.pgwire.boundary import CopyFormat
+from planner.copy_statement import CopyFormat
 from planner import errors
 
 _FORMATS = ("text", "csv", "binary", "parquet")

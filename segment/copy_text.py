@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from coordinator.pgwire.boundary import CopyFormat
+from planner.copy_statement import CopyFormat
 from planner import errors
 from planner.schema import ColumnDef
 from segment import copy_escapes, ingest

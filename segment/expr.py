@@ -31,6 +31,7 @@ from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_cast as xcast
 from segment.kernels import expr_datetime as xd
 from segment.kernels import expr_numeric as xn
+from segment.kernels import expr_pgarray as xpa
 from segment.kernels import expr_string as xs
 
 _SUBSET_FRACTION = 0.25  # below this share of rows, evaluate a lazy branch on its rows only
@@ -387,6 +388,7 @@ _CALLS = {
     Func.EXTRACT: _field_kernel(xd.extract), Func.DATE_PART: _field_kernel(xd.extract),
     Func.DATE_TRUNC: _field_kernel(xd.date_trunc),
     Func.ONE_ROW: lambda e, args, n: _one_row(args),
+    **xpa.CALLS,
 }
 
 

@@ -17,7 +17,7 @@ from typing import Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from coordinator.pgwire.boundary import CopyFormat
+from planner.copy_statement import CopyFormat
 from planner import errors
 from planner.schema import ColumnDef
 from segment import copy_binary, copy_options, copy_text, ingest

@@ -28,6 +28,7 @@ from planner.schema import ColumnDef
 from planner.types import Kind, SqlType
 from segment import ingest_interval, ingest_numeric
 from segment.ingest_base import WS, fail_at, first_true, null, raise_at, to_string, trim, try_cast
+from segment.kernels import expr_pgarray
 
 _INT_LIMITS = {Kind.INT2: (-2**15, 2**15 - 1), Kind.INT4: (-2**31, 2**31 - 1),
                Kind.INT8: (-2**63, 2**63 - 1)}
@@ -274,6 +275,8 @@ _FROM_TEXT = {
     Kind.TIMESTAMPTZ: _timestamp_from_text, Kind.INTERVAL: ingest_interval.interval_from_text,
     Kind.NUMERIC: ingest_numeric.numeric_from_text,
 }
+for _k in (Kind.ARRAY, Kind.INT2VECTOR, Kind.OIDVECTOR):  # '{1,2,NULL}' (array_in)
+    _FROM_TEXT[_k] = expr_pgarray.from_text
 
 
 # --- typed input (Parquet, binary COPY) ---------------------------------------------------

@@ -19,6 +19,15 @@ killed process leaves nothing behind; closing one (operators do in `finally`, so
 error and cancel, and the budget closes any left over in `close`) frees its space. Each
 holds Arrow IPC file-format batches of one schema, read back memory-mapped.
 
+Motion receive buffers draw from the same budget: the segment gives it to its
+MotionService for the query (`use_memory`), whose inboxes charge the frames they hold
+through `reserve`/`force`/`release` and spill frames to their own files when refused
+(motion/inbox.py); a frame's bytes return when the consumer takes it.
+
+An operator that cannot go on even spilling (a hash table partition that still does not
+fit at the deepest partitioning level) raises `OutOfMemory` (53200), never takes memory
+without bound.
+
 `peak` and `spilled_bytes` are kept both on the budget (the query on this segment) and on
 each reservation (one operator: what EXPLAIN ANALYZE shows per node).
 """
@@ -45,6 +54,19 @@ PRESSURE_CHECK_BYTES = 1 << 20   # smaller grows are not worth a look
 _PRESSURE_SECONDS = 0.25         # how long one reading of /proc/meminfo is trusted
 _pressure = {"at": 0.0, "value": False}
 _WRITE_BUFFER = 1 << 16  # the IPC writer writes buffer by buffer: fewer, larger writes
+
+
+class OutOfMemory(errors.QueryError):
+    """53200, PostgreSQL's "out of memory"; the detail names the budget (work_mem)."""
+
+    sqlstate = "53200"
+
+    @classmethod
+    def of(cls, what: str, nbytes: int, budget: "MemoryBudget") -> "OutOfMemory":
+        return cls("out of memory",
+                   detail=f"Failed on request of size {nbytes} bytes: {what} does not fit "
+                          f"the query's memory budget (work_mem = {budget.limit // 1024}kB).",
+                   hint="Increase work_mem.")
 
 
 class MemoryBudget:
@@ -101,7 +123,8 @@ class MemoryBudget:
             self._files.add(f)
         return f
 
-    def _spilled(self, nbytes: int) -> None:
+    def add_spilled(self, nbytes: int) -> None:
+        """Count bytes written to spill files of the query's own (Motion receivers')."""
         with self._lock:
             self.spilled_bytes += nbytes
 
@@ -210,7 +233,7 @@ class SpillFile:
         self.rows += batch.num_rows
         self.nbytes += size
         self.num_batches += 1
-        self.budget._spilled(size)
+        self.budget.add_spilled(size)
         if self.owner is not None:
             self.owner.spilled_bytes += size
 

@@ -21,6 +21,11 @@ def update(sketch: np.ndarray, arr: pa.Array, k: int, scale: list[int] | None = 
     """The sketch (sorted uint64, at most k values) with the non-null values of arr added."""
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary  # the chunk's distinct values
+    if pa.types.is_list(arr.type):  # arrays: hash their elements' text, joined
+        from segment.kernels import expr_pgarray as xpa
+        p = xpa.Parts(arr)
+        items = pc.cast(xpa.flat(p), pa.string()).fill_null("\x00")
+        arr, scale = pc.binary_join(xpa.build(items, p.lengths, p.valid, pa.string()), "\x1f"), None
     values = arr.drop_null()
     if len(values) == 0:
         return sketch

@@ -32,7 +32,9 @@ log = logging.getLogger(__name__)
 # Distinct hash values a column's sketch keeps (distinct estimates within a few percent).
 KMV_SIZE = 4096
 
-# Bytes of Motion frames a segment keeps in memory before spilling to its data dir.
+# Bytes of Motion frames a segment keeps in memory before spilling to its data dir for
+# queries whose memory budget has not reached it yet (frames that arrive before the
+# query's first slice starts here); after that the query's budget bounds them.
 MOTION_MEMORY_BYTES = 256 << 20
 CANCELLED_REMEMBERED = 4096  # cancelled query ids kept, for slices that start late
 
@@ -113,6 +115,14 @@ class SegmentWorker:
     def truncate(self, txn_id: int, table_id: int) -> None:
         self._check_txn(txn_id)
         self.store.truncate(txn_id, table_id)
+
+    def mark(self, txn_id: int, mark_id: int) -> None:
+        self._check_txn(txn_id)
+        self.store.mark(txn_id, mark_id)
+
+    def rollback_to(self, txn_id: int, mark_id: int | None) -> None:
+        self._check_txn(txn_id)
+        self.store.rollback_to(txn_id, mark_id)
 
     def prepare(self, txn_id: int) -> None:
         self.store.prepare(txn_id)
@@ -296,6 +306,8 @@ class SegmentWorker:
             if q is None:
                 q = self._queries[query_id] = _Query(memory.MemoryBudget(
                     work_mem or memory.DEFAULT_LIMIT, self.motion.spill_dir))
+                # Motion receive buffers of the query draw from its budget too.
+                self.motion.use_memory(query_id, q.budget)
                 if query_id in self._cancelled:
                     q.cancel_with(self._cancelled[query_id])
             q.users += 1
@@ -310,6 +322,7 @@ class SegmentWorker:
             if q.users > 0:
                 return
             del self._queries[query_id]
+            self.motion.forget_memory(query_id)  # under the lock, as use_memory in _acquire
             idle = not self._queries
         q.budget.close()
         if idle:

@@ -15,6 +15,7 @@ from typing import Callable, Iterator, Protocol
 
 import pyarrow as pa
 
+from planner.copy_statement import CopyFormat  # noqa: F401 - part of this seam
 from planner.types import SqlType
 
 
@@ -30,12 +31,6 @@ class ResultKind(enum.Enum):
     COPY_IN = "copy_in"    # CopyInResponse, then the client sends CopyData
     COPY_OUT = "copy_out"  # CopyOutResponse + CopyData + CopyDone + CommandComplete
     EMPTY = "empty"        # EmptyQueryResponse
-
-
-class CopyFormat(enum.Enum):
-    TEXT = 0
-    CSV = 1
-    BINARY = 2
 
 
 @dataclass

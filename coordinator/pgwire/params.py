@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import re
 import struct
 
 from coordinator.pgwire import codec, numeric, values
@@ -74,21 +75,31 @@ def _datetime_error(t: SqlType, text: str) -> errors.QueryError:
     return errors.InvalidDatetimeFormat(f'invalid input syntax for type {t}: "{text}"')
 
 
+# A zone after a space: `2024-12-31 +00` (pgjdbc's setDate), `03:04:05.6 -05:30`.
+_SPACED_ZONE = re.compile(r"^(.*\d)\s+([+-]\d{1,2}(?::?\d{2}){0,2})$")
+
+
+def _iso(text: str) -> str:
+    m = _SPACED_ZONE.match(text.strip())
+    return text.strip() if m is None else m.group(1) + m.group(2)
+
+
 def _date(text: str, t: SqlType) -> datetime.date:
-    try:
-        return datetime.date.fromisoformat(text.strip())
+    spaced = _SPACED_ZONE.match(text.strip())
+    try:  # date_in ignores a zone after the date
+        return datetime.date.fromisoformat(spaced.group(1) if spaced else text.strip())
     except ValueError:
         pass
     try:
         # date_in takes a timestamp too and drops its time ('2024-01-01 10:00').
-        return datetime.datetime.fromisoformat(text.strip()).date()
+        return datetime.datetime.fromisoformat(_iso(text)).date()
     except ValueError:
         raise _datetime_error(t, text) from None
 
 
 def _timestamp(text: str, t: SqlType) -> datetime.datetime:
     try:
-        value = datetime.datetime.fromisoformat(text.strip())
+        value = datetime.datetime.fromisoformat(_iso(text))
     except ValueError:
         raise _datetime_error(t, text) from None
     if t.kind is Kind.TIMESTAMPTZ:
@@ -161,6 +172,40 @@ _FROM_BINARY = {
     Kind.TIMESTAMPTZ: _binary_timestamp, Kind.INTERVAL: _binary_interval,
     Kind.OID: _unpack("!I"),  # name and the other catalog types: text (utf8)
 }
+
+
+def _binary_array(data: bytes, t: SqlType) -> str:
+    """array_recv of a one-dimensional array: its text form, which the engine reads as an
+    array literal of the parameter's type."""
+    from planner.array_values import format_array
+    try:
+        ndim, _flags, elem_oid = struct.unpack_from("!iiI", data, 0)
+        if ndim == 0:
+            return format_array((), t)
+        if ndim != 1:
+            raise errors.FeatureNotSupported("multidimensional array parameters")
+        count, _lower = struct.unpack_from("!ii", data, 12)
+        pos, items = 20, []
+        decoder = _FROM_BINARY.get(t.elem.kind)
+        for _ in range(count):
+            (size,) = struct.unpack_from("!i", data, pos)
+            pos += 4
+            if size < 0:
+                items.append(None)
+                continue
+            cell = data[pos:pos + size]
+            if len(cell) != size:
+                raise _bad_binary(t)
+            pos += size
+            items.append(_utf8(cell) if decoder is None else decoder(cell, t.elem))
+    except struct.error:
+        raise _bad_binary(t) from None
+    if pos != len(data):
+        raise _bad_binary(t)
+    return format_array(tuple(items), t)
+
+
+_FROM_BINARY[Kind.ARRAY] = _binary_array
 
 
 def _utf8(data: bytes) -> str:

@@ -284,6 +284,7 @@ class Session:
         self.cancel_token.reset()
         self._statements.pop("", None)  # a simple Query replaces the unnamed statement
         await self._close_portal("")
+        log.debug("session %d: statement: %s", self.pid, msg.sql)
         try:
             prepared = await self.call(self._engine.prepare, msg.sql, [])
             if not prepared:
@@ -388,6 +389,7 @@ class Session:
     async def _parse(self, msg: codec.Parse) -> None:
         if msg.name and msg.name in self._statements:
             raise errors.QueryError(f'prepared statement "{msg.name}" already exists', "42P05")
+        log.debug("session %d: parse %s: %s", self.pid, msg.name or "<unnamed>", msg.sql)
         prepared = await self.call(self._engine.prepare, msg.sql, list(msg.param_oids))
         if len(prepared) > 1:
             raise errors.SyntaxError_("cannot insert multiple commands into a prepared statement")

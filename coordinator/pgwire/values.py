@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 from coordinator.pgwire import codec, numeric
 from planner import errors
 from planner.types import CATALOG_KINDS, Kind, SqlType
+from segment.kernels import expr_pgarray as xpa
 
 PG_EPOCH_DAYS = 10_957                          # 2000-01-01 in days since 1970-01-01
 PG_EPOCH_MICROS = PG_EPOCH_DAYS * 86_400 * 10**6
@@ -258,6 +259,40 @@ for _k in CATALOG_KINDS:
         _BINARY[_k] = lambda a, t: a
     else:
         _TEXT[_k], _BINARY[_k] = _TEXT[Kind.TEXT], _utf8
+
+
+# Arrays (Kind.ARRAY, int2vector, oidvector): text as array_out writes it, each element
+# by its type's own text encoder; binary as array_send: ndim (0 when empty), has-null flag,
+# element oid, then length and lower bound of the dimension, then each element as Int32
+# length (-1 for NULL) and its binary cell.
+def _array_text(arr: pa.Array, t: SqlType) -> pa.Array:
+    return xpa.to_text(arr, t, elem_text=lambda v, et: encode_column(v, et, codec.TEXT))
+
+
+def _array_binary(arr: pa.Array, t: SqlType) -> pa.Array:
+    p = xpa.Parts(arr)
+    n = len(arr)
+    values = xpa.flat(p)
+    cells = encode_column(values, t.elem, codec.BINARY) if len(values) else \
+        pa.array([], pa.binary())
+    body = pc.binary_join(xpa.build(_length_prefixed(cells) if len(values) else cells,
+                                    p.lengths, p.valid, pa.binary()), b"")
+    has_null = np.zeros(n, dtype=np.int32)
+    if cells.null_count:
+        rows = xpa.parents(p.lengths)[np.asarray(cells.is_null(), dtype=bool)]
+        has_null[np.unique(rows)] = 1
+    full = np.empty(n, dtype=[("ndim", ">i4"), ("null", ">i4"), ("oid", ">u4"),
+                              ("len", ">i4"), ("lb", ">i4")])
+    full["ndim"], full["null"], full["oid"] = 1, has_null, t.elem.oid
+    full["len"], full["lb"] = p.lengths, t.lower_bound
+    empty = np.empty(n, dtype=[("ndim", ">i4"), ("null", ">i4"), ("oid", ">u4")])
+    empty["ndim"], empty["null"], empty["oid"] = 0, 0, t.elem.oid
+    header = pc.if_else(pa.array(p.lengths > 0), _fixed(full), _fixed(empty))
+    return pc.binary_join_element_wise(header, body, b"")
+
+
+for _k in (Kind.ARRAY, Kind.INT2VECTOR, Kind.OIDVECTOR):
+    _TEXT[_k], _BINARY[_k] = _array_text, _array_binary
 
 
 # --- columns and rows -------------------------------------------------------------------

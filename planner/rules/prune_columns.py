@@ -58,6 +58,16 @@ def _prune(node: pl.Node, needed: set[int]) -> tuple[pl.Node, dict[int, int]]:
         fields = tuple(node.fields[i] for i in keep)
         return replace(node, child=child, exprs=exprs, fields=fields), \
             {old: new for new, old in enumerate(keep)}
+    if isinstance(node, pl.Expand):
+        keep = sorted(needed) if needed else [0]
+        used = set()
+        for row in node.sets:
+            for i in keep:
+                used |= ex.columns_used(row[i])
+        child, mapping = _prune(node.child, used)
+        sets = tuple(tuple(ex.map_columns(row[i], mapping) for i in keep) for row in node.sets)
+        return replace(node, child=child, sets=sets, fields=tuple(node.fields[i] for i in keep)), \
+            {old: new for new, old in enumerate(keep)}
     if isinstance(node, pl.HashJoin):
         return _prune_join(node, needed)
     if isinstance(node, pl.Append):
@@ -76,6 +86,10 @@ def _prune(node: pl.Node, needed: set[int]) -> tuple[pl.Node, dict[int, int]]:
         aggs = tuple(replace(a, arg=ex.map_columns(a.arg, mapping)) if a.arg is not None else a
                      for a in node.aggs)
         return replace(node, child=child, keys=keys, aggs=aggs), _identity(node)
+    if isinstance(node, pl.WindowAgg):
+        return _prune_window(node, needed)
+    if isinstance(node, pl.ProjectSet):
+        return _prune_project_set(node, needed)
     if hasattr(node, "child"):
         child, _ = _prune(node.child, set(range(len(node.child.fields))))
         return replace(node, child=child), _identity(node)
@@ -101,6 +115,41 @@ def _prune_join(node: pl.HashJoin, needed: set[int]) -> tuple[pl.Node, dict[int,
                   left_keys=tuple(lmap[k] for k in node.left_keys),
                   right_keys=tuple(rmap[k] for k in node.right_keys))
     return out, (dict(lmap) if left_only else joined)
+
+
+def _prune_window(node: pl.WindowAgg, needed: set[int]) -> tuple[pl.Node, dict[int, int]]:
+    """A WindowAgg passes its child's columns and appends one per call: the child keeps
+    what is needed above plus what the window reads; every call is kept (they are few)."""
+    nc = len(node.child.fields)
+    used = {i for i in needed if i < nc} | set(node.partition)
+    for k in node.order:
+        used |= ex.columns_used(k.expr)
+    for c in node.calls:
+        used |= {i for i in (c.arg, c.default, c.n_col) if i is not None}
+    child, mapping = _prune(node.child, used)
+    calls = tuple(replace(c, arg=None if c.arg is None else mapping[c.arg],
+                          default=None if c.default is None else mapping[c.default],
+                          n_col=None if c.n_col is None else mapping[c.n_col])
+                  for c in node.calls)
+    order = tuple(replace(k, expr=ex.map_columns(k.expr, mapping)) for k in node.order)
+    fields = child.fields + node.fields[nc:]
+    out = dict(mapping)
+    out.update({nc + j: len(child.fields) + j for j in range(len(node.calls))})
+    return replace(node, child=child, partition=tuple(mapping[i] for i in node.partition),
+                   order=order, calls=calls, fields=fields), out
+
+
+def _prune_project_set(node: pl.ProjectSet, needed: set[int]) -> tuple[pl.Node, dict[int, int]]:
+    """A ProjectSet passes its child's columns and appends one per array: the child keeps
+    what is needed above plus what the arrays read; every array is kept (lockstep)."""
+    nc = len(node.child.fields)
+    used = {i for i in needed if i < nc}.union(*(ex.columns_used(e) for e in node.arrays))
+    child, mapping = _prune(node.child, used)
+    arrays = tuple(ex.map_columns(e, mapping) for e in node.arrays)
+    out = dict(mapping)
+    out.update({nc + j: len(child.fields) + j for j in range(len(node.arrays))})
+    return replace(node, child=child, arrays=arrays,
+                   fields=child.fields + node.fields[nc:]), out
 
 
 def _identity(node: pl.Node) -> dict[int, int]:

@@ -35,6 +35,9 @@ class _Reparse(Exception):
 
 def to_arrow(values: list, t: SqlType) -> pa.Array:
     """Python values (planner.values conventions) as an array of t's layout."""
+    if t.is_array:
+        from segment.kernels import expr_pgarray
+        return expr_pgarray.to_arrow(values, t)
     at = t.arrow_type()
     if t.is_numeric:
         if t.is_scaled_int:
@@ -52,6 +55,9 @@ def cast(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
     n = len(arr)
     if src.kind is Kind.UNKNOWN or arr.null_count == n:
         return pa.nulls(n, dst.arrow_type())
+    if src.is_array or dst.is_array:
+        from segment.kernels import expr_pgarray
+        return expr_pgarray.cast(arr, src, dst)
     if dst.is_string:
         return _fit_strings(to_text(arr, src), dst)
     if src.is_string:

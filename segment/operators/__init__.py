@@ -3,6 +3,7 @@ node type in base's registry (importing this package registers them all)."""
 
 from segment.operators import (  # noqa: F401
     append,
+    expand,
     filter,
     generate_series,
     hash_agg,
@@ -11,9 +12,11 @@ from segment.operators import (  # noqa: F401
     limit,
     motion_recv,
     project,
+    project_set,
     scan,
     sort,
     stats_scan,
     table_function,
     values,
+    window,
 )

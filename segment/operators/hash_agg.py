@@ -24,8 +24,17 @@ states (and DISTINCT pairs) are split by a hash of the group keys into partition
 (spill_partition.py) and the table starts empty; at the end each partition is merged and
 finalized on its own (a group lies in one partition), and a partition that still does not
 fit is split again one level down. The states are the ones the in-memory path merges, so
-the results are the same. A scalar aggregate holds one row (its DISTINCT values are held
-whatever the budget: without keys there is nothing to partition by).
+the results are the same. At the deepest level (spill_partition.MAX_DEPTH) a partition
+that still does not fit is held while it is no bigger than the whole budget (the rest may
+be held by other operators, which keep what they hold) and fails the query with 53200
+(memory.OutOfMemory) beyond that rather than taking memory without bound, unless all it
+holds is one group: no hash splits a key, and a group's states are one row (its DISTINCT
+values may be many; they are held).
+
+A scalar aggregate holds one row of states; its DISTINCT values are partitioned by value
+instead when they outgrow the budget: each partition's values are de-duplicated on their
+own (a value lies in one partition) and turned into DISTINCT states (a count, a sum),
+which merge over the partitions as a FINAL stage merges states (`_scalar_distinct`).
 
 DISTINCT aggregates keep the distinct (keys, argument) pairs instead, and aggregate those
 at the end; their results are lined up with the other aggregates' groups by grouping
@@ -80,6 +89,7 @@ class HashAggOp:
     def execute(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
         self.memory = res = ctx.memory.reservation()
         spill: sp.Partitioned | None = None
+        values: sp.Partitioned | None = None  # a scalar aggregate's DISTINCT values
         try:
             nkeys = len(self.node.keys)
             groups, distinct = self._new_tables()
@@ -106,7 +116,11 @@ class HashAggOp:
                     elif self._spills():
                         spill = spill or self._partitioned(res, 0)
                         groups, distinct = self._spill(spill, groups, distinct)
-                    else:  # a scalar aggregate's DISTINCT values: nothing to split them by
+                    elif self._spills_values():
+                        values = values or self._values_partitioned(res, 0)
+                        distinct = self._spill_values(values, distinct)
+                        res.resize(self._held(groups, distinct))
+                    else:  # keys motion.hashing cannot hash: nothing to split them by
                         res.resize(self._held(groups, distinct))
                 if may_skip and rows_in >= SKIP_PROBE_ROWS:
                     may_skip = False  # decide once
@@ -123,14 +137,23 @@ class HashAggOp:
                 spill.finish()
                 yield from self._partitions(ctx, res, spill)
                 return
+            if values is not None:
+                self._spill_values(values, distinct)
+                values.finish()
+                results = {arg: self._scalar_distinct(ctx, res, groups.nbytes(), values,
+                                                      stream, idxs)
+                           for stream, (arg, idxs) in enumerate(self._distinct_args.items())}
+                yield from self._emit(self._finalize(groups.finish(), {}, results))
+                return
             if not seen and nkeys == 0:
                 self._add(ctx, self._empty_input(), groups, distinct)  # a scalar agg's one row
             if nkeys and groups.empty:
                 return  # no rows (or all of them emitted early): no groups
             yield from self._emit(self._finalize(groups.finish(), distinct))
         finally:
-            if spill is not None:
-                spill.close()
+            for parts in (spill, values):
+                if parts is not None:
+                    parts.close()
             res.free()
 
     # --- memory ---------------------------------------------------------------------------
@@ -141,23 +164,19 @@ class HashAggOp:
                 [e.type.arrow_type() for e in self.node.keys])
         return self._hashable
 
+    def _spills_values(self) -> bool:
+        """Whether a scalar aggregate's DISTINCT values can be partitioned by value."""
+        if not hasattr(self, "_hashable_values"):
+            self._hashable_values = not self.node.keys and bool(self._distinct_args) and \
+                sp.hashable([a.type.arrow_type() for a in self._distinct_args])
+        return self._hashable_values
+
     @staticmethod
     def _held(groups: "Groups", distinct: dict) -> int:
         return groups.nbytes() + sum(d.nbytes() for d in distinct.values())
 
     def _fits(self, res: memory.Reservation, groups: "Groups", distinct: dict) -> bool:
-        """Whether the tables may stay in memory: they fit, or merging what is pending
-        shrinks them to at most half of what there is room for (so that the next merge
-        is some batches away, not one)."""
-        if res.try_resize(self._held(groups, distinct)):
-            return True
-        for g in (groups, *distinct.values()):
-            g.compact()
-        held = self._held(groups, distinct)
-        if 2 * held <= res.size + res.budget.available:
-            res.resize(held)
-            return True
-        return False
+        return _fits(res, (groups, *distinct.values()))
 
     def _partitioned(self, res: memory.Reservation, level: int) -> sp.Partitioned:
         """Partitions by the group keys (the first columns) of the states and of each
@@ -178,12 +197,14 @@ class HashAggOp:
     def _partitions(self, ctx: base.ExecContext, res: memory.Reservation,
                     spill: sp.Partitioned) -> Iterator[pa.RecordBatch]:
         """Merge and finalize each partition on its own; split one that does not fit."""
+        nkeys = len(self.node.keys)
         for streams in spill.parts:
             if not any(part.rows for part in streams):
                 continue
             groups, distinct = self._new_tables()
             tables = (groups, *distinct.values())
             sub: sp.Partitioned | None = None
+            one = _OneKey(nkeys, "a hash aggregate partition")
             try:
                 for stream, part in enumerate(streams):
                     for batch, multiplicity in part.batches():
@@ -199,7 +220,8 @@ class HashAggOp:
                                 sub = self._partitioned(res, spill.level + 1)
                                 groups, distinct = self._spill(sub, groups, distinct)
                                 tables = (groups, *distinct.values())
-                            else:  # as deep as it goes: what is left is held
+                            else:  # as deep as it goes: only one group may be held
+                                one.check(tables, t, res)
                                 res.resize(self._held(groups, distinct))
                     part.close()
                 if sub is not None:
@@ -210,6 +232,72 @@ class HashAggOp:
                     groups = distinct = tables = None
                     res.free()
                     yield from self._emit(out)
+            finally:
+                if sub is not None:
+                    sub.close()
+
+    def _values_partitioned(self, res: memory.Reservation, level: int) -> sp.Partitioned:
+        """Partitions of a scalar aggregate's DISTINCT values (one stream per argument)
+        by value."""
+        self.counters["spill_levels"] = max(self.counters.get("spill_levels", 0), level + 1)
+        return sp.Partitioned(res, [[0]] * len(self._distinct_args), level)
+
+    @staticmethod
+    def _spill_values(parts: sp.Partitioned, distinct: dict) -> dict:
+        for stream, d in enumerate(distinct.values()):
+            table, multiplicity = d.spill_drain()
+            parts.add(stream, table, multiplicity)
+        return {a: d.drained() for a, d in distinct.items()}
+
+    def _scalar_distinct(self, ctx: base.ExecContext, res: memory.Reservation, held: int,
+                         parts: sp.Partitioned, stream: int, idxs: list[int]) -> pa.Table:
+        """The results of the DISTINCT aggregates `idxs` over one argument's spilled values:
+        each partition's values de-duplicated on their own, their states merged over the
+        partitions (a value lies in one partition only). `held` bytes stay reserved for
+        the aggregate's one row of other states."""
+        combined = Groups(0, self._distinct_states(idxs))
+        self._merge_value_states(ctx, res, held, parts, stream, idxs, combined)
+        # Every input row added a value (NULL too) to every argument: never empty.
+        return self._distinct_finals(combined.finish(), idxs)
+
+    def _merge_value_states(self, ctx: base.ExecContext, res: memory.Reservation, held: int,
+                            parts: sp.Partitioned, stream: int, idxs: list[int],
+                            combined: "Groups") -> None:
+        for streams in parts.parts:
+            part = streams[stream]
+            if not part.rows:
+                continue
+            values = Groups(1, [])
+            sub: sp.Partitioned | None = None
+            one = _OneKey(1, "a partition of DISTINCT values")
+            try:
+                for batch, multiplicity in part.batches():
+                    ctx.check_cancel()
+                    t = pa.Table.from_batches([batch])
+                    if sub is not None:
+                        sub.add(0, t, multiplicity)
+                        continue
+                    values.push(t, max(1, min(multiplicity, t.num_rows)))
+                    if _fits(res, (values,), held):
+                        continue
+                    if parts.level + 1 < sp.MAX_DEPTH:
+                        self.counters["spill_levels"] = max(self.counters["spill_levels"],
+                                                            parts.level + 2)
+                        sub = sp.Partitioned(res, [[0]], parts.level + 1)
+                        sub.add(0, *values.spill_drain())
+                        values = None
+                        res.resize(held)
+                    else:
+                        one.check((values,), t, res)
+                        res.resize(held + values.nbytes())
+                part.close()
+                if sub is not None:
+                    sub.finish()
+                    self._merge_value_states(ctx, res, held, sub, 0, idxs, combined)
+                else:
+                    combined.push(self._distinct_group_states(values.finish(), idxs))
+                    values = None
+                    res.resize(held)
             finally:
                 if sub is not None:
                     sub.close()
@@ -248,7 +336,10 @@ class HashAggOp:
             [pa.array([], f.type.arrow_type()) for f in schema],
             names=[f.name for f in schema]) if schema else base.rows_without_columns(0)
 
-    def _finalize(self, table: pa.Table, distinct: dict) -> pa.Table:
+    def _finalize(self, table: pa.Table, distinct: dict,
+                  results_of: dict | None = None) -> pa.Table:
+        """The output rows of a table of states; DISTINCT results from the `distinct`
+        tables, or as given per argument (`results_of`: keys + result columns)."""
         nkeys = len(self.node.keys)
         results: dict[int, pa.Array] = {}
         col = nkeys
@@ -259,8 +350,10 @@ class HashAggOp:
             col += len(spec.states)
         keys = [_combined(table.column(j)) for j in range(nkeys)]
         for arg, idxs in self._distinct_args.items():
-            values = distinct[arg].finish()
-            per_group = self._distinct_results(values, idxs)
+            if results_of is not None:
+                per_group = results_of[arg]
+            else:
+                per_group = self._distinct_results(distinct[arg].finish(), idxs)
             aligned = _align(keys, per_group, nkeys, table.num_rows)
             for n, i in enumerate(idxs):
                 # every group has a (keys, arg) row, so a missing count cannot happen; be safe
@@ -279,16 +372,27 @@ class HashAggOp:
 
     def _distinct_results(self, values: pa.Table, idxs: list[int]) -> pa.Table:
         """keys + one result column per distinct aggregate, from distinct (keys, arg) rows."""
+        return self._distinct_finals(self._distinct_group_states(values, idxs), idxs)
+
+    def _distinct_states(self, idxs: list[int]) -> list[agg_state.State]:
+        return [st for i in idxs for st in self.specs[i].states]
+
+    def _distinct_group_states(self, values: pa.Table, idxs: list[int]) -> pa.Table:
+        """keys + the states of the distinct aggregates `idxs`, from distinct (keys, arg)
+        rows."""
         nkeys = len(self.node.keys)
         arg = _combined(values.column(nkeys))
         keys = [_combined(values.column(j)) for j in range(nkeys)]
-        states = [st for i in idxs for st in self.specs[i].states]
-        g = Groups(nkeys, states)
+        g = Groups(nkeys, self._distinct_states(idxs))
         inputs = []
         for i in idxs:
             inputs += self.specs[i].batch_inputs(arg, len(arg))
         g.add(keys, inputs, values.num_rows)
-        t = g.finish()
+        return g.finish()
+
+    def _distinct_finals(self, t: pa.Table, idxs: list[int]) -> pa.Table:
+        """keys + one result column per distinct aggregate, from their states."""
+        nkeys = len(self.node.keys)
         out = [_combined(t.column(j)) for j in range(nkeys)]
         col = nkeys
         for i in idxs:
@@ -453,12 +557,69 @@ class Groups:
     def empty(self) -> bool:
         return self.acc is None and not self.pending
 
+    def tables(self) -> list[pa.Table]:
+        """The tables held (groups may repeat among them)."""
+        return ([self.acc] if self.acc is not None else []) + self.pending
+
     def finish(self) -> pa.Table:
         if self.pending:
             self._merge()
         if self.acc is None:
             return pa.table({n: pa.array([], pa.null()) for n in self.names})
         return self.acc
+
+
+def _fits(res: memory.Reservation, tables: Sequence[Groups], base_bytes: int = 0) -> bool:
+    """Whether the tables (and `base_bytes` held besides) may stay in memory: they fit, or
+    merging what is pending shrinks them to at most half of what there is room for (so
+    that the next merge is some batches away, not one)."""
+    if res.try_resize(base_bytes + sum(g.nbytes() for g in tables)):
+        return True
+    for g in tables:
+        g.compact()
+    held = base_bytes + sum(g.nbytes() for g in tables)
+    if 2 * held <= res.size + res.budget.available:
+        res.resize(held)
+        return True
+    return False
+
+
+class _OneKey:
+    """At the deepest partitioning level a partition that does not fit is held anyway while
+    it is no bigger than the whole budget (the room may be taken by other operators of the
+    query, which keep what they hold) or while it is one group key (no hash splits it);
+    a bigger one of several groups fails with 53200. Once the held keys were seen to be
+    one, later checks look at the new rows only."""
+
+    def __init__(self, nkeys: int, what: str):
+        self.nkeys = nkeys
+        self.what = what
+        self.key: pa.Table | None = None  # the one key, once known
+
+    def check(self, tables: Sequence[Groups], new: pa.Table, res: memory.Reservation) -> None:
+        nbytes = sum(g.nbytes() for g in tables)
+        if self.nkeys == 0 or nbytes <= res.budget.limit:
+            return  # a scalar aggregate's states are one row; or it could fit
+        if self.key is None:
+            held = [t for g in tables for t in g.tables()]
+        else:
+            held = [self.key, new]
+        keys = _distinct_keys(held, self.nkeys)
+        if keys.num_rows > 1:
+            raise memory.OutOfMemory.of(
+                f"{self.what} of {nbytes} bytes (more than one group) after "
+                f"{sp.MAX_DEPTH} levels of partitioning", nbytes, res.budget)
+        self.key = keys
+
+
+def _distinct_keys(tables: list[pa.Table], nkeys: int) -> pa.Table:
+    """The distinct values of the first nkeys columns over the tables."""
+    names = [f"k{j}" for j in range(nkeys)]
+    parts = [pa.Table.from_arrays(t.columns[:nkeys], names=names) for t in tables if t.num_rows]
+    if not parts:
+        return pa.table({n: pa.array([], pa.null()) for n in names})
+    keys = pa.concat_tables(_unify(parts))
+    return keys.group_by(names, use_threads=False).aggregate([])
 
 
 def _widening(src: pa.DataType, dst: pa.DataType) -> bool:

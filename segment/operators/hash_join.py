@@ -18,8 +18,10 @@ keys never match; without keys every pair is a candidate (a nested-loop join).
 Memory: the build side is held under the query's budget (ExecContext.memory). When it
 outgrows it, the join becomes a grace hash join (join_grace.py): both sides are split by
 key hash into partitions on disk and `_join` runs once per partition with that
-partition's JoinTable. A join without keys (a nested loop) holds its build side whatever
-the budget.
+partition's JoinTable. A join that cannot be split by key (a nested loop without keys,
+or keys that do not hash) becomes a block nested-loop join instead (join_blocks.py):
+build blocks that fit, each joined with the probe rows spilled once and read back. Only
+NOT IN without usable keys holds its build side whatever the budget.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from planner import plan
 from segment import expr as sexpr
 from segment import memory
 from segment.operators import base
+from segment.operators import join_blocks
 from segment.operators import join_grace
 from segment.operators import join_null_aware
 from segment.operators import join_table
@@ -72,11 +75,13 @@ class HashJoinOp:
         grace = None
         try:
             build = self._read_build(ctx, res)
-            if isinstance(build, join_grace.GraceJoin):
+            if isinstance(build, (join_grace.GraceJoin, join_blocks.BlockJoin)):
                 grace = build
                 self.counters["build_rows"] = grace.build_rows
                 yield from grace.run(ctx, self.left.execute(ctx))
                 self.counters["spill_levels"] = grace.levels
+                if isinstance(grace, join_blocks.BlockJoin):
+                    self.counters["blocks"] = grace.blocks
                 return
             table = self.make_table(build)
             self.counters["build_rows"] = table.n
@@ -107,14 +112,18 @@ class HashJoinOp:
                     continue
                 size = join_grace.held_bytes(b)
                 if not res.try_grow(size):
-                    if join_grace.can_spill(self.node):  # from now on to partitions
+                    # From now on to disk: partitions by key hash, or blocks.
+                    if join_grace.can_spill(self.node):
                         grace = join_grace.GraceJoin(self, res)
+                    elif join_blocks.can_run(self.node):
+                        grace = join_blocks.BlockJoin(self, res)
+                    if grace is not None:
                         res.free()
                         for held in batches + [b]:
                             grace.add_build(held)
                         batches = []
                         continue
-                    res.grow(size)  # a nested-loop join holds its build side
+                    res.grow(size)  # NOT IN without keys to split by holds its build side
                 batches.append(b)
         except BaseException:
             if grace is not None:

@@ -5,6 +5,11 @@ transport; this operator never touches sockets. For a Gather Merge every sender'
 already sorted: `ExecContext.receive_sorted(motion)` hands them over one per sender and
 `merge_sorted` merges them as they stream in. Without `receive_sorted` the gathered rows
 are sorted here again, which is correct but holds them all.
+
+The frames waiting at the receiving end are held under the query's memory budget and
+spill to disk when it refuses them (motion/inbox.py); the receiver's `memory` (its peak and
+spilled bytes) is this operator's, so EXPLAIN ANALYZE shows them on the Motion node. A
+receive function that gives plain iterators (tests) has none.
 """
 
 from __future__ import annotations
@@ -24,12 +29,15 @@ class MotionRecvOp:
     def __init__(self, node: plan.Motion):
         self.node = node
         self.schema = base.schema_of(node.fields)
+        self.memory = None  # the receiver's motion.inbox.InboxMemory (EXPLAIN ANALYZE)
 
     def execute(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
         node = self.node
         if node.kind is plan.MotionKind.GATHER_MERGE and node.sort_keys:
             if ctx.receive_sorted is not None:
                 streams = ctx.receive_sorted(node)
+                if streams:
+                    self.memory = getattr(streams[0], "memory", None)  # one inbox for all
                 batches = merge_sorted(streams, node.sort_keys, self.schema)
             else:
                 batches = _sort_all(self._receive(ctx), node.sort_keys, self.schema)
@@ -42,7 +50,9 @@ class MotionRecvOp:
     def _receive(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
         if ctx.receive is None:
             raise errors.InternalError("no motion receiver in the execution context")
-        return iter(ctx.receive(self.node))
+        batches = ctx.receive(self.node)
+        self.memory = getattr(batches, "memory", None)
+        return iter(batches)
 
 
 def merge_sorted(streams: Sequence[Iterable[pa.RecordBatch]], sort_keys: Sequence[plan.SortKey],

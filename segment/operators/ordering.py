@@ -31,6 +31,9 @@ def key_arrays(batch: pa.RecordBatch, keys: Sequence[plan.SortKey],
             v = v.combine_chunks()
         elif isinstance(v, pa.Scalar):
             v = pa.repeat(v, batch.num_rows)
+        if pa.types.is_list(v.type):  # arrays sort as PostgreSQL's, by a binary key
+            from segment.kernels.expr_pgarray import sort_key
+            v = sort_key(v)
         out.append(v)
     return out
 

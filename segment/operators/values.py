@@ -40,7 +40,8 @@ class ValuesOp:
 def _literal_column(exprs: list[ex.Expr], t: SqlType) -> pa.Array | None:
     """A column of plain literals built in one call (INSERT ... VALUES of many rows);
     None when some cell needs the evaluator (expressions, scaled numerics, intervals)."""
-    if t.is_scaled_int or t.kind is Kind.INTERVAL:
+    if t.is_scaled_int or t.kind is Kind.INTERVAL or t.is_array and (
+            t.elem.is_scaled_int or t.elem.kind is Kind.INTERVAL):
         return None
     if not all(isinstance(e, ex.Literal) and _same_kind(e, t) for e in exprs):
         return None

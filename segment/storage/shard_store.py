@@ -55,6 +55,8 @@ class _Txn:
     prepared: bool = False  # deltas are durable
     done: bool = False  # committed or aborted
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # SAVEPOINT marks: mark id -> {table id: pending chunks then}.
+    marks: dict[int, dict[int, int]] = field(default_factory=dict)
 
 
 class ShardStore:
@@ -173,6 +175,33 @@ class ShardStore:
             changes = self._active_txn(txn_id).tables.setdefault(table_id, _TableChanges())
             changes.removed |= committed
             doomed, changes.added = changes.added, []
+        for c in doomed:
+            _unlink(c.path)
+
+    # --- savepoints --------------------------------------------------------------------------
+    def mark(self, txn_id: int, mark_id: int) -> None:
+        """Remember txn_id's pending chunks now, for a later rollback_to(mark_id)."""
+        with self._lock:
+            txn = self._active_txn(txn_id)
+            txn.marks[mark_id] = {t: len(ch.added) for t, ch in txn.tables.items()}
+
+    def rollback_to(self, txn_id: int, mark_id: int | None) -> None:
+        """Drop the chunks txn_id wrote after mark `mark_id` (all of its pending chunks
+        for None: the savepoint came before its first write). The coordinator refuses
+        this after a TRUNCATE or DDL since the savepoint; rows only were added."""
+        with self._lock:
+            txn = self._active_txn(txn_id)
+            if mark_id is not None and mark_id not in txn.marks:
+                raise errors.InvalidTransactionState(
+                    f"transaction {txn_id} has no savepoint mark {mark_id} here")
+            kept = txn.marks.get(mark_id, {}) if mark_id is not None else {}
+            doomed = []
+            for table_id, ch in txn.tables.items():
+                n = kept.get(table_id, 0)
+                doomed += ch.added[n:]
+                del ch.added[n:]
+            txn.marks = {m: v for m, v in txn.marks.items()
+                         if mark_id is not None and m <= mark_id}
         for c in doomed:
             _unlink(c.path)
 

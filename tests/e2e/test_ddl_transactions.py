@@ -523,7 +523,10 @@ def test_read_only_transaction(server, table):
         c.execute("SET default_transaction_read_only = off")  # the next block's
         assert c.execute("SHOW transaction_read_only").fetchone() == ("on",)
         fails(c, f"INSERT INTO {t} VALUES (3)", "25006")
-        c.execute("ROLLBACK")
+        c.execute("ROLLBACK")  # which undoes the SET, as in PostgreSQL
+        assert c.execute("SHOW default_transaction_read_only").fetchone() == ("on",)
+        fails(c, f"INSERT INTO {t} VALUES (3)", "25006")
+        c.execute("SET default_transaction_read_only = off")
         c.execute(f"INSERT INTO {t} VALUES (3)")
         c.execute("SET default_transaction_read_only = on")
         c.execute("BEGIN READ WRITE")

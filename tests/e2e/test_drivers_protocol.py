@@ -280,29 +280,53 @@ def test_savepoint_names_and_blocks(conn):
     conn.execute("ROLLBACK")
 
 
-def test_rollback_to_after_a_write_is_refused(server, conn, table):
+def test_rollback_to_undoes_rows_written_since_the_savepoint(server, conn, table):
     t = table()
+    conn.execute(f"CREATE TABLE {t} (k int8) DISTRIBUTED BY (k)")
+    with server.connect(autocommit=False) as c:
+        c.execute("SAVEPOINT before_any_write")
+        c.execute(f"INSERT INTO {t} VALUES (0)")
+        c.execute("ROLLBACK TO before_any_write")
+        c.execute(f"INSERT INTO {t} SELECT g FROM generate_series(1, 1000) g")
+        c.execute("SAVEPOINT s")
+        c.execute(f"INSERT INTO {t} SELECT g FROM generate_series(1001, 2000) g")
+        c.execute("SAVEPOINT s2")
+        c.execute(f"INSERT INTO {t} VALUES (5000)")
+        assert c.execute(f"SELECT count(*) FROM {t}").fetchone() == (2001,)
+        c.execute("ROLLBACK TO s2")
+        assert c.execute(f"SELECT count(*), max(k) FROM {t}").fetchone() == (2000, 2000)
+        c.execute("ROLLBACK TO s")  # drops the second thousand, keeps the first
+        assert c.execute(f"SELECT count(*), max(k) FROM {t}").fetchone() == (1000, 1000)
+        c.execute(f"INSERT INTO {t} VALUES (7)")
+        c.execute("RELEASE s")
+        c.commit()
+    assert conn.execute(f"SELECT count(*), sum(k) FROM {t}").fetchone() == (1001, 500507)
+
+
+def test_rollback_to_after_ddl_is_refused(server, conn, table):
+    t, u = table(), table()
     conn.execute(f"CREATE TABLE {t} (k int8)")
     with server.connect(autocommit=False) as c:
         c.execute(f"INSERT INTO {t} VALUES (1)")
         c.execute("SAVEPOINT s")
-        c.execute(f"INSERT INTO {t} VALUES (2)")
+        c.execute(f"CREATE TABLE {u} (k int8)")
         with pytest.raises(errors.FeatureNotSupported, match="ROLLBACK TO SAVEPOINT"):
             c.execute("ROLLBACK TO s")
         with pytest.raises(errors.InFailedSqlTransaction):
             c.execute("SELECT 1")
-        # COMMIT cannot keep row 1 without row 2: it fails, and nothing was written.
+        # COMMIT cannot keep row 1 without the table: it fails, and nothing was written.
         with pytest.raises(errors.FeatureNotSupported, match="rolled back"):
             c.commit()
         assert c.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
     assert conn.execute(f"SELECT count(*) FROM {t}").fetchone() == (0,)
-    with server.connect(autocommit=False) as c:  # nothing written after it: allowed
+    with server.connect(autocommit=False) as c:  # TRUNCATE since the savepoint: refused
         c.execute(f"INSERT INTO {t} VALUES (1)")
         c.execute("SAVEPOINT s")
-        c.execute(f"SELECT count(*) FROM {t}")
-        c.execute("ROLLBACK TO s")
-        c.commit()
-    assert conn.execute(f"SELECT count(*) FROM {t}").fetchone() == (1,)
+        c.execute(f"TRUNCATE {t}")
+        with pytest.raises(errors.FeatureNotSupported, match="TRUNCATE"):
+            c.execute("ROLLBACK TO s")
+        c.rollback()
+    assert conn.execute(f"SELECT count(*) FROM {t}").fetchone() == (0,)
 
 
 def test_asyncpg_nested_transactions(server, table):

@@ -119,6 +119,36 @@ def test_kill_before_commit_fails_the_commit(own_server, base):
     check_cluster_answers(own_server, base)
 
 
+def test_kill_after_a_savepoint_fails_rollback_to_and_loses_the_block(own_server, base):
+    """ROLLBACK TO SAVEPOINT is a write on the segments (they drop the rows written since
+    its mark): after a kill -9 it fails with 40001, as any write, and nothing of the block
+    is kept; without a kill the rows before the savepoint commit."""
+    with own_server.connect() as c:
+        c.execute("CREATE TABLE f_savepoint (k bigint) DISTRIBUTED BY (k)")
+    with own_server.connect(autocommit=False) as tx:
+        tx.execute("INSERT INTO f_savepoint SELECT g FROM generate_series(1, 5000) g")
+        tx.execute("SAVEPOINT s")
+        tx.execute("INSERT INTO f_savepoint SELECT g FROM generate_series(5001, 9000) g")
+        pid = kill_segment(own_server, 1)
+        wait_restarted(own_server, 1, pid)
+        with pytest.raises(psycopg.Error) as failed:
+            tx.execute("ROLLBACK TO s")
+            tx.commit()
+        assert failed.value.sqlstate in ("40001", "25P02"), failed.value
+        tx.rollback()
+    assert count(own_server, "f_savepoint") == 0
+    assert_no_orphan_chunks(own_server, "f_savepoint")
+    with own_server.connect(autocommit=False) as tx:
+        tx.execute("INSERT INTO f_savepoint SELECT g FROM generate_series(1, 5000) g")
+        tx.execute("SAVEPOINT s")
+        tx.execute("INSERT INTO f_savepoint SELECT g FROM generate_series(5001, 9000) g")
+        tx.execute("ROLLBACK TO s")
+        tx.commit()
+    assert count(own_server, "f_savepoint") == 5000
+    assert_no_orphan_chunks(own_server, "f_savepoint")
+    check_cluster_answers(own_server, base)
+
+
 def _copy_rows(n: int, start: int = 0):
     block = 100_000
     for lo in range(start, start + n, block):

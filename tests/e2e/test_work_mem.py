@@ -15,7 +15,7 @@ def spill_table(server):
     with server.connect() as c:
         c.execute("DROP TABLE IF EXISTS sp_t")
         c.execute("CREATE TABLE sp_t (k bigint, s text, v bigint) DISTRIBUTED BY (k)")
-        c.execute(f"INSERT INTO sp_t SELECT g, 'key-' || (g * 7919 % {ROWS}), g % 1000 "
+        c.execute(f"INSERT INTO sp_t SELECT g, 'key-' || (g::bigint * 7919 % {ROWS}), g % 1000 "
                   f"FROM generate_series(1, {ROWS}) AS g")
         c.execute("ANALYZE sp_t")
     yield "sp_t"

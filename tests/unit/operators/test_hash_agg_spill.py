@@ -16,7 +16,7 @@ import test_hash_agg as th
 from planner import expr as ex
 from planner import plan
 from planner import types as T
-from segment import executor
+from segment import executor, memory
 from segment.operators import base
 from segment.operators import spill_partition
 
@@ -100,15 +100,31 @@ def test_spilled_aggregate_equals_in_memory(table, tmp_path, keys):
     _check_clean(budget, tmp_path)
 
 
-def test_spill_at_the_deepest_level_holds_the_rest(table, tmp_path, monkeypatch):
+def test_deepest_level_that_does_not_fit_fails_with_53200(table, tmp_path, monkeypatch):
     monkeypatch.setattr(spill_partition, "MAX_DEPTH", 1)
     node = th._agg_node(k.source(table, TYPES, 8000), [k.col(0, T.INT4)], _aggs())
-    want = k.run(node)
+    budget = _budget(tmp_path, 128 << 10)
+    with pytest.raises(memory.OutOfMemory) as e:
+        k.run(node, base.ExecContext(memory=budget))
+    assert e.value.sqlstate == "53200" and e.value.message == "out of memory"
+    assert "work_mem = 128kB" in e.value.detail
+    _check_clean(budget, tmp_path)
+
+
+def test_deepest_level_keeps_going_with_one_group(tmp_path, monkeypatch):
+    # One group key with many DISTINCT values: no hash splits it, so it is held.
+    monkeypatch.setattr(spill_partition, "MAX_DEPTH", 1)
+    n = 200_000
+    t = pa.table({"g": pa.array(np.full(n, 7, np.int32)),
+                  "v": pa.array(np.arange(n, dtype=np.int64) % 150_000)})
+    aggs = [ex.AggCall(A.COUNT, k.col(1, T.INT8), True, T.INT8),
+            ex.AggCall(A.COUNT_STAR, None, False, T.INT8)]
+    node = th._agg_node(k.source(t, [T.INT4, T.INT8], 8000), [k.col(0, T.INT4)], aggs)
     budget = _budget(tmp_path, 128 << 10)
     got = k.run(node, base.ExecContext(memory=budget))
-    assert budget.spilled_bytes > 0
-    assert budget.peak > budget.limit  # the partitions did not fit, and were held
-    _same(got, want, 1)
+    assert got.to_pylist() == [{got.schema.names[0]: 7, got.schema.names[1]: 150_000,
+                                got.schema.names[2]: n}]
+    assert budget.spilled_bytes > 0 and budget.peak > budget.limit
     _check_clean(budget, tmp_path)
 
 
@@ -169,13 +185,49 @@ def test_distinct_dedupe_stage_spills_like_a_grouping(table, tmp_path):
     _same(got, want, 2)
 
 
-def test_scalar_aggregate_holds_its_distinct_values(table, tmp_path):
+def test_scalar_aggregate_spills_its_distinct_values(table, tmp_path):
     node = th._agg_node(k.source(table, TYPES, 8000), [], _aggs())
     want = k.run(node)
     budget = _budget(tmp_path, 64 << 10)
-    got = k.run(node, base.ExecContext(memory=budget))
-    assert budget.spilled_bytes == 0
+    ctx = base.ExecContext(memory=budget, analyze=True)
+    got = k.run(node, ctx)
+    assert budget.spilled_bytes > 0
+    assert ctx.node_stats[0].spilled_bytes == budget.spilled_bytes
     _same(got, want, 0)
+    _check_clean(budget, tmp_path)
+
+
+def test_scalar_distinct_partitions_split_again(tmp_path):
+    rng = np.random.default_rng(5)
+    n = 600_000
+    v = rng.integers(0, 400_000, n)
+    t = pa.table({"v": pa.array(v, mask=rng.random(n) < 0.01)})
+    c = k.col(0, T.INT8)
+    aggs = [ex.AggCall(A.COUNT, c, True, T.INT8), ex.AggCall(A.SUM, c, True, th.WIDE0),
+            ex.AggCall(A.AVG, c, True, th.AVG_T), ex.AggCall(A.COUNT, c, False, T.INT8)]
+    node = th._agg_node(k.source(t, [T.INT8], 8000), [], aggs)
+    want = k.run(node)
+    budget = _budget(tmp_path, 64 << 10)
+    ctx = base.ExecContext(memory=budget, analyze=True)
+    got = k.run(node, ctx)
+    assert ctx.node_stats[0].counters["spill_levels"] >= 2
+    assert budget.peak < 8 * budget.limit  # never every distinct value at once
+    _same(got, want, 0)
+    distinct = np.unique(v[~np.asarray(t.column(0).is_null())])
+    assert got.column(0)[0].as_py() == len(distinct)
+    _check_clean(budget, tmp_path)
+
+
+def test_scalar_distinct_values_that_cannot_fit_fail_with_53200(tmp_path, monkeypatch):
+    monkeypatch.setattr(spill_partition, "MAX_DEPTH", 1)
+    n = 300_000
+    t = pa.table({"v": pa.array(np.arange(n, dtype=np.int64))})
+    aggs = [ex.AggCall(A.COUNT, k.col(0, T.INT8), True, T.INT8)]
+    node = th._agg_node(k.source(t, [T.INT8], 8000), [], aggs)
+    budget = _budget(tmp_path, 64 << 10)
+    with pytest.raises(memory.OutOfMemory) as e:
+        k.run(node, base.ExecContext(memory=budget))
+    assert e.value.sqlstate == "53200" and "work_mem = 64kB" in e.value.detail
     _check_clean(budget, tmp_path)
 
 

@@ -206,7 +206,7 @@ def test_not_in_null_build_skips_probe_side():
     assert list(op.execute(k.ctx())) == [] and op.left.pulled == 0
 
 
-def test_not_in_composite(duck):
+def test_not_in_composite():
     """Row-wise NOT IN: a NULL only matters where every non-NULL column pair is equal."""
     lt = pa.table({"a": pa.array([1, 2, None, 3, None, 4], pa.int32()),
                    "s": pa.array(["a", None, "c", "d", None, "z"])})
@@ -215,11 +215,9 @@ def test_not_in_composite(duck):
     types = [T.INT4, T.TEXT]
     node = plan.HashJoin(k.source(lt, types), k.source(rt, types), J.ANTI_NULL_AWARE,
                          (0, 1), (0, 1), None, k.source(lt, types).fields)
-    duck.register("l", lt)
-    duck.register("r", rt)
-    want = _duck_rows(duck, "SELECT * FROM l WHERE (a, s) NOT IN (SELECT b, t FROM r)")
-    assert want == [(3, "d")]
-    assert _rows(k.run(node)) == want
+    # PostgreSQL 15's answer (DuckDB 1.5.5, the oracle pinned by the TPC-DS extension,
+    # answers no rows: it applies the NULL rule to the whole row).
+    assert _rows(k.run(node)) == [(3, "d")]
 
 
 # --- key types --------------------------------------------------------------------------

@@ -371,3 +371,33 @@ def test_concurrent_writes_in_one_txn_and_reads(store):
 
 def test_chunk_rows_default():
     assert shard_store.CHUNK_ROWS == 1_048_576
+
+
+def test_rollback_to_a_mark_drops_the_chunks_written_since(store):
+    store.create_table(2, SCHEMA)
+    store.write(10, 1, [batch(0, 3)])
+    store.mark(10, 1)
+    store.write(10, 1, [batch(3, 3)])
+    store.write(10, 2, [batch(100, 2)])
+    store.mark(10, 2)
+    store.write(10, 1, [batch(6, 1)])
+    store.rollback_to(10, 2)
+    assert keys(store, txn_id=10) == list(range(6)) and keys(store, 2, 10) == [100, 101]
+    store.rollback_to(10, 1)  # again, further back: table 2 was not written before mark 1
+    assert keys(store, txn_id=10) == [0, 1, 2] and keys(store, 2, 10) == []
+    store.rollback_to(10, 1)  # idempotent; later marks are gone
+    with pytest.raises(errors.InvalidTransactionState):
+        store.rollback_to(10, 2)
+    assert len(files(store)) == 2  # the manifest and the first chunk: the rest unlinked
+    store.write(10, 1, [batch(9, 1)])
+    store.commit(10)
+    assert keys(store) == [0, 1, 2, 9] and keys(store, 2) == []
+
+
+def test_rollback_to_before_the_first_write_drops_everything(store):
+    store.begin(10)
+    store.write(10, 1, [batch(0, 3)])
+    store.rollback_to(10, None)
+    assert keys(store, txn_id=10) == [] and files(store) == [manifest.MANIFEST]
+    store.commit(10)
+    assert keys(store) == []

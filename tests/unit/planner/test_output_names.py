@@ -1,0 +1,22 @@
+"""Result column names as PostgreSQL 15's FigureColname gives them (drivers such as pg8000
+and pandas key rows by them): a cast keeps a column's or function's name, else takes the
+type's internal name."""
+
+import pytest
+
+from test_system_tables import _bind
+
+
+@pytest.mark.parametrize("sql, name", [
+    ("SELECT NULL::int", "int4"), ("SELECT 1::integer", "int4"), ("SELECT 1::smallint", "int2"),
+    ("SELECT (1 + 2)::bigint", "int8"), ("SELECT 1::real", "float4"),
+    ("SELECT 2.5::double precision", "float8"), ("SELECT 1::numeric(10, 2)", "numeric"),
+    ("SELECT 'a'::varchar(3)", "varchar"), ("SELECT 'x'::char(2)", "bpchar"),
+    ("SELECT 'a'::text", "text"), ("SELECT DATE '2020-01-01'", "date"),
+    ("SELECT INTERVAL '1 day'", "interval"), ("SELECT '1 day'::interval", "interval"),
+    ("SELECT true::int", "int4"), ("SELECT CASE WHEN true THEN 1 END::text", "text"),
+    ("SELECT true", "?column?"), ("SELECT count(*)::int FROM pg_class", "count"),
+    ("SELECT relname::text FROM pg_class", "relname"),
+])
+def test_names(sql, name):
+    assert _bind(sql).names[0] == name
