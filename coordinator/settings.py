@@ -436,6 +436,12 @@ def _check_application_name(value: str, settings) -> str:
     return "".join(chr(b) if 32 <= b <= 126 else "?" for b in value.encode("utf-8"))
 
 
+def _check_access_method(value: str, settings) -> str:
+    if value != "heap":  # PostgreSQL: 22023 for an access method that does not exist
+        raise _unsupported(f'table access method "{value}" is not supported: only heap')
+    return value
+
+
 def _check_lc_messages(value: str, settings) -> str:
     v = value.lower()
     if v in ("", "c", "posix") or v.startswith(("c.", "en_", "en.")) or v == "en":
@@ -544,6 +550,9 @@ REGISTRY: dict[str, Setting] = {s.key: s for s in (
             choices=("debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice",
                      "warning", "error"),
             hidden_choices=(("debug", "debug2"), ("info", "info"))),
+    Setting("default_table_access_method", Kind.STRING, "heap",
+            "Sets the default table access method for new tables.",
+            check=_check_access_method),
     Setting("default_transaction_deferrable", Kind.BOOL, "off",
             "Sets the default deferrable status of new transactions."),
     Setting("default_transaction_isolation", Kind.ENUM, "read committed",

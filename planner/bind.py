@@ -216,8 +216,16 @@ class QueryBinder:
             if rel.args.get("alias") is not None and rel.args["alias"].columns else []
         if isinstance(rel, exp.Table) and isinstance(rel.this, exp.ExplodingGenerateSeries):
             return self._generate_series(rel.this, alias, col_aliases)
+        if isinstance(rel, exp.Table) and isinstance(rel.this, exp.Explode) and (
+                rel.db or "").lower() in ("", "pg_catalog"):
+            # pg_catalog.unnest(a): sqlglot reads the qualified call as an Explode table.
+            rel = exp.Unnest(expressions=[rel.this.this.copy()], alias=rel.args.get("alias"))
+            return bind_array.unnest_from(self, rel, alias, col_aliases)
         if isinstance(rel, exp.Table) and isinstance(rel.this, exp.Anonymous):
             return self._table_function(rel.this, alias, col_aliases)
+        if isinstance(rel, exp.Table) and isinstance(rel.this, exp.Func):
+            raise errors.FeatureNotSupported(
+                f"function {rel.this.sql(dialect='postgres')} in FROM")
         if isinstance(rel, exp.Table):
             name = relation_name(rel).name
             if name in self.ctes and not rel.db:
@@ -593,6 +601,9 @@ class QueryBinder:
                 binder.bind(o.this)
         if having is not None:
             self._predicate(having.this, scope, "HAVING", hook, subquery=first_pass)
+        if len({a.order for a in aggs if a.func is ex.AggFunc.ARRAY_AGG and a.order}) > 1:
+            raise errors.FeatureNotSupported("array_agg calls with different ORDER BY in one "
+                                             "query level")
         agg_fields = tuple(pl.Field(a.sql(), a.type) for a in aggs)
         if sets is None:
             key_fields = tuple(pl.Field(ex.show(k), k.type) for k in keys)
@@ -620,12 +631,39 @@ class QueryBinder:
             inner = inner.expressions[0]
         if isinstance(tree, exp.Count) and (inner is None or isinstance(inner, exp.Star)):
             return ex.AggCall(ex.AggFunc.COUNT_STAR, None, False, types.INT8)
+        if isinstance(tree, exp.ArrayAgg):
+            return self._array_agg(inner, distinct, scope)
         if inner is not None and find_aggregate(inner):
             raise errors.GroupingError("aggregate function calls cannot be nested")
         arg = functions.fold_constants(ExprBinder(scope, self.params).bind(inner))
         func = {exp.Count: ex.AggFunc.COUNT, exp.Sum: ex.AggFunc.SUM, exp.Avg: ex.AggFunc.AVG,
                 exp.Min: ex.AggFunc.MIN, exp.Max: ex.AggFunc.MAX}[type(tree)]
         return ex.AggCall(func, arg, distinct, agg_result_type(func, arg.type))
+
+    def _array_agg(self, inner, distinct: bool, scope) -> ex.AggCall:
+        """array_agg(x [ORDER BY ...]): its input in order, one array per group."""
+        if distinct:
+            raise errors.FeatureNotSupported("array_agg(DISTINCT ...)")
+        order = []
+        if isinstance(inner, exp.Order):
+            binder = ExprBinder(scope, self.params)
+            for o in inner.expressions:
+                if find_aggregate(o.this):
+                    raise errors.GroupingError("aggregate function calls cannot be nested")
+                desc = bool(o.args.get("desc"))
+                nf = o.args.get("nulls_first")
+                nf = desc if nf is None or _nulls_default(o) else bool(nf)
+                order.append((functions.fold_constants(binder.bind(o.this)), desc, nf))
+            inner = inner.this
+        if find_aggregate(inner):
+            raise errors.GroupingError("aggregate function calls cannot be nested")
+        arg = functions.fold_constants(ExprBinder(scope, self.params).bind(inner))
+        t = types.TEXT if arg.type.kind is types.Kind.UNKNOWN else arg.type
+        if arg.type != t:
+            arg = functions.bind_cast(arg, t)
+        if t.is_array:
+            raise errors.FeatureNotSupported("array_agg of arrays (multidimensional arrays)")
+        return ex.AggCall(ex.AggFunc.ARRAY_AGG, arg, False, types.array_of(t), tuple(order))
 
     # --- ORDER BY / LIMIT ----------------------------------------------------------------
     def _order_target(self, tree, items, names, outputs) -> int | None:

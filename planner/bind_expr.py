@@ -43,7 +43,7 @@ _NAMED = {f.value: f for f in Func}
 _NAMED.update({"strpos": Func.POSITION, "concat": Func.CONCAT_FN, "ceiling": Func.CEIL,
                "char_length": Func.LENGTH, "character_length": Func.LENGTH, "pow": Func.POWER,
                "trim": Func.TRIM, "substr": Func.SUBSTRING})
-AGGREGATES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
+AGGREGATES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max, exp.ArrayAgg)
 _NESTED_QUERY = (exp.Subquery, exp.Select, exp.Exists, exp.Union, exp.Intersect, exp.Except)
 
 
@@ -178,6 +178,9 @@ class ExprBinder:
         b = self.bind
         if isinstance(node, exp.Paren):
             return b(node.this)
+        if self.subquery is not None and isinstance(node, exp.Array) and node.expressions \
+                and isinstance(node.expressions[0], (exp.Select, exp.Subquery)):
+            return self.subquery(node)  # ARRAY(subquery): subquery_predicates.array_form
         arr = bind_array.bind(self, node)  # ARRAY[...], a[i], array functions, ANY (array)
         if arr is not None:
             return arr

@@ -159,7 +159,9 @@ class SubqueryBinder:
     def scalar(self, tree: exp.Subquery) -> ex.Expr:
         # The binder may bind one expression twice; run its InitPlan once.
         if id(tree) not in self._initplans:
-            if subquery_predicates.is_predicate(tree):
+            if subquery_predicates.is_array_subquery(tree):
+                self._initplans[id(tree)] = self._scalar(subquery_predicates.array_form(tree))
+            elif subquery_predicates.is_predicate(tree):
                 form = subquery_predicates.scalar_form(tree, self.scope, self.qb.params,
                                                        self.hook)
                 self._initplans[id(tree)] = self._scalar(form) if isinstance(
@@ -353,6 +355,8 @@ def _python_value(v, t: types.SqlType):
     """A value read from a result batch as the Python value a Literal of `t` holds."""
     if v is None:
         return None
+    if t.is_array:  # planner/array_values.py: a tuple of the elements' values
+        return tuple(_python_value(e, t.element) for e in v)
     if t.is_scaled_int and isinstance(v, int):
         return decimal.Decimal(v).scaleb(-t.scale)
     return v

@@ -12,8 +12,7 @@ same frame, as the two-stage aggregates finish it (distribute.py).
 
 Named windows (WINDOW w AS (...), OVER w, OVER (w ORDER BY ...)) follow PostgreSQL's
 copy rules. Frames: ROWS, GROUPS and RANGE, EXCLUDE; RANGE offsets take the ORDER BY
-key's type (integers, numerics, floats; intervals without months for dates and
-timestamps). lag/lead offsets and nth_value's n may vary per row. Refused (0A000):
+key's type (integers, numerics, floats; intervals for dates and timestamps). lag/lead offsets and nth_value's n may vary per row. Refused (0A000):
 IGNORE NULLS, DISTINCT window aggregates, and every other function over a window. Windows in WHERE, GROUP BY, HAVING, JOIN conditions, window
 definitions and nested in another window are 42P20, inside an aggregate 42803, as in
 PostgreSQL. Distribution (Motions) is distribute.py's.
@@ -414,7 +413,8 @@ _MICROS_PER_DAY = 86_400_000_000
 def _range_offset(e: ex.Expr, key: types.SqlType, what: str) -> int | float:
     """RANGE offset PRECEDING / FOLLOWING in the ORDER BY key's physical units (see
     window_eval.py): integers as they are, scaled numerics at the key's scale, floats as
-    float, dates and timestamps in microseconds (from an interval without months)."""
+    float, dates and timestamps in microseconds, or (months, microseconds) for an
+    interval with months."""
     def unsupported():
         return errors.FeatureNotSupported(
             f"RANGE with offset PRECEDING/FOLLOWING is not supported for column type {key}"
@@ -456,13 +456,11 @@ def _range_offset(e: ex.Expr, key: types.SqlType, what: str) -> int | float:
     if key.kind in (types.Kind.DATE, types.Kind.TIMESTAMP, types.Kind.TIMESTAMPTZ):
         if lit.type.kind is not types.Kind.INTERVAL:
             raise unsupported()
-        if v.months:
-            raise errors.FeatureNotSupported("RANGE offsets of months or years are not "
-                                             "supported")
         micros = v.days * _MICROS_PER_DAY + v.micros
-        if micros < 0 or v.days < 0 or v.micros < 0:
+        if v.months < 0 or micros < 0 or v.days < 0 or v.micros < 0:
             raise negative
-        return micros
+        # with months: (months, microseconds), added to the key as a calendar does
+        return (v.months, micros) if v.months else micros
     raise unsupported()
 
 

@@ -247,5 +247,8 @@ def check(tree: exp.Expression) -> None:
             if allowed is None:
                 continue
         for key, value in node.args.items():
+            if isinstance(node, exp.Order) and key == "this" and isinstance(
+                    node.parent, exp.ArrayAgg):
+                continue  # array_agg(x ORDER BY ...): the binder reads it
             if key not in allowed and _is_set(value):
                 raise errors.FeatureNotSupported(f"{_describe(node, key)} is not supported")

@@ -135,6 +135,8 @@ def _scan_locus(scan: pl.Scan) -> lc.Locus:
 # --- aggregation -----------------------------------------------------------------------
 def _aggregate(agg: pl.Aggregate) -> pl.Node:
     child = agg.child
+    if any(a.func is ex.AggFunc.ARRAY_AGG for a in agg.aggs):
+        return _in_one_stage(agg)
     if not child.locus.on_segments or child.locus.kind in (LocusKind.SINGLE_QE,):
         return replace(agg, locus=child.locus)
     if child.locus.kind is LocusKind.REPLICATED:
@@ -156,6 +158,31 @@ def _aggregate(agg: pl.Aggregate) -> pl.Node:
         moved = redistribute(child, keys)
         return replace(agg, child=moved, locus=lc.hashed(*range(len(keys))))
     return replace(agg, child=_gather(child), locus=lc.ENTRY)
+
+
+def _in_one_stage(agg: pl.Aggregate) -> pl.Node:
+    """An Aggregate with array_agg: one stage where all rows of a group meet (moved by
+    the group keys, or gathered), over its input sorted by array_agg's ORDER BY on each
+    process; array_agg collects in input order, and a group's rows all come from one
+    sorted stream. (Greenplum does not split ordered aggregates either.)"""
+    child = agg.child
+    key_pos = {k.index: i for i, k in enumerate(agg.keys) if isinstance(k, ex.ColumnRef)}
+    locus = child.locus
+    if child.locus.on_segments and child.locus.kind is not LocusKind.SINGLE_QE:
+        if child.locus.kind is LocusKind.HASHED and all(k in key_pos for k in child.locus.keys):
+            locus = lc.hashed(*(key_pos[k] for k in child.locus.keys))
+        elif agg.keys and child.locus.kind is not LocusKind.REPLICATED and all(
+                isinstance(k, ex.ColumnRef) for k in agg.keys):
+            child = redistribute(child, tuple(k.index for k in agg.keys))
+            locus = lc.hashed(*range(len(agg.keys)))
+        else:
+            child = _gather(child)
+            locus = lc.ENTRY
+    order = next((a.order for a in agg.aggs if a.order), ())
+    if order:
+        child = pl.Sort(child, tuple(pl.SortKey(e, desc, nf) for e, desc, nf in order),
+                        child.fields, locus=child.locus)
+    return replace(agg, child=child, locus=locus)
 
 
 def _two_phase(agg: pl.Aggregate) -> pl.Node:

@@ -109,6 +109,7 @@ class AggFunc(enum.Enum):
     AVG = "avg"
     MIN = "min"
     MAX = "max"
+    ARRAY_AGG = "array_agg"  # in input order: the planner sorts its input for ORDER BY
 
 
 class Expr:
@@ -259,17 +260,24 @@ class RowData:
 
 @dataclass(frozen=True, slots=True)
 class AggCall:
-    """An aggregate in an Aggregate node: func(arg) [DISTINCT], typed as its result."""
+    """An aggregate in an Aggregate node: func(arg) [DISTINCT], typed as its result.
+    `order` (array_agg's ORDER BY) is (expression, descending, nulls first) per key: the
+    Aggregate's input is sorted by it (distribute.py), and array_agg keeps input order."""
 
     func: AggFunc
     arg: Expr | None
     distinct: bool
     type: SqlType
+    order: tuple = ()
 
     def sql(self) -> str:
         if self.func is AggFunc.COUNT_STAR:
             return "count(*)"
         inner = show(self.arg) if self.arg is not None else ""
+        if self.order:
+            inner += " ORDER BY " + ", ".join(
+                show(e) + (" DESC" if desc else "") + (" NULLS FIRST" if nf else " NULLS LAST")
+                for e, desc, nf in self.order)
         return f"{self.func.value}({'DISTINCT ' if self.distinct else ''}{inner})"
 
 

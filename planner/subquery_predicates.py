@@ -191,3 +191,50 @@ def _outer(x: exp.Expression, scope, params, hook=None) -> exp.Expression:
             return outer_marker(scope, ExprBinder(scope, params).bind(node).index)
         return node
     return x.transform(mark, copy=True)
+
+
+def is_array_subquery(node: exp.Expression) -> bool:
+    """ARRAY(subquery)."""
+    return isinstance(node, exp.Array) and len(node.expressions) == 1 and isinstance(
+        node.expressions[0], (exp.Select, exp.Subquery, exp.Union, exp.Intersect, exp.Except))
+
+
+def array_form(node: exp.Expression) -> exp.Subquery:
+    """ARRAY(SELECT v FROM ... ORDER BY k) as the scalar subquery
+    (SELECT COALESCE(array_agg(v ORDER BY k), '{}') FROM ...): its rows' values in its
+    order, an empty array (not NULL) when it has none. A subquery that groups, limits,
+    combines or de-duplicates is read as a derived table (then without ORDER BY)."""
+    query = node.expressions[0]
+    while isinstance(query, (exp.Paren, exp.Subquery)):
+        query = query.this
+    plain = isinstance(query, exp.Select) and not (
+        any(query.args.get(k) for k in ("group", "having", "limit", "offset", "with_", "with",
+                                         "distinct"))
+        or any(find_aggregate(e) for e in query.expressions))
+    if plain:
+        select = query.copy()
+    else:
+        if query.args.get("order") is not None:
+            raise errors.FeatureNotSupported(
+                "ARRAY(subquery) with ORDER BY over a grouped, limited or combined subquery")
+        select = _derived(query, "ARRAY(subquery)")
+    if len(select.expressions) != 1:
+        raise errors.SyntaxError_("subquery must return only one column")
+    item = select.expressions[0]
+    value = item.this if isinstance(item, exp.Alias) else item
+    keys = []
+    order = select.args.get("order")
+    for o in (order.expressions if order is not None else []):
+        k = o.this
+        if isinstance(k, exp.Literal) and not k.is_string and k.this == "1":
+            k = value  # ORDER BY 1: the one output column
+        elif isinstance(k, exp.Column) and not k.table and isinstance(item, exp.Alias) \
+                and k.name.lower() == item.alias.lower():
+            k = value
+        keys.append(exp.Ordered(this=k.copy(), desc=o.args.get("desc"),
+                                nulls_first=o.args.get("nulls_first")))
+    agg_arg = value.copy() if not keys else exp.Order(this=value.copy(), expressions=keys)
+    select.set("order", None)
+    select.set("expressions", [exp.Coalesce(this=exp.ArrayAgg(this=agg_arg),
+                                            expressions=[exp.Literal.string("{}")])])
+    return exp.Subquery(this=select)

@@ -383,6 +383,8 @@ def agg_result_type(func: ex.AggFunc, t: types.SqlType) -> types.SqlType:
     """Result types as PostgreSQL's: sum(int4) bigint, sum(int8) numeric, avg(int) numeric."""
     if func in (ex.AggFunc.COUNT, ex.AggFunc.COUNT_STAR):
         return types.INT8
+    if func is ex.AggFunc.ARRAY_AGG:
+        return types.array_of(types.TEXT if t.kind is types.Kind.UNKNOWN else t)
     if func in (ex.AggFunc.MIN, ex.AggFunc.MAX):
         if t.kind is types.Kind.UNKNOWN:
             return types.TEXT

@@ -70,6 +70,8 @@ class Frame:
 
     def describe(self) -> str:
         def side(b, n):
+            if isinstance(n, tuple):  # (months, microseconds) of a RANGE interval
+                n = f"'{n[0]} mons {n[1]} us'"
             return f"{n} {b.value}" if b in (Bound.PRECEDING, Bound.FOLLOWING) else b.value
         mode = "ROWS" if self.rows else "GROUPS" if self.groups else "RANGE"
         out = (f"{mode} BETWEEN "

@@ -81,9 +81,14 @@ def _prune(node: pl.Node, needed: set[int]) -> tuple[pl.Node, dict[int, int]]:
         for a in node.aggs:
             if a.arg is not None:
                 used |= ex.columns_used(a.arg)
+            for e, _, _ in a.order:
+                used |= ex.columns_used(e)
         child, mapping = _prune(node.child, used)
         keys = tuple(ex.map_columns(k, mapping) for k in node.keys)
-        aggs = tuple(replace(a, arg=ex.map_columns(a.arg, mapping)) if a.arg is not None else a
+        aggs = tuple(replace(a, arg=ex.map_columns(a.arg, mapping) if a.arg is not None
+                             else None,
+                             order=tuple((ex.map_columns(e, mapping), d, nf)
+                                         for e, d, nf in a.order))
                      for a in node.aggs)
         return replace(node, child=child, keys=keys, aggs=aggs), _identity(node)
     if isinstance(node, pl.WindowAgg):

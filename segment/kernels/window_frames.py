@@ -20,6 +20,24 @@ _jit = numba.njit(cache=True, nogil=True)
 
 
 @_jit
+def _first_after(vals, a, b, t, desc, start):
+    """The first j in [a, b) whose key is at or past t (start) or beyond t (end), in
+    the sort order (a binary search over sorted `vals`)."""
+    while a < b:
+        m = (a + b) // 2
+        x = vals[m]
+        if desc:
+            after = x <= t if start else x < t
+        else:
+            after = x >= t if start else x > t
+        if after:
+            b = m
+        else:
+            a = m + 1
+    return a
+
+
+@_jit
 def group_bounds(flags):
     """For start flags (flags[0] is True): each row's group [start, end)."""
     n = len(flags)
@@ -191,20 +209,7 @@ def range_bounds(vals, isnull, nn_lo, nn_hi, peer_start, peer_end, off, desc, pr
         if before_all:
             out[i] = lo
             continue
-        a = lo
-        b = hi
-        while a < b:  # first j with key at/past t (start) or beyond t (end), in order
-            m = (a + b) // 2
-            x = vals[m]
-            if desc:
-                after = x <= t if start else x < t
-            else:
-                after = x >= t if start else x > t
-            if after:
-                b = m
-            else:
-                a = m + 1
-        out[i] = a
+        out[i] = _first_after(vals, lo, hi, t, desc, start)
     return out
 
 
@@ -242,4 +247,17 @@ def excluded_extremes(codes, valid, lo, a, b, hi, keep_i, want_max):
                                           else codes[t] < codes[best])):
                 best = t
         out[j] = best
+    return out
+
+
+@_jit
+def range_bounds_to(vals, isnull, nn_lo, nn_hi, peer_start, peer_end, targets, desc, start):
+    """range_bounds with each row's target key given (RANGE offsets of months)."""
+    n = len(vals)
+    out = np.empty(n, np.int64)
+    for i in range(n):
+        if isnull[i]:
+            out[i] = peer_start[i] if start else peer_end[i]
+            continue
+        out[i] = _first_after(vals, nn_lo[i], nn_hi[i], targets[i], desc, start)
     return out

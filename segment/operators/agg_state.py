@@ -36,7 +36,7 @@ class State:
 
 
 class AggSpec:
-    """One AggCall. `kind` is count | sum | float_sum | minmax | float_max | avg.
+    """One AggCall. `kind` is count | sum | float_sum | minmax | float_max | avg | list.
 
     The mode does not change what a call computes: distribute.py expresses merging as
     ordinary calls over the partial states (sum of counts, min of mins), and a FINAL over
@@ -60,6 +60,8 @@ class AggSpec:
             self.kind = "float_max"
         elif f in (ex.AggFunc.MIN, ex.AggFunc.MAX):
             self.kind = "minmax"
+        elif f is ex.AggFunc.ARRAY_AGG:
+            self.kind = "list"
         else:
             raise errors.FeatureNotSupported(f"aggregate {call.sql()} is not supported")
         self.states = self._states()
@@ -73,6 +75,8 @@ class AggSpec:
             return [State("sum", True)]
         if k == "float_sum":
             return [State("sum", False)]
+        if k == "list":  # merged lists of lists are flattened (hash_agg.flatten_lists)
+            return [State("list", False)]
         if k == "minmax":
             fn = "min" if self.call.func is ex.AggFunc.MIN else "max"
             return [State(fn, False)]
@@ -94,6 +98,8 @@ class AggSpec:
             return [(self._exact_input(arg), "sum", None)]
         if k == "float_sum":
             return [(arg.cast(pa.float64()), "sum", None)]
+        if k == "list":
+            return [(arg, "list", None)]
         if k == "minmax":
             return [(arg, self.states[0].merge, None)]
         if k == "float_max":
@@ -132,6 +138,10 @@ class AggSpec:
         if k == "count":
             return states[0].fill_null(0).cast(out_t.arrow_type())
         if k == "float_sum" or k == "minmax":
+            return _cast(states[0], out_t)
+        if k == "list":
+            if pa.types.is_null(states[0].type):  # no rows at all: NULL
+                return pa.nulls(len(states[0]), out_t.arrow_type())
             return _cast(states[0], out_t)
         if k == "float_max":
             value, saw_nan = states

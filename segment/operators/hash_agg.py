@@ -465,6 +465,8 @@ class Groups:
                 state = pa.array(np.ones(n, np.int64))
             elif fn == "count":
                 state = pc.cast(pc.is_valid(arr), pa.int64())
+            elif fn == "list":  # a list of the one value
+                state = pa.ListArray.from_arrays(pa.array(np.arange(n + 1, dtype=np.int32)), arr)
             else:  # sum, min, max of one value: the value
                 state = arr
             if state.type != t:
@@ -475,6 +477,19 @@ class Groups:
         return pa.Table.from_arrays(cols, names=self.names)
 
     def _group(self, table: pa.Table, aggs: list) -> pa.Table:
+        if not self.keys and any(a[1] == "list" for a in aggs):
+            # Arrow has "list" only as a hash aggregation: group by a constant instead;
+            # over no rows, the one row a scalar aggregate gives has NULL lists.
+            if table.num_rows == 0:
+                out = table.group_by([], use_threads=False).aggregate(
+                    [(a[0], "count") if a[1] == "list" else a for a in aggs])
+                cols = [pa.nulls(1, pa.list_(table.column(a[0]).type)) if a[1] == "list"
+                        else out.column(i) for i, a in enumerate(aggs)]
+                return pa.Table.from_arrays(cols, names=self.names)
+            table = table.append_column("one", pa.array(np.zeros(table.num_rows, np.int8)))
+            out = table.group_by(["one"], use_threads=False).aggregate(aggs)
+            cols = [c for c, n in zip(out.columns, out.schema.names) if n != "one"]
+            return pa.Table.from_arrays(cols, names=self.names)
         out = table.group_by(self.keys, use_threads=False).aggregate(aggs)
         if not self.names:
             return out  # no columns: only the row count (one) matters
@@ -511,12 +526,22 @@ class Groups:
         tables = _unify(tables)
         merged = pa.concat_tables(tables)
         cols = dict(zip(self.keys, merged.columns[:len(self.keys)]))
-        aggs = []
+        aggs, lists = [], {}
         for j, st in enumerate(self.states):
             col = merged.column(len(self.keys) + j)
+            if st.merge == "list":
+                # hash_list takes no lists: group the row numbers, then join the lists.
+                lists[j] = _combined(col)
+                cols["row"] = pa.array(np.arange(merged.num_rows, dtype=np.int64))
+                aggs.append(("row", "list"))
+                continue
             cols[f"s{j}"] = agg_state.AggSpec.widen(st, col, multiplicity)
             aggs.append((f"s{j}", st.merge))
         self.acc = self._group(pa.table(cols) if cols else merged, aggs)
+        for j, col in lists.items():
+            i = len(self.keys) + j
+            self.acc = self.acc.set_column(i, self.names[i],
+                                           concat_lists(col, _combined(self.acc.column(i))))
         self.acc_bytes = self.acc.nbytes
         if self.raw and self.acc.num_rows * 2 < merged.num_rows:
             self.raw = False  # groups do repeat across batches: pre-aggregate them again
@@ -567,6 +592,16 @@ class Groups:
         if self.acc is None:
             return pa.table({n: pa.array([], pa.null()) for n in self.names})
         return self.acc
+
+
+def concat_lists(states: pa.Array, rows: pa.Array) -> pa.Array:
+    """For each group, the concatenation of the list `states` of its rows, where `rows`
+    lists each group's row numbers in the order the rows came (array_agg's merge)."""
+    taken = states.take(rows.values)  # the rows' lists, group by group
+    lengths = pc.fill_null(pc.list_value_length(taken), 0).to_numpy(zero_copy_only=False)
+    ends = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
+    offsets = ends[rows.offsets.to_numpy(zero_copy_only=False)].astype(np.int32)
+    return pa.ListArray.from_arrays(pa.array(offsets), pc.list_flatten(taken))
 
 
 def _fits(res: memory.Reservation, tables: Sequence[Groups], base_bytes: int = 0) -> bool:

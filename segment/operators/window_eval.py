@@ -109,6 +109,11 @@ class Window:
         nulls = counts[self.part_end] - counts[self.part_start]
         nn_lo = self.part_start + (nulls if key.nulls_first else 0)
         nn_hi = self.part_end - (0 if key.nulls_first else nulls)
+        if isinstance(off, tuple):  # months: each row's own target, by the calendar
+            sign = 1 if (b is wn.Bound.PRECEDING) == key.descending else -1
+            targets = _add_months(vals, sign * off[0]) + sign * off[1]
+            return k.range_bounds_to(vals, isnull, nn_lo, nn_hi, self.peer_start,
+                                     self.peer_end, targets, key.descending, start)
         return k.range_bounds(vals, isnull, nn_lo, nn_hi, self.peer_start, self.peer_end,
                               off, key.descending, b is wn.Bound.PRECEDING, start, exact)
 
@@ -431,3 +436,20 @@ def _check_wide_sums(values: pa.Array, valid: np.ndarray) -> None:
     prefix = np.cumsum(np.array([0] + unscaled, dtype=object))
     if max(abs(prefix.max()), abs(prefix.min())) * 2 >= _DECIMAL_MAX:
         raise errors.NumericOutOfRange("numeric field overflow")
+
+
+_DAY_US = 86_400_000_000
+
+
+def _add_months(micros: np.ndarray, months: int) -> np.ndarray:
+    """Timestamps (microseconds) moved by whole months as PostgreSQL's timestamp +
+    interval does: the day of month is kept, or clamped to the new month's last day."""
+    days, tod = np.divmod(micros, _DAY_US)
+    d = days.astype("datetime64[D]")
+    m = d.astype("datetime64[M]")
+    dom = (d - m.astype("datetime64[D]")).astype(np.int64)
+    nm = m + np.timedelta64(months, "M")
+    length = ((nm + np.timedelta64(1, "M")).astype("datetime64[D]")
+              - nm.astype("datetime64[D]")).astype(np.int64)
+    nd = nm.astype("datetime64[D]").astype(np.int64) + np.minimum(dom, length - 1)
+    return nd * _DAY_US + tod

@@ -308,14 +308,24 @@ def test_psql_meta_commands_that_work(psql, conn, table):
     assert " public " in psql("-c", "\\dn").stdout
     assert " raympp " in psql("-c", "\\l").stdout and "UTF8" in psql("-c", "\\l").stdout
     assert "List of functions" in psql("-c", "\\df").stdout
+    # \du: ARRAY(SELECT ...) of each role's memberships, correlated by the role's oid.
+    conn.execute("DROP ROLE IF EXISTS e2e_du_role")
+    conn.execute("CREATE ROLE e2e_du_role LOGIN")
+    try:
+        out = psql("-c", "\\du").stdout
+        assert " raympp " in out and "Superuser" in out and "| {}" in out
+        assert " e2e_du_role " in out and "Member of" in out
+    finally:
+        conn.execute("DROP ROLE e2e_du_role")
 
 
 @_PSQL
 def test_psql_meta_commands_that_need_arrays(psql, conn, table):
     t = table()
     conn.execute(f"CREATE TABLE {t} (a int)")
-    # \d t: a correlated scalar subquery (pg_attrdef) and the footers' array queries
-    # (pg_policy, pg_statistic_ext, publications); \du: ARRAY(SELECT ...) of memberships.
-    for cmd in (f"\\d {t}", f"\\d+ {t}", "\\du"):
+    # \d t: its policy footer's ARRAY(SELECT ... WHERE oid = ANY (pol.polroles)) is
+    # correlated through an array column (decorrelation groups by it); \d+ t also reads
+    # unnest(tc.reloptions) of an outer column in a subquery's FROM.
+    for cmd in (f"\\d {t}", f"\\d+ {t}"):
         p = psql("-v", "VERBOSITY=verbose", "-c", cmd, check=False)
         assert p.returncode != 0 and "ERROR:  0A000:" in p.stderr, (cmd, p.stderr)

@@ -344,3 +344,13 @@ def test_per_row_arguments():
     assert got[1] == [None, None, None, 2, None, 3]
     assert got[2] == [None, 3, 5, 4, None, 5]
     assert got[3] == [None, 1, 2, 0, None, 1]
+
+
+def test_months_move_by_the_calendar():
+    from segment.operators import window_eval
+    day = 86_400_000_000
+    dates = np.array(["2024-01-31", "2024-03-31", "2023-03-31", "2024-02-29"],
+                     dtype="datetime64[D]").astype(np.int64) * day + 3_600_000_000
+    back = window_eval._add_months(dates, -1).astype("datetime64[us]").astype(str).tolist()
+    assert back == ["2023-12-31T01:00:00.000000", "2024-02-29T01:00:00.000000",
+                    "2023-02-28T01:00:00.000000", "2024-01-29T01:00:00.000000"]
