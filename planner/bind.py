@@ -14,11 +14,11 @@ from sqlglot import exp
 
 from planner import (bind_array, bind_join, bind_subquery, bind_window, catalog_functions,
                      errors, functions,
-                     grouping_sets,
+                     grouping_sets, statistics_aggregates,
                      system_tables, table_functions, types)
 from planner import expr as ex
 from planner import plan as pl
-from planner.bind_expr import AGGREGATES, ExprBinder, find_aggregate
+from planner.bind_expr import AGGREGATES, STATISTICS, ExprBinder, find_aggregate
 from planner.typing_rules import agg_result_type
 from planner.schema import CatalogView, identifier, relation_name, resolve_relation
 from planner.scope import LayeredScope, Scope, ScopeColumn
@@ -558,6 +558,10 @@ class QueryBinder:
                                     "grouping")
             if windows is not None and isinstance(tree, exp.Window):
                 return windows.bind(tree, binder)  # its arguments through this hook
+            if isinstance(tree, STATISTICS):
+                arg = plain.bind(tree.this.expressions[0] if isinstance(tree.this, exp.Distinct)
+                                 else tree.this)
+                return binder.bind(statistics_aggregates.rewrite(tree, arg.type.is_float))
             if isinstance(tree, AGGREGATES):
                 call = self._agg_call(tree, scope)
                 if call not in aggs:

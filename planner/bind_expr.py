@@ -43,7 +43,9 @@ _NAMED = {f.value: f for f in Func}
 _NAMED.update({"strpos": Func.POSITION, "concat": Func.CONCAT_FN, "ceiling": Func.CEIL,
                "char_length": Func.LENGTH, "character_length": Func.LENGTH, "pow": Func.POWER,
                "trim": Func.TRIM, "substr": Func.SUBSTRING})
-AGGREGATES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max, exp.ArrayAgg)
+# var_samp & co. are bound as expressions over sum/count (planner/statistics_aggregates.py).
+STATISTICS = (exp.Stddev, exp.StddevSamp, exp.StddevPop, exp.Variance, exp.VariancePop)
+AGGREGATES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max, exp.ArrayAgg) + STATISTICS
 _NESTED_QUERY = (exp.Subquery, exp.Select, exp.Exists, exp.Union, exp.Intersect, exp.Except)
 
 
