@@ -640,6 +640,16 @@ class QueryBinder:
         if inner is not None and find_aggregate(inner):
             raise errors.GroupingError("aggregate function calls cannot be nested")
         arg = functions.fold_constants(ExprBinder(scope, self.params).bind(inner))
+        if isinstance(tree, (exp.LogicalAnd, exp.LogicalOr)):
+            # bool_and is min over booleans (false < true), bool_or max: NULLs ignored,
+            # NULL over no rows, two phases as min/max, as PostgreSQL's.
+            name = "bool_and" if isinstance(tree, exp.LogicalAnd) else "bool_or"
+            if arg.type.kind is types.Kind.UNKNOWN:
+                arg = functions.bind_cast(arg, types.BOOL)
+            if arg.type.kind is not types.Kind.BOOL:
+                raise errors.UndefinedFunction(f"function {name}({arg.type}) does not exist")
+            func = ex.AggFunc.MIN if isinstance(tree, exp.LogicalAnd) else ex.AggFunc.MAX
+            return ex.AggCall(func, arg, distinct, types.BOOL)
         func = {exp.Count: ex.AggFunc.COUNT, exp.Sum: ex.AggFunc.SUM, exp.Avg: ex.AggFunc.AVG,
                 exp.Min: ex.AggFunc.MIN, exp.Max: ex.AggFunc.MAX}[type(tree)]
         return ex.AggCall(func, arg, distinct, agg_result_type(func, arg.type))
@@ -774,7 +784,7 @@ def _output_name(e: exp.Expression) -> str:
     if isinstance(e, exp.Interval):
         return "interval"
     if isinstance(e, AGGREGATES):
-        return type(e).__name__.lower()
+        return _AGG_NAMES.get(type(e), type(e).__name__.lower())
     if isinstance(e, (exp.Func,)) and not isinstance(e, exp.Anonymous):
         name = e.sql_name().lower()
         return {"timestamp_trunc": "date_trunc", "current_version": "version",
@@ -786,6 +796,9 @@ def _output_name(e: exp.Expression) -> str:
     return "?column?"
 
 
+_AGG_NAMES = {exp.LogicalAnd: "bool_and", exp.LogicalOr: "bool_or", exp.ArrayAgg: "array_agg",
+              exp.StddevSamp: "stddev_samp", exp.StddevPop: "stddev_pop",
+              exp.VariancePop: "var_pop"}
 _T = exp.DataType.Type
 # The names PostgreSQL's parser gives the types it writes as keywords.
 _TYPE_NAMES = {_T.INT: "int4", _T.SMALLINT: "int2", _T.BIGINT: "int8", _T.FLOAT: "float4",

@@ -354,7 +354,11 @@ def select_srfs(query_binder, select: exp.Select, node, scope):
             raise no_function(name, [arr])
         if name == "generate_subscripts":
             dim = functions.fold_constants(binder.bind(args[1]))
-            if len(args) == 3 or not (isinstance(dim, ex.Literal) and dim.value == 1):
+            # A parameter only describes here (its value is bound before execution);
+            # a client's untyped 1 arrives as the text '1'.
+            described = args[1].find(exp.Parameter, exp.Placeholder) is not None
+            if len(args) == 3 or not (described or isinstance(dim, ex.Literal) and (
+                    dim.value == 1 or dim.value == "1")):
                 raise errors.FeatureNotSupported(
                     "generate_subscripts other than (array, 1)")
             elem = types.INT4
