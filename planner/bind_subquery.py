@@ -99,9 +99,6 @@ class SubqueryBinder:
     def binder(self) -> ExprBinder:
         return ExprBinder(self.scope, self.qb.params, subquery=self.scalar)
 
-    def _child(self):
-        return self.qb.child()
-
     def _exists(self, select: exp.Expression, negate: bool) -> None:
         if not isinstance(select, exp.Select) or select.args.get("group") or \
                 select.args.get("having") or any(e.find(*AGGREGATES) for e in select.expressions) \
@@ -112,7 +109,7 @@ class SubqueryBinder:
         conj = split_and(where.this) if where is not None else []
         if any(has_subquery(c) for c in conj):
             raise errors.FeatureNotSupported("subqueries nested in an EXISTS subquery")
-        inner, inner_scope, correlated = self._child()._from(select, conj, outer=self.scope)
+        inner, inner_scope, correlated = self.qb.child()._from(select, conj, outer=self.scope)
         n = len(self.scope.columns)
         planner = bind_join.JoinPlanner(LayeredScope(inner_scope, self.scope))
         left = bind_join.Part(self.node, list(range(n)))
@@ -123,7 +120,7 @@ class SubqueryBinder:
     def _in(self, tree: exp.In, negate: bool) -> None:
         if isinstance(tree.this, exp.Tuple):
             raise errors.FeatureNotSupported("row-valued IN (subquery)")
-        qb = self._child()
+        qb = self.qb.child()
         try:
             bq = qb.bind(tree.args["query"].this)
         except _CORRELATED:
@@ -173,7 +170,7 @@ class SubqueryBinder:
     def _scalar(self, tree: exp.Subquery) -> ex.Expr:
         select = _strip(tree.this)
         try:
-            bq = self._child().bind(select)
+            bq = self.qb.child().bind(select)
         except _CORRELATED:
             if not self.correlated:
                 raise CorrelatedNotHere("correlated subqueries here") from None
@@ -208,7 +205,7 @@ class SubqueryBinder:
         where = select.args.get("where")
         conj = split_and(where.this) if where is not None else []
         inner_keys, outer_keys, local = [], [], []
-        probe = self._child()
+        probe = self.qb.child()
         bare = select.copy()
         bare.set("where", None)
         _, inner_scope, _ = probe._from(bare)
@@ -242,7 +239,7 @@ class SubqueryBinder:
         derived.set("where", exp.Where(this=exp.and_(*local)) if local else None)
         derived.set("group", exp.Group(expressions=[k.copy() for k in inner_keys]))
         try:
-            bq = self._child().bind(derived)
+            bq = self.qb.child().bind(derived)
         except _CORRELATED:
             raise errors.FeatureNotSupported(
                 "correlated scalar subqueries whose value uses the outer query's columns") from None
@@ -273,20 +270,20 @@ class SubqueryBinder:
             raise errors.FeatureNotSupported(
                 "correlated aggregate subqueries with ORDER BY, LIMIT or OFFSET")
         derived = select.copy()
-        probe = self._child()
+        probe = self.qb.child()
         inner = subquery_domain.inner_scope(probe, derived)
         refs = subquery_domain.outer_references(derived, inner, self.scope, self.qb.params,
                                                 self.ungrouped)
         positions = sorted({i for _, i in refs})
         if not positions:
             if select.find(exp.Subquery, exp.Exists) is None:
-                self._child().bind(select)  # raises what is undefined, as written
+                self.qb.child().bind(select)  # raises what is undefined, as written
             raise errors.FeatureNotSupported(
                 "correlated subqueries whose outer references are nested in a subquery")
         dom = subquery_domain.domain(self.node, positions)
         derived = subquery_domain.rewrite(derived, refs, positions, plain)
-        qb = self._child()
-        qb.with_relation(subquery_domain.DOMAIN, dom.node, tuple(f.name for f in dom.node.fields))
+        qb = self.qb.child()
+        qb.with_relation(subquery_domain.DOMAIN, dom, tuple(f.name for f in dom.fields))
         try:
             bq = qb.bind(derived)
         except _CORRELATED:

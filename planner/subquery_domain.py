@@ -21,8 +21,6 @@ bind_subquery.py tries its cheaper equality-only rewrite first and comes here ot
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from sqlglot import exp
 
 from planner import errors, functions, types
@@ -33,15 +31,6 @@ from planner.scope import Scope
 
 DOMAIN = "?outer_domain"  # the CTE name D is bound under; no user name can start with ?
 _CORRELATED = (errors.UndefinedColumn, errors.UndefinedTable)
-
-
-@dataclass(frozen=True)
-class Domain:
-    """The distinct outer values a subquery reads: `outer` are their positions in the
-    outer scope, `node` the plan of D (one column per position, named k0..)."""
-
-    outer: tuple[int, ...]
-    node: pl.Node
 
 
 def inner_scope(qb, select: exp.Select) -> Scope:
@@ -75,11 +64,8 @@ def outer_references(select: exp.Select, inner: Scope, outer: Scope, params,
             continue
         if isinstance(col.this, exp.Star) or _nested_in_subquery(col, select):
             continue
-        try:
-            ExprBinder(inner, params).bind(col)
-            continue
-        except _CORRELATED:
-            pass
+        if _resolves(inner, col, params):
+            continue  # the subquery's own column
         try:
             ref = ExprBinder(outer, params).bind(col)
         except _CORRELATED as e:
@@ -116,14 +102,14 @@ def _nested_in_subquery(node: exp.Expression, top: exp.Expression) -> bool:
     return False
 
 
-def domain(outer_node: pl.Node, positions: list[int]) -> Domain:
-    """D: the distinct values of the outer columns at `positions`."""
+def domain(outer_node: pl.Node, positions: list[int]) -> pl.Node:
+    """D: the distinct values of the outer columns at `positions`, named k0, k1, ..."""
     refs = tuple(ex.ColumnRef(i, outer_node.fields[i].type, f"k{j}")
                  for j, i in enumerate(positions))
     fields = tuple(pl.Field(f"k{j}", r.type) for j, r in enumerate(refs))
     proj = pl.Project(outer_node, refs, fields)
     keys = tuple(ex.ColumnRef(j, f.type, f.name) for j, f in enumerate(fields))
-    return Domain(tuple(positions), pl.Aggregate(proj, keys, (), pl.AggMode.SINGLE, fields))
+    return pl.Aggregate(proj, keys, (), pl.AggMode.SINGLE, fields)
 
 
 def rewrite(select: exp.Select, refs: list[tuple[exp.Column, int]], positions: list[int],

@@ -308,7 +308,7 @@ def from_name(name: str, args: tuple[int, ...] = ()) -> SqlType:
         try:
             return array_of(from_name(key[1:], args))
         except errors.QueryError:
-            pass
+            pass  # not an array type's name: one of the names below, or unknown
     if key in ("int2vector", "oidvector"):
         return SqlType(Kind.INT2VECTOR if key == "int2vector" else Kind.OIDVECTOR)
     if key in ("numeric", "decimal"):

@@ -179,6 +179,21 @@ def segment_pid(server: RunningServer, seg: int) -> int:
     return ray.get(server.engine.cluster.actors[seg].pid.remote(), timeout=RESTART_WAIT)
 
 
+def run_async(coro, timeout=60):
+    """Run a client coroutine (asyncpg); a hang fails the test instead of blocking it."""
+    import asyncio
+
+    return asyncio.run(asyncio.wait_for(coro, timeout))
+
+
+async def asyncpg_connect(server):
+    """An asyncpg connection to a RunningServer, as the bootstrap superuser."""
+    import asyncpg
+
+    return await asyncpg.connect(host=server.host, port=server.port, user="raympp",
+                                 database="raympp", timeout=30)
+
+
 def kill_segment(server: RunningServer, seg: int) -> int:
     """kill -9 one segment process; returns its pid."""
     import os

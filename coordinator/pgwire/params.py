@@ -89,7 +89,7 @@ def _date(text: str, t: SqlType) -> datetime.date:
     try:  # date_in ignores a zone after the date
         return datetime.date.fromisoformat(spaced.group(1) if spaced else text.strip())
     except ValueError:
-        pass
+        pass  # not ISO: PostgreSQL's other date forms, parsed below
     try:
         # date_in takes a timestamp too and drops its time ('2024-01-01 10:00').
         return datetime.datetime.fromisoformat(_iso(text)).date()

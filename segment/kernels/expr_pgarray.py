@@ -264,7 +264,7 @@ def from_text(arr: pa.Array, t: SqlType) -> pa.Array:
             pa.array([], t.elem.arrow_type())
         return build(values, lengths, p.valid, t.elem.arrow_type())
     except (ValueError, pa.ArrowInvalid):
-        pass
+        pass  # quoted or escaped elements: the exact parser below, value by value
     from planner.array_values import parse_array
     return to_arrow([None if v is None else parse_array(v, t) for v in arr.to_pylist()], t)
 
@@ -456,6 +456,7 @@ def _members(a: Parts, b: Parts, n: int) -> np.ndarray:
     try:
         hit = left.join(right, keys=["r", "v"], join_type="left semi")
     except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
+        # A key type Acero's join does not take: join on the values' text instead.
         left = left.set_column(1, "v", pc.cast(left.column("v"), pa.string()))
         right = right.set_column(right.schema.get_field_index("v"), "v",
                                  pc.cast(right.column("v"), pa.string()))

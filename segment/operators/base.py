@@ -163,6 +163,15 @@ def slice_nodes(node: plan.Node) -> list[plan.Node]:
 
 # --- helpers shared by operators ----------------------------------------------------------
 
+def as_array(v, n: int) -> pa.Array:
+    """An expression's value over a batch of n rows as one Array (constants repeated)."""
+    if isinstance(v, pa.ChunkedArray):
+        return v.combine_chunks()
+    if isinstance(v, pa.Scalar):
+        return pa.repeat(v, n)
+    return v
+
+
 def evaluate(e: ex.Expr, batch: pa.RecordBatch, now: datetime.datetime | None = None,
              keep_dictionary: bool = False) -> pa.Array:
     """segment.expr.evaluate, minus the call for a bare column (the common case). `now` is

@@ -9,7 +9,6 @@ import pyarrow as pa
 
 from planner import plan
 from segment.operators import base
-from segment.operators.project import _as_array
 
 
 class ExpandOp:
@@ -22,7 +21,7 @@ class ExpandOp:
         for batch in self.child.execute(ctx):
             for row in self.node.sets:
                 ctx.check_cancel()
-                cols = [_as_array(base.evaluate(e, batch, ctx.now, keep_dictionary=True),
+                cols = [base.as_array(base.evaluate(e, batch, ctx.now, keep_dictionary=True),
                                   batch.num_rows) for e in row]
                 yield base.conform(pa.RecordBatch.from_arrays(cols, names=self.schema.names),
                                    self.schema, dictionaries=True)

@@ -28,18 +28,10 @@ class ProjectOp:
             if not exprs:
                 yield base.rows_without_columns(batch.num_rows)
                 continue
-            cols = [_as_array(base.evaluate(e, batch, ctx.now, keep_dictionary=True),
+            cols = [base.as_array(base.evaluate(e, batch, ctx.now, keep_dictionary=True),
                               batch.num_rows) for e in exprs]
             yield base.conform(pa.RecordBatch.from_arrays(cols, names=self.schema.names),
                                self.schema, dictionaries=True)
-
-
-def _as_array(v, n: int) -> pa.Array:
-    if isinstance(v, pa.ChunkedArray):
-        return v.combine_chunks()
-    if isinstance(v, pa.Scalar):
-        return pa.repeat(v, n)
-    return v
 
 
 @base.register(plan.Project, dictionaries=True)

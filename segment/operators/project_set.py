@@ -27,7 +27,7 @@ class ProjectSetOp:
         node = self.node
         for batch in self.child.execute(ctx):
             n = batch.num_rows
-            parts = [xpa.Parts(_as_array(base.evaluate(e, batch, ctx.now), n))
+            parts = [xpa.Parts(base.as_array(base.evaluate(e, batch, ctx.now), n))
                      for e in node.arrays]
             counts = np.zeros(n, dtype=np.int64)
             for p in parts:
@@ -50,14 +50,6 @@ class ProjectSetOp:
                     cols.append(p.values.take(idx))
             yield base.conform(pa.RecordBatch.from_arrays(cols, names=self.schema.names),
                                self.schema)
-
-
-def _as_array(v, n: int) -> pa.Array:
-    if isinstance(v, pa.ChunkedArray):
-        return v.combine_chunks()
-    if isinstance(v, pa.Scalar):
-        return pa.repeat(v, n)
-    return v
 
 
 @base.register(plan.ProjectSet)

@@ -165,7 +165,7 @@ def test_get_objects_catalogs_schemas_tables(adbc, name):
 
 
 class Refused(Exception):
-    pass
+    """The driver's call was refused as not supported (0A000)."""
 
 
 @pytest.mark.xfail(strict=True, raises=Refused, reason=(

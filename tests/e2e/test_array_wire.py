@@ -5,20 +5,12 @@ WITH RECURSIVE: refused (0A000) for now, and marked so."""
 
 from __future__ import annotations
 
-import asyncio
 import io
 
 import asyncpg
 import pytest
 
-
-def run(coro, timeout=60):
-    return asyncio.run(asyncio.wait_for(coro, timeout))
-
-
-async def apg(server):
-    return await asyncpg.connect(host=server.host, port=server.port, user="raympp",
-                                 database="raympp", timeout=30)
+from tests.conftest import asyncpg_connect as apg, run_async as run
 
 
 @pytest.fixture

@@ -15,6 +15,8 @@ from decimal import Decimal
 
 import psycopg
 import pytest
+
+from tests.conftest import asyncpg_connect as apg, run_async as run
 from psycopg import errors
 
 from coordinator.pgwire import codec
@@ -32,16 +34,6 @@ TYPED = {
     "tz": ("timestamptz", dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)),
     "iv": ("interval", dt.timedelta(days=3, hours=4, minutes=5)),
 }
-
-
-def run(coro, timeout=60):
-    """Run an asyncpg coroutine; a hang fails the test instead of blocking it."""
-    return asyncio.run(asyncio.wait_for(coro, timeout))
-
-
-async def apg(server):
-    return await asyncpg.connect(host=server.host, port=server.port, user="raympp",
-                                 database="raympp", timeout=30)
 
 
 @pytest.fixture

@@ -195,36 +195,63 @@ def test_kill_during_autocommit_copy(own_server, base, kill_after):
     check_cluster_answers(own_server, base)
 
 
+def _statements_under_a_kill(server, seg: int, after_s: float, statement, times: int = 20):
+    """Run `statement(conn)` `times` times back to back on one connection while segment
+    `seg` is killed -9 `after_s` seconds in; (statements acknowledged, their results,
+    the error that stopped the rest or None). The error, if any, is a lost transaction."""
+    outcome = {"done": 0, "results": [], "error": None}
+
+    def run():
+        try:
+            with server.connect() as c:
+                for _ in range(times):
+                    outcome["results"].append(statement(c))
+                    outcome["done"] += 1
+        except psycopg.Error as e:
+            outcome["error"] = e
+
+    t = threading.Thread(target=run)
+    t.start()
+    time.sleep(after_s)
+    pid = kill_segment(server, seg)
+    t.join(600)
+    assert not t.is_alive()
+    wait_restarted(server, seg, pid)
+    print("outcome", outcome["done"], outcome["error"])
+    assert outcome["error"] is not None or outcome["done"] == times
+    if outcome["error"] is not None:
+        assert outcome["error"].sqlstate in ("40001", "58000", "58030"), outcome["error"]
+    return outcome["done"], outcome["results"], outcome["error"]
+
+
 def test_kill_during_insert_select(own_server, base):
     """2M-row INSERT ... SELECTs, back to back, with a segment killed under one of them."""
     with own_server.connect() as c:
         c.execute("CREATE TABLE f_ins (k bigint, v bigint, s text) DISTRIBUTED BY (v)")
         c.execute("INSERT INTO f_ins SELECT * FROM f_base WHERE k <= 1000")
-    outcome = {"done": 0}
     sql = "INSERT INTO f_ins SELECT k, v, s FROM f_base CROSS JOIN generate_series(1, 10) g"
-
-    def insert():
-        try:
-            with own_server.connect() as c:
-                for _ in range(20):
-                    c.execute(sql)
-                    outcome["done"] += 1
-        except psycopg.Error as e:
-            outcome["error"] = e
-
-    t = threading.Thread(target=insert)
-    t.start()
-    time.sleep(3.0)
-    pid = kill_segment(own_server, 0)
-    t.join(600)
-    assert not t.is_alive()
-    wait_restarted(own_server, 0, pid)
-    done = outcome["done"]
-    print("insert outcome", outcome)
-    assert "error" in outcome or done == 20
-    if "error" in outcome:
-        assert outcome["error"].sqlstate in ("40001", "58000", "58030"), outcome["error"]
+    done, _, _ = _statements_under_a_kill(own_server, 0, 3.0, lambda c: c.execute(sql))
     assert count(own_server, "f_ins") == 1000 + done * base * 10
+    check_cluster_answers(own_server, base)
+
+
+def test_kill_during_insert_returning(own_server, base):
+    """INSERT ... SELECT ... RETURNING (every row through the coordinator), back to back,
+    with a segment killed under one: each acknowledged statement returned exactly its
+    rows, and the table holds exactly the acknowledged ones."""
+    with own_server.connect() as c:
+        c.execute("CREATE TABLE f_ret (k bigint, v bigint) DISTRIBUTED BY (k)")
+        c.execute("INSERT INTO f_ret SELECT k, v FROM f_base WHERE k <= 1000")
+    sql = "INSERT INTO f_ret SELECT k, v FROM f_base RETURNING k"
+
+    def insert(c):
+        rows = c.execute(sql).fetchall()
+        return len(rows), sum(r[0] for r in rows)
+
+    done, returned, _ = _statements_under_a_kill(own_server, 1, 2.0, insert)
+    assert returned == [(base, base * (base + 1) // 2)] * done
+    assert count(own_server, "f_ret") == 1000 + done * base
+    assert_no_orphan_chunks(own_server, "f_ret")
     check_cluster_answers(own_server, base)
 
 
