@@ -5,7 +5,7 @@ same synthetic `hits`, measured in one run on one machine.
     .venv/bin/python bench/clickbench.py --rows 10M --tries 3
     .venv/bin/python bench/clickbench.py --engines raympp,duckdb,postgres --queries 1-10
 
-The rows are coordinator/clickbench/synthetic.py's (seed --seed), written once as Parquet
+The rows are segment/table_functions/clickbench_hits.py's (seed --seed), written once as Parquet
 part files and loaded from those files by every engine:
 - raympp: its own `raympp serve --segments N` (bench/common.py), `CREATE TABLE` from
   create.sql + DISTRIBUTED BY (UserID), `COPY hits FROM '<part>' (FORMAT parquet)` per part
@@ -21,7 +21,7 @@ machine; the report prints the load average at start and end.
 Each query runs --tries times in a row (ClickBench's protocol: the first run may pay for
 cold caches) and the best time counts. Times are client wall clock (perf_counter) around
 execute + fetchall; for the servers that includes psycopg over loopback TCP. Every
-engine's last answer is checked against DuckDB with coordinator/clickbench/compare.py
+engine's last answer is checked against DuckDB with workloads/clickbench/compare.py
 (tie-aware under LIMIT). Geometric means are over the queries every measured engine
 answered. Progress goes to stderr; the report to stdout, ending in machine-readable lines.
 """
@@ -48,7 +48,7 @@ from common import (  # noqa: E402
     machine_description, parse_rows, run_with_deadline,
 )
 
-from coordinator.clickbench import compare, load, run, sql  # noqa: E402
+from workloads.clickbench import compare, load, run, sql  # noqa: E402
 
 ENGINES = ("raympp", "duckdb", "postgres")
 

@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO))
 
 from common import RaymppServer, human_rows, load_average, log, machine_description, parse_rows  # noqa: E402
 
-from coordinator.clickbench import compare, load, run, sql  # noqa: E402
+from workloads.clickbench import compare, load, run, sql  # noqa: E402
 
 TEXT_COLUMNS = {name for name, t in sql.COLUMNS if t in ("TEXT", "VARCHAR(255)", "CHAR")}
 
@@ -56,9 +56,10 @@ def operators(rows: int, tries: int) -> int:
     from segment.operators import base
     from segment.storage import chunk as chunk_mod
     from segment.storage.shard_store import ShardStore
-    from coordinator.clickbench import synthetic
+    from planner import table_functions
+    from segment.table_functions import clickbench_hits
 
-    batches = [synthetic.block(1, rows, i) for i in range(synthetic.n_blocks(rows))]
+    batches = [clickbench_hits.block(1, rows, i) for i in range(table_functions.n_blocks(rows))]
     text = T.TEXT
     cols = tuple(ColumnDef(f.name, text) for f in batches[0].schema
                  if f.name in ("searchphrase", "title", "referer"))

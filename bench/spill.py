@@ -38,7 +38,7 @@ import tpch as tb  # noqa: E402
 from common import (  # noqa: E402
     PostgresServer, RaymppServer, load_average, log, machine_description, parse_rows,
 )
-from coordinator.tpch import compare, loader, queries, runner, schema  # noqa: E402
+from workloads.tpch import compare, loader, queries, runner, schema  # noqa: E402
 
 ENGINES = ("raympp", "duckdb", "postgres")
 GROUP_QUERY = "SELECT count(*), sum(c) FROM (SELECT s, count(*) AS c FROM g_keys GROUP BY s) q"

@@ -8,7 +8,7 @@ classified right / wrong / refused (0A000) / error (another SQLSTATE) / timeout.
     # start a private `raympp serve` for the run and stop it afterwards:
     .venv/bin/python bench/tpcds.py --sf 0.01 --start-server --segments 2
 
-Needs DuckDB 1.5.5 and `duckdb-extension-tpcds` (raympp's test extras; bench/tpcds_kit.py).
+Needs DuckDB 1.5.5 and `duckdb-extension-tpcds` (raympp's test extras; workloads/tpcds/kit.py).
 Data: `CALL dsdgen(sf=N)` into --files-dir (default /tmp/raympp-tpcds-files; reused when
 generated alike), exported to CSV and loaded into raympp with COPY FROM STDIN (fact tables
 DISTRIBUTED BY their item key, customer/address/demographics/item by their key, small
@@ -35,8 +35,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import tpcds_kit as kit
-from common import RaymppServer, load_average, log, machine_description
+from common import RaymppServer, load_average, log, machine_description  # noqa: E402
+from workloads.tpcds import kit  # noqa: E402
 
 
 def parse_args(argv=None):

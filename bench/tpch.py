@@ -5,7 +5,7 @@ measured in one run on the same machine.
     .venv/bin/python bench/tpch.py --sf 0.1 --engines raympp,duckdb --queries 1,3,6
     .venv/bin/python bench/tpch.py --sf 10 --files-dir /data/tpch --timeout 1800
 
-Data: tpchgen-cli writes Parquet parts once (coordinator/tpch/datagen.py) into a temporary
+Data: tpchgen-cli writes Parquet parts once (workloads/tpch/datagen.py) into a temporary
 directory, or --files-dir (kept and reused). Engines run one after another, each alone:
 - raympp: `raympp serve` as a subprocess (bench/common.RaymppServer: free loopback port,
   temporary data directory, stopped by its PID), loaded with
@@ -19,7 +19,7 @@ directory, or --files-dir (kept and reused). Engines run one after another, each
 Each query runs --warmup times untimed, then --repeat times; the best wall time counts
 (client clock, pgwire round trip included for the servers). A query is cancelled after
 --timeout seconds. Answers of raympp and PostgreSQL are checked against DuckDB's
-(coordinator/tpch/compare.py); a wrong answer counts as an error.
+(workloads/tpch/compare.py); a wrong answer counts as an error.
 
 Report (stdout): per-query best times, raympp's per-query ratio to each engine, each
 engine's geometric mean over the queries it answered (errors, timeouts and wrong answers
@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from common import (  # noqa: E402
     PostgresServer, RaymppServer, load_average, log, machine_description,
 )
-from coordinator.tpch import compare, datagen, loader, queries, runner, schema  # noqa: E402
+from workloads.tpch import compare, datagen, loader, queries, runner, schema  # noqa: E402
 
 ENGINES = ("raympp", "duckdb", "postgres")
 ORACLE = "duckdb"
@@ -89,7 +89,7 @@ def generate(sf: float, files_dir: Path) -> dict[str, list[Path]]:
 # --------------------------------------------------------------------------- engines
 
 class DuckConnection:
-    """The slice of psycopg's connection interface coordinator/tpch/runner.py uses, over
+    """The slice of psycopg's connection interface workloads/tpch/runner.py uses, over
     one DuckDB connection (interrupt() stops its running statement)."""
 
     closed = False

@@ -37,6 +37,7 @@ from planner import errors, types
 from planner import schema as sch
 from planner.schema import (ColumnDef, ColumnStats, DistKind, DistPolicy, RelationName, TableDef,
                             TableStats)
+from planner.system_tables import refuse_write
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tables (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL,
@@ -352,7 +353,6 @@ class SessionCatalog:
         """A table that must exist, as PostgreSQL's table_openrv finds it (TRUNCATE, COPY,
         ANALYZE): a schema that does not exist is 3F000, a table that does not 42P01."""
         self.check_database(rel)
-        from planner.system_tables import refuse_write
         refuse_write(self, rel)  # TRUNCATE, ANALYZE, COPY of pg_class: 0A000
         self.check_schema(rel)
         table = self.lookup(rel)

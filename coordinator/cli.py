@@ -20,6 +20,7 @@ import os
 import signal
 import socket
 import sys
+from importlib.metadata import entry_points
 
 from deploy import supervisor  # Ray (deploy/ray_local.py) only once a server starts
 
@@ -33,6 +34,7 @@ DEMO_SQL = [
 ]
 MAX_SEGMENTS = 1024
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+COMMANDS_GROUP = "raympp.commands"  # entry points of subcommands besides serve
 
 
 class StartError(Exception):
@@ -95,14 +97,22 @@ def add_serve_parser(sub) -> argparse.ArgumentParser:
     return serve
 
 
+def commands() -> dict:
+    """The subcommands other packages add to `raympp`, by name: the modules that the
+    `raympp.commands` entry points name (pyproject.toml: the benchmark kits' `tpch` and
+    `clickbench`, in workloads/), each with `add_parser(sub)` and `main(args) -> int`.
+    The server packages never import those kits; they are found installed."""
+    return {ep.name: ep.load() for ep in sorted(entry_points(group=COMMANDS_GROUP),
+                                                 key=lambda ep: ep.name)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="raympp", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     add_serve_parser(sub)
-    from coordinator.tpch import cli as tpch_cli
-    tpch_cli.add_parser(sub)
-    from coordinator.clickbench import command as clickbench_command
-    clickbench_command.add_parser(sub)
+    extra = commands()
+    for command in extra.values():
+        command.add_parser(sub)
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -112,10 +122,8 @@ def main(argv: list[str] | None = None) -> int:
             if code is not None:
                 return code
         return serve_main(args)
-    if args.command == "tpch":
-        return tpch_cli.main(args)
-    if args.command == "clickbench":
-        return clickbench_command.main(args)
+    if args.command in extra:
+        return extra[args.command].main(args)
     return 2
 
 
@@ -130,6 +138,8 @@ def serve_main(args) -> int:
     except StartError as e:
         print(f"raympp: {e}", file=sys.stderr, flush=True)
         return 1
+    # Imported here, not at the top: Ray (deploy/ray_local), the engine and pyarrow load only
+    # once the arguments and the address are checked (--help and bad arguments answer at once).
     from coordinator import roles
     from coordinator.engine import Engine
     from coordinator.pgwire.server import PgServer
@@ -225,7 +235,7 @@ async def _serve(engine, server_cls, args, authenticator=None):
 def load_demo(engine) -> None:
     if engine.catalog.get_table("demo") is not None:
         return
-    from coordinator.pgwire.boundary import CancelToken
+    from coordinator.pgwire.boundary import CancelToken  # pyarrow only in a started server
 
     user = engine.catalog.bootstrap_role().name
     session = engine.open_session(user, user, {})

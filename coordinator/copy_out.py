@@ -20,11 +20,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from coordinator.pgwire import codec, values
-from coordinator.pgwire.boundary import CopyFormat
+from planner.copy_options import CopyFormat, CopyOptions, force_columns
 from planner.types import SqlType
-from segment import copy_binary
-from segment import copy_text
-from segment.copy_text import CopyOptions
+from segment.ingest import copy_binary
 
 SLICE_ROWS = 1 << 16        # rows joined per kernel call: keeps string offsets far from 2 GiB
 _TEXT_ESCAPES = (("\\", "\\\\"), ("\b", "\\b"), ("\f", "\\f"), ("\n", "\\n"),
@@ -44,13 +42,13 @@ def encode_copy(batches: Iterable[pa.RecordBatch], types: list[SqlType], fmt: Co
         header = False
     forced = None
     if fmt is CopyFormat.CSV and options.force_quote and names is not None:
-        forced = copy_text.force_columns("FORCE_QUOTE", options.force_quote, list(names))
+        forced = force_columns("FORCE_QUOTE", options.force_quote, list(names))
     for batch in batches:
         if header:
             yield _header_line(batch.schema.names, fmt, options)
             header = False
         if forced is None and fmt is CopyFormat.CSV:
-            forced = copy_text.force_columns("FORCE_QUOTE", options.force_quote,
+            forced = force_columns("FORCE_QUOTE", options.force_quote,
                                              batch.schema.names)
         for start in range(0, batch.num_rows, SLICE_ROWS):
             part = batch.slice(start, SLICE_ROWS)

@@ -23,6 +23,8 @@ from coordinator.pgwire.boundary import QueryResult, ResultKind
 from planner import errors, statements, types
 from planner.schema import (ColumnDef, ColumnStats, RelationName, TableDef, relation_name)
 from sqlglot import exp
+from segment.sketch import KMV_SIZE
+from coordinator import query
 
 
 def lock_name(session, txn, name: str) -> None:
@@ -70,8 +72,6 @@ def create_table(session, st, txn) -> QueryResult:
 
 
 def create_table_as(session, st, tree, txn, cancel) -> QueryResult:
-    from coordinator import query
-
     view = session.catalog_view(txn)
     name = view.creation_name(_target_relation(tree))
     root, names = query.plan(session, tree.expression)  # its errors first, as in PostgreSQL
@@ -223,8 +223,6 @@ def analyze_table(session, table: TableDef) -> None:
 
 def kmv_estimate(sketch: np.ndarray) -> float:
     """Distinct values from the k smallest distinct 64-bit hashes (k-minimum values)."""
-    from segment.worker import KMV_SIZE
-
     if len(sketch) < KMV_SIZE:
         return float(len(sketch))
     kth = float(sketch[KMV_SIZE - 1]) / 2.0**64

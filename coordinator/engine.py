@@ -19,6 +19,7 @@ from coordinator import system_catalog
 from coordinator.catalog import Catalog
 from coordinator.cluster import Cluster
 from coordinator.transaction import NameLocks, collect_garbage
+from coordinator.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +61,6 @@ class Engine:
                     log.warning("storage collection: %s", e)
 
     def open_session(self, user: str, database: str, options: dict[str, str]):
-        from coordinator.session import Session
-
         session = Session(self, user, database, options)
         self.sessions.add(session)
         return session

@@ -13,14 +13,21 @@ from dataclasses import replace
 from sqlglot import exp
 
 from coordinator import query, table_stats
-from coordinator.pgwire.boundary import CopyFormat, CopyIn, CopyOut, QueryResult, ResultKind
+from coordinator.pgwire.boundary import CopyIn, CopyOut, QueryResult, ResultKind
 from coordinator.writer import TableWriter
 from planner import copy_statement, distribute, errors, functions, rules, statements, types
 from planner import expr as ex
 from planner import plan as pl
+from planner.copy_options import CopyFormat, parse_copy_options
 from planner.bind import QueryBinder
 from planner.locus import GENERAL
 from planner.schema import PUBLIC, DistKind, RelationName, TableDef, resolve_relation
+from segment.operators import base as ops
+from segment.ingest import convert, copy_binary, copy_text
+from planner.scope import EMPTY
+from planner.bind_expr import ExprBinder
+from coordinator.dispatch import new_query_id
+from coordinator import copy_out
 
 _FORMATS = {"text": CopyFormat.TEXT, "csv": CopyFormat.CSV, "binary": CopyFormat.BINARY}
 
@@ -79,7 +86,7 @@ def bind_returning(session, tree: exp.Insert, txn, params=None):
     # Uncorrelated scalar subqueries run once, before the rows are written (InitPlans):
     # they see the table without the new rows, as PostgreSQL's snapshot does.
     runner = None if params is not None else (lambda n: query.run_initplan(session, n))
-    bq = QueryBinder(session.catalog_view(txn), params, run_scalar=runner) \
+    bq = QueryBinder(session.catalog_view(txn), params, run_plan=runner) \
         .bind(returning_query(tree))
     node = bq.node
     if isinstance(node, pl.Scan) and node.filter is None:
@@ -107,7 +114,6 @@ def returning_columns(session, tree: exp.Insert, ptypes) -> list:
 def _returned(exprs, columns, batch, now):
     """RETURNING's rows for one batch of inserted rows (in the table's column order)."""
     import pyarrow as pa
-    from segment.operators import base as ops
 
     schema = ops.schema_of(tuple(pl.Field(f"c{i}", c.type) for i, c in enumerate(columns)))
     if not exprs:
@@ -185,9 +191,6 @@ def insert_plan(session, table: TableDef, source, cols, txn, cancel,
 def _values_for(table: TableDef, cols: list[int], values: exp.Values, fields) -> pl.Values:
     """INSERT ... VALUES: each value is assigned to its column's type directly, so quoted
     literals take the column's type as PostgreSQL's unknown-typed literals do."""
-    from planner.bind_expr import ExprBinder
-    from planner.scope import EMPTY
-
     binder = ExprBinder(EMPTY)
     rows = []
     for tup in values.expressions:
@@ -224,7 +227,6 @@ def _insert_on_segments(session, table: TableDef, root: pl.Node, txn) -> int:
     if table.policy.kind is not DistKind.RANDOM:
         # Each segment must see every row to pick its own: compute the whole series.
         node = _unsplit(node)
-    from coordinator.dispatch import new_query_id
     counts = txn.call_all("insert_select", new_query_id(), node, txn.id, table)
     return counts[0] if table.policy.kind is DistKind.REPLICATED else sum(counts)
 
@@ -236,9 +238,7 @@ def _unsplit(node: pl.Node) -> pl.Node:
 
 # --- COPY --------------------------------------------------------------------------------
 def copy(session, spec: copy_statement.CopySpec, txn, cancel) -> QueryResult:
-    from segment import copy_text
-
-    opts = copy_text.parse_copy_options(
+    opts = parse_copy_options(
         {k: ("true" if v is None else v) for k, v in spec.options.items()})
     fmt = _FORMATS[opts.format] if opts.format in _FORMATS else None
     view = session.catalog_view(txn)
@@ -285,8 +285,6 @@ def _copy_columns(table: TableDef, names: list[str] | None) -> list[int]:
 
 
 def _copy_from_stdin(session, table, positions, fmt, opts, txn) -> QueryResult:
-    from segment import copy_binary, copy_text, ingest
-
     cols = [table.columns[i] for i in positions]
     full = positions == list(range(len(table.columns)))
     parser = copy_binary.BinaryCopyParser(cols, table=table.name) if fmt is CopyFormat.BINARY \
@@ -295,11 +293,11 @@ def _copy_from_stdin(session, table, positions, fmt, opts, txn) -> QueryResult:
 
     def write(data: bytes):
         for b in parser.feed(data):
-            writer.write(b if full else ingest.widen(b, table, positions))
+            writer.write(b if full else convert.widen(b, table, positions))
 
     def finish() -> int:
         for b in parser.finish():
-            writer.write(b if full else ingest.widen(b, table, positions))
+            writer.write(b if full else convert.widen(b, table, positions))
         rows = writer.close()
         note_rows(session, table, rows)
         return rows
@@ -312,8 +310,6 @@ def _copy_from_stdin(session, table, positions, fmt, opts, txn) -> QueryResult:
 
 
 def _copy_from_file(session, table, positions, path: str, opts, txn) -> QueryResult:
-    from coordinator.dispatch import new_query_id
-
     counts = txn.call_all("copy_from_file", new_query_id(), txn.id, table, path, opts,
                           positions)
     rows = counts[0] if table.policy.kind is DistKind.REPLICATED else sum(counts)
@@ -322,8 +318,6 @@ def _copy_from_file(session, table, positions, path: str, opts, txn) -> QueryRes
 
 
 def _copy_to_stdout(session, source, fmt, opts, txn, cancel) -> QueryResult:
-    from coordinator import copy_out
-
     root, names = query.plan(session, source)
     col_types = [f.type if f.type.kind is not types.Kind.UNKNOWN else types.TEXT for f in root.fields]
     qrun = query.run(session, root, txn, cancel)

@@ -23,7 +23,7 @@ import logging
 
 from sqlglot import exp
 
-from planner import errors, types
+from planner import bind_recursive, catalog_functions, errors, types
 from planner.bind import BoundQuery, QueryBinder
 from planner.typing_rules import agg_result_type
 from planner.bind_expr import AGGREGATES, ExprBinder, find_aggregate, sql_type
@@ -118,12 +118,22 @@ class _Inference:
         with_ = tree.args.get("with_") or tree.args.get("with")
         if with_ is not None:
             for cte in with_.expressions:
-                self.query(cte.this, outer, ctes)
-                bq = self._binder(ctes).bind(cte.this)
                 alias = cte.args.get("alias")
                 cols = [c.name.lower() for c in alias.columns] if alias is not None else []
-                ctes[cte.alias_or_name.lower()] = BoundQuery(
-                    bq.node, tuple(cols) + bq.names[len(cols):])
+                name = cte.alias_or_name.lower()
+                recursive = bool(with_.args.get("recursive")) and bool(
+                    bind_recursive.references(cte.this, name))
+                if recursive:  # its recursive term reads it: known before its parameters
+                    try:
+                        ctes[name] = BoundQuery(*bind_recursive.bind(
+                            self._binder(ctes), name, cte.this, cols))
+                    except errors.QueryError:
+                        pass  # (correlated, or an error binding reports later)
+                self.query(cte.this, outer, ctes)
+                if recursive:
+                    continue
+                bq = self._binder(ctes).bind(cte.this)
+                ctes[name] = BoundQuery(bq.node, tuple(cols) + bq.names[len(cols):])
         if isinstance(tree, exp.Select):
             self._select(tree, outer, ctes)
         elif isinstance(tree, (exp.Union, exp.Intersect, exp.Except)):
@@ -196,7 +206,8 @@ class _Inference:
         if parent is None:
             return None
         if isinstance(parent, exp.Cast) and parent.this is node:
-            return sql_type(parent.to)
+            # $1::oid[], $1::regclass: the catalog types, as the binder reads them
+            return catalog_functions.cast_type(parent.to) or sql_type(parent.to)
         if isinstance(parent, _COMPARISONS):
             other = parent.expression if parent.this is node else parent.this
             if isinstance(other, (exp.Any, exp.All)):  # $1 = ANY(a): a's element type

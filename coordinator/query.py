@@ -17,19 +17,22 @@ def plan(session, tree, params=None):
     run while planning (InitPlans), except when only describing (`params` given)."""
     runner = None if params is not None else (lambda node: run_initplan(session, node))
     catalog = session.catalog_view(session.txn)  # its transaction's tables, search_path
-    bq = QueryBinder(catalog, params, run_scalar=runner).bind(tree)
+    bq = QueryBinder(catalog, params, run_plan=runner).bind(tree)
     n = session.engine.cluster.n_segments
     return distribute.distribute(rules.rewrite(bq.node), n), bq.names
 
 
-def run_initplan(session, node) -> list[tuple]:
-    """Rows of a subquery's plan, run once before the query that uses them."""
+def run_initplan(session, node) -> pa.Table:
+    """The rows of a subquery's plan (or of a recursive CTE's step), run before the query
+    that uses them, laid out as the plan's fields say."""
     root = distribute.distribute(rules.rewrite(node), session.engine.cluster.n_segments)
     qrun = run(session, root, session.txn, session.cancel)
-    rows = []
-    for b in qrun.batches():
-        rows.extend(zip(*[c.to_pylist() for c in b.columns]))
-    return rows
+    schema = pa.schema([pa.field(f"c{i}", f.type.arrow_type())
+                        for i, f in enumerate(node.fields)])
+    batches = [pa.RecordBatch.from_arrays(
+        [c if c.type == t else c.cast(t) for c, t in zip(b.columns, schema.types)],
+        schema=schema) for b in qrun.batches()]
+    return pa.Table.from_batches(batches, schema=schema)
 
 
 def columns_of(root, names) -> list[ResultColumn]:

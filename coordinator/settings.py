@@ -55,6 +55,7 @@ from typing import Callable
 
 from planner import errors
 from planner.bind_expr import SERVER_VERSION
+from planner import temporal
 
 INT_MAX = 2**31 - 1
 INT_MIN = -(2**31)
@@ -337,7 +338,6 @@ def _check_timezone(value: str, settings) -> str:
         m = re.fullmatch(r"(?is)interval\s*'([^']*)'", value)
         if not m:
             raise _invalid("TimeZone", value)
-        from planner import temporal
         try:
             iv = temporal.parse_interval(m.group(1))
         except errors.QueryError:

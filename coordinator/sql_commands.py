@@ -50,6 +50,8 @@ from coordinator.pgwire.boundary import PreparedStatement, QueryResult, ResultCo
 from coordinator.transaction import State
 from planner import errors, statements, types
 from planner.statements import Kind
+from planner import bind_expr
+from coordinator import load
 
 NOTIFY_PAYLOAD_LIMIT = 8000  # bytes, as PostgreSQL's NOTIFY_PAYLOAD_MAX_LENGTH
 
@@ -285,8 +287,6 @@ class SessionCommands:
         if st.kind is Kind.UNLOCK_ALL:
             return [ResultColumn("pg_advisory_unlock_all", types.TEXT)]
         if st.kind is Kind.INSERT and st.tree is not None and st.tree.args.get("returning"):
-            from coordinator import load
-
             n = self.session.param_count(st)
             return load.returning_columns(self.session, st.tree, ptypes or [types.UNKNOWN] * n)
         return None
@@ -341,8 +341,6 @@ class SessionCommands:
 
     # --- cursors -------------------------------------------------------------------------------
     def _declare(self, st, stmt, params, cancel) -> QueryResult:
-        from planner import bind_expr
-
         opts = st.options
         txn = self.session.txn
         if not opts["hold"] and (txn is None or not txn.explicit):

@@ -22,6 +22,8 @@ from planner import system_tables as st
 from planner import types
 from planner.schema import DistKind, TableDef
 from planner.types import Kind
+from planner import errors
+from coordinator import settings as reg
 
 _START = dt.datetime.now(dt.timezone.utc)
 
@@ -130,7 +132,6 @@ class SystemCatalog:
         return [(r.oid, r.name) for r in self.session.engine.catalog.roles()]
 
     def setting(self, name: str, missing_ok: bool) -> str | None:
-        from planner import errors
         try:
             return self.session.settings.show(name)
         except errors.UndefinedObject:
@@ -271,7 +272,6 @@ class SystemCatalog:
                    if p.kind is DistKind.HASHED else ""}
 
     def _pg_catalog__pg_settings(self):
-        from coordinator import settings as reg
         s = self.session.settings
         for setting in sorted(reg.REGISTRY.values(), key=lambda x: x.key):
             if not setting.show_all:
@@ -347,7 +347,6 @@ class SystemCatalog:
 
 
 def _raw(setting, value) -> str:
-    from coordinator import settings as reg
     if setting.kind is reg.Kind.BOOL:
         return "on" if value else "off"
     return str(value)

@@ -18,6 +18,7 @@ Canonical values (equal values of comparable types hash alike):
 - float32/float64 hash the float64 bits, -0.0 as 0.0, every NaN alike (not like integers:
   the planner casts mixed int/float keys to one type before it distributes);
 - string/binary hash their bytes; dictionary arrays hash their decoded values;
+- arrays (Arrow lists) hash their elements' hashes in order and their length;
 - NULL hashes to NULL_HASH.
 Columns of a composite key are combined row-wise in order. What it leaves to others: which
 columns are the key and their scales (planner), and shipping the parts (motion routes).
@@ -36,6 +37,7 @@ _U = np.uint64
 SEED_NUM = _U(0x9E3779B97F4A7C15)
 SEED_FLOAT = _U(0xC2B2AE3D27D4EB4F)
 SEED_BYTES = _U(0x165667B19E3779F9)
+SEED_LIST = _U(0x510E527FADE682D1)
 NULL_HASH = _U(0x6A09E667F3BCC909)
 _K_SCALE = _U(0x85EBCA77C2B2AE63)  # mixes the scale of non-integral numerics
 _K_HI = _U(0x27D4EB2F165667C5)  # mixes the high half of 128-bit numerics
@@ -219,6 +221,21 @@ def _k_bytes(offsets, data, bitmap, has_validity, offset, out, first):
 
 
 @_jit
+def _k_lists(offsets, element_hashes, bitmap, has_validity, offset, out, first):
+    # An array hashes its elements' hashes in order, then its length: [1, 2] and [2, 1]
+    # differ, and so do [] and [NULL].
+    for i in range(out.shape[0]):
+        if _valid(bitmap, has_validity, offset + i):
+            h = SEED_LIST
+            for j in range(offsets[i], offsets[i + 1]):
+                h = _fmix64(h * _K_COMBINE + element_hashes[j])
+            h = _fmix64(h ^ _U(offsets[i + 1] - offsets[i]))
+        else:
+            h = NULL_HASH
+        _put(out, i, h, first)
+
+
+@_jit
 def _k_nulls(out, first):
     for i in range(out.shape[0]):
         _put(out, i, NULL_HASH, first)
@@ -303,6 +320,8 @@ def _hash_chunk(arr: pa.Array, scale: int | None, out: np.ndarray, first: bool) 
         if t.bit_width > 128:
             raise TypeError(f"cannot hash values of type {t}")
         return _hash_chunk(arr.cast(pa.decimal128(38, t.scale)), scale, out, first)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _hash_lists(arr, scale, out, first)
     if scale is not None and not (pa.types.is_integer(t) or pa.types.is_decimal(t)):
         raise ValueError(f"a scale applies to integer (scaled numeric) columns, not {t}")
     s = 0 if scale is None else scale
@@ -337,6 +356,20 @@ def _hash_chunk(arr: pa.Array, scale: int | None, out: np.ndarray, first: bool) 
         _k_bytes(offsets, data, bitmap, has_validity, off, out, first)
     else:
         _k_ints(_as_int64_view(arr), bitmap, has_validity, off, 0, out, first)
+
+
+def _hash_lists(arr: pa.Array, scale: int | None, out: np.ndarray, first: bool) -> None:
+    """Arrays (Arrow lists): each element hashed as a column of its own (`scale` is the
+    elements'), then combined per array."""
+    wide = pa.types.is_large_list(arr.type)
+    offsets = np.frombuffer(arr.buffers()[1], np.int64 if wide else np.int32,
+                            count=arr.offset + len(arr) + 1)[arr.offset:]
+    values = arr.values
+    element_hashes = np.empty(len(values), np.uint64)
+    if len(values):
+        _hash_chunk(values, scale, element_hashes, True)
+    bitmap, has_validity = _bitmap(arr)
+    _k_lists(offsets, element_hashes, bitmap, has_validity, arr.offset, out, first)
 
 
 # --- public API ----------------------------------------------------------------------------

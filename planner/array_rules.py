@@ -244,8 +244,23 @@ def rule_quantified(op: Func, x: ex.Expr, arr: ex.Expr, all_: bool) -> ex.Expr:
     return Call(Func.ALL_OF if all_ else Func.ANY_OF, (name, x, arr), types.BOOL)
 
 
+def _rule_series(func: Func, args) -> ex.Expr:
+    """generate_series(start, stop[, step]) of integers: int4 unless an argument is int8,
+    as PostgreSQL resolves it; the other signatures (numeric, timestamps) are 0A000."""
+    if len(args) not in (2, 3):
+        raise no_function("generate_series", args)
+    args = [coerce(adopt(a, types.INT4), types.INT4) if is_unknown(a) else a for a in args]
+    if not all(a.type.is_integer for a in args):
+        raise errors.FeatureNotSupported(
+            "generate_series(" + ", ".join(str(a.type) for a in args) + ") with "
+            "non-constant arguments (only integers)")
+    t = types.INT8 if any(a.type.kind is Kind.INT8 for a in args) else types.INT4
+    return Call(func, tuple(coerce(a, t) for a in args), types.array_of(t))
+
+
 RULES = {
     Func.ARRAY: _rule_constructor,
+    Func.SERIES: _rule_series,
     Func.SUBSCRIPT: _rule_subscript,
     Func.SLICE: _rule_slice,
     **{f: _rule_dimension for f in (Func.ARRAY_LENGTH, Func.CARDINALITY, Func.ARRAY_UPPER,

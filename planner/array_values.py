@@ -10,7 +10,9 @@ for the rare values their vectorized paths do not take.
 from __future__ import annotations
 
 from planner import errors
+from planner.catalog_functions import reg_names, reg_oid
 from planner.types import REG_KINDS, Kind, SqlType
+from planner.values import cast_value, format_text, parse_text
 
 _SPACE = " \t\n\r\v\f"
 _SPECIAL = set('{}",\\') | set(_SPACE)
@@ -96,12 +98,10 @@ def split_array_text(text: str) -> list[str | None]:
 
 def parse_array(text: str, t: SqlType) -> tuple:
     """array_in (int2vectorin / oidvectorin for vectors): the value of `text` as t."""
-    from planner.values import parse_text
     if t.kind in (Kind.INT2VECTOR, Kind.OIDVECTOR):
         return tuple(parse_text(p, t.elem) for p in text.split())
     parse = parse_text
     if t.elem.kind in REG_KINDS:  # regtype[] of names: each as 'x'::regtype reads it
-        from planner.catalog_functions import reg_names, reg_oid
 
         def parse(p, et):
             oid = reg_oid(et.kind, p)
@@ -119,7 +119,6 @@ def quote_element(s: str) -> str:
 
 def element_text(v, t: SqlType) -> str:
     """The element's output function: booleans print t/f in arrays."""
-    from planner.values import format_text
     if t.kind is Kind.BOOL:
         return "t" if v else "f"
     return format_text(v, t)
@@ -135,7 +134,6 @@ def format_array(value: tuple, t: SqlType) -> str:
 
 def cast_array(value: tuple, src: SqlType, dst: SqlType) -> tuple:
     """An array cast element by element (the element cast's errors)."""
-    from planner.values import cast_value
     if src.elem == dst.elem:
         return value
     return tuple(cast_value(v, src.elem, dst.elem) for v in value)

@@ -12,10 +12,10 @@ from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
-from planner import (bind_array, bind_join, bind_subquery, bind_window, catalog_functions,
-                     errors, functions,
-                     grouping_sets, statistics_aggregates,
-                     system_tables, table_functions, types)
+from planner import (bind_array, bind_join, bind_json, bind_lateral, bind_recursive,
+                     bind_subquery, bind_window, catalog_functions, errors, functions,
+                     grouping_sets, json_rules, set_operations, statistics_aggregates,
+                     string_aggregates, system_tables, table_functions, types)
 from planner import expr as ex
 from planner import plan as pl
 from planner.bind_expr import AGGREGATES, STATISTICS, ExprBinder, find_aggregate
@@ -32,18 +32,19 @@ class BoundQuery:
 
 class QueryBinder:
     def __init__(self, catalog: CatalogView, params: list[types.SqlType] | None = None,
-                 run_scalar=None):
+                 run_plan=None):
         self.catalog = catalog
         self.params = params if params is not None else []
-        # Runs an uncorrelated scalar subquery's plan once, returning its rows (an
-        # InitPlan); None while only describing a statement.
-        self.run_scalar = run_scalar
+        # Runs a plan before the statement (an uncorrelated scalar subquery: an InitPlan;
+        # a recursive CTE's steps), returning its rows as an Arrow table; None while only
+        # describing a statement.
+        self.run_plan = run_plan
         self.ctes: dict[str, BoundQuery] = {}
 
     def child(self) -> "QueryBinder":
         """A binder for a subquery, derived table or set-operation branch: the same
         catalog, parameters and InitPlan runner, and the CTEs visible here."""
-        qb = QueryBinder(self.catalog, self.params, run_scalar=self.run_scalar)
+        qb = QueryBinder(self.catalog, self.params, run_plan=self.run_plan)
         qb.ctes = dict(self.ctes)
         return qb
 
@@ -59,12 +60,16 @@ class QueryBinder:
             return self._modified(inner, tree)
         with_ = tree.args.get("with_") or tree.args.get("with")
         if with_ is not None:
-            if with_.args.get("recursive"):
-                raise errors.FeatureNotSupported("WITH RECURSIVE")
             for cte in with_.expressions:
-                bq = self.bind(cte.this)
                 alias = cte.args.get("alias")
                 cols = [c.name.lower() for c in alias.columns] if alias is not None else []
+                name = identifier(cte.args["alias"].this)
+                if with_.args.get("recursive"):
+                    recursive = bind_recursive.bind(self, name, cte.this, cols)
+                    if recursive is not None:
+                        self.ctes[name] = BoundQuery(*recursive)
+                        continue
+                bq = self.bind(cte.this)
                 if len(cols) > len(bq.names):
                     raise errors.QueryError(
                         f'WITH query "{cte.alias_or_name}" has {len(bq.names)} columns '
@@ -94,23 +99,39 @@ class QueryBinder:
         followed by this FROM's, for the caller to turn into join conditions."""
         from_ = select.args.get("from_") or select.args.get("from")
         where = where or []
+        laterals: dict[int, bind_lateral.Item] = {}
         if from_ is None:
             parts, scope, joins = [bind_join.Part(pl.Values(rows=((),), fields=()), [])], \
                 Scope([]), []
         else:
             joins = select.args.get("joins") or []
-            joins, lateral = bind_array.split_lateral(joins, outer)  # FROM t, unnest(t.a)
-            rels = [self._relation(from_.this)] + [self._relation(j.this) for j in joins]
             columns, parts = [], []
-            for node, sc in rels:
+            for k, rel in enumerate([from_.this] + [j.this for j in joins]):
                 start = len(columns)
+                call = bind_lateral.call_of(rel)
+                if call is not None and bind_lateral.is_lateral(self, call):
+                    # FROM t, unnest(t.a) / generate_series(1, t.n): implicit LATERAL
+                    try:
+                        item = bind_lateral.bind(self, call, Scope(list(columns)))
+                    except (errors.UndefinedColumn, errors.UndefinedTable):
+                        if outer is None:
+                            raise
+                        # The outer query's columns in a function's arguments: not a
+                        # join's condition; the caller evaluates the subquery otherwise.
+                        raise errors.FeatureNotSupported(
+                            "outer references in a FROM function of a subquery") from None
+                    laterals[k] = item
+                    columns += item.columns
+                    parts.append(None)  # a ProjectSet over the items before it
+                    continue
+                if isinstance(rel, exp.Lateral) and call is not None:  # of constants
+                    rel = bind_lateral.unwrapped(rel)
+                node, sc = self._relation(rel)
                 columns += sc.columns
                 parts.append(bind_join.Part(node, list(range(start, len(columns)))))
             scope = Scope(columns)
-            lateral = bind_array.Lateral(self, lateral, scope) if lateral else None
         n_outer = len(outer.columns) if outer is not None else 0
-        bind_scope = LayeredScope(scope, outer) if outer is not None else \
-            lateral.scope if from_ is not None and lateral else scope
+        bind_scope = LayeredScope(scope, outer) if outer is not None else scope
         preds, correlated = [], []
         for tree in where:
             e = self._predicate(tree, bind_scope, "WHERE")
@@ -122,12 +143,41 @@ class QueryBinder:
                     preds.append(ex.map_columns(c, {i: i - n_outer for i in used}))
                 else:
                     preds.append(c)
-        if from_ is not None and lateral:
-            preds, after = lateral.split(preds)
-        node = self._join_parts(parts, joins, scope, preds)
-        if from_ is not None and lateral:
-            node, scope = lateral.apply(node, after, scope)
-        return node, scope, correlated
+        if laterals:
+            return self._lateral_parts(parts, joins, scope, preds, laterals), scope, correlated
+        return self._join_parts(parts, joins, scope, preds), scope, correlated
+
+    def _lateral_parts(self, parts, joins, scope: Scope, preds: list,
+                       laterals: dict) -> pl.Node:
+        """The FROM's plan when items at `laterals` read the items before them: the join
+        of those items (with the WHERE conjuncts over their columns only), a ProjectSet of
+        the function over it, and so on; the rest as _join_parts joins it."""
+        group, group_joins = [], []
+        for k, part in enumerate(parts):
+            if k not in laterals:
+                if group:
+                    group_joins.append(joins[k - 1])
+                group.append(part)
+                continue
+            item = laterals[k]
+            on, left = bind_lateral.check_join(joins[k - 1] if k > 0 else None)
+            if on is not None:
+                preds = preds + bind_join.conjuncts(self._predicate(on, scope, "JOIN/ON"))
+            before = [p for p in preds if all(i < item.base for i in ex.columns_used(p))]
+            preds = [p for p in preds if all(p is not b for b in before)]
+            if group:
+                sub = Scope(scope.columns[:item.base], star_order=scope.star_order)
+                node = self._join_parts(group, group_joins, sub, before)
+                scope.columns[:item.base] = sub.columns  # USING/NATURAL's marks
+            else:
+                node = pl.Values(rows=((),), fields=())
+                if before:
+                    node = pl.Filter(node, functions.fold_constants(bind_join.conjoin(before)),
+                                     node.fields)
+            node = bind_lateral.project_set(node, item, outer=left)
+            group = [bind_join.Part(node, list(range(item.base + len(item.columns))))]
+            group_joins = []
+        return self._join_parts(group, group_joins, scope, preds)
 
     def _join_parts(self, parts, joins, gscope: Scope, preds: list) -> pl.Node:
         if not joins and len(parts) == 1:
@@ -248,6 +298,8 @@ class QueryBinder:
             scope = Scope([ScopeColumn(q, n, c.type, schema=None if alias else "public")
                            for n, c in zip(names, table.columns)])
             return pl.Scan(table=table, columns=cols, fields=fields), scope
+        if isinstance(rel, exp.Lateral):
+            raise errors.FeatureNotSupported("LATERAL subqueries")
         if isinstance(rel, exp.Subquery):
             sub = self.child().bind(rel.this)
             return sub.node, self._scope_of(sub, alias, col_aliases)
@@ -361,8 +413,10 @@ class QueryBinder:
             if select.args["distinct"].args.get("on"):
                 raise errors.FeatureNotSupported("SELECT DISTINCT ON")
             keys = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(node.fields))
+            json_rules.check_keys([k.type for k in keys], "DISTINCT")
             node = pl.Aggregate(node, keys, (), pl.AggMode.SINGLE, node.fields)
         if sort_keys:
+            json_rules.check_order([k.expr.type for k in sort_keys])
             node = pl.Sort(node, tuple(sort_keys), node.fields)
         limit, offset = self._limit(select)
         ties = self._with_ties(select, sort_keys)
@@ -388,52 +442,20 @@ class QueryBinder:
         fields = tuple(pl.Field(n, t) for n, t in zip(left.names, col_types))
         distinct = bool(tree.args.get("distinct"))
         if isinstance(tree, exp.Union):
-            node = pl.Append((self._cast_to(left.node, fields), self._cast_to(right.node, fields)),
+            node = pl.Append((set_operations.cast_to(left.node, fields), set_operations.cast_to(right.node, fields)),
                              fields)
             if distinct:
-                node = self._distinct(node)
+                node = set_operations.distinct(node)
         else:
             if not distinct:
                 raise errors.FeatureNotSupported(f"{tree.key.upper()} ALL")
-            node = self._intersect_except(left.node, right.node, fields,
+            node = set_operations.intersect_except(left.node, right.node, fields,
                                           isinstance(tree, exp.Intersect))
         node = self._order_limit(node, tree, left.names)
         return BoundQuery(node, left.names)
 
     def _branch(self, tree) -> BoundQuery:
         return self.child().bind(tree)
-
-    @staticmethod
-    def _cast_to(node: pl.Node, fields, extra: tuple = ()) -> pl.Node:
-        exprs = tuple(functions.bind_cast(ex.ColumnRef(i, f.type, f.name), t.type)
-                      if f.type != t.type else ex.ColumnRef(i, f.type, f.name)
-                      for i, (f, t) in enumerate(zip(node.fields, fields)))
-        return pl.Project(node, exprs + tuple(e for e, _ in extra),
-                          tuple(fields) + tuple(pl.Field(n, e.type) for e, n in extra))
-
-    @staticmethod
-    def _distinct(node: pl.Node) -> pl.Node:
-        keys = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(node.fields))
-        return pl.Aggregate(node, keys, (), pl.AggMode.SINGLE, node.fields)
-
-    def _intersect_except(self, left, right, fields, intersect: bool) -> pl.Node:
-        one, zero = ex.Literal(1, types.INT8), ex.Literal(0, types.INT8)
-        tagged = pl.Append((
-            self._cast_to(left, fields, ((one, "_in_left"), (zero, "_in_right"))),
-            self._cast_to(right, fields, ((zero, "_in_left"), (one, "_in_right")))),
-            tuple(fields) + (pl.Field("_in_left", types.INT8), pl.Field("_in_right", types.INT8)))
-        n = len(fields)
-        keys = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(fields))
-        aggs = tuple(ex.AggCall(ex.AggFunc.MAX, ex.ColumnRef(n + k, types.INT8), False, types.INT8)
-                     for k in range(2))
-        agg = pl.Aggregate(tagged, keys, aggs, pl.AggMode.SINGLE,
-                           tuple(fields) + (pl.Field("_l", types.INT8), pl.Field("_r", types.INT8)))
-        in_left = functions.bind_call(ex.Func.EQ, [ex.ColumnRef(n, types.INT8), one])
-        in_right = functions.bind_call(ex.Func.EQ, [ex.ColumnRef(n + 1, types.INT8), one])
-        pred = functions.bind_call(ex.Func.AND, [in_left, in_right if intersect else
-                                                 functions.bind_call(ex.Func.NOT, [in_right])])
-        filt = pl.Filter(agg, pred, agg.fields)
-        return pl.Project(filt, keys, tuple(fields))
 
     def _order_limit(self, node: pl.Node, tree, names) -> pl.Node:
         order = tree.args.get("order")
@@ -462,6 +484,7 @@ class QueryBinder:
                 nf = desc if nf is None or _nulls_default(o) else bool(nf)
                 f = node.fields[i]
                 keys.append(pl.SortKey(ex.ColumnRef(i, f.type, f.name), desc, nf))
+            json_rules.check_order([k.expr.type for k in keys])
             node = pl.Sort(node, tuple(keys), node.fields)
         limit, offset = self._limit(tree)
         if limit is not None or offset:
@@ -562,6 +585,8 @@ class QueryBinder:
                 arg = plain.bind(tree.this.expressions[0] if isinstance(tree.this, exp.Distinct)
                                  else tree.this)
                 return binder.bind(statistics_aggregates.rewrite(tree, arg.type.is_float))
+            if isinstance(tree, exp.GroupConcat):  # string_agg over array_agg
+                return binder.bind(string_aggregates.rewrite(tree, plain.bind))
             if isinstance(tree, AGGREGATES):
                 call = self._agg_call(tree, scope)
                 if call not in aggs:
@@ -609,6 +634,7 @@ class QueryBinder:
             raise errors.FeatureNotSupported("array_agg calls with different ORDER BY in one "
                                              "query level")
         agg_fields = tuple(pl.Field(a.sql(), a.type) for a in aggs)
+        json_rules.check_keys([k.type for k in keys], "GROUP BY")
         if sets is None:
             key_fields = tuple(pl.Field(ex.show(k), k.type) for k in keys)
             node = pl.Aggregate(node, tuple(keys), tuple(aggs), pl.AggMode.SINGLE,
@@ -770,6 +796,8 @@ def _output_name(e: exp.Expression) -> str:
         return _output_name(e.this)  # f(...) OVER (...) is named after f
     if isinstance(e, (exp.RegexpLike, exp.RegexpILike, exp.Operator)):
         return "?column?"  # the ~ operators
+    if bind_json.output_name(e) is not None:  # -> ->> #> @> ?, json_extract_path
+        return bind_json.output_name(e)
     if bind_array.output_name(e) is not None:  # a[i], ARRAY[...], array functions
         return _output_name(e.this) if isinstance(e, exp.Bracket) else bind_array.output_name(e)
     if isinstance(e, exp.Cast):

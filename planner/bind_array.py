@@ -14,10 +14,14 @@ import re
 
 from sqlglot import exp
 
-from planner import errors, functions, types
+from planner import catalog_functions, errors, functions, types
 from planner import expr as ex
+from planner import plan as pl
 from planner.array_rules import rule_quantified
+from planner.coercion import no_function
 from planner.expr import Func
+from planner.scope import Scope, ScopeColumn
+from planner.system_tables import TYPE_NAMES
 
 _OPERATORS = {exp.ArrayContainsAll: Func.ARRAY_CONTAINS, exp.ArrayContainedBy: Func.ARRAY_CONTAINED,
               exp.ArrayOverlaps: Func.ARRAY_OVERLAP}
@@ -43,7 +47,7 @@ def array_type(dt: exp.DataType) -> types.SqlType:
         raise errors.FeatureNotSupported(f"type {dt.sql(dialect='postgres')}")
     if inner.this == exp.DataType.Type.ARRAY:
         raise errors.FeatureNotSupported("multidimensional arrays")
-    from planner import catalog_functions
+    # local: bind_expr and this module are in one import loop (test_layering.KNOWN_LOOPS)
     from planner.bind_expr import sql_type
     element = catalog_functions.cast_type(inner) or sql_type(inner)
     if element.is_array:
@@ -76,7 +80,7 @@ def bind(binder, node: exp.Expression) -> ex.Expr | None:
         return call(Func.ARRAY, [b(i) for i in items])
     if isinstance(node, exp.Cast) and isinstance(node.this, exp.Array) \
             and not node.this.expressions:
-        from planner import catalog_functions
+        # local: bind_expr and this module are in one import loop (test_layering.KNOWN_LOOPS)
         from planner.bind_expr import sql_type
         t = catalog_functions.cast_type(node.to) or sql_type(node.to)
         if not t.is_array:
@@ -101,7 +105,6 @@ def bind(binder, node: exp.Expression) -> ex.Expr | None:
         if node.args.get("null") is not None:
             args.append(b(node.args["null"]))
         if args[0].type.kind in types.ARRAY_KINDS:  # aclitem[], anyarray: text forms
-            from planner import catalog_functions
             return catalog_functions.bind_function("array_to_string", node, args)
         return call(Func.ARRAY_TO_STRING, args)
     if isinstance(node, exp.StringToArray):
@@ -118,7 +121,6 @@ def bind(binder, node: exp.Expression) -> ex.Expr | None:
     if isinstance(node, exp.ArrayConcat):
         args = [b(node.this)] + [b(e) for e in node.expressions]
         if len(args) != 2:
-            from planner.coercion import no_function
             raise no_function("array_cat", args)
         return call(Func.ARRAY_CAT, args)
     if isinstance(node, exp.ArrayPosition):  # sqlglot keeps a third argument as zero_based
@@ -135,7 +137,6 @@ def bind(binder, node: exp.Expression) -> ex.Expr | None:
         if name in _NAMED:
             args = [b(a) for a in node.expressions]
             if name == "array_to_string" and args and args[0].type.kind in types.ARRAY_KINDS:
-                from planner import catalog_functions  # anyarray: its text form
                 return catalog_functions.bind_function(name, node, args)
             return call(_NAMED[name], [_as_text_array(a) for a in args])
         if name in _SRF:
@@ -250,9 +251,8 @@ def unnest_from(query_binder, rel: exp.Unnest, alias: str | None, col_aliases: l
     arrays: a Values leaf, the arrays side by side (shorter ones padded with NULL), the
     1-based ordinality last. Arrays that are not constants (a column: implicit LATERAL)
     are 0A000."""
-    from planner import plan as pl
+    # local: bind_expr and this module are in one import loop (test_layering.KNOWN_LOOPS)
     from planner.bind_expr import ExprBinder
-    from planner.scope import Scope, ScopeColumn
     binder = ExprBinder(Scope([]), query_binder.params)
     arrays = []
     for arg in rel.expressions:
@@ -267,7 +267,6 @@ def unnest_from(query_binder, rel: exp.Unnest, alias: str | None, col_aliases: l
             raise errors.QueryError("could not determine polymorphic type because input has "
                                     "type unknown", "42804")
         if not e.type.is_array:
-            from planner.coercion import no_function
             raise no_function("unnest", [e])
         arrays.append(e)
     if not arrays:
@@ -300,13 +299,14 @@ def type_name(t: types.SqlType) -> str:
     """The pg_type name of an array type (`_int4`), which types.from_name reads back."""
     if t.kind in (types.Kind.INT2VECTOR, types.Kind.OIDVECTOR):
         return t.kind.value
-    from planner.system_tables import TYPE_NAMES
     return "_" + TYPE_NAMES[t.elem.oid]
 
 
 def _srf_name(node: exp.Expression) -> str | None:
     if isinstance(node, exp.Explode):
         return "unnest"
+    if isinstance(node, exp.ExplodingGenerateSeries):
+        return "generate_series"
     if isinstance(node, exp.Anonymous) and node.name.lower() in ("unnest",
                                                                  "generate_subscripts"):
         return node.name.lower()
@@ -314,14 +314,14 @@ def _srf_name(node: exp.Expression) -> str | None:
 
 
 def select_srfs(query_binder, select: exp.Select, node, scope):
-    """unnest(a) and generate_subscripts(a, 1) in the SELECT list: one ProjectSet over the
+    """unnest(a), generate_subscripts(a, 1) and generate_series(start, stop[, step]) of
+    integers in the SELECT list: one ProjectSet over the
     FROM rows (after WHERE, which cannot see them) computing them in lockstep, each call
     replaced by a reference to its column. (select, node, scope) unchanged when there is
     none. With GROUP BY, aggregates, DISTINCT or window functions (which PostgreSQL runs
     before them) they are 0A000."""
-    from planner import plan as pl
+    # local: bind_expr and this module are in one import loop (test_layering.KNOWN_LOOPS)
     from planner.bind_expr import ExprBinder, find_aggregate
-    from planner.scope import Scope, ScopeColumn
     def find(tree):
         return [n for item in tree.expressions for n in item.walk(
             prune=lambda x: isinstance(x, (exp.Subquery, exp.Select)) and x is not tree)
@@ -342,15 +342,23 @@ def select_srfs(query_binder, select: exp.Select, node, scope):
     for i, call in enumerate(calls):
         name = _srf_name(call)
         args = [call.this] + list(call.expressions) if isinstance(call, exp.Explode) \
-            else list(call.expressions)
+            else [call.args.get(k) for k in ("start", "end", "step")] if isinstance(
+                call, exp.ExplodingGenerateSeries) else list(call.expressions)
         args = [a for a in args if a is not None]
+        if name == "generate_series":  # integers only: planner/array_rules.py
+            arr = functions.bind_call(Func.SERIES, [binder.bind(a) for a in args])
+            arrays.append(arr)
+            subs.append(False)
+            col = f"?srf{i}"
+            cols.append(ScopeColumn("?srf", col, arr.type.elem, hidden=True))
+            replaced[id(call)] = (col, name)
+            continue
         if name == "unnest" and len(args) != 1:
             raise errors.FeatureNotSupported("unnest() of several arrays outside FROM")
         if name == "generate_subscripts" and len(args) not in (2, 3):
             raise errors.UndefinedFunction("function generate_subscripts does not exist")
         arr = binder.bind(args[0])
         if not arr.type.is_array:
-            from planner.coercion import no_function
             raise no_function(name, [arr])
         if name == "generate_subscripts":
             dim = functions.fold_constants(binder.bind(args[1]))
@@ -402,8 +410,6 @@ def _names(arrays, ordinality, alias, col_aliases) -> list[str]:
 def _unnest_computed(arrays, ordinality, alias, col_aliases):
     """unnest of array expressions without columns that are not folded to constants: a
     ProjectSet over one row without columns."""
-    from planner import plan as pl
-    from planner.scope import Scope, ScopeColumn
     exprs, subs = list(arrays), [False] * len(arrays)
     col_types = [a.type.elem for a in arrays]
     if ordinality:
@@ -419,89 +425,6 @@ def _unnest_computed(arrays, ordinality, alias, col_aliases):
                          pl.fields_of(zip(names, col_types)))
     q = alias or "unnest"
     return node, Scope([ScopeColumn(q, n, t) for n, t in zip(names, col_types)])
-
-
-def split_lateral(joins: list, outer) -> tuple[list, list]:
-    """(the other FROM items, the trailing `, unnest(t.a, ...) [AS u(x, ...)]` items that
-    read earlier items' columns: implicit LATERAL, PostgreSQL's rule for functions)."""
-    def lateral(j) -> bool:
-        return isinstance(j.this, exp.Unnest) and any(
-            isinstance(n, exp.Column) for a in j.this.expressions for n in a.walk())
-    if not any(lateral(j) for j in joins):
-        return joins, []
-    cut = len(joins)
-    while cut > 0 and lateral(joins[cut - 1]):
-        cut -= 1
-    rest, tail = joins[:cut], joins[cut:]
-    if outer is not None or any(lateral(j) for j in rest) or any(
-            j.args.get("on") or j.args.get("using") or j.args.get("side")
-            or (j.args.get("kind") or "").upper() not in ("", "CROSS", "INNER") for j in tail):
-        raise errors.FeatureNotSupported(
-            "unnest() of a column of another FROM item (LATERAL) other than as the last "
-            "items of a FROM list")
-    return rest, tail
-
-
-class Lateral:
-    """`FROM t, unnest(t.a) [WITH ORDINALITY] [AS u(x [, n])]`: a ProjectSet over the join
-    of the other items (lockstep; rows whose arrays are all NULL or empty drop out, as
-    with an inner join). WHERE conjuncts that read its columns filter above it."""
-
-    def __init__(self, query_binder, joins: list, scope):
-        from planner.bind_expr import ExprBinder
-        from planner.scope import Scope, ScopeColumn
-        binder = ExprBinder(scope, query_binder.params)
-        self.base = len(scope.columns)
-        self.arrays, self.subs, cols = [], [], []
-        for j in joins:
-            rel = j.this
-            alias = rel.args.get("alias")
-            q = alias.name.lower() if alias is not None and alias.name else "unnest"
-            names = [c.name.lower() for c in alias.columns] if alias is not None else []
-            arrays = [binder.bind(a) for a in rel.expressions]
-            for a in arrays:
-                if not a.type.is_array:
-                    from planner.coercion import no_function
-                    raise no_function("unnest", arrays)
-            default = [q] if alias is not None and len(arrays) == 1 else ["unnest"] * len(arrays)
-            got = (names + default[len(names):])[:len(arrays)]
-            for a, n in zip(arrays, got):
-                self.arrays.append(a)
-                self.subs.append(False)
-                cols.append(ScopeColumn(q, n, a.type.elem))
-            ordinality = rel.args.get("offset")
-            if ordinality:
-                extra = names[len(arrays)] if len(names) > len(arrays) else (
-                    ordinality.name.lower() if isinstance(ordinality, exp.Identifier)
-                    else "ordinality")
-                if len(arrays) > 1:
-                    raise errors.FeatureNotSupported(
-                        "unnest() of several arrays of another FROM item WITH ORDINALITY")
-                # the ordinality is the array's subscripts counted from 1
-                self.arrays.append(functions.bind_cast(arrays[0],
-                                                       types.array_of(arrays[0].type.elem)))
-                self.subs.append(True)
-                cols.append(ScopeColumn(q, extra, types.INT8))
-        self.cols = cols
-        self.scope = Scope(list(scope.columns) + cols, star_order=scope.star_order)
-
-    def split(self, preds: list) -> tuple[list, list]:
-        before = [p for p in preds if all(i < self.base for i in ex.columns_used(p))]
-        return before, [p for p in preds if p not in before]
-
-    def apply(self, node, after: list, scope):
-        """The ProjectSet (and Filter) over the joined `node`, and the FROM's scope with
-        the unnest columns (after the join binder's changes to `scope`: USING, NATURAL)."""
-        from planner import plan as pl
-        from planner.scope import Scope
-        fields = node.fields + tuple(pl.Field(c.name, c.type)
-                                     for c in self.scope.columns[self.base:])
-        node = pl.ProjectSet(node, tuple(self.arrays), tuple(self.subs), fields)
-        if after:
-            pred = functions.fold_constants(functions.bind_call(Func.AND, after)
-                                            if len(after) > 1 else after[0])
-            node = pl.Filter(node, pred, node.fields)
-        return node, Scope(list(scope.columns) + self.cols, star_order=scope.star_order)
 
 
 # `::oid[]`, `AS regtype[]`: sqlglot reads the catalog types' names as identifiers, so

@@ -14,7 +14,7 @@ from typing import Callable
 
 from sqlglot import exp
 
-from planner import bind_array, catalog_functions, errors, functions, pg_functions, types
+from planner import bind_array, bind_json, catalog_functions, errors, functions, pg_functions, types
 from planner import expr as ex
 from planner.expr import Func
 from planner.schema import identifier
@@ -46,7 +46,7 @@ _NAMED.update({"strpos": Func.POSITION, "concat": Func.CONCAT_FN, "ceiling": Fun
 # var_samp & co. are bound as expressions over sum/count (planner/statistics_aggregates.py).
 STATISTICS = (exp.Stddev, exp.StddevSamp, exp.StddevPop, exp.Variance, exp.VariancePop)
 AGGREGATES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max, exp.ArrayAgg, exp.LogicalAnd,
-              exp.LogicalOr) + STATISTICS
+              exp.LogicalOr, exp.GroupConcat) + STATISTICS
 _NESTED_QUERY = (exp.Subquery, exp.Select, exp.Exists, exp.Union, exp.Intersect, exp.Except)
 
 
@@ -65,6 +65,7 @@ _SQLGLOT_TYPES = {
     "TIMESTAMP": types.TIMESTAMP, "TIMESTAMPTZ": types.TIMESTAMPTZ,
     "INTERVAL": types.INTERVAL, "TINYINT": types.INT2, "SERIAL": types.INT4,
     "BIGSERIAL": types.INT8, "SMALLSERIAL": types.INT2,
+    "JSON": types.JSON, "JSONB": types.JSONB,
 }
 
 
@@ -184,6 +185,9 @@ class ExprBinder:
         if self.subquery is not None and isinstance(node, exp.Array) and node.expressions \
                 and isinstance(node.expressions[0], (exp.Select, exp.Subquery)):
             return self.subquery(node)  # ARRAY(subquery): subquery_predicates.array_form
+        js = bind_json.bind(self, node)  # -> ->> #> @> ? and the json functions
+        if js is not None:
+            return js
         arr = bind_array.bind(self, node)  # ARRAY[...], a[i], array functions, ANY (array)
         if arr is not None:
             return arr

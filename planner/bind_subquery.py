@@ -21,7 +21,8 @@ import itertools
 
 from sqlglot import exp
 
-from planner import bind_join, errors, functions, subquery_domain, subquery_predicates, types
+from planner import (bind_join, errors, functions, subquery_ctes, subquery_domain,
+                     subquery_predicates, types)
 from planner import expr as ex
 from planner import plan as pl
 from planner.bind_expr import AGGREGATES, ExprBinder, find_aggregate
@@ -182,13 +183,14 @@ class SubqueryBinder:
         if len(bq.node.fields) != 1:
             raise errors.SyntaxError_("subquery must return only one column")
         t = bq.node.fields[0].type
-        if self.qb.run_scalar is None:  # describing only: the type is what matters
+        if self.qb.run_plan is None:  # describing only: the type is what matters
             return ex.Literal(None, t)
-        rows = self.qb.run_scalar(bq.node)
-        if len(rows) > 1:
+        rows = self.qb.run_plan(bq.node)
+        if rows.num_rows > 1:
             raise errors.QueryError("more than one row returned by a subquery used as an "
                                     "expression", "21000")
-        return ex.Literal(_python_value(rows[0][0] if rows else None, t), t)
+        value = rows.column(0)[0].as_py() if rows.num_rows else None
+        return ex.Literal(_python_value(value, t), t)
 
     def _correlated_scalar(self, select: exp.Expression) -> ex.Expr:
         """A correlated scalar subquery, correlated by equalities: grouped by its inner
@@ -263,24 +265,30 @@ class SubqueryBinder:
         value = select.expressions[0]
         value = value.this if isinstance(value, exp.Alias) else value
         plain = find_aggregate(value) is None
-        if plain and any(select.args.get(k) for k in ("distinct", "order", "limit", "offset")):
-            raise errors.FeatureNotSupported(
-                "correlated scalar subqueries with DISTINCT, ORDER BY or LIMIT")
+        if plain and select.args.get("distinct"):
+            raise errors.FeatureNotSupported("correlated scalar subqueries with DISTINCT")
         if not plain and any(select.args.get(k) for k in ("order", "limit", "offset")):
             raise errors.FeatureNotSupported(
                 "correlated aggregate subqueries with ORDER BY, LIMIT or OFFSET")
         derived = select.copy()
         probe = self.qb.child()
-        inner = subquery_domain.inner_scope(probe, derived)
+        ctes = subquery_ctes.prepare(probe, derived, self.scope, self.qb.params,
+                                     subquery_domain.inner_scope,
+                                     subquery_domain.outer_references)
+        inner = subquery_domain.inner_scope(probe, derived, self.scope)
         refs = subquery_domain.outer_references(derived, inner, self.scope, self.qb.params,
                                                 self.ungrouped)
-        positions = sorted({i for _, i in refs})
+        positions = sorted({i for _, i in refs} | {
+            i for parts in ctes.values() for _, got in parts for _, i in got})
         if not positions:
             if select.find(exp.Subquery, exp.Exists) is None:
                 self.qb.child().bind(select)  # raises what is undefined, as written
             raise errors.FeatureNotSupported(
                 "correlated subqueries whose outer references are nested in a subquery")
         dom = subquery_domain.domain(self.node, positions)
+        if ctes:
+            subquery_ctes.rewrite(derived, ctes, positions, subquery_domain.DOMAIN,
+                                  subquery_domain.domain_column)
         derived = subquery_domain.rewrite(derived, refs, positions, plain)
         qb = self.qb.child()
         qb.with_relation(subquery_domain.DOMAIN, dom, tuple(f.name for f in dom.fields))

@@ -21,12 +21,15 @@ import re
 
 from sqlglot import exp
 
-from planner import errors, types
+from planner import errors, functions, types
 from planner import expr as ex
 from planner import schema as sch
 from planner import system_data
 from planner import system_tables as st
+from planner.coercion import coerce, no_function, no_operator
+from planner.expr import Func
 from planner.types import Kind, SqlType
+from planner.values import parse_text
 
 _INTS = (Kind.INT2, Kind.INT4, Kind.INT8)
 # Kinds that are not plain strings: conversions to and from them are ours.
@@ -229,6 +232,7 @@ def cast_type(to) -> SqlType | None:
                     raise errors.FeatureNotSupported(f"type modifiers of {kind.name}")
                 return _named_type(kind.name if kind.quoted else kind.name.lower(), kind.quoted)
         if to.this == exp.DataType.Type.ARRAY:
+            # local: bind_array and this module are in one import loop (test_layering.KNOWN_LOOPS)
             from planner.bind_array import array_type
             return array_type(to)
         if to.args.get("nested"):
@@ -338,7 +342,6 @@ def compare_operands(func, a: ex.Expr, b: ex.Expr) -> tuple[ex.Expr, ex.Expr]:
     """Both sides of a comparison one of which is SPECIAL: oids compare with oids (integers
     and reg* values convert to oid), reg* values of one kind by name (unique, so equality
     is the oid's), the text forms of arrays with arrays of the same kind."""
-    from planner.coercion import no_operator
     ka, kb = a.type.kind, b.type.kind
     if ka is kb and ka in types.ARRAY_KINDS:
         if func.value not in ("=", "<>"):
@@ -539,7 +542,6 @@ def _no_expression(tree):
 
 # --- functions ----------------------------------------------------------------------------
 def _oid_arg(e: ex.Expr, fname: str, args) -> ex.Expr:
-    from planner.coercion import no_function
     if e.type.kind is Kind.OID:
         return e
     if e.type.kind in _INTS or e.type.kind in types.REG_KINDS or e.type.kind is Kind.UNKNOWN \
@@ -549,14 +551,12 @@ def _oid_arg(e: ex.Expr, fname: str, args) -> ex.Expr:
 
 
 def _text_arg(e: ex.Expr, fname: str, args) -> ex.Expr:
-    from planner.coercion import no_function
     if e.type.is_string or e.type.kind is Kind.UNKNOWN:
         return e if e.type.kind is not Kind.UNKNOWN else ex.Literal(e.value, types.TEXT)
     raise no_function(fname, args)
 
 
 def _int_arg(e: ex.Expr, fname: str, args) -> ex.Expr:
-    from planner.coercion import coerce, no_function
     if e.type.is_integer:
         return e
     if e.type.kind is Kind.UNKNOWN or (isinstance(e, ex.Literal) and e.type.is_string):
@@ -575,7 +575,6 @@ def _bool_const(e: ex.Expr, what: str) -> bool | None:
         raise errors.FeatureNotSupported(f"{what} with an argument that is not a constant")
     v = e.value
     if isinstance(v, str):
-        from planner.values import parse_text
         v = parse_text(v, types.BOOL)
     return v
 
@@ -614,7 +613,6 @@ NAMES = frozenset(_ARITY)
 
 def bind_function(name: str, node: exp.Expression, args: list[ex.Expr]) -> ex.Expr | None:
     """A call of one of the catalog functions, or None when `name` is none of them."""
-    from planner.coercion import no_function
     if name not in _ARITY:
         return None
     if len(args) not in _ARITY[name]:
@@ -756,7 +754,6 @@ _OPERATORS = {"~": (False, False), "~*": (True, False), "!~": (False, True),
 
 def bind_regex(node: exp.Expression, bind) -> ex.Expr:
     """s ~ pattern (RegexpLike), ~* (RegexpILike), their negations, OPERATOR(pg_catalog.op)."""
-    from planner.expr import Func
     if isinstance(node, exp.Operator):
         op = str(node.args.get("operator") or "").replace(" ", "")
         op = op[len("pg_catalog."):] if op.startswith("pg_catalog.") else op
@@ -777,7 +774,6 @@ def bind_regex(node: exp.Expression, bind) -> ex.Expr:
         _compiled(p.value, icase)  # a bad or unsupported pattern fails at bind time
     out = _row("regex", [s, p], types.BOOL, ex.RowData((icase,)))
     if negate:
-        from planner import functions
         return functions.bind_call(Func.NOT, [out])
     return out
 

@@ -115,8 +115,10 @@ CONSUMED: dict[type, frozenset[str]] = {k: frozenset(v) for k, v in {
     exp.Exists: {"this"},
     exp.Anonymous: {"this", "expressions"},
     exp.ExplodingGenerateSeries: {"start", "end", "step"},
+    exp.Lateral: {"this", "alias"},  # of a function (planner/bind_lateral.py); subqueries 0A000
     exp.Count: {"this", "big_int"},          # big_int: sqlglot's note that count is int8
     exp.Sum: {"this"},
+    exp.GroupConcat: {"this", "separator"},  # string_agg (planner/string_aggregates.py)
     exp.Avg: {"this"},
     exp.Min: {"this"},
     exp.Max: {"this"},
@@ -199,7 +201,6 @@ _CLAUSE_NAMES: dict[tuple[type, str], str] = {
 # Constructs refused wherever they appear, named as SQL (the binder would refuse most of
 # them too, but under a less helpful name).
 REFUSED: dict[type, str] = {
-    exp.Lateral: "LATERAL",
     exp.Filter: "aggregate FILTER (WHERE ...)",
     exp.WithinGroup: "WITHIN GROUP",
     exp.AtTimeZone: "AT TIME ZONE",
@@ -248,7 +249,7 @@ def check(tree: exp.Expression) -> None:
                 continue
         for key, value in node.args.items():
             if isinstance(node, exp.Order) and key == "this" and isinstance(
-                    node.parent, exp.ArrayAgg):
-                continue  # array_agg(x ORDER BY ...): the binder reads it
+                    node.parent, (exp.ArrayAgg, exp.GroupConcat)):
+                continue  # array_agg / string_agg (x ORDER BY ...): the binder reads it
             if key not in allowed and _is_set(value):
                 raise errors.FeatureNotSupported(f"{_describe(node, key)} is not supported")

@@ -21,6 +21,7 @@ TS_RANK = {Kind.DATE: 0, Kind.TIMESTAMP: 1, Kind.TIMESTAMPTZ: 2}
 _INT_RANK = {Kind.INT2: 0, Kind.INT4: 1, Kind.INT8: 2}
 _INT_DIGITS = {Kind.INT2: 5, Kind.INT4: 10, Kind.INT8: 19}
 _OP_NAMES = {Func.NEG: "-", Func.NOT: "NOT"}
+_JSON = (Kind.JSON, Kind.JSONB)
 
 
 def is_unknown(e: ex.Expr) -> bool:
@@ -41,6 +42,9 @@ def cast_type_ok(src: SqlType, dst: SqlType) -> bool:
         return False
     if s is d:
         return True
+    if s in _JSON or d in _JSON:  # pg_cast: json <-> jsonb, jsonb -> bool and numbers
+        return d in _JSON if s in _JSON and d in _JSON else (
+            s is Kind.JSONB and (dst.is_number or d is Kind.BOOL))
     if src.is_number and dst.is_number:
         return True
     if {s, d} == {Kind.BOOL, Kind.INT4}:
@@ -51,6 +55,7 @@ def cast_type_ok(src: SqlType, dst: SqlType) -> bool:
 def bind_cast(e: ex.Expr, dst: SqlType) -> ex.Expr:
     """CAST(e AS dst). Literals convert now (bad input raises at bind time). `numeric`
     without a typmod (numeric(None, 0)) keeps the source's scale."""
+    # local: catalog_functions and this module are in one import loop (test_layering.KNOWN_LOOPS)
     from planner import catalog_functions
     if catalog_functions.involved(e.type, dst):  # oid, reg*, catalog arrays
         return catalog_functions.convert(e, dst)
@@ -60,7 +65,8 @@ def bind_cast(e: ex.Expr, dst: SqlType) -> ex.Expr:
         dst = _unconstrained_array(e)
     if dst.kind is Kind.NUMERIC and dst.precision is None and dst.scale == 0:
         if isinstance(e, Literal) and e.value is not None:
-            value = to_decimal(e.value, e.type.kind is Kind.FLOAT4)
+            value = cast_value(e.value, e.type, dst) if e.type.kind in _JSON else \
+                to_decimal(e.value, e.type.kind is Kind.FLOAT4)
             t = numeric_type_of(value)
             return Literal(fit_numeric(value, t), t)
         dst = _unconstrained(e.type)
@@ -68,7 +74,7 @@ def bind_cast(e: ex.Expr, dst: SqlType) -> ex.Expr:
             return e
     if isinstance(e, Literal):
         return Literal(cast_value(e.value, e.type, dst), dst)
-    if e.type == dst or (e.type.is_string and dst.kind is Kind.TEXT):
+    if e.type == dst:
         return e
     return Cast(e, dst)
 
@@ -81,6 +87,7 @@ def bind_assign(e: ex.Expr, dst: SqlType, column: str = "") -> ex.Expr:
     longer than varchar(n)/char(n) raises 22001 unless the excess is spaces."""
     src = e.type
     allowed = (is_unknown(e) or src.kind is dst.kind or dst.is_string
+               or (src.kind in _JSON and dst.kind in _JSON)
                or (src.is_number and dst.is_number)
                or (src.kind in TEMPORAL and dst.kind in TEMPORAL)
                or (dst.is_array and (src.kind is Kind.UNKNOWN or src.is_array and (
@@ -102,6 +109,7 @@ def _unconstrained_array(e: ex.Expr) -> SqlType:
     """The static type of `x::numeric[]`: a constant's elements keep their scale."""
     src = e.type
     if isinstance(e, Literal) and isinstance(e.value, str):
+        # local: array_values and this module are in one import loop (test_layering.KNOWN_LOOPS)
         from planner.array_values import split_array_text
         scale = 0
         for item in split_array_text(e.value):
@@ -126,6 +134,7 @@ def _unconstrained(src: SqlType) -> SqlType:
 
 def coerce(e: ex.Expr, t: SqlType) -> ex.Expr:
     """e as type t (an implicit conversion the typing rules chose)."""
+    # local: catalog_functions and this module are in one import loop (test_layering.KNOWN_LOOPS)
     from planner import catalog_functions
     if catalog_functions.involved(e.type, t):
         return catalog_functions.convert(e, t)
@@ -206,6 +215,7 @@ def common_type(a: SqlType, b: SqlType, what: str) -> SqlType:
         return types.array_of(common_type(a.elem, b.elem, what))
     if a.is_array or b.is_array:
         raise errors.DatatypeMismatch(f"{what} types {a} and {b} cannot be matched")
+    # local: catalog_functions and this module are in one import loop (test_layering.KNOWN_LOOPS)
     from planner import catalog_functions
     if catalog_functions.involved(a, b):
         t = catalog_functions.common(a, b)

@@ -3,24 +3,15 @@
 psql's \\copy sends the pre-9.0 form (`COPY t FROM STDIN CSV HEADER DELIMITER ','`),
 drivers send `COPY t FROM STDIN (FORMAT csv, HEADER true)`; sqlglot parses neither form
 reliably, so COPY has its own small parser. The query of `COPY (query) TO` is parsed by
-the caller.
+the caller. The options are checked by copy_options.parse_copy_options.
 """
 
 from __future__ import annotations
 
-import enum
 import re
 from dataclasses import dataclass, field
 
 from planner import errors
-
-
-class CopyFormat(enum.Enum):
-    """COPY's data formats; the values are the wire protocol's (CopyInResponse)."""
-
-    TEXT = 0
-    CSV = 1
-    BINARY = 2
 
 
 @dataclass

@@ -78,6 +78,8 @@ def _dist(node: pl.Node) -> pl.Node:
         return replace(node, locus=_scan_locus(node))
     if isinstance(node, pl.Values):  # a system relation's rows are the coordinator's
         return replace(node, locus=lc.ENTRY if node.system else lc.GENERAL)
+    if isinstance(node, pl.Materialized):  # every process has its rows
+        return replace(node, locus=lc.GENERAL)
     if isinstance(node, pl.GenerateSeries):
         count = max(0, (node.stop - node.start) // node.step + 1)
         big = count > PARALLEL_SERIES_MIN_ROWS

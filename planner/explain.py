@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from planner import expr as ex
 from planner import plan as pl
 from planner.locus import LocusKind
+from planner import table_functions
 
 FILTER_SELECTIVITY = 0.33
 
@@ -34,10 +35,11 @@ def estimate_rows(node: pl.Node) -> float:
         return rows * (FILTER_SELECTIVITY if node.filter is not None else 1.0)
     if isinstance(node, pl.Values):
         return float(len(node.rows))
+    if isinstance(node, pl.Materialized):
+        return float(node.table.num_rows)
     if isinstance(node, pl.GenerateSeries):
         return float(max(0, (node.stop - node.start) // node.step + 1))
     if isinstance(node, pl.TableFunction):
-        from planner import table_functions
         return table_functions.estimate_rows(node)
     if isinstance(node, pl.Filter):
         return estimate_rows(node.child) * FILTER_SELECTIVITY
@@ -171,6 +173,8 @@ def _describe(node: pl.Node, n: int) -> str:
         if node.system:
             return f"System Relation {node.system}: {len(node.rows)} row(s)"
         return f"Values: {len(node.rows)} row(s)"
+    if isinstance(node, pl.Materialized):
+        return f"Materialized: {node.table.num_rows} row(s)"
     if isinstance(node, pl.StatsScan):
         return f"Chunk Statistics Scan: {node.table.name}, stats=[" \
             + ", ".join(f.name for f in node.fields) + "]"
@@ -185,7 +189,7 @@ def _describe(node: pl.Node, n: int) -> str:
     if isinstance(node, pl.Expand):
         return f"Expand: {len(node.sets)} grouping sets"
     if isinstance(node, pl.ProjectSet):
-        return "ProjectSet: " + ", ".join(
+        return ("ProjectSet (outer): " if node.outer else "ProjectSet: ") + ", ".join(
             ("generate_subscripts" if sub else "unnest") + f"({ex.show(e)})"
             for e, sub in zip(node.arrays, node.subscripts))
     if isinstance(node, pl.Aggregate):

@@ -97,9 +97,36 @@ class Func(enum.Enum):
     ARRAY_OVERLAP = "&&"
     ARRAY_EQ = "array_eq"              # = and <> of arrays: NULL elements equal each other
     ARRAY_NE = "array_ne"
+    SERIES = "generate_series"         # the integers generate_series(a, b[, step]) gives, as
+    #                                    an array (what ProjectSet unnests: SELECT list, LATERAL)
     ARRAY_SORT_KEY = "array_sort_key"  # bytes that order as the array: < <= > >= of arrays
     ANY_OF = "any"                     # any(op, x, a): x op ANY (a); op a text Literal
     ALL_OF = "all"
+    # json and jsonb (planner/json_rules.py, planner/json_ops.py, segment/kernels/expr_json.py)
+    JSON_GET = "->"                    # (x, key text | index int4); also #> below
+    JSON_GET_TEXT = "->>"
+    JSON_PATH = "#>"                   # (x, path text[]); json(b)_extract_path
+    JSON_PATH_TEXT = "#>>"
+    JSONB_CONTAINS = "jsonb_contains"  # @> and <@ (arguments swapped)
+    JSONB_EXISTS = "jsonb_exists"      # ?
+    JSONB_EXISTS_ANY = "jsonb_exists_any"  # ?|
+    JSONB_EXISTS_ALL = "jsonb_exists_all"  # ?&
+    JSONB_CONCAT = "jsonb_concat"      # ||
+    JSONB_DELETE = "jsonb_delete"      # - key, - index
+    JSONB_SET = "jsonb_set"
+    JSONB_STRIP_NULLS = "jsonb_strip_nulls"
+    JSONB_PRETTY = "jsonb_pretty"
+    JSONB_SORT_KEY = "jsonb_sort_key"  # bytes that order as jsonb: = < > ... of jsonb
+    JSON_TYPEOF = "json_typeof"
+    JSONB_TYPEOF = "jsonb_typeof"
+    JSON_ARRAY_LENGTH = "json_array_length"
+    JSONB_ARRAY_LENGTH = "jsonb_array_length"
+    JSON_BUILD_OBJECT = "json_build_object"
+    JSONB_BUILD_OBJECT = "jsonb_build_object"
+    JSON_BUILD_ARRAY = "json_build_array"
+    JSONB_BUILD_ARRAY = "jsonb_build_array"
+    TO_JSON = "to_json"
+    TO_JSONB = "to_jsonb"
 
 
 class AggFunc(enum.Enum):
@@ -299,7 +326,8 @@ def is_constant(e: Expr) -> bool:
 
 _INFIX = {Func.ADD, Func.SUB, Func.MUL, Func.DIV, Func.MOD, Func.EQ, Func.NE, Func.LT,
           Func.LE, Func.GT, Func.GE, Func.AND, Func.OR, Func.CONCAT, Func.ARRAY_CONTAINS,
-          Func.ARRAY_CONTAINED, Func.ARRAY_OVERLAP}
+          Func.ARRAY_CONTAINED, Func.ARRAY_OVERLAP, Func.JSON_GET, Func.JSON_GET_TEXT,
+          Func.JSON_PATH, Func.JSON_PATH_TEXT}
 
 
 def show(e: Expr) -> str:
@@ -312,6 +340,7 @@ def show(e: Expr) -> str:
         if isinstance(e.value, str):
             return "'" + e.value.replace("'", "''") + "'"
         if isinstance(e.value, tuple):
+            # local: values and this module are in one import loop (test_layering.KNOWN_LOOPS)
             from planner.values import format_text
             return "'" + format_text(e.value, e.type).replace("'", "''") + "'::" + e.type.sql()
         if isinstance(e.value, Interval):

@@ -97,6 +97,12 @@ def bind_in(arg: ex.Expr, vals: list[ex.Expr], negated: bool = False) -> ex.Expr
     everything goes to the common type."""
     if not vals:
         raise errors.SyntaxError_("syntax error at or near \")\"")
+    if arg.type.kind in (Kind.JSON, Kind.JSONB):
+        # jsonb's equality is not its text's (1.5 = 1.50): the ORed comparisons, as
+        # PostgreSQL reads IN; json has none (42883).
+        eqs = [bind_call(Func.EQ, [arg, v]) for v in vals]
+        either = eqs[0] if len(eqs) == 1 else bind_call(Func.OR, eqs)
+        return bind_call(Func.NOT, [either]) if negated else either
     fitted = [_fit_literal(v, arg.type) for v in vals] if not is_unknown(arg) else [None]
     if all(v is not None for v in fitted):
         return fold_constants(ex.InList(arg, tuple(fitted), negated))

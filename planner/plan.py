@@ -13,11 +13,12 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from planner import errors
 from planner import expr as ex
 from planner import window
 from planner.locus import Locus
 from planner.schema import TableDef
-from planner.types import SqlType
+from planner.types import Kind, SqlType
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +87,17 @@ class Values(Node):
     fields: tuple[Field, ...]
     locus: Locus | None = None
     system: str = ""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Materialized(Node):
+    """Rows computed before the statement runs (a recursive CTE's result, planner/
+    bind_recursive.py), carried in the plan: every process that runs it has them all.
+    Compared by identity (an Arrow table has no value equality that fits a plan)."""
+
+    table: object  # pa.Table whose columns are laid out as `fields` say
+    fields: tuple[Field, ...]
+    locus: Locus | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,21 +173,30 @@ class Aggregate(Node):
     locus: Locus | None = None
 
     def __post_init__(self):
-        _no_arrays([k.type for k in self.keys],
-                   "grouping by arrays (GROUP BY, DISTINCT, UNION, INTERSECT, EXCEPT)")
         _no_arrays([a.arg.type for a in self.aggs if a.arg is not None and a.func in (
-            ex.AggFunc.MIN, ex.AggFunc.MAX, ex.AggFunc.SUM, ex.AggFunc.AVG)
-            or a.arg is not None and a.distinct], "min/max/sum/avg and DISTINCT aggregates of arrays")
+            ex.AggFunc.MIN, ex.AggFunc.MAX, ex.AggFunc.SUM, ex.AggFunc.AVG)],
+            "min/max/sum/avg of arrays")
+        _no_json([k.type for k in self.keys] + [a.arg.type for a in self.aggs
+                                                if a.arg is not None and a.distinct],
+                 "grouping (GROUP BY, DISTINCT, UNION, INTERSECT, EXCEPT)")
 
     def children(self):
         return (self.child,)
 
 
+def _no_json(ts, what: str) -> None:
+    """json has no equality (42883, as PostgreSQL); jsonb's is not its text's (1.5 equals
+    1.50) while the operators compare and hash the text: 0A000 rather than another answer."""
+    for t in ts:
+        if t.kind is Kind.JSON:
+            raise errors.UndefinedFunction("could not identify an equality operator for type json")
+        if t.kind is Kind.JSONB:
+            raise errors.FeatureNotSupported(f"{what} over jsonb values")
+
+
 def _no_arrays(ts, what: str) -> None:
-    """Arrays do not hash in the operators yet (they sort: segment/operators/ordering.py):
-    0A000 while planning."""
+    """What the operators cannot do with arrays yet: 0A000 while planning."""
     if any(t.is_array for t in ts):
-        from planner import errors
         raise errors.FeatureNotSupported(what)
 
 
@@ -269,8 +290,11 @@ class HashJoin(Node):
     locus: Locus | None = None
 
     def __post_init__(self):
-        _no_arrays([self.left.fields[k].type for k in self.left_keys],
-                   "joining on arrays (USING, NATURAL, IN (subquery))")
+        # Arrays join by their encoded bytes (segment/kernels/group_keys.py), which agree
+        # only between arrays of one element type.
+        _no_arrays([lt for lt, rt in zip((self.left.fields[k].type for k in self.left_keys),
+                                         (self.right.fields[k].type for k in self.right_keys))
+                    if lt != rt], "joining arrays of different element types")
 
     def children(self):
         return (self.left, self.right)
@@ -371,6 +395,9 @@ class ProjectSet(Node):
     subscripts: tuple[bool, ...]
     fields: tuple[Field, ...]
     locus: Locus | None = None
+    # LEFT JOIN LATERAL f(...) ON true: an input row whose arrays give no element still
+    # gives one row, its function columns NULL.
+    outer: bool = False
 
     def children(self):
         return (self.child,)
@@ -398,8 +425,8 @@ class WindowAgg(Node):
     keep: tuple[int, int] | None = None
 
     def __post_init__(self):
-        _no_arrays([self.child.fields[i].type for i in self.partition]
-                   + [k.expr.type for k in self.order], "window PARTITION BY/ORDER BY arrays")
+        _no_json([self.child.fields[i].type for i in self.partition]
+                 + [k.expr.type for k in self.order], "window PARTITION BY / ORDER BY")
 
     def children(self):
         return (self.child,)

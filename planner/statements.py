@@ -19,6 +19,7 @@ from planner import clause_guard, copy_statement, errors, role_statement, types
 from planner.bind_array import catalog_array_names
 from planner.bind_expr import sql_type
 from planner.schema import ColumnDef, DistKind, DistPolicy
+from planner.bind_array import mark_subscripts
 
 
 class Kind(enum.Enum):
@@ -195,7 +196,6 @@ def parse_one(text: str) -> exp.Expression:
     if isinstance(tree, exp.Command):
         raise errors.SyntaxError_(f'syntax error at or near "{tree.name or text.split()[0]}"')
     clause_guard.check(tree)
-    from planner.bind_array import mark_subscripts
     mark_subscripts(tree)  # a[1]: sqlglot made it 0-based
     return tree
 

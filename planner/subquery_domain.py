@@ -23,17 +23,17 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from planner import errors, functions, types
+from planner import bind_lateral, errors, functions, types
 from planner import expr as ex
 from planner import plan as pl
 from planner.bind_expr import ExprBinder
-from planner.scope import Scope
+from planner.scope import LayeredScope, Scope
 
 DOMAIN = "?outer_domain"  # the CTE name D is bound under; no user name can start with ?
 _CORRELATED = (errors.UndefinedColumn, errors.UndefinedTable)
 
 
-def inner_scope(qb, select: exp.Select) -> Scope:
+def inner_scope(qb, select: exp.Select, outer: Scope) -> Scope:
     """The columns the subquery's own FROM items provide (before any join condition is
     bound, since ON clauses may use outer columns)."""
     from_ = select.args.get("from_") or select.args.get("from")
@@ -41,6 +41,13 @@ def inner_scope(qb, select: exp.Select) -> Scope:
         return Scope([])
     columns = []
     for rel in [from_.this] + [j.this for j in select.args.get("joins") or []]:
+        call = bind_lateral.call_of(rel)
+        if call is not None and bind_lateral.is_lateral(qb, call):
+            # A function reading earlier items' or outer columns: bound as the rewritten
+            # subquery binds it, after D's columns (its own columns are what matter here).
+            columns += bind_lateral.bind(qb, call, LayeredScope(Scope(list(columns)),
+                                                                outer)).columns
+            continue
         try:
             columns += qb._relation(rel)[1].columns
         except _CORRELATED:
@@ -119,7 +126,7 @@ def rewrite(select: exp.Select, refs: list[tuple[exp.Column, int]], positions: l
     grouped by them, the aggregate and `true` (which is NULL for an outer row the LEFT
     join back finds no group for) or, for a `plain` value, min(value) and count(*)."""
     for col, i in refs:
-        col.replace(_domain_column(positions.index(i)))
+        col.replace(domain_column(positions.index(i)))
     out = select
     value = out.expressions[0]
     value = value.this if isinstance(value, exp.Alias) else value
@@ -131,13 +138,72 @@ def rewrite(select: exp.Select, refs: list[tuple[exp.Column, int]], positions: l
         if from_ is not None else []
     out.set("from_" if "from_" in out.arg_types else "from", exp.From(this=table))
     out.set("joins", joins or None)
-    keys = [_domain_column(j) for j in range(len(positions))]
+    keys = [domain_column(j) for j in range(len(positions))]
+    if plain and any(out.args.get(k) for k in ("order", "limit", "offset")):
+        return _first_rows(out, value, keys)
     out.set("expressions", [k.copy() for k in keys] + computed)
     out.set("group", exp.Group(expressions=keys))
     return out
 
 
-def _domain_column(j: int) -> exp.Column:
+def _first_rows(inner: exp.Select, value: exp.Expression, keys: list[exp.Column]) -> exp.Select:
+    """A plain value with ORDER BY / LIMIT / OFFSET: the rows of each outer value are
+    numbered in the subquery's order (row_number() partitioned by D's columns), and those
+    LIMIT and OFFSET keep are grouped as for any plain value (min(value), count(*))."""
+    limit, offset = _constant_count(inner.args.get("limit")), _constant_count(
+        inner.args.get("offset")) or 0
+    names = [out.alias_or_name for out in inner.expressions]
+    orders = []
+    for o in (inner.args["order"].expressions if inner.args.get("order") else []):
+        o = o.copy()
+        target = o.this
+        if isinstance(target, exp.Literal) and not target.is_string:
+            if int(target.name) != 1:
+                raise errors.QueryError(
+                    f"ORDER BY position {target.name} is not in select list", "42P10")
+            o.set("this", value.copy())
+        elif isinstance(target, exp.Column) and not target.table and target.name in names:
+            o.set("this", value.copy())  # the output column's name, as ORDER BY reads it
+        orders.append(o)
+    rank = exp.Window(this=exp.RowNumber(), partition_by=[k.copy() for k in keys],
+                      order=exp.Order(expressions=orders) if orders else None, over="OVER")
+    inner.set("expressions", [exp.alias_(k.copy(), f"k{j}", quoted=True)
+                              for j, k in enumerate(keys)]
+              + [exp.alias_(value.copy(), "?v", quoted=True), exp.alias_(rank, "?rn", quoted=True)])
+    for k in ("order", "limit", "offset"):
+        inner.set(k, None)
+    ranked = "?ranked"
+    rn = exp.column("?rn", ranked, quoted=True)
+    conds = [exp.GT(this=rn.copy(), expression=exp.Literal.number(offset))]
+    if limit is not None:
+        conds.append(exp.LTE(this=rn.copy(), expression=exp.Literal.number(offset + limit)))
+    out_keys = [exp.column(f"k{j}", ranked, quoted=True) for j in range(len(keys))]
+    v = exp.column("?v", ranked, quoted=True)
+    return exp.Select(
+        expressions=[k.copy() for k in out_keys] + [exp.Min(this=v), exp.Count(this=exp.Star())],
+        **{"from_" if "from_" in exp.Select.arg_types else "from": exp.From(this=exp.Subquery(
+            this=inner, alias=exp.TableAlias(this=exp.to_identifier(ranked, quoted=True))))},
+        where=exp.Where(this=exp.and_(*conds)),
+        group=exp.Group(expressions=out_keys))
+
+
+def _constant_count(clause) -> int | None:
+    """LIMIT / OFFSET's value: a non-negative integer constant (None: no limit)."""
+    if clause is None:
+        return None
+    e = clause.args.get("expression") if isinstance(clause, exp.Limit) else clause.this
+    if isinstance(clause, exp.Offset) and e is None:
+        e = clause.args.get("expression")
+    if isinstance(e, exp.Null):
+        return None
+    if not (isinstance(e, exp.Literal) and not e.is_string and e.name.isdigit()):
+        raise errors.FeatureNotSupported(
+            "correlated scalar subqueries with a LIMIT or OFFSET that is not a constant")
+    return int(e.name)
+
+
+def domain_column(j: int) -> exp.Column:
+    """D's j-th column, as a reference in the rewritten subquery."""
     return exp.column(f"k{j}", DOMAIN, quoted=True)
 
 
@@ -172,6 +238,8 @@ def _zero(t: types.SqlType) -> ex.Expr:
         return ex.Literal("", t)
     if t.kind in (types.Kind.OID, types.Kind.XID):
         return ex.Literal(0, t)
+    if t.is_array:
+        return ex.Literal((), t)  # the empty array (planner/array_values.py's form)
     text = "0" if t.is_number else _ZERO_TEXT.get(t.kind)
     if text is None:
         raise errors.FeatureNotSupported(f"correlated subqueries over outer columns of type {t}")

@@ -106,6 +106,7 @@ class CatalogContext(Protocol):
 
 
 def context() -> CatalogContext | None:
+    # local: bind_expr and this module are in one import loop (test_layering.KNOWN_LOOPS)
     from planner.bind_expr import SESSION_INFO
     return SESSION_INFO.get().get("system")
 
@@ -153,6 +154,7 @@ def bind(relation: SystemRelation) -> pl.Values:
 def _array_value(v, t: SqlType):
     """An array column's value: the providers give arrays as their text form or a list."""
     if isinstance(v, str):
+        # local: array_values and this module are in one import loop (test_layering.KNOWN_LOOPS)
         from planner.array_values import parse_array
         return parse_array(v, t)
     return tuple(v) if isinstance(v, list) else v

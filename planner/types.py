@@ -33,6 +33,10 @@ class Kind(enum.Enum):
     TIMESTAMP = "timestamp without time zone"
     TIMESTAMPTZ = "timestamp with time zone"
     INTERVAL = "interval"
+    # JSON: Arrow strings. json keeps its input text, jsonb PostgreSQL's canonical text
+    # (planner/json_values.py); neither is a string kind (no text functions take them).
+    JSON = "json"
+    JSONB = "jsonb"
     UNKNOWN = "unknown"  # the type of a bare NULL or an untyped parameter
     # --- types of the system catalog (planner/system_tables.py, catalog_functions.py) ---
     OID = "oid"                     # int64 in batches (0 .. 2^32-1)
@@ -64,7 +68,7 @@ OIDS = {
     Kind.BOOL: 16, Kind.INT2: 21, Kind.INT4: 23, Kind.INT8: 20, Kind.FLOAT4: 700,
     Kind.FLOAT8: 701, Kind.NUMERIC: 1700, Kind.TEXT: 25, Kind.VARCHAR: 1043,
     Kind.CHAR: 1042, Kind.DATE: 1082, Kind.TIMESTAMP: 1114, Kind.TIMESTAMPTZ: 1184,
-    Kind.INTERVAL: 1186, Kind.UNKNOWN: 25,
+    Kind.INTERVAL: 1186, Kind.UNKNOWN: 25, Kind.JSON: 114, Kind.JSONB: 3802,
     Kind.OID: 26, Kind.XID: 28, Kind.NAME: 19, Kind.CHAR1: 18, Kind.REGCLASS: 2205,
     Kind.REGTYPE: 2206, Kind.REGPROC: 24, Kind.REGNAMESPACE: 4089, Kind.REGROLE: 4096,
     Kind.PG_NODE_TREE: 194, Kind.INET: 869, Kind.BYTEA: 17, Kind.OIDVECTOR: 30,
@@ -78,7 +82,7 @@ ARRAY_OIDS = {
     Kind.INT8: 1016, Kind.FLOAT4: 1021, Kind.FLOAT8: 1022, Kind.OID: 1028, Kind.INET: 1041,
     Kind.TIMESTAMP: 1115, Kind.DATE: 1182, Kind.TIMESTAMPTZ: 1185, Kind.INTERVAL: 1187,
     Kind.NUMERIC: 1231, Kind.REGCLASS: 2210, Kind.REGTYPE: 2211, Kind.REGNAMESPACE: 4090,
-    Kind.REGROLE: 4097, Kind.UNKNOWN: 1009,
+    Kind.REGROLE: 4097, Kind.JSON: 199, Kind.JSONB: 3807, Kind.UNKNOWN: 1009,
 }
 ELEMENT_BY_ARRAY_OID = {oid: k for k, oid in ARRAY_OIDS.items()
                         if k not in (Kind.UNKNOWN, Kind.INT2VECTOR, Kind.OIDVECTOR)}
@@ -239,6 +243,7 @@ _ARROW = {
     Kind.VARCHAR: pa.string(), Kind.CHAR: pa.string(), Kind.DATE: pa.date32(),
     Kind.TIMESTAMP: pa.timestamp("us"), Kind.TIMESTAMPTZ: pa.timestamp("us", tz="UTC"),
     Kind.INTERVAL: pa.month_day_nano_interval(), Kind.UNKNOWN: pa.null(),
+    Kind.JSON: pa.string(), Kind.JSONB: pa.string(),
     Kind.OID: pa.int64(), Kind.XID: pa.int64(), Kind.BYTEA: pa.binary(),
     **{k: pa.string() for k in CATALOG_KINDS
        if k not in (Kind.OID, Kind.XID, Kind.BYTEA)},
@@ -256,6 +261,8 @@ TIMESTAMP = SqlType(Kind.TIMESTAMP)
 TIMESTAMPTZ = SqlType(Kind.TIMESTAMPTZ)
 INTERVAL = SqlType(Kind.INTERVAL)
 UNKNOWN = SqlType(Kind.UNKNOWN)
+JSON = SqlType(Kind.JSON)
+JSONB = SqlType(Kind.JSONB)
 OID = SqlType(Kind.OID)
 NAME = SqlType(Kind.NAME)
 CHAR1 = SqlType(Kind.CHAR1)
@@ -296,6 +303,7 @@ _NAMES = {
     "timestamp": TIMESTAMP, "timestamp without time zone": TIMESTAMP, "datetime": TIMESTAMP,
     "timestamptz": TIMESTAMPTZ, "timestamp with time zone": TIMESTAMPTZ,
     "interval": INTERVAL,
+    "json": JSON, "jsonb": JSONB,
 }
 
 
@@ -389,6 +397,7 @@ def common_type(a: SqlType, b: SqlType) -> SqlType:
             return a if a.is_array else b
         raise errors.DatatypeMismatch(f"types {a} and {b} cannot be matched")
     if a.kind in CATALOG_KINDS or b.kind in CATALOG_KINDS:
+        # local: catalog_functions and this module are in one import loop (test_layering.KNOWN_LOOPS)
         from planner.catalog_functions import common
         t = common(a, b)
         if t is not None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from planner import errors, types
+from planner import errors, json_rules, types
 from planner import expr as ex
 from planner.coercion import (
     adopt, as_bool, as_bpchar, as_numeric, bind_cast, coerce, common_type, int_digits, is_unknown,
@@ -53,6 +53,8 @@ def _binary_unknowns(func: Func, a: ex.Expr, b: ex.Expr):
 
 def _rule_arith(func: Func, args) -> ex.Expr:
     _arity(func, args, 2)
+    if func is Func.SUB and json_rules.involved(*args):
+        return json_rules.rule_delete(*args)
     a, b = _binary_unknowns(func, *args)
     ta, tb = a.type, b.type
     if ta.is_number and tb.is_number:
@@ -118,8 +120,11 @@ def _rule_compare(func: Func, args) -> ex.Expr:
     _arity(func, args, 2)
     a, b = args
     if a.type.is_array or b.type.is_array:
+        # local: array_rules and this module are in one import loop (test_layering.KNOWN_LOOPS)
         from planner.array_rules import rule_compare
         return rule_compare(func, a, b)
+    if json_rules.involved(a, b):
+        return json_rules.rule_compare(func, a, b)
     a, b = _binary_unknowns(func, as_bpchar(a, b.type), as_bpchar(b, a.type))
     a, b = compare_operands(func, a, b)
     return Call(func, (a, b), types.BOOL)
@@ -130,6 +135,7 @@ def compare_operands(func: Func, a: ex.Expr, b: ex.Expr) -> tuple[ex.Expr, ex.Ex
     they are (the evaluator aligns them); a literal fitting the other side's integer type
     is folded to it rather than casting the column."""
     ta, tb = a.type, b.type
+    # local: catalog_functions and this module are in one import loop (test_layering.KNOWN_LOOPS)
     from planner import catalog_functions
     if catalog_functions.involved(ta, tb):  # oid, reg*, catalog arrays
         return catalog_functions.compare_operands(func, a, b)
@@ -270,7 +276,10 @@ def _rule_concat(func: Func, args) -> ex.Expr:
     if func is Func.CONCAT:
         _arity(func, args, 2)
         a, b = args
+        if json_rules.jsonb_concat(a, b):
+            return json_rules.rule_concat(a, b)
         if a.type.is_array or b.type.is_array:
+            # local: array_rules and this module are in one import loop (test_layering.KNOWN_LOOPS)
             from planner.array_rules import RULES as ARRAY_RULES
             if (a.type.is_array or is_unknown(a)) and (b.type.is_array or is_unknown(b)):
                 return ARRAY_RULES[Func.ARRAY_CAT](Func.ARRAY_CAT, args)

@@ -18,7 +18,7 @@ import re
 import struct
 from decimal import Decimal
 
-from planner import errors, types
+from planner import errors, json_values, types
 from planner.temporal import TEMPORAL, UTC, format_interval, parse_interval, parse_timestamp
 from planner.types import Kind, SqlType
 
@@ -102,6 +102,7 @@ def parse_text(text: str, t: SqlType):
     if t.is_string or k is Kind.UNKNOWN:
         return fit_string(text, t)
     if t.is_array:
+        # local: array_values and this module are in one import loop (test_layering.KNOWN_LOOPS)
         from planner.array_values import parse_array
         return parse_array(text, t)
     if k is Kind.BOOL:
@@ -126,6 +127,8 @@ def parse_text(text: str, t: SqlType):
         return v.date() if k is Kind.DATE else v
     if k is Kind.INTERVAL:
         return parse_interval(text)
+    if k in (Kind.JSON, Kind.JSONB):
+        return json_values.to_json_kind(text, types.TEXT, t)
     raise errors.FeatureNotSupported(f"input of type {t}")
 
 
@@ -180,6 +183,7 @@ def format_text(v, t: SqlType) -> str | None:
         return None
     k = t.kind
     if t.is_array:
+        # local: array_values and this module are in one import loop (test_layering.KNOWN_LOOPS)
         from planner.array_values import format_array
         return format_array(v, t)
     if k is Kind.BOOL:
@@ -228,11 +232,19 @@ def cast_value(v, src: SqlType, dst: SqlType):
     if v is None:
         return None
     s, d = src.kind, dst.kind
+    if d in (Kind.JSON, Kind.JSONB):
+        return json_values.to_json_kind(v, src, dst)
+    if s is Kind.JSONB and not dst.is_string:  # a scalar's value, then cast as its own type
+        x, xt = json_values.scalar_of(v, dst)
+        if dst.is_numeric and dst.precision is None and dst.scale == 0:
+            return x  # a constant's unconstrained numeric keeps its own scale
+        return cast_value(x, xt, dst)
     if dst.is_string:
         return fit_string(v if isinstance(v, str) else format_text(v, src), dst)
     if isinstance(v, str):
         return parse_text(v, dst)
     if src.is_array and dst.is_array:
+        # local: array_values and this module are in one import loop (test_layering.KNOWN_LOOPS)
         from planner.array_values import cast_array
         return cast_array(v, src, dst)
     if d in INT_RANGES:

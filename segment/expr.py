@@ -30,9 +30,11 @@ from segment.kernels import expr_arith as xarith
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_cast as xcast
 from segment.kernels import expr_datetime as xd
+from segment.kernels import expr_json as xj
 from segment.kernels import expr_numeric as xn
 from segment.kernels import expr_pgarray as xpa
 from segment.kernels import expr_string as xs
+from planner.catalog_functions import call_row
 
 _SUBSET_FRACTION = 0.25  # below this share of rows, evaluate a lazy branch on its rows only
 
@@ -305,6 +307,8 @@ def _case(e: ex.Case, f: Frame) -> xa.Datum:
 
 def _cast(e: ex.Cast, f: Frame) -> xa.Datum:
     x = _eval(e.arg, f)
+    if xj.involved(e.arg.type, e.type):  # to json/jsonb, jsonb to bool and numbers
+        return xj.cast(xa.as_array(x, f.n), e.arg.type, e.type)
     if isinstance(x, pa.Scalar):
         return _conform(xcast.cast(xa.as_array(x, 1), e.arg.type, e.type), e.type)[0]
     return xcast.cast(x, e.arg.type, e.type)
@@ -358,7 +362,6 @@ def _field_kernel(kernel):
 
 def _row_call(e: ex.RowCall, f: Frame) -> xa.Datum:
     """A catalog function (planner/catalog_functions.py): row by row in Python."""
-    from planner.catalog_functions import call_row
     args = [_eval(a, f) for a in e.args]
     if all(isinstance(a, pa.Scalar) for a in args):
         return xcast.to_arrow([call_row(e, [a.as_py() for a in args])], e.type)[0]
@@ -389,6 +392,7 @@ _CALLS = {
     Func.DATE_TRUNC: _field_kernel(xd.date_trunc),
     Func.ONE_ROW: lambda e, args, n: _one_row(args),
     **xpa.CALLS,
+    **xj.CALLS,
 }
 
 

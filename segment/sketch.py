@@ -15,6 +15,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from motion import hashing
+from segment.kernels import expr_pgarray as xpa
+
+KMV_SIZE = 4096  # hashes a column's sketch keeps (ANALYZE's distinct-value estimate)
 
 
 def update(sketch: np.ndarray, arr: pa.Array, k: int, scale: list[int] | None = None) -> np.ndarray:
@@ -22,7 +25,6 @@ def update(sketch: np.ndarray, arr: pa.Array, k: int, scale: list[int] | None = 
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary  # the chunk's distinct values
     if pa.types.is_list(arr.type):  # arrays: hash their elements' text, joined
-        from segment.kernels import expr_pgarray as xpa
         p = xpa.Parts(arr)
         items = pc.cast(xpa.flat(p), pa.string()).fill_null("\x00")
         arr, scale = pc.binary_join(xpa.build(items, p.lengths, p.valid, pa.string()), "\x1f"), None

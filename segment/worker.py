@@ -26,11 +26,9 @@ from planner.schema import DistKind, TableDef
 from segment import executor, memory
 from segment.operators import base, motion_send
 from segment.storage.shard_store import ShardStore
+from segment.ingest import convert, file_source
 
 log = logging.getLogger(__name__)
-
-# Distinct hash values a column's sketch keeps (distinct estimates within a few percent).
-KMV_SIZE = 4096
 
 # Bytes of Motion frames a segment keeps in memory before spilling to its data dir for
 # queries whose memory budget has not reached it yet (frames that arrive before the
@@ -149,7 +147,7 @@ class SegmentWorker:
             for chunk in chunks:
                 arr = self.store.read(chunk, [col.name]).column(0).combine_chunks()
                 nulls += arr.null_count
-                sketch = kmv.update(sketch, arr, KMV_SIZE, scale)
+                sketch = kmv.update(sketch, arr, kmv.KMV_SIZE, scale)
             lows = [c.stats[col.name].min for c in chunks
                     if col.name in c.stats and c.stats[col.name].min is not None]
             highs = [c.stats[col.name].max for c in chunks
@@ -264,14 +262,12 @@ class SegmentWorker:
     def copy_from_file(self, query_id: int, txn_id: int, table: TableDef, path: str,
                        options, positions: list[int]) -> int:
         """COPY t [(cols)] FROM 'file': every segment reads the file, keeps its own rows."""
-        from segment import file_source, ingest
-
         self._check_txn(txn_id)
         try:
             cols = [table.columns[i] for i in positions]
             batches = file_source.read_file(path, options.format, options, cols, table=table.name)
             if positions != list(range(len(table.columns))):
-                batches = (ingest.widen(b, table, positions) for b in batches)
+                batches = (convert.widen(b, table, positions) for b in batches)
             return self.store.write(txn_id, table.id, self._shares(batches, table))
         except errors.QueryError as e:
             raise e.with_context(f"segment {self.segment_id}")

@@ -15,7 +15,7 @@ from typing import Callable, Iterator, Protocol
 
 import pyarrow as pa
 
-from planner.copy_statement import CopyFormat  # noqa: F401 - part of this seam
+from planner.copy_options import CopyFormat  # noqa: F401 - part of this seam
 from planner.types import SqlType
 
 

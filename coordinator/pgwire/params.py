@@ -18,6 +18,7 @@ import struct
 from coordinator.pgwire import codec, numeric, values
 from planner import errors
 from planner.types import Kind, SqlType
+from planner.array_values import format_array, quote_element
 
 _PG_EPOCH_DATE = datetime.date(2000, 1, 1)
 _PG_EPOCH = datetime.datetime(2000, 1, 1)
@@ -174,10 +175,20 @@ _FROM_BINARY = {
 }
 
 
+def _binary_jsonb(data: bytes, t: SqlType) -> str:
+    """jsonb_recv: a version byte (1), then the text."""
+    if not data or data[0] != 1:
+        raise errors.QueryError(f"unsupported jsonb version number {data[0] if data else 0}",
+                                "22023")
+    return _utf8(data[1:])
+
+
+_FROM_BINARY[Kind.JSONB] = _binary_jsonb
+
+
 def _binary_array(data: bytes, t: SqlType) -> str:
     """array_recv of a one-dimensional array: its text form, which the engine reads as an
     array literal of the parameter's type."""
-    from planner.array_values import format_array
     try:
         ndim, _flags, elem_oid = struct.unpack_from("!iiI", data, 0)
         if ndim == 0:
@@ -202,6 +213,11 @@ def _binary_array(data: bytes, t: SqlType) -> str:
         raise _bad_binary(t) from None
     if pos != len(data):
         raise _bad_binary(t)
+    if t.elem.kind is Kind.NUMERIC:
+        # Each value's own digits: numeric[] without a typmod formats every element at
+        # scale 0 (which would round 1.5 to 2); the engine reads the literal's scales.
+        return "{" + ",".join("NULL" if v is None else quote_element(format(v, "f"))
+                              for v in items) + "}"
     return format_array(tuple(items), t)
 
 

@@ -261,6 +261,12 @@ for _k in CATALOG_KINDS:
         _TEXT[_k], _BINARY[_k] = _TEXT[Kind.TEXT], _utf8
 
 
+# json is its text in both formats; jsonb's binary format is a version byte (1) + its text.
+_TEXT[Kind.JSON] = _TEXT[Kind.JSONB] = _TEXT[Kind.TEXT]
+_BINARY[Kind.JSON] = _utf8
+_BINARY[Kind.JSONB] = lambda a, t: pc.binary_join_element_wise(
+    pa.scalar(b"\x01"), a.cast(pa.binary()), pa.scalar(b""))
+
 # Arrays (Kind.ARRAY, int2vector, oidvector): text as array_out writes it, each element
 # by its type's own text encoder; binary as array_send: ndim (0 when empty), has-null flag,
 # element oid, then length and lower bound of the dimension, then each element as Int32

@@ -36,6 +36,7 @@ class _Reparse(Exception):
 def to_arrow(values: list, t: SqlType) -> pa.Array:
     """Python values (planner.values conventions) as an array of t's layout."""
     if t.is_array:
+        # local: expr_pgarray and this module are in one import loop (test_layering.KNOWN_LOOPS)
         from segment.kernels import expr_pgarray
         return expr_pgarray.to_arrow(values, t)
     at = t.arrow_type()
@@ -56,6 +57,7 @@ def cast(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
     if src.kind is Kind.UNKNOWN or arr.null_count == n:
         return pa.nulls(n, dst.arrow_type())
     if src.is_array or dst.is_array:
+        # local: expr_pgarray and this module are in one import loop (test_layering.KNOWN_LOOPS)
         from segment.kernels import expr_pgarray
         return expr_pgarray.cast(arr, src, dst)
     if dst.is_string:

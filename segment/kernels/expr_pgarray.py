@@ -182,6 +182,7 @@ def dimension(e: Call, args: list, n: int) -> pa.Array:
 # --- text ---------------------------------------------------------------------------------
 def element_text(values: pa.Array, t: SqlType) -> pa.Array:
     """The elements' output function (booleans print t/f inside arrays)."""
+    # local: expr_cast and this module are in one import loop (test_layering.KNOWN_LOOPS)
     from segment.kernels import expr_cast as xcast
     if t.kind is Kind.BOOL:
         return pc.if_else(values, "t", "f")
@@ -231,6 +232,7 @@ def to_text(arr: pa.Array, t: SqlType, elem_text=None) -> pa.Array:
 def from_text(arr: pa.Array, t: SqlType) -> pa.Array:
     """array_in of every row: '{1,2,NULL}' forms without quotes or escapes are split and
     converted in bulk; others are parsed value by value (with PostgreSQL's errors)."""
+    # local: expr_cast and this module are in one import loop (test_layering.KNOWN_LOOPS)
     from segment.kernels import expr_cast as xcast
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
@@ -271,6 +273,7 @@ def from_text(arr: pa.Array, t: SqlType) -> pa.Array:
 
 def to_arrow(values: list, t: SqlType) -> pa.Array:
     """Python tuples (planner/array_values.py) as a list column of t's layout."""
+    # local: expr_cast and this module are in one import loop (test_layering.KNOWN_LOOPS)
     from segment.kernels import expr_cast as xcast
     valid = np.array([v is not None for v in values], dtype=bool)
     lengths = np.array([len(v) if v is not None else 0 for v in values], dtype=np.int64)
@@ -281,6 +284,7 @@ def to_arrow(values: list, t: SqlType) -> pa.Array:
 
 def cast(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
     """Casts to, from and between array types."""
+    # local: expr_cast and this module are in one import loop (test_layering.KNOWN_LOOPS)
     from segment.kernels import expr_cast as xcast
     if src.is_array and dst.is_array:
         p = Parts(arr)
@@ -551,8 +555,30 @@ def quantified(e: Call, args: list, n: int) -> pa.Array:
     return pa.array(result, pa.bool_(), mask=~p.valid | unknown)
 
 
+def series(e: Call, args: list, n: int) -> pa.Array:
+    """Each row's generate_series(start, stop[, step]) as an array (empty when the range
+    is, NULL when an argument is)."""
+    start, sv = _ints(args[0], n)
+    stop, ev = _ints(args[1], n)
+    step, tv = _ints(args[2], n) if len(args) > 2 else (np.ones(n, np.int64), np.ones(n, bool))
+    valid = sv & ev & tv
+    if (valid & (step == 0)).any():
+        raise errors.InvalidParameterValue("step size cannot equal zero")
+    step = np.where(valid, step, 1)
+    span = stop - start
+    lengths = np.where(valid & ((span == 0) | ((span > 0) == (step > 0))),
+                       span // step + 1, 0).astype(np.int64)
+    total = int(lengths.sum())
+    offs = _offsets(lengths)
+    rank = np.arange(total, dtype=np.int64) - np.repeat(offs[:-1], lengths)
+    values = np.repeat(start, lengths) + rank * np.repeat(step, lengths)
+    t = e.type.elem.arrow_type()
+    return build(pa.array(values, pa.int64()).cast(t), lengths, valid, t)
+
+
 CALLS = {
-    Func.ARRAY: construct, Func.SUBSCRIPT: subscript, Func.SLICE: slice_,
+    Func.ARRAY: construct,
+    Func.SERIES: series, Func.SUBSCRIPT: subscript, Func.SLICE: slice_,
     **{f: dimension for f in (Func.ARRAY_LENGTH, Func.CARDINALITY, Func.ARRAY_UPPER,
                               Func.ARRAY_LOWER, Func.ARRAY_NDIMS, Func.ARRAY_DIMS)},
     Func.ARRAY_TO_STRING: array_to_string, Func.STRING_TO_ARRAY: string_to_array,

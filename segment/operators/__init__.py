@@ -10,6 +10,7 @@ from segment.operators import (  # noqa: F401
     hash_join,
     insert,
     limit,
+    materialized,
     motion_recv,
     project,
     project_set,

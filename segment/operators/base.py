@@ -135,8 +135,6 @@ def build(node: plan.Node, wrap: Wrap | None = None) -> Operator:
     """Build the operator tree of `node`. `wrap(index, node, op, dictionaries)` sees every
     operator with its node's pre-order index and whether its parent accepts dictionary
     columns, and may return a replacement (the executor instruments and conforms)."""
-    import segment.operators  # noqa: F401  (importing the package registers every operator)
-
     counter = itertools.count()
 
     def build_one(n: plan.Node, parent_takes_dictionaries: bool = False) -> Operator:

@@ -53,6 +53,7 @@ import pyarrow.compute as pc
 from planner import expr as ex
 from planner import plan
 from segment import memory
+from segment.kernels import group_keys
 from segment.operators import agg_state
 from segment.operators import base
 from segment.operators import spill_partition as sp
@@ -487,10 +488,10 @@ class Groups:
                         else out.column(i) for i, a in enumerate(aggs)]
                 return pa.Table.from_arrays(cols, names=self.names)
             table = table.append_column("one", pa.array(np.zeros(table.num_rows, np.int8)))
-            out = table.group_by(["one"], use_threads=False).aggregate(aggs)
+            out = group_keys.group_by(table, ["one"], aggs)
             cols = [c for c, n in zip(out.columns, out.schema.names) if n != "one"]
             return pa.Table.from_arrays(cols, names=self.names)
-        out = table.group_by(self.keys, use_threads=False).aggregate(aggs)
+        out = group_keys.group_by(table, self.keys, aggs)
         if not self.names:
             return out  # no columns: only the row count (one) matters
         nkeys = len(self.keys)
@@ -654,7 +655,7 @@ def _distinct_keys(tables: list[pa.Table], nkeys: int) -> pa.Table:
     if not parts:
         return pa.table({n: pa.array([], pa.null()) for n in names})
     keys = pa.concat_tables(_unify(parts))
-    return keys.group_by(names, use_threads=False).aggregate([])
+    return group_keys.group_by(keys, names, [])
 
 
 def _widening(src: pa.DataType, dst: pa.DataType) -> bool:
@@ -698,8 +699,8 @@ def _align(keys: list[pa.Array], per_group: pa.Table, nkeys: int, n: int) -> lis
              for j in range(nkeys)}
     union["a"] = pa.concat_arrays([pa.array(range(n), pa.int64()), pa.nulls(m, pa.int64())])
     union["b"] = pa.concat_arrays([pa.nulls(n, pa.int64()), pa.array(range(m), pa.int64())])
-    pairs = pa.table(union).group_by([f"k{j}" for j in range(nkeys)], use_threads=False) \
-        .aggregate([("a", "min"), ("b", "min")])
+    pairs = group_keys.group_by(pa.table(union), [f"k{j}" for j in range(nkeys)],
+                                [("a", "min"), ("b", "min")])
     pairs = pairs.filter(pc.is_valid(pairs.column("a_min")))
     take_b = pairs.column("b_min").take(pc.sort_indices(pairs.column("a_min")))
     return [_combined(per_group.column(c)).take(take_b) for c in range(nkeys, per_group.num_columns)]

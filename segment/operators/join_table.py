@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 from motion import hashing
 from planner import errors
 from planner.types import SqlType
-from segment.kernels import join_hash
+from segment.kernels import group_keys, join_hash
 
 _PACK_LIMIT = 1 << 62  # composite keys whose code space fits here become one int64
 _DIRECT_MIN = 1 << 16  # a direct table this small is always worth it
@@ -166,6 +166,10 @@ class ColumnCoder:
 
     def __init__(self, build):
         build = _array(build)
+        # Arrays match by their encoded bytes (equal exactly where the arrays are).
+        self.lists = group_keys.needs_encoding(build.type)
+        if self.lists:
+            build = group_keys.encode(build)
         t = build.type.value_type if pa.types.is_dictionary(build.type) else build.type
         self.kind = _kind(t)
         self.type = _plain_bytes_type(t) if self.kind == "bytes" else t
@@ -184,7 +188,10 @@ class ColumnCoder:
             self.lo, self.hi = int(v.min()), int(v.max())
 
     def encode(self, arr) -> ColumnCodes:
-        arr = self._conformed(_array(arr))
+        arr = _array(arr)
+        if self.lists:
+            arr = group_keys.encode(arr)
+        arr = self._conformed(arr)
         if pa.types.is_dictionary(arr.type):
             return self._spread(self.encode(arr.dictionary), arr)
         null = _null_mask(arr)

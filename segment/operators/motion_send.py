@@ -18,9 +18,15 @@ from planner import plan as pl
 
 
 def scales_of(motion: pl.Motion) -> list[int | None]:
-    """Scales of the hash keys that are scaled-int numerics (they hash by value)."""
-    return [motion.child.fields[k].type.scale if motion.child.fields[k].type.is_scaled_int
-            else None for k in motion.hash_keys]
+    """Scales of the hash keys that are scaled-int numerics, or arrays of them (they hash
+    by value)."""
+    return [_scale(motion.child.fields[k].type) for k in motion.hash_keys]
+
+
+def _scale(t) -> int | None:
+    if t.is_array:
+        t = t.elem
+    return t.scale if t.is_scaled_int else None
 
 
 def send(batches: Iterable[pa.RecordBatch], motion: pl.Motion, senders: list) -> int:

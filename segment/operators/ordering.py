@@ -18,7 +18,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from planner import plan
+from planner.types import Kind
 from segment.operators import base
+from segment.kernels import expr_json
+from segment.kernels.expr_pgarray import sort_key
 
 
 def key_arrays(batch: pa.RecordBatch, keys: Sequence[plan.SortKey],
@@ -32,8 +35,9 @@ def key_arrays(batch: pa.RecordBatch, keys: Sequence[plan.SortKey],
         elif isinstance(v, pa.Scalar):
             v = pa.repeat(v, batch.num_rows)
         if pa.types.is_list(v.type):  # arrays sort as PostgreSQL's, by a binary key
-            from segment.kernels.expr_pgarray import sort_key
             v = sort_key(v)
+        elif k.expr.type.kind is Kind.JSONB:  # jsonb too (planner/json_values.sort_key)
+            v = expr_json.sort_keys(v)
         out.append(v)
     return out
 

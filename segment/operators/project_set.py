@@ -1,8 +1,9 @@
 """ProjectSet: unnest / generate_subscripts in lockstep (planner/plan.py ProjectSet).
 
 Per batch: the arrays are evaluated once, each input row is repeated as many times as its
-longest array (numpy repeat over the lengths), and each output column takes its element
-at the row's position from the list's flat child (NULL past the array's end).
+longest array (numpy repeat over the lengths; at least once for an outer ProjectSet), and
+each output column takes its element at the row's position from the list's flat child
+(NULL past the array's end).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ class ProjectSetOp:
             counts = np.zeros(n, dtype=np.int64)
             for p in parts:
                 counts = np.maximum(counts, p.lengths)
+            if node.outer:
+                counts = np.maximum(counts, 1)
             rows = xpa.parents(counts)
             if len(rows) == 0:
                 continue

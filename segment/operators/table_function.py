@@ -1,4 +1,5 @@
-"""TableFunction: a built-in generator of rows (planner/table_functions.py).
+"""TableFunction: a built-in generator of rows (planner/table_functions.py), made by the
+generators of segment/table_functions/.
 
 With `part = (i, n)` (each of n segments running it) this instance makes only the blocks
 whose number is i modulo n, so the segments generate disjoint shares in parallel.
@@ -13,6 +14,7 @@ import pyarrow as pa
 from planner import errors
 from planner import plan
 from segment.operators import base
+from segment.table_functions import clickbench_hits
 
 
 class TableFunctionOp:
@@ -23,15 +25,13 @@ class TableFunctionOp:
         self.schema = base.schema_of(node.fields)
 
     def execute(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
-        from coordinator.clickbench import synthetic
-
         seed, rows, first, count = self.node.args
         i, n = self.node.part or (0, 1)
         for block in range(first, first + count):
             if block % n != i:
                 continue
             ctx.check_cancel()
-            batch = synthetic.block(seed, rows, block)
+            batch = clickbench_hits.block(seed, rows, block)
             yield base.conform(pa.RecordBatch.from_arrays(batch.columns,
                                                           names=self.schema.names), self.schema)
 

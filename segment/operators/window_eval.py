@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 from planner import errors
 from planner import plan
 from planner import window as wn
+from segment.kernels import group_keys
 from segment.kernels import window_frames as k
 
 
@@ -32,6 +33,8 @@ def change_flags(cols: Sequence[pa.Array], n: int) -> np.ndarray:
     for col in cols:
         if n < 2:
             break
+        if group_keys.needs_encoding(col.type):  # arrays: equal where their bytes are
+            col = group_keys.encode(col)
         a, b = col.slice(0, n - 1), col.slice(1)
         an, bn = a.is_null(), b.is_null()
         diff = pc.not_equal(a, b)

@@ -1,7 +1,7 @@
 """ClickBench end to end: `raympp clickbench load` of a small synthetic `hits` into a
 2-segment raympp, the same rows into DuckDB, and the 43 queries on both.
 
-Answers are compared with coordinator/clickbench/compare.py, which accepts every answer
+Answers are compared with workloads/clickbench/compare.py, which accepts every answer
 the query's ORDER BY / LIMIT / OFFSET allows (ties at the window's edges, multisets when
 nothing orders the rows) and compares numerics to 9 significant digits. At 20k rows some
 queries select nothing (HAVING COUNT(*) > 100000, OFFSET 10000), so each of those also
@@ -26,7 +26,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from coordinator import cli
-from coordinator.clickbench import compare, load, sql, synthetic
+from planner import table_functions
+from segment.table_functions import clickbench_hits
+from workloads.clickbench import compare, load, sql
 
 ROWS = 20_000
 SEED = 3
@@ -112,8 +114,8 @@ def test_segments_generate_their_share(server):
     the generator's, whichever segment made them."""
     import psycopg
 
-    rows = 2 * synthetic.BLOCK_ROWS + 1_000  # three blocks over two segments
-    blocks = [synthetic.block(5, rows, i) for i in range(3)]
+    rows = 2 * clickbench_hits.BLOCK_ROWS + 1_000  # three blocks over two segments
+    blocks = [clickbench_hits.block(5, rows, i) for i in range(3)]
     table = pa.Table.from_batches(blocks)
     conn = server.connect(autocommit=True)
     try:
@@ -125,7 +127,7 @@ def test_segments_generate_their_share(server):
         assert got[3] == pc.min(table.column("eventtime")).as_py()
         # Only blocks 1..2: the last block is short.
         n = conn.execute(f"SELECT count(*) FROM clickbench_hits(5, {rows}, 1, 5)").fetchone()
-        assert n[0] == synthetic.BLOCK_ROWS + 1_000
+        assert n[0] == clickbench_hits.BLOCK_ROWS + 1_000
         plan = "\n".join(r[0] for r in conn.execute(
             f"EXPLAIN SELECT count(*) FROM clickbench_hits(5, {rows})").fetchall())
         assert f"Function Scan: clickbench_hits(5, {rows}, 0, 3)" in plan
@@ -143,12 +145,12 @@ def test_segments_generate_their_share(server):
 
 def test_generator_is_deterministic(tmp_path):
     rows, size = 25_000, 10_000  # three blocks
-    a = [synthetic.block(7, rows, i, size) for i in range(synthetic.n_blocks(rows, size))]
+    a = [clickbench_hits.block(7, rows, i, size) for i in range(table_functions.n_blocks(rows, size))]
     assert [b.num_rows for b in a] == [10_000, 10_000, 5_000]
-    assert a[0].schema == synthetic.arrow_schema() and a[0].num_columns == 105
-    synthetic.vocabulary.cache_clear()
-    assert synthetic.block(7, rows, 1, size).equals(a[1])
-    assert not synthetic.block(8, rows, 1, size).equals(a[1])
+    assert a[0].schema == clickbench_hits.arrow_schema() and a[0].num_columns == 105
+    clickbench_hits.vocabulary.cache_clear()
+    assert clickbench_hits.block(7, rows, 1, size).equals(a[1])
+    assert not clickbench_hits.block(8, rows, 1, size).equals(a[1])
     # Parts written by two processes hold the same rows as the blocks.
     parts = sorted(load.synthetic_parts(7, rows, str(tmp_path), jobs=2, size=size))
     assert [p for p, _ in parts] == sorted(str(p) for p in tmp_path.glob("*.parquet"))
@@ -158,15 +160,15 @@ def test_generator_is_deterministic(tmp_path):
 
 
 def test_generator_shapes():
-    b = synthetic.block(1, 50_000, 0)
+    b = clickbench_hits.block(1, 50_000, 0)
     phrase = b.column("searchphrase")
     empty = pc.sum(pc.equal(phrase, "")).as_py() / b.num_rows
     assert 0.8 < empty < 0.95
-    assert pc.sum(pc.equal(b.column("counterid"), synthetic.TOP_COUNTER)).as_py() > 1_000
+    assert pc.sum(pc.equal(b.column("counterid"), clickbench_hits.TOP_COUNTER)).as_py() > 1_000
     assert pc.sum(pc.equal(b.column("advengineid"), 0)).as_py() / b.num_rows > 0.95
     assert pc.all(pc.starts_with(b.column("url"), "http")).as_py()
     days = pc.unique(b.column("eventdate"))
-    assert len(days) == synthetic.MONTH_DAYS
+    assert len(days) == clickbench_hits.MONTH_DAYS
     assert len(pc.unique(b.column("userid"))) < b.num_rows / 2  # users come back
 
 
@@ -191,7 +193,7 @@ def _as_published(b: pa.RecordBatch) -> pa.Table:
 
 def test_convert_real_parquet_types():
     """Converted back from the published Parquet's raw types, rows equal the source."""
-    b = synthetic.block(1, 2_000, 0)
+    b = clickbench_hits.block(1, 2_000, 0)
     assert load.convert_real(_as_published(b)).equals(b)
 
 
@@ -202,7 +204,7 @@ def test_load_the_published_formats(raympp_cluster, tmp_path):
 
     srv = raympp_cluster(1)
     rows = 3_000
-    b = synthetic.block(2, rows, 0)
+    b = clickbench_hits.block(2, rows, 0)
     pq.write_table(_as_published(b), tmp_path / "hits.parquet", row_group_size=1_000)
     probe = ("SELECT count(*), sum(counterid), sum(length(url)), min(eventtime), "
              "max(eventdate), count(DISTINCT title) FROM hits")

@@ -1,5 +1,5 @@
 """TPC-DS at SF 0.01 on a 2-segment cluster of this module's own: the 99 queries of DuckDB's
-tpcds extension, answers compared with DuckDB over the same dsdgen data (bench/tpcds_kit.py:
+tpcds extension, answers compared with DuckDB over the same dsdgen data (workloads/tpcds/kit.py:
 fact tables DISTRIBUTED BY their item key, small dimensions REPLICATED, COPY FROM STDIN,
 ANALYZE; the oracle with PostgreSQL's NULL order and integer division).
 
@@ -16,37 +16,22 @@ RAYMPP_TPCDS_TIMEOUT sets the per-query statement_timeout (default 60 s).
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
 from tests.conftest import own_cluster
+from workloads.tpcds import kit as tpcds_kit
 
-REPO = Path(__file__).resolve().parents[2]
 SF = 0.01
 TIMEOUT_S = float(os.environ.get("RAYMPP_TPCDS_TIMEOUT", "60"))
 
 heavy = pytest.mark.heavy
 
 
-def _import_kit():
-    """bench/tpcds_kit.py by its path: putting bench/ on sys.path would let bench/motion.py
-    shadow the motion package."""
-    if "tpcds_kit" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("tpcds_kit", REPO / "bench" / "tpcds_kit.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["tpcds_kit"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["tpcds_kit"]
-
-
 @pytest.fixture(scope="module")
 def kit():
     pytest.importorskip("duckdb_extension_tpcds")
-    tpcds_kit = _import_kit()
     try:
         tpcds_kit.extension_file()
     except tpcds_kit.KitError as e:
@@ -136,8 +121,9 @@ def test_report(kit, results):
 def test_comparer_ties_and_limits():
     """Rows tied on the ORDER BY keys may come in any order, and a LIMIT may cut a run of
     ties anywhere; any other difference is wrong."""
-    kit = _import_kit()
     from decimal import Decimal as D
+
+    kit = tpcds_kit  # the module (the fixture of that name needs the extension)
 
     def outcome(rows, cols=("a", "b")):
         return kit.Outcome(None, 0.0, rows, list(cols))

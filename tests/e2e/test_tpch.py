@@ -4,7 +4,7 @@ Data: tpchgen-cli writes Parquet once per session into a session temporary direc
 (about a second). raympp is loaded with `raympp tpch load` itself, run as a subprocess
 against the shared 2-segment server (the same 4-segment run is marked heavy), reusing those
 files through --data-dir-for-files; DuckDB (in memory) reads the same files. One test per
-query compares the answers with coordinator/tpch/compare.py: rows in order when the query
+query compares the answers with workloads/tpch/compare.py: rows in order when the query
 has an outer ORDER BY, as multisets otherwise; floats (DuckDB's avg and decimal division)
 with relative tolerance 1e-6; Decimals equal after rounding to the fewer fractional digits
 of the two, at least 2 (PostgreSQL and raympp print avg and numeric division with 16 or
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.tpch import compare, datagen, loader, queries, schema
+from workloads.tpch import compare, datagen, loader, queries, schema
 
 SF = 0.01
 REPO = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ from coordinator.pgwire import numeric
 from planner import errors
 from planner import types as T
 from planner.schema import ColumnDef
-from segment import copy_binary as cb
+from segment.ingest import copy_binary as cb
 
 NULL = struct.pack("!i", -1)
 

@@ -12,10 +12,11 @@ import pyarrow as pa
 import pytest
 
 from coordinator import copy_out
-from coordinator.pgwire.boundary import CopyFormat
+from planner import copy_options
 from planner import types as T
+from planner.copy_options import CopyFormat
 from planner.schema import ColumnDef
-from segment import copy_binary, copy_options, copy_text
+from segment.ingest import copy_binary, copy_text
 
 sys.path.insert(0, str(Path(__file__).parent))
 import pg15_expected as pg  # noqa: E402

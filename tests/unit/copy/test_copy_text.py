@@ -9,11 +9,12 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from coordinator.pgwire.boundary import CopyFormat
 from planner import errors
+from planner import copy_options
 from planner import types as T
+from planner.copy_options import CopyFormat
 from planner.schema import ColumnDef
-from segment import copy_options, copy_text
+from segment.ingest import copy_text
 
 COLS = [ColumnDef("a", T.INT4), ColumnDef("b", T.TEXT)]
 TEXT, CSV = CopyFormat.TEXT, CopyFormat.CSV

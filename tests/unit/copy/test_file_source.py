@@ -12,9 +12,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from planner import errors
+from planner import copy_options
 from planner import types as T
 from planner.schema import ColumnDef
-from segment import copy_binary, copy_options, file_source
+from segment.ingest import copy_binary, file_source
 
 COLS = [ColumnDef("id", T.INT8, not_null=True), ColumnDef("price", T.numeric(15, 2)),
         ColumnDef("name", T.varchar(10)), ColumnDef("day", T.DATE)]

@@ -1,4 +1,4 @@
-"""ingest.conform: PostgreSQL's input rules and errors for each type, from text and typed
+"""convert.conform: PostgreSQL's input rules and errors for each type, from text and typed
 (Parquet-like) columns."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import pytest
 from planner import errors
 from planner import types as T
 from planner.schema import ColumnDef
-from segment import ingest
+from segment.ingest import convert
 
 
 def conform_text(t, values, not_null=False):
-    batch = ingest.conform(pa.table({"x": pa.array(values, pa.string())}),
+    batch = convert.conform(pa.table({"x": pa.array(values, pa.string())}),
                            [ColumnDef("x", t, not_null)], relation="t")
     assert batch.schema.field(0).type == t.arrow_type()
     return batch.column(0).to_pylist()
@@ -168,72 +168,72 @@ def test_not_null_violation():
     e = error_of(T.TEXT, ["x", None], not_null=True)
     assert (e.sqlstate, e.row) == ("23502", 1)
     assert e.message == 'null value in column "x" of relation "t" violates not-null constraint'
-    batch = ingest.conform(pa.table({"x": ["a"]}), [ColumnDef("x", T.TEXT, True)])
+    batch = convert.conform(pa.table({"x": ["a"]}), [ColumnDef("x", T.TEXT, True)])
     assert batch.schema.field(0).nullable is False
 
 
 def test_empty_input_and_chunked_table():
     cols = [ColumnDef("a", T.INT4), ColumnDef("b", T.TEXT)]
     no_rows = pa.array([], pa.string())
-    empty = ingest.conform(pa.table({"a": no_rows, "b": no_rows}), cols)
+    empty = convert.conform(pa.table({"a": no_rows, "b": no_rows}), cols)
     assert empty.num_rows == 0 and empty.schema.types == [pa.int32(), pa.string()]
     schema = pa.schema([("a", pa.string()), ("b", pa.string())])
     chunked = pa.Table.from_batches([pa.record_batch({"a": ["1"], "b": ["x"]}, schema=schema),
                                      pa.record_batch({"a": ["2"], "b": [None]}, schema=schema)])
-    assert ingest.conform(chunked, cols).to_pylist() == [{"a": 1, "b": "x"}, {"a": 2, "b": None}]
+    assert convert.conform(chunked, cols).to_pylist() == [{"a": 1, "b": "x"}, {"a": 2, "b": None}]
     with pytest.raises(errors.InternalError):
-        ingest.conform(chunked, cols[:1])
+        convert.conform(chunked, cols[:1])
 
 
 # --- typed inputs -----------------------------------------------------------------------
 def test_typed_integers_and_floats():
-    assert ingest.convert(pa.array([1, None], pa.int32()), T.INT8).type == pa.int64()
-    assert ingest.convert(pa.array([1, 2], pa.uint8()), T.INT2).to_pylist() == [1, 2]
+    assert convert.convert(pa.array([1, None], pa.int32()), T.INT8).type == pa.int64()
+    assert convert.convert(pa.array([1, 2], pa.uint8()), T.INT2).to_pylist() == [1, 2]
     with pytest.raises(errors.NumericOutOfRange):
-        ingest.convert(pa.array([2**40], pa.int64()), T.INT4)
-    assert ingest.convert(pa.array([2.5, 3.5, -2.5]), T.INT4).to_pylist() == [2, 4, -2]
+        convert.convert(pa.array([2**40], pa.int64()), T.INT4)
+    assert convert.convert(pa.array([2.5, 3.5, -2.5]), T.INT4).to_pylist() == [2, 4, -2]
     with pytest.raises(errors.NumericOutOfRange):
-        ingest.convert(pa.array([float("nan")]), T.INT4)
-    assert ingest.convert(pa.array([1, 2], pa.int64()), T.FLOAT8).to_pylist() == [1.0, 2.0]
-    assert ingest.convert(pa.array([1.5], pa.float64()), T.FLOAT4).type == pa.float32()
+        convert.convert(pa.array([float("nan")]), T.INT4)
+    assert convert.convert(pa.array([1, 2], pa.int64()), T.FLOAT8).to_pylist() == [1.0, 2.0]
+    assert convert.convert(pa.array([1.5], pa.float64()), T.FLOAT4).type == pa.float32()
 
 
 def test_typed_numerics():
     dec = pa.array([Decimal("1.005"), Decimal("-1.005"), None], pa.decimal128(10, 3))
-    assert ingest.convert(dec, T.numeric(15, 2)).to_pylist() == [101, -101, None]
-    assert ingest.convert(pa.array([Decimal("1.5")], pa.decimal128(5, 1)),
+    assert convert.convert(dec, T.numeric(15, 2)).to_pylist() == [101, -101, None]
+    assert convert.convert(pa.array([Decimal("1.5")], pa.decimal128(5, 1)),
                           T.numeric(15, 3)).to_pylist() == [1500]
-    assert ingest.convert(pa.array([12, -3], pa.int32()), T.numeric(15, 2)).to_pylist() == \
+    assert convert.convert(pa.array([12, -3], pa.int32()), T.numeric(15, 2)).to_pylist() == \
         [1200, -300]
-    assert ingest.convert(pa.array([0.125, 1.005]), T.numeric(10, 2)).to_pylist() == [13, 101]
-    assert ingest.convert(pa.array([Decimal("1.25")], pa.decimal256(40, 2)),
+    assert convert.convert(pa.array([0.125, 1.005]), T.numeric(10, 2)).to_pylist() == [13, 101]
+    assert convert.convert(pa.array([Decimal("1.25")], pa.decimal256(40, 2)),
                           T.numeric(30, 1)).to_pylist() == [Decimal("1.3")]
     with pytest.raises(errors.NumericOutOfRange):
-        ingest.convert(pa.array([123456], pa.int64()), T.numeric(5, 2))
+        convert.convert(pa.array([123456], pa.int64()), T.numeric(5, 2))
 
 
 def test_typed_temporal_strings_and_dictionaries():
     ns = pa.array([1_500_000_000_000_000_500, None], pa.timestamp("ns"))
-    got = ingest.convert(ns, T.TIMESTAMP)
+    got = convert.convert(ns, T.TIMESTAMP)
     assert got.type == pa.timestamp("us") and got.cast(pa.int64()).to_pylist()[0] == \
         1_500_000_000_000_001
     aware = pa.array([0], pa.timestamp("s", tz="Europe/Paris"))
-    assert ingest.convert(aware, T.TIMESTAMP).cast(pa.int64()).to_pylist() == [0]
-    assert ingest.convert(pa.array([dt.datetime(2020, 1, 2, 23)], pa.timestamp("ms")),
+    assert convert.convert(aware, T.TIMESTAMP).cast(pa.int64()).to_pylist() == [0]
+    assert convert.convert(pa.array([dt.datetime(2020, 1, 2, 23)], pa.timestamp("ms")),
                           T.DATE).to_pylist() == [dt.date(2020, 1, 2)]
-    assert ingest.convert(pa.array([dt.date(2020, 1, 2)]), T.TIMESTAMP).to_pylist() == \
+    assert convert.convert(pa.array([dt.date(2020, 1, 2)]), T.TIMESTAMP).to_pylist() == \
         [dt.datetime(2020, 1, 2)]
-    assert ingest.convert(pa.array(["a", None], pa.large_string()), T.TEXT).type == pa.string()
+    assert convert.convert(pa.array(["a", None], pa.large_string()), T.TEXT).type == pa.string()
     dictionary = pa.array(["x", "y", "x", None]).dictionary_encode()
-    assert ingest.convert(dictionary, T.varchar(5)).to_pylist() == ["x", "y", "x", None]
-    assert ingest.convert(pa.array(["7", "8"]).dictionary_encode(), T.INT4).to_pylist() == [7, 8]
-    assert ingest.convert(pa.nulls(2), T.DATE).type == pa.date32()
-    assert ingest.convert(pa.array([b"ok"], pa.binary()), T.TEXT).to_pylist() == ["ok"]
+    assert convert.convert(dictionary, T.varchar(5)).to_pylist() == ["x", "y", "x", None]
+    assert convert.convert(pa.array(["7", "8"]).dictionary_encode(), T.INT4).to_pylist() == [7, 8]
+    assert convert.convert(pa.nulls(2), T.DATE).type == pa.date32()
+    assert convert.convert(pa.array([b"ok"], pa.binary()), T.TEXT).to_pylist() == ["ok"]
     with pytest.raises(errors.QueryError) as info:
-        ingest.convert(pa.array([b"ok", b"\xff"], pa.binary()), T.TEXT)
+        convert.convert(pa.array([b"ok", b"\xff"], pa.binary()), T.TEXT)
     assert info.value.sqlstate == "22021" and info.value.row == 1
-    assert ingest.convert(pa.array([1, 0], pa.int8()), T.BOOL).to_pylist() == [True, False]
-    assert ingest.convert(pa.array([5], pa.int64()), T.TEXT).to_pylist() == ["5"]
+    assert convert.convert(pa.array([1, 0], pa.int8()), T.BOOL).to_pylist() == [True, False]
+    assert convert.convert(pa.array([5], pa.int64()), T.TEXT).to_pylist() == ["5"]
 
 
 def test_first_error_in_row_order():
@@ -243,8 +243,8 @@ def test_first_error_in_row_order():
     cols = [ColumnDef("a", T.INT4, True), ColumnDef("b", T.INT4)]
     data = pa.table({"a": ["1", None, "3"], "b": ["1", "x", "y"]})
     with pytest.raises(errors.QueryError) as info:
-        ingest.conform(data, cols)
+        convert.conform(data, cols)
     assert (info.value.sqlstate, info.value.row) == ("22P02", 1)  # conversion before NOT NULL
     data = pa.table({"a": ["1", "2", None], "b": ["1", "2", "3"]})
     with pytest.raises(errors.NotNullViolation):
-        ingest.conform(data, cols)
+        convert.conform(data, cols)

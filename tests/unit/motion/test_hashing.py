@@ -311,11 +311,28 @@ def test_empty_input_and_errors():
     with pytest.raises(ValueError):
         hashing.hash_arrays([pa.array([Decimal("1.5")], pa.decimal128(5, 1))], [2])
     with pytest.raises(TypeError):
-        hashing.hash_arrays([pa.array([[1]])])
+        hashing.hash_arrays([pa.array([{"a": 1}])])
     with pytest.raises(TypeError):
         hashing.hash_arrays([[1, 2]])
     with pytest.raises(ValueError):
         hashing.jump_consistent(np.zeros(1, np.uint64), 0)
+
+
+def test_arrays_hash_by_their_elements_in_order():
+    def h(values, typ=None, scale=None):
+        return hashing.hash_arrays([pa.array(values, typ)], [scale]).tolist()
+    got = h([[1, 2], [2, 1], [], [None], None, [1, 2], [None, None]])
+    assert got[0] == got[5] and len(set(got[:5] + got[6:])) == 6
+    assert got[4] == int(hashing.NULL_HASH)
+    # Elements hash as their type does: widths and numeric scales alike, strings by bytes.
+    assert h([[1, 2]], pa.list_(pa.int32())) == h([[1, 2]], pa.list_(pa.int64()))
+    assert h([[150]], pa.list_(pa.int64()), 2) == h([[15]], pa.list_(pa.int64()), 1)
+    assert h([["a", "b"]]) != h([["ab"]])
+    assert h([[0.0]]) == h([[-0.0]])
+    # Sliced lists and large lists hash alike.
+    arr = pa.array([[1], [2, 3], None, [4]])
+    assert hashing.hash_arrays([arr.slice(1)]).tolist() == h([[2, 3], None, [4]])
+    assert h([[2, 3]], pa.large_list(pa.int64())) == h([[2, 3]])
 
 
 # --- jump consistent hashing ---------------------------------------------------------------

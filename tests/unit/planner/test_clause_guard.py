@@ -60,14 +60,14 @@ def test_consumed_clauses_pass(sql):
 
 
 def test_every_clickbench_query_passes():
-    from coordinator.clickbench import sql
+    from workloads.clickbench import sql
 
     for text in sql.QUERIES:
         statements.classify(text)
 
 
 def test_every_tpch_query_passes():
-    from coordinator.tpch import queries
+    from workloads.tpch import queries
 
     try:
         directory = queries.find_dir()

@@ -2,7 +2,7 @@
 
 Interval columns are rare and their syntax is rich ('1 year 2 mons -3 days 04:05:06.5',
 '@ 2 hours ago', '1.5 months'), so each value is parsed in Python into Arrow's
-month_day_nano layout. Part of segment/ingest.py's `convert`.
+month_day_nano layout. Part of segment/ingest/convert.py's `convert`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from planner import errors
 from planner.types import SqlType
-from segment.ingest_base import WS, raise_at
+from segment.ingest.base import WS, raise_at
 
 
 def interval_from_text(arr: pa.Array, t: SqlType) -> pa.Array:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from coordinator.clickbench import load, run, sql
+from workloads.clickbench import load, run, sql
 
 
 def add_parser(sub) -> None:

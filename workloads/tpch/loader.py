@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from coordinator.tpch import schema
+from workloads.tpch import schema
 
 VIAS = ("file", "stdin")
 STDIN_BATCH_ROWS = 64 * 1024

@@ -1,4 +1,5 @@
-"""A synthetic ClickBench `hits`: the 105 columns of create.sql with realistic shapes.
+"""The rows of the table function clickbench_hits: a synthetic ClickBench `hits`, the 105
+columns of create.sql (planner/table_functions.py's HITS_COLUMNS) with realistic shapes.
 
 `block(seed, rows, i)` returns block i (BLOCK_ROWS rows, the last one shorter) of a table
 of `rows` rows as an Arrow RecordBatch whose columns have the physical types raympp
@@ -20,7 +21,9 @@ The shapes imitate the real dataset (one month of Yandex.Metrica hits, July 2013
 - event times are spread over 2013-07-01 .. 2013-07-31 with a daily rhythm.
 
 The vocabularies (users, sites, paths, phrases, titles) depend on (seed, rows) and are
-built once per process. Loading the blocks is coordinator/clickbench/load.py's business.
+built once per process. Segments run `block` for their share of a call's blocks
+(segment/operators/table_function.py); the ClickBench kit (workloads/clickbench/) also
+writes blocks to Parquet for other engines. Loading them is the kit's business.
 """
 
 from __future__ import annotations
@@ -31,9 +34,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from coordinator.clickbench import sql
-
-BLOCK_ROWS = 1 << 19
+from planner.table_functions import BLOCK_ROWS, HITS_COLUMNS, block_rows
 
 # Constants the published queries filter on, given to real-looking rows.
 TOP_COUNTER = 62                        # queries 37-43: CounterID = 62
@@ -75,14 +76,6 @@ _TRAFIC_WEIGHTS = np.array([8, 40, 15, 20, 3, 4, 5, 2, 2, 1], dtype=np.float64)
 _SOCIAL = ("", "vkontakte", "odnoklassniki", "facebook", "twitter")
 _UTM = ("", "yandex", "google", "email", "vk")
 _CURRENCIES = ("", "RUB", "USD", "EUR")
-
-
-def n_blocks(rows: int, size: int = BLOCK_ROWS) -> int:
-    return max(1, -(-rows // size))
-
-
-def block_rows(rows: int, i: int, size: int = BLOCK_ROWS) -> int:
-    return max(0, min(size, rows - i * size))
 
 
 # --------------------------------------------------------------------------- helpers
@@ -451,7 +444,7 @@ _ARROW = {"BIGINT": pa.int64(), "INTEGER": pa.int32(), "SMALLINT": pa.int16(),
 
 def arrow_schema() -> pa.Schema:
     """The physical schema of `hits` (lower-case names, all NOT NULL)."""
-    return pa.schema([pa.field(name, _ARROW[t], nullable=False) for name, t in sql.COLUMNS])
+    return pa.schema([pa.field(name, _ARROW[t], nullable=False) for name, t in HITS_COLUMNS])
 
 
 def _assemble(cols: dict, n: int) -> pa.RecordBatch:

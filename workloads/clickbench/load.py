@@ -3,8 +3,8 @@
 Three sources:
 - synthetic (default): the segments generate the rows themselves, `INSERT INTO hits
   SELECT * FROM clickbench_hits(seed, rows, first_block, blocks)` (planner/
-  table_functions.py): each segment makes every n-th block of coordinator/clickbench/
-  synthetic.py in parallel and a Motion moves each row to the segment of its UserID, so no
+  table_functions.py): each segment makes every n-th block of segment/table_functions/
+  clickbench_hits.py in parallel and a Motion moves each row to the segment of its UserID, so no
   file is written anywhere and nothing passes through the coordinator. (bench/clickbench.py
   writes the same rows as Parquet parts, `synthetic_parts`, to load every engine alike.)
 - the real hits.parquet (or the 100 athena_partitioned files): those files carry no
@@ -43,12 +43,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from coordinator.clickbench import sql, synthetic
+from planner import table_functions
+from segment.table_functions import clickbench_hits
+from workloads.clickbench import sql
 
 DEFAULT_KEY = "UserID"
 TSV_CHUNK_BYTES = 4 << 20
 REAL_PART_ROWS = 1 << 19
-# Blocks of synthetic rows per INSERT (each block is synthetic.BLOCK_ROWS rows).
+# Blocks of synthetic rows per INSERT (each block is clickbench_hits.BLOCK_ROWS rows).
 GENERATED_BLOCKS_PER_STATEMENT = 4
 
 
@@ -88,7 +90,7 @@ def create_table(conn, distributed_by: str | None = DEFAULT_KEY) -> None:
 
 def write_synthetic_part(seed: int, rows: int, i: int, size: int, path: str) -> int:
     """Write block i of the synthetic table to `path` (Parquet); returns its rows."""
-    batch = synthetic.block(seed, rows, i, size)
+    batch = clickbench_hits.block(seed, rows, i, size)
     _write_parquet(batch, path)
     return batch.num_rows
 
@@ -103,12 +105,12 @@ def _write_parquet(batch: pa.RecordBatch, path: str) -> None:
 
 
 def synthetic_parts(seed: int, rows: int, directory: str, jobs: int,
-                    size: int = synthetic.BLOCK_ROWS) -> Iterator[tuple[str, int]]:
+                    size: int = clickbench_hits.BLOCK_ROWS) -> Iterator[tuple[str, int]]:
     """Generate the synthetic table as part files in `directory`, `jobs` processes at a
     time, one per block of `size` rows; yields (path, rows) as parts are written (not in
     block order)."""
     tasks = [(seed, rows, i, size, os.path.join(directory, f"hits-{i:05d}.parquet"))
-             for i in range(synthetic.n_blocks(rows, size))]
+             for i in range(table_functions.n_blocks(rows, size))]
     yield from _run_parts(write_synthetic_part, tasks, jobs)
 
 
@@ -162,7 +164,7 @@ def convert_real(table: pa.Table) -> pa.RecordBatch:
     """The published Parquet's columns in the table's physical types: BINARY -> string,
     Unix seconds -> timestamp[us], day numbers -> date32, integers to their widths."""
     by_name = {name.lower(): name for name in table.column_names}
-    schema = synthetic.arrow_schema()
+    schema = clickbench_hits.arrow_schema()
     arrays = []
     for f in schema:
         if f.name not in by_name:
@@ -266,7 +268,7 @@ def load_generated(info: ConnInfo, seed: int, rows: int, progress: Progress,
     generates its share of a group in parallel, the rows move to their segments by
     UserID), all in one transaction so that a failure leaves no half-loaded table.
     Progress advances after each group."""
-    blocks = synthetic.n_blocks(rows) if rows else 0
+    blocks = table_functions.n_blocks(rows) if rows else 0
     done = 0
     with info.connect(autocommit=False) as conn:
         for first in range(0, blocks, blocks_per_statement):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from coordinator.tpch import queries
+from workloads.tpch import queries
 
 
 @dataclass

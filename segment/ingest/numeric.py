@@ -4,7 +4,7 @@ A numeric(p, s) column is a scaled int64 while p <= 18 and a decimal128(38, s) b
 without a precision). Text is cast by Arrow at scale s+1 and rounded half away from zero;
 rows Arrow could misread (exponents, long digit strings, spaces, NaN) are parsed exactly
 with Python's Decimal. Then the precision is checked: 22003 'numeric field overflow' with
-PostgreSQL's detail. Part of segment/ingest.py's `convert`.
+PostgreSQL's detail. Part of segment/ingest/convert.py's `convert`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 
 from planner import errors
 from planner.types import SqlType
-from segment.ingest_base import WS, null, raise_at, try_cast
+from segment.ingest.base import WS, null, raise_at, try_cast
 
 _NUM_RE = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 

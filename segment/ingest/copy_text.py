@@ -3,7 +3,7 @@
 `CopyParser` takes the client's bytes cut anywhere (inside a quoted field, inside a UTF-8
 character) and parses only whole records: it waits until a block of about 8 MB has
 arrived, cuts it after the last record ending, hands the block to pyarrow's multithreaded
-CSV reader with every column read as a string, and passes the strings to ingest.conform.
+CSV reader with every column read as a string, and passes the strings to convert.conform.
 TEXT format goes through the same reader with quoting off; its backslash escapes are
 protected before the split (an escaped delimiter or newline must not split) and undone
 per column afterwards with Arrow string kernels, only when the block has a backslash.
@@ -23,13 +23,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from planner.copy_statement import CopyFormat
 from planner import errors
+from planner.copy_options import CopyFormat, CopyOptions, force_columns
 from planner.schema import ColumnDef
-from segment import copy_escapes, ingest
-# CopyOptions, force_columns and parse_copy_options are also read from here by COPY TO
-# (coordinator/copy_out.py) and the load path (coordinator/load.py).
-from segment.copy_options import CopyOptions, force_columns, parse_copy_options  # noqa: F401
+from segment.ingest import convert, copy_escapes
 
 BLOCK_BYTES = 8 << 20   # parse when this much has arrived: big enough for pyarrow's threads
 BATCH_ROWS = 1 << 18    # rows per returned batch
@@ -207,7 +204,7 @@ class CopyParser:
 
     def _conform(self, table: pa.Table) -> pa.RecordBatch:
         try:
-            return ingest.conform(table, self._columns, self._table)
+            return convert.conform(table, self._columns, self._table)
         except errors.QueryError as e:
             raise self._at(e, self._lines + getattr(e, "row", 0) + 1,
                            getattr(e, "column", None)) from None
@@ -318,7 +315,7 @@ class CopyParser:
                                line)
             for col, value in zip(self._columns, fields):
                 try:
-                    ingest.convert(self._field_array(value), col.type)
+                    convert.convert(self._field_array(value), col.type)
                 except errors.QueryError as e:
                     raise self._at(e, line, col.name) from None
             missing = self._columns[len(fields)].name

@@ -23,7 +23,7 @@ import threading
 import time
 from pathlib import Path
 
-from coordinator.tpch import datagen, loader, queries, runner, schema
+from workloads.tpch import datagen, loader, queries, runner, schema
 
 DEFAULT_USER = "raympp"
 

@@ -5,7 +5,7 @@ tuples (Int16 field count; per field an Int32 length, -1 for NULL, and the value
 type's send/recv format) and an Int16 -1 trailer. A numba kernel walks whole tuples and
 records where every field starts; numpy then decodes each column in one go (big-endian
 integers and floats, dates and timestamps from the 2000-01-01 epoch, interval, UTF-8 text).
-Numerics are rewritten by a second kernel into decimal text, so ingest.conform rounds and
+Numerics are rewritten by a second kernel into decimal text, so convert.conform rounds and
 checks them exactly as it does for TEXT input. For COPY TO ... BINARY this module gives
 the PGCOPY header and trailer and a vectorized numeric_send for scaled-int64 numerics;
 coordinator/copy_out frames the tuples, with pgwire's binary cells for the other types.
@@ -22,7 +22,7 @@ import pyarrow as pa
 from planner import errors
 from planner.schema import ColumnDef
 from planner.types import Kind
-from segment import ingest
+from segment.ingest import convert
 
 SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
 HEADER = SIGNATURE + struct.pack("!ii", 0, 0)   # no OIDs, no header extension
@@ -266,7 +266,7 @@ class BinaryCopyParser:
                     e.column = col.name
                     raise
             batch = pa.RecordBatch.from_arrays(arrays, names=[c.name for c in self._columns])
-            return ingest.conform(batch, self._columns, self._table)
+            return convert.conform(batch, self._columns, self._table)
         except errors.QueryError as e:
             row = getattr(e, "row", 0)
             if row > 0:  # columns decode one after another: an earlier row may fail too

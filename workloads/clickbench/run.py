@@ -12,8 +12,8 @@ import math
 import time
 from typing import Callable
 
-from coordinator.clickbench import sql
-from coordinator.clickbench.load import ConnInfo
+from workloads.clickbench import sql
+from workloads.clickbench.load import ConnInfo
 
 
 @dataclasses.dataclass

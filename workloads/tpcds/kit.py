@@ -21,7 +21,7 @@ integer division (`int / int` truncates, as in PostgreSQL; TPC-DS q34/q73 divide
 household counts), so the oracle answers with PostgreSQL's semantics.
 
 Answers: rows in order when the query has an outer ORDER BY, as multisets otherwise,
-numbers with coordinator/tpch/compare.py's tolerance. Rows that differ only in the order of
+numbers with workloads/tpch/compare.py's tolerance. Rows that differ only in the order of
 rows with equal ORDER BY keys, or at a LIMIT cut inside a run of equal keys, are right
 (the keys are found with sqlglot; when they cannot be mapped to output columns, a
 different order is reported as wrong with that said).
@@ -34,7 +34,6 @@ import json
 import math
 import re
 import shutil
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -42,11 +41,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-_REPO = Path(__file__).resolve().parent.parent
-if str(_REPO) not in sys.path:
-    sys.path.insert(0, str(_REPO))
-
-from coordinator.tpch import compare
+from workloads.tpch import compare
+from workloads.tpch.queries import has_order_by
+from workloads.tpch.loader import describe
 
 EXTENSION_PACKAGE = "duckdb_extension_tpcds"
 MARKER = ".raympp-tpcds.json"
@@ -262,8 +259,6 @@ def load(conn, ds: Dataset, replace: bool = True, analyze: bool = True,
          log: Callable[[str], None] = lambda m: None) -> list[TableLoad]:
     """CREATE every table and COPY its CSV through COPY FROM STDIN, then ANALYZE. A table that
     fails to load is dropped and the error raised (KitError naming it)."""
-    from coordinator.tpch.loader import describe
-
     if replace:
         for t in TABLES:
             conn.execute(f"DROP TABLE IF EXISTS {t}")
@@ -406,7 +401,6 @@ def order_info(sql: str, columns: list[str]) -> tuple[bool, bool, list[int] | No
     try:
         tree = sqlglot.parse_one(sql, read="duckdb")
     except Exception:  # noqa: BLE001 - a text sqlglot cannot read: judge it by its words
-        from coordinator.tpch.queries import has_order_by
         return has_order_by(sql), bool(re.search(r"\blimit\s+\d+\s*$", sql, re.IGNORECASE)), None
     order = tree.args.get("order")
     limited = tree.args.get("limit") is not None

@@ -26,9 +26,9 @@ import pyarrow.compute as pc
 from planner import errors
 from planner.schema import ColumnDef
 from planner.types import Kind, SqlType
-from segment import ingest_interval, ingest_numeric
-from segment.ingest_base import WS, fail_at, first_true, null, raise_at, to_string, trim, try_cast
-from segment.kernels import expr_pgarray
+from segment.ingest import interval, numeric
+from segment.ingest.base import WS, fail_at, first_true, null, raise_at, to_string, trim, try_cast
+from segment.kernels import expr_json, expr_pgarray
 
 _INT_LIMITS = {Kind.INT2: (-2**15, 2**15 - 1), Kind.INT4: (-2**31, 2**31 - 1),
                Kind.INT8: (-2**63, 2**63 - 1)}
@@ -272,11 +272,13 @@ _FROM_TEXT = {
     Kind.BOOL: _bool_from_text, Kind.TEXT: _string_from_text,
     Kind.VARCHAR: _string_from_text, Kind.CHAR: _string_from_text,
     Kind.DATE: _date_from_text, Kind.TIMESTAMP: _timestamp_from_text,
-    Kind.TIMESTAMPTZ: _timestamp_from_text, Kind.INTERVAL: ingest_interval.interval_from_text,
-    Kind.NUMERIC: ingest_numeric.numeric_from_text,
+    Kind.TIMESTAMPTZ: _timestamp_from_text, Kind.INTERVAL: interval.interval_from_text,
+    Kind.NUMERIC: numeric.numeric_from_text,
 }
 for _k in (Kind.ARRAY, Kind.INT2VECTOR, Kind.OIDVECTOR):  # '{1,2,NULL}' (array_in)
     _FROM_TEXT[_k] = expr_pgarray.from_text
+for _k in (Kind.JSON, Kind.JSONB):  # validated (json) or made canonical (jsonb)
+    _FROM_TEXT[_k] = lambda arr, t: expr_json.cast(arr, SqlType(Kind.TEXT), t)
 
 
 # --- typed input (Parquet, binary COPY) ---------------------------------------------------
@@ -299,7 +301,7 @@ def _from_typed(arr: pa.Array, t: SqlType, target: pa.DataType) -> pa.Array:
                        or pa.types.is_decimal(src)):
         return arr.cast(target, safe=False)
     if t.is_numeric:
-        return ingest_numeric.numeric_from_typed(arr, t)
+        return numeric.numeric_from_typed(arr, t)
     if t.kind is Kind.BOOL and pa.types.is_integer(src):
         return pc.not_equal(arr, 0)
     if t.kind is Kind.TIMESTAMP and pa.types.is_timestamp(src) or \

@@ -1,20 +1,30 @@
-"""COPY's WITH options: parsed and checked as PostgreSQL does, for every format and direction.
+"""COPY's vocabulary: its data formats (CopyFormat) and WITH options, parsed and checked as
+PostgreSQL does, for every format and direction. The one module the planner (COPY
+statements), the coordinator (pgwire's CopyIn/CopyOut, COPY TO, the load path) and the
+segments (segment/ingest/: COPY parsers, server files) all read COPY's terms from.
 
 `parse_copy_options` turns the option list of COPY (names lower case, values as given) into
 a frozen CopyOptions with PostgreSQL's defaults per format and its errors (42601, 22023,
 0A000). `force_columns` resolves a FORCE_QUOTE / FORCE_NOT_NULL / FORCE_NULL column list
-against the columns COPY reads or writes. Used by the load path (coordinator/load.py),
-copy_text, file_source and COPY TO (coordinator/copy_out.py).
+against the columns COPY reads or writes.
 """
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
-from planner.copy_statement import CopyFormat
 from planner import errors
 
 _FORMATS = ("text", "csv", "binary", "parquet")
+
+
+class CopyFormat(enum.Enum):
+    """COPY's data formats; the values are the wire protocol's (CopyInResponse)."""
+
+    TEXT = 0
+    CSV = 1
+    BINARY = 2
 
 
 @dataclass(frozen=True, slots=True)

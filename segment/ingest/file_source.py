@@ -17,16 +17,16 @@ from typing import Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from planner.copy_statement import CopyFormat
+from planner.copy_options import CopyFormat, CopyOptions
 from planner import errors
 from planner.schema import ColumnDef
-from segment import copy_binary, copy_options, copy_text, ingest
+from segment.ingest import convert, copy_binary, copy_text
 
 READ_BYTES = 8 << 20
 PARQUET_BATCH_ROWS = 1 << 18
 
 
-def read_file(path: str, fmt: str, options: copy_options.CopyOptions, columns: list[ColumnDef],
+def read_file(path: str, fmt: str, options: CopyOptions, columns: list[ColumnDef],
               table: str | None = None) -> Iterator[pa.RecordBatch]:
     """Batches of the file's rows in the physical layout of `columns`.
 
@@ -58,7 +58,7 @@ def _open(path: str):
                                 state) from None
 
 
-def _stream(f, fmt: str, options: copy_options.CopyOptions, columns: list[ColumnDef],
+def _stream(f, fmt: str, options: CopyOptions, columns: list[ColumnDef],
             table: str | None) -> Iterator[pa.RecordBatch]:
     if fmt == "binary":
         parser = copy_binary.BinaryCopyParser(columns, table=table)
@@ -97,7 +97,7 @@ def _parquet(f, path: str, columns: list[ColumnDef],
             # Reorder to the table's column order: iter_batches keeps the file's order.
             arrays = [batch.column(batch.schema.get_field_index(n)) for n in chosen]
             try:
-                yield ingest.conform(pa.RecordBatch.from_arrays(arrays, names=chosen),
+                yield convert.conform(pa.RecordBatch.from_arrays(arrays, names=chosen),
                                      columns, table)
             except errors.QueryError as e:
                 column = getattr(e, "column", None)

@@ -22,7 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from coordinator.tpch import schema
+from workloads.tpch import schema
 
 ROWS_PER_PART = 1_500_000
 MARKER = ".raympp-tpch.json"

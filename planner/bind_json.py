@@ -1,0 +1,164 @@
+"""Bind the json syntax of sqlglot trees: -> ->> #> #>> @> <@ ? ?| ?& and the json functions.
+
+`bind(binder, node)` is called by bind_expr.ExprBinder for every node before the array
+syntax and returns None for nodes that are not json syntax. sqlglot reads `x -> 'a'` as
+JSONExtract over a JSONPath ('a' a JSONPathKey, 1 a JSONPathSubscript; anything else, as
+-1 or a column, stays an expression), `x #> p` as JSONBExtract, `@>` as
+ArrayContainsAll (bound here when a side is jsonb, else handed on to the arrays), and
+json_extract_path(x, ...) as JSONExtract with only_json_types unset. Typing is
+planner/json_rules.py's. What is not implemented is refused with 0A000 naming it.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from planner import errors, functions, json_rules, types
+from planner import expr as ex
+from planner.expr import Func
+
+_FUNCTIONS = {
+    "json_typeof": Func.JSON_TYPEOF, "jsonb_typeof": Func.JSONB_TYPEOF,
+    "json_array_length": Func.JSON_ARRAY_LENGTH, "jsonb_array_length": Func.JSONB_ARRAY_LENGTH,
+    "json_build_object": Func.JSON_BUILD_OBJECT, "jsonb_build_object": Func.JSONB_BUILD_OBJECT,
+    "json_build_array": Func.JSON_BUILD_ARRAY, "jsonb_build_array": Func.JSONB_BUILD_ARRAY,
+    "to_json": Func.TO_JSON, "to_jsonb": Func.TO_JSONB, "jsonb_set": Func.JSONB_SET,
+    "jsonb_strip_nulls": Func.JSONB_STRIP_NULLS, "jsonb_pretty": Func.JSONB_PRETTY,
+    "json_extract_path": Func.JSON_PATH, "jsonb_extract_path": Func.JSON_PATH,
+    "json_extract_path_text": Func.JSON_PATH_TEXT,
+    "jsonb_extract_path_text": Func.JSON_PATH_TEXT,
+}
+# Set-returning json functions: only in FROM and the SELECT list (not yet).
+_SRF = ("json_array_elements", "jsonb_array_elements", "json_array_elements_text",
+        "jsonb_array_elements_text", "json_each", "jsonb_each", "json_each_text",
+        "jsonb_each_text", "json_object_keys", "jsonb_object_keys", "json_populate_record",
+        "jsonb_populate_record", "json_to_record", "jsonb_to_record",
+        "json_populate_recordset", "jsonb_populate_recordset", "json_to_recordset",
+        "jsonb_to_recordset", "jsonb_path_query")
+# Other json functions PostgreSQL has: refused by name rather than "does not exist".
+_REFUSED = ("json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg", "json_object",
+            "jsonb_object", "json_strip_nulls", "jsonb_insert", "jsonb_path_exists",
+            "jsonb_path_match", "jsonb_path_query_array", "jsonb_path_query_first",
+            "array_to_json", "row_to_json", "json_scalar", "jsonb_set_lax",
+            "jsonb_concat", "jsonb_contains", "jsonb_exists", "jsonb_delete",
+            "jsonb_exists_any", "jsonb_exists_all", "jsonb_contained")
+_EXISTS = {exp.JSONBContainsTopKey: (Func.JSONB_EXISTS, "?"),
+           exp.JSONBContainsAnyTopKeys: (Func.JSONB_EXISTS_ANY, "?|"),
+           exp.JSONBContainsAllTopKeys: (Func.JSONB_EXISTS_ALL, "?&")}
+
+
+def _path_step(binder, node: exp.Expression) -> ex.Expr:
+    """The key or index of `->`: sqlglot's JSONPath of one step, or an expression."""
+    if isinstance(node, exp.JSONPath):
+        steps = [s for s in node.expressions if not isinstance(s, exp.JSONPathRoot)]
+        if len(steps) != 1:
+            raise errors.FeatureNotSupported(f"json path {node.sql(dialect='postgres')}")
+        step = steps[0]
+        if isinstance(step, exp.JSONPathKey) and isinstance(step.this, str):
+            return ex.Literal(step.this, types.TEXT)
+        if isinstance(step, exp.JSONPathSubscript) and isinstance(step.this, int):
+            return functions.literal(step.this)
+        raise errors.FeatureNotSupported(f"json path {node.sql(dialect='postgres')}")
+    return binder.bind(node)
+
+
+def _extract_path_args(binder, node: exp.Expression) -> list[ex.Expr]:
+    """json_extract_path(x, 'a', 'b') as sqlglot reads it: its JSONPath's keys."""
+    expr = node.expression
+    if isinstance(expr, exp.JSONPath):
+        out = []
+        for s in expr.expressions:
+            if isinstance(s, exp.JSONPathRoot):
+                continue
+            if not isinstance(s, (exp.JSONPathKey, exp.JSONPathSubscript)):
+                raise errors.FeatureNotSupported(f"json path {expr.sql(dialect='postgres')}")
+            out.append(ex.Literal(str(s.this), types.TEXT))
+        return out
+    return [binder.bind(expr)]
+
+
+def _unlambda(node: exp.Lambda) -> exp.Expression:
+    """sqlglot reads `j -> 'a' ...` inside a function's arguments as a lambda `j -> body`
+    (raympp has no lambdas): the operator applied to j and the body's leftmost operand,
+    which is how PostgreSQL groups `j -> 'a' -> 'b' = x`."""
+    params = node.expressions
+    if len(params) != 1 or not isinstance(params[0], exp.Identifier):
+        raise errors.FeatureNotSupported(f"expression {node.sql(dialect='postgres')!r}")
+    body = node.this.copy()
+    parent, leaf = None, body
+    while isinstance(leaf, (exp.Binary, exp.JSONExtract, exp.JSONExtractScalar)) \
+            and leaf.this is not None:
+        parent, leaf = leaf, leaf.this
+    extract = exp.JSONExtract(this=exp.Column(this=params[0].copy()), expression=leaf.copy(),
+                              only_json_types=True)
+    if parent is None:
+        return extract
+    parent.set("this", extract)
+    return body
+
+
+def bind(binder, node: exp.Expression) -> ex.Expr | None:
+    b = binder.bind
+    if isinstance(node, exp.Lambda):
+        return b(_unlambda(node))
+    if isinstance(node, (exp.JSONExtract, exp.JSONExtractScalar)):
+        scalar = isinstance(node, exp.JSONExtractScalar)
+        # json(b)_extract_path(_text)(x, 'a', ...) has a JSONPath and no only_json_types;
+        # `x -> k` over an expression k has neither, as json_extract_path(x, k) would
+        # (read as the operator, the same but for a subscript-like key of an array).
+        if not node.args.get("only_json_types") and isinstance(node.expression, exp.JSONPath):
+            name = "json_extract_path_text" if scalar else "json_extract_path"
+            args = [b(node.this)] + _extract_path_args(binder, node)
+            return json_rules.rule_function(_FUNCTIONS[name], name, args)
+        x, key = b(node.this), _path_step(binder, node.expression)
+        op = "->>" if scalar else "->"
+        return json_rules.rule_get(Func.JSON_GET_TEXT if scalar else Func.JSON_GET, x, key, op)
+    if isinstance(node, (exp.JSONBExtract, exp.JSONBExtractScalar)):
+        scalar = isinstance(node, exp.JSONBExtractScalar)
+        return json_rules.rule_path(Func.JSON_PATH_TEXT if scalar else Func.JSON_PATH,
+                                    b(node.this), b(node.expression), "#>>" if scalar else "#>")
+    if type(node) in _EXISTS:
+        func, op = _EXISTS[type(node)]
+        return json_rules.rule_exists(func, b(node.this), b(node.expression), op)
+    if isinstance(node, exp.JSONBDeleteAtPath):
+        raise errors.FeatureNotSupported("operator #- (jsonb delete at path)")
+    if isinstance(node, (exp.ArrayContainsAll, exp.ArrayContainedBy)):
+        x, y = b(node.this), b(node.expression)
+        op = "@>" if isinstance(node, exp.ArrayContainsAll) else "<@"
+        if json_rules.involved(x, y):
+            return json_rules.rule_contains(x, y, op)
+        f = Func.ARRAY_CONTAINS if op == "@>" else Func.ARRAY_CONTAINED
+        return functions.bind_call(f, [x, y])
+    if isinstance(node, (exp.JSONArrayAgg, exp.JSONObjectAgg)):
+        raise errors.FeatureNotSupported(
+            f"aggregate function {'json_agg' if isinstance(node, exp.JSONArrayAgg) else 'json_object_agg'}()")
+    name = node.name.lower() if isinstance(node, exp.Anonymous) else None
+    if name is None:
+        return None
+    if name in _FUNCTIONS:
+        args = [b(a) for a in node.expressions]
+        return json_rules.rule_function(_FUNCTIONS[name], name, args)
+    if name in _SRF:
+        raise errors.FeatureNotSupported(f"set-returning function {name}()")
+    if name in _REFUSED:
+        raise errors.FeatureNotSupported(
+            f"{'aggregate ' if name.endswith('_agg') else ''}function {name}()")
+    if name == "jsonb_sort_key":  # an internal function of ours, not PostgreSQL's
+        args = ", ".join(str(b(a).type) for a in node.expressions)
+        raise errors.UndefinedFunction(f"function {name}({args}) does not exist")
+    return None
+
+
+def output_name(e: exp.Expression) -> str | None:
+    """PostgreSQL's name of a select-list item that is json syntax: operators are
+    ?column?, json_extract_path(...) keeps its name; None for other items."""
+    if isinstance(e, (exp.JSONExtract, exp.JSONExtractScalar)):
+        if not e.args.get("only_json_types") and isinstance(e.expression, exp.JSONPath):
+            return "json_extract_path_text" if isinstance(e, exp.JSONExtractScalar) \
+                else "json_extract_path"
+        return "?column?"
+    if isinstance(e, (exp.JSONBExtract, exp.JSONBExtractScalar, exp.JSONBContainsTopKey,
+                      exp.JSONBContainsAnyTopKeys, exp.JSONBContainsAllTopKeys,
+                      exp.JSONBDeleteAtPath, exp.Lambda)):
+        return "?column?"
+    return None

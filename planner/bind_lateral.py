@@ -1,0 +1,180 @@
+"""Set-returning functions in FROM whose arguments are not constants: implicit LATERAL.
+
+PostgreSQL lets a function in FROM read the columns of the FROM items before it
+(`FROM t, unnest(t.a)`, `FROM t, generate_series(1, t.n) s`, also written with LATERAL),
+and a function of a correlated subquery read the outer query's columns. Such an item is a
+ProjectSet over the join of the items before it (over one row without columns when it
+comes first): each of those rows gives as many rows as its function does (none when the
+array is NULL or empty, or the range empty), as an inner join with the function's rows
+would. The items after it join the ProjectSet's output as usual.
+
+In a correlated subquery the outer columns are the columns of the domain of outer values,
+which subquery_domain.py puts first in the subquery's FROM; an outer reference in a
+function's arguments thus reads an earlier item like any other. What it leaves to others:
+constant arguments (bind.py's GenerateSeries node and bind_array.unnest_from's Values),
+the functions of the SELECT list (bind_array.select_srfs) and LATERAL subqueries (0A000).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from planner import errors, functions, types
+from planner import expr as ex
+from planner import plan as pl
+from planner.bind_expr import ExprBinder
+from planner.coercion import no_function
+from planner.scope import Scope, ScopeColumn
+
+_CORRELATED = (errors.UndefinedColumn, errors.UndefinedTable)
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A FROM item that is a set-returning function call: the call (exp.Unnest or
+    exp.ExplodingGenerateSeries) and its alias."""
+
+    call: exp.Expression
+    alias: str | None
+    col_aliases: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """A bound lateral function item: its columns start at `base` in the FROM's scope;
+    each of `arrays` gives one of them (its elements, or its subscripts where `subs`)."""
+
+    base: int
+    arrays: tuple[ex.Expr, ...]
+    subs: tuple[bool, ...]
+    columns: tuple[ScopeColumn, ...]
+
+
+def call_of(rel: exp.Expression) -> Call | None:
+    """The function call of a FROM item that is unnest(...) or generate_series(...)
+    (LATERAL written or not), None for any other item."""
+    alias_node = rel.args.get("alias")
+    if isinstance(rel, exp.Lateral):
+        rel = rel.this
+        alias_node = alias_node or rel.args.get("alias")
+    call = rel
+    if isinstance(rel, exp.Table) and isinstance(rel.this, exp.ExplodingGenerateSeries) and (
+            rel.db or "").lower() in ("", "pg_catalog"):
+        call = rel.this
+    elif isinstance(rel, exp.Table) and isinstance(rel.this, exp.Explode) and (
+            rel.db or "").lower() in ("", "pg_catalog"):
+        call = exp.Unnest(expressions=[rel.this.this.copy()])
+    if not isinstance(call, (exp.Unnest, exp.ExplodingGenerateSeries)):
+        return None
+    alias = alias_node.name.lower() if alias_node is not None and alias_node.name else None
+    cols = tuple(c.name.lower() for c in alias_node.columns) if alias_node is not None else ()
+    return Call(call, alias, cols)
+
+
+def unwrapped(rel: exp.Lateral) -> exp.Expression:
+    """`LATERAL f(...) [AS a]` as the FROM item `f(...) [AS a]`."""
+    inner = rel.this.copy()
+    alias = rel.args.get("alias")
+    if isinstance(inner, exp.ExplodingGenerateSeries):
+        return exp.Table(this=inner, alias=alias.copy() if alias is not None else None)
+    if alias is not None:
+        inner.set("alias", alias.copy())
+    return inner
+
+
+def is_lateral(qb, c: Call) -> bool:
+    """Whether the call's arguments are not constants (read columns or functions that
+    are computed per query), so that bind.py's constant forms do not apply."""
+    args = _args(c.call)
+    if any(a.find(exp.Column) is not None for a in args):
+        return True
+    if isinstance(c.call, exp.Unnest):
+        return False  # constant or computed arrays: bind_array.unnest_from
+    binder = ExprBinder(Scope([]), qb.params)
+    return not all(isinstance(functions.fold_constants(binder.bind(a)), ex.Literal)
+                   for a in args)
+
+
+def bind(qb, c: Call, scope: Scope) -> Item:
+    """The call's arrays bound against the columns before it (`scope`)."""
+    binder = ExprBinder(scope, qb.params)
+    if isinstance(c.call, exp.ExplodingGenerateSeries):
+        return _series(binder, c, len(scope.columns))
+    arrays = [binder.bind(a) for a in c.call.expressions]
+    if not arrays:
+        raise errors.UndefinedFunction("function unnest() does not exist")
+    for a in arrays:
+        if not a.type.is_array:
+            raise no_function("unnest", arrays)
+    q = c.alias or "unnest"
+    default = [q] if c.alias is not None and len(arrays) == 1 else ["unnest"] * len(arrays)
+    names = (list(c.col_aliases) + default[len(c.col_aliases):])[:len(arrays)]
+    exprs, subs = list(arrays), [False] * len(arrays)
+    cols = [ScopeColumn(q, n, a.type.elem) for a, n in zip(arrays, names)]
+    ordinality = c.call.args.get("offset")
+    if ordinality:
+        if len(arrays) > 1:
+            raise errors.FeatureNotSupported(
+                "unnest() of several arrays of another FROM item WITH ORDINALITY")
+        extra = c.col_aliases[len(arrays)] if len(c.col_aliases) > len(arrays) else (
+            ordinality.name.lower() if isinstance(ordinality, exp.Identifier) else "ordinality")
+        # the ordinality is the array's subscripts counted from 1
+        exprs.append(functions.bind_cast(arrays[0], types.array_of(arrays[0].type.elem)))
+        subs.append(True)
+        cols.append(ScopeColumn(q, extra, types.INT8))
+    return Item(len(scope.columns), tuple(exprs), tuple(subs), tuple(cols))
+
+
+def _series(binder: ExprBinder, c: Call, base: int) -> Item:
+    args = [binder.bind(a) for a in _args(c.call)]
+    series = functions.bind_call(ex.Func.SERIES, args)
+    q = c.alias or "generate_series"
+    name = c.col_aliases[0] if c.col_aliases else q
+    if len(c.col_aliases) > 1:
+        raise errors.QueryError(f'table "{q}" has 1 columns available but '
+                                f"{len(c.col_aliases)} columns specified", "42P10")
+    return Item(base, (series,), (False,), (ScopeColumn(q, name, series.type.elem),))
+
+
+def _args(call: exp.Expression) -> list[exp.Expression]:
+    if isinstance(call, exp.ExplodingGenerateSeries):
+        return [call.args[k] for k in ("start", "end", "step") if call.args.get(k) is not None]
+    return list(call.expressions)
+
+
+def check_join(join: exp.Join | None) -> tuple[exp.Expression | None, bool]:
+    """How a lateral item joined by `join` joins: (the condition to apply above it, None
+    for a comma or CROSS JOIN; whether it is LEFT JOIN ... ON true). Other outer joins to
+    it are 0A000."""
+    if join is None:
+        return None, False
+    side = (join.args.get("side") or "").upper()
+    kind = (join.args.get("kind") or "").upper()
+    on = join.args.get("on")
+    if side == "LEFT" and kind in ("", "OUTER") and isinstance(on, exp.Boolean) and \
+            on.this is True and not join.args.get("using"):
+        return None, True
+    if side or kind not in ("", "CROSS", "INNER") or join.args.get("using") \
+            or (join.args.get("method") or "").upper() == "NATURAL":
+        what = " ".join(w for w in (side, kind) if w) or "USING or NATURAL"
+        raise errors.FeatureNotSupported(
+            f"{what} JOIN to a set-returning function that reads other FROM items (LATERAL)"
+            + (" other than LEFT JOIN ... ON true" if side == "LEFT" else ""))
+    return on, False
+
+
+def project_set(node: pl.Node, item: Item, outer: bool = False) -> pl.Node:
+    """The ProjectSet that adds the item's columns to `node` (the items before it)."""
+    fields = node.fields + tuple(pl.Field(c.name, c.type) for c in item.columns)
+    return pl.ProjectSet(node, item.arrays, item.subs, fields, outer=outer)
+
+
+def scope_of(qb, rel: exp.Expression, scope: Scope) -> Scope | None:
+    """The columns a lateral function item adds after `scope`'s (for a correlated
+    subquery's inner scope), or None when `rel` is not one."""
+    c = call_of(rel)
+    if c is None or not is_lateral(qb, c):
+        return None
+    return Scope(list(bind(qb, c, scope).columns))

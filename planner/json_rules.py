@@ -1,0 +1,210 @@
+"""Typing of the json and jsonb operators and functions, as PostgreSQL resolves them.
+
+planner/bind_json.py reads the syntax and calls these; typing_rules hands comparisons,
+`||` and `-` with a json operand here. An unknown literal next to a jsonb operand is
+jsonb (`j @> '{"a": 1}'`); the key of `->` is text, its index int4. json has no equality
+or order (42883, as PostgreSQL); jsonb compares by its sort key (json_values.sort_key).
+Calls are not folded in Python: the kernels (segment/kernels/expr_json.py) compute
+constants on one row.
+"""
+
+from __future__ import annotations
+
+from planner import errors, types
+from planner import expr as ex
+from planner.coercion import bind_cast, coerce, is_unknown, no_function, type_name
+from planner.expr import Call, Func
+from planner.types import Kind, SqlType
+
+JSON_KINDS = (Kind.JSON, Kind.JSONB)
+TEXT_ARRAY = types.array_of(types.TEXT)
+
+
+def involved(*args: ex.Expr) -> bool:
+    return any(a.type.kind in JSON_KINDS for a in args)
+
+
+def _no_operator(op: str, a: ex.Expr, b: ex.Expr) -> errors.QueryError:
+    return errors.UndefinedFunction(
+        f"operator does not exist: {type_name(a)} {op} {type_name(b)}",
+        hint="No operator matches the given name and argument types. You might need to "
+             "add explicit type casts.")
+
+
+def as_json(e: ex.Expr, t: SqlType) -> ex.Expr:
+    """An unknown literal read as json/jsonb (its text validated now)."""
+    return bind_cast(e, t) if is_unknown(e) else e
+
+
+def sort_key(e: ex.Expr) -> ex.Expr:
+    return Call(Func.JSONB_SORT_KEY, (e,), SqlType(Kind.BYTEA))
+
+
+def rule_compare(func: Func, a: ex.Expr, b: ex.Expr) -> ex.Expr:
+    """= <> < <= > >= of jsonb (by PostgreSQL's jsonb order); json has none."""
+    if a.type.kind is Kind.JSONB or b.type.kind is Kind.JSONB:
+        x, y = as_json(a, types.JSONB), as_json(b, types.JSONB)
+        if x.type.kind is Kind.JSONB and y.type.kind is Kind.JSONB:
+            return Call(func, (sort_key(x), sort_key(y)), types.BOOL)
+    raise _no_operator(func.value, a, b)
+
+
+def rule_get(func: Func, x: ex.Expr, key: ex.Expr, op: str) -> ex.Expr:
+    """x -> key | index, x ->> key | index."""
+    if is_unknown(x) and x.value is not None:
+        raise errors.QueryError(f"operator is not unique: unknown {op} {type_name(key)}",
+                                "42725")
+    if x.type.kind not in JSON_KINDS:
+        raise _no_operator(op, x, key)
+    if is_unknown(key) or key.type.is_string:
+        key = coerce(key, types.TEXT)
+    elif key.type.kind in (Kind.INT2, Kind.INT4):
+        key = coerce(key, types.INT4)
+    else:
+        raise _no_operator(op, x, key)
+    out = x.type if func is Func.JSON_GET else types.TEXT
+    return Call(func, (x, key), out)
+
+
+def rule_path(func: Func, x: ex.Expr, path: ex.Expr, op: str) -> ex.Expr:
+    """x #> path, x #>> path (path text[])."""
+    if x.type.kind not in JSON_KINDS:
+        raise _no_operator(op, x, path)
+    if is_unknown(path):
+        path = bind_cast(path, TEXT_ARRAY)
+    elif not (path.type.is_array and path.type.elem.is_string):
+        raise _no_operator(op, x, path)
+    out = x.type if func is Func.JSON_PATH else types.TEXT
+    return Call(func, (x, path), out)
+
+
+def jsonb_operands(op: str, a: ex.Expr, b: ex.Expr) -> tuple[ex.Expr, ex.Expr]:
+    """Both operands of a jsonb-only operator (@> <@ ||) as jsonb."""
+    x, y = as_json(a, types.JSONB), as_json(b, types.JSONB)
+    if x.type.kind is not Kind.JSONB or y.type.kind is not Kind.JSONB:
+        raise _no_operator(op, a, b)
+    return x, y
+
+
+def rule_contains(a: ex.Expr, b: ex.Expr, op: str) -> ex.Expr:
+    x, y = jsonb_operands(op, a, b)
+    return Call(Func.JSONB_CONTAINS, (x, y) if op == "@>" else (y, x), types.BOOL)
+
+
+def jsonb_concat(a: ex.Expr, b: ex.Expr) -> bool:
+    """Whether `a || b` is jsonb's (both jsonb or unknown); with text it is text's."""
+    return involved(a, b) and all(x.type.kind is Kind.JSONB or is_unknown(x) for x in (a, b)) \
+        and Kind.JSONB in (a.type.kind, b.type.kind)
+
+
+def rule_concat(a: ex.Expr, b: ex.Expr) -> ex.Expr:
+    x, y = jsonb_operands("||", a, b)
+    return Call(Func.JSONB_CONCAT, (x, y), types.JSONB)
+
+
+def rule_delete(a: ex.Expr, b: ex.Expr) -> ex.Expr:
+    """jsonb - text (a key, or string elements), jsonb - int (an index)."""
+    if a.type.kind is not Kind.JSONB:
+        raise _no_operator("-", a, b)
+    if is_unknown(b) or b.type.is_string:
+        b = coerce(b, types.TEXT)
+    elif b.type.kind in (Kind.INT2, Kind.INT4):
+        b = coerce(b, types.INT4)
+    elif b.type.is_array and b.type.elem.is_string:
+        raise errors.FeatureNotSupported("jsonb - text[]")
+    else:
+        raise _no_operator("-", a, b)
+    return Call(Func.JSONB_DELETE, (a, b), types.JSONB)
+
+
+def rule_exists(func: Func, a: ex.Expr, b: ex.Expr, op: str) -> ex.Expr:
+    """jsonb ? text, jsonb ?| text[], jsonb ?& text[]."""
+    x = as_json(a, types.JSONB)
+    if x.type.kind is not Kind.JSONB:
+        raise _no_operator(op, a, b)
+    if func is Func.JSONB_EXISTS:
+        if not (is_unknown(b) or b.type.is_string):
+            raise _no_operator(op, a, b)
+        return Call(func, (x, coerce(b, types.TEXT)), types.BOOL)
+    if is_unknown(b):
+        b = bind_cast(b, TEXT_ARRAY)
+    if not (b.type.is_array and b.type.elem.is_string):
+        raise _no_operator(op, a, b)
+    return Call(func, (x, b), types.BOOL)
+
+
+# --- functions ----------------------------------------------------------------------------
+def _one_json(name: str, args, t: SqlType) -> ex.Expr:
+    if len(args) != 1:
+        raise no_function(name, args)
+    x = as_json(args[0], t)
+    if x.type.kind is not t.kind:
+        raise no_function(name, args)
+    return x
+
+
+_RESULTS = {Func.JSON_TYPEOF: types.TEXT, Func.JSONB_TYPEOF: types.TEXT,
+            Func.JSON_ARRAY_LENGTH: types.INT4, Func.JSONB_ARRAY_LENGTH: types.INT4,
+            Func.JSONB_STRIP_NULLS: types.JSONB, Func.JSONB_PRETTY: types.TEXT}
+
+
+def rule_function(func: Func, name: str, args: list) -> ex.Expr:
+    """The typed call of a json function named `name` (as written) over bound args."""
+    jsonb = "jsonb" in name
+    t = types.JSONB if jsonb else types.JSON
+    if func in _RESULTS:
+        return Call(func, (_one_json(name, args, t),), _RESULTS[func])
+    if func in (Func.TO_JSON, Func.TO_JSONB):
+        if len(args) != 1:
+            raise no_function(name, args)
+        x = coerce(args[0], types.TEXT) if is_unknown(args[0]) else args[0]
+        return Call(func, (x,), t)
+    if func in (Func.JSON_BUILD_OBJECT, Func.JSONB_BUILD_OBJECT, Func.JSON_BUILD_ARRAY,
+                Func.JSONB_BUILD_ARRAY):
+        out = tuple(coerce(a, types.TEXT) if is_unknown(a) else a for a in args)
+        return Call(func, out, t)
+    if func in (Func.JSON_PATH, Func.JSON_PATH_TEXT):  # json(b)_extract_path(_text)
+        if not args:
+            raise no_function(name, args)
+        x = as_json(args[0], t)
+        if x.type.kind is not t.kind:
+            raise no_function(name, args)
+        steps = [coerce(a, types.TEXT) if is_unknown(a) or a.type.is_string else None
+                 for a in args[1:]]
+        if any(s is None for s in steps):
+            raise no_function(name, args)
+        path = Call(Func.ARRAY, tuple(steps), TEXT_ARRAY)
+        return Call(func, (x, path), t if func is Func.JSON_PATH else types.TEXT)
+    if func is Func.JSONB_SET:
+        if len(args) not in (3, 4):
+            raise no_function(name, args)
+        x, path, new = as_json(args[0], t), args[1], as_json(args[2], t)
+        create = args[3] if len(args) == 4 else ex.Literal(True, types.BOOL)
+        if is_unknown(path):
+            path = bind_cast(path, TEXT_ARRAY)
+        if is_unknown(create):
+            create = coerce(create, types.BOOL)
+        if x.type.kind is not Kind.JSONB or new.type.kind is not Kind.JSONB or not (
+                path.type.is_array and path.type.elem.is_string) or \
+                create.type.kind is not Kind.BOOL:
+            raise no_function(name, args)
+        return Call(func, (x, path, new, create), types.JSONB)
+    raise errors.FeatureNotSupported(f"function {name}()")
+
+
+# --- keys ---------------------------------------------------------------------------------
+def check_keys(ts, what: str) -> None:
+    """GROUP BY / DISTINCT keys: json has no equality (42883, as PostgreSQL); jsonb's is
+    not its text's (1.5 equals 1.50) and rows are hashed by their text, so grouping by
+    jsonb is refused (0A000) rather than answered differently."""
+    for t in ts:
+        if t.kind is Kind.JSON:
+            raise errors.UndefinedFunction("could not identify an equality operator for type json")
+        if t.kind is Kind.JSONB:
+            raise errors.FeatureNotSupported(f"{what} over jsonb values")
+
+
+def check_order(ts) -> None:
+    """ORDER BY keys: json has no order (42883); jsonb sorts by its sort key."""
+    if any(t.kind is Kind.JSON for t in ts):
+        raise errors.UndefinedFunction("could not identify an ordering operator for type json")

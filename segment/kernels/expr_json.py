@@ -1,0 +1,193 @@
+"""json and jsonb over batches: casts, operators, functions and the jsonb sort key.
+
+Values are Arrow strings (planner/json_values.py says which text). No pyarrow.compute
+kernel parses JSON, so every function here runs the Python function of planner/json_ops.py
+(or json_values.py) once per DISTINCT combination of its arguments in the batch
+(`per_distinct`: each argument dictionary-encoded, the combinations numbered, one call
+each, the results spread back by the inverse index), never once per row. What Arrow can
+do itself stays vectorized: SQL values become JSON text by the cast kernels' text output
+(numbers and booleans need nothing more), json_build_object/array join their pieces with
+binary_join_element_wise, and arrays of any type become JSON arrays by joining their
+elements' JSON texts (binary_join over the list).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from planner import json_ops, json_values, types, values
+from planner.expr import Call, Func
+from planner.types import Kind, SqlType
+from segment.kernels import expr_arrays as xa
+from segment.kernels import expr_cast as xcast
+
+_TEXT_OUT = (Kind.INT2, Kind.INT4, Kind.INT8, Kind.NUMERIC)
+
+
+def per_distinct(fn, args: list, n: int, out: SqlType, strict: bool = True) -> xa.Datum:
+    """fn(*python values) once per distinct row of args; NULL where an argument is NULL
+    (strict functions) or where fn returns None."""
+    if all(isinstance(a, pa.Scalar) for a in args):
+        vals = [a.as_py() for a in args]
+        r = None if strict and any(v is None for v in vals) else fn(*vals)
+        return xcast.to_arrow([r], out)[0]
+    codes = np.zeros(n, dtype=np.int64)
+    lookups = []
+    for a in args:
+        if isinstance(a, pa.Scalar):
+            lookups.append((None, [a.as_py()]))
+            continue
+        if pa.types.is_list(a.type) or pa.types.is_large_list(a.type):
+            idx, values = np.arange(n, dtype=np.int64), a.to_pylist()  # lists: by row
+        else:
+            enc = a if pa.types.is_dictionary(a.type) else pc.dictionary_encode(a)
+            values = enc.dictionary.to_pylist() + [None]
+            idx = pc.fill_null(enc.indices, len(values) - 1).to_numpy(
+                zero_copy_only=False).astype(np.int64)
+        codes = codes * len(values) + idx
+        lookups.append((idx, values))
+    uniq, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    results = []
+    for row in first:
+        vals = [values[0] if idx is None else values[idx[row]] for idx, values in lookups]
+        results.append(None if strict and any(v is None for v in vals) else fn(*vals))
+    return xcast.to_arrow(results, out).take(pa.array(inverse.reshape(-1)))
+
+
+# --- SQL values as JSON text ----------------------------------------------------------------
+def json_text(d: xa.Datum, t: SqlType, n: int) -> pa.Array:
+    """The JSON text of every value of d (to_json's), NULL where d is NULL."""
+    arr = xa.as_array(d, n)
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    if t.kind is Kind.UNKNOWN:
+        return pa.nulls(n, pa.string())
+    if t.kind in json_values.JSON_KINDS:
+        return arr
+    if t.is_array:
+        elements = json_text(arr.flatten(), t.elem, len(arr.flatten()))
+        offsets = pc.subtract(arr.offsets, arr.offsets[0])
+        lists = pa.ListArray.from_arrays(offsets, pc.fill_null(elements, "null"),
+                                         mask=arr.is_null())
+        return pc.binary_join_element_wise("[", pc.binary_join(lists, ","), "]", "")
+    text = xcast.to_text(arr, t)
+    if t.kind in _TEXT_OUT:
+        return text
+    if t.kind is Kind.BOOL:
+        return pc.if_else(arr, "true", "false")
+    return per_distinct(lambda s: json_values.scalar_json(json_values.pad_char(s, t), t),
+                        [text], len(text), types.TEXT)
+
+
+def _canonical(text: pa.Array) -> xa.Datum:
+    return per_distinct(json_values.canonical, [text], len(text), types.JSONB)
+
+
+def to_json(e: Call, args: list, n: int) -> xa.Datum:
+    scalar = isinstance(args[0], pa.Scalar)
+    out = json_text(args[0], e.args[0].type, 1 if scalar else n)
+    if e.func is Func.TO_JSONB and e.args[0].type.kind is not Kind.JSONB:
+        out = _canonical(out)
+    return out[0] if scalar else out
+
+
+def build(e: Call, args: list, n: int) -> xa.Datum:
+    """json(b)_build_object / json(b)_build_array: NULL values are JSON null."""
+    scalar = all(isinstance(a, pa.Scalar) for a in args)
+    m = 1 if scalar else n
+    obj = e.func in (Func.JSON_BUILD_OBJECT, Func.JSONB_BUILD_OBJECT)
+    jsonb = e.func in (Func.JSONB_BUILD_OBJECT, Func.JSONB_BUILD_ARRAY)
+    parts = []
+    for i, (a, x) in enumerate(zip(args, e.args)):
+        if obj and i % 2 == 0:  # a key: its text output
+            arr = xa.as_array(a, m)
+            parts.append(xcast.to_text(arr.dictionary_decode() if pa.types.is_dictionary(
+                arr.type) else arr, x.type))
+        else:
+            parts.append(pc.fill_null(json_text(a, x.type, m), "null"))
+    if obj and (len(parts) % 2 or any(p.null_count for p in parts[0::2])) or jsonb:
+        name = e.func.value
+        if obj:
+            fn = lambda *ps: json_ops.build_object(list(ps), jsonb, name)  # noqa: E731
+        else:
+            fn = lambda *ps: json_ops.build_array(list(ps), jsonb)  # noqa: E731
+        out = per_distinct(fn, parts, m, e.type, strict=False) if parts else \
+            pa.array([fn()] * m, pa.string())
+    else:
+        pieces = []
+        for i, p in enumerate(parts):
+            if obj and i % 2 == 0:
+                p = per_distinct(json_values.quote, [p], m, types.TEXT)
+                pieces += [", " if i else "", p, " : "]
+            else:
+                pieces += [p] if obj else [", " if i else "", p]
+        out = pc.binary_join_element_wise("{" if obj else "[", *pieces, "}" if obj else "]", "") \
+            if pieces else pa.array(["{}" if obj else "[]"] * m, pa.string())
+    return out[0] if scalar else out
+
+
+# --- operators and functions ------------------------------------------------------------------
+def _jsonb(e: Call) -> bool:
+    return e.args[0].type.kind is Kind.JSONB
+
+
+def _apply(fn):
+    def run(e: Call, args: list, n: int) -> xa.Datum:
+        return per_distinct(lambda *vals: fn(e, *vals), args, n, e.type)
+    return run
+
+
+CALLS = {
+    Func.JSON_GET: _apply(lambda e, x, k: json_ops.get(x, k, _jsonb(e), False)),
+    Func.JSON_GET_TEXT: _apply(lambda e, x, k: json_ops.get(x, k, _jsonb(e), True)),
+    Func.JSON_PATH: _apply(lambda e, x, p: json_ops.get_path(x, tuple(p), _jsonb(e), False)),
+    Func.JSON_PATH_TEXT: _apply(lambda e, x, p: json_ops.get_path(x, tuple(p), _jsonb(e), True)),
+    Func.JSONB_CONTAINS: _apply(lambda e, a, b: json_ops.contains(a, b)),
+    Func.JSONB_EXISTS: _apply(lambda e, x, k: json_ops.exists(x, k)),
+    Func.JSONB_EXISTS_ANY: _apply(lambda e, x, ks: json_ops.exists_any(x, tuple(ks))),
+    Func.JSONB_EXISTS_ALL: _apply(lambda e, x, ks: json_ops.exists_all(x, tuple(ks))),
+    Func.JSONB_CONCAT: _apply(lambda e, a, b: json_ops.concat(a, b)),
+    Func.JSONB_DELETE: _apply(lambda e, x, k: json_ops.delete(x, k)),
+    Func.JSONB_SET: _apply(lambda e, x, p, v, c: json_ops.set_path(x, tuple(p), v, c)),
+    Func.JSONB_STRIP_NULLS: _apply(lambda e, x: json_ops.strip_nulls(x)),
+    Func.JSONB_PRETTY: _apply(lambda e, x: json_ops.pretty(x)),
+    Func.JSONB_SORT_KEY: _apply(lambda e, x: json_values.sort_key(x)),
+    Func.JSON_TYPEOF: _apply(lambda e, x: json_ops.typeof(x, False)),
+    Func.JSONB_TYPEOF: _apply(lambda e, x: json_ops.typeof(x, True)),
+    Func.JSON_ARRAY_LENGTH: _apply(lambda e, x: json_ops.array_length(x, False)),
+    Func.JSONB_ARRAY_LENGTH: _apply(lambda e, x: json_ops.array_length(x, True)),
+    Func.TO_JSON: to_json, Func.TO_JSONB: to_json,
+    **{f: build for f in (Func.JSON_BUILD_OBJECT, Func.JSONB_BUILD_OBJECT,
+                          Func.JSON_BUILD_ARRAY, Func.JSONB_BUILD_ARRAY)},
+}
+
+
+# --- casts ---------------------------------------------------------------------------------
+def involved(src: SqlType, dst: SqlType) -> bool:
+    """Whether CAST(src AS dst) is this module's (segment/expr.py asks before expr_cast)."""
+    return dst.kind in json_values.JSON_KINDS or (
+        src.kind in json_values.JSON_KINDS and not dst.is_string)
+
+
+def cast(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
+    """text -> json (validated, kept) / jsonb (canonical), json <-> jsonb, jsonb -> bool
+    and numbers (22023 for other kinds of value)."""
+    n = len(arr)
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    if dst.kind is Kind.JSON:
+        if src.kind is Kind.JSONB:
+            return arr
+        return per_distinct(json_values.check_json, [arr], n, dst)
+    if dst.kind is Kind.JSONB:
+        return per_distinct(json_values.canonical, [arr], n, dst)
+    return per_distinct(lambda s: values.cast_value(s, src, dst), [arr], n, dst)
+
+
+def sort_keys(arr: pa.Array) -> pa.Array:
+    """The sort keys of a jsonb column (ORDER BY)."""
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    return per_distinct(json_values.sort_key, [arr], len(arr), SqlType(Kind.BYTEA))
