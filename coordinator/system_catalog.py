@@ -37,6 +37,15 @@ def table_oid(t: TableDef) -> int:
     return st.FIRST_USER_OID + t.id
 
 
+def row_type_oid(t: TableDef) -> int:
+    """The oid of a table's row type (pg_class.reltype; a composite pg_type row), in a
+    range of its own above the tables' oids."""
+    return st.FIRST_USER_OID + ROW_TYPE_OFFSET + t.id
+
+
+ROW_TYPE_OFFSET = 1 << 30
+
+
 class Sessions:
     """The sessions connected to this coordinator, by backend pid (pg_stat_activity)."""
 
@@ -179,7 +188,8 @@ class SystemCatalog:
 
     def _pg_catalog__pg_class(self):
         for oid, name, nsp, kind, cols, table in self._relation_rows():
-            yield {"oid": oid, "relname": name, "relnamespace": nsp, "reltype": 0,
+            yield {"oid": oid, "relname": name, "relnamespace": nsp,
+                   "reltype": row_type_oid(table) if table is not None else 0,
                    "reloftype": 0, "relowner": st.BOOTSTRAP_ROLE_OID,
                    "relam": st.HEAP_AM_OID if kind == "r" else 0,
                    "relfilenode": oid if kind == "r" else 0, "reltablespace": 0,
@@ -193,6 +203,25 @@ class SystemCatalog:
                    "relreplident": "d" if table is not None else "n",
                    "relispartition": False, "relrewrite": 0, "relfrozenxid": 0,
                    "relminmxid": 0}
+
+    def _pg_catalog__pg_type(self):
+        """PostgreSQL's built-in types, then each table's row type (typtype 'c', as
+        CREATE TABLE makes one; JDBC's getUDTs lists them)."""
+        relation = st.RELATIONS[("pg_catalog", "pg_type")]
+        names = [c.name for c in relation.columns]
+        for row in st.static_rows(relation):
+            yield dict(zip(names, row))
+        for t in self.tables():
+            yield {"oid": row_type_oid(t), "typname": t.name, "typnamespace": st.PUBLIC_OID,
+                   "typowner": st.BOOTSTRAP_ROLE_OID, "typlen": -1, "typbyval": False,
+                   "typtype": "c", "typcategory": "C", "typispreferred": False,
+                   "typisdefined": True, "typdelim": ",", "typrelid": table_oid(t),
+                   "typsubscript": "-", "typelem": 0, "typarray": 0,
+                   "typinput": "record_in", "typoutput": "record_out",
+                   "typreceive": "record_recv", "typsend": "record_send", "typmodin": "-",
+                   "typmodout": "-", "typanalyze": "-", "typalign": "d", "typstorage": "x",
+                   "typnotnull": False, "typbasetype": 0, "typtypmod": -1, "typndims": 0,
+                   "typcollation": 0}
 
     def _pg_catalog__pg_attribute(self):
         typ = {int(r[0]): dict(zip(st.system_data.TYPE_COLUMNS, r))

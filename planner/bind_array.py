@@ -14,7 +14,7 @@ import re
 
 from sqlglot import exp
 
-from planner import catalog_functions, errors, functions, types
+from planner import catalog_functions, errors, functions, json_rules, types
 from planner import expr as ex
 from planner import plan as pl
 from planner.array_rules import rule_quantified
@@ -307,8 +307,15 @@ def _srf_name(node: exp.Expression) -> str | None:
         return "unnest"
     if isinstance(node, exp.ExplodingGenerateSeries):
         return "generate_series"
+    if isinstance(node, exp.Dot) and isinstance(node.this, exp.Identifier) and isinstance(
+            node.expression, exp.Anonymous) and node.this.name.lower() == "information_schema" \
+            and node.expression.name.lower() == "_pg_expandarray":
+        return "_pg_expandarray"  # (x, n) records of an array's elements (JDBC reads them)
     if isinstance(node, exp.Anonymous) and node.name.lower() in ("unnest",
                                                                  "generate_subscripts"):
+        return node.name.lower()
+    if isinstance(node, exp.Anonymous) and node.name.lower() in json_rules.SRFS and \
+            "_each" not in node.name.lower():  # json_each & co. give records: not here
         return node.name.lower()
     return None
 
@@ -321,7 +328,7 @@ def select_srfs(query_binder, select: exp.Select, node, scope):
     none. With GROUP BY, aggregates, DISTINCT or window functions (which PostgreSQL runs
     before them) they are 0A000."""
     # local: bind_expr and this module are in one import loop (test_layering.KNOWN_LOOPS)
-    from planner.bind_expr import ExprBinder, find_aggregate
+    from planner.bind_expr import EXPANDARRAY_ROW, ExprBinder, find_aggregate
     def find(tree):
         return [n for item in tree.expressions for n in item.walk(
             prune=lambda x: isinstance(x, (exp.Subquery, exp.Select)) and x is not tree)
@@ -345,6 +352,21 @@ def select_srfs(query_binder, select: exp.Select, node, scope):
             else [call.args.get(k) for k in ("start", "end", "step")] if isinstance(
                 call, exp.ExplodingGenerateSeries) else list(call.expressions)
         args = [a for a in args if a is not None]
+        if name == "_pg_expandarray":
+            arr = binder.bind(call.expression.expressions[0]) \
+                if len(call.expression.expressions) == 1 else None
+            if arr is None or not arr.type.is_array:
+                raise no_function("information_schema._pg_expandarray",
+                                  [arr] if arr is not None else [])
+            ones = functions.bind_cast(arr, types.array_of(arr.type.elem))  # n counts from 1
+            cols_here = []
+            for sub_, t in ((False, arr.type.elem), (True, types.INT4)):
+                arrays.append(ones)
+                subs.append(sub_)
+                cols_here.append(f"?srf{i}{'n' if sub_ else 'x'}")
+                cols.append(ScopeColumn("?srf", cols_here[-1], t, hidden=True))
+            replaced[id(call)] = (tuple(cols_here), name)
+            continue
         if name == "generate_series":  # integers only: planner/array_rules.py
             arr = functions.bind_call(Func.SERIES, [binder.bind(a) for a in args])
             arrays.append(arr)
@@ -352,6 +374,13 @@ def select_srfs(query_binder, select: exp.Select, node, scope):
             col = f"?srf{i}"
             cols.append(ScopeColumn("?srf", col, arr.type.elem, hidden=True))
             replaced[id(call)] = (col, name)
+            continue
+        if name in json_rules.SRFS:  # jsonb_array_elements(j) & co.: one array each
+            (arr, _), = json_rules.rule_srf(name, [binder.bind(a) for a in args])
+            arrays.append(arr)
+            subs.append(False)
+            cols.append(ScopeColumn("?srf", f"?srf{i}", arr.type.elem, hidden=True))
+            replaced[id(call)] = (f"?srf{i}", name)
             continue
         if name == "unnest" and len(args) != 1:
             raise errors.FeatureNotSupported("unnest() of several arrays outside FROM")
@@ -382,6 +411,10 @@ def select_srfs(query_binder, select: exp.Select, node, scope):
         hit = replaced.get(id(n))
         if hit is None:
             return n
+        if isinstance(hit[0], tuple):  # _pg_expandarray: the record of its two columns
+            return exp.Anonymous(this=EXPANDARRAY_ROW, expressions=[
+                exp.Column(this=exp.to_identifier(c, quoted=True),
+                           table=exp.to_identifier("?srf", quoted=True)) for c in hit[0]])
         return exp.Column(this=exp.to_identifier(hit[0], quoted=True),
                           table=exp.to_identifier("?srf", quoted=True))
 

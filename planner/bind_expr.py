@@ -32,12 +32,14 @@ _BINARY = {
     exp.Add: Func.ADD, exp.Sub: Func.SUB, exp.Mul: Func.MUL, exp.Div: Func.DIV,
     exp.Mod: Func.MOD, exp.EQ: Func.EQ, exp.NEQ: Func.NE, exp.LT: Func.LT, exp.LTE: Func.LE,
     exp.GT: Func.GT, exp.GTE: Func.GE, exp.And: Func.AND, exp.Or: Func.OR,
-    exp.DPipe: Func.CONCAT,
+    exp.DPipe: Func.CONCAT, exp.BitwiseAnd: Func.BIT_AND, exp.BitwiseOr: Func.BIT_OR,
+    exp.BitwiseXor: Func.BIT_XOR, exp.BitwiseLeftShift: Func.SHIFT_LEFT,
+    exp.BitwiseRightShift: Func.SHIFT_RIGHT,
 }
 _UNARY = {
     exp.Lower: Func.LOWER, exp.Upper: Func.UPPER, exp.Length: Func.LENGTH, exp.Abs: Func.ABS,
     exp.Floor: Func.FLOOR, exp.Ceil: Func.CEIL, exp.Sqrt: Func.SQRT, exp.Ln: Func.LN,
-    exp.Exp: Func.EXP,
+    exp.Exp: Func.EXP, exp.BitwiseNot: Func.BIT_NOT,
 }
 _NAMED = {f.value: f for f in Func}
 _NAMED.update({"strpos": Func.POSITION, "concat": Func.CONCAT_FN, "ceiling": Func.CEIL,
@@ -46,7 +48,7 @@ _NAMED.update({"strpos": Func.POSITION, "concat": Func.CONCAT_FN, "ceiling": Fun
 # var_samp & co. are bound as expressions over sum/count (planner/statistics_aggregates.py).
 STATISTICS = (exp.Stddev, exp.StddevSamp, exp.StddevPop, exp.Variance, exp.VariancePop)
 AGGREGATES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max, exp.ArrayAgg, exp.LogicalAnd,
-              exp.LogicalOr, exp.GroupConcat) + STATISTICS
+              exp.LogicalOr, exp.GroupConcat) + STATISTICS + bind_json.AGGREGATES
 _NESTED_QUERY = (exp.Subquery, exp.Select, exp.Exists, exp.Union, exp.Intersect, exp.Except)
 
 
@@ -247,6 +249,10 @@ class ExprBinder:
             return functions.bind_cast(b(node.this), target or sql_type(node.to))
         if isinstance(node, (exp.RegexpLike, exp.RegexpILike, exp.Operator)):
             return catalog_functions.bind_regex(node, b)
+        if isinstance(node, exp.Dot) and isinstance(node.this, exp.Paren) \
+                and isinstance(node.expression, exp.Identifier):
+            ident = node.expression  # (record).field
+            return field_of(b(node.this.this), ident.name if ident.quoted else ident.name.lower())
         if isinstance(node, exp.Dot) and isinstance(node.this, exp.Identifier) \
                 and isinstance(node.expression, exp.Func):
             # pg_catalog.f(...): every function raympp has is pg_catalog's.
@@ -457,6 +463,10 @@ class ExprBinder:
                               types.INT4 if name == "pg_backend_pid" else types.TEXT)
         if name in ("date_part", "datepart"):
             return functions.bind_call(Func.DATE_PART, args)
+        if name == "row":  # ROW(a, b): fields f1, f2, ... (an unknown literal is text)
+            return row_of([(f"f{i + 1}", a) for i, a in enumerate(args)])
+        if name == EXPANDARRAY_ROW:  # bind_array.select_srfs: _pg_expandarray's (x, n)
+            return row_of(list(zip(("x", "n"), args)))
         if name == "octet_length" and len(args) == 1 and args[0].type.kind is types.Kind.CHAR \
                 and args[0].type.length is not None:
             # char(n) values are stored without their trailing pad; PostgreSQL counts it.
@@ -599,3 +609,32 @@ def to_literal(value, declared: "types.SqlType | None") -> exp.Expression:
                                                   kind=exp.to_identifier(
                                                       bind_array.type_name(declared))))
     return exp.Cast(this=lit, to=exp.DataType.build(declared.sql(), dialect="postgres"))
+
+
+# information_schema._pg_expandarray(a) in a SELECT list becomes this call over its two
+# ProjectSet columns (bind_array.select_srfs): no user can write the name.
+EXPANDARRAY_ROW = "?expandarray_row"
+
+
+def row_of(named: list[tuple[str, ex.Expr]]) -> ex.Expr:
+    """A record of the named values (PostgreSQL's anonymous record)."""
+    args = [functions.bind_cast(a, types.TEXT) if a.type.kind is types.Kind.UNKNOWN else a
+            for _, a in named]
+    t = types.record_of([(n, a.type) for (n, _), a in zip(named, args)])
+    return ex.Call(Func.ROW, tuple(args), t)
+
+
+def field_of(record: ex.Expr, name: str) -> ex.Expr:
+    """(record).name; 42809 on a value that is not a record, 42703 for a field it lacks."""
+    t = record.type
+    if t.kind is not types.Kind.RECORD:
+        raise errors.QueryError(f"column notation .{name} applied to type {t}, which is not "
+                                "a composite type", "42809")
+    names = [n for n, _ in t.fields]
+    if name not in names:
+        raise errors.UndefinedColumn(f'could not identify column "{name}" in record data type')
+    i = names.index(name)
+    if isinstance(record, ex.Call) and record.func is Func.ROW:
+        return record.args[i]  # ROW(a, b).f2 is b
+    return ex.Call(Func.FIELD, (record, ex.Literal(name, types.TEXT)), t.fields[i][1])
+

@@ -20,7 +20,7 @@ from planner.values import cast_value, fit_numeric, numeric_type_of, to_decimal
 TS_RANK = {Kind.DATE: 0, Kind.TIMESTAMP: 1, Kind.TIMESTAMPTZ: 2}
 _INT_RANK = {Kind.INT2: 0, Kind.INT4: 1, Kind.INT8: 2}
 _INT_DIGITS = {Kind.INT2: 5, Kind.INT4: 10, Kind.INT8: 19}
-_OP_NAMES = {Func.NEG: "-", Func.NOT: "NOT"}
+_OP_NAMES = {Func.NEG: "-", Func.NOT: "NOT", Func.BIT_NOT: "~"}
 _JSON = (Kind.JSON, Kind.JSONB)
 
 

@@ -99,6 +99,14 @@ class Func(enum.Enum):
     ARRAY_NE = "array_ne"
     SERIES = "generate_series"         # the integers generate_series(a, b[, step]) gives, as
     #                                    an array (what ProjectSet unnests: SELECT list, LATERAL)
+    BIT_AND = "&"                      # integer bitwise operators, as PostgreSQL's int2/4/8
+    BIT_OR = "|"
+    BIT_XOR = "#"
+    BIT_NOT = "~"
+    SHIFT_LEFT = "<<"
+    SHIFT_RIGHT = ">>"
+    ROW = "row"                        # ROW(a, b, ...): a record of fields f1, f2, ...
+    FIELD = "?field"                   # (record).name: args (record, Literal(name))
     ARRAY_SORT_KEY = "array_sort_key"  # bytes that order as the array: < <= > >= of arrays
     ANY_OF = "any"                     # any(op, x, a): x op ANY (a); op a text Literal
     ALL_OF = "all"
@@ -127,6 +135,16 @@ class Func(enum.Enum):
     JSONB_BUILD_ARRAY = "jsonb_build_array"
     TO_JSON = "to_json"
     TO_JSONB = "to_jsonb"
+    # The json aggregates' finishing step over array_agg results (planner/json_aggregates.py)
+    # and the set-returning json functions as arrays for a ProjectSet (bind_json.srf_arrays);
+    # the values are no function names a query can call.
+    JSON_AGG = "json_agg[]"            # (values[]) -> json; jsonb_agg when typed jsonb
+    JSON_OBJECT_AGG = "json_object_agg[]"  # (keys[], values[]) -> json / jsonb
+    JSON_ELEMENTS = "json_array_elements[]"  # (x) -> json(b)[], or text[] for _text
+    JSON_EACH_KEYS = "json_each[].key"       # (x) -> text[]
+    JSON_EACH_TEXT_KEYS = "json_each_text[].key"
+    JSON_EACH_VALUES = "json_each[].value"   # (x) -> json(b)[], or text[] for _text
+    JSON_OBJECT_KEYS = "json_object_keys[]"  # (x) -> text[]
 
 
 class AggFunc(enum.Enum):

@@ -28,7 +28,7 @@ _ARRAY_FUNCS = frozenset({
     Func.ARRAY_TO_STRING, Func.STRING_TO_ARRAY, Func.ARRAY_CAT, Func.ARRAY_APPEND,
     Func.ARRAY_PREPEND, Func.ARRAY_POSITION, Func.ARRAY_CONTAINS, Func.ARRAY_CONTAINED,
     Func.ARRAY_OVERLAP, Func.ARRAY_EQ, Func.ARRAY_NE, Func.ANY_OF, Func.ALL_OF,
-    Func.ARRAY_SORT_KEY})
+    Func.ARRAY_SORT_KEY, Func.ROW, Func.FIELD})
 
 
 class NotFoldable(Exception):
@@ -256,10 +256,37 @@ def substring(s: str, start: int, count: int | None = None) -> str:
     return s[begin:] if count is None else s[begin:max(start - 1 + count, 0)]
 
 
+_BITS = {Kind.INT2: 16, Kind.INT4: 32, Kind.INT8: 64}
+
+
+def bitwise(f: Func, kind: Kind, a: int, b: int | None = None) -> int:
+    """PostgreSQL's int2/int4/int8 bitwise operators on Python ints: results wrap to the
+    type's width; a shift count is taken modulo the width, as the C shift PostgreSQL
+    runs does on x86-64."""
+    bits = _BITS[kind]
+    if f is Func.BIT_NOT:
+        r = ~a
+    elif f is Func.BIT_AND:
+        r = a & b
+    elif f is Func.BIT_OR:
+        r = a | b
+    elif f is Func.BIT_XOR:
+        r = a ^ b
+    elif f is Func.SHIFT_LEFT:
+        r = a << (b % bits)
+    else:
+        r = a >> (b % bits)
+    r &= (1 << bits) - 1
+    return r - (1 << bits) if r >> (bits - 1) else r
+
+
 _CONST_CALLS = {
     **{f: _c_arith for f in (Func.ADD, Func.SUB, Func.MUL, Func.DIV, Func.MOD)},
     **{f: _c_compare for f in (Func.EQ, Func.NE, Func.LT, Func.LE, Func.GT, Func.GE)},
     Func.NOT: lambda e, x: not x,
+    **{f: lambda e, *v: bitwise(e.func, e.type.kind, *v) for f in (
+        Func.BIT_AND, Func.BIT_OR, Func.BIT_XOR, Func.BIT_NOT, Func.SHIFT_LEFT,
+        Func.SHIFT_RIGHT)},
     Func.NEG: _c_sign, Func.ABS: _c_sign,
     Func.ROUND: _c_round, Func.TRUNC: _c_round, Func.FLOOR: _c_round, Func.CEIL: _c_round,
     Func.SQRT: lambda e, x: float_math(e.func, x), Func.LN: lambda e, x: float_math(e.func, x),

@@ -61,6 +61,9 @@ class Kind(enum.Enum):
     # operator takes them (0A000), they print and are NULL or not.
     ANYARRAY = "anyarray"
     ACLITEM_ARRAY = "aclitem[]"
+    # Anonymous composite values (ROW(...), information_schema._pg_expandarray's rows):
+    # an Arrow struct of `fields`. No column, parameter or key has this type.
+    RECORD = "record"
 
 
 # PostgreSQL type OIDs (pg_type.oid) as drivers expect them.
@@ -72,7 +75,7 @@ OIDS = {
     Kind.OID: 26, Kind.XID: 28, Kind.NAME: 19, Kind.CHAR1: 18, Kind.REGCLASS: 2205,
     Kind.REGTYPE: 2206, Kind.REGPROC: 24, Kind.REGNAMESPACE: 4089, Kind.REGROLE: 4096,
     Kind.PG_NODE_TREE: 194, Kind.INET: 869, Kind.BYTEA: 17, Kind.OIDVECTOR: 30,
-    Kind.INT2VECTOR: 22, Kind.ANYARRAY: 2277, Kind.ACLITEM_ARRAY: 1034,
+    Kind.INT2VECTOR: 22, Kind.ANYARRAY: 2277, Kind.ACLITEM_ARRAY: 1034, Kind.RECORD: 2249,
 }
 # pg_type.typarray of each element kind: the oid of its array type (PostgreSQL 15's).
 ARRAY_OIDS = {
@@ -102,6 +105,7 @@ KIND_BY_OID = {oid: kind for kind, oid in OIDS.items()
                if kind is not Kind.UNKNOWN and (kind not in CATALOG_KINDS
                                                  or kind in (Kind.OID, Kind.NAME))}
 KIND_BY_OID[705] = Kind.UNKNOWN
+KIND_BY_OID.pop(2249, None)  # record parameters: not a type raympp reads
 KIND_BY_OID.pop(22, None)  # int2vector and oidvector parameters arrive as text
 KIND_BY_OID.pop(30, None)
 TYPLEN = {Kind.BOOL: 1, Kind.INT2: 2, Kind.INT4: 4, Kind.INT8: 8, Kind.FLOAT4: 4,
@@ -121,13 +125,15 @@ NUMERIC_DEFAULT_SCALE = 16  # scale given to results of unconstrained numeric di
 @dataclass(frozen=True, slots=True)
 class SqlType:
     """A SQL type. `precision`/`scale` for numeric, `length` for varchar(n)/char(n),
-    `element` for an array (Kind.ARRAY) the type of its elements."""
+    `element` for an array (Kind.ARRAY) the type of its elements, `fields` for a record
+    its (name, type) pairs."""
 
     kind: Kind
     precision: int | None = None
     scale: int | None = None
     length: int | None = None
     element: "SqlType | None" = None
+    fields: "tuple[tuple[str, SqlType], ...] | None" = None
 
     def __post_init__(self):
         if self.kind is Kind.ARRAY and (self.element is None or self.element.kind
@@ -219,6 +225,8 @@ class SqlType:
             return pa.int64() if self.is_scaled_int else pa.decimal128(38, self.scale)
         if self.kind in LIST_KINDS:
             return pa.list_(self.elem.arrow_type())
+        if self.kind is Kind.RECORD:
+            return pa.struct([(n, t.arrow_type()) for n, t in self.fields])
         return _ARROW[self.kind]
 
     def sql(self) -> str:
@@ -268,6 +276,11 @@ NAME = SqlType(Kind.NAME)
 CHAR1 = SqlType(Kind.CHAR1)
 REGCLASS = SqlType(Kind.REGCLASS)
 REGTYPE = SqlType(Kind.REGTYPE)
+
+
+def record_of(fields) -> SqlType:
+    """The anonymous record type of (name, type) pairs."""
+    return SqlType(Kind.RECORD, fields=tuple((n, t) for n, t in fields))
 
 
 def array_of(t: SqlType) -> SqlType:

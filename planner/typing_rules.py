@@ -186,6 +186,29 @@ def _rule_sign(func: Func, args) -> ex.Expr:
     raise no_operator(func, args) if func is Func.NEG else no_function(func.value, args)
 
 
+def _rule_bitwise(func: Func, args) -> ex.Expr:
+    """& | # of two integers of one type (the wider), ~ of one; << >> keep the left
+    operand's type and take an int4 shift count. Other operand types are 42883."""
+    known = next((a.type for a in args if not is_unknown(a) and a.type.is_integer),
+                 types.INT4)
+    args = [(Literal(None, known) if a.value is None else coerce(adopt(a, types.INT4),
+                                                                  types.INT4))
+            if is_unknown(a) else a for a in args]
+    if func is Func.BIT_NOT:
+        _arity(func, args, 1)
+        if not args[0].type.is_integer:
+            raise no_operator(func, args)
+        return Call(func, (args[0],), args[0].type)
+    _arity(func, args, 2)
+    a, b = args
+    if not (a.type.is_integer and b.type.is_integer):
+        raise no_operator(func, (a, b))
+    if func in (Func.SHIFT_LEFT, Func.SHIFT_RIGHT):
+        return Call(func, (a, coerce(b, types.INT4)), a.type)
+    t = common_type(a.type, b.type, "")
+    return Call(func, (coerce(a, t), coerce(b, t)), t)
+
+
 def _rule_rounding(func: Func, args) -> ex.Expr:
     """round/trunc(x[, n]), floor, ceil: float8 for integers and floats, numeric stays
     numeric with scale n (a constant n) or 0."""
@@ -372,6 +395,8 @@ RULES = {
     **{f: _rule_compare for f in _COMPARE},
     Func.AND: _rule_bool, Func.OR: _rule_bool, Func.NOT: _rule_bool,
     Func.NEG: _rule_sign, Func.ABS: _rule_sign,
+    **{f: _rule_bitwise for f in (Func.BIT_AND, Func.BIT_OR, Func.BIT_XOR, Func.BIT_NOT,
+                                  Func.SHIFT_LEFT, Func.SHIFT_RIGHT)},
     Func.ROUND: _rule_rounding, Func.TRUNC: _rule_rounding, Func.FLOOR: _rule_rounding,
     Func.CEIL: _rule_rounding,
     Func.SQRT: _rule_float_math, Func.LN: _rule_float_math, Func.EXP: _rule_float_math,

@@ -33,6 +33,7 @@ from segment.kernels import expr_datetime as xd
 from segment.kernels import expr_json as xj
 from segment.kernels import expr_numeric as xn
 from segment.kernels import expr_pgarray as xpa
+from segment.kernels import expr_record as xr
 from segment.kernels import expr_string as xs
 from planner.catalog_functions import call_row
 
@@ -379,6 +380,8 @@ _CALLS = {
     **{f: xarith.arith for f in (Func.ADD, Func.SUB, Func.MUL, Func.DIV, Func.MOD)},
     **{f: xarith.compare for f in (Func.EQ, Func.NE, Func.LT, Func.LE, Func.GT, Func.GE)},
     Func.NOT: _not, Func.NEG: xarith.negate, Func.ABS: xarith.negate,
+    **{f: xarith.bitwise for f in (Func.BIT_AND, Func.BIT_OR, Func.BIT_XOR, Func.BIT_NOT,
+                                   Func.SHIFT_LEFT, Func.SHIFT_RIGHT)},
     **{f: xarith.rounding for f in (Func.ROUND, Func.TRUNC, Func.FLOOR, Func.CEIL)},
     **{f: xarith.float_math for f in (Func.SQRT, Func.LN, Func.EXP, Func.POWER)},
     Func.GREATEST: xarith.extreme, Func.LEAST: xarith.extreme, Func.NULLIF: xarith.nullif,
@@ -393,6 +396,7 @@ _CALLS = {
     Func.ONE_ROW: lambda e, args, n: _one_row(args),
     **xpa.CALLS,
     **xj.CALLS,
+    **xr.CALLS,
 }
 
 

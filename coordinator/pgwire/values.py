@@ -301,6 +301,31 @@ for _k in (Kind.ARRAY, Kind.INT2VECTOR, Kind.OIDVECTOR):
     _TEXT[_k], _BINARY[_k] = _array_text, _array_binary
 
 
+# Records: text as record_out writes it, `(a,b)`: a NULL field empty, a field quoted with
+# "" when it is empty or holds a quote, backslash, comma, parenthesis or white space
+# (quotes and backslashes doubled). The binary form is 0A000.
+def _record_text(arr: pa.Array, t: SqlType) -> pa.Array:
+    parts = []
+    for i, (_, ft) in enumerate(t.fields):
+        cell = encode_column(pc.struct_field(arr, [i]), ft, codec.TEXT).cast(pa.string())
+        quoted = pc.binary_join_element_wise(
+            '"', pc.replace_substring(pc.replace_substring(cell, "\\", "\\\\"), '"', '""'),
+            '"', "")
+        needs = pc.or_(pc.equal(pc.binary_length(cell), 0),
+                       pc.match_substring_regex(cell, r'[",()\\\s]'))
+        parts.append(pc.fill_null(pc.if_else(needs, quoted, cell), ""))
+    body = pc.binary_join_element_wise(*parts, ",") if len(parts) > 1 else parts[0]
+    out = pc.binary_join_element_wise("(", body, ")", "")
+    return pc.if_else(arr.is_valid(), out, pa.scalar(None, pa.string()))
+
+
+def _record_binary(arr: pa.Array, t: SqlType) -> pa.Array:
+    raise errors.FeatureNotSupported("binary output of record values")
+
+
+_TEXT[Kind.RECORD], _BINARY[Kind.RECORD] = _record_text, _record_binary
+
+
 # --- columns and rows -------------------------------------------------------------------
 
 def _conform(arr: pa.Array, t: SqlType) -> pa.Array:

@@ -11,6 +11,7 @@ evaluated arguments (arrays or scalars) and returns a datum of the Call's Arrow 
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -60,6 +61,36 @@ def int_arith(func: Func, a, b, t) -> xa.Datum:
         return _INT_KERNELS[func](a, b)
     except pa.ArrowInvalid as exc:
         raise xa.arrow_error(exc, f"{t.kind.value} out of range")
+
+
+_NP_INT = {16: np.int16, 32: np.int32, 64: np.int64}
+_BIT_KERNELS = {Func.BIT_AND: np.bitwise_and, Func.BIT_OR: np.bitwise_or,
+                Func.BIT_XOR: np.bitwise_xor}
+
+
+def bitwise(e: Call, args: list, n: int) -> xa.Datum:
+    """& | # ~ << >> of integers, as PostgreSQL's: NULL if an operand is; results wrap to
+    the type's width; a shift count is taken modulo the width (the C shift PostgreSQL runs
+    does so on x86-64)."""
+    width = e.type.arrow_type().bit_width
+    dtype = _NP_INT[width]
+    cols = [xa.as_array(a, n) for a in args]
+    valid = np.ones(n, dtype=bool)
+    vals = []
+    for c in cols:
+        if c.null_count:
+            valid &= np.asarray(c.is_valid(), dtype=bool)
+        vals.append(np.asarray(c.cast(pa.int64()).fill_null(0), dtype=np.int64))
+    with np.errstate(over="ignore"):
+        if e.func is Func.BIT_NOT:
+            out = np.invert(vals[0].astype(dtype))
+        elif e.func in _BIT_KERNELS:
+            out = _BIT_KERNELS[e.func](vals[0].astype(dtype), vals[1].astype(dtype))
+        else:
+            count = (vals[1] % width).astype(dtype)
+            shift = np.left_shift if e.func is Func.SHIFT_LEFT else np.right_shift
+            out = shift(vals[0].astype(dtype), count)
+    return pa.array(out.astype(dtype), e.type.arrow_type(), mask=~valid if not valid.all() else None)
 
 
 def float_arith(func: Func, a, b) -> xa.Datum:

@@ -7,8 +7,7 @@ The expected answers are PostgreSQL 15's (the same program run against it, with 
 created without DISTRIBUTED BY). DatabaseMetaData calls whose queries the binder cannot run
 yet are marked xfail(strict=True, raises=Refused): they must be refused (0A000, or 42883
 for a missing function), never answered wrongly, and the mark flips once the feature
-lands. The exception is getUDTs (xfail on its wrong answer: pg_type has no row types of
-tables). Skipped only where Java is absent; a missing driver jar fails."""
+lands. Skipped only where Java is absent; a missing driver jar fails."""
 
 from __future__ import annotations
 
@@ -198,17 +197,14 @@ def test_get_columns(jdbc):
         "amount|2|numeric|12|2|1|3|YES|NO", "day|91|date|13|0|1|4|YES|NO")
 
 
-@pytest.mark.xfail(strict=True, raises=Refused, reason=(
-    "set-returning functions in the SELECT list with record field access: getPrimaryKeys "
-    "reads (information_schema._pg_expandarray(i.indkey)).n and (result.KEYS).x"))
 def test_get_primary_keys(jdbc):
+    # pgjdbc reads (information_schema._pg_expandarray(i.indkey)).n, the record column
+    # information_schema._pg_expandarray(i.indkey) AS KEYS and (result.KEYS).x.
     assert answer(jdbc, "getPrimaryKeys") == []  # raympp tables have no primary keys
 
 
-@pytest.mark.xfail(strict=True, raises=Refused, reason=(
-    "set-returning functions in the SELECT list: getIndexInfo reads "
-    "(information_schema._pg_expandarray(i.indkey)).n and tmp.I_INDOPTION[...] subscripts"))
 def test_get_index_info(jdbc):
+    # ... and tmp.I_INDOPTION[tmp.ORDINAL_POSITION - 1] & 1::smallint.
     assert answer(jdbc, "getIndexInfo") == []
 
 
@@ -236,10 +232,8 @@ def test_get_functions_procedures_privileges(jdbc):
     assert answer(jdbc, "getTablePrivileges") == ["true"]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "pg_type has no row types of tables (pg_class.reltype is 0): getUDTs, which lists "
-    "typtype 'c' types, finds none where PostgreSQL lists each table's"))
 def test_get_udts(jdbc):
+    # Each table's row type is a pg_type row of typtype 'c' (pg_class.reltype).
     _, table = jdbc
     assert f"null\tpublic\t{table}\tnull\t2002\tnull\tnull" in answer(jdbc, "getUDTs")
 

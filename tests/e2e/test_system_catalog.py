@@ -341,3 +341,11 @@ def test_psql_describe_table(psql, conn, table):
     assert [(r[0], r[5]) for r in rows[1:]] == [
         ("a", "plain"), ("b", "extended"), ("c", "main"), ("d", "extended"), ("e", "extended")]
     assert "Access method: heap" in out
+
+
+@_PSQL
+def test_psql_prints_records_as_record_out(psql):
+    out = psql("-At", "-c", "SELECT ROW(1, 'a b', NULL, ''), ROW('x,y', '(', 'q\"t', "
+               "'back\\slash'), information_schema._pg_expandarray(ARRAY['p', NULL])").stdout
+    assert out.splitlines() == ['(1,"a b",,"")|("x,y","(","q""t","back\\\\slash")|(p,1)',
+                                '(1,"a b",,"")|("x,y","(","q""t","back\\\\slash")|(,2)']
