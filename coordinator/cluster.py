@@ -16,6 +16,7 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from coordinator.catalog import Catalog
+from motion.channel import Endpoint
 from motion.service import MotionService
 from planner import errors
 from segment.actor import MAX_CONCURRENCY, SegmentActor
@@ -102,7 +103,7 @@ class Cluster:
                                                                 "coordinator-spill"),
                                     COORDINATOR_MOTION_BYTES)
         self.incarnations: list[int | None] = [None] * n_segments
-        self.endpoints: list = [None] * n_segments
+        self.endpoints: list[Endpoint | None] = [None] * n_segments  # known once healed
         # Transactions that have begun writing and not yet ended: a restarted segment
         # keeps their prepared deltas for the coordinator's decision.
         self.undecided: set[int] = set()

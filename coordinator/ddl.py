@@ -14,15 +14,15 @@ with PostgreSQL's errors for schemas and databases that do not exist.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from coordinator import load, table_stats
 from coordinator.pgwire.boundary import QueryResult, ResultKind
 from planner import errors, statements, types
-from planner.schema import (ColumnDef, ColumnStats, RelationName, TableDef, relation_name)
+from planner.schema import (ColumnDef, ColumnStats, DistKind, RelationName, TableDef,
+                            relation_name)
 from sqlglot import exp
+from segment.messages import ShardSample
 from segment.sketch import KMV_SIZE
 from coordinator import query
 
@@ -134,85 +134,24 @@ def truncate(session, tree, txn) -> QueryResult:
 def analyze(session, st) -> QueryResult:
     """ANALYZE [table, ...]: rows, null fraction and distinct estimates per column."""
     view = session.catalog_view(session.txn)
-    targets = analyze_targets(st.text)
-    tables = [view.open(rel) for rel in targets] if targets else view.tables()
+    tables = [view.open(rel) for rel in st.relations] if st.relations else view.tables()
     for table in tables:
         analyze_table(session, table)
     return _command("ANALYZE" if st.text.lstrip()[:7].upper() == "ANALYZE" else "VACUUM")
 
 
-_ANALYZE_TOKEN = re.compile(r'\s*(?:"((?:[^"]|"")*)"|([A-Za-z_\x80-\uffff][A-Za-z0-9_$\x80-\uffff]*)|(.))',
-                            re.DOTALL)
-
-
-def analyze_targets(text: str) -> list[RelationName]:
-    """The tables of ANALYZE/VACUUM [ (options) ] [ VERBOSE ... ] [ table [ (columns) ], ... ]
-    (a column list analyzes the whole table: statistics of more columns than asked)."""
-    tokens = []  # (kind, value): ("name", folded identifier) or ("sym", character)
-    pos = 0
-    while pos < len(text):
-        m = _ANALYZE_TOKEN.match(text, pos)
-        if m is None or m.end() == pos:
-            break
-        pos = m.end()
-        if m.group(1) is not None:
-            tokens.append(("name", m.group(1).replace('""', '"'), True))
-        elif m.group(2) is not None:
-            tokens.append(("name", m.group(2).lower(), False))
-        elif m.group(3) is not None and not m.group(3).isspace():
-            tokens.append(("sym", m.group(3), False))
-    i = 1  # after ANALYZE / VACUUM
-    if i < len(tokens) and tokens[i] == ("sym", "(", False):
-        depth = 0
-        while i < len(tokens):
-            depth += {"(": 1, ")": -1}.get(tokens[i][1], 0) if tokens[i][0] == "sym" else 0
-            i += 1
-            if depth == 0:
-                break
-    while i < len(tokens) and tokens[i][0] == "name" and not tokens[i][2] and tokens[i][1] in (
-            "verbose", "analyze", "analyse", "full", "freeze", "skip_locked"):
-        i += 1
-    out = []
-    while i < len(tokens):
-        parts = []
-        while i < len(tokens) and tokens[i][0] == "name":
-            parts.append(tokens[i][1])
-            i += 1
-            if i < len(tokens) and tokens[i] == ("sym", ".", False):
-                i += 1
-                continue
-            break
-        if not parts:
-            raise errors.SyntaxError_(f'syntax error at or near "{tokens[i][1]}"')
-        if len(parts) > 3:
-            raise errors.SyntaxError_("improper qualified name (too many dotted names): "
-                                      + ".".join(parts))
-        out.append(RelationName(parts[-1], parts[-2] if len(parts) > 1 else None,
-                                parts[-3] if len(parts) > 2 else None))
-        if i < len(tokens) and tokens[i] == ("sym", "(", False):
-            while i < len(tokens) and tokens[i] != ("sym", ")", False):
-                i += 1
-            i += 1
-        if i < len(tokens):
-            if tokens[i] != ("sym", ",", False):
-                raise errors.SyntaxError_(f'syntax error at or near "{tokens[i][1]}"')
-            i += 1
-    return out
-
-
 def analyze_table(session, table: TableDef) -> None:
-    parts = session.engine.cluster.call_all("analyze", table)
-    if table.policy.kind.name == "REPLICATED":
-        parts = parts[:1]
-    rows = sum(p["rows"] for p in parts)
+    parts: list[ShardSample] = session.engine.cluster.call_all("analyze", table)
+    if table.policy.kind is DistKind.REPLICATED:
+        parts = parts[:1]  # every segment holds all the rows
+    rows = sum(p.rows for p in parts)
     columns = {}
     for c in table.columns:
-        nulls = sum(p["columns"][c.name]["nulls"] for p in parts)
-        sketch = np.unique(np.concatenate([p["columns"][c.name]["kmv"] for p in parts]))
-        lows = [p["columns"][c.name]["min"] for p in parts
-                if p["columns"][c.name]["min"] is not None]
-        highs = [p["columns"][c.name]["max"] for p in parts
-                 if p["columns"][c.name]["max"] is not None]
+        samples = [p.columns[c.name] for p in parts]
+        nulls = sum(s.nulls for s in samples)
+        sketch = np.unique(np.concatenate([s.kmv for s in samples]))
+        lows = [s.min for s in samples if s.min is not None]
+        highs = [s.max for s in samples if s.max is not None]
         # min/max are physical values (scaled integers, days, microseconds), as in chunks.
         columns[c.name] = ColumnStats(null_frac=nulls / rows if rows else 0.0,
                                       distinct=kmv_estimate(sketch),

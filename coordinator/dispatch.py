@@ -21,6 +21,7 @@ import pyarrow as pa
 import ray
 
 from coordinator import cluster as cl
+from motion.channel import ChannelStats
 from motion.errors import MotionError
 from planner import errors
 from planner import plan as pl
@@ -28,7 +29,7 @@ from planner import slices as sl
 from planner.explain import NodeActual
 from segment import executor, memory
 from segment.operators import base
-from segment.worker import SliceTask
+from segment.messages import SliceResult, SliceTask
 
 _query_ids = itertools.count(1)
 log = logging.getLogger(__name__)
@@ -72,7 +73,7 @@ class QueryRun:
         self._refs: list = []
         self._error: BaseException | None = None
         self._receivers: list = []
-        self._sent: dict = {}
+        self._sent: dict[int, list[ChannelStats]] = {}  # slice id -> its senders' counters
         self._slots = 0
 
     def batches(self) -> Iterator[pa.RecordBatch]:
@@ -231,16 +232,16 @@ class QueryRun:
         return self._open(motion).streams()
 
     # --- EXPLAIN ANALYZE -----------------------------------------------------------------
-    def _record(self, result: dict) -> None:
-        sid = result["slice"]
-        for pos, st in result["nodes"].items():
+    def _record(self, result: SliceResult) -> None:
+        sid = result.slice_id
+        for pos, st in result.nodes.items():
             a = self.actuals.setdefault((sid, pos), NodeActual())
             a.rows += st.rows
             a.ms = max(a.ms, st.seconds * 1000)
             a.segments += 1
             a.peak_memory = max(a.peak_memory, st.peak_memory)
             a.spilled_bytes += st.spilled_bytes
-        self._sent.setdefault(sid, []).extend(result["sent"])
+        self._sent.setdefault(sid, []).extend(result.sent)
 
     def _motion_actuals(self) -> None:
         """Frames, rows, bytes and transport of every Motion, from its senders' counters."""

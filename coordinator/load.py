@@ -29,7 +29,8 @@ from planner.bind_expr import ExprBinder
 from coordinator.dispatch import new_query_id
 from coordinator import copy_out
 
-_FORMATS = {"text": CopyFormat.TEXT, "csv": CopyFormat.CSV, "binary": CopyFormat.BINARY}
+# The formats COPY speaks over the wire (FROM STDIN, TO STDOUT); Parquet is for files.
+_WIRE_FORMATS = (CopyFormat.TEXT, CopyFormat.CSV, CopyFormat.BINARY)
 
 
 def _table(session, t: exp.Table) -> TableDef:
@@ -240,7 +241,7 @@ def _unsplit(node: pl.Node) -> pl.Node:
 def copy(session, spec: copy_statement.CopySpec, txn, cancel) -> QueryResult:
     opts = parse_copy_options(
         {k: ("true" if v is None else v) for k, v in spec.options.items()})
-    fmt = _FORMATS[opts.format] if opts.format in _FORMATS else None
+    fmt = opts.format if opts.format in _WIRE_FORMATS else None
     view = session.catalog_view(txn)
     rel = RelationName(spec.table, spec.schema, spec.catalog) if spec.table is not None else None
     if spec.is_from:
@@ -250,13 +251,13 @@ def copy(session, spec: copy_statement.CopySpec, txn, cancel) -> QueryResult:
         txn.begin_write()
         if spec.to_std:
             if fmt is None:
-                raise errors.FeatureNotSupported(f"COPY FROM STDIN in format {opts.format}")
+                raise errors.FeatureNotSupported(f"COPY FROM STDIN in format {opts.format.value}")
             return _copy_from_stdin(session, table, positions, fmt, opts, txn)
         return _copy_from_file(session, table, positions, spec.target, opts, txn)
     if not spec.to_std:
         raise errors.FeatureNotSupported("COPY TO a server file (use COPY TO STDOUT)")
     if fmt is None:
-        raise errors.FeatureNotSupported(f"COPY TO STDOUT in format {opts.format}")
+        raise errors.FeatureNotSupported(f"COPY TO STDOUT in format {opts.format.value}")
     if spec.query is not None:
         source = statements.parse_one(spec.query)
     else:

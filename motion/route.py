@@ -1,14 +1,16 @@
 """Routes: which receiver of a Motion gets which rows of a batch.
 
-`route(batch, kind, n_receivers, key_indices, scales)` returns one entry per receiver:
-- GATHER, GATHER_MERGE: everything to the single receiver (n_receivers must be 1);
-- BROADCAST: the same batch to every receiver (no copy);
-- REDISTRIBUTE: rows split by motion.hashing.partition on the key columns, the one hash
-  that also places stored rows, so redistributed rows meet the stored rows of equal keys.
+`route(batch, how, n_receivers, key_indices, scales)` returns one entry per receiver, by
+`how` (a Route):
+- TO_ONE: everything to the single receiver (n_receivers must be 1): a Gather, and a
+  Gather Merge, whose receiver merges the senders' sorted streams;
+- TO_EVERY: the same batch to every receiver (no copy): a Broadcast;
+- BY_HASH: rows split by motion.hashing.partition on the key columns, the one hash that
+  also places stored rows, so redistributed rows meet the stored rows of equal keys.
 An entry is None when that receiver gets no rows, so senders skip empty frames.
 
-MotionKind mirrors planner.plan.MotionKind (same names and values) without importing the
-planner; route() accepts either enum, or the value string.
+Route is how rows travel, not what the plan asks for: the planner's MotionKind (which
+this package does not import) maps to it in segment/operators/motion_send.py.
 """
 
 from __future__ import annotations
@@ -21,38 +23,30 @@ from motion import hashing
 from motion.errors import INTERNAL, MotionError
 
 
-class MotionKind(enum.Enum):
-    GATHER = "Gather"
-    GATHER_MERGE = "Gather Merge"
-    REDISTRIBUTE = "Redistribute"
-    BROADCAST = "Broadcast"
+class Route(enum.Enum):
+    """How a sender splits its rows among the receivers of one Motion."""
+
+    TO_ONE = enum.auto()
+    TO_EVERY = enum.auto()
+    BY_HASH = enum.auto()
 
 
-def motion_kind(kind) -> MotionKind:
-    """MotionKind of this package from ours, the planner's (by value), or a value string."""
-    if isinstance(kind, MotionKind):
-        return kind
-    try:
-        return MotionKind(getattr(kind, "value", kind))
-    except ValueError:
-        raise MotionError(f"unknown motion kind {kind!r}", INTERNAL) from None
-
-
-def route(batch: pa.RecordBatch, kind, n_receivers: int,
+def route(batch: pa.RecordBatch, how: Route, n_receivers: int,
           key_indices: list[int] | tuple[int, ...] = (),
           scales: list[int | None] | None = None) -> list[pa.RecordBatch | None]:
     """The part of `batch` for each of `n_receivers` receivers (None: no rows)."""
-    kind = motion_kind(kind)
+    if not isinstance(how, Route):
+        raise MotionError(f"unknown route {how!r}", INTERNAL)
     if n_receivers < 1:
         raise MotionError(f"a motion needs at least one receiver, got {n_receivers}", INTERNAL)
-    if kind in (MotionKind.GATHER, MotionKind.GATHER_MERGE):
+    if how is Route.TO_ONE:
         if n_receivers != 1:
-            raise MotionError(f"{kind.value} motion has one receiver, not {n_receivers}",
+            raise MotionError(f"a gathering motion has one receiver, not {n_receivers}",
                               INTERNAL)
         return [batch if batch.num_rows else None]
     if batch.num_rows == 0:
         return [None] * n_receivers
-    if kind == MotionKind.BROADCAST:
+    if how is Route.TO_EVERY:
         return [batch] * n_receivers
     if not key_indices:
         raise MotionError("Redistribute motion without hash keys", INTERNAL)

@@ -14,11 +14,11 @@ from sqlglot import exp
 
 from planner import (bind_array, bind_join, bind_json, bind_lateral, bind_recursive,
                      bind_subquery, bind_window, catalog_functions, errors, functions,
-                     grouping_sets, json_rules, set_operations, statistics_aggregates,
-                     string_aggregates, system_tables, table_functions, types)
+                     grouping_sets, json_aggregates, json_grouping, json_rules, set_operations,
+                     statistics_aggregates, string_aggregates, system_tables, table_functions, types)
 from planner import expr as ex
 from planner import plan as pl
-from planner.bind_expr import AGGREGATES, STATISTICS, ExprBinder, find_aggregate
+from planner.bind_expr import AGGREGATES, STATISTICS, ExprBinder, find_aggregate, row_of
 from planner.typing_rules import agg_result_type
 from planner.schema import CatalogView, identifier, relation_name, resolve_relation
 from planner.scope import LayeredScope, Scope, ScopeColumn
@@ -413,8 +413,7 @@ class QueryBinder:
             if select.args["distinct"].args.get("on"):
                 raise errors.FeatureNotSupported("SELECT DISTINCT ON")
             keys = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(node.fields))
-            json_rules.check_keys([k.type for k in keys], "DISTINCT")
-            node = pl.Aggregate(node, keys, (), pl.AggMode.SINGLE, node.fields)
+            node = json_grouping.aggregate(node, keys, (), node.fields)  # jsonb: sort keys
         if sort_keys:
             json_rules.check_order([k.expr.type for k in sort_keys])
             node = pl.Sort(node, tuple(sort_keys), node.fields)
@@ -587,8 +586,15 @@ class QueryBinder:
                 return binder.bind(statistics_aggregates.rewrite(tree, arg.type.is_float))
             if isinstance(tree, exp.GroupConcat):  # string_agg over array_agg
                 return binder.bind(string_aggregates.rewrite(tree, plain.bind))
+            if isinstance(tree, json_aggregates.NODES):  # json_agg & co. over array_agg
+                return json_aggregates.bind(tree, binder.bind)
             if isinstance(tree, AGGREGATES):
                 call = self._agg_call(tree, scope)
+                primary = next((a.order for a in aggs
+                                if a.func is ex.AggFunc.ARRAY_AGG and a.order), None)
+                if call.func is ex.AggFunc.ARRAY_AGG and call.order and primary is not None \
+                        and call.order != primary:
+                    return _sorted_array_agg(call, aggs, len(keys) + extra())
                 if call not in aggs:
                     aggs.append(call)
                 return ex.ColumnRef(len(keys) + extra() + aggs.index(call), call.type,
@@ -637,12 +643,10 @@ class QueryBinder:
         json_rules.check_keys([k.type for k in keys], "GROUP BY")
         if sets is None:
             key_fields = tuple(pl.Field(ex.show(k), k.type) for k in keys)
-            node = pl.Aggregate(node, tuple(keys), tuple(aggs), pl.AggMode.SINGLE,
-                                key_fields + agg_fields)
+            node = json_grouping.aggregate(node, keys, aggs, key_fields + agg_fields)
         else:
             node, agg_keys, key_fields = grouping_sets.plan(node, keys, sets, grouping)
-            node = pl.Aggregate(node, agg_keys, tuple(aggs), pl.AggMode.SINGLE,
-                                key_fields + agg_fields)
+            node = json_grouping.aggregate(node, agg_keys, aggs, key_fields + agg_fields)
         grouped = bind_subquery.SubqueryBinder(
             self, node, _grouped_scope(scope, keys, key_fields[len(keys):], aggs),
             ungrouped=scope, initplans=initplans, hook=hook)
@@ -751,6 +755,22 @@ class QueryBinder:
         if not sort_keys:
             raise errors.SyntaxError_("WITH TIES cannot be specified without ORDER BY clause")
         return tuple(sort_keys)
+
+
+def _sorted_array_agg(call: ex.AggCall, aggs: list, base: int) -> ex.Expr:
+    """array_agg(x ORDER BY k...) where the query level's first ordered array_agg has
+    another order (that one's input arrives sorted): the array of ROW(k..., x), in any
+    order, each array then sorted by its keys (stable: ties keep their input order, as
+    any order is PostgreSQL's for them) and x kept."""
+    rec = row_of([(f"k{i}", e) for i, (e, _, _) in enumerate(call.order)] + [("v", call.arg)])
+    agg = ex.AggCall(ex.AggFunc.ARRAY_AGG, rec, False, types.array_of(rec.type), ())
+    if agg not in aggs:
+        aggs.append(agg)
+    ref = ex.ColumnRef(base + aggs.index(agg), agg.type, agg.sql())
+    desc = "".join("1" if d else "0" for _, d, _ in call.order)
+    nulls_first = "".join("1" if nf else "0" for _, _, nf in call.order)
+    return ex.Call(ex.Func.SORT_LIST, (ref, ex.Literal(desc, types.TEXT),
+                                       ex.Literal(nulls_first, types.TEXT)), call.type)
 
 
 def _grouped_scope(scope: Scope, keys, extra_fields, aggs) -> Scope:

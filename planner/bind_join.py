@@ -19,7 +19,7 @@ from sqlglot import exp
 from planner import errors, functions, types
 from planner import expr as ex
 from planner import plan as pl
-from planner.explain import estimate_rows
+from planner import estimate
 from planner.expr import Func
 from planner.scope import Scope
 
@@ -183,7 +183,7 @@ class JoinPlanner:
         pending = [c for p in preds for c in factor_or(p)]
         # Single-part predicates filter that part first.
         parts = [self._filter(p, pending) for p in parts]
-        remaining = sorted(parts, key=lambda p: -estimate_rows(p.node))
+        remaining = sorted(parts, key=lambda p: -estimate.rows(p.node))
         current = remaining.pop(0)
         while remaining:
             connected = [p for p in remaining if any(
@@ -195,7 +195,7 @@ class JoinPlanner:
                 usable = [q for q in pending
                           if ex.columns_used(q) <= set(current.cols) | set(cand.cols)]
                 joined = self.join(current, cand, pl.JoinType.INNER, usable)
-                cost = (estimate_rows(joined.node), estimate_rows(cand.node))
+                cost = (estimate.rows(joined.node), estimate.rows(cand.node))
                 if best is None or cost < best[0]:
                     best = (cost, cand, usable, joined)
             _, nxt, usable, joined = best

@@ -28,20 +28,40 @@ _FUNCTIONS = {
     "json_extract_path_text": Func.JSON_PATH_TEXT,
     "jsonb_extract_path_text": Func.JSON_PATH_TEXT,
 }
-# Set-returning json functions: only in FROM and the SELECT list (not yet).
-_SRF = ("json_array_elements", "jsonb_array_elements", "json_array_elements_text",
-        "jsonb_array_elements_text", "json_each", "jsonb_each", "json_each_text",
-        "jsonb_each_text", "json_object_keys", "jsonb_object_keys", "json_populate_record",
-        "jsonb_populate_record", "json_to_record", "jsonb_to_record",
+# Set-returning json functions: json_rules.SRFS in FROM (bind_lateral) and the SELECT list
+# (bind_array.select_srfs), not elsewhere; the record-returning ones not yet.
+_SRF = json_rules.SRFS + ("json_populate_record", "jsonb_populate_record", "json_to_record", "jsonb_to_record",
         "json_populate_recordset", "jsonb_populate_recordset", "json_to_recordset",
         "jsonb_to_recordset", "jsonb_path_query")
 # Other json functions PostgreSQL has: refused by name rather than "does not exist".
-_REFUSED = ("json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg", "json_object",
+_REFUSED = ("json_object",
             "jsonb_object", "json_strip_nulls", "jsonb_insert", "jsonb_path_exists",
             "jsonb_path_match", "jsonb_path_query_array", "jsonb_path_query_first",
             "array_to_json", "row_to_json", "json_scalar", "jsonb_set_lax",
             "jsonb_concat", "jsonb_contains", "jsonb_exists", "jsonb_delete",
             "jsonb_exists_any", "jsonb_exists_all", "jsonb_contained")
+
+
+class JSONBArrayAgg(exp.JSONArrayAgg):
+    """jsonb_agg(x [ORDER BY ...]), which sqlglot reads as an Anonymous call."""
+
+    _sql_names = ["JSONB_AGG"]
+
+
+# The json aggregates (planner/json_aggregates.py binds them over array_agg).
+AGGREGATES = (exp.JSONArrayAgg, exp.JSONObjectAgg, exp.JSONBObjectAgg)
+AGGREGATE_NAMES = {JSONBArrayAgg: "jsonb_agg", exp.JSONArrayAgg: "json_agg",
+                   exp.JSONObjectAgg: "json_object_agg", exp.JSONBObjectAgg: "jsonb_object_agg"}
+
+
+def mark_aggregates(tree: exp.Expression) -> None:
+    """jsonb_agg(x) as the aggregate node JSONBArrayAgg (in place, after parsing), so that
+    the binder finds it among the aggregates."""
+    for node in list(tree.find_all(exp.Anonymous)):
+        if node.name.lower() == "jsonb_agg" and len(node.expressions) == 1:
+            node.replace(JSONBArrayAgg(this=node.expressions[0].copy()))
+
+
 _EXISTS = {exp.JSONBContainsTopKey: (Func.JSONB_EXISTS, "?"),
            exp.JSONBContainsAnyTopKeys: (Func.JSONB_EXISTS_ANY, "?|"),
            exp.JSONBContainsAllTopKeys: (Func.JSONB_EXISTS_ALL, "?&")}
@@ -129,9 +149,9 @@ def bind(binder, node: exp.Expression) -> ex.Expr | None:
             return json_rules.rule_contains(x, y, op)
         f = Func.ARRAY_CONTAINS if op == "@>" else Func.ARRAY_CONTAINED
         return functions.bind_call(f, [x, y])
-    if isinstance(node, (exp.JSONArrayAgg, exp.JSONObjectAgg)):
+    if isinstance(node, AGGREGATES):  # outside an aggregating select list or HAVING
         raise errors.FeatureNotSupported(
-            f"aggregate function {'json_agg' if isinstance(node, exp.JSONArrayAgg) else 'json_object_agg'}()")
+            f"aggregate function {AGGREGATE_NAMES[type(node)]}() here")
     name = node.name.lower() if isinstance(node, exp.Anonymous) else None
     if name is None:
         return None
@@ -139,7 +159,8 @@ def bind(binder, node: exp.Expression) -> ex.Expr | None:
         args = [b(a) for a in node.expressions]
         return json_rules.rule_function(_FUNCTIONS[name], name, args)
     if name in _SRF:
-        raise errors.FeatureNotSupported(f"set-returning function {name}()")
+        raise errors.FeatureNotSupported(f"set-returning function {name}()" + (
+            " here (only in FROM and in the SELECT list)" if name in json_rules.SRFS else ""))
     if name in _REFUSED:
         raise errors.FeatureNotSupported(
             f"{'aggregate ' if name.endswith('_agg') else ''}function {name}()")
@@ -152,6 +173,8 @@ def bind(binder, node: exp.Expression) -> ex.Expr | None:
 def output_name(e: exp.Expression) -> str | None:
     """PostgreSQL's name of a select-list item that is json syntax: operators are
     ?column?, json_extract_path(...) keeps its name; None for other items."""
+    if isinstance(e, AGGREGATES):
+        return AGGREGATE_NAMES[type(e)]
     if isinstance(e, (exp.JSONExtract, exp.JSONExtractScalar)):
         if not e.args.get("only_json_types") and isinstance(e.expression, exp.JSONPath):
             return "json_extract_path_text" if isinstance(e, exp.JSONExtractScalar) \

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from planner import errors, functions, types
+from planner import errors, functions, json_rules, types
 from planner import expr as ex
 from planner import plan as pl
 from planner.bind_expr import ExprBinder
@@ -39,6 +39,7 @@ class Call:
     call: exp.Expression
     alias: str | None
     col_aliases: tuple[str, ...]
+    ordinality: bool = False  # WITH ORDINALITY of a json function (unnest keeps its own)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,10 +57,19 @@ def call_of(rel: exp.Expression) -> Call | None:
     """The function call of a FROM item that is unnest(...) or generate_series(...)
     (LATERAL written or not), None for any other item."""
     alias_node = rel.args.get("alias")
+    ordinality = bool(rel.args.get("ordinality"))
     if isinstance(rel, exp.Lateral):
         rel = rel.this
         alias_node = alias_node or rel.args.get("alias")
     call = rel
+    if isinstance(rel, exp.Table) and _json_srf(rel.this) and (rel.db or "").lower() in (
+            "", "pg_catalog"):
+        call = rel.this
+    if _json_srf(call):
+        alias = alias_node.name.lower() if alias_node is not None and alias_node.name else None
+        cols = tuple(c.name.lower() for c in alias_node.columns) if alias_node is not None \
+            else ()
+        return Call(call, alias, cols, ordinality)
     if isinstance(rel, exp.Table) and isinstance(rel.this, exp.ExplodingGenerateSeries) and (
             rel.db or "").lower() in ("", "pg_catalog"):
         call = rel.this
@@ -71,6 +81,12 @@ def call_of(rel: exp.Expression) -> Call | None:
     alias = alias_node.name.lower() if alias_node is not None and alias_node.name else None
     cols = tuple(c.name.lower() for c in alias_node.columns) if alias_node is not None else ()
     return Call(call, alias, cols)
+
+
+def _json_srf(node) -> bool:
+    """jsonb_array_elements(j) & co. (json_rules.SRFS): a ProjectSet here, over one row
+    when its argument is a constant."""
+    return isinstance(node, exp.Anonymous) and node.name.lower() in json_rules.SRFS
 
 
 def unwrapped(rel: exp.Lateral) -> exp.Expression:
@@ -88,7 +104,7 @@ def is_lateral(qb, c: Call) -> bool:
     """Whether the call's arguments are not constants (read columns or functions that
     are computed per query), so that bind.py's constant forms do not apply."""
     args = _args(c.call)
-    if any(a.find(exp.Column) is not None for a in args):
+    if _json_srf(c.call) or any(a.find(exp.Column) is not None for a in args):
         return True
     if isinstance(c.call, exp.Unnest):
         return False  # constant or computed arrays: bind_array.unnest_from
@@ -102,6 +118,8 @@ def bind(qb, c: Call, scope: Scope) -> Item:
     binder = ExprBinder(scope, qb.params)
     if isinstance(c.call, exp.ExplodingGenerateSeries):
         return _series(binder, c, len(scope.columns))
+    if _json_srf(c.call):
+        return _json(binder, c, len(scope.columns))
     arrays = [binder.bind(a) for a in c.call.expressions]
     if not arrays:
         raise errors.UndefinedFunction("function unnest() does not exist")
@@ -136,6 +154,27 @@ def _series(binder: ExprBinder, c: Call, base: int) -> Item:
         raise errors.QueryError(f'table "{q}" has 1 columns available but '
                                 f"{len(c.col_aliases)} columns specified", "42P10")
     return Item(base, (series,), (False,), (ScopeColumn(q, name, series.type.elem),))
+
+
+def _json(binder: ExprBinder, c: Call, base: int) -> Item:
+    """A set-returning json function: one array per output column (json_rules.rule_srf),
+    named as PostgreSQL names them (value; key, value; or the function's or alias's name),
+    the aliases renaming them in order; WITH ORDINALITY counts the first one's elements."""
+    name = c.call.name.lower()
+    pairs = json_rules.rule_srf(name, [binder.bind(a) for a in c.call.expressions])
+    q = c.alias or name
+    names = [n or q for _, n in pairs] + (["ordinality"] if c.ordinality else [])
+    if len(c.col_aliases) > len(names):
+        raise errors.QueryError(f'table "{q}" has {len(names)} columns available but '
+                                f"{len(c.col_aliases)} columns specified", "42P10")
+    names = list(c.col_aliases) + names[len(c.col_aliases):]
+    exprs, subs = [a for a, _ in pairs], [False] * len(pairs)
+    cols = [ScopeColumn(q, n, a.type.elem) for (a, _), n in zip(pairs, names)]
+    if c.ordinality:  # the subscripts of the first array, counted from 1
+        exprs.append(functions.bind_cast(pairs[0][0], pairs[0][0].type))
+        subs.append(True)
+        cols.append(ScopeColumn(q, names[-1], types.INT8))
+    return Item(base, tuple(exprs), tuple(subs), tuple(cols))
 
 
 def _args(call: exp.Expression) -> list[exp.Expression]:

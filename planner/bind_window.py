@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from planner import errors, functions, types
+from planner import errors, functions, json_grouping, types
 from planner import expr as ex
 from planner import plan as pl
 from planner import window as wn
@@ -343,8 +343,9 @@ class WindowBinder:
             args = [column(a) for a in c.args]
             # a per-row lag/lead offset or nth_value n: one more column the windows read
             n_col = column(c.n) if isinstance(c.n, ex.Expr) else None
-            part = tuple(dict.fromkeys(column(p) for p in c.partition))
-            order = tuple((column(e), d, nf) for e, d, nf in c.order)
+            # jsonb partitions and orders by its sort key (planner/json_grouping.py)
+            part = tuple(dict.fromkeys(column(json_grouping.group_key(p)) for p in c.partition))
+            order = tuple((column(json_grouping.group_key(e)), d, nf) for e, d, nf in c.order)
             resolved.append((c, args, part, order, n_col))
         if inputs:
             keep = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(node.fields))

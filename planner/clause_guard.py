@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from planner import errors
+from planner import errors, json_rules
 
 _QUERY_MODIFIERS = {"with_", "where", "group", "having", "order", "limit", "offset"}
 
@@ -249,7 +249,11 @@ def check(tree: exp.Expression) -> None:
                 continue
         for key, value in node.args.items():
             if isinstance(node, exp.Order) and key == "this" and isinstance(
-                    node.parent, (exp.ArrayAgg, exp.GroupConcat)):
-                continue  # array_agg / string_agg (x ORDER BY ...): the binder reads it
+                    node.parent, (exp.ArrayAgg, exp.GroupConcat, exp.JSONArrayAgg,
+                                  exp.JSONObjectAgg, exp.JSONBObjectAgg)):
+                continue  # array_agg / string_agg / json_agg (x ORDER BY ...): the binder reads it
+            if key == "ordinality" and isinstance(node, (exp.Table, exp.Lateral)) and isinstance(
+                    node.this, exp.Anonymous) and node.this.name.lower() in json_rules.SRFS:
+                continue  # jsonb_array_elements(j) WITH ORDINALITY (planner/bind_lateral.py)
             if key not in allowed and _is_set(value):
                 raise errors.FeatureNotSupported(f"{_describe(node, key)} is not supported")

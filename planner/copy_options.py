@@ -16,23 +16,22 @@ from dataclasses import dataclass
 
 from planner import errors
 
-_FORMATS = ("text", "csv", "binary", "parquet")
-
 
 class CopyFormat(enum.Enum):
-    """COPY's data formats; the values are the wire protocol's (CopyInResponse)."""
+    """COPY's data formats, by the names FORMAT takes. PARQUET is for server-side files
+    only (COPY FROM 'file'); STDIN/STDOUT speak the other three."""
 
-    TEXT = 0
-    CSV = 1
-    BINARY = 2
+    TEXT = "text"
+    CSV = "csv"
+    BINARY = "binary"
+    PARQUET = "parquet"
 
 
 @dataclass(frozen=True, slots=True)
 class CopyOptions:
-    """COPY's WITH options after validation. `format` is 'text', 'csv', 'binary' or
-    'parquet' (server-side files only)."""
+    """COPY's WITH options after validation, the format among them."""
 
-    format: str = "text"
+    format: CopyFormat = CopyFormat.TEXT
     delimiter: str = "\t"
     null: str = "\\N"
     header: bool = False
@@ -44,11 +43,6 @@ class CopyOptions:
     force_quote: tuple[str, ...] = ()      # COPY TO: quote every non-null value
     force_not_null: tuple[str, ...] = ()   # COPY FROM: the null string is a value
     force_null: tuple[str, ...] = ()       # COPY FROM: the quoted null string is NULL
-
-    @property
-    def copy_format(self) -> CopyFormat:
-        return {"csv": CopyFormat.CSV, "binary": CopyFormat.BINARY}.get(self.format,
-                                                                        CopyFormat.TEXT)
 
 
 def _boolean(name: str, value: str | None, allow_match: bool = False) -> bool | str:
@@ -95,10 +89,13 @@ def force_columns(option: str, names: tuple[str, ...], columns: list[str]) -> li
 def parse_copy_options(params: dict[str, str | None]) -> CopyOptions:
     """CopyOptions from COPY's option list (PostgreSQL names, lower case), with its checks."""
     p = {k.lower(): v for k, v in params.items()}
-    fmt = (p.pop("format", None) or "text").lower()
-    if fmt not in _FORMATS:
-        raise errors.InvalidParameterValue(f'COPY format "{fmt}" not recognized')
-    csv_mode, binary = fmt == "csv", fmt in ("binary", "parquet")
+    name = (p.pop("format", None) or "text").lower()
+    try:
+        fmt = CopyFormat(name)
+    except ValueError:
+        raise errors.InvalidParameterValue(f'COPY format "{name}" not recognized') from None
+    csv_mode = fmt is CopyFormat.CSV
+    binary = fmt in (CopyFormat.BINARY, CopyFormat.PARQUET)
     header = _boolean("header", p.pop("header"), allow_match=True) if "header" in p else False
     encoding = p.pop("encoding", None) or "UTF8"
     if encoding.upper().replace("-", "").replace("_", "") not in ("UTF8", "UNICODE"):

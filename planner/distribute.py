@@ -14,17 +14,13 @@ Rules (DESIGN.md, "Loci and motions"):
 
 from __future__ import annotations
 
-import contextvars
-
 from dataclasses import replace
 
 from planner import expr as ex
-from planner import functions, types
-from planner.explain import estimate_rows
+from planner import estimate, functions, rules, types
 from planner import locus as lc
 from planner import plan as pl
 from planner.locus import LocusKind
-from planner.rules import stats_aggregate
 from planner.schema import DistKind
 from planner.typing_rules import agg_result_type
 
@@ -36,12 +32,12 @@ GATHER_GROUPS_MAX = 10_000
 
 
 def distribute(node: pl.Node, n_segments: int = 2) -> pl.Node:
-    """Return the plan with loci set and Motions inserted; its root's locus is ENTRY or GENERAL."""
-    _SEGMENTS.set(n_segments)
-    out = _dist(node)
+    """Return the plan with loci set and Motions inserted; its root's locus is ENTRY or
+    GENERAL. The rewrites that need loci (rules.DISTRIBUTED_RULES) run on the result."""
+    out = _dist(node, n_segments)
     if out.locus.on_segments:
         out = ensure_entry(out)
-    return _number_slices(out)
+    return _number_slices(rules.rewrite_distributed(out))
 
 
 def distribute_insert(source: pl.Node, table, n_segments: int = 2) -> pl.Node | None:
@@ -49,8 +45,7 @@ def distribute_insert(source: pl.Node, table, n_segments: int = 2) -> pl.Node | 
     to the segments the table's distribution says (Redistribute by its key, Broadcast for
     a replicated table, nothing for a random one), each segment writes its rows, and a
     Gather brings the counts. None when the source ends on the coordinator anyway."""
-    _SEGMENTS.set(n_segments)
-    d = _dist(source)
+    d = _dist(source, n_segments)
     if not d.locus.on_segments:
         return None
     kind = table.policy.kind
@@ -63,7 +58,7 @@ def distribute_insert(source: pl.Node, table, n_segments: int = 2) -> pl.Node | 
         return None  # random target from a replicated source: spread from the coordinator
     # Every segment writes the rows that reached it.
     ins = pl.Insert(d, table, (pl.Field("rows", types.INT8),), locus=lc.STREWN)
-    return _number_slices(ensure_entry(ins))
+    return _number_slices(rules.rewrite_distributed(ensure_entry(ins)))
 
 
 def ensure_entry(node: pl.Node) -> pl.Node:
@@ -73,7 +68,8 @@ def ensure_entry(node: pl.Node) -> pl.Node:
     return pl.Motion(node, pl.MotionKind.GATHER, node.fields, locus=lc.ENTRY)
 
 
-def _dist(node: pl.Node) -> pl.Node:
+def _dist(node: pl.Node, n: int) -> pl.Node:
+    """`node` placed on a cluster of `n` segments (the count prices Broadcasts)."""
     if isinstance(node, pl.Scan):
         return replace(node, locus=_scan_locus(node))
     if isinstance(node, pl.Values):  # a system relation's rows are the coordinator's
@@ -87,32 +83,32 @@ def _dist(node: pl.Node) -> pl.Node:
     if isinstance(node, pl.TableFunction):
         return replace(node, locus=lc.STREWN)  # each segment makes its part
     if isinstance(node, (pl.Filter, pl.ProjectSet)):  # rows stay where they are
-        child = _dist(node.child)
+        child = _dist(node.child, n)
         return replace(node, child=child, locus=child.locus)
     if isinstance(node, pl.Expand):
         # Rows stay where they are, but a hashed key may be NULL in some of the sets.
-        child = _dist(node.child)
+        child = _dist(node.child, n)
         return replace(node, child=child,
                        locus=lc.STREWN if child.locus.is_partitioned else child.locus)
     if isinstance(node, pl.Project):
-        child = _dist(node.child)
+        child = _dist(node.child, n)
         mapping = {}
         for i, e in enumerate(node.exprs):
             if isinstance(e, ex.ColumnRef) and e.index not in mapping:
                 mapping[e.index] = i
         return replace(node, child=child, locus=child.locus.remap(mapping))
     if isinstance(node, pl.Aggregate):
-        return _aggregate(replace(node, child=_dist(node.child)))
+        return _aggregate(replace(node, child=_dist(node.child, n)))
     if isinstance(node, pl.Sort):
-        return _sort(replace(node, child=_dist(node.child)))
+        return _sort(replace(node, child=_dist(node.child, n)))
     if isinstance(node, pl.WindowAgg):
-        return _window(replace(node, child=_dist(node.child)))
+        return _window(replace(node, child=_dist(node.child, n)))
     if isinstance(node, pl.Limit):
-        return _limit(node)
+        return _limit(node, n)
     if isinstance(node, pl.HashJoin):
-        return _join(replace(node, left=_dist(node.left), right=_dist(node.right)))
+        return _join(replace(node, left=_dist(node.left, n), right=_dist(node.right, n)), n)
     if isinstance(node, pl.Append):
-        inputs = tuple(_dist(c) for c in node.inputs)
+        inputs = tuple(_dist(c, n) for c in node.inputs)
         if all(c.locus.is_partitioned for c in inputs):
             return replace(node, inputs=inputs, locus=lc.STREWN)
         if all(c.locus.kind is LocusKind.GENERAL for c in inputs):
@@ -221,7 +217,6 @@ def _two_phase(agg: pl.Aggregate) -> pl.Node:
     partial_fields = key_fields + tuple(pl.Field(c.sql(), c.type) for c in partial_aggs)
     partial = pl.Aggregate(agg.child, agg.keys, tuple(partial_aggs), pl.AggMode.PARTIAL,
                            partial_fields, locus=_through_keys(agg.child.locus, agg.keys))
-    partial = stats_aggregate.from_statistics(partial) or partial
     final_keys = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(key_fields))
     final_fields = key_fields + tuple(pl.Field(f"{c.func.value}({c.arg.name})", c.type)
                                       for c in final_aggs)
@@ -238,7 +233,7 @@ def _two_phase(agg: pl.Aggregate) -> pl.Node:
 def _combine_partials(partial: pl.Aggregate, nk: int) -> tuple[pl.Node, lc.Locus]:
     """Bring the partial states of each group together: Redistribute by the group keys so
     the final stage runs on every segment, or Gather them when groups are few."""
-    if nk == 0 or estimate_rows(partial) <= GATHER_GROUPS_MAX:
+    if nk == 0 or estimate.rows(partial) <= GATHER_GROUPS_MAX:
         return _gather(partial), lc.ENTRY
     keys = tuple(range(nk))
     return redistribute(partial, keys), lc.hashed(*keys)
@@ -314,7 +309,7 @@ _PRESERVES_LEFT = (pl.JoinType.LEFT, pl.JoinType.FULL, pl.JoinType.SEMI, pl.Join
 _PRESERVES_RIGHT = (pl.JoinType.RIGHT, pl.JoinType.FULL)
 
 
-def _join(j: pl.HashJoin) -> pl.Node:
+def _join(j: pl.HashJoin, n: int) -> pl.Node:
     """Place a join (DESIGN.md, after Greenplum): co-located when both sides are hashed on
     the join keys; else move the side that costs fewer bytes (redistribute it on the
     other's distribution, or broadcast a small build side); else redistribute both.
@@ -322,7 +317,7 @@ def _join(j: pl.HashJoin) -> pl.Node:
     left, right = j.left, j.right
     lk, rk = j.left_keys, j.right_keys
     ll, rl = left.locus, right.locus
-    n_left, n_right = _bytes(left), _bytes(right)
+    n_left, n_right = estimate.output_bytes(left), estimate.output_bytes(right)
     if not ll.on_segments and not rl.on_segments:
         return replace(j, locus=ll if ll.kind is LocusKind.ENTRY else rl)
     if ll.kind is LocusKind.ENTRY or rl.kind is LocusKind.ENTRY:
@@ -359,13 +354,12 @@ def _join(j: pl.HashJoin) -> pl.Node:
     rpos = _key_order(rl, rk)
     if lpos is not None and rpos is not None and lpos == rpos:
         return replace(j, left=left, right=right, locus=_join_locus(j, ll))
-    n = _segments_hint()
     if lpos is not None and (rpos is None or n_right <= n_left):
         # Left is hashed on its keys: send right rows to match it.
         right = redistribute(right, tuple(rk[i] for i in lpos))
     elif rpos is not None:
         left = redistribute(left, tuple(lk[i] for i in rpos))
-    elif n_right * n < n_left and j.join_type not in _PRESERVES_RIGHT:
+    elif estimate.broadcast_bytes(right, n) < n_left and j.join_type not in _PRESERVES_RIGHT:
         right = pl.Motion(right, pl.MotionKind.BROADCAST, right.fields, locus=lc.REPLICATED)
         return replace(j, left=left, right=right, locus=_join_locus(j, ll))
     else:
@@ -377,7 +371,8 @@ def _join(j: pl.HashJoin) -> pl.Node:
 def _nested_loop(j: pl.HashJoin) -> pl.Node:
     left, right = j.left, j.right
     if j.join_type in _PRESERVES_RIGHT or right.locus.kind not in (
-            LocusKind.REPLICATED, LocusKind.GENERAL) and _bytes(right) > _bytes(left):
+            LocusKind.REPLICATED, LocusKind.GENERAL) and \
+            estimate.output_bytes(right) > estimate.output_bytes(left):
         return replace(j, left=ensure_entry(left), right=ensure_entry(right), locus=lc.ENTRY)
     if right.locus.kind not in (LocusKind.REPLICATED, LocusKind.GENERAL):
         right = pl.Motion(right, pl.MotionKind.BROADCAST, right.fields, locus=lc.REPLICATED)
@@ -423,22 +418,6 @@ def _gather_to_one(node: pl.Node) -> pl.Node:
     return node
 
 
-def _bytes(node: pl.Node) -> float:
-    width = sum(_WIDTH.get(f.type.kind, 16) for f in node.fields) or 1
-    return estimate_rows(node) * width
-
-
-_WIDTH = {types.Kind.BOOL: 1, types.Kind.INT2: 2, types.Kind.INT4: 4, types.Kind.INT8: 8,
-          types.Kind.FLOAT4: 4, types.Kind.FLOAT8: 8, types.Kind.NUMERIC: 8,
-          types.Kind.DATE: 4, types.Kind.TIMESTAMP: 8, types.Kind.TIMESTAMPTZ: 8}
-# The segment count of the plan being distributed (costs of Broadcast grow with it).
-_SEGMENTS: contextvars.ContextVar[int] = contextvars.ContextVar("segments", default=2)
-
-
-def _segments_hint() -> int:
-    return _SEGMENTS.get()
-
-
 def _through_keys(locus: lc.Locus, keys: tuple[ex.Expr, ...]) -> lc.Locus:
     """The locus of a per-segment aggregate's output (its columns are the group keys)."""
     mapping = {}
@@ -460,7 +439,7 @@ def _sort(sort: pl.Sort) -> pl.Node:
                      locus=lc.ENTRY)
 
 
-def _limit(limit: pl.Limit) -> pl.Node:
+def _limit(limit: pl.Limit, n: int) -> pl.Node:
     child = limit.child
     need = None if limit.limit is None else limit.limit + limit.offset
     if limit.ties:
@@ -468,7 +447,7 @@ def _limit(limit: pl.Limit) -> pl.Node:
         need = None
     if isinstance(child, pl.Sort) and need is not None:
         child = replace(child, limit=need if child.limit is None else min(child.limit, need))
-    child = _dist(child)
+    child = _dist(child, n)
     if not child.locus.on_segments:
         return replace(limit, child=child, locus=child.locus)
     if isinstance(child, pl.Motion):  # a Gather Merge of per-segment top-K sorts

@@ -1,6 +1,6 @@
 """EXPLAIN text for distributed plans: one line per node, two-space indent, deterministic.
 
-Each node shows its locus and an estimated row count; Motions show the slice they start and
+Each node shows its locus and its estimated row count (planner/estimate.py); Motions show the slice they start and
 the sender:receiver gang sizes. With ANALYZE, actual rows and times (from segment and
 coordinator statistics, keyed by (slice id, node position in its slice)) are appended.
 """
@@ -9,13 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from planner import estimate
 from planner import expr as ex
 from planner import plan as pl
 from planner.locus import LocusKind
-from planner import table_functions
-
-FILTER_SELECTIVITY = 0.33
-
 
 @dataclass
 class NodeActual:
@@ -27,76 +24,6 @@ class NodeActual:
     extra: str = ""       # e.g. motion frames/bytes/transport
     peak_memory: int = 0  # bytes under the query's memory budget, the largest member's
     spilled_bytes: int = 0  # written to spill files, summed over the gang
-
-
-def estimate_rows(node: pl.Node) -> float:
-    if isinstance(node, pl.Scan):
-        rows = float(node.table.stats.rows)
-        return rows * (FILTER_SELECTIVITY if node.filter is not None else 1.0)
-    if isinstance(node, pl.Values):
-        return float(len(node.rows))
-    if isinstance(node, pl.Materialized):
-        return float(node.table.num_rows)
-    if isinstance(node, pl.GenerateSeries):
-        return float(max(0, (node.stop - node.start) // node.step + 1))
-    if isinstance(node, pl.TableFunction):
-        return table_functions.estimate_rows(node)
-    if isinstance(node, pl.Filter):
-        return estimate_rows(node.child) * FILTER_SELECTIVITY
-    if isinstance(node, pl.Expand):
-        return estimate_rows(node.child) * len(node.sets)
-    if isinstance(node, pl.Aggregate):
-        if not node.keys:
-            return 1.0
-        rows = estimate_rows(node.child)
-        groups = 1.0
-        for k in node.keys:
-            d = column_distinct(node.child, k.index) if isinstance(k, ex.ColumnRef) else None
-            groups *= d if d else max(1.0, rows ** 0.5 * 10)
-        return max(1.0, min(rows, groups))
-    if isinstance(node, pl.HashJoin):
-        left, right = estimate_rows(node.left), estimate_rows(node.right)
-        if node.join_type in (pl.JoinType.SEMI, pl.JoinType.ANTI, pl.JoinType.ANTI_NULL_AWARE):
-            return left * (0.5 if node.right_keys else 1.0)
-        if not node.left_keys:
-            return left * right
-        d = max([x for x in (column_distinct(node.left, node.left_keys[0]),
-                             column_distinct(node.right, node.right_keys[0])) if x] or [0])
-        rows = left * right / d if d else max(left, right)
-        if node.join_type is not pl.JoinType.INNER:
-            rows = max(rows, left if node.join_type is pl.JoinType.LEFT else right)
-        return max(1.0, rows)
-    if isinstance(node, pl.Append):
-        return sum(estimate_rows(c) for c in node.inputs)
-    if isinstance(node, pl.Sort) and node.limit is not None:
-        return min(float(node.limit), estimate_rows(node.child))
-    if isinstance(node, pl.Limit) and node.limit is not None:
-        return min(float(node.limit), estimate_rows(node.child))
-    if node.children():
-        return estimate_rows(node.children()[0])
-    return 1.0
-
-
-def column_distinct(node: pl.Node, index: int) -> float | None:
-    """ANALYZE's distinct-value estimate of output column `index`, where it is traceable
-    to a table column through filters, projections and motions; None when unknown."""
-    if isinstance(node, pl.Scan):
-        stats = node.table.stats.columns.get(node.fields[index].name)
-        return stats.distinct if stats is not None else None
-    if isinstance(node, pl.Project):
-        e = node.exprs[index]
-        return column_distinct(node.child, e.index) if isinstance(e, ex.ColumnRef) else None
-    if isinstance(node, (pl.Filter, pl.Motion, pl.Sort, pl.Limit)) or (
-            isinstance(node, pl.WindowAgg) and index < len(node.child.fields)):
-        return column_distinct(node.child, index)
-    if isinstance(node, pl.HashJoin):
-        nl = len(node.left.fields)
-        return column_distinct(node.left, index) if index < nl else \
-            column_distinct(node.right, index - nl)
-    if isinstance(node, pl.Aggregate) and index < len(node.keys):
-        k = node.keys[index]
-        return column_distinct(node.child, k.index) if isinstance(k, ex.ColumnRef) else None
-    return None
 
 
 def _rename(e: ex.Expr, names: list[str]) -> ex.Expr:
@@ -128,7 +55,7 @@ def explain(root: pl.Node, n_segments: int,
         pos = counters.get(slice_id, 0)
         counters[slice_id] = pos + 1
         text = "  " * depth + _describe(node, n_segments)
-        text += f"  (rows={estimate_rows(node):.0f}"
+        text += f"  (rows={estimate.rows(node):.0f}"
         if node.locus is not None and not isinstance(node, pl.Motion):
             text += f" locus={node.locus.describe([f.name for f in node.fields])}"
         text += ")"

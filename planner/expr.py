@@ -107,6 +107,10 @@ class Func(enum.Enum):
     SHIFT_RIGHT = ">>"
     ROW = "row"                        # ROW(a, b, ...): a record of fields f1, f2, ...
     FIELD = "?field"                   # (record).name: args (record, Literal(name))
+    # array_agg(x ORDER BY k...) besides another ORDER BY at one query level: the array of
+    # ROW(k..., x) sorted within, x kept; args (array, Literal(desc flags), Literal(nulls
+    # first flags)), a "0"/"1" per key (planner/bind.py, segment/kernels/expr_list_sort.py)
+    SORT_LIST = "?sort_list"
     ARRAY_SORT_KEY = "array_sort_key"  # bytes that order as the array: < <= > >= of arrays
     ANY_OF = "any"                     # any(op, x, a): x op ANY (a); op a text Literal
     ALL_OF = "all"

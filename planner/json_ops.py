@@ -181,8 +181,9 @@ def elements(text: str, jsonb: bool, as_text: bool) -> list:
         return [_finish(x, True, as_text) for x in v]
     kind, items = _items(text)
     if kind != "array":
+        name = "json_array_elements_text" if as_text else "json_array_elements"
         raise errors.InvalidParameterValue(
-            f"cannot extract elements from {'an object' if kind == 'object' else 'a scalar'}")
+            f"cannot call {name} on {'a non-array' if kind == 'object' else 'a scalar'}")
     return [_finish(x, False, as_text) for x in items]
 
 
@@ -197,7 +198,8 @@ def each(text: str, jsonb: bool, as_text: bool) -> list[tuple]:
     kind, items = _items(text)
     if kind != "object":
         raise errors.InvalidParameterValue(
-            f"cannot call {'json_each_text' if as_text else 'json_each'} on a non-object")
+            "cannot deconstruct an array as an object" if kind == "array"
+            else "cannot deconstruct a scalar")
     return [(k, _finish(x, False, as_text)) for k, x in items]
 
 

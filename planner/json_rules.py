@@ -192,16 +192,34 @@ def rule_function(func: Func, name: str, args: list) -> ex.Expr:
     raise errors.FeatureNotSupported(f"function {name}()")
 
 
+# --- set-returning functions ---------------------------------------------------------------
+SRFS = ("json_array_elements", "jsonb_array_elements", "json_array_elements_text",
+        "jsonb_array_elements_text", "json_each", "jsonb_each", "json_each_text",
+        "jsonb_each_text", "json_object_keys", "jsonb_object_keys")
+
+
+def rule_srf(name: str, args: list) -> list[tuple[ex.Expr, str | None]]:
+    """The arrays whose elements are the rows of the set-returning json function `name`
+    (a ProjectSet unnests them in lockstep), each with its column's name (None: named
+    after the function or its alias, as a function without OUT parameters)."""
+    t = types.JSONB if name.startswith("jsonb") else types.JSON
+    x = _one_json(name, args, t)
+    elem = types.TEXT if name.endswith("_text") else t
+    if name.endswith(("array_elements", "array_elements_text")):
+        return [(Call(Func.JSON_ELEMENTS, (x,), types.array_of(elem)), "value")]
+    if name.endswith("object_keys"):
+        return [(Call(Func.JSON_OBJECT_KEYS, (x,), TEXT_ARRAY), None)]
+    keys = Func.JSON_EACH_TEXT_KEYS if name.endswith("_text") else Func.JSON_EACH_KEYS
+    return [(Call(keys, (x,), TEXT_ARRAY), "key"),
+            (Call(Func.JSON_EACH_VALUES, (x,), types.array_of(elem)), "value")]
+
+
 # --- keys ---------------------------------------------------------------------------------
 def check_keys(ts, what: str) -> None:
-    """GROUP BY / DISTINCT keys: json has no equality (42883, as PostgreSQL); jsonb's is
-    not its text's (1.5 equals 1.50) and rows are hashed by their text, so grouping by
-    jsonb is refused (0A000) rather than answered differently."""
-    for t in ts:
-        if t.kind is Kind.JSON:
-            raise errors.UndefinedFunction("could not identify an equality operator for type json")
-        if t.kind is Kind.JSONB:
-            raise errors.FeatureNotSupported(f"{what} over jsonb values")
+    """GROUP BY / DISTINCT / PARTITION BY keys: json has no equality (42883, as
+    PostgreSQL). jsonb keys are grouped by their sort keys (planner/json_grouping.py)."""
+    if any(t.kind is Kind.JSON for t in ts):
+        raise errors.UndefinedFunction("could not identify an equality operator for type json")
 
 
 def check_order(ts) -> None:

@@ -5,7 +5,7 @@ EXCEPT as a grouping of both inputs tagged by side."""
 
 from __future__ import annotations
 
-from planner import functions, types
+from planner import functions, json_grouping, types
 from planner import expr as ex
 from planner import plan as pl
 
@@ -22,7 +22,7 @@ def cast_to(node: pl.Node, fields, extra: tuple = ()) -> pl.Node:
 def distinct(node: pl.Node) -> pl.Node:
     """Each distinct row of `node` once."""
     keys = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(node.fields))
-    return pl.Aggregate(node, keys, (), pl.AggMode.SINGLE, node.fields)
+    return json_grouping.aggregate(node, keys, (), node.fields)
 
 
 def intersect_except(left: pl.Node, right: pl.Node, fields, intersect: bool) -> pl.Node:
@@ -36,8 +36,8 @@ def intersect_except(left: pl.Node, right: pl.Node, fields, intersect: bool) -> 
     keys = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(fields))
     aggs = tuple(ex.AggCall(ex.AggFunc.MAX, ex.ColumnRef(n + k, types.INT8), False, types.INT8)
                  for k in range(2))
-    agg = pl.Aggregate(tagged, keys, aggs, pl.AggMode.SINGLE,
-                       tuple(fields) + (pl.Field("_l", types.INT8), pl.Field("_r", types.INT8)))
+    agg = json_grouping.aggregate(tagged, keys, aggs, tuple(fields) + (
+        pl.Field("_l", types.INT8), pl.Field("_r", types.INT8)))
     in_left = functions.bind_call(ex.Func.EQ, [ex.ColumnRef(n, types.INT8), one])
     in_right = functions.bind_call(ex.Func.EQ, [ex.ColumnRef(n + 1, types.INT8), one])
     pred = functions.bind_call(ex.Func.AND, [in_left, in_right if intersect else

@@ -15,10 +15,11 @@ import sqlglot
 from sqlglot import exp
 from sqlglot import tokens as sqltokens
 
-from planner import clause_guard, copy_statement, errors, role_statement, types
+from planner import (analyze_statement, bind_json, clause_guard, copy_statement, errors,
+                     role_statement, types)
 from planner.bind_array import catalog_array_names
 from planner.bind_expr import sql_type
-from planner.schema import ColumnDef, DistKind, DistPolicy
+from planner.schema import ColumnDef, DistKind, DistPolicy, RelationName
 from planner.bind_array import mark_subscripts
 
 
@@ -64,7 +65,8 @@ class Statement:
     tree: exp.Expression | None = None
     # CREATE TABLE
     columns: list[ColumnDef] = field(default_factory=list)
-    policy_clause: tuple[str, list[str]] | None = None  # ("by", cols) | ("randomly", []) ...
+    # DISTRIBUTED BY (cols) | RANDOMLY | REPLICATED: (DistKind.HASHED, cols), (RANDOM, ()), ...
+    policy_clause: tuple[DistKind, tuple[str, ...]] | None = None
     if_not_exists: bool = False
     # EXPLAIN
     analyze: bool = False
@@ -82,6 +84,8 @@ class Statement:
     modes: tuple[tuple[str, str], ...] = ()
     # COPY
     copy: copy_statement.CopySpec | None = None
+    # ANALYZE / VACUUM: the tables named (none: every table)
+    relations: tuple[RelationName, ...] = ()
     # CREATE/ALTER/DROP ROLE
     role: role_statement.RoleStatement | None = None
     # DECLARE: binary, scroll (True/False/None), hold; FETCH/MOVE: direction, count (None:
@@ -161,8 +165,7 @@ def classify(text: str) -> Statement:
         raise errors.FeatureNotSupported(
             f"{word} is not supported: every role has every privilege")
     if word == "ANALYZE" or word == "VACUUM":
-        names = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", re.sub(r"(?i)^(vacuum|analyze)(\s+(verbose|analyze|full))*", "", text))
-        return Statement(Kind.ANALYZE, text, name=",".join(n.lower() for n in names))
+        return Statement(Kind.ANALYZE, text, relations=analyze_statement.targets(text))
     tree = parse_one(text)
     if isinstance(tree, (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Values)) or (
             isinstance(tree, exp.Subquery)):
@@ -195,6 +198,7 @@ def parse_one(text: str) -> exp.Expression:
     tree = trees[0]
     if isinstance(tree, exp.Command):
         raise errors.SyntaxError_(f'syntax error at or near "{tree.name or text.split()[0]}"')
+    bind_json.mark_aggregates(tree)  # jsonb_agg(x) is an aggregate node
     clause_guard.check(tree)
     mark_subscripts(tree)  # a[1]: sqlglot made it 0-based
     return tree
@@ -389,11 +393,12 @@ def _create_table(text: str) -> Statement:
     m = _DIST.search(text)
     if m:
         if m.group(1) is not None:
-            policy = ("by", [c.strip().strip('"').lower() for c in m.group(1).split(",") if c.strip()])
+            policy = (DistKind.HASHED, tuple(c.strip().strip('"').lower()
+                                             for c in m.group(1).split(",") if c.strip()))
         elif m.group(2):
-            policy = ("randomly", [])
+            policy = (DistKind.RANDOM, ())
         else:
-            policy = ("replicated", [])
+            policy = (DistKind.REPLICATED, ())
         text_sql = text[:m.start()]
     else:
         text_sql = text
@@ -463,10 +468,8 @@ def dist_policy(clause, columns: list[ColumnDef]) -> DistPolicy:
         return DistPolicy(DistKind.HASHED, (first,)) if first is not None \
             else DistPolicy(DistKind.RANDOM)
     kind, names = clause
-    if kind == "randomly":
-        return DistPolicy(DistKind.RANDOM)
-    if kind == "replicated":
-        return DistPolicy(DistKind.REPLICATED)
+    if kind is not DistKind.HASHED:
+        return DistPolicy(kind)
     keys = []
     for n in names:
         idx = [i for i, c in enumerate(columns) if c.name == n]

@@ -86,6 +86,7 @@ ARRAY_OIDS = {
     Kind.TIMESTAMP: 1115, Kind.DATE: 1182, Kind.TIMESTAMPTZ: 1185, Kind.INTERVAL: 1187,
     Kind.NUMERIC: 1231, Kind.REGCLASS: 2210, Kind.REGTYPE: 2211, Kind.REGNAMESPACE: 4090,
     Kind.REGROLE: 4097, Kind.JSON: 199, Kind.JSONB: 3807, Kind.UNKNOWN: 1009,
+    Kind.RECORD: 2287,
 }
 ELEMENT_BY_ARRAY_OID = {oid: k for k, oid in ARRAY_OIDS.items()
                         if k not in (Kind.UNKNOWN, Kind.INT2VECTOR, Kind.OIDVECTOR)}

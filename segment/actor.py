@@ -14,6 +14,8 @@ import os
 
 import ray
 
+from planner.schema import TableDef
+from segment.messages import ShardSample, SliceResult, SliceTask
 from segment.worker import SegmentWorker
 
 MAX_CONCURRENCY = 256     # threads for slices and writes
@@ -97,10 +99,10 @@ class SegmentActor:
     def motion_endpoint(self):
         return self._w.motion_endpoint()
 
-    def analyze(self, table):
+    def analyze(self, table: TableDef) -> ShardSample:
         return self._w.analyze(table)
 
-    def run_slice(self, task):
+    def run_slice(self, task: SliceTask) -> SliceResult:
         return self._w.run_slice(task)
 
     def insert_select(self, query_id, node, txn_id, table):

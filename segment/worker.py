@@ -11,8 +11,6 @@ import logging
 import os
 import threading
 import time
-from dataclasses import dataclass
-
 import numpy as np
 import pyarrow as pa
 
@@ -22,8 +20,10 @@ from motion.errors import MotionError
 from motion.service import MotionService
 from planner import errors
 from planner import plan as pl
+from planner.copy_options import CopyOptions
 from planner.schema import DistKind, TableDef
 from segment import executor, memory
+from segment.messages import ColumnSample, ShardSample, SliceResult, SliceTask
 from segment.operators import base, motion_send
 from segment.storage.shard_store import ShardStore
 from segment.ingest import convert, file_source
@@ -35,23 +35,6 @@ log = logging.getLogger(__name__)
 # query's first slice starts here); after that the query's budget bounds them.
 MOTION_MEMORY_BYTES = 256 << 20
 CANCELLED_REMEMBERED = 4096  # cancelled query ids kept, for slices that start late
-
-
-@dataclass(frozen=True)
-class SliceTask:
-    """What the coordinator tells a segment to run: one slice of one query."""
-
-    query_id: int
-    motion: pl.Motion             # the Motion this slice sends into; its child is the plan
-    receivers: tuple              # motion Endpoints of the receivers, in receiver order
-    sender_index: int             # this segment's index among the slice's senders
-    n_senders: dict               # slice id -> number of senders, for Motions received here
-    txn_id: int | None
-    analyze: bool = False
-    now: object = None
-    incarnation: int | None = None  # the segment process this was planned for (None: any)
-    deadline: float | None = None   # statement_timeout as a wall-clock time.time()
-    work_mem: int | None = None     # bytes of operator memory before spilling (None: default)
 
 
 class SegmentWorker:
@@ -134,12 +117,12 @@ class SegmentWorker:
     def table_rows(self, table_id: int, txn_id: int | None = None) -> int:
         return sum(c.rows for c in self.store.snapshot(table_id, txn_id))
 
-    def analyze(self, table: TableDef) -> dict:
+    def analyze(self, table: TableDef) -> ShardSample:
         """This shard's statistics for ANALYZE: rows, and per column nulls and a KMV
         sketch (the smallest distinct hash values), which the coordinator merges into a
         distinct-count estimate across segments."""
         chunks = self.store.snapshot(table.id)
-        out = {"rows": sum(c.rows for c in chunks), "columns": {}}
+        columns = {}
         for col in table.columns:
             scale = [col.type.scale] if col.type.is_scaled_int else None
             sketch = np.empty(0, np.uint64)
@@ -152,17 +135,16 @@ class SegmentWorker:
                     if col.name in c.stats and c.stats[col.name].min is not None]
             highs = [c.stats[col.name].max for c in chunks
                      if col.name in c.stats and c.stats[col.name].max is not None]
-            out["columns"][col.name] = {"nulls": nulls, "kmv": sketch,
-                                        "min": min(lows) if lows else None,
-                                        "max": max(highs) if highs else None}
-        return out
+            columns[col.name] = ColumnSample(nulls, sketch, min(lows) if lows else None,
+                                             max(highs) if highs else None)
+        return ShardSample(sum(c.rows for c in chunks), columns)
 
     # --- queries -------------------------------------------------------------------------
     def motion_endpoint(self):
         """Where senders reach this segment's Motion receivers."""
         return self.motion.endpoint()
 
-    def run_slice(self, task: "SliceTask") -> dict:
+    def run_slice(self, task: SliceTask) -> SliceResult:
         """Run one slice of a query on this segment: its plan pulls batches (receiving
         from the slices below through this segment's MotionService) and the Motion above
         sends them on. Returns EXPLAIN ANALYZE statistics of this slice here."""
@@ -180,7 +162,7 @@ class SegmentWorker:
         with self._lock:
             return self._running
 
-    def _run_slice(self, task: "SliceTask") -> dict:
+    def _run_slice(self, task: SliceTask) -> SliceResult:
         if task.txn_id is not None and any(isinstance(n, pl.Insert)
                                            for n in pl.walk(task.motion)):
             self._check_txn(task.txn_id)
@@ -225,10 +207,10 @@ class SegmentWorker:
             for _, r in receivers:
                 r.close()
             self._release(task.query_id)
-        return {"segment": self.segment_id, "slice": motion.slice_id,
-                "nodes": dict(ctx.node_stats) if task.analyze else {},
-                "sent": [s.stats() for s in senders],
-                "received": {sid: r.stats() for sid, r in receivers}}
+        return SliceResult(self.segment_id, motion.slice_id,
+                           dict(ctx.node_stats) if task.analyze else {},
+                           tuple(s.stats() for s in senders),
+                           {sid: tuple(r.stats()) for sid, r in receivers})
 
     def insert_select(self, query_id: int, node: pl.Node, txn_id: int,
                       table: TableDef) -> int:
@@ -260,12 +242,12 @@ class SegmentWorker:
                 yield mine
 
     def copy_from_file(self, query_id: int, txn_id: int, table: TableDef, path: str,
-                       options, positions: list[int]) -> int:
+                       options: CopyOptions, positions: list[int]) -> int:
         """COPY t [(cols)] FROM 'file': every segment reads the file, keeps its own rows."""
         self._check_txn(txn_id)
         try:
             cols = [table.columns[i] for i in positions]
-            batches = file_source.read_file(path, options.format, options, cols, table=table.name)
+            batches = file_source.read_file(path, options, cols, table=table.name)
             if positions != list(range(len(table.columns))):
                 batches = (convert.widen(b, table, positions) for b in batches)
             return self.store.write(txn_id, table.id, self._shares(batches, table))

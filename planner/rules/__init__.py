@@ -1,14 +1,28 @@
-"""Logical rewrites, one per module, each a function `plan -> plan`, applied in order."""
+"""Plan rewrites, one per module, each a function `plan -> plan` named after its module.
+
+RULES rewrite the bound (logical) plan, in order, before distribute.py places it.
+DISTRIBUTED_RULES rewrite the placed plan, from distribute's exits: they read what only
+placement makes (stats_aggregate answers the PARTIAL stage of a two-stage aggregate, which
+exists only once distribute has split the aggregate), and never add or move a Motion.
+"""
 
 from planner.rules.prune_columns import prune_columns
 from planner.rules.pushdown_filters import pushdown_filters
+from planner.rules.stats_aggregate import stats_aggregate
 from planner.rules.sum_of_constant import sum_of_constant
 from planner.rules.window_top_n import window_top_n
 
 RULES = (pushdown_filters, sum_of_constant, window_top_n, prune_columns)
+DISTRIBUTED_RULES = (stats_aggregate,)
 
 
 def rewrite(node):
     for rule in RULES:
+        node = rule(node)
+    return node
+
+
+def rewrite_distributed(node):
+    for rule in DISTRIBUTED_RULES:
         node = rule(node)
     return node

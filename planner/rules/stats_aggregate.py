@@ -26,6 +26,17 @@ _BOUND_KINDS = frozenset(types.INTEGER_KINDS + types.FLOAT_KINDS + (
     types.Kind.TIMESTAMP, types.Kind.TIMESTAMPTZ))
 
 
+def stats_aggregate(node: pl.Node) -> pl.Node:
+    """The placed plan with every PARTIAL scalar aggregate that statistics can answer
+    reading a StatsScan instead of its table's rows. Runs after distribute (rules'
+    DISTRIBUTED_RULES): the PARTIAL stage exists only once an aggregate is split."""
+    def visit(n: pl.Node) -> pl.Node:
+        if isinstance(n, pl.Aggregate) and n.mode is pl.AggMode.PARTIAL:
+            return from_statistics(n) or n
+        return n
+    return pl.transform(node, visit)
+
+
 def from_statistics(partial: pl.Aggregate) -> pl.Aggregate | None:
     """The PARTIAL scalar aggregate over a StatsScan that computes the same states as
     `partial`, or None when statistics cannot answer it."""

@@ -26,19 +26,15 @@ READ_BYTES = 8 << 20
 PARQUET_BATCH_ROWS = 1 << 18
 
 
-def read_file(path: str, fmt: str, options: CopyOptions, columns: list[ColumnDef],
+def read_file(path: str, options: CopyOptions, columns: list[ColumnDef],
               table: str | None = None) -> Iterator[pa.RecordBatch]:
-    """Batches of the file's rows in the physical layout of `columns`.
-
-    fmt is 'csv', 'text', 'binary' or 'parquet'. A file that cannot be opened raises
-    before the first batch; the rest is read lazily.
+    """Batches of the file's rows, in `options.format`, in the physical layout of
+    `columns`. A file that cannot be opened raises before the first batch; the rest is
+    read lazily.
     """
-    fmt = fmt.lower()
-    if fmt == "parquet":
+    if options.format is CopyFormat.PARQUET:
         return _parquet(_open(path), path, columns, table)
-    if fmt not in ("csv", "text", "binary"):
-        raise errors.InvalidParameterValue(f'COPY format "{fmt}" not recognized')
-    return _stream(_open(path), fmt, options, columns, table)
+    return _stream(_open(path), options, columns, table)
 
 
 def _open(path: str):
@@ -58,13 +54,12 @@ def _open(path: str):
                                 state) from None
 
 
-def _stream(f, fmt: str, options: CopyOptions, columns: list[ColumnDef],
+def _stream(f, options: CopyOptions, columns: list[ColumnDef],
             table: str | None) -> Iterator[pa.RecordBatch]:
-    if fmt == "binary":
+    if options.format is CopyFormat.BINARY:
         parser = copy_binary.BinaryCopyParser(columns, table=table)
     else:
-        kind = CopyFormat.CSV if fmt == "csv" else CopyFormat.TEXT
-        parser = copy_text.CopyParser(columns, kind, options, table=table)
+        parser = copy_text.CopyParser(columns, options.format, options, table=table)
     with f:
         while True:
             data = f.read(READ_BYTES)

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner import json_ops, json_values, types, values
+from planner import errors, json_ops, json_values, types, values
 from planner.expr import Call, Func
 from planner.types import Kind, SqlType
 from segment.kernels import expr_arrays as xa
@@ -128,6 +128,81 @@ def build(e: Call, args: list, n: int) -> xa.Datum:
     return out[0] if scalar else out
 
 
+# --- aggregates (finishing array_agg's arrays: planner/json_aggregates.py) ----------------
+_CANONICAL_ELEMENTS = (Kind.JSONB, Kind.INT2, Kind.INT4, Kind.INT8, Kind.BOOL)
+
+
+def _lists(d: xa.Datum, n: int) -> tuple[pa.Array, np.ndarray, pa.Array]:
+    """(the list array, its offsets from 0, the elements they cover) of an array column."""
+    arr = xa.as_array(d, n)
+    offsets = np.asarray(arr.offsets, dtype=np.int64)
+    values = arr.values.slice(offsets[0], offsets[-1] - offsets[0])
+    return arr, offsets - offsets[0], values
+
+
+def _joined(lists: pa.Array, offsets: np.ndarray, pieces: pa.Array, sep: str) -> pa.Array:
+    """Each list's pieces joined by sep, NULL where the list is NULL."""
+    grouped = pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), pieces,
+                                       mask=lists.is_null())
+    return pc.binary_join(grouped, sep)
+
+
+def json_agg(e: Call, args: list, n: int) -> xa.Datum:
+    """json_agg / jsonb_agg of an array_agg result: `[1, null, 2]`; jsonb canonical."""
+    scalar = isinstance(args[0], pa.Scalar)
+    elem = e.args[0].type.elem
+    lists, offsets, values = _lists(args[0], 1 if scalar else n)
+    texts = pc.fill_null(json_text(values, elem, len(values)), "null")
+    out = pc.binary_join_element_wise("[", _joined(lists, offsets, texts, ", "), "]", "")
+    if e.type.kind is Kind.JSONB and elem.kind not in _CANONICAL_ELEMENTS:
+        out = _canonical(out)
+    return out[0] if scalar else out
+
+
+def _key_text(text: str) -> str:
+    """An object key as JSON: a scalar's JSON text, quoted unless it is a string."""
+    return text if text.startswith('"') else json_values.quote(text)
+
+
+def json_object_agg(e: Call, args: list, n: int) -> xa.Datum:
+    """json_object_agg / jsonb_object_agg of two array_agg results (keys, values), which
+    have the same lengths: `{ "a" : 1, "b" : 2 }`; jsonb canonical (the last of repeated
+    keys wins). A NULL key is 22023 as in PostgreSQL."""
+    scalar = isinstance(args[0], pa.Scalar)
+    m = 1 if scalar else n
+    lists, offsets, keys = _lists(args[0], m)
+    _, _, values = _lists(args[1], m)
+    if keys.null_count:
+        raise errors.InvalidParameterValue("field name must not be null")
+    key_t, value_t = e.args[0].type.elem, e.args[1].type.elem
+    quoted = per_distinct(_key_text, [json_text(keys, key_t, len(keys))], len(keys), types.TEXT)
+    texts = pc.fill_null(json_text(values, value_t, len(values)), "null")
+    pairs = pc.binary_join_element_wise(quoted, texts, ": " if e.type.kind is Kind.JSONB
+                                        else " : ")
+    if e.type.kind is Kind.JSONB:
+        out = _canonical(pc.binary_join_element_wise(
+            "{", _joined(lists, offsets, pairs, ", "), "}", ""))
+    else:
+        out = pc.binary_join_element_wise("{ ", _joined(lists, offsets, pairs, ", "), " }", "")
+    return out[0] if scalar else out
+
+
+# --- set-returning functions as arrays (a ProjectSet unnests them) --------------------------
+def _srf(fn):
+    def run(e: Call, args: list, n: int) -> xa.Datum:
+        jsonb = e.args[0].type.kind is Kind.JSONB
+        as_text = e.type.elem.kind is Kind.TEXT
+        return per_distinct(lambda x: fn(e, x, jsonb, as_text), args, n, e.type)
+    return run
+
+
+def _each(part: int, as_text: bool | None = None):
+    def pairs(e: Call, x: str, jsonb: bool, text_values: bool) -> list:
+        return [p[part] for p in json_ops.each(x, jsonb, text_values if as_text is None
+                                               else as_text)]
+    return _srf(pairs)
+
+
 # --- operators and functions ------------------------------------------------------------------
 def _jsonb(e: Call) -> bool:
     return e.args[0].type.kind is Kind.JSONB
@@ -159,6 +234,11 @@ CALLS = {
     Func.JSON_ARRAY_LENGTH: _apply(lambda e, x: json_ops.array_length(x, False)),
     Func.JSONB_ARRAY_LENGTH: _apply(lambda e, x: json_ops.array_length(x, True)),
     Func.TO_JSON: to_json, Func.TO_JSONB: to_json,
+    Func.JSON_AGG: json_agg, Func.JSON_OBJECT_AGG: json_object_agg,
+    Func.JSON_ELEMENTS: _srf(lambda e, x, jsonb, as_text: json_ops.elements(x, jsonb, as_text)),
+    Func.JSON_EACH_KEYS: _each(0, False), Func.JSON_EACH_TEXT_KEYS: _each(0, True),
+    Func.JSON_EACH_VALUES: _each(1),
+    Func.JSON_OBJECT_KEYS: _srf(lambda e, x, jsonb, as_text: json_ops.object_keys(x, jsonb)),
     **{f: build for f in (Func.JSON_BUILD_OBJECT, Func.JSONB_BUILD_OBJECT,
                           Func.JSON_BUILD_ARRAY, Func.JSONB_BUILD_ARRAY)},
 }

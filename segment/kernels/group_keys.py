@@ -27,7 +27,24 @@ def needs_encoding(t: pa.DataType) -> bool:
 
 
 def group_by(table: pa.Table, keys: Sequence[str], aggs: list) -> pa.Table:
-    """table.group_by(keys).aggregate(aggs), single-threaded, for keys of any type."""
+    """table.group_by(keys).aggregate(aggs), single-threaded, for keys of any type and
+    "list" aggregates of any input type."""
+    listed = [a[0] for a in aggs if len(a) > 1 and a[1] == "list"
+              and pa.types.is_struct(table.schema.field(a[0]).type)]
+    if listed:
+        # Arrow's hash_list takes no structs (ROW values): list the row numbers, then take.
+        originals = {c: _combined(table.column(c)) for c in listed}
+        rows = pa.array(np.arange(table.num_rows, dtype=np.int64))
+        for c in listed:
+            table = table.set_column(table.schema.get_field_index(c), c, rows)
+        out = group_by(table, keys, aggs)
+        for c in listed:
+            i = out.schema.get_field_index(f"{c}_list")
+            numbers = _combined(out.column(i))
+            taken = pa.ListArray.from_arrays(numbers.offsets, originals[c].take(
+                numbers.values), mask=numbers.is_null())
+            out = out.set_column(i, f"{c}_list", taken)
+        return out
     lists = [k for k in keys if needs_encoding(table.schema.field(k).type)]
     if not lists:
         return table.group_by(list(keys), use_threads=False).aggregate(aggs)

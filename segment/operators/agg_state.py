@@ -14,6 +14,7 @@ is the exact quotient rounded half away from zero (PostgreSQL's rule).
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -29,6 +30,19 @@ _COUNT_ALL = pc.CountOptions(mode="all")
 _LIMIT = 1 << 63
 
 
+class AggKind(str, enum.Enum):
+    """What an aggregate keeps per group, which decides its states and its final column.
+    (A str enum so that hash_agg.py's `kind == "count"` holds until it compares members.)"""
+
+    COUNT = "count"          # count(*), count(x): a count, merged by sum
+    SUM = "sum"              # integers and numerics: an exact unscaled sum
+    FLOAT_SUM = "float_sum"  # floats: a float64 sum
+    MINMAX = "minmax"        # min, and max of non-floats
+    FLOAT_MAX = "float_max"  # max of floats: NaN sorts above every number
+    AVG = "avg"              # a sum and a count
+    LIST = "list"            # array_agg
+
+
 @dataclass(frozen=True)
 class State:
     merge: str     # Arrow hash aggregation that combines two partial values
@@ -36,7 +50,7 @@ class State:
 
 
 class AggSpec:
-    """One AggCall. `kind` is count | sum | float_sum | minmax | float_max | avg | list.
+    """One AggCall, of one AggKind.
 
     The mode does not change what a call computes: distribute.py expresses merging as
     ordinary calls over the partial states (sum of counts, min of mins), and a FINAL over
@@ -51,17 +65,17 @@ class AggSpec:
         arg_t = call.arg.type if call.arg is not None else None
         self.arg_type: SqlType | None = arg_t
         if f in (ex.AggFunc.COUNT_STAR, ex.AggFunc.COUNT):
-            self.kind = "count"
+            self.kind = AggKind.COUNT
         elif f is ex.AggFunc.SUM:
-            self.kind = "float_sum" if arg_t.is_float else "sum"
+            self.kind = AggKind.FLOAT_SUM if arg_t.is_float else AggKind.SUM
         elif f is ex.AggFunc.AVG:
-            self.kind = "avg"
+            self.kind = AggKind.AVG
         elif f is ex.AggFunc.MAX and arg_t.is_float:
-            self.kind = "float_max"
+            self.kind = AggKind.FLOAT_MAX
         elif f in (ex.AggFunc.MIN, ex.AggFunc.MAX):
-            self.kind = "minmax"
+            self.kind = AggKind.MINMAX
         elif f is ex.AggFunc.ARRAY_AGG:
-            self.kind = "list"
+            self.kind = AggKind.LIST
         else:
             raise errors.FeatureNotSupported(f"aggregate {call.sql()} is not supported")
         self.states = self._states()
@@ -69,18 +83,18 @@ class AggSpec:
     # --- per batch ----------------------------------------------------------------------
     def _states(self) -> list[State]:
         k = self.kind
-        if k == "count":
+        if k is AggKind.COUNT:
             return [State("sum", False)]
-        if k == "sum":
+        if k is AggKind.SUM:
             return [State("sum", True)]
-        if k == "float_sum":
+        if k is AggKind.FLOAT_SUM:
             return [State("sum", False)]
-        if k == "list":  # merged lists of lists are flattened (hash_agg.flatten_lists)
+        if k is AggKind.LIST:  # merged lists of lists are flattened (hash_agg.flatten_lists)
             return [State("list", False)]
-        if k == "minmax":
+        if k is AggKind.MINMAX:
             fn = "min" if self.call.func is ex.AggFunc.MIN else "max"
             return [State(fn, False)]
-        if k == "float_max":
+        if k is AggKind.FLOAT_MAX:
             # PostgreSQL sorts NaN above every number, so max is NaN when a NaN is there;
             # Arrow's max skips NaN. Keep the max with NaN as +inf, and whether one was seen.
             return [State("max", False), State("max", False)]
@@ -90,19 +104,19 @@ class AggSpec:
     def batch_inputs(self, arg: pa.Array | None, n: int):
         """[(input column or None for count(*), Arrow hash function, options)] per state."""
         k = self.kind
-        if k == "count":
+        if k is AggKind.COUNT:
             if arg is None:
                 return [(None, "count_all", None)]
             return [(arg, "count", None)]
-        if k == "sum":
+        if k is AggKind.SUM:
             return [(self._exact_input(arg), "sum", None)]
-        if k == "float_sum":
+        if k is AggKind.FLOAT_SUM:
             return [(arg.cast(pa.float64()), "sum", None)]
-        if k == "list":
+        if k is AggKind.LIST:
             return [(arg, "list", None)]
-        if k == "minmax":
+        if k is AggKind.MINMAX:
             return [(arg, self.states[0].merge, None)]
-        if k == "float_max":
+        if k is AggKind.FLOAT_MAX:
             nan = pc.is_nan(arg)
             return [(pc.if_else(nan, pa.scalar(float("inf"), arg.type), arg), "max", None),
                     (nan.cast(pa.int8()), "max", None)]
@@ -135,19 +149,19 @@ class AggSpec:
     def finalize(self, states: list[pa.Array]) -> pa.Array:
         out_t = self.call.type
         k = self.kind
-        if k == "count":
+        if k is AggKind.COUNT:
             return states[0].fill_null(0).cast(out_t.arrow_type())
-        if k == "float_sum" or k == "minmax":
+        if k is AggKind.FLOAT_SUM or k is AggKind.MINMAX:
             return _cast(states[0], out_t)
-        if k == "list":
+        if k is AggKind.LIST:
             if pa.types.is_null(states[0].type):  # no rows at all: NULL
                 return pa.nulls(len(states[0]), out_t.arrow_type())
             return _cast(states[0], out_t)
-        if k == "float_max":
+        if k is AggKind.FLOAT_MAX:
             value, saw_nan = states
             nan = pa.scalar(float("nan"), value.type)
             return _cast(pc.if_else(pc.equal(saw_nan, 1), nan, value), out_t)
-        if k == "sum":
+        if k is AggKind.SUM:
             return exact_to_type(states[0], _scale_of(self.arg_type), out_t)
         total, count = states
         count = count.fill_null(0)

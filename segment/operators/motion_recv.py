@@ -22,6 +22,7 @@ import pyarrow as pa
 from planner import errors
 from planner import plan
 from segment.operators import base
+from segment.kernels import sort_order
 from segment.operators import ordering
 
 
@@ -106,7 +107,7 @@ def merge_sorted(streams: Sequence[Iterable[pa.RecordBatch]], sort_keys: Sequenc
         out_schema = schema if schema is not None else bufs[holders[0]].schema
         payload = base.concat_batches([bufs[j] for j in holders], out_schema)
         arrays = [pa.concat_arrays([keys[j][i] for j in holders]) for i in range(len(sort_keys))]
-        order = ordering.sort_indices(arrays, sort_keys).to_numpy()
+        order = sort_order.sort_indices(arrays, sort_keys).to_numpy()
         starts = np.cumsum([0] + [bufs[j].num_rows for j in holders])
         active = [n for n, j in enumerate(holders) if live[j]]
         if not active:  # every stream ended: the rest, sorted, is the tail
@@ -133,7 +134,7 @@ def _sort_all(batches: Iterable[pa.RecordBatch], sort_keys: Sequence[plan.SortKe
         return
     arrays = [pa.concat_arrays(list(a)) for a in zip(*(ordering.key_arrays(b, sort_keys)
                                                        for b in held))]
-    yield base.concat_batches(held, schema).take(ordering.sort_indices(arrays, sort_keys))
+    yield base.concat_batches(held, schema).take(sort_order.sort_indices(arrays, sort_keys))
 
 
 @base.register(plan.Motion)

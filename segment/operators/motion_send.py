@@ -17,6 +17,13 @@ from motion import route as motion_route
 from planner import plan as pl
 
 
+# How each kind of Motion routes its rows (motion/route.py knows routes, not plan nodes).
+ROUTES = {pl.MotionKind.GATHER: motion_route.Route.TO_ONE,
+          pl.MotionKind.GATHER_MERGE: motion_route.Route.TO_ONE,
+          pl.MotionKind.BROADCAST: motion_route.Route.TO_EVERY,
+          pl.MotionKind.REDISTRIBUTE: motion_route.Route.BY_HASH}
+
+
 def scales_of(motion: pl.Motion) -> list[int | None]:
     """Scales of the hash keys that are scaled-int numerics, or arrays of them (they hash
     by value)."""
@@ -33,11 +40,11 @@ def send(batches: Iterable[pa.RecordBatch], motion: pl.Motion, senders: list) ->
     """Route every batch to `senders` (one per receiver, in receiver order); finish them.
     Returns rows sent. On error the caller fails the senders."""
     scales = scales_of(motion)
+    how = ROUTES[motion.kind]
     live = [True] * len(senders)
     rows = 0
     for batch in batches:
-        parts = motion_route.route(batch, motion.kind.value, len(senders), motion.hash_keys,
-                                   scales)
+        parts = motion_route.route(batch, how, len(senders), motion.hash_keys, scales)
         for i, part in enumerate(parts):
             if part is not None and live[i]:
                 live[i] = senders[i].send(part)

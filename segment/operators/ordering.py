@@ -1,32 +1,22 @@
-"""Row order by SQL sort keys, shared by Sort (sort.py) and Gather Merge (motion_recv.py).
-
-Each key has its own direction and NULLS FIRST/LAST (Arrow's per-key null placement).
-Arrow sorts NaN next to the nulls, while SQL orders NaN above every number; where the two
-disagree (ASC NULLS FIRST, DESC NULLS LAST) an auxiliary is-NaN key goes first. Text sorts
-by bytes, as DESIGN.md asks. Integer-like keys that fit 64 bits together with the row
-number take a faster path (`_packed_order`).
-"""
+"""The sort key values of a batch, shared by Sort (sort.py), Sort merges (sort_merge.py)
+and Gather Merge (motion_recv.py): each key expression evaluated by segment.expr and
+prepared as it sorts; segment/kernels/sort_order.py orders rows by them."""
 
 from __future__ import annotations
 
+import datetime
 from typing import Sequence
 
-import datetime
-
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from planner import plan
-from planner.types import Kind
+from segment.kernels import sort_order
 from segment.operators import base
-from segment.kernels import expr_json
-from segment.kernels.expr_pgarray import sort_key
 
 
 def key_arrays(batch: pa.RecordBatch, keys: Sequence[plan.SortKey],
                now: datetime.datetime | None = None) -> list[pa.Array]:
-    """The sort key values of a batch (expressions evaluated by segment.expr)."""
+    """The sort key values of a batch."""
     out = []
     for k in keys:
         v = base.evaluate(k.expr, batch, now)
@@ -34,102 +24,5 @@ def key_arrays(batch: pa.RecordBatch, keys: Sequence[plan.SortKey],
             v = v.combine_chunks()
         elif isinstance(v, pa.Scalar):
             v = pa.repeat(v, batch.num_rows)
-        if pa.types.is_list(v.type):  # arrays sort as PostgreSQL's, by a binary key
-            v = sort_key(v)
-        elif k.expr.type.kind is Kind.JSONB:  # jsonb too (planner/json_values.sort_key)
-            v = expr_json.sort_keys(v)
-        out.append(v)
+        out.append(sort_order.prepared(v, k.expr.type))
     return out
-
-
-def _sort_table(arrays: Sequence[pa.Array | pa.ChunkedArray],
-                keys: Sequence[plan.SortKey]) -> tuple[pa.Table, list[tuple[str, str, str]]]:
-    cols: dict[str, pa.Array] = {}
-    spec: list[tuple[str, str, str]] = []
-    for i, (arr, k) in enumerate(zip(arrays, keys)):
-        order = "descending" if k.descending else "ascending"
-        nulls = "at_start" if k.nulls_first else "at_end"
-        if pa.types.is_floating(arr.type) and k.nulls_first != k.descending \
-                and pc.any(pc.is_nan(arr)).as_py():
-            cols[f"n{i}"] = pc.is_nan(arr)
-            spec.append((f"n{i}", order, nulls))
-        cols[f"k{i}"] = arr
-        spec.append((f"k{i}", order, nulls))
-    return pa.table(cols), spec
-
-
-def sort_indices(arrays: Sequence[pa.Array | pa.ChunkedArray],
-                 keys: Sequence[plan.SortKey]) -> pa.Array:
-    """Indices that put rows in the order of `keys`; `arrays` are the key values."""
-    packed = _packed_order(arrays, keys)
-    if packed is not None:
-        return pa.array(packed)
-    table, spec = _sort_table(arrays, keys)
-    return pc.sort_indices(table, sort_keys=spec)
-
-
-def _packed_order(arrays, keys) -> np.ndarray | None:
-    """The order by integer-like keys (ints, dates, timestamps, bools) whose value ranges,
-    null flags and the row number fit one uint64 together: each row becomes one packed
-    word and numpy's SIMD sort of plain integers does the rest, several times faster than
-    a comparison sort of rows. None when the keys do not fit."""
-    n = len(arrays[0]) if arrays else 0
-    if n < 2:
-        return np.arange(n, dtype=np.int64) if arrays else None
-    total = (n - 1).bit_length()
-    parts = []
-    for arr, k in zip(arrays, keys):
-        t = arr.type
-        if pa.types.is_integer(t) or pa.types.is_boolean(t):
-            vals = arr.cast(pa.int64())
-        elif pa.types.is_date32(t):
-            vals = arr.cast(pa.int32()).cast(pa.int64())
-        elif pa.types.is_timestamp(t) or pa.types.is_date64(t):
-            vals = arr.cast(pa.int64())
-        else:
-            return None
-        mm = pc.min_max(vals).as_py()
-        lo, hi = mm["min"], mm["max"]
-        nulls = vals.null_count > 0
-        if lo is None:  # every value NULL
-            lo = hi = 0
-        bits = (hi - lo).bit_length()
-        total += bits + nulls
-        if total > 64:
-            return None
-        parts.append((vals, lo, hi, bits, nulls, k))
-    # In-place arithmetic: fresh 8-byte-per-row arrays cost more than the sort itself.
-    packed = None
-    for vals, lo, hi, bits, nulls, k in parts:
-        if nulls:
-            vals_np = vals.fill_null(lo).to_numpy(zero_copy_only=False)
-        else:
-            vals_np = vals.to_numpy(zero_copy_only=False)
-        field = vals_np.astype(np.int64, copy=True)
-        field -= np.int64(lo)
-        field = field.view(np.uint64)  # 0 .. hi - lo
-        if k.descending:
-            np.subtract(np.uint64(hi - lo), field, out=field)
-        if nulls:
-            flag = vals.is_null().to_numpy(zero_copy_only=False) != k.nulls_first  # 0 first
-            field |= flag.astype(np.uint64) << np.uint64(bits)
-        if packed is None:
-            packed = field
-        else:
-            packed <<= np.uint64(bits + nulls)
-            packed |= field
-    idx_bits = (n - 1).bit_length()
-    packed <<= np.uint64(idx_bits)
-    packed |= np.arange(n, dtype=np.uint64)
-    packed.sort()
-    packed &= np.uint64((1 << idx_bits) - 1)
-    return packed.view(np.int64)
-
-
-def top_k_indices(arrays: Sequence[pa.Array | pa.ChunkedArray],
-                  keys: Sequence[plan.SortKey], k: int) -> pa.Array:
-    """Indices of the first k rows in the order of `keys`, in that order."""
-    table, spec = _sort_table(arrays, keys)
-    if k >= table.num_rows:
-        return pc.sort_indices(table, sort_keys=spec)
-    return pc.select_k_unstable(table, k, sort_keys=spec)

@@ -20,6 +20,7 @@ from planner import expr as ex
 from planner import plan
 from segment import memory
 from segment.operators import base
+from segment.kernels import sort_order
 from segment.operators import ordering
 from segment.operators import sort_merge
 
@@ -96,7 +97,7 @@ class SortOp:
             # Encoded strings stay so: only the K rows kept are decoded, above.
             batch = base.conform(batch, self.schema, dictionaries=True)
             if batch.num_rows > k:
-                idx = ordering.top_k_indices(b_keys, self.node.keys, k)
+                idx = sort_order.top_k_indices(b_keys, self.node.keys, k)
                 batch, b_keys = _take(batch, idx), [a.take(idx) for a in b_keys]
             rows.append(batch)
             keys.append(b_keys)
@@ -111,15 +112,15 @@ class SortOp:
         """The best k rows among the candidates, as one batch and its keys."""
         batch = base.concat_batches(rows, self.schema)
         arrays = [_concat([ks[i] for ks in keys]) for i in range(len(self.node.keys))]
-        idx = ordering.top_k_indices(arrays, self.node.keys, k)
+        idx = sort_order.top_k_indices(arrays, self.node.keys, k)
         return _take(batch, idx), [a.take(idx) for a in arrays]
 
     def _emit(self, rows, keys, k) -> Iterator[pa.RecordBatch]:
         arrays = [_concat([ks[i] for ks in keys]) for i in range(len(self.node.keys))]
         if k is None:
-            idx = ordering.sort_indices(arrays, self.node.keys)
+            idx = sort_order.sort_indices(arrays, self.node.keys)
         else:
-            idx = ordering.top_k_indices(arrays, self.node.keys, k)
+            idx = sort_order.top_k_indices(arrays, self.node.keys, k)
         if not self.schema.names:
             yield base.rows_without_columns(len(idx))
             return

@@ -27,7 +27,7 @@ import pyarrow as pa
 from planner import plan
 from segment import memory
 from segment.operators import base
-from segment.operators import ordering
+from segment.kernels import sort_order
 
 FAN_IN = 16          # runs merged at once when the budget allows
 MAX_FAN_IN = 64
@@ -47,7 +47,7 @@ def write_run(res: memory.Reservation, rows: list[pa.RecordBatch], keys: list[li
     """Sort the held batches (with their key arrays) and write them as one run."""
     table = pa.Table.from_batches(rows, payload)
     arrays = [_concat([ks[i] for ks in keys]) for i in range(len(sort_keys))]
-    idx = ordering.sort_indices(arrays, sort_keys)
+    idx = sort_order.sort_indices(arrays, sort_keys)
     n = len(idx)
     nbytes = table.nbytes + sum(a.nbytes for a in arrays)
     step = run_batch_rows(nbytes, n, res.budget)
@@ -147,7 +147,7 @@ def _merge_group(res, runs, sort_keys, n_payload) -> Iterator[pa.RecordBatch]:
             parts = [heads[i].rest() for i in involved]
             table = pa.Table.from_batches(parts)
             arrays = [_combined(table.column(n_payload + j)) for j in range(nk)]
-            order = _np(ordering.sort_indices(arrays, sort_keys))
+            order = _np(sort_order.sort_indices(arrays, sort_keys))
             lens = np.array([p.num_rows for p in parts], np.int64)
             ends = np.cumsum(lens)
             b = involved.index(bound)
@@ -181,7 +181,7 @@ def _bound(heads: list[_Head], sort_keys, n_payload) -> tuple[int, list[int]]:
         probes.append(h.batch.slice(h.batch.num_rows - 1, 1))
     table = pa.Table.from_batches(probes)
     arrays = [_combined(table.column(n_payload + j)) for j in range(nk)]
-    order = _np(ordering.sort_indices(arrays, sort_keys))
+    order = _np(sort_order.sort_indices(arrays, sort_keys))
     rank = np.empty(len(order), np.int64)
     rank[order] = np.arange(len(order))
     first, last = rank[0::2], rank[1::2]

@@ -12,7 +12,7 @@ import sqlglot
 from sqlglot import exp
 
 from coordinator.catalog import Catalog, SessionCatalog
-from coordinator.ddl import analyze_targets
+from planner.analyze_statement import targets as analyze_targets
 from coordinator.transaction import NameLocks, collect_garbage
 from planner import errors, schema, types
 from planner.schema import ColumnDef, DistKind, DistPolicy, RelationName, TableDef

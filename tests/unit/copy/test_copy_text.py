@@ -46,17 +46,17 @@ def error(data: bytes, fmt=TEXT, cols=COLS, **kw) -> errors.QueryError:
 # --- options ----------------------------------------------------------------------------
 def test_option_defaults():
     text = copy_options.parse_copy_options({})
-    assert (text.format, text.delimiter, text.null, text.header) == ("text", "\t", "\\N", False)
+    assert (text.format, text.delimiter, text.null, text.header) == (
+        CopyFormat.TEXT, "\t", "\\N", False)
     csv = copy_options.parse_copy_options({"format": "CSV", "header": None})
     assert (csv.format, csv.delimiter, csv.null, csv.quote, csv.escape, csv.header) == \
-        ("csv", ",", "", '"', '"', True)
-    assert csv.copy_format is CopyFormat.CSV
+        (CopyFormat.CSV, ",", "", '"', '"', True)
     match = copy_options.parse_copy_options({"format": "csv", "header": "match"})
     assert match.header and match.header_match
     custom = copy_options.parse_copy_options({"format": "csv", "quote": "'", "delimiter": ";",
                                               "null": "NULL", "encoding": "utf-8"})
     assert (custom.quote, custom.escape, custom.delimiter, custom.null) == ("'", "'", ";", "NULL")
-    assert copy_options.parse_copy_options({"format": "binary"}).copy_format is CopyFormat.BINARY
+    assert copy_options.parse_copy_options({"format": "binary"}).format is CopyFormat.BINARY
 
 
 @pytest.mark.parametrize("params, state, message", [
@@ -263,6 +263,8 @@ def test_csv_escape_split_everywhere():
 
 
 # --- speed ------------------------------------------------------------------------------
+# Timing of 1M rows depends on the machine and its load: with -m heavy only.
+@pytest.mark.heavy
 def test_one_million_rows_timing():
     rng = np.random.default_rng(7)
     a, b = rng.integers(-10**12, 10**12, 1_000_000), rng.integers(0, 10**6, 1_000_000)

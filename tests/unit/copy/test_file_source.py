@@ -19,11 +19,12 @@ from segment.ingest import copy_binary, file_source
 
 COLS = [ColumnDef("id", T.INT8, not_null=True), ColumnDef("price", T.numeric(15, 2)),
         ColumnDef("name", T.varchar(10)), ColumnDef("day", T.DATE)]
+CSV = copy_options.CopyOptions(format=copy_options.CopyFormat.CSV)
 
 
 def read(path, fmt, cols=COLS, **params) -> list[dict]:
-    options = copy_options.parse_copy_options(params)
-    batches = list(file_source.read_file(str(path), fmt, options, cols, table="t"))
+    options = copy_options.parse_copy_options({**params, "format": fmt})
+    batches = list(file_source.read_file(str(path), options, cols, table="t"))
     assert all(b.schema.types == [c.type.arrow_type() for c in cols] for b in batches)
     return pa.Table.from_batches(batches).to_pylist() if batches else []
 
@@ -91,14 +92,14 @@ def test_parquet_errors(tmp_path):
 def test_missing_file_and_directory(tmp_path):
     missing = str(tmp_path / "nope.csv")
     with pytest.raises(errors.UndefinedFile) as info:
-        file_source.read_file(missing, "csv", copy_options.CopyOptions(), COLS)
+        file_source.read_file(missing, CSV, COLS)
     assert (info.value.sqlstate, info.value.located) == (
         "58P01", f'could not open file "{missing}" for reading: No such file or directory')
     with pytest.raises(errors.QueryError) as info:
-        file_source.read_file(str(tmp_path), "text", copy_options.CopyOptions(), COLS)
+        file_source.read_file(str(tmp_path), copy_options.CopyOptions(), COLS)
     assert (info.value.sqlstate, info.value.located) == ("42809", f'"{tmp_path}" is a directory')
     with pytest.raises(errors.InvalidParameterValue):
-        file_source.read_file(missing, "xml", copy_options.CopyOptions(), COLS)
+        copy_options.parse_copy_options({"format": "xml"})
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
@@ -107,5 +108,5 @@ def test_unreadable_file(tmp_path):
     path.write_text("1\n")
     path.chmod(0)
     with pytest.raises(errors.QueryError) as info:
-        file_source.read_file(str(path), "csv", copy_options.CopyOptions(), COLS)
+        file_source.read_file(str(path), CSV, COLS)
     assert info.value.sqlstate == "42501"

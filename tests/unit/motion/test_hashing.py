@@ -380,6 +380,8 @@ def test_partition_edge_cases():
         pa.record_batch({"k": pa.array([5])}), [0], 3)]
 
 
+# Timing of 10M rows depends on the machine and its load: with -m heavy only.
+@pytest.mark.heavy
 def test_speed_sanity():
     arr = pa.array(np.arange(10_000_000, dtype=np.int64))
     hashing.hash_arrays([arr[:10]])

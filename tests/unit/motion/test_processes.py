@@ -22,7 +22,8 @@ import pytest
 
 from motion import hashing, route
 from motion.errors import MotionError
-from motion.route import MotionKind
+from planner.plan import MotionKind
+from segment.operators.motion_send import ROUTES
 from motion.service import MotionService
 
 HOST = "127.0.0.1"
@@ -203,7 +204,7 @@ def test_every_kind_between_processes(peers, kind, transport):
     mode = "streams" if kind == MotionKind.GATHER_MERGE else "batches"
     recv_tags = [p.submit("receive", (qid, 1, r), 2, mode) for r, p in enumerate(receivers)]
     eps = [p.endpoint for p in receivers]
-    send_tags = [peers[i].submit("send", eps, qid, kind.value, i, transport == "shm", [0])
+    send_tags = [peers[i].submit("send", eps, qid, ROUTES[kind], i, transport == "shm", [0])
                  for i in range(2)]
     for i, tag in enumerate(send_tags):
         for st in peers[i].result(tag):

@@ -18,7 +18,7 @@ import pytest
 
 from motion import hashing, route
 from motion.errors import MotionError
-from motion.route import MotionKind
+from motion.route import Route
 from motion.service import MotionService
 
 TRANSPORTS = ["shm", "tcp"]
@@ -87,7 +87,7 @@ def join(threads, errors):
 def test_gather(pair, transport):
     rx, tx = pair
     r = rx.open_receiver(("q", 1, 0), 3)
-    threads, errors = run_senders(tx, [rx.endpoint()], "q", MotionKind.GATHER, 3, transport)
+    threads, errors = run_senders(tx, [rx.endpoint()], "q", Route.TO_ONE, 3, transport)
     got = table_of(r.batches())
     join(threads, errors)
     assert got.equals(table_of(b for i in range(3) for b in make_batches(i)))
@@ -101,7 +101,7 @@ def test_gather(pair, transport):
 def test_gather_merge_streams(pair, transport):
     rx, tx = pair
     r = rx.open_receiver(("q", 1, 0), 3)
-    threads, errors = run_senders(tx, [rx.endpoint()], "q", MotionKind.GATHER_MERGE, 3,
+    threads, errors = run_senders(tx, [rx.endpoint()], "q", Route.TO_ONE, 3,
                                   transport)
     streams = r.streams()
     # Read the last stream first: the others wait in memory meanwhile.
@@ -125,7 +125,7 @@ def test_redistribute(tmp_path, transport):
         eps = [s.endpoint() for s in services]
         receivers = [s.open_receiver(("q", 1, i), 2) for i, s in enumerate(services)]
         # Service 0 also sends, to itself among others.
-        threads, errors = run_senders(services[0], eps, "q", MotionKind.REDISTRIBUTE, 2,
+        threads, errors = run_senders(services[0], eps, "q", Route.BY_HASH, 2,
                                       transport, keys=(0, 1))
         parts = [table_of(r.batches()) for r in receivers]
         join(threads, errors)
@@ -145,7 +145,7 @@ def test_broadcast(tmp_path, transport):
     try:
         eps = [s.endpoint() for s in services]
         receivers = [s.open_receiver(("q", 1, i), 2) for i, s in enumerate(services)]
-        threads, errors = run_senders(services[1], eps, "q", MotionKind.BROADCAST, 2,
+        threads, errors = run_senders(services[1], eps, "q", Route.TO_EVERY, 2,
                                       transport)
         everything = table_of(b for i in range(2) for b in make_batches(i))
         for r in receivers:

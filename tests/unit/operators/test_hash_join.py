@@ -377,6 +377,8 @@ def test_unique_build_keys_with_residual(duck):
         _check(duck, lt, rt, jt, "int", True, probe_rows=1000)
 
 
+# A benchmark (about 27 s): with -m heavy, not in the default run.
+@pytest.mark.heavy
 def test_timing_against_duckdb(duck):
     """6M probe rows against 1.5M build rows on an int64 key (sparse: the hash table) and
     on text keys, printed next to DuckDB. Times are not asserted: machines differ."""

@@ -14,6 +14,7 @@ from planner import errors
 from planner import plan
 from planner import types as T
 from segment.operators import base
+from segment.kernels import sort_order
 from segment.operators import motion_recv, ordering
 
 FIELDS = plan.fields_of([("a", T.INT4), ("s", T.TEXT), ("id", T.INT8)])
@@ -31,7 +32,7 @@ def _rows(n: int, seed: int) -> pa.Table:
 
 def _sorted(t: pa.Table) -> pa.Table:
     b = base.table_to_batch(t)
-    return t.take(ordering.sort_indices(ordering.key_arrays(b, KEYS), KEYS))
+    return t.take(sort_order.sort_indices(ordering.key_arrays(b, KEYS), KEYS))
 
 
 def _key_tuples(t: pa.Table) -> list[tuple]:

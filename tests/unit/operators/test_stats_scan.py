@@ -15,7 +15,7 @@ import opkit as k
 from planner import plan
 from planner import types as T
 from planner.schema import ColumnDef, DistKind, DistPolicy, TableDef
-from planner.rules import stats_aggregate
+from planner.rules.stats_aggregate import _stat_field, from_statistics
 from segment.operators import base
 from segment.storage.shard_store import ShardStore
 from test_scan import COLUMNS, TABLE, _SpyStore, _data, store  # noqa: F401 - fixture
@@ -24,7 +24,7 @@ S = plan.ChunkStat
 
 
 def _stats_scan(table, wanted) -> plan.StatsScan:
-    fields = tuple(stats_aggregate._stat_field(table, kind, c) for kind, c in wanted)
+    fields = tuple(_stat_field(table, kind, c) for kind, c in wanted)
     return plan.StatsScan(table, tuple(wanted), fields)
 
 
@@ -100,7 +100,7 @@ def test_rule_takes_only_what_statistics_answer(agg, ok):
                                              k.lit(1, T.INT8)), False, T.INT8)}[agg]
     partial = plan.Aggregate(scan, (), (call,), plan.AggMode.PARTIAL,
                              plan.fields_of([("a", call.type)]))
-    got = stats_aggregate.from_statistics(partial)
+    got = from_statistics(partial)
     assert (got is not None) == ok
     if ok:
         assert isinstance(got.child, plan.StatsScan)
@@ -108,4 +108,4 @@ def test_rule_takes_only_what_statistics_answer(agg, ok):
     # A WHERE (a filtered scan) always reads rows.
     filtered = plan.Aggregate(plan.Filter(scan, k.lit(True, T.BOOL), scan.fields), (),
                               (call,), plan.AggMode.PARTIAL, partial.fields)
-    assert stats_aggregate.from_statistics(filtered) is None
+    assert from_statistics(filtered) is None

@@ -105,7 +105,7 @@ def test_distribution_on_missing_column():
 
 def test_ctas_and_explain():
     st = statements.classify("create table t2 as select 1 as a distributed randomly")
-    assert st.kind is Kind.CREATE_TABLE_AS and st.policy_clause == ("randomly", [])
+    assert st.kind is Kind.CREATE_TABLE_AS and st.policy_clause == (DistKind.RANDOM, ())
     st = statements.classify("EXPLAIN ANALYZE select 1")
     assert st.kind is Kind.EXPLAIN and st.analyze and st.inner.kind is Kind.QUERY
     st = statements.classify("explain (analyze false, costs off) select 1")

@@ -1,0 +1,117 @@
+"""Row, distinct-value and byte estimates of plan nodes: the one place the planner prices
+a plan. The binder's join order (bind_join), the placement of joins and aggregates
+(distribute) and EXPLAIN's `rows=` all ask here, so they never disagree.
+
+Rows come from ANALYZE's statistics (TableStats rows, per-column distinct counts) and fixed
+guesses where there are none (a filter keeps a third). Costs that depend on the cluster
+take the segment count as an argument: a Broadcast sends its input to every segment.
+Where a node's rows land (its locus) is distribute's business, not this module's.
+"""
+
+from __future__ import annotations
+
+from planner import expr as ex
+from planner import plan as pl
+from planner import table_functions, types
+
+FILTER_SELECTIVITY = 0.33
+
+# Bytes per value of fixed-width types; anything else counts 16 bytes.
+_WIDTH = {types.Kind.BOOL: 1, types.Kind.INT2: 2, types.Kind.INT4: 4, types.Kind.INT8: 8,
+          types.Kind.FLOAT4: 4, types.Kind.FLOAT8: 8, types.Kind.NUMERIC: 8,
+          types.Kind.DATE: 4, types.Kind.TIMESTAMP: 8, types.Kind.TIMESTAMPTZ: 8}
+_OTHER_WIDTH = 16
+
+
+def rows(node: pl.Node) -> float:
+    """Estimated rows of `node`'s output (over all segments)."""
+    if isinstance(node, pl.Scan):
+        n = float(node.table.stats.rows)
+        return n * (FILTER_SELECTIVITY if node.filter is not None else 1.0)
+    if isinstance(node, pl.Values):
+        return float(len(node.rows))
+    if isinstance(node, pl.Materialized):
+        return float(node.table.num_rows)
+    if isinstance(node, pl.GenerateSeries):
+        return float(max(0, (node.stop - node.start) // node.step + 1))
+    if isinstance(node, pl.TableFunction):
+        return table_functions.estimate_rows(node)
+    if isinstance(node, pl.Filter):
+        return rows(node.child) * FILTER_SELECTIVITY
+    if isinstance(node, pl.Expand):
+        return rows(node.child) * len(node.sets)
+    if isinstance(node, pl.Aggregate):
+        return _aggregate_rows(node)
+    if isinstance(node, pl.HashJoin):
+        return _join_rows(node)
+    if isinstance(node, pl.Append):
+        return sum(rows(c) for c in node.inputs)
+    if isinstance(node, (pl.Sort, pl.Limit)) and node.limit is not None:
+        return min(float(node.limit), rows(node.child))
+    if node.children():
+        return rows(node.children()[0])
+    return 1.0
+
+
+def _aggregate_rows(node: pl.Aggregate) -> float:
+    """Groups: the product of the keys' distinct counts (a guess of 10 * sqrt(rows) for
+    a key without statistics), at most the input's rows."""
+    if not node.keys:
+        return 1.0
+    n = rows(node.child)
+    groups = 1.0
+    for k in node.keys:
+        d = column_distinct(node.child, k.index) if isinstance(k, ex.ColumnRef) else None
+        groups *= d if d else max(1.0, n ** 0.5 * 10)
+    return max(1.0, min(n, groups))
+
+
+def _join_rows(node: pl.HashJoin) -> float:
+    left, right = rows(node.left), rows(node.right)
+    if node.join_type in (pl.JoinType.SEMI, pl.JoinType.ANTI, pl.JoinType.ANTI_NULL_AWARE):
+        return left * (0.5 if node.right_keys else 1.0)
+    if not node.left_keys:
+        return left * right
+    d = max([x for x in (column_distinct(node.left, node.left_keys[0]),
+                         column_distinct(node.right, node.right_keys[0])) if x] or [0])
+    n = left * right / d if d else max(left, right)
+    if node.join_type is not pl.JoinType.INNER:
+        n = max(n, left if node.join_type is pl.JoinType.LEFT else right)
+    return max(1.0, n)
+
+
+def column_distinct(node: pl.Node, index: int) -> float | None:
+    """ANALYZE's distinct-value estimate of output column `index`, where it is traceable
+    to a table column through filters, projections and motions; None when unknown."""
+    if isinstance(node, pl.Scan):
+        stats = node.table.stats.columns.get(node.fields[index].name)
+        return stats.distinct if stats is not None else None
+    if isinstance(node, pl.Project):
+        e = node.exprs[index]
+        return column_distinct(node.child, e.index) if isinstance(e, ex.ColumnRef) else None
+    if isinstance(node, (pl.Filter, pl.Motion, pl.Sort, pl.Limit)) or (
+            isinstance(node, pl.WindowAgg) and index < len(node.child.fields)):
+        return column_distinct(node.child, index)
+    if isinstance(node, pl.HashJoin):
+        nl = len(node.left.fields)
+        return column_distinct(node.left, index) if index < nl else \
+            column_distinct(node.right, index - nl)
+    if isinstance(node, pl.Aggregate) and index < len(node.keys):
+        k = node.keys[index]
+        return column_distinct(node.child, k.index) if isinstance(k, ex.ColumnRef) else None
+    return None
+
+
+def row_width(node: pl.Node) -> int:
+    """Estimated bytes of one output row of `node` (at least 1)."""
+    return sum(_WIDTH.get(f.type.kind, _OTHER_WIDTH) for f in node.fields) or 1
+
+
+def output_bytes(node: pl.Node) -> float:
+    """Estimated bytes of `node`'s whole output: what a Redistribute or Gather of it sends."""
+    return rows(node) * row_width(node)
+
+
+def broadcast_bytes(node: pl.Node, n_segments: int) -> float:
+    """Bytes a Broadcast of `node` sends: its whole output to each of `n_segments`."""
+    return output_bytes(node) * n_segments

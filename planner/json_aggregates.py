@@ -1,0 +1,75 @@
+"""json_agg, jsonb_agg, json_object_agg and jsonb_object_agg as expressions over array_agg,
+so that they distribute as array_agg does (the input gathered in order per group):
+
+    json_agg(x ORDER BY o)           = JSON_AGG(array_agg(x ORDER BY o))
+    json_object_agg(k, v ORDER BY o) = JSON_OBJECT_AGG(array_agg(k ORDER BY o),
+                                                       array_agg(v ORDER BY o))
+
+array_agg keeps NULL inputs (json_agg shows them as null) and is NULL over no rows (so is
+json_agg). The finishing calls (segment/kernels/expr_json.py) print PostgreSQL's text:
+json_agg `[1, null, 2]`, json_object_agg `{ "a" : 1, "b" : 2 }` (keys repeated as given),
+the jsonb forms canonical jsonb (keys deduplicated, the last wins). A NULL key is 22023
+`field name must not be null` when the group is finished; a key of a json, jsonb, array or
+record type is 22023 `key value must be scalar, not array, composite, or json`, as in
+PostgreSQL. DISTINCT is 0A000. bind_json.mark_aggregates makes sqlglot's jsonb_agg (an
+Anonymous call) an aggregate node so that the binder sees an aggregate.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from planner import bind_json, errors, types
+from planner import expr as ex
+from planner.expr import Func
+from planner.types import Kind
+
+NODES = bind_json.AGGREGATES
+
+
+def _name(tree: exp.Expression) -> str:
+    return {bind_json.JSONBArrayAgg: "jsonb_agg", exp.JSONArrayAgg: "json_agg",
+            exp.JSONObjectAgg: "json_object_agg",
+            exp.JSONBObjectAgg: "jsonb_object_agg"}[type(tree)]
+
+
+def _arguments(tree: exp.Expression) -> list[exp.Expression]:
+    if isinstance(tree, exp.JSONObjectAgg):
+        return list(tree.expressions)
+    if isinstance(tree, exp.JSONBObjectAgg):
+        return [a for a in (tree.this, tree.expression) if a is not None]
+    return [tree.this] if tree.this is not None else []
+
+
+def bind(tree: exp.Expression, bind_agg) -> ex.Expr:
+    """The expression the json aggregate `tree` equals; `bind_agg` binds a sqlglot
+    aggregate call of the query level (array_agg here) to its reference."""
+    name = _name(tree)
+    args = _arguments(tree)
+    order = None
+    if args and isinstance(args[-1], exp.Order):  # ORDER BY is written after the last
+        order = args[-1]
+        args[-1] = order.this
+    if any(isinstance(a, exp.Distinct) for a in args):
+        raise errors.FeatureNotSupported(f"{name}(DISTINCT ...)")
+    want = 1 if name in ("json_agg", "jsonb_agg") else 2
+    if len(args) != want:
+        raise errors.UndefinedFunction(f"function {name} with {len(args)} arguments does "
+                                       "not exist")
+
+    def array_agg(a: exp.Expression) -> ex.Expr:
+        inner = a.copy()
+        if order is not None:
+            inner = order.copy()
+            inner.set("this", a.copy())
+        return bind_agg(exp.ArrayAgg(this=inner))
+
+    out = types.JSONB if name.startswith("jsonb") else types.JSON
+    arrays = tuple(array_agg(a) for a in args)
+    if len(arrays) == 1:
+        return ex.Call(Func.JSON_AGG, arrays, out)
+    key = arrays[0].type.elem
+    if key.kind in (Kind.JSON, Kind.JSONB) or key.is_array:
+        raise errors.InvalidParameterValue(
+            "key value must be scalar, not array, composite, or json")
+    return ex.Call(Func.JSON_OBJECT_AGG, arrays, out)

@@ -1,0 +1,158 @@
+"""Fixtures for every rule of planner/rules/: an input plan, the plan the rule must give,
+and the rule applied to its own output changes nothing (each rule is idempotent). Plans
+are built by hand from plan nodes, so a fixture fails on the rule alone, not the binder.
+test_sum_of_constant.py has more cases of that rule, test_stats_scan.py of stats_aggregate
+against real chunks."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from planner import expr as ex
+from planner import locus as lc
+from planner import plan as pl
+from planner import rules
+from planner import types as T
+from planner import window as wn
+from planner.schema import ColumnDef, DistKind, DistPolicy, TableDef
+
+TABLE = TableDef(1, "t", (ColumnDef("a", T.INT8), ColumnDef("b", T.INT4),
+                          ColumnDef("c", T.TEXT)), DistPolicy(DistKind.HASHED, (0,)))
+FIELDS = pl.fields_of([("a", T.INT8), ("b", T.INT4), ("c", T.TEXT)])
+SCAN = pl.Scan(TABLE, (0, 1, 2), FIELDS)
+A, B, C = (ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(FIELDS))
+
+
+def lit(v, t=T.INT4):
+    return ex.Literal(v, t)
+
+
+def cmp(func, left, right):
+    return ex.Call(func, (left, right), T.BOOL)
+
+
+def scan(cols=(0, 1, 2), filter=None, locus=None):
+    return pl.Scan(TABLE, cols, tuple(FIELDS[i] for i in cols), filter, locus=locus)
+
+
+B_GT_1 = cmp(ex.Func.GT, B, lit(1))
+A_LT_9 = cmp(ex.Func.LT, A, lit(9, T.INT8))
+
+
+# --- pushdown_filters: WHERE predicates into the Scan below --------------------------------
+def _pushdown_fixtures():
+    yield "filter_into_scan", pl.Filter(SCAN, B_GT_1, FIELDS), scan(filter=B_GT_1)
+    both = ex.Call(ex.Func.AND, (A_LT_9, B_GT_1), T.BOOL)
+    yield ("two_filters_and_together",
+           pl.Filter(pl.Filter(SCAN, A_LT_9, FIELDS), B_GT_1, FIELDS), scan(filter=both))
+    proj = pl.Project(SCAN, (A,), FIELDS[:1])
+    yield ("filter_above_a_project_stays", pl.Filter(proj, A_LT_9, FIELDS[:1]),
+           pl.Filter(proj, A_LT_9, FIELDS[:1]))
+    j = pl.HashJoin(pl.Filter(SCAN, B_GT_1, FIELDS), SCAN, pl.JoinType.INNER, (0,), (0,),
+                    None, FIELDS + FIELDS)
+    yield ("into_both_sides_of_a_join", j, replace(j, left=scan(filter=B_GT_1)))
+
+
+# --- sum_of_constant: sum(x + c) as sum(x) + c * count(x) ----------------------------------
+def _sum_of_constant_fixtures():
+    small = ex.ColumnRef(0, T.INT2, "s")
+    table = TableDef(2, "s", (ColumnDef("s", T.INT2),), DistPolicy(DistKind.RANDOM))
+    s_scan = pl.Scan(table, (0,), pl.fields_of([("s", T.INT2)]))
+    wide = ex.Cast(small, T.INT4)
+    call = ex.AggCall(ex.AggFunc.SUM, ex.Call(ex.Func.ADD, (wide, lit(3)), T.INT4), False,
+                      T.INT8)
+    agg = pl.Aggregate(s_scan, (), (call,), pl.AggMode.SINGLE, (pl.Field("sum", T.INT8),))
+    out = rules.sum_of_constant(agg)
+    # The expected shape: one sum and one count of s, and sum + 3 * count above them.
+    assert isinstance(out, pl.Project) and [a.func for a in out.child.aggs] == [
+        ex.AggFunc.SUM, ex.AggFunc.COUNT]
+    yield "sum_plus_constant", agg, out
+    plain = pl.Aggregate(s_scan, (), (ex.AggCall(ex.AggFunc.SUM, small, False, T.INT8),),
+                         pl.AggMode.SINGLE, (pl.Field("sum", T.INT8),))
+    yield "plain_sum_unchanged", plain, plain
+
+
+# --- window_top_n: rn <= n above row_number() marks the WindowAgg ---------------------------
+def _window_top_n_fixtures():
+    rn = wn.WindowCall(wn.WindowFunc.ROW_NUMBER, None, T.INT8)
+    w_fields = FIELDS + (pl.Field("rn", T.INT8),)
+    w = pl.WindowAgg(SCAN, (1,), (pl.SortKey(A),), (rn,), w_fields)
+    refs = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(w_fields))
+    proj = pl.Project(w, refs, w_fields)
+    rn_ref = refs[3]
+    top3 = pl.Filter(proj, cmp(ex.Func.LE, rn_ref, lit(3, T.INT8)), w_fields)
+    yield ("rank_at_most_n_keeps_n", top3,
+           replace(top3, child=replace(proj, child=replace(w, keep=(0, 3)))))
+    other = pl.Filter(proj, cmp(ex.Func.GT, rn_ref, lit(3, T.INT8)), w_fields)
+    yield "rank_above_n_unchanged", other, other
+    summed = wn.WindowCall(wn.WindowFunc.SUM, 1, T.INT8)
+    not_rank = pl.Filter(replace(proj, child=replace(w, calls=(summed,))),
+                         cmp(ex.Func.LE, rn_ref, lit(3, T.INT8)), w_fields)
+    yield "not_a_ranking_unchanged", not_rank, not_rank
+
+
+# --- prune_columns: a Scan reads only what is used above it ---------------------------------
+def _prune_columns_fixtures():
+    proj = pl.Project(SCAN, (C,), FIELDS[2:])
+    c0 = ex.ColumnRef(0, T.TEXT, "c")
+    yield "project_one_column", proj, pl.Project(scan((2,)), (c0,), FIELDS[2:])
+    filt = pl.Project(pl.Filter(SCAN, B_GT_1, FIELDS), (C,), FIELDS[2:])
+    b0 = ex.ColumnRef(0, T.INT4, "b")
+    kept = (FIELDS[1], FIELDS[2])
+    yield ("filter_columns_kept", filt,
+           pl.Project(pl.Filter(scan((1, 2)), cmp(ex.Func.GT, b0, lit(1)), kept),
+                      (ex.ColumnRef(1, T.TEXT, "c"),), FIELDS[2:]))
+    count = pl.Aggregate(SCAN, (), (ex.AggCall(ex.AggFunc.COUNT_STAR, None, False, T.INT8),),
+                         pl.AggMode.SINGLE, (pl.Field("count", T.INT8),))
+    yield "count_star_reads_one_column", count, replace(count, child=scan((0,)))
+
+
+# --- stats_aggregate (after distribute): a PARTIAL count/min/max from chunk statistics ------
+def _stats_aggregate_fixtures():
+    hashed = lc.hashed(0)
+    s = scan((0, 1), locus=hashed)
+    calls = (ex.AggCall(ex.AggFunc.COUNT_STAR, None, False, T.INT8),
+             ex.AggCall(ex.AggFunc.MAX, ex.ColumnRef(1, T.INT4, "b"), False, T.INT4))
+    out_fields = (pl.Field("count(*)", T.INT8), pl.Field("max(b)", T.INT4))
+    partial = pl.Aggregate(s, (), calls, pl.AggMode.PARTIAL, out_fields, locus=lc.STREWN)
+    stats = ((pl.ChunkStat.ROWS, None), (pl.ChunkStat.MAX, 1))
+    st_fields = (pl.Field("rows", T.INT8), pl.Field("max(b)", T.INT4))
+    expected = pl.Aggregate(
+        pl.StatsScan(TABLE, stats, st_fields, locus=lc.STREWN), (),
+        (ex.AggCall(ex.AggFunc.SUM, ex.ColumnRef(0, T.INT8, "rows"), False, T.INT8),
+         ex.AggCall(ex.AggFunc.MAX, ex.ColumnRef(1, T.INT4, "max(b)"), False, T.INT4)),
+        pl.AggMode.PARTIAL, out_fields, locus=lc.STREWN)
+    gather = pl.Motion(partial, pl.MotionKind.GATHER, out_fields, slice_id=1, locus=lc.ENTRY)
+    yield "partial_under_a_gather", gather, replace(gather, child=expected)
+    filtered = replace(partial, child=replace(s, filter=B_GT_1))
+    yield "filtered_scan_unchanged", filtered, filtered
+    single = replace(partial, mode=pl.AggMode.SINGLE)
+    yield "single_stage_unchanged", single, single
+
+
+FIXTURES = {
+    rules.pushdown_filters: _pushdown_fixtures,
+    rules.sum_of_constant: _sum_of_constant_fixtures,
+    rules.window_top_n: _window_top_n_fixtures,
+    rules.prune_columns: _prune_columns_fixtures,
+    rules.stats_aggregate: _stats_aggregate_fixtures,
+}
+
+
+def _cases():
+    for rule, fixtures in FIXTURES.items():
+        for name, given, expected in fixtures():
+            yield pytest.param(rule, given, expected, id=f"{rule.__name__}-{name}")
+
+
+@pytest.mark.parametrize(("rule", "given", "expected"), list(_cases()))
+def test_rule_gives_the_expected_plan_and_is_idempotent(rule, given, expected):
+    out = rule(given)
+    assert out == expected
+    assert rule(out) == out
+
+
+def test_every_rule_has_fixtures():
+    assert set(FIXTURES) == set(rules.RULES) | set(rules.DISTRIBUTED_RULES)
