@@ -130,6 +130,9 @@ class QueryBinder:
                 columns += sc.columns
                 parts.append(bind_join.Part(node, list(range(start, len(columns)))))
             scope = Scope(columns)
+        # USING / NATURAL first: WHERE reads their merged columns (not ambiguous).
+        ons = self._join_conditions(parts, joins, scope) if from_ is not None and joins \
+            and not laterals else None
         n_outer = len(outer.columns) if outer is not None else 0
         bind_scope = LayeredScope(scope, outer) if outer is not None else scope
         preds, correlated = [], []
@@ -145,7 +148,7 @@ class QueryBinder:
                     preds.append(c)
         if laterals:
             return self._lateral_parts(parts, joins, scope, preds, laterals), scope, correlated
-        return self._join_parts(parts, joins, scope, preds), scope, correlated
+        return self._join_parts(parts, joins, scope, preds, ons), scope, correlated
 
     def _lateral_parts(self, parts, joins, scope: Scope, preds: list,
                        laterals: dict) -> pl.Node:
@@ -179,22 +182,32 @@ class QueryBinder:
             group_joins = []
         return self._join_parts(group, group_joins, scope, preds)
 
-    def _join_parts(self, parts, joins, gscope: Scope, preds: list) -> pl.Node:
+    def _join_conditions(self, parts, joins, gscope: Scope) -> list[list[ex.Expr]]:
+        """Each join's ON / USING / NATURAL condition as conjuncts, bound in join order.
+        USING and NATURAL hide the merged column's other copy in `gscope` (bind WHERE
+        after this, so that it reads the merged column)."""
+        binder = ExprBinder(gscope, self.params)
+        out = []
+        for j, part in zip(joins, parts[1:]):
+            natural = (j.args.get("method") or "").upper() == "NATURAL"
+            on = [self._join_condition(j, part, parts, gscope, binder)] if (
+                j.args.get("on") is not None or j.args.get("using") or natural) else []
+            out.append([c for e in on if e is not None for c in bind_join.conjuncts(e)])
+        return out
+
+    def _join_parts(self, parts, joins, gscope: Scope, preds: list,
+                    ons: list[list[ex.Expr]] | None = None) -> pl.Node:
         if not joins and len(parts) == 1:
             node = parts[0].node
             pred = bind_join.conjoin(preds)
             return pl.Filter(node, functions.fold_constants(pred), node.fields) \
                 if pred is not None else node
         planner = bind_join.JoinPlanner(gscope)
-        binder = ExprBinder(gscope, self.params)
+        if ons is None:
+            ons = self._join_conditions(parts, joins, gscope)
         group, pending = [parts[0]], []
-        for j, part in zip(joins, parts[1:]):
+        for j, part, on in zip(joins, parts[1:], ons):
             jt = bind_join.join_type_of(j)
-            natural = (j.args.get("method") or "").upper() == "NATURAL"
-            on = [self._join_condition(j, part, parts, gscope, binder)] if (
-                j.args.get("on") is not None or j.args.get("using") or natural) else []
-            on = [c for c in on if c is not None]
-            on = [c for e in on for c in bind_join.conjuncts(e)]
             if jt is pl.JoinType.INNER:
                 group.append(part)
                 pending += on
@@ -298,6 +311,16 @@ class QueryBinder:
             scope = Scope([ScopeColumn(q, n, c.type, schema=None if alias else "public")
                            for n, c in zip(names, table.columns)])
             return pl.Scan(table=table, columns=cols, fields=fields), scope
+        if isinstance(rel, exp.Values):  # (VALUES (...), ...) AS v(a, b)
+            if alias is None:
+                raise errors.SyntaxError_("VALUES in FROM must have an alias",
+                                          hint="For example, FROM (VALUES ...) [AS] foo.")
+            bq = self._modified(self.child()._values(rel), rel)
+            if len(col_aliases) > len(bq.names):
+                raise errors.QueryError(
+                    f'table "{alias}" has {len(bq.names)} columns available but '
+                    f"{len(col_aliases)} columns specified", "42P10")
+            return bq.node, self._scope_of(bq, alias, col_aliases)
         if isinstance(rel, exp.Lateral):
             raise errors.FeatureNotSupported("LATERAL subqueries")
         if isinstance(rel, exp.Subquery):
