@@ -29,6 +29,25 @@ _WS = " \t\n\r\v\f"
 _INT64_NUMERIC = SqlType(Kind.NUMERIC, 18, 0)  # int64 layout at scale 0
 
 
+# Array values and casts are segment/kernels/expr_pgarray.py's, which casts their
+# elements through this module: it registers itself here when imported (segment/expr.py
+# imports both), so that neither imports the other back.
+_ARRAY_KERNELS = None
+
+
+def register_arrays(kernels) -> None:
+    """Make `kernels` (a module with to_arrow and cast of arrays) the array casts."""
+    global _ARRAY_KERNELS
+    _ARRAY_KERNELS = kernels
+
+
+def _arrays():
+    if _ARRAY_KERNELS is None:
+        raise errors.InternalError("array casts used before segment.kernels.expr_pgarray "
+                                   "was imported")
+    return _ARRAY_KERNELS
+
+
 class _Reparse(Exception):
     """The fast text parser gave up: parse value by value."""
 
@@ -36,9 +55,7 @@ class _Reparse(Exception):
 def to_arrow(values: list, t: SqlType) -> pa.Array:
     """Python values (planner.values conventions) as an array of t's layout."""
     if t.is_array:
-        # local: expr_pgarray and this module are in one import loop (test_layering.KNOWN_LOOPS)
-        from segment.kernels import expr_pgarray
-        return expr_pgarray.to_arrow(values, t)
+        return _arrays().to_arrow(values, t)
     at = t.arrow_type()
     if t.is_numeric:
         if t.is_scaled_int:
@@ -57,9 +74,7 @@ def cast(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
     if src.kind is Kind.UNKNOWN or arr.null_count == n:
         return pa.nulls(n, dst.arrow_type())
     if src.is_array or dst.is_array:
-        # local: expr_pgarray and this module are in one import loop (test_layering.KNOWN_LOOPS)
-        from segment.kernels import expr_pgarray
-        return expr_pgarray.cast(arr, src, dst)
+        return _arrays().cast(arr, src, dst)
     if dst.is_string:
         return _fit_strings(to_text(arr, src), dst)
     if src.is_string:

@@ -10,6 +10,8 @@ Subscripts are 1-based (0-based for int2vector and oidvector); out of range is N
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -19,6 +21,7 @@ from planner.expr import Call, Func
 from planner.types import Kind, SqlType
 from segment.kernels import expr_arith as xarith
 from segment.kernels import expr_arrays as xa
+from segment.kernels import expr_cast as xcast
 
 _SPACE_CLASS = r"[ \t\n\r\v\f]"
 
@@ -182,8 +185,6 @@ def dimension(e: Call, args: list, n: int) -> pa.Array:
 # --- text ---------------------------------------------------------------------------------
 def element_text(values: pa.Array, t: SqlType) -> pa.Array:
     """The elements' output function (booleans print t/f inside arrays)."""
-    # local: expr_cast and this module are in one import loop (test_layering.KNOWN_LOOPS)
-    from segment.kernels import expr_cast as xcast
     if t.kind is Kind.BOOL:
         return pc.if_else(values, "t", "f")
     if t.kind in (Kind.OID, Kind.XID):
@@ -232,8 +233,6 @@ def to_text(arr: pa.Array, t: SqlType, elem_text=None) -> pa.Array:
 def from_text(arr: pa.Array, t: SqlType) -> pa.Array:
     """array_in of every row: '{1,2,NULL}' forms without quotes or escapes are split and
     converted in bulk; others are parsed value by value (with PostgreSQL's errors)."""
-    # local: expr_cast and this module are in one import loop (test_layering.KNOWN_LOOPS)
-    from segment.kernels import expr_cast as xcast
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
     vector = t.kind in (Kind.INT2VECTOR, Kind.OIDVECTOR)
@@ -273,8 +272,6 @@ def from_text(arr: pa.Array, t: SqlType) -> pa.Array:
 
 def to_arrow(values: list, t: SqlType) -> pa.Array:
     """Python tuples (planner/array_values.py) as a list column of t's layout."""
-    # local: expr_cast and this module are in one import loop (test_layering.KNOWN_LOOPS)
-    from segment.kernels import expr_cast as xcast
     valid = np.array([v is not None for v in values], dtype=bool)
     lengths = np.array([len(v) if v is not None else 0 for v in values], dtype=np.int64)
     items = [x for v in values if v is not None for x in v]
@@ -284,8 +281,6 @@ def to_arrow(values: list, t: SqlType) -> pa.Array:
 
 def cast(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
     """Casts to, from and between array types."""
-    # local: expr_cast and this module are in one import loop (test_layering.KNOWN_LOOPS)
-    from segment.kernels import expr_cast as xcast
     if src.is_array and dst.is_array:
         p = Parts(arr)
         values = flat(p)
@@ -638,3 +633,6 @@ def _element_keys(values: pa.Array) -> pa.Array:
         raise errors.FeatureNotSupported(f"sorting arrays of {t}")
     keyed = pc.binary_join_element_wise(b"\x02", cells, b"")
     return pc.if_else(values.is_valid(), keyed, pa.scalar(b"\x03", pa.binary()))
+
+
+xcast.register_arrays(sys.modules[__name__])  # expr_cast's array casts are these

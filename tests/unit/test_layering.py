@@ -56,9 +56,6 @@ KNOWN_LOOPS = {
         # typing_rules, json_values <- values), so they sit in the same component.
         "planner.bind_json", "planner.json_rules", "planner.json_values",
     },
-    # Array casts: an element cast of text[] parses array literals (expr_pgarray), and
-    # parsing an array literal casts its elements (expr_cast).
-    "segment array casts": {"segment.kernels.expr_cast", "segment.kernels.expr_pgarray"},
 }
 
 
