@@ -14,8 +14,9 @@ from sqlglot import exp
 
 from planner import (bind_array, bind_join, bind_json, bind_lateral, bind_recursive,
                      bind_subquery, bind_window, catalog_functions, errors, functions,
-                     grouping_sets, json_aggregates, json_grouping, json_rules, set_operations,
-                     statistics_aggregates, string_aggregates, system_tables, table_functions, types)
+                     grouping_sets, json_aggregates, json_grouping, json_rules,
+                     ordered_aggregates, set_operations, statistics_aggregates,
+                     string_aggregates, system_tables, table_functions, types)
 from planner import expr as ex
 from planner import plan as pl
 from planner.bind_expr import AGGREGATES, STATISTICS, ExprBinder, find_aggregate, row_of
@@ -607,6 +608,13 @@ class QueryBinder:
                 arg = plain.bind(tree.this.expressions[0] if isinstance(tree.this, exp.Distinct)
                                  else tree.this)
                 return binder.bind(statistics_aggregates.rewrite(tree, arg.type.is_float))
+            if isinstance(tree, exp.Filter):  # agg(x) FILTER (WHERE c): agg(CASE ...)
+                if isinstance(tree.this, exp.Window):
+                    raise errors.FeatureNotSupported("FILTER (WHERE ...) of a window function")
+                return binder.bind(ordered_aggregates.filtered(tree))
+            if isinstance(tree, exp.WithinGroup):  # percentiles over array_agg
+                return binder.bind(ordered_aggregates.within_group(
+                    tree, lambda e: functions.fold_constants(plain.bind(e))))
             if isinstance(tree, exp.GroupConcat):  # string_agg over array_agg
                 return binder.bind(string_aggregates.rewrite(tree, plain.bind))
             if isinstance(tree, json_aggregates.NODES):  # json_agg & co. over array_agg

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextvars
 import decimal
+import math
 import re
 from typing import Callable
 
@@ -25,6 +26,8 @@ from planner.scope import Scope
 SESSION_INFO: contextvars.ContextVar[dict] = contextvars.ContextVar("session_info", default={})
 SERVER_VERSION = "15.0"
 VERSION_TEXT = "PostgreSQL 15.0 (raympp 0.1.0) on x86_64-pc-linux-gnu, distributed MPP over Ray"
+
+RADIANS_PER_DEGREE = 0.0174532925199432957692  # PostgreSQL's constant (float.c)
 
 Hook = Callable[[exp.Expression], "ex.Expr | None"]
 
@@ -48,7 +51,8 @@ _NAMED.update({"strpos": Func.POSITION, "concat": Func.CONCAT_FN, "ceiling": Fun
 # var_samp & co. are bound as expressions over sum/count (planner/statistics_aggregates.py).
 STATISTICS = (exp.Stddev, exp.StddevSamp, exp.StddevPop, exp.Variance, exp.VariancePop)
 AGGREGATES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max, exp.ArrayAgg, exp.LogicalAnd,
-              exp.LogicalOr, exp.GroupConcat) + STATISTICS + bind_json.AGGREGATES
+              exp.LogicalOr, exp.GroupConcat, exp.Filter, exp.WithinGroup) + STATISTICS \
+    + bind_json.AGGREGATES
 _NESTED_QUERY = (exp.Subquery, exp.Select, exp.Exists, exp.Union, exp.Intersect, exp.Except)
 
 
@@ -364,6 +368,11 @@ class ExprBinder:
                 "EXISTS other than as a condition AND-ed into WHERE")
         if isinstance(node, (exp.Subquery, exp.Select)):
             raise errors.FeatureNotSupported("subqueries in this position")
+        if isinstance(node, exp.Pad):  # lpad / rpad
+            f = Func.LPAD if node.args.get("is_left") else Func.RPAD
+            return functions.bind_call(f, [b(a) for a in node.iter_expressions()])
+        if isinstance(node, exp.Initcap):  # sqlglot adds a default delimiter argument
+            return functions.bind_call(Func.INITCAP, [b(node.this)])
         if isinstance(node, exp.Anonymous) or isinstance(node, exp.Func):
             return self._named_function(node)
         raise errors.FeatureNotSupported(f"expression {node.sql(dialect='postgres')!r}")
@@ -473,6 +482,16 @@ class ExprBinder:
             pad = functions.bind_call(Func.SUB, [ex.Literal(args[0].type.length, types.INT4),
                                                  functions.bind_call(Func.LENGTH, args)])
             return functions.bind_call(Func.ADD, [functions.bind_call(Func.OCTET_LENGTH, args), pad])
+        if name == "pi" and not args:
+            return ex.Literal(math.pi, types.FLOAT8)
+        if name in ("degrees", "radians") and len(args) == 1:
+            # PostgreSQL's degrees/radians are float8_div/float8_mul by RADIANS_PER_DEGREE,
+            # with those operators' overflow and underflow errors.
+            if not (args[0].type.is_number or args[0].type.kind is types.Kind.UNKNOWN):
+                raise undefined_function(node, args)
+            x = functions.bind_cast(args[0], types.FLOAT8)
+            f = Func.DIV if name == "degrees" else Func.MUL
+            return functions.bind_call(f, [x, ex.Literal(RADIANS_PER_DEGREE, types.FLOAT8)])
         if name in _NAMED:
             return functions.bind_call(_NAMED[name], args)
         if pg_functions.is_builtin(name):

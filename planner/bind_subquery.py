@@ -338,6 +338,8 @@ class SubqueryBinder:
         """The constant `value` (an expression over aggregates) has when they aggregate
         no rows, cast to `t`; None when that is NULL."""
         def empty(node):
+            if isinstance(node, exp.Filter):  # count(...) FILTER (...) over no rows is 0
+                node = node.this
             if isinstance(node, exp.Count):
                 return exp.Literal.number(0)
             if isinstance(node, AGGREGATES):

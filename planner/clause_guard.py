@@ -118,7 +118,11 @@ CONSUMED: dict[type, frozenset[str]] = {k: frozenset(v) for k, v in {
     exp.Lateral: {"this", "alias"},  # of a function (planner/bind_lateral.py); subqueries 0A000
     exp.Count: {"this", "big_int"},          # big_int: sqlglot's note that count is int8
     exp.Sum: {"this"},
-    exp.GroupConcat: {"this", "separator"},  # string_agg (planner/string_aggregates.py)
+    exp.GroupConcat: {"this", "separator"},
+    exp.Filter: {"this", "expression"},       # planner/ordered_aggregates.py
+    exp.WithinGroup: {"this", "expression"},
+    exp.PercentileCont: {"this"},
+    exp.PercentileDisc: {"this"},  # string_agg (planner/string_aggregates.py)
     exp.Avg: {"this"},
     exp.Min: {"this"},
     exp.Max: {"this"},
@@ -201,8 +205,6 @@ _CLAUSE_NAMES: dict[tuple[type, str], str] = {
 # Constructs refused wherever they appear, named as SQL (the binder would refuse most of
 # them too, but under a less helpful name).
 REFUSED: dict[type, str] = {
-    exp.Filter: "aggregate FILTER (WHERE ...)",
-    exp.WithinGroup: "WITHIN GROUP",
     exp.AtTimeZone: "AT TIME ZONE",
     exp.SimilarTo: "SIMILAR TO",
 }
@@ -237,6 +239,9 @@ def check(tree: exp.Expression) -> None:
     """Raise FeatureNotSupported for the first argument anywhere in `tree` that the binder
     would not consume."""
     for node in tree.walk():
+        if isinstance(node, exp.Window) and isinstance(node.this, exp.Filter):
+            raise errors.FeatureNotSupported("FILTER (WHERE ...) of a window function is "
+                                             "not supported")
         if type(node) in REFUSED:
             raise errors.FeatureNotSupported(f"{REFUSED[type(node)]} is not supported")
         if isinstance(node, exp.Property) and type(node) not in CONSUMED:

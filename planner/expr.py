@@ -35,6 +35,17 @@ class Func(enum.Enum):
     POWER = "power"
     LN = "ln"
     EXP = "exp"
+    CBRT = "cbrt"
+    SIGN = "sign"
+    SIN = "sin"
+    COS = "cos"
+    TAN = "tan"
+    ASIN = "asin"
+    ACOS = "acos"
+    ATAN = "atan"
+    ATAN2 = "atan2"          # atan2(y, x)
+    GCD = "gcd"              # int4 / int8 (int2 promotes); result never negative
+    LCM = "lcm"
     # comparison
     EQ = "="
     NE = "<>"
@@ -67,6 +78,17 @@ class Func(enum.Enum):
     LEFT = "left"
     RIGHT = "right"
     STARTS_WITH = "starts_with"
+    REPEAT = "repeat"
+    REVERSE = "reverse"
+    LPAD = "lpad"            # lpad/rpad(s, length [, fill]): truncated to length when longer
+    RPAD = "rpad"
+    SPLIT_PART = "split_part"  # (s, delimiter, n): n < 0 counts from the end, 0 is 22023
+    CONCAT_WS = "concat_ws"  # (sep, a, ...): NULL arguments skipped, NULL sep gives NULL
+    INITCAP = "initcap"
+    MD5 = "md5"
+    ASCII = "ascii"
+    CHR = "chr"
+    TRANSLATE = "translate"
     # dates and times; first argument of EXTRACT and DATE_TRUNC is a text Literal field name
     EXTRACT = "extract"       # extract(field, ts) -> numeric for PG >= 14; we return FLOAT8/INT per field
     DATE_TRUNC = "date_trunc"  # date_trunc(field, ts) -> timestamp

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import decimal
+import hashlib
 import math
 from decimal import Decimal
 
@@ -124,6 +125,8 @@ def evaluate_constant(e: ex.Expr, vals: list):
         return pick(present, key=_sort_key(e.type)) if present else None
     if f is Func.CONCAT_FN:
         return "".join(v for v in vals if v is not None)
+    if f is Func.CONCAT_WS:
+        return None if vals[0] is None else vals[0].join(v for v in vals[1:] if v is not None)
     if f is Func.NULLIF:
         key = _sort_key(e.type)
         return None if vals[1] is not None and vals[0] is not None and key(vals[0]) == key(
@@ -305,7 +308,119 @@ _CONST_CALLS = {
     Func.RIGHT: lambda e, s, n: s[max(len(s) - n, 0):] if n >= 0 else s[min(-n, len(s)):],
     Func.STARTS_WITH: lambda e, s, p: s.startswith(p),
     Func.FIT_STRING: lambda e, s: fit_length(s, e.type),
+    Func.REPEAT: lambda e, s, k: repeat_text(s, k),
+    Func.REVERSE: lambda e, s: s[::-1],
+    Func.LPAD: lambda e, s, k, fill=" ": pad_text(s, k, fill, True),
+    Func.RPAD: lambda e, s, k, fill=" ": pad_text(s, k, fill, False),
+    Func.SPLIT_PART: lambda e, s, d, k: split_part(s, d, k),
+    Func.INITCAP: lambda e, s: initcap(s),
+    Func.MD5: lambda e, s: hashlib.md5(s.encode()).hexdigest(),
+    Func.ASCII: lambda e, s: ord(s[0]) if s else 0,
+    Func.CHR: lambda e, k: chr_text(k),
+    Func.TRANSLATE: lambda e, s, a, b: s.translate(translate_table(a, b)),
+    Func.CBRT: lambda e, x: math.cbrt(x),
+    Func.SIGN: lambda e, x: 1.0 if x > 0 else (-1.0 if x < 0 else 0.0),
+    **{f: lambda e, *v: trig(e.func, *v) for f in (
+        Func.SIN, Func.COS, Func.TAN, Func.ASIN, Func.ACOS, Func.ATAN, Func.ATAN2)},
+    Func.GCD: lambda e, a, b: gcd_lcm(e.func, e.type, a, b),
+    Func.LCM: lambda e, a, b: gcd_lcm(e.func, e.type, a, b),
 }
+
+MAX_ALLOC = 0x3FFFFFFF  # PostgreSQL's MaxAllocSize: no value is larger
+VARHDRSZ = 4
+
+
+def repeat_text(s: str, k: int) -> str:
+    if max(k, 0) * len(s.encode()) + VARHDRSZ > MAX_ALLOC:
+        raise errors.QueryError("requested length too large", "54000")
+    return s * max(k, 0)
+
+
+def check_pad_length(k: int) -> None:
+    """lpad/rpad allocate 4 bytes per requested character (UTF-8's maximum) first."""
+    if k * 4 > 2**31 - 1:
+        raise errors.QueryError("requested length too large", "54000")
+    if k * 4 + VARHDRSZ > MAX_ALLOC:
+        raise errors.InternalError(f"invalid memory alloc request size {k * 4 + VARHDRSZ}")
+
+
+def pad_text(s: str, k: int, fill: str, left: bool) -> str:
+    """lpad/rpad: s cut to k characters, or filled to k with fill repeated (an empty fill
+    leaves s as it is)."""
+    k = max(k, 0)
+    check_pad_length(k)
+    body = s[:k]
+    need = k - len(body) if fill else 0
+    padding = (fill * (need // len(fill) + 1))[:need] if need else ""
+    return padding + body if left else body + padding
+
+
+def split_part(s: str, delim: str, k: int) -> str:
+    if k == 0:
+        raise errors.InvalidParameterValue("field position must not be zero")
+    if not s:
+        return ""
+    fields = s.split(delim) if delim else [s]
+    return fields[k - 1] if 0 < k <= len(fields) else (
+        fields[k] if 0 < -k <= len(fields) else "")
+
+
+def initcap(s: str) -> str:
+    """The first letter or digit of each run of them upper case, the others lower case,
+    one character at a time as PostgreSQL's initcap does with towupper/towlower."""
+    out, inside = [], False
+    for c in s:
+        out.append(_simple_case(c, str.lower if inside else str.upper))
+        inside = c.isalnum()
+    return "".join(out)
+
+
+def translate_table(frm: str, to: str) -> dict:
+    """str.translate's table for translate(s, from, to): a character's first position in
+    `from` decides; one past the end of `to` is deleted."""
+    table = {}
+    for i, c in enumerate(frm):
+        table.setdefault(ord(c), to[i] if i < len(to) else None)
+    return table
+
+
+def chr_text(k: int) -> str:
+    check_chr([k])
+    return chr(k)
+
+
+def check_chr(codes) -> None:
+    """chr()'s errors for the first bad code point among `codes` (UTF-8 database)."""
+    for k in codes:
+        if k < 0:
+            raise errors.QueryError("character number must be positive", "54000")
+        if k == 0:
+            raise errors.InvalidParameterValue("null character not permitted")
+        if k > 0x10FFFF:
+            raise errors.QueryError(f"requested character too large for encoding: {k}", "54000")
+        if 0xD800 <= k <= 0xDFFF:
+            raise errors.QueryError(f"requested character not valid for encoding: {k}", "54000")
+
+
+def trig(f: Func, x: float, y: float = 0.0) -> float:
+    """PostgreSQL's dsin & co.: NaN in, NaN out; 22003 outside the domain."""
+    if math.isnan(x) or math.isnan(y):
+        return math.nan
+    if (f in (Func.SIN, Func.COS, Func.TAN) and math.isinf(x)) or (
+            f in (Func.ASIN, Func.ACOS) and not -1.0 <= x <= 1.0):
+        raise errors.NumericOutOfRange("input is out of range")
+    if f is Func.ATAN2:
+        return math.atan2(x, y)
+    return {Func.SIN: math.sin, Func.COS: math.cos, Func.TAN: math.tan, Func.ASIN: math.asin,
+            Func.ACOS: math.acos, Func.ATAN: math.atan}[f](x)
+
+
+def gcd_lcm(f: Func, t: SqlType, a: int, b: int) -> int:
+    """gcd/lcm of int4 or int8; a result the type cannot hold (gcd(INT_MIN, 0)) is 22003."""
+    if f is Func.LCM and (a == 0 or b == 0):
+        return 0
+    r = math.gcd(a, b) if f is Func.GCD else abs(a * b) // math.gcd(a, b)
+    return check_int(r, t)
 
 
 def _simple_case(s: str, convert) -> str:

@@ -13,6 +13,7 @@ column. planner/functions.py's `bind_call` applies the rules.
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 
 from planner import errors, json_rules, types
 from planner import expr as ex
@@ -237,8 +238,9 @@ def _rule_rounding(func: Func, args) -> ex.Expr:
 
 
 def _rule_float_math(func: Func, args) -> ex.Expr:
-    """sqrt, ln, exp, power: float8 (numeric inputs are computed in float8 too)."""
-    _arity(func, args, 2 if func is Func.POWER else 1)
+    """sqrt, ln, exp, power, cbrt, the trigonometric functions: float8 (numeric inputs
+    are computed in float8 too, as PostgreSQL has only the float8 versions of most)."""
+    _arity(func, args, 2 if func in (Func.POWER, Func.ATAN2) else 1)
     out = []
     for a in args:
         a = adopt(a, types.FLOAT8) if is_unknown(a) else a
@@ -246,6 +248,36 @@ def _rule_float_math(func: Func, args) -> ex.Expr:
             raise no_function(func.value, args)
         out.append(coerce(a, types.FLOAT8))
     return Call(func, tuple(out), types.FLOAT8)
+
+
+def _rule_sign_fn(func: Func, args) -> ex.Expr:
+    """sign(): float8 for integers and floats (float8 is the preferred numeric type), and
+    for numeric -1, 0 or 1 at scale 0, bound as a CASE over comparisons with zero."""
+    _arity(func, args, 1)
+    x = adopt(args[0], types.FLOAT8) if is_unknown(args[0]) else args[0]
+    if x.type.is_numeric:
+        zero = Literal(Decimal(0), types.numeric(1, 0))
+        one = lambda v: Literal(Decimal(v), types.numeric(1, 0))  # noqa: E731
+        whens = tuple((_rule_compare(f, [x, zero]), one(v))
+                      for f, v in ((Func.GT, 1), (Func.LT, -1), (Func.EQ, 0)))
+        return fold_constants(ex.Case(whens, Literal(None, types.numeric(1, 0)),
+                                      types.numeric(1, 0)))
+    if not x.type.is_number:
+        raise no_function(func.value, args)
+    return Call(func, (coerce(x, types.FLOAT8),), types.FLOAT8)
+
+
+def _rule_gcd(func: Func, args) -> ex.Expr:
+    """gcd/lcm of int4 or int8 (int2 promotes to int4). PostgreSQL also has a numeric
+    version; raympp refuses it rather than compute it in another type."""
+    _arity(func, args, 2)
+    args = [adopt(a, types.INT4) if is_unknown(a) else a for a in args]
+    if any(a.type.is_numeric for a in args):
+        raise errors.FeatureNotSupported(f"{func.value}() of numeric values")
+    if not all(a.type.is_integer for a in args):
+        raise no_function(func.value, args)
+    t = types.INT8 if any(a.type.kind is Kind.INT8 for a in args) else types.INT4
+    return Call(func, tuple(coerce(a, t) for a in args), t)
 
 
 def _rule_variadic(func: Func, args) -> ex.Expr:
@@ -280,6 +312,11 @@ _STRING_SIGS = {
     Func.TRIM: ("s[s]", types.TEXT), Func.LTRIM: ("s[s]", types.TEXT),
     Func.RTRIM: ("s[s]", types.TEXT), Func.LEFT: ("si", types.TEXT),
     Func.RIGHT: ("si", types.TEXT), Func.STARTS_WITH: ("ss", types.BOOL),
+    Func.REPEAT: ("si", types.TEXT), Func.REVERSE: ("s", types.TEXT),
+    Func.LPAD: ("si[s]", types.TEXT), Func.RPAD: ("si[s]", types.TEXT),
+    Func.SPLIT_PART: ("ssi", types.TEXT), Func.INITCAP: ("s", types.TEXT),
+    Func.MD5: ("s", types.TEXT), Func.ASCII: ("s", types.INT4), Func.CHR: ("i", types.TEXT),
+    Func.TRANSLATE: ("sss", types.TEXT),
 }
 
 
@@ -312,6 +349,11 @@ def _rule_concat(func: Func, args) -> ex.Expr:
             raise no_operator(func, args)
     elif not args:
         raise no_function("concat", args)
+    elif func is Func.CONCAT_WS:
+        if len(args) < 2:  # the separator and at least one VARIADIC argument
+            raise no_function(func.value, args)
+        rest = _rule_concat(Func.CONCAT_FN, args[1:])
+        return Call(func, (_text_arg(func, args[0], args),) + rest.args, types.TEXT)
     out = tuple(coerce(a, types.TEXT) if is_unknown(a) else _bool_output(a)
                 if func is Func.CONCAT_FN and a.type.kind is Kind.BOOL else bind_cast(a, types.TEXT)
                 for a in args)
@@ -401,10 +443,13 @@ RULES = {
     Func.CEIL: _rule_rounding,
     Func.SQRT: _rule_float_math, Func.LN: _rule_float_math, Func.EXP: _rule_float_math,
     Func.POWER: _rule_float_math,
+    **{f: _rule_float_math for f in (Func.CBRT, Func.SIN, Func.COS, Func.TAN, Func.ASIN,
+                                     Func.ACOS, Func.ATAN, Func.ATAN2)},
+    Func.SIGN: _rule_sign_fn, Func.GCD: _rule_gcd, Func.LCM: _rule_gcd,
     Func.COALESCE: _rule_variadic, Func.NULLIF: _rule_variadic,
     Func.GREATEST: _rule_variadic, Func.LEAST: _rule_variadic,
     **{f: _rule_string for f in _STRING_SIGS},
-    Func.CONCAT: _rule_concat, Func.CONCAT_FN: _rule_concat,
+    Func.CONCAT: _rule_concat, Func.CONCAT_FN: _rule_concat, Func.CONCAT_WS: _rule_concat,
     Func.EXTRACT: _rule_datetime, Func.DATE_PART: _rule_datetime,
     Func.DATE_TRUNC: _rule_datetime, Func.NOW: _rule_now,
 }

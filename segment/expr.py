@@ -247,7 +247,9 @@ def _coalesce(e: ex.Call, f: Frame) -> xa.Datum:
 _SAFE_CALLS = frozenset((Func.EQ, Func.NE, Func.LT, Func.LE, Func.GT, Func.GE, Func.AND, Func.OR,
                          Func.NOT, Func.COALESCE, Func.GREATEST, Func.LEAST, Func.NULLIF,
                          Func.LOWER, Func.UPPER, Func.LENGTH, Func.OCTET_LENGTH, Func.CONCAT,
-                         Func.CONCAT_FN, Func.STARTS_WITH))
+                         Func.CONCAT_FN, Func.STARTS_WITH, Func.REVERSE, Func.CONCAT_WS,
+                         Func.INITCAP, Func.MD5, Func.ASCII, Func.TRANSLATE, Func.SIGN,
+                         Func.CBRT, Func.ATAN, Func.ATAN2))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -392,6 +394,14 @@ _CALLS = {
     Func.REGEXP_REPLACE: xs.regexp_replace, Func.TRIM: xs.trim, Func.LTRIM: xs.trim,
     Func.RTRIM: xs.trim, Func.LEFT: xs.left_right, Func.RIGHT: xs.left_right,
     Func.STARTS_WITH: xs.starts_with, Func.FIT_STRING: xs.fit_string,
+    Func.REPEAT: xs.repeat, Func.REVERSE: xs.reverse, Func.LPAD: xs.pad, Func.RPAD: xs.pad,
+    Func.SPLIT_PART: xs.split_part, Func.CONCAT_WS: xs.concat_ws, Func.INITCAP: xs.initcap,
+    Func.MD5: xs.md5, Func.ASCII: xs.ascii_code, Func.CHR: xs.chr_text,
+    Func.TRANSLATE: xs.translate,
+    **{f: xarith.trig for f in (Func.SIN, Func.COS, Func.TAN, Func.ASIN, Func.ACOS, Func.ATAN,
+                                Func.ATAN2)},
+    Func.CBRT: xarith.cbrt, Func.SIGN: xarith.sign, Func.GCD: xarith.gcd_lcm,
+    Func.LCM: xarith.gcd_lcm,
     Func.EXTRACT: _field_kernel(xd.extract), Func.DATE_PART: _field_kernel(xd.extract),
     Func.DATE_TRUNC: _field_kernel(xd.date_trunc),
     Func.ONE_ROW: lambda e, args, n: _one_row(args),

@@ -203,6 +203,69 @@ def float_math(e: Call, args: list, n: int) -> xa.Datum:
     return r
 
 
+_TRIG = {Func.SIN: pc.sin, Func.COS: pc.cos, Func.TAN: pc.tan, Func.ASIN: pc.asin,
+         Func.ACOS: pc.acos, Func.ATAN: pc.atan}
+
+
+def trig(e: Call, args: list, n: int) -> xa.Datum:
+    """sin & co. with the C library's functions (as PostgreSQL's dsin & co.): NaN gives
+    NaN, an infinite angle or an asin/acos argument outside [-1, 1] is 22003."""
+    f, x = e.func, args[0]
+    if f in (Func.SIN, Func.COS, Func.TAN) and _any(pc.is_inf(x)):
+        raise errors.NumericOutOfRange("input is out of range")
+    if f in (Func.ASIN, Func.ACOS) and _any(pc.or_(pc.less(x, -1.0), pc.greater(x, 1.0))):
+        raise errors.NumericOutOfRange("input is out of range")
+    if f is Func.ATAN2:
+        return pc.atan2(x, args[1])
+    return _TRIG[f](x)
+
+
+def cbrt(e: Call, args: list, n: int) -> xa.Datum:
+    x = xa.as_array(args[0], n)
+    values = np.cbrt(pc.fill_null(x, 0.0).to_numpy(zero_copy_only=False))
+    return xa.from_numpy(values, pa.float64(), xa.valid_mask(x))
+
+
+def sign(e: Call, args: list, n: int) -> xa.Datum:
+    """sign(float8): 1, -1 or 0 -- NaN is 0, as the comparisons of PostgreSQL's dsign."""
+    x = args[0]
+    return pc.if_else(pc.greater(x, 0.0), 1.0, pc.if_else(pc.less(x, 0.0), -1.0, 0.0))
+
+
+def gcd_lcm(e: Call, args: list, n: int) -> xa.Datum:
+    """gcd/lcm of int4 or int8 in int64 (magnitudes in uint64): a result the type cannot
+    hold (gcd(INT_MIN, 0), lcm(INT_MIN, 1)) is 22003 on the rows that get one."""
+    t = e.type
+    bits = t.arrow_type().bit_width
+    hi, lo = xa.INT_MAX[bits], -xa.INT_MAX[bits] - 1
+    a, b = xa.as_array(args[0], n), xa.as_array(args[1], n)
+    av = pc.fill_null(a, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    bv = pc.fill_null(b, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    valid = xa.and_masks(xa.valid_mask(a), xa.valid_mask(b))
+    live = np.ones(n, bool) if valid is None else valid
+    zero = (av == 0) | (bv == 0)
+    lcm = e.func is Func.LCM
+    both_min = (av == lo) & (bv == lo)
+    if lcm:  # lcm(x, 0) is 0 before any gcd; gcd(INT_MIN, INT_MIN) overflows
+        overflow = live & ~zero & both_min
+    else:
+        overflow = live & (both_min | (zero & ((av == lo) | (bv == lo))))
+    if overflow.any():
+        raise errors.NumericOutOfRange(f"{t.kind.value} out of range")
+    safe_a, safe_b = np.where(live & ~both_min, av, 1), np.where(live & ~both_min, bv, 1)
+    g = np.gcd(safe_a, safe_b)
+    if not lcm:
+        return xa.from_numpy(g.astype(np.dtype(f"int{bits}")), t.arrow_type(), valid)
+    g = np.where(g == 0, 1, g)
+    q = np.abs(np.where(zero, 0, safe_a // g)).view(np.uint64)
+    mb = np.abs(np.where(zero, 0, safe_b)).view(np.uint64)
+    limit = np.uint64(hi) // np.maximum(mb, np.uint64(1))
+    if (live & ~zero & (q > limit)).any():
+        raise errors.NumericOutOfRange(f"{t.kind.value} out of range")
+    r = (q * mb).view(np.int64)
+    return xa.from_numpy(r.astype(np.dtype(f"int{bits}")), t.arrow_type(), valid)
+
+
 def _check_float_range(r, may_not_overflow, may_not_underflow) -> None:
     if _any(pc.and_(pc.is_inf(r), may_not_overflow)):
         raise errors.NumericOutOfRange("value out of range: overflow")

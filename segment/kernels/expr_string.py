@@ -14,19 +14,23 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner import errors, values
+import hashlib
+
+from planner import errors, fold, values
 from planner.expr import Call, Func
 from planner.types import Kind
 from segment.kernels import expr_arrays as xa
 
 
-def per_pattern(fn, s: xa.Datum, patterns: list, n: int, out_type: pa.DataType) -> xa.Datum:
-    """fn(strings, *pattern_scalars) applied per distinct combination of the pattern
-    arguments; rows with a NULL pattern give NULL (the functions are strict)."""
+def per_pattern(fn, s: xa.Datum, patterns: list, n: int, out_type: pa.DataType,
+                row_args: tuple = ()) -> xa.Datum:
+    """fn(strings, *rows, *pattern_scalars) applied per distinct combination of the pattern
+    arguments; rows with a NULL pattern give NULL (the functions are strict). `row_args` are
+    further per-row arguments, taken along with the strings."""
     if all(isinstance(p, pa.Scalar) for p in patterns):
         if not all(p.is_valid for p in patterns):
             return pa.nulls(n, out_type) if isinstance(s, pa.Array) else pa.scalar(None, out_type)
-        return fn(s, *patterns)
+        return fn(s, *row_args, *patterns)
     s = xa.as_array(s, n)
     codes = np.zeros(n, dtype=np.int64)
     arrays = [xa.as_array(p, n) for p in patterns]
@@ -42,7 +46,8 @@ def per_pattern(fn, s: xa.Datum, patterns: list, n: int, out_type: pa.DataType) 
         take = pa.array(rows)
         scalars = [a[int(rows[0])] for a in arrays]
         sub = s.take(take)
-        parts.append(fn(sub, *scalars) if all(p.is_valid for p in scalars)
+        subrows = [xa.as_array(r, n).take(take) for r in row_args]
+        parts.append(fn(sub, *subrows, *scalars) if all(p.is_valid for p in scalars)
                      else pa.nulls(len(rows), out_type))
     inv = np.empty(n, dtype=np.int64)
     inv[order] = np.arange(n, dtype=np.int64)
@@ -308,3 +313,148 @@ def like(arg: xa.Datum, pattern: xa.Datum, case_insensitive: bool, n: int) -> xa
         values.check_like_pattern(p.as_py())
         return pc.match_like(s, p.as_py(), ignore_case=case_insensitive)
     return per_pattern(one, arg, [pattern], n, pa.bool_())
+
+
+# --- repeat, pad, split_part, ... ------------------------------------------------------------
+def _live(*datums) -> np.ndarray | None:
+    """Rows where every argument is non-NULL (PostgreSQL's strict functions raise only there)."""
+    return xa.and_masks(*(xa.valid_mask(d) if isinstance(d, pa.Array) else None for d in datums))
+
+
+def _where(mask: np.ndarray | None, v: np.ndarray) -> np.ndarray:
+    return v if mask is None else v[mask]
+
+
+def repeat(e: Call, args: list, n: int) -> xa.Datum:
+    """repeat(s, k): empty for k <= 0; 54000 past PostgreSQL's largest value (1 GB)."""
+    s, k = xa.as_array(args[0], n), xa.as_array(args[1], n)
+    k = pc.max_element_wise(pc.cast(k, pa.int64()), 0, skip_nulls=False)
+    size = pc.multiply(pc.cast(pc.binary_length(s), pa.int64()), k)
+    if pc.any(pc.greater(size, fold.MAX_ALLOC - fold.VARHDRSZ)).as_py():
+        raise errors.QueryError("requested length too large", "54000")
+    return pc.binary_repeat(s, k)
+
+
+def reverse(e: Call, args: list, n: int) -> xa.Datum:
+    return pc.utf8_reverse(args[0])
+
+
+def pad(e: Call, args: list, n: int) -> xa.Datum:
+    """lpad/rpad(s, k [, fill]): s cut to k characters, else filled to k with `fill`
+    repeated (cut at a character); an empty fill leaves s as it is. Every row is computed
+    at once: the padding is fill repeated enough times, cut to the missing length."""
+    s = xa.as_array(args[0], n)
+    fill = xa.as_array(args[2] if len(args) > 2 else pa.scalar(" "), n)
+    k, vk = _ints(args[1], n)
+    k = np.maximum(k, 0)
+    live = xa.and_masks(xa.valid_mask(s), vk, xa.valid_mask(fill))
+    big = _where(live, k)
+    if len(big) and big.max() * 4 + fold.VARHDRSZ > fold.MAX_ALLOC:
+        fold.check_pad_length(int(big.max()))
+    length = pc.fill_null(pc.utf8_length(s), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    keep = np.minimum(length, k)
+    zeros = np.zeros(n, np.int64)
+    body = slice_chars(s, zeros, keep)
+    m = pc.fill_null(pc.utf8_length(fill), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    need = np.where(m > 0, k - keep, 0)
+    reps = np.where(m > 0, -(-need // np.maximum(m, 1)), 0)
+    padding = slice_chars(pc.binary_repeat(fill, pa.array(reps)), zeros, need)
+    parts = (padding, body) if e.func is Func.LPAD else (body, padding)
+    return _nulls_where(pc.binary_join_element_wise(*parts, ""), vk)
+
+
+def split_part(e: Call, args: list, n: int) -> xa.Datum:
+    """split_part(s, delimiter, k): field k (from the end when negative, '' when there is
+    no such field); k = 0 is 22023 on any row with a non-NULL string and delimiter."""
+    def one(s, field, delim):
+        k, vk = _ints(field, len(s))
+        live = xa.and_masks(xa.valid_mask(s), vk)
+        if (_where(live, k) == 0).any():
+            raise errors.InvalidParameterValue("field position must not be zero")
+        d = delim.as_py()
+        if d == "":
+            ok = np.abs(k) == 1
+            out = pc.if_else(pa.array(ok), s, "")
+        else:
+            parts = pc.split_pattern(s, d)
+            offsets = parts.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
+            flat = pa.concat_arrays([parts.values, pa.array([""])])
+            count = np.diff(offsets)
+            ok = ((k > 0) & (k <= count)) | ((k < 0) & (-k <= count))
+            idx = np.where(k > 0, offsets[:-1] + k - 1, offsets[1:] + k)
+            vals = flat.take(pa.array(np.where(ok, idx, len(flat) - 1)))
+            out = pc.if_else(pa.array(ok), vals, "")
+        return _nulls_where(out, xa.valid_mask(s), vk)
+    return per_pattern(one, xa.as_array(args[0], n), [args[1]], n, pa.string(),
+                       row_args=(xa.as_array(args[2], n),))
+
+
+def concat_ws(e: Call, args: list, n: int) -> xa.Datum:
+    """concat_ws(sep, ...): NULL arguments are skipped; a NULL separator gives NULL."""
+    return pc.binary_join_element_wise(*args[1:], args[0], null_handling="skip")
+
+
+def per_value(fn, s: xa.Datum, n: int) -> pa.Array:
+    """fn(str) -> str once per distinct value of s, for what no Arrow kernel computes."""
+    enc = pc.dictionary_encode(xa.as_array(s, n))
+    out = pa.array([fn(v) for v in enc.dictionary.to_pylist()], pa.string())
+    return out.take(enc.indices)
+
+
+def initcap(e: Call, args: list, n: int) -> xa.Datum:
+    return per_value(fold.initcap, args[0], n)
+
+
+def md5(e: Call, args: list, n: int) -> xa.Datum:
+    return per_value(lambda v: hashlib.md5(v.encode()).hexdigest(), args[0], n)
+
+
+def translate(e: Call, args: list, n: int) -> xa.Datum:
+    def one(s, frm, to):
+        table = fold.translate_table(frm.as_py(), to.as_py())
+        return per_value(lambda v: v.translate(table), s, len(s))
+    return per_pattern(one, xa.as_array(args[0], n), args[1:], n, pa.string())
+
+
+def ascii_code(e: Call, args: list, n: int) -> xa.Datum:
+    """ascii(s): the code point of the first character (0 for ''), decoded from its UTF-8
+    bytes for every row at once."""
+    s = xa.as_array(args[0], n)
+    offsets, data = _string_buffers(s)
+    data = np.concatenate([data, np.zeros(4, np.uint8)]).astype(np.int64)
+    start = offsets[:-1].astype(np.int64)
+    b0, b1, b2, b3 = (data[start + i] for i in range(4))
+    cp = np.where(b0 < 0x80, b0, np.where(
+        b0 < 0xE0, ((b0 & 0x1F) << 6) | (b1 & 0x3F), np.where(
+            b0 < 0xF0, ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F),
+            ((b0 & 0x07) << 18) | ((b1 & 0x3F) << 12) | ((b2 & 0x3F) << 6) | (b3 & 0x3F))))
+    cp = np.where(np.diff(offsets) > 0, cp, 0)
+    return xa.from_numpy(cp.astype(np.int32), pa.int32(), xa.valid_mask(s))
+
+
+def chr_text(e: Call, args: list, n: int) -> xa.Datum:
+    """chr(k): the character of code point k, UTF-8 encoded for every row at once; the
+    errors of PostgreSQL's chr() for the first bad row."""
+    x = xa.as_array(args[0], n)
+    k, valid = _ints(x, n)
+    live = _where(valid, k)
+    bad = (live <= 0) | (live > 0x10FFFF) | ((live >= 0xD800) & (live <= 0xDFFF))
+    if bad.any():
+        fold.check_chr([int(live[np.argmax(bad)])])
+    cp = np.where(valid if valid is not None else True, k, 0)
+    nb = np.where(cp == 0, 0, 1 + (cp >= 0x80) + (cp >= 0x800) + (cp >= 0x10000))
+    off = np.zeros(n + 1, np.int32)
+    off[1:] = np.cumsum(nb)
+    out = np.zeros(int(off[-1]), np.uint8)
+    b = off[:-1].astype(np.int64)
+    lead = {1: 0, 2: 0xC0, 3: 0xE0, 4: 0xF0}
+    for width in (1, 2, 3, 4):  # one vectorized pass per UTF-8 sequence length
+        m = nb == width
+        if not m.any():
+            continue
+        c, pos = cp[m], b[m]
+        out[pos] = (lead[width] | (c >> (6 * (width - 1)))) & 0xFF
+        for j in range(1, width):
+            out[pos + j] = 0x80 | ((c >> (6 * (width - 1 - j))) & 0x3F)
+    arr = pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(off), pa.py_buffer(out)])
+    return _nulls_where(arr, valid)
