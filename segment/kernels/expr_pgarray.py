@@ -590,7 +590,10 @@ CALLS = {
 def sort_key(arr: pa.Array) -> pa.Array:
     """Binary keys that sort (bytewise) as PostgreSQL orders arrays: element by element,
     NULL elements after all others, a prefix before the longer array. Each element is
-    0x02 and its order-preserving bytes (or 0x03 for NULL); the array ends with 0x01."""
+    0x02 and its order-preserving bytes (or 0x03 for NULL); the array ends with 0x01.
+    The keys are canonical too, equal exactly where the arrays are equal (-0.0 as 0.0,
+    every NaN alike, intervals by their length), so that grouping and joins use them
+    (segment/kernels/group_keys.py)."""
     p = Parts(arr)
     values = flat(p)
     cells = _element_keys(values) if len(values) else pa.array([], pa.binary())
@@ -608,6 +611,11 @@ def _fixed_cells(words: np.ndarray) -> pa.Array:
 
 def _element_keys(values: pa.Array) -> pa.Array:
     t = values.type
+    if pa.types.is_dictionary(t):
+        return _element_keys(values.dictionary_decode())
+    if t == pa.month_day_nano_interval():
+        values = _interval_length(values)
+        t = values.type
     sign = np.uint64(1 << 63)
     if pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_date(t) \
             or pa.types.is_timestamp(t) or pa.types.is_time(t):
@@ -616,8 +624,9 @@ def _element_keys(values: pa.Array) -> pa.Array:
         ints = np.asarray(values.cast(pa.int64()).fill_null(0), dtype=np.int64)
         cells = _fixed_cells(ints.view(np.uint64) ^ sign)
     elif pa.types.is_floating(t):
-        bits = np.asarray(values.cast(pa.float64()).fill_null(0.0), dtype=np.float64) \
-            .view(np.uint64)
+        v = np.asarray(values.cast(pa.float64()).fill_null(0.0), dtype=np.float64) + 0.0
+        v[np.isnan(v)] = np.nan  # -0.0 + 0.0 is 0.0; one NaN: equal values, equal keys
+        bits = v.view(np.uint64)
         cells = _fixed_cells(np.where(bits >> np.uint64(63), ~bits, bits | sign))
     elif pa.types.is_decimal128(t):
         words = np.frombuffer(values.buffers()[1], dtype=np.uint64,
@@ -625,7 +634,8 @@ def _element_keys(values: pa.Array) -> pa.Array:
         words = words.reshape(-1, 2)[:, ::-1].copy()  # (high, low)
         words[:, 0] ^= sign
         cells = _fixed_cells(words)
-    elif pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t):
+    elif pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t) \
+            or pa.types.is_large_binary(t) or pa.types.is_string_view(t):
         raw = values.cast(pa.binary()).fill_null(b"")
         escaped = pc.replace_substring(raw, b"\x00", b"\x00\xff")
         cells = pc.binary_join_element_wise(escaped, b"\x00\x00", b"")
@@ -633,6 +643,15 @@ def _element_keys(values: pa.Array) -> pa.Array:
         raise errors.FeatureNotSupported(f"sorting arrays of {t}")
     keyed = pc.binary_join_element_wise(b"\x02", cells, b"")
     return pc.if_else(values.is_valid(), keyed, pa.scalar(b"\x03", pa.binary()))
+
+
+def _interval_length(values: pa.Array) -> pa.Array:
+    """Intervals as int64 microseconds, a month 30 days and a day 24 hours, as PostgreSQL
+    compares them."""
+    rec = np.frombuffer(values.buffers()[1], dtype=[("m", "<i4"), ("d", "<i4"), ("ns", "<i8")],
+                        count=values.offset + len(values))[values.offset:]
+    us = (rec["m"].astype(np.int64) * 30 + rec["d"]) * 86_400_000_000 + rec["ns"] // 1_000
+    return pa.array(us, pa.int64(), mask=np.asarray(values.is_null(), dtype=bool))
 
 
 xcast.register_arrays(sys.modules[__name__])  # expr_cast's array casts are these

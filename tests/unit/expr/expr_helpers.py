@@ -6,12 +6,16 @@ from decimal import Decimal
 
 import pyarrow as pa
 import pytest
+import sqlglot
 
 from planner import errors
 from planner import expr as ex
 from planner import functions as F
 from planner import types as T
+from planner.bind_expr import ExprBinder
+from planner.scope import Scope
 from segment.expr import evaluate
+from segment.kernels import expr_cast as xcast
 
 L = F.literal
 
@@ -41,3 +45,19 @@ def raises_sqlstate(sqlstate: str, fn, *args):
         fn(*args)
     assert info.value.sqlstate == sqlstate, (info.value.sqlstate, info.value.message)
     return info.value
+
+
+def bound(sql: str, scope: Scope) -> ex.Expr:
+    """A SQL expression bound over `scope` and folded, as the planner leaves it."""
+    return F.fold_constants(ExprBinder(scope).bind(sqlglot.parse_one(sql, dialect="postgres")))
+
+
+def texts(sql: str, scope: Scope, batch: pa.RecordBatch) -> list:
+    """The values of `sql` over the batch, printed as PostgreSQL prints them."""
+    e = bound(sql, scope)
+    arr = evaluate(e, batch)
+    assert arr.type == e.type.arrow_type()
+    if e.type.kind is T.Kind.TEXT or arr.type == pa.string():
+        return arr.to_pylist()
+    return xcast.cast(arr, e.type, T.TEXT).to_pylist()
+

@@ -8,15 +8,12 @@ from decimal import Decimal
 
 import pyarrow as pa
 import pytest
-import sqlglot
 
-from planner import errors, functions
+import expr_helpers
+from planner import errors
 from planner import types as T
 from planner.array_values import format_array, parse_array, split_array_text
-from planner.bind_expr import ExprBinder
 from planner.scope import Scope, ScopeColumn
-from segment.expr import evaluate
-from segment.kernels import expr_cast as xcast
 from segment.kernels import expr_pgarray as xpa
 
 INTS = T.array_of(T.INT4)
@@ -34,18 +31,11 @@ SCOPE = Scope([ScopeColumn("t", "a", INTS), ScopeColumn("t", "b", TEXTS),
 
 
 def bind(sql: str):
-    return functions.fold_constants(
-        ExprBinder(SCOPE).bind(sqlglot.parse_one(sql, dialect="postgres")))
+    return expr_helpers.bound(sql, SCOPE)
 
 
 def texts(sql: str, batch: pa.RecordBatch = BATCH) -> list:
-    """The values of `sql` over the batch, printed as PostgreSQL prints them."""
-    e = bind(sql)
-    arr = evaluate(e, batch)
-    assert arr.type == e.type.arrow_type()
-    if e.type.kind is T.Kind.TEXT:
-        return arr.to_pylist()
-    return xcast.cast(arr, e.type, T.TEXT).to_pylist()
+    return expr_helpers.texts(sql, SCOPE, batch)
 
 
 @pytest.mark.parametrize(("sql", "expected"), [

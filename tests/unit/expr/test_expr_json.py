@@ -10,16 +10,13 @@ from unittest import mock
 
 import pyarrow as pa
 import pytest
-import sqlglot
 
-from planner import errors, functions, json_ops, json_values, values
+from planner import errors, json_ops, json_values, values
 from planner import types as T
-from planner.bind_expr import ExprBinder
 from planner.scope import Scope, ScopeColumn
-from segment.expr import evaluate
-from segment.kernels import expr_cast as xcast
 from segment.kernels import expr_json as xj
 
+import expr_helpers
 from expr_helpers import raises_sqlstate
 
 
@@ -125,16 +122,11 @@ SCOPE = Scope([ScopeColumn("t", "j", T.JSONB), ScopeColumn("t", "i", T.INT4),
 
 
 def bind(sql: str):
-    return functions.fold_constants(
-        ExprBinder(SCOPE).bind(sqlglot.parse_one(sql, dialect="postgres")))
+    return expr_helpers.bound(sql, SCOPE)
 
 
 def texts(sql: str, batch: pa.RecordBatch = BATCH) -> list:
-    e = bind(sql)
-    arr = evaluate(e, batch)
-    assert arr.type == e.type.arrow_type()
-    return arr.to_pylist() if arr.type == pa.string() else \
-        xcast.cast(arr, e.type, T.TEXT).to_pylist()
+    return expr_helpers.texts(sql, SCOPE, batch)
 
 
 @pytest.mark.parametrize(("sql", "expected"), [
