@@ -188,10 +188,11 @@ def _no_json(ts, what: str) -> None:
     """json has no equality (42883, as PostgreSQL); jsonb's is not its text's (1.5 equals
     1.50) while the operators compare and hash the text: 0A000 rather than another answer."""
     for t in ts:
-        if t.kind is Kind.JSON:
-            raise errors.UndefinedFunction("could not identify an equality operator for type json")
-        if t.kind is Kind.JSONB:
-            raise errors.FeatureNotSupported(f"{what} over jsonb values")
+        if t.kind is Kind.JSON or t.is_array and t.elem.kind is Kind.JSON:
+            raise errors.UndefinedFunction(
+                f"could not identify an equality operator for type {t}")
+        if t.kind is Kind.JSONB or t.is_array and t.elem.kind is Kind.JSONB:
+            raise errors.FeatureNotSupported(f"{what} over {t} values")
 
 
 def _no_arrays(ts, what: str) -> None:
