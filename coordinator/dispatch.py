@@ -72,6 +72,7 @@ class QueryRun:
         self.query_id = new_query_id()
         self._refs: list = []
         self._error: BaseException | None = None
+        self._watching = False  # the watch thread still has slices to hear from
         self._receivers: list = []
         self._sent: dict[int, list[ChannelStats]] = {}  # slice id -> its senders' counters
         self._slots = 0
@@ -171,24 +172,44 @@ class QueryRun:
                 self._refs.append((seg, ref))
         self._n_senders = n_senders
         if self._refs:
+            self._watching = True
             threading.Thread(target=self._watch, daemon=True).start()
 
     def _watch(self) -> None:
         """Fail the query as soon as any slice fails (its receivers may wait forever)."""
         pending = {ref: seg for seg, ref in self._refs}
-        while pending:
-            ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
-            if self.cancel_event.is_set() and self._error is None:
-                self._error = self._canceled()
-                self._abort()
-            for ref in ready:
-                pending.pop(ref)
-                try:
-                    ray.get(ref)
-                except BaseException as e:  # noqa: BLE001 - any failure fails the query
-                    if self._error is None:
-                        self._error = cl.unwrap(e)
-                        self._abort()
+        try:
+            while pending:
+                ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
+                if self.cancel_event.is_set() and self._error is None:
+                    self._error = self._canceled()
+                    self._abort()
+                for ref in ready:
+                    pending.pop(ref)
+                    try:
+                        ray.get(ref)
+                    except BaseException as e:  # noqa: BLE001 - any failure fails the query
+                        self._note_error(cl.unwrap(e))
+        finally:
+            self._watching = False
+
+    def _note_error(self, error: BaseException) -> None:
+        """Keep the error that started the failure. A slice that fails tears down its
+        query's channels, so other slices fail too, with "query cancelled"; which of them
+        Ray reports first is a race, and the echo must not hide the cause."""
+        if self._error is None:
+            self._error = error
+            self._abort()
+        elif self._is_echo(self._error) and not self._is_echo(error):
+            self._error = error
+
+    def _is_echo(self, error: BaseException | None) -> bool:
+        """Whether `error` is a cancellation caused by another slice's failure (not by the
+        client's cancel or a statement_timeout, which are causes in their own right)."""
+        return (isinstance(error, (errors.QueryError, MotionError))
+                and getattr(error, "sqlstate", None) == errors.QueryCanceled.sqlstate
+                and not self.cancel_event.is_set()
+                and errors.STATEMENT_TIMEOUT not in str(getattr(error, "message", error)))
 
     def _wait_slices(self) -> None:
         for seg, ref in self._refs:
@@ -201,14 +222,17 @@ class QueryRun:
     def _first_error(self, fallback):
         """The error that started a failure (a segment's), rather than its echo here."""
         deadline = time.monotonic() + 2.0
-        while self._error is None and time.monotonic() < deadline and self._refs:
+        while ((self._error is None or self._is_echo(self._error)) and self._watching
+               and time.monotonic() < deadline):
             time.sleep(0.02)
         error = self._error or fallback
-        if isinstance(error, errors.QueryCanceled):
+        if self._is_echo(error) and fallback is not None and not self._is_echo(fallback):
+            error = fallback
+        if isinstance(error, errors.QueryCanceled) or self._is_echo(error):
             # A segment's own statement_timeout, or the coordinator's cancel: said once, as
             # PostgreSQL says it, not prefixed with the segment that noticed first.
-            reason = errors.STATEMENT_TIMEOUT if errors.STATEMENT_TIMEOUT in error.message \
-                else base.cancel_reason(self.cancel_event)
+            reason = errors.STATEMENT_TIMEOUT if errors.STATEMENT_TIMEOUT in str(
+                getattr(error, "message", error)) else base.cancel_reason(self.cancel_event)
             return errors.QueryCanceled(reason)
         return error
 

@@ -67,3 +67,22 @@ def test_error_with_parameters(conn, err_table):
     with pytest.raises(errors.InvalidTextRepresentation):
         conn.execute("SELECT k FROM e2e_errors WHERE k = %s::int8", ("nope",))
     assert conn.execute("SELECT k FROM e2e_errors WHERE k = %s", (2,)).fetchall() == [(2,)]
+
+
+def test_cause_not_its_echo_at_three_segments(raympp_cluster):
+    """One segment's slice fails; the others then fail with "query cancelled" as their
+    channels are torn down. Whichever Ray reports first, the client gets the cause."""
+    srv = raympp_cluster(3)
+    with srv.connect() as c:
+        c.execute("DROP TABLE IF EXISTS e2e_echo")
+        c.execute("CREATE TABLE e2e_echo (k int8, v int8) DISTRIBUTED BY (k)")
+        c.execute("INSERT INTO e2e_echo SELECT g, g % 1000 FROM generate_series(1, 30000) g")
+        try:
+            for _ in range(6):
+                with pytest.raises(errors.DivisionByZero):
+                    # A join on v redistributes both sides; one row divides by zero.
+                    c.execute("SELECT count(*) FROM e2e_echo a JOIN e2e_echo b ON a.v = b.v "
+                              "WHERE 1 / (b.k - 777) IS NOT NULL").fetchall()
+                assert c.execute("SELECT 1").fetchone() == (1,)
+        finally:
+            c.execute("DROP TABLE IF EXISTS e2e_echo")
