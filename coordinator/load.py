@@ -21,7 +21,8 @@ from planner import plan as pl
 from planner.copy_options import CopyFormat, parse_copy_options
 from planner.bind import QueryBinder
 from planner.locus import GENERAL
-from planner.schema import PUBLIC, DistKind, RelationName, TableDef, resolve_relation
+from planner.schema import PUBLIC, DistKind, RelationName, TableDef
+from planner.system_tables import resolve_relation
 from segment.operators import base as ops
 from segment.ingest import convert, copy_binary, copy_text
 from planner.scope import EMPTY

@@ -23,10 +23,11 @@ import logging
 
 from sqlglot import exp
 
-from planner import bind_recursive, catalog_functions, errors, types
+from planner import bind_recursive, errors, types
 from planner.bind import BoundQuery, QueryBinder
 from planner.typing_rules import agg_result_type
-from planner.bind_expr import AGGREGATES, ExprBinder, find_aggregate, sql_type
+from planner.bind_expr import AGGREGATES, ExprBinder, find_aggregate
+from planner.type_names import cast_type, sql_type
 from planner.expr import AggFunc
 from planner.scope import LayeredScope, Scope
 from planner.types import Kind, SqlType
@@ -207,7 +208,7 @@ class _Inference:
             return None
         if isinstance(parent, exp.Cast) and parent.this is node:
             # $1::oid[], $1::regclass: the catalog types, as the binder reads them
-            return catalog_functions.cast_type(parent.to) or sql_type(parent.to)
+            return cast_type(parent.to) or sql_type(parent.to)
         if isinstance(parent, _COMPARISONS):
             other = parent.expression if parent.this is node else parent.this
             if isinstance(other, (exp.Any, exp.All)):  # $1 = ANY(a): a's element type

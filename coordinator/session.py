@@ -23,7 +23,7 @@ from coordinator.pgwire.boundary import (CancelToken, PreparedStatement, QueryRe
                                          ResultColumn, ResultKind, TransactionStatus)
 from coordinator.settings import Settings, split_identifiers
 from coordinator.transaction import State, Transaction
-from planner import bind_expr, errors, statements, types
+from planner import bind_expr, errors, session_info, statements, types
 from planner.statements import Kind
 
 _pids = itertools.count(1)
@@ -480,7 +480,7 @@ class Session:
         return query.describe(self, st.tree, ptypes)
 
     def _bind_session_info(self):
-        bind_expr.SESSION_INFO.set({"user": self.user, "database": self.database,
+        session_info.SESSION_INFO.set({"user": self.user, "database": self.database,
                                     "schema": self.catalog_view().current_schema,
                                     "pg_backend_pid": self.pid,
                                     # pg_catalog's rows and the catalog functions' data

@@ -1,7 +1,7 @@
 """The rows of the system catalog, computed from raympp's own catalog for one statement.
 
 `SystemCatalog(session)` is what the planner reads through `SESSION_INFO["system"]`
-(planner/system_tables.py `CatalogContext`): the session puts a new one there for every
+(planner/session_info.py `CatalogContext`): the session puts a new one there for every
 statement it prepares or executes, so the rows are those of the tables that statement's
 transaction sees (its own CREATEs and DROPs included), of the roles as they are, of the
 session's settings and of the sessions connected to this coordinator (`Sessions`).
@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import threading
 
+from planner import catalog_names as cn
 from planner import schema as sch
 from planner import system_tables as st
 from planner import types
@@ -34,13 +35,13 @@ def start_time() -> dt.datetime:
 
 
 def table_oid(t: TableDef) -> int:
-    return st.FIRST_USER_OID + t.id
+    return cn.FIRST_USER_OID + t.id
 
 
 def row_type_oid(t: TableDef) -> int:
     """The oid of a table's row type (pg_class.reltype; a composite pg_type row), in a
     range of its own above the tables' oids."""
-    return st.FIRST_USER_OID + ROW_TYPE_OFFSET + t.id
+    return cn.FIRST_USER_OID + ROW_TYPE_OFFSET + t.id
 
 
 ROW_TYPE_OFFSET = 1 << 30
@@ -113,7 +114,7 @@ _CATEGORIES = {
 
 
 class SystemCatalog:
-    """planner.system_tables.CatalogContext for one statement of `session`."""
+    """planner.session_info.CatalogContext for one statement of `session`."""
 
     def __init__(self, session):
         self.session = session
@@ -175,23 +176,23 @@ class SystemCatalog:
         for t in self.tables():
             cols = [(c.name, c.type, c.not_null, c.type.oid, c.type.typmod)
                     for c in t.columns]
-            out.append((table_oid(t), t.name, st.PUBLIC_OID, "r", cols, t))
+            out.append((table_oid(t), t.name, cn.PUBLIC_OID, "r", cols, t))
         for r in st.RELATIONS.values():
             cols = [(c.name, c.type, c.not_null, tid, mod)
                     for c, (tid, mod) in zip(r.columns, r.type_oids)]
-            out.append((r.oid, r.name, st.NAMESPACES[r.schema], r.relkind, cols, None))
+            out.append((r.oid, r.name, cn.NAMESPACES[r.schema], r.relkind, cols, None))
         return out
 
     def _pg_catalog__pg_namespace(self):
-        for name, oid in st.NAMESPACES.items():
-            yield {"oid": oid, "nspname": name, "nspowner": st.BOOTSTRAP_ROLE_OID}
+        for name, oid in cn.NAMESPACES.items():
+            yield {"oid": oid, "nspname": name, "nspowner": cn.BOOTSTRAP_ROLE_OID}
 
     def _pg_catalog__pg_class(self):
         for oid, name, nsp, kind, cols, table in self._relation_rows():
             yield {"oid": oid, "relname": name, "relnamespace": nsp,
                    "reltype": row_type_oid(table) if table is not None else 0,
-                   "reloftype": 0, "relowner": st.BOOTSTRAP_ROLE_OID,
-                   "relam": st.HEAP_AM_OID if kind == "r" else 0,
+                   "reloftype": 0, "relowner": cn.BOOTSTRAP_ROLE_OID,
+                   "relam": cn.HEAP_AM_OID if kind == "r" else 0,
                    "relfilenode": oid if kind == "r" else 0, "reltablespace": 0,
                    "relpages": 0,
                    "reltuples": float(table.stats.rows) if table is not None else -1.0,
@@ -212,8 +213,8 @@ class SystemCatalog:
         for row in st.static_rows(relation):
             yield dict(zip(names, row))
         for t in self.tables():
-            yield {"oid": row_type_oid(t), "typname": t.name, "typnamespace": st.PUBLIC_OID,
-                   "typowner": st.BOOTSTRAP_ROLE_OID, "typlen": -1, "typbyval": False,
+            yield {"oid": row_type_oid(t), "typname": t.name, "typnamespace": cn.PUBLIC_OID,
+                   "typowner": cn.BOOTSTRAP_ROLE_OID, "typlen": -1, "typbyval": False,
                    "typtype": "c", "typcategory": "C", "typispreferred": False,
                    "typisdefined": True, "typdelim": ",", "typrelid": table_oid(t),
                    "typsubscript": "-", "typelem": 0, "typarray": 0,
@@ -243,8 +244,8 @@ class SystemCatalog:
                        "attislocal": True, "attinhcount": 0, "attcollation": collation}
 
     def _pg_catalog__pg_database(self):
-        yield {"oid": st.DATABASE_OID, "datname": self.session.database,
-               "datdba": st.BOOTSTRAP_ROLE_OID, "encoding": 6, "datlocprovider": "c",
+        yield {"oid": cn.DATABASE_OID, "datname": self.session.database,
+               "datdba": cn.BOOTSTRAP_ROLE_OID, "encoding": 6, "datlocprovider": "c",
                "datistemplate": False, "datallowconn": True, "datconnlimit": -1,
                "datfrozenxid": 0, "datminmxid": 1, "dattablespace": 1663,
                "datcollate": "C", "datctype": "C"}
@@ -281,7 +282,7 @@ class SystemCatalog:
     def _pg_catalog__pg_tables(self):
         for oid, name, nsp, kind, _cols, table in self._relation_rows():
             if kind == "r":
-                schema = next(k for k, v in st.NAMESPACES.items() if v == nsp)
+                schema = next(k for k, v in cn.NAMESPACES.items() if v == nsp)
                 yield {"schemaname": schema, "tablename": name,
                        "tableowner": self._owner_name(), "hasindexes": False,
                        "hasrules": False, "hastriggers": False, "rowsecurity": False}
@@ -334,7 +335,7 @@ class SystemCatalog:
                 ("idle in transaction (aborted)" if txn.state.name == "FAILED" else
                  "idle in transaction") if txn is not None and txn.explicit else "idle")
             role = self.session.engine.catalog.get_role(other.user)
-            yield {"datid": st.DATABASE_OID, "datname": other.database, "pid": other.pid,
+            yield {"datid": cn.DATABASE_OID, "datname": other.database, "pid": other.pid,
                    "usesysid": role.oid if role is not None else None, "usename": other.user,
                    "application_name": other.settings.show("application_name"),
                    "client_addr": addr, "client_port": port,
@@ -345,31 +346,31 @@ class SystemCatalog:
 
     # --- information_schema --------------------------------------------------------------
     def _information_schema__schemata(self):
-        for name in st.NAMESPACES:
+        for name in cn.NAMESPACES:
             yield {"catalog_name": self.session.database, "schema_name": name,
                    "schema_owner": self._owner_name()}
 
     def _information_schema__tables(self):
         for oid, name, nsp, kind, _cols, _t in self._relation_rows():
-            schema = next(k for k, v in st.NAMESPACES.items() if v == nsp)
+            schema = next(k for k, v in cn.NAMESPACES.items() if v == nsp)
             yield {"table_catalog": self.session.database, "table_schema": schema,
                    "table_name": name, "table_type": "BASE TABLE" if kind == "r" else "VIEW",
-                   "is_insertable_into": "NO" if nsp != st.PUBLIC_OID else "YES",
+                   "is_insertable_into": "NO" if nsp != cn.PUBLIC_OID else "YES",
                    "is_typed": "NO"}
 
     def _information_schema__columns(self):
         for oid, name, nsp, kind, cols, _t in self._relation_rows():
-            schema = next(k for k, v in st.NAMESPACES.items() if v == nsp)
+            schema = next(k for k, v in cn.NAMESPACES.items() if v == nsp)
             for i, (col, t, not_null, tid, _mod) in enumerate(cols, 1):
                 yield {"table_catalog": self.session.database, "table_schema": schema,
                        "table_name": name, "column_name": col, "ordinal_position": i,
                        "is_nullable": "NO" if not_null else "YES",
                        **_column_type_info(t, tid),
                        "udt_catalog": self.session.database, "udt_schema": "pg_catalog",
-                       "udt_name": st.TYPE_NAMES.get(tid),
+                       "udt_name": cn.TYPE_NAMES.get(tid),
                        "dtd_identifier": str(i), "is_self_referencing": "NO",
                        "is_identity": "NO", "identity_cycle": "NO", "is_generated": "NEVER",
-                       "is_updatable": "NO" if nsp != st.PUBLIC_OID else "YES"}
+                       "is_updatable": "NO" if nsp != cn.PUBLIC_OID else "YES"}
 
     def _information_schema__views(self):
         return iter(())
@@ -403,7 +404,7 @@ def _column_type_info(t: types.SqlType, tid: int) -> dict:
         if (k in types.ARRAY_KINDS or k is Kind.ARRAY) and tid not in (22, 30):
             data_type = "ARRAY"
         elif k in types.CATALOG_KINDS or t.is_array:
-            data_type = "USER-DEFINED" if tid in (22, 30) else st.TYPE_NAMES.get(tid, k.value)
+            data_type = "USER-DEFINED" if tid in (22, 30) else cn.TYPE_NAMES.get(tid, k.value)
         else:
             data_type = k.value
     out = {"data_type": data_type}

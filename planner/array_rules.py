@@ -13,6 +13,7 @@ from planner.coercion import (
     adopt,
     coerce,
     common_type,
+    compare_operands,
     is_unknown,
     no_function,
     no_operator,
@@ -238,7 +239,6 @@ def rule_quantified(op: Func, x: ex.Expr, arr: ex.Expr, all_: bool) -> ex.Expr:
         if t != x.type:
             x = coerce(x, t)
     # the comparison must exist (42883 otherwise), typed as the comparison rule types it
-    from planner.typing_rules import compare_operands
     compare_operands(op, x, Literal(None, elem))
     name = Literal(op.value, types.TEXT)
     return Call(Func.ALL_OF if all_ else Func.ANY_OF, (name, x, arr), types.BOOL)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from sqlglot import exp
 
 from planner import (bind_array, bind_join, bind_json, bind_lateral, bind_recursive,
-                     bind_subquery, bind_window, catalog_functions, errors, functions,
+                     bind_srfs, bind_subquery, bind_window, catalog_functions, errors, functions,
                      grouping_sets, json_aggregates, json_grouping, json_rules,
                      ordered_aggregates, set_operations, statistics_aggregates,
                      string_aggregates, system_tables, table_functions, types)
@@ -21,7 +21,8 @@ from planner import expr as ex
 from planner import plan as pl
 from planner.bind_expr import AGGREGATES, STATISTICS, ExprBinder, find_aggregate, row_of
 from planner.typing_rules import agg_result_type
-from planner.schema import CatalogView, identifier, relation_name, resolve_relation
+from planner.schema import CatalogView, identifier, relation_name
+from planner.system_tables import resolve_relation
 from planner.scope import LayeredScope, Scope, ScopeColumn
 
 
@@ -284,7 +285,7 @@ class QueryBinder:
                 rel.db or "").lower() in ("", "pg_catalog"):
             # pg_catalog.unnest(a): sqlglot reads the qualified call as an Explode table.
             rel = exp.Unnest(expressions=[rel.this.this.copy()], alias=rel.args.get("alias"))
-            return bind_array.unnest_from(self, rel, alias, col_aliases)
+            return bind_srfs.unnest_from(self, rel, alias, col_aliases)
         if isinstance(rel, exp.Table) and isinstance(rel.this, exp.Anonymous):
             return self._table_function(rel.this, alias, col_aliases)
         if isinstance(rel, exp.Table) and isinstance(rel.this, exp.Func):
@@ -327,8 +328,8 @@ class QueryBinder:
         if isinstance(rel, exp.Subquery):
             sub = self.child().bind(rel.this)
             return sub.node, self._scope_of(sub, alias, col_aliases)
-        if isinstance(rel, exp.Unnest):  # constant arrays (planner/bind_array.py)
-            return bind_array.unnest_from(self, rel, alias, col_aliases)
+        if isinstance(rel, exp.Unnest):  # constant arrays (planner/bind_srfs.py)
+            return bind_srfs.unnest_from(self, rel, alias, col_aliases)
         raise errors.FeatureNotSupported(f"FROM item {rel.sql(dialect='postgres')!r}")
 
     @staticmethod
@@ -382,7 +383,7 @@ class QueryBinder:
         for c in conj:
             if bind_subquery.has_subquery(c):
                 subq.where_conjunct(c)
-        select, subq.node, subq.scope = bind_array.select_srfs(  # unnest(a): ProjectSet
+        select, subq.node, subq.scope = bind_srfs.select_srfs(  # unnest(a): ProjectSet
             self, select, subq.node, subq.scope)
         node, scope = subq.node, subq.scope
 

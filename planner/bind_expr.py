@@ -7,7 +7,6 @@ GROUP BY expressions become references to the Aggregate node's output).
 
 from __future__ import annotations
 
-import contextvars
 import decimal
 import math
 import re
@@ -20,10 +19,11 @@ from planner import expr as ex
 from planner.expr import Func
 from planner.schema import identifier
 from planner.scope import Scope
+from planner.session_info import SESSION_INFO
+from planner.type_names import cast_type, sql_type
 
 # Values of session functions (current_user, current_database, ...) for the statement
 # being bound; the coordinator sets them per session before binding.
-SESSION_INFO: contextvars.ContextVar[dict] = contextvars.ContextVar("session_info", default={})
 SERVER_VERSION = "15.0"
 VERSION_TEXT = "PostgreSQL 15.0 (raympp 0.1.0) on x86_64-pc-linux-gnu, distributed MPP over Ray"
 
@@ -64,36 +64,6 @@ def find_aggregate(tree: exp.Expression) -> exp.Expression | None:
                 isinstance(node.parent, exp.Window) and node.arg_key == "this"):
             return node
     return None
-
-_SQLGLOT_TYPES = {
-    "BOOLEAN": types.BOOL, "SMALLINT": types.INT2, "INT": types.INT4, "BIGINT": types.INT8,
-    "FLOAT": types.FLOAT4, "DOUBLE": types.FLOAT8, "TEXT": types.TEXT, "DATE": types.DATE,
-    "TIMESTAMP": types.TIMESTAMP, "TIMESTAMPTZ": types.TIMESTAMPTZ,
-    "INTERVAL": types.INTERVAL, "TINYINT": types.INT2, "SERIAL": types.INT4,
-    "BIGSERIAL": types.INT8, "SMALLSERIAL": types.INT2,
-    "JSON": types.JSON, "JSONB": types.JSONB,
-}
-
-
-def sql_type(dt: exp.DataType) -> types.SqlType:
-    """The SqlType a sqlglot DataType names (`numeric(15,2)`, `varchar(25)`, ...)."""
-    name = dt.this.name
-    args = tuple(int(p.this.this) for p in dt.expressions
-                 if isinstance(p, exp.DataTypeParam) and isinstance(p.this, exp.Literal))
-    if name in ("DECIMAL", "NUMERIC", "BIGDECIMAL"):
-        return types.from_name("numeric", args)
-    if name in ("VARCHAR", "NVARCHAR"):
-        return types.varchar(args[0] if args else None)
-    if name in ("CHAR", "NCHAR", "BPCHAR"):
-        return types.char(args[0] if args else 1)
-    if name in _SQLGLOT_TYPES:
-        return _SQLGLOT_TYPES[name]
-    if name in ("ARRAY", "USERDEFINED"):  # int[], text[], _int4, int2vector
-        t = catalog_functions.cast_type(dt)
-        if t is not None and (t.is_array or name == "ARRAY"):
-            return t
-    raise errors.FeatureNotSupported(f"type {dt.sql(dialect='postgres')} is not supported")
-
 
 def number_literal(text: str) -> ex.Literal:
     """Type a numeric literal as PostgreSQL does: int4, then int8, then numeric."""
@@ -249,7 +219,7 @@ class ExprBinder:
         if type(node) in _UNARY:
             return functions.bind_call(_UNARY[type(node)], [b(node.this)])
         if isinstance(node, exp.Cast):
-            target = catalog_functions.cast_type(node.to)  # oid, regclass, pg_catalog.text
+            target = cast_type(node.to)  # oid, regclass, pg_catalog.text
             return functions.bind_cast(b(node.this), target or sql_type(node.to))
         if isinstance(node, (exp.RegexpLike, exp.RegexpILike, exp.Operator)):
             return catalog_functions.bind_regex(node, b)
@@ -474,7 +444,7 @@ class ExprBinder:
             return functions.bind_call(Func.DATE_PART, args)
         if name == "row":  # ROW(a, b): fields f1, f2, ... (an unknown literal is text)
             return row_of([(f"f{i + 1}", a) for i, a in enumerate(args)])
-        if name == EXPANDARRAY_ROW:  # bind_array.select_srfs: _pg_expandarray's (x, n)
+        if name == EXPANDARRAY_ROW:  # bind_srfs.select_srfs: _pg_expandarray's (x, n)
             return row_of(list(zip(("x", "n"), args)))
         if name == "octet_length" and len(args) == 1 and args[0].type.kind is types.Kind.CHAR \
                 and args[0].type.length is not None:
@@ -631,7 +601,7 @@ def to_literal(value, declared: "types.SqlType | None") -> exp.Expression:
 
 
 # information_schema._pg_expandarray(a) in a SELECT list becomes this call over its two
-# ProjectSet columns (bind_array.select_srfs): no user can write the name.
+# ProjectSet columns (bind_srfs.select_srfs): no user can write the name.
 EXPANDARRAY_ROW = "?expandarray_row"
 
 

@@ -29,7 +29,7 @@ _FUNCTIONS = {
     "jsonb_extract_path_text": Func.JSON_PATH_TEXT,
 }
 # Set-returning json functions: json_rules.SRFS in FROM (bind_lateral) and the SELECT list
-# (bind_array.select_srfs), not elsewhere; the record-returning ones not yet.
+# (bind_srfs.select_srfs), not elsewhere; the record-returning ones not yet.
 _SRF = json_rules.SRFS + ("json_populate_record", "jsonb_populate_record", "json_to_record", "jsonb_to_record",
         "json_populate_recordset", "jsonb_populate_recordset", "json_to_recordset",
         "jsonb_to_recordset", "jsonb_path_query")

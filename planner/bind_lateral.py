@@ -11,8 +11,8 @@ would. The items after it join the ProjectSet's output as usual.
 In a correlated subquery the outer columns are the columns of the domain of outer values,
 which subquery_domain.py puts first in the subquery's FROM; an outer reference in a
 function's arguments thus reads an earlier item like any other. What it leaves to others:
-constant arguments (bind.py's GenerateSeries node and bind_array.unnest_from's Values),
-the functions of the SELECT list (bind_array.select_srfs) and LATERAL subqueries (0A000).
+constant arguments (bind.py's GenerateSeries node and bind_srfs.unnest_from's Values),
+the functions of the SELECT list (bind_srfs.select_srfs) and LATERAL subqueries (0A000).
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def is_lateral(qb, c: Call) -> bool:
     if _json_srf(c.call) or any(a.find(exp.Column) is not None for a in args):
         return True
     if isinstance(c.call, exp.Unnest):
-        return False  # constant or computed arrays: bind_array.unnest_from
+        return False  # constant or computed arrays: bind_srfs.unnest_from
     binder = ExprBinder(Scope([]), qb.params)
     return not all(isinstance(functions.fold_constants(binder.bind(a)), ex.Literal)
                    for a in args)

@@ -362,7 +362,7 @@ def _python_value(v, t: types.SqlType):
     """A value read from a result batch as the Python value a Literal of `t` holds."""
     if v is None:
         return None
-    if t.is_array:  # planner/array_values.py: a tuple of the elements' values
+    if t.is_array:  # planner/values.py: a tuple of the elements' values
         return tuple(_python_value(e, t.element) for e in v)
     if t.is_scaled_int and isinstance(v, int):
         return decimal.Decimal(v).scaleb(-t.scale)

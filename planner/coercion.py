@@ -9,13 +9,16 @@ at bind time. `no_operator` / `no_function` build PostgreSQL's 42883 messages.
 
 from __future__ import annotations
 
-from planner import errors, types
+import datetime as dt
+
+from planner import catalog_types, errors, types
+from planner.array_text import split_array_text
 from planner import expr as ex
 from planner.expr import Call, Cast, Func, Literal
 from planner.fold import fold_constants
 from planner.temporal import TEMPORAL
 from planner.types import Kind, SqlType
-from planner.values import cast_value, fit_numeric, numeric_type_of, to_decimal
+from planner.values import cast_value, fit_numeric, int_fits, numeric_type_of, to_decimal
 
 TS_RANK = {Kind.DATE: 0, Kind.TIMESTAMP: 1, Kind.TIMESTAMPTZ: 2}
 _INT_RANK = {Kind.INT2: 0, Kind.INT4: 1, Kind.INT8: 2}
@@ -55,10 +58,8 @@ def cast_type_ok(src: SqlType, dst: SqlType) -> bool:
 def bind_cast(e: ex.Expr, dst: SqlType) -> ex.Expr:
     """CAST(e AS dst). Literals convert now (bad input raises at bind time). `numeric`
     without a typmod (numeric(None, 0)) keeps the source's scale."""
-    # local: catalog_functions and this module are in one import loop (test_layering.KNOWN_LOOPS)
-    from planner import catalog_functions
-    if catalog_functions.involved(e.type, dst):  # oid, reg*, catalog arrays
-        return catalog_functions.convert(e, dst)
+    if catalog_types.involved(e.type, dst):  # oid, reg*, catalog arrays
+        return catalog_types.convert(e, dst)
     if not cast_type_ok(e.type, dst):
         raise errors.QueryError(f"cannot cast type {e.type} to {dst}", "42846")
     if dst.is_array and dst.elem == types.numeric(None, 0):
@@ -109,8 +110,6 @@ def _unconstrained_array(e: ex.Expr) -> SqlType:
     """The static type of `x::numeric[]`: a constant's elements keep their scale."""
     src = e.type
     if isinstance(e, Literal) and isinstance(e.value, str):
-        # local: array_values and this module are in one import loop (test_layering.KNOWN_LOOPS)
-        from planner.array_values import split_array_text
         scale = 0
         for item in split_array_text(e.value):
             if item is not None:
@@ -134,10 +133,8 @@ def _unconstrained(src: SqlType) -> SqlType:
 
 def coerce(e: ex.Expr, t: SqlType) -> ex.Expr:
     """e as type t (an implicit conversion the typing rules chose)."""
-    # local: catalog_functions and this module are in one import loop (test_layering.KNOWN_LOOPS)
-    from planner import catalog_functions
-    if catalog_functions.involved(e.type, t):
-        return catalog_functions.convert(e, t)
+    if catalog_types.involved(e.type, t):
+        return catalog_types.convert(e, t)
     if e.type == t or (e.type.is_string and t.kind is Kind.TEXT):
         return e
     if isinstance(e, Literal):
@@ -215,10 +212,8 @@ def common_type(a: SqlType, b: SqlType, what: str) -> SqlType:
         return types.array_of(common_type(a.elem, b.elem, what))
     if a.is_array or b.is_array:
         raise errors.DatatypeMismatch(f"{what} types {a} and {b} cannot be matched")
-    # local: catalog_functions and this module are in one import loop (test_layering.KNOWN_LOOPS)
-    from planner import catalog_functions
-    if catalog_functions.involved(a, b):
-        t = catalog_functions.common(a, b)
+    if catalog_types.involved(a, b):
+        t = types.common_special(a, b)
         if t is not None:
             return t
     if a.is_number and b.is_number:
@@ -262,3 +257,41 @@ def as_bool(e: ex.Expr, what: str) -> ex.Expr:
     if is_unknown(e):
         return coerce(e, types.BOOL)
     raise errors.DatatypeMismatch(f"argument of {what} must be type boolean, not type {e.type}")
+
+
+def compare_operands(func: Func, a: ex.Expr, b: ex.Expr) -> tuple[ex.Expr, ex.Expr]:
+    """Both sides of a comparison in comparable types. Numerics of different scales stay as
+    they are (the evaluator aligns them); a literal fitting the other side's integer type
+    is folded to it rather than casting the column."""
+    ta, tb = a.type, b.type
+    if catalog_types.involved(ta, tb):  # oid, reg*, catalog arrays
+        typed = catalog_types.compare_operands(func, a, b)
+        if typed is None:
+            raise no_operator(func, (a, b))
+        return typed
+    if ta.is_number and tb.is_number:
+        if ta.is_float or tb.is_float:
+            t = types.FLOAT4 if ta.kind is tb.kind is Kind.FLOAT4 else types.FLOAT8
+            return coerce(a, t), coerce(b, t)
+        if ta.is_numeric or tb.is_numeric:
+            return as_numeric(a), as_numeric(b)
+        if ta != tb:
+            for x, y in ((a, b), (b, a)):
+                if isinstance(y, Literal) and int_fits(y.value, x.type):
+                    return (x, coerce(y, x.type)) if x is a else (coerce(y, x.type), x)
+            t = common_type(ta, tb, "")
+            return coerce(a, t), coerce(b, t)
+        return a, b
+    if ta.is_string and tb.is_string:
+        return a, b
+    if ta.kind in TEMPORAL and tb.kind in TEMPORAL:
+        for x, y in ((a, b), (b, a)):  # date vs midnight: compare dates, not every row cast
+            if x.type.kind is Kind.DATE and isinstance(y, Literal) and y.value is not None \
+                    and y.type.kind is not Kind.DATE and y.value.time() == dt.time(0):
+                day = Literal(y.value.date(), types.DATE)
+                return (x, day) if x is a else (day, x)
+        t = common_type(ta, tb, "")
+        return coerce(a, t), coerce(b, t)
+    if ta.kind is tb.kind and ta.kind in (Kind.BOOL, Kind.INTERVAL):
+        return a, b
+    raise no_operator(func, (a, b))

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner import types
+from planner.temporal import Interval
 from planner.types import SqlType
+from planner.values import format_text
 
 
 class Func(enum.Enum):
@@ -215,15 +217,6 @@ class Literal(Expr):
 
 
 @dataclass(frozen=True, slots=True)
-class Interval:
-    """An interval value as PostgreSQL keeps it: months, days and microseconds apart."""
-
-    months: int = 0
-    days: int = 0
-    micros: int = 0
-
-
-@dataclass(frozen=True, slots=True)
 class Call(Expr):
     func: Func
     args: tuple[Expr, ...]
@@ -384,8 +377,6 @@ def show(e: Expr) -> str:
         if isinstance(e.value, str):
             return "'" + e.value.replace("'", "''") + "'"
         if isinstance(e.value, tuple):
-            # local: values and this module are in one import loop (test_layering.KNOWN_LOOPS)
-            from planner.values import format_text
             return "'" + format_text(e.value, e.type).replace("'", "''") + "'::" + e.type.sql()
         if isinstance(e.value, Interval):
             return f"interval '{e.value.months} mons {e.value.days} days {e.value.micros} us'"

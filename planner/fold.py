@@ -18,6 +18,7 @@ from decimal import Decimal
 from planner import errors
 from planner import expr as ex
 from planner.expr import Call, Cast, Func, Literal
+from planner.row_functions import call_row
 from planner.temporal import TEMPORAL, USECS_PER_DAY, add_interval, interval_key, interval_scale
 from planner.types import Kind, SqlType
 from planner.values import DEC, cast_value, check_int, fit_length, fit_numeric, to_float4
@@ -92,8 +93,6 @@ def evaluate_constant(e: ex.Expr, vals: list):
     if isinstance(e, Cast):
         return cast_value(vals[0], e.arg.type, e.type)
     if isinstance(e, ex.RowCall):
-        # local: catalog_functions and this module are in one import loop (test_layering.KNOWN_LOOPS)
-        from planner.catalog_functions import call_row
         return call_row(e, vals)
     if isinstance(e, ex.IsNull):
         return (vals[0] is None) != e.negated

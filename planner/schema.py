@@ -142,17 +142,3 @@ def lookup_relation(catalog: CatalogView, rel: RelationName) -> TableDef | None:
     if rel.catalog is not None or rel.schema not in (None, PUBLIC):
         return None  # a plain view holds public's tables only
     return catalog.get_table(rel.name)
-
-
-def resolve_relation(catalog: CatalogView, table) -> TableDef:
-    """The table an `exp.Table` of a query or INSERT names, or 42P01 as PostgreSQL's
-    parserOpenTable says it (`relation "s.t" does not exist`, also for a schema that does
-    not exist)."""
-    rel = relation_name(table)
-    # local: system_tables and this module are in one import loop (test_layering.KNOWN_LOOPS)
-    from planner.system_tables import refuse_write
-    refuse_write(catalog, rel)  # INSERT INTO pg_class: read-only (0A000)
-    found = lookup_relation(catalog, rel)
-    if found is None:
-        raise errors.UndefinedTable(f'relation "{rel}" does not exist')
-    return found

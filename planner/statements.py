@@ -18,7 +18,7 @@ from sqlglot import tokens as sqltokens
 from planner import (analyze_statement, bind_json, clause_guard, copy_statement, errors,
                      role_statement, types)
 from planner.bind_array import catalog_array_names
-from planner.bind_expr import sql_type
+from planner.type_names import sql_type
 from planner.schema import ColumnDef, DistKind, DistPolicy, RelationName
 from planner.bind_array import mark_subscripts
 

@@ -239,7 +239,7 @@ def _zero(t: types.SqlType) -> ex.Expr:
     if t.kind in (types.Kind.OID, types.Kind.XID):
         return ex.Literal(0, t)
     if t.is_array:
-        return ex.Literal((), t)  # the empty array (planner/array_values.py's form)
+        return ex.Literal((), t)  # the empty array (planner/values.py's form)
     text = "0" if t.is_number else _ZERO_TEXT.get(t.kind)
     if text is None:
         raise errors.FeatureNotSupported(f"correlated subqueries over outer columns of type {t}")

@@ -5,7 +5,7 @@ oids, column names and types (planner/system_data.py).
 A query that names one is bound to a `pl.Values` leaf marked `system` (locus ENTRY: it runs
 in the coordinator's slice, never on segments) whose rows the coordinator computes for that
 statement from its own catalog (coordinator/system_catalog.py), through the provider that
-the session puts in `bind_expr.SESSION_INFO["system"]` (`CatalogContext` below). The rows
+the session puts in `session_info.SESSION_INFO["system"]` (`CatalogContext`). The rows
 of the relations that only describe PostgreSQL's built-ins (pg_type, pg_proc, pg_am,
 pg_collation) are here.
 
@@ -18,25 +18,15 @@ with `search_path = public, pg_catalog`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
 
-from planner import errors, types
+from planner import errors, system_data, types
 from planner import expr as ex
 from planner import plan as pl
 from planner import schema as sch
-from planner import system_data
+from planner.catalog_names import REGTYPE_NAMES, TYPE_ROWS
+from planner.session_info import catalog_context
 from planner.types import Kind, SqlType
-
-PG_CATALOG_OID = 11
-PUBLIC_OID = 2200
-INFORMATION_SCHEMA = "information_schema"
-INFORMATION_SCHEMA_OID = 13207      # its oid in PostgreSQL 15
-FIRST_USER_OID = 16384              # FirstNormalObjectId: table oid = 16384 + table id
-DATABASE_OID = 5                    # the database's oid (PostgreSQL's "postgres")
-BOOTSTRAP_ROLE_OID = 10
-HEAP_AM_OID = 2
-NAMESPACES = {sch.PG_CATALOG: PG_CATALOG_OID, sch.PUBLIC: PUBLIC_OID,
-              INFORMATION_SCHEMA: INFORMATION_SCHEMA_OID}
+from planner.values import parse_array
 
 # pg_type oid -> the SqlType of a column of that type
 _TYPE_KINDS = {
@@ -82,35 +72,6 @@ RELATIONS: dict[tuple[str, str], SystemRelation] = {
 BY_OID = {r.oid: r for r in RELATIONS.values()}
 
 
-class CatalogContext(Protocol):
-    """What the coordinator lends the planner for one statement (SESSION_INFO["system"])."""
-
-    def rows(self, relation: SystemRelation) -> list[tuple]: ...
-
-    def relations(self) -> list[tuple[int, str, str]]:
-        """(oid, schema, name) of every relation: the user's tables and the system ones."""
-
-    def search_path(self) -> list[str]:
-        """The schemas searched for unqualified names, in order (pg_catalog included)."""
-
-    def explicit_path(self) -> list[str]:
-        """The schemas search_path lists that exist (current_schemas(false))."""
-
-    def roles(self) -> list[tuple[int, str]]: ...
-
-    def setting(self, name: str, missing_ok: bool) -> str | None: ...
-
-    def set_setting(self, name: str, value: str, is_local: bool) -> str: ...
-
-    def start_time(self): ...
-
-
-def context() -> CatalogContext | None:
-    # local: bind_expr and this module are in one import loop (test_layering.KNOWN_LOOPS)
-    from planner.bind_expr import SESSION_INFO
-    return SESSION_INFO.get().get("system")
-
-
 # --- resolution ---------------------------------------------------------------------------
 def find(catalog, rel: sch.RelationName) -> SystemRelation | None:
     """The system relation `rel` names, or None when it names none (a user table, or
@@ -142,7 +103,7 @@ def refuse_write(catalog, rel: sch.RelationName) -> None:
 
 def bind(relation: SystemRelation) -> pl.Values:
     """The relation's rows for this statement as a Values leaf marked `system`."""
-    ctx = context()
+    ctx = catalog_context()
     rows = ctx.rows(relation) if ctx is not None else static_rows(relation)
     fields = tuple(pl.Field(c.name, c.type) for c in relation.columns)
     col_types = [c.type for c in relation.columns]
@@ -154,8 +115,6 @@ def bind(relation: SystemRelation) -> pl.Values:
 def _array_value(v, t: SqlType):
     """An array column's value: the providers give arrays as their text form or a list."""
     if isinstance(v, str):
-        # local: array_values and this module are in one import loop (test_layering.KNOWN_LOOPS)
-        from planner.array_values import parse_array
         return parse_array(v, t)
     return tuple(v) if isinstance(v, list) else v
 
@@ -209,30 +168,6 @@ def static_rows(relation: SystemRelation) -> list[tuple]:
     return _STATIC[key]
 
 
-# --- types -------------------------------------------------------------------------------
-_TYPE_ROWS = {int(r[0]): dict(zip(system_data.TYPE_COLUMNS, r)) for r in system_data.TYPES}
-# PostgreSQL's format_type() names with typmod NULL (bpchar is "character" then).
-TYPE_NAMES = {oid: r["typname"] for oid, r in _TYPE_ROWS.items()}
-# The regtype spelling (format_type's with no typmod) of each built-in type.
-REGTYPE_NAMES: dict[int, str] = {}
-for _oid, _r in _TYPE_ROWS.items():
-    _name = {16: "boolean", 18: '"char"', 20: "bigint", 21: "smallint", 23: "integer",
-             700: "real", 701: "double precision", 1042: "character",
-             1043: "character varying", 1083: "time without time zone",
-             1114: "timestamp without time zone", 1184: "timestamp with time zone",
-             1266: "time with time zone"}.get(_oid, _r["typname"])
-    REGTYPE_NAMES[_oid] = _name
-for _oid, _r in _TYPE_ROWS.items():  # arrays: the element's name and []
-    if _r["typcategory"] == "A" and _r["typelem"] not in (None, "0") and _r["typname"].startswith("_"):
-        REGTYPE_NAMES[_oid] = REGTYPE_NAMES[int(_r["typelem"])] + "[]"
-TYPE_OID_BY_NAME = {}
-for _oid, _r in _TYPE_ROWS.items():
-    TYPE_OID_BY_NAME[_r["typname"]] = _oid
-    TYPE_OID_BY_NAME[REGTYPE_NAMES[_oid]] = _oid
-TYPE_OID_BY_NAME.update({"int": 23, "decimal": 1700, "float": 701, "char": 1042,
-                         "timestamptz": 1184, "varchar": 1043, "bool": 16})
-
-
 def type_oid(t: SqlType) -> int:
     return t.oid
 
@@ -245,7 +180,7 @@ def format_type(oid: int | None, typmod: int | None) -> str | None:
         return "-"
     if oid not in REGTYPE_NAMES:
         return "???"
-    row = _TYPE_ROWS[oid]
+    row = TYPE_ROWS[oid]
     if row["typcategory"] == "A" and row["typname"].startswith("_"):
         return format_type(int(row["typelem"]), typmod) + "[]"
     if typmod is None or typmod < 0:
@@ -264,3 +199,15 @@ def format_type(oid: int | None, typmod: int | None) -> str | None:
     if oid == 1186 and typmod >= 0:
         return "interval"
     return REGTYPE_NAMES[oid]
+
+
+def resolve_relation(catalog: sch.CatalogView, table) -> sch.TableDef:
+    """The table an `exp.Table` of a query or INSERT names, or 42P01 as PostgreSQL's
+    parserOpenTable says it (`relation "s.t" does not exist`, also for a schema that does
+    not exist)."""
+    rel = sch.relation_name(table)
+    refuse_write(catalog, rel)  # INSERT INTO pg_class: read-only (0A000)
+    found = sch.lookup_relation(catalog, rel)
+    if found is None:
+        raise errors.UndefinedTable(f'relation "{rel}" does not exist')
+    return found

@@ -21,7 +21,7 @@ import sqlglot.expressions as exp
 
 from planner import errors
 from planner import plan as pl
-from planner.bind_expr import sql_type
+from planner.type_names import sql_type
 
 # Rows per block of clickbench_hits: the unit of work one segment generates at a time.
 BLOCK_ROWS = 1 << 19

@@ -1,7 +1,7 @@
 """Dates, timestamps and intervals as Python values: text input and output, interval arithmetic.
 
 A date is a datetime.date, a timestamp a naive datetime.datetime, a timestamptz a UTC-aware
-one, an interval an expr.Interval (months, days, microseconds). `parse_timestamp` and
+one, an interval an `Interval` (months, days, microseconds). `parse_timestamp` and
 `parse_interval` read PostgreSQL's input spellings with its errors, `format_interval`
 writes IntervalStyle postgres, and `add_interval` / `interval_scale` / `interval_key` are
 PostgreSQL's calendar arithmetic and interval order. `field_name` canonicalizes the unit
@@ -16,11 +16,21 @@ import datetime as dt
 import decimal
 import math
 import re
+from dataclasses import dataclass
 from decimal import Decimal
 
 from planner import errors
-from planner import expr as ex
 from planner.types import Kind, SqlType
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """An interval value as PostgreSQL keeps it: months, days and microseconds apart."""
+
+    months: int = 0
+    days: int = 0
+    micros: int = 0
+
 
 TEMPORAL = (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ)
 UTC = dt.timezone.utc
@@ -71,7 +81,7 @@ _IV_TOKEN = re.compile(r"\s*(?:([+-])?(\d+):(\d+)(?::(\d+(?:\.\d*)?))?|([+-]?(?:
                        r"\s*([a-z]+)?)", re.A | re.I)
 
 
-def parse_interval(text: str) -> ex.Interval:
+def parse_interval(text: str) -> Interval:
     """PostgreSQL's interval input: '90 day', '1 year 2 mons', '-1 day +02:03:04.5',
     '@ 3 days ago', '1.5 months' (fractions spill down as PostgreSQL does)."""
     s = text.strip(_WS).lower()
@@ -111,11 +121,11 @@ def parse_interval(text: str) -> ex.Interval:
                 micros += qty * us
     except (ValueError, KeyError, decimal.InvalidOperation):
         raise errors.InvalidDatetimeFormat(f'invalid input syntax for type interval: "{text}"')
-    iv = ex.Interval(months, days, int(round(micros)))
-    return ex.Interval(-iv.months, -iv.days, -iv.micros) if ago else iv
+    iv = Interval(months, days, int(round(micros)))
+    return Interval(-iv.months, -iv.days, -iv.micros) if ago else iv
 
 
-def format_interval(iv: ex.Interval) -> str:
+def format_interval(iv: Interval) -> str:
     """EncodeInterval in IntervalStyle postgres: '1 year 2 mons -3 days +04:05:06.5'."""
     years = int(iv.months / 12) if abs(iv.months) < 2**52 else iv.months // 12
     parts, is_zero, is_before = [], True, False
@@ -134,7 +144,7 @@ def format_interval(iv: ex.Interval) -> str:
     return " ".join(parts)
 
 
-def add_interval(ts: dt.datetime, iv: ex.Interval, sign: int = 1) -> dt.datetime:
+def add_interval(ts: dt.datetime, iv: Interval, sign: int = 1) -> dt.datetime:
     """timestamp + interval as PostgreSQL: months on the calendar (clamped to the month's
     last day), then days, then microseconds."""
     y, m = divmod(ts.year * 12 + ts.month - 1 + sign * iv.months, 12)
@@ -146,7 +156,7 @@ def add_interval(ts: dt.datetime, iv: ex.Interval, sign: int = 1) -> dt.datetime
         raise errors.QueryError("timestamp out of range", "22008")
 
 
-def interval_scale(iv: ex.Interval, factor: float, divide: bool) -> ex.Interval:
+def interval_scale(iv: Interval, factor: float, divide: bool) -> Interval:
     """interval * float8 and interval / float8 (PostgreSQL's interval_mul/interval_div:
     fractional months spill into days, fractional days into time)."""
     if divide and factor == 0:
@@ -161,10 +171,10 @@ def interval_scale(iv: ex.Interval, factor: float, divide: bool) -> ex.Interval:
         days += int(secs / 86400)
         secs -= int(secs / 86400) * 86400
     days += int(month_days)
-    return ex.Interval(months, days, int(round(op(iv.micros) + secs * 1e6)))
+    return Interval(months, days, int(round(op(iv.micros) + secs * 1e6)))
 
 
-def interval_key(iv: ex.Interval) -> int:
+def interval_key(iv: Interval) -> int:
     """The total order PostgreSQL compares intervals by (a month is 30 days)."""
     return (iv.months * 30 + iv.days) * USECS_PER_DAY + iv.micros
 

@@ -102,6 +102,8 @@ ARRAY_KINDS = (Kind.ANYARRAY, Kind.ACLITEM_ARRAY)
 LIST_KINDS = (Kind.ARRAY, Kind.INT2VECTOR, Kind.OIDVECTOR)
 CATALOG_KINDS = (Kind.OID, Kind.XID, Kind.NAME, Kind.CHAR1, Kind.PG_NODE_TREE, Kind.INET,
                  Kind.BYTEA) + REG_KINDS + ARRAY_KINDS
+# Kinds that are not plain strings: conversions to and from them are catalog_types'.
+SPECIAL = (Kind.OID, Kind.XID, Kind.BYTEA, Kind.INET) + REG_KINDS + ARRAY_KINDS
 KIND_BY_OID = {oid: kind for kind, oid in OIDS.items()
                if kind is not Kind.UNKNOWN and (kind not in CATALOG_KINDS
                                                  or kind in (Kind.OID, Kind.NAME))}
@@ -392,6 +394,20 @@ def from_arrow(t: pa.DataType) -> SqlType:
 _INT_RANK = {Kind.INT2: 0, Kind.INT4: 1, Kind.INT8: 2}
 
 
+def common_special(a: SqlType, b: SqlType) -> SqlType | None:
+    """The common type of two types one of which is SPECIAL (CASE, UNION, COALESCE)."""
+    if a.kind is b.kind:
+        return a
+    for x, y in ((a, b), (b, a)):
+        if x.kind is Kind.OID and (y.is_integer or y.kind in REG_KINDS):
+            return OID
+        if x.kind in REG_KINDS and y.is_integer:
+            return OID
+        if x.kind in SPECIAL and y.kind is Kind.UNKNOWN:
+            return x
+    return None
+
+
 def common_type(a: SqlType, b: SqlType) -> SqlType:
     """The type two operands are coerced to (UNION, CASE, comparison, arithmetic)."""
     if a == b:
@@ -411,9 +427,7 @@ def common_type(a: SqlType, b: SqlType) -> SqlType:
             return a if a.is_array else b
         raise errors.DatatypeMismatch(f"types {a} and {b} cannot be matched")
     if a.kind in CATALOG_KINDS or b.kind in CATALOG_KINDS:
-        # local: catalog_functions and this module are in one import loop (test_layering.KNOWN_LOOPS)
-        from planner.catalog_functions import common
-        t = common(a, b)
+        t = common_special(a, b)
         if t is not None:
             return t
     if a.is_integer and b.is_integer:

@@ -12,19 +12,18 @@ column. planner/functions.py's `bind_call` applies the rules.
 
 from __future__ import annotations
 
-import datetime as dt
 from decimal import Decimal
 
-from planner import errors, json_rules, types
+from planner import array_rules, errors, json_rules, types
 from planner import expr as ex
 from planner.coercion import (
     adopt, as_bool, as_bpchar, as_numeric, bind_cast, coerce, common_type, int_digits, is_unknown,
-    no_function, no_operator, not_unique, numeric_type, unify)
+    compare_operands, no_function, no_operator, not_unique, numeric_type, unify)
 from planner.expr import Call, Func, Literal
 from planner.fold import fold_constants
 from planner.temporal import TEMPORAL, field_name
 from planner.types import Kind, SqlType
-from planner.values import div_scale, int_fits
+from planner.values import div_scale
 
 _ARITH = (Func.ADD, Func.SUB, Func.MUL, Func.DIV, Func.MOD)
 _COMPARE = (Func.EQ, Func.NE, Func.LT, Func.LE, Func.GT, Func.GE)
@@ -121,51 +120,12 @@ def _rule_compare(func: Func, args) -> ex.Expr:
     _arity(func, args, 2)
     a, b = args
     if a.type.is_array or b.type.is_array:
-        # local: array_rules and this module are in one import loop (test_layering.KNOWN_LOOPS)
-        from planner.array_rules import rule_compare
-        return rule_compare(func, a, b)
+        return array_rules.rule_compare(func, a, b)
     if json_rules.involved(a, b):
         return json_rules.rule_compare(func, a, b)
     a, b = _binary_unknowns(func, as_bpchar(a, b.type), as_bpchar(b, a.type))
     a, b = compare_operands(func, a, b)
     return Call(func, (a, b), types.BOOL)
-
-
-def compare_operands(func: Func, a: ex.Expr, b: ex.Expr) -> tuple[ex.Expr, ex.Expr]:
-    """Both sides of a comparison in comparable types. Numerics of different scales stay as
-    they are (the evaluator aligns them); a literal fitting the other side's integer type
-    is folded to it rather than casting the column."""
-    ta, tb = a.type, b.type
-    # local: catalog_functions and this module are in one import loop (test_layering.KNOWN_LOOPS)
-    from planner import catalog_functions
-    if catalog_functions.involved(ta, tb):  # oid, reg*, catalog arrays
-        return catalog_functions.compare_operands(func, a, b)
-    if ta.is_number and tb.is_number:
-        if ta.is_float or tb.is_float:
-            t = types.FLOAT4 if ta.kind is tb.kind is Kind.FLOAT4 else types.FLOAT8
-            return coerce(a, t), coerce(b, t)
-        if ta.is_numeric or tb.is_numeric:
-            return as_numeric(a), as_numeric(b)
-        if ta != tb:
-            for x, y in ((a, b), (b, a)):
-                if isinstance(y, Literal) and int_fits(y.value, x.type):
-                    return (x, coerce(y, x.type)) if x is a else (coerce(y, x.type), x)
-            t = common_type(ta, tb, "")
-            return coerce(a, t), coerce(b, t)
-        return a, b
-    if ta.is_string and tb.is_string:
-        return a, b
-    if ta.kind in TEMPORAL and tb.kind in TEMPORAL:
-        for x, y in ((a, b), (b, a)):  # date vs midnight: compare dates, not every row cast
-            if x.type.kind is Kind.DATE and isinstance(y, Literal) and y.value is not None \
-                    and y.type.kind is not Kind.DATE and y.value.time() == dt.time(0):
-                day = Literal(y.value.date(), types.DATE)
-                return (x, day) if x is a else (day, x)
-        t = common_type(ta, tb, "")
-        return coerce(a, t), coerce(b, t)
-    if ta.kind is tb.kind and ta.kind in (Kind.BOOL, Kind.INTERVAL):
-        return a, b
-    raise no_operator(func, (a, b))
 
 
 def _rule_bool(func: Func, args) -> ex.Expr:
@@ -339,12 +299,10 @@ def _rule_concat(func: Func, args) -> ex.Expr:
         if json_rules.jsonb_concat(a, b):
             return json_rules.rule_concat(a, b)
         if a.type.is_array or b.type.is_array:
-            # local: array_rules and this module are in one import loop (test_layering.KNOWN_LOOPS)
-            from planner.array_rules import RULES as ARRAY_RULES
             if (a.type.is_array or is_unknown(a)) and (b.type.is_array or is_unknown(b)):
-                return ARRAY_RULES[Func.ARRAY_CAT](Func.ARRAY_CAT, args)
+                return array_rules.RULES[Func.ARRAY_CAT](Func.ARRAY_CAT, args)
             f = Func.ARRAY_APPEND if a.type.is_array else Func.ARRAY_PREPEND
-            return ARRAY_RULES[f](f, args)
+            return array_rules.RULES[f](f, args)
         if not any(is_unknown(a) or a.type.is_string for a in args):
             raise no_operator(func, args)
     elif not args:
@@ -452,10 +410,8 @@ RULES = {
     Func.CONCAT: _rule_concat, Func.CONCAT_FN: _rule_concat, Func.CONCAT_WS: _rule_concat,
     Func.EXTRACT: _rule_datetime, Func.DATE_PART: _rule_datetime,
     Func.DATE_TRUNC: _rule_datetime, Func.NOW: _rule_now,
+    **array_rules.RULES,
 }
-from planner.array_rules import RULES as _ARRAY_RULES  # noqa: E402 - imports this module's imports
-
-RULES.update(_ARRAY_RULES)
 
 
 def agg_result_type(func: ex.AggFunc, t: types.SqlType) -> types.SqlType:

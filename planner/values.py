@@ -18,7 +18,7 @@ import re
 import struct
 from decimal import Decimal
 
-from planner import errors, json_values, types
+from planner import array_text, catalog_names, errors, json_values, types
 from planner.temporal import TEMPORAL, UTC, format_interval, parse_interval, parse_timestamp
 from planner.types import Kind, SqlType
 
@@ -102,8 +102,6 @@ def parse_text(text: str, t: SqlType):
     if t.is_string or k is Kind.UNKNOWN:
         return fit_string(text, t)
     if t.is_array:
-        # local: array_values and this module are in one import loop (test_layering.KNOWN_LOOPS)
-        from planner.array_values import parse_array
         return parse_array(text, t)
     if k is Kind.BOOL:
         return _parse_bool(text)
@@ -183,8 +181,6 @@ def format_text(v, t: SqlType) -> str | None:
         return None
     k = t.kind
     if t.is_array:
-        # local: array_values and this module are in one import loop (test_layering.KNOWN_LOOPS)
-        from planner.array_values import format_array
         return format_array(v, t)
     if k is Kind.BOOL:
         return "true" if v else "false"
@@ -244,8 +240,6 @@ def cast_value(v, src: SqlType, dst: SqlType):
     if isinstance(v, str):
         return parse_text(v, dst)
     if src.is_array and dst.is_array:
-        # local: array_values and this module are in one import loop (test_layering.KNOWN_LOOPS)
-        from planner.array_values import cast_array
         return cast_array(v, src, dst)
     if d in INT_RANGES:
         if isinstance(v, float):
@@ -308,3 +302,45 @@ def check_like_pattern(p: str) -> None:
                 raise errors.QueryError("LIKE pattern must not end with escape character", "22025")
             i += 1
         i += 1
+
+
+# --- arrays ------------------------------------------------------------------------------
+# An array value is a tuple of its elements' values (None for a NULL element); int2vector
+# and oidvector values are tuples too, printed space-separated. The batch kernels
+# (segment/kernels/expr_pgarray.py) use these for the rare values their vectorized paths
+# do not take.
+def parse_array(text: str, t: SqlType) -> tuple:
+    """array_in (int2vectorin / oidvectorin for vectors): the value of `text` as t."""
+    if t.kind in (Kind.INT2VECTOR, Kind.OIDVECTOR):
+        return tuple(parse_text(p, t.elem) for p in text.split())
+    parse = parse_text
+    if t.elem.kind in types.REG_KINDS:  # regtype[] of names: each as 'x'::regtype reads it
+
+        def parse(p, et):
+            oid = catalog_names.reg_oid(et.kind, p)
+            return catalog_names.reg_names(et.kind).get(oid, str(oid))
+    return tuple(None if p is None else parse(p, t.elem)
+                 for p in array_text.split_array_text(text))
+
+
+def element_text(v, t: SqlType) -> str:
+    """The element's output function: booleans print t/f in arrays."""
+    if t.kind is Kind.BOOL:
+        return "t" if v else "f"
+    return format_text(v, t)
+
+
+def format_array(value: tuple, t: SqlType) -> str:
+    """array_out (int2vectorout / oidvectorout for vectors)."""
+    if t.kind in (Kind.INT2VECTOR, Kind.OIDVECTOR):
+        return " ".join(str(v) for v in value)
+    quote = array_text.quote_element
+    return "{" + ",".join("NULL" if v is None else quote(element_text(v, t.elem))
+                          for v in value) + "}"
+
+
+def cast_array(value: tuple, src: SqlType, dst: SqlType) -> tuple:
+    """An array cast element by element (the element cast's errors)."""
+    if src.elem == dst.elem:
+        return value
+    return tuple(cast_value(v, src.elem, dst.elem) for v in value)

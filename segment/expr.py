@@ -36,7 +36,7 @@ from segment.kernels import expr_pgarray as xpa
 from segment.kernels import expr_list_sort as xls
 from segment.kernels import expr_record as xr
 from segment.kernels import expr_string as xs
-from planner.catalog_functions import call_row
+from planner.row_functions import call_row
 
 _SUBSET_FRACTION = 0.25  # below this share of rows, evaluate a lazy branch on its rows only
 

@@ -18,7 +18,8 @@ import struct
 from coordinator.pgwire import codec, numeric, values
 from planner import errors
 from planner.types import Kind, SqlType
-from planner.array_values import format_array, quote_element
+from planner.array_text import quote_element
+from planner.values import format_array
 
 _PG_EPOCH_DATE = datetime.date(2000, 1, 1)
 _PG_EPOCH = datetime.datetime(2000, 1, 1)

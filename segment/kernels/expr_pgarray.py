@@ -4,7 +4,7 @@ oidvector) and the array operators and functions of planner/array_rules.py.
 Every kernel works on the list's offsets and its flat child array at once (numpy index
 arithmetic, pyarrow.compute over the elements, an Acero semi join for @> <@ &&); nothing
 loops over rows in Python except the text input of literals the vectorized parser does not
-take (quotes, backslashes), which planner/array_values.py reads value by value.
+take (quotes, backslashes), which planner/values.py reads value by value.
 Subscripts are 1-based (0-based for int2vector and oidvector); out of range is NULL.
 """
 
@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 from planner import errors
 from planner.expr import Call, Func
 from planner.types import Kind, SqlType
+from planner.values import parse_array
 from segment.kernels import expr_arith as xarith
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_cast as xcast
@@ -266,12 +267,11 @@ def from_text(arr: pa.Array, t: SqlType) -> pa.Array:
         return build(values, lengths, p.valid, t.elem.arrow_type())
     except (ValueError, pa.ArrowInvalid):
         pass  # quoted or escaped elements: the exact parser below, value by value
-    from planner.array_values import parse_array
     return to_arrow([None if v is None else parse_array(v, t) for v in arr.to_pylist()], t)
 
 
 def to_arrow(values: list, t: SqlType) -> pa.Array:
-    """Python tuples (planner/array_values.py) as a list column of t's layout."""
+    """Python tuples (planner/values.py) as a list column of t's layout."""
     valid = np.array([v is not None for v in values], dtype=bool)
     lengths = np.array([len(v) if v is not None else 0 for v in values], dtype=np.int64)
     items = [x for v in values if v is not None for x in v]
@@ -325,7 +325,6 @@ def string_to_array(e: Call, args: list, n: int) -> pa.Array:
                                          "constant")
     valid = _valid(s)
     if not sep.is_valid:  # every character an element
-        from planner.array_values import parse_array  # noqa: F401 - same rules module
         items = [None if v is None else tuple(v) for v in s.to_pylist()]
         out = to_arrow(items, e.type)
     elif sep.as_py() == "":

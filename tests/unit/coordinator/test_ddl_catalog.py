@@ -14,7 +14,7 @@ from sqlglot import exp
 from coordinator.catalog import Catalog, SessionCatalog
 from planner.analyze_statement import targets as analyze_targets
 from coordinator.transaction import NameLocks, collect_garbage
-from planner import errors, schema, types
+from planner import errors, schema, system_tables, types
 from planner.schema import ColumnDef, DistKind, DistPolicy, RelationName, TableDef
 
 
@@ -51,14 +51,14 @@ def cat(tmp_path):
 def test_qualified_names(cat):
     view = SessionCatalog(cat, None, ["$user", "public"], "alice", "db")
     for name in ("t", "public.t", '"public"."t"', "PUBLIC.T", "db.public.t"):
-        assert schema.resolve_relation(view, _rel(name)).id == 1, name
+        assert system_tables.resolve_relation(view, _rel(name)).id == 1, name
     for name, message in (("other.t", 'relation "other.t" does not exist'),
                           ('"PUBLIC".t', 'relation "PUBLIC.t" does not exist'),
                           ("pg_catalog.t", 'relation "pg_catalog.t" does not exist'),
                           ('"T"', 'relation "T" does not exist')):
-        e = error(schema.resolve_relation, view, _rel(name))
+        e = error(system_tables.resolve_relation, view, _rel(name))
         assert (e.sqlstate, e.message) == ("42P01", message)
-    e = error(schema.resolve_relation, view, _rel("otherdb.public.t"))
+    e = error(system_tables.resolve_relation, view, _rel("otherdb.public.t"))
     assert (e.sqlstate, e.message) == (
         "0A000", 'cross-database references are not implemented: "otherdb.public.t"')
     e = error(schema.relation_name, _rel("a.b.c.d"))

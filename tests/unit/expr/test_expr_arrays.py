@@ -12,7 +12,8 @@ import pytest
 import expr_helpers
 from planner import errors
 from planner import types as T
-from planner.array_values import format_array, parse_array, split_array_text
+from planner.array_text import split_array_text
+from planner.values import format_array, parse_array
 from planner.scope import Scope, ScopeColumn
 from segment.kernels import expr_pgarray as xpa
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import sqlglot
 
-from planner import catalog_functions as cf
+from planner import catalog_names, catalog_types, row_functions
 from planner import clause_guard, distribute, errors, system_tables, types
 from planner import expr as ex
 from planner import plan as pl
@@ -73,24 +73,24 @@ def test_catalog_relation_is_a_coordinator_leaf():
 
 
 def test_oid_and_regclass_conversions():
-    lit = cf.convert(ex.Literal("pg_class", types.TEXT), types.REGCLASS)
+    lit = catalog_types.convert(ex.Literal("pg_class", types.TEXT), types.REGCLASS)
     assert lit == ex.Literal("pg_class", types.REGCLASS)
-    assert cf.convert(lit, types.OID) == ex.Literal(1259, types.OID)
-    assert cf.convert(ex.Literal(-1, types.INT4), types.OID) == ex.Literal(2**32 - 1, types.OID)
-    assert cf.convert(ex.Literal(2**32 - 1, types.OID), types.INT4).value == -1
-    assert cf.convert(ex.Literal("int4", types.TEXT), types.REGTYPE).value == "integer"
+    assert catalog_types.convert(lit, types.OID) == ex.Literal(1259, types.OID)
+    assert catalog_types.convert(ex.Literal(-1, types.INT4), types.OID) == ex.Literal(2**32 - 1, types.OID)
+    assert catalog_types.convert(ex.Literal(2**32 - 1, types.OID), types.INT4).value == -1
+    assert catalog_types.convert(ex.Literal("int4", types.TEXT), types.REGTYPE).value == "integer"
     with pytest.raises(errors.UndefinedTable):
-        cf.convert(ex.Literal("no_such", types.TEXT), types.REGCLASS)
+        catalog_types.convert(ex.Literal("no_such", types.TEXT), types.REGCLASS)
     with pytest.raises(errors.QueryError) as info:
-        cf.convert(ex.Literal(True, types.BOOL), types.OID)
+        catalog_types.convert(ex.Literal(True, types.BOOL), types.OID)
     assert info.value.sqlstate == "42846"
 
 
 def test_reg_names_are_qualified_when_not_visible():
-    assert cf.reg_oid(types.Kind.REGCLASS, "pg_catalog.pg_class") == 1259
-    assert cf.reg_oid(types.Kind.REGCLASS, '"pg_class"') == 1259
-    assert cf.reg_oid(types.Kind.REGCLASS, "16390") == 16390
-    names = cf.relation_names()
+    assert catalog_names.reg_oid(types.Kind.REGCLASS, "pg_catalog.pg_class") == 1259
+    assert catalog_names.reg_oid(types.Kind.REGCLASS, '"pg_class"') == 1259
+    assert catalog_names.reg_oid(types.Kind.REGCLASS, "16390") == 16390
+    names = catalog_names.relation_names()
     tables = system_tables.RELATIONS[("information_schema", "tables")].oid
     assert names[tables] == "information_schema.tables"
 
@@ -108,6 +108,6 @@ def test_comparisons_and_functions_bind():
 
 
 def test_array_items():
-    assert cf._array_items('{a,"b c",NULL}') == ["a", "b c", None]
-    assert cf._array_items("{}") == [] and cf._array_items("1 3") == ["1", "3"]
-    assert cf._array_to_string(None, "{a,b}", ",") == "a,b"
+    assert row_functions._array_items('{a,"b c",NULL}') == ["a", "b c", None]
+    assert row_functions._array_items("{}") == [] and row_functions._array_items("1 3") == ["1", "3"]
+    assert row_functions._array_to_string(None, "{a,b}", ",") == "a,b"

@@ -1,18 +1,14 @@
-"""Array values as Python values: PostgreSQL's array_in / array_out for one value.
+"""The text form of an array: array_in's splitting into element texts, array_out's
+quoting of one element.
 
-An array value is a tuple of its elements' values (planner/values.py conventions, None for
-a NULL element); int2vector and oidvector values are tuples too, printed space-separated.
-Only one-dimensional arrays with the default lower bound exist: a nested or dimension-
-decorated literal is 0A000. The batch kernels (segment/kernels/expr_pgarray.py) use these
-for the rare values their vectorized paths do not take.
+Only the syntax, for every element type: values.parse_text / format_text read and write
+whole arrays with it, each element by its type's rules. Only one-dimensional arrays with
+the default lower bound exist: a nested or dimension-decorated literal is 0A000.
 """
 
 from __future__ import annotations
 
 from planner import errors
-from planner.catalog_functions import reg_names, reg_oid
-from planner.types import REG_KINDS, Kind, SqlType
-from planner.values import cast_value, format_text, parse_text
 
 _SPACE = " \t\n\r\v\f"
 _SPECIAL = set('{}",\\') | set(_SPACE)
@@ -96,44 +92,9 @@ def split_array_text(text: str) -> list[str | None]:
         i += 1  # ','
 
 
-def parse_array(text: str, t: SqlType) -> tuple:
-    """array_in (int2vectorin / oidvectorin for vectors): the value of `text` as t."""
-    if t.kind in (Kind.INT2VECTOR, Kind.OIDVECTOR):
-        return tuple(parse_text(p, t.elem) for p in text.split())
-    parse = parse_text
-    if t.elem.kind in REG_KINDS:  # regtype[] of names: each as 'x'::regtype reads it
-
-        def parse(p, et):
-            oid = reg_oid(et.kind, p)
-            return reg_names(et.kind).get(oid, str(oid))
-    return tuple(None if p is None else parse(p, t.elem) for p in split_array_text(text))
-
-
 def quote_element(s: str) -> str:
     """An element's text as array_out writes it: quoted when empty, NULL, or holding
     braces, quotes, commas, backslashes or white space."""
     if s == "" or s.upper() == "NULL" or any(c in _SPECIAL for c in s):
         return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return s
-
-
-def element_text(v, t: SqlType) -> str:
-    """The element's output function: booleans print t/f in arrays."""
-    if t.kind is Kind.BOOL:
-        return "t" if v else "f"
-    return format_text(v, t)
-
-
-def format_array(value: tuple, t: SqlType) -> str:
-    """array_out (int2vectorout / oidvectorout for vectors)."""
-    if t.kind in (Kind.INT2VECTOR, Kind.OIDVECTOR):
-        return " ".join(str(v) for v in value)
-    return "{" + ",".join("NULL" if v is None else quote_element(element_text(v, t.elem))
-                          for v in value) + "}"
-
-
-def cast_array(value: tuple, src: SqlType, dst: SqlType) -> tuple:
-    """An array cast element by element (the element cast's errors)."""
-    if src.elem == dst.elem:
-        return value
-    return tuple(cast_value(v, src.elem, dst.elem) for v in value)

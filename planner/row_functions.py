@@ -1,0 +1,207 @@
+"""Row-by-row implementations of the catalog's functions and conversions.
+
+`expr.RowCall(name, args, type, data)` is an expression computed one row at a time by
+`IMPLEMENTATIONS[name]` (catalog_functions and catalog_types bind them; constant folding
+and the segments' evaluator run them, segment/expr.py). `data` carries what the call read
+from the catalog when it was bound (oid/name pairs), so a segment computes it without the
+catalog. Conversions between oid, the reg* types and integers; format_type and the
+pg_proc lookups; the regular-expression match with PostgreSQL's errors.
+"""
+
+from __future__ import annotations
+
+import re
+
+from planner import catalog_names as cn
+from planner import errors
+from planner import expr as ex
+from planner import system_tables as st
+from planner.types import Kind, SqlType
+
+
+def data(pairs) -> ex.RowData:
+    """The catalog pairs a RowCall carries, in a canonical order (plans compare equal)."""
+    return ex.RowData(tuple(sorted(pairs)))
+
+
+def cannot_cast(src: SqlType, dst: SqlType) -> errors.QueryError:
+    return errors.QueryError(f"cannot cast type {src} to {dst}", "42846")
+
+
+# --- the implementations -----------------------------------------------------------
+def call_row(e: ex.RowCall, vals: list):
+    impl = IMPLEMENTATIONS.get(e.name)
+    if impl is None:
+        raise errors.InternalError(f"no implementation of {e.name}")
+    return impl(e, *vals)
+
+
+def strict(fn):
+    def run(e, *vals):
+        return None if any(v is None for v in vals) else fn(e, *vals)
+    return run
+
+
+def _mapping(e: ex.RowCall) -> dict:
+    cache = getattr(_mapping, "cache", None)
+    if cache is None or cache[0] is not e.data:
+        _mapping.cache = cache = (e.data, dict(e.data.items) if e.data else {})
+    return cache[1]
+
+
+def _int_to_oid(e, v: int) -> int:
+    if e.type.kind is Kind.OID and not (-2**31 <= v < 2**32):
+        raise errors.NumericOutOfRange("OID out of range")
+    return v + 2**32 if v < 0 else v
+
+
+def _text_to_oid(e, v: str) -> int:
+    t = v.strip()
+    if not re.fullmatch(r"[+-]?\d+", t):
+        raise errors.InvalidTextRepresentation(
+            f'invalid input syntax for type {e.type.kind.value}: "{v}"')
+    return _int_to_oid(e, int(t))
+
+
+def _oid_to_int(e, v: int) -> int:
+    if e.type.kind is Kind.INT4:
+        return v - 2**32 if v >= 2**31 else v
+    if e.type.kind is Kind.INT2:
+        raise cannot_cast(e.args[0].type, e.type)
+    return v
+
+
+def _text_to_reg(e, v: str) -> str:
+    oid = cn.reg_oid(e.type.kind, v) if not v.strip().isdigit() else int(v)
+    return _mapping(e).get(oid, str(oid))
+
+
+def _reg_to_oid(e, v: str) -> int:
+    found = _mapping(e).get(v)
+    if found is None and v == "-":  # oid 0 prints as '-'
+        return 0
+    return found if found is not None else int(v)
+
+
+def _regex(e, s: str, pattern: str) -> bool:
+    return compiled_regex(pattern, e.data.items[0] if e.data else False).search(s) is not None
+
+
+_REGEX_CACHE: dict = {}
+_ARE_ONLY = re.compile(r"\[\[[:.=]|\\[mMyY]|^\*\*\*|\\[0-9]{3}")
+
+
+def compiled_regex(pattern: str, icase: bool):
+    key = (pattern, icase)
+    if key not in _REGEX_CACHE:
+        if _ARE_ONLY.search(pattern):
+            raise errors.FeatureNotSupported(
+                f"regular expression {pattern!r}: POSIX classes ([[:alpha:]]), \\m \\M \\y "
+                "\\Y word anchors and *** directors differ from Python's re and are not "
+                "supported")
+        try:
+            _REGEX_CACHE[key] = re.compile(pattern, re.IGNORECASE if icase else 0)
+        except re.error as err:
+            raise errors.QueryError(f"invalid regular expression: {err}", "2201B") from None
+    return _REGEX_CACHE[key]
+
+
+def _array_items(text: str) -> list[str | None]:
+    """The elements of a one-dimensional array's text form ('{a,"b c",NULL}')."""
+    t = text.strip()
+    if t.startswith("[") or not (t.startswith("{") and t.endswith("}")):
+        # int2vector/oidvector: space separated
+        return t.split() if t and not t.startswith("{") else []
+    body, out, i = t[1:-1], [], 0
+    if not body:
+        return []
+    while i < len(body):
+        if body[i] == '"':
+            j, item = i + 1, ""
+            while body[j] != '"':
+                if body[j] == "\\":
+                    j += 1
+                item += body[j]
+                j += 1
+            out.append(item)
+            i = j + 1
+        else:
+            j = body.find(",", i)
+            j = len(body) if j < 0 else j
+            item = body[i:j].strip()
+            out.append(None if item.upper() == "NULL" else item)
+            i = j
+        if i < len(body) and body[i] == ",":
+            i += 1
+    return out
+
+
+def _array_to_string(e, arr, sep, null=None):
+    if arr is None or sep is None:
+        return None
+    items = _array_items(arr)
+    return sep.join(x if x is not None else null for x in items if x is not None or null is not None)
+
+
+def _function_result(e, oid):
+    row = _PROC_BY_OID.get(oid)
+    if row is None:
+        return None
+    name = st.format_type(int(row["prorettype"]), None)
+    return ("SETOF " if row["proretset"] == "t" else "") + name
+
+
+def _function_arguments(e, oid):
+    row = _PROC_BY_OID.get(oid)
+    if row is None:
+        return None
+    args = [st.format_type(int(t), None) for t in (row["proargtypes"] or "").split()]
+    if row["provariadic"] not in (None, "0", "-") and args:
+        args[-1] = "VARIADIC " + args[-1]
+    return ", ".join(args)
+
+
+_PROC_BY_OID = {int(r["oid"]): r for r in cn.PROC_ROWS}
+_ENCODINGS = {0: "SQL_ASCII", 6: "UTF8", 8: "LATIN1"}
+
+IMPLEMENTATIONS = {
+    "same": strict(lambda e, v: v),
+    "int_to_oid": strict(_int_to_oid),
+    "text_to_oid": strict(_text_to_oid),
+    "oid_to_int": strict(_oid_to_int),
+    "to_text": strict(lambda e, v: str(v)),
+    "bytea_text": strict(lambda e, v: "\\x" + bytes(v).hex()),
+    "oid_to_reg": strict(lambda e, v: "-" if v == 0 else
+                          _mapping(e).get(_int_to_oid(e, v) if v < 0 else v, str(v))),
+    "text_to_reg": strict(_text_to_reg),
+    "reg_to_oid": strict(_reg_to_oid),
+    "format_type": lambda e, oid, typmod=None: st.format_type(oid, typmod),
+    "lookup": strict(lambda e, v: _mapping(e).get(v)),
+    "userbyid": strict(lambda e, v: _mapping(e).get(v, f"unknown (OID={v})")),
+    "visible": strict(lambda e, v: _mapping(e).get(v)),
+    "regex": strict(_regex),
+    "array_to_string": _array_to_string,
+    "encoding_to_char": strict(lambda e, v: _ENCODINGS.get(v, "")),
+    "char_to_encoding": strict(lambda e, v: {n.lower(): k for k, n in _ENCODINGS.items()}
+                                .get(v.lower().replace("-", ""), -1)),
+    "function_result": strict(_function_result),
+    "function_arguments": strict(_function_arguments),
+    "null": lambda e, *vals: None,
+    "get_expr": lambda e, tree, *rest: _no_expression(tree),
+    "viewdef": strict(lambda e, oid: _no_viewdef(_mapping(e).get(oid))),
+    "quote_ident": strict(lambda e, v: cn.quote_ident(v)),
+}
+
+
+def _no_viewdef(view: str | None):
+    if view is not None:
+        raise errors.FeatureNotSupported(
+            f'pg_get_viewdef of the system view "{view}": raympp computes its system views '
+            "itself and has no SQL definition of them")
+    return None
+
+
+def _no_expression(tree):
+    if tree is None:
+        return None
+    raise errors.FeatureNotSupported("pg_get_expr of an expression: raympp stores none")

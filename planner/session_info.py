@@ -1,0 +1,47 @@
+"""What the session lends the planner for one statement, in a context variable.
+
+The coordinator sets `SESSION_INFO` before it binds a statement: the user, database and
+schema that current_user/current_database()/current_schema() return, and under "system" a
+`CatalogContext`, through which the planner reads the system catalog's rows, the names of
+relations and roles, the search path and the settings (coordinator/system_catalog.py
+implements it). Nothing here imports the rest of the planner, so the modules that turn
+catalog names into oids (catalog_names) and the system relations (system_tables) can both
+read it.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from typing import Any, Protocol
+
+SESSION_INFO: contextvars.ContextVar[dict] = contextvars.ContextVar("session_info", default={})
+
+
+class CatalogContext(Protocol):
+    """What the coordinator lends the planner for one statement (SESSION_INFO["system"])."""
+
+    def rows(self, relation: Any) -> list[tuple]:
+        """The rows of a system relation (a system_tables.SystemRelation) right now."""
+
+    def relations(self) -> list[tuple[int, str, str]]:
+        """(oid, schema, name) of every relation: the user's tables and the system ones."""
+
+    def search_path(self) -> list[str]:
+        """The schemas searched for unqualified names, in order (pg_catalog included)."""
+
+    def explicit_path(self) -> list[str]:
+        """The schemas search_path lists that exist (current_schemas(false))."""
+
+    def roles(self) -> list[tuple[int, str]]: ...
+
+    def setting(self, name: str, missing_ok: bool) -> str | None: ...
+
+    def set_setting(self, name: str, value: str, is_local: bool) -> str: ...
+
+    def start_time(self): ...
+
+
+def catalog_context() -> CatalogContext | None:
+    """The statement's catalog provider (None outside a session: unit tests, EXPLAIN of
+    fixtures), in which case callers fall back to the built-in objects alone."""
+    return SESSION_INFO.get().get("system")
