@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 from sqlglot import exp
 
 from planner import (bind_array, bind_join, bind_json, bind_lateral, bind_recursive,
-                     bind_srfs, bind_subquery, bind_window, catalog_functions, errors, functions,
-                     grouping_sets, json_aggregates, json_grouping, json_rules,
+                     bind_srfs, bind_subquery, bind_window, catalog_functions, distinct_on, errors,
+                     functions, grouping_sets, json_aggregates, json_grouping, json_rules,
                      ordered_aggregates, set_operations, statistics_aggregates,
                      string_aggregates, system_tables, table_functions, types)
 from planner import expr as ex
@@ -412,10 +412,11 @@ class QueryBinder:
         outputs = [binder.bind(_unalias(e)) for e in items]
         sort_keys: list[pl.SortKey] = []
         extra: list[ex.Expr] = []
+        on = select.args["distinct"].args.get("on") if select.args.get("distinct") else None
         for o in order_items:
             target = self._order_target(o.this, items, names, outputs)
             if target is None:
-                if select.args.get("distinct") is not None:
+                if select.args.get("distinct") is not None and on is None:
                     raise errors.QueryError("for SELECT DISTINCT, ORDER BY expressions must "
                                             "appear in select list", "42P10")
                 extra.append(binder.bind(o.this))
@@ -426,6 +427,8 @@ class QueryBinder:
             all_exprs = outputs + extra
             sort_keys.append(pl.SortKey(ex.ColumnRef(target, all_exprs[target].type,
                                                      _name_at(target, names)), desc, nulls_first))
+        on_keys = None if on is None else self._distinct_on(on, items, names, outputs, extra,
+                                                            binder, sort_keys)
         # Correlated subqueries joined their rows to the FROM rows, or to the groups.
         node = subq.node if grouped is None else grouped.node
         all_exprs = outputs + extra
@@ -434,9 +437,9 @@ class QueryBinder:
         fields = tuple(pl.Field(_name_at(i, names), e.type) for i, e in enumerate(all_exprs))
         node = pl.Project(node, tuple(all_exprs), fields)
 
-        if select.args.get("distinct") is not None:
-            if select.args["distinct"].args.get("on"):
-                raise errors.FeatureNotSupported("SELECT DISTINCT ON")
+        if on_keys is not None:
+            node = distinct_on.first_rows(node, on_keys, sort_keys)
+        elif select.args.get("distinct") is not None:
             keys = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(node.fields))
             node = json_grouping.aggregate(node, keys, (), node.fields)  # jsonb: sort keys
         if sort_keys:
@@ -454,7 +457,7 @@ class QueryBinder:
     def _set_operation(self, tree) -> BoundQuery:
         """UNION [ALL], INTERSECT, EXCEPT: an Append of both inputs (cast to common column
         types); DISTINCT forms group by every column, so NULLs compare equal as SQL's set
-        operations require; INTERSECT and EXCEPT count each row's occurrences per side."""
+        operations require; INTERSECT and EXCEPT [ALL] count each row's occurrences per side."""
         left, right = self._branch(tree.this), self._branch(tree.expression)
         if len(left.node.fields) != len(right.node.fields):
             raise errors.SyntaxError_(f"each {tree.key.upper()} query must have the same "
@@ -471,10 +474,9 @@ class QueryBinder:
             if distinct:
                 node = set_operations.distinct(node)
         else:
-            if not distinct:
-                raise errors.FeatureNotSupported(f"{tree.key.upper()} ALL")
-            node = set_operations.intersect_except(left.node, right.node, fields,
-                                          isinstance(tree, exp.Intersect))
+            combine = set_operations.intersect_except if distinct \
+                else set_operations.intersect_except_all
+            node = combine(left.node, right.node, fields, isinstance(tree, exp.Intersect))
         node = self._order_limit(node, tree, left.names)
         return BoundQuery(node, left.names)
 
@@ -742,6 +744,28 @@ class QueryBinder:
         return ex.AggCall(ex.AggFunc.ARRAY_AGG, arg, False, types.array_of(t), tuple(order))
 
     # --- ORDER BY / LIMIT ----------------------------------------------------------------
+    def _distinct_on(self, on, items, names, outputs, extra, binder, sort_keys) -> list[int]:
+        """The positions (among outputs + extra) of the DISTINCT ON keys, resolved as ORDER
+        BY items are (output name, position, expression; others join `extra`)."""
+        keys: list[int] = []
+        for tree in on.expressions:
+            pos = _constant_position(tree, "DISTINCT ON")
+            if pos is not None and not 1 <= int(tree.this) <= len(items):
+                raise errors.QueryError(f"SELECT DISTINCT ON position {tree.this} is not in "
+                                        "select list", "42P10")
+            target = self._order_target(tree, items, names, outputs)
+            if target is None:
+                bound = binder.bind(tree)
+                target = next((len(outputs) + i for i, e in enumerate(extra) if e == bound),
+                              None)
+                if target is None:
+                    extra.append(bound)
+                    target = len(outputs) + len(extra) - 1
+            if target not in keys:
+                keys.append(target)
+        distinct_on.check_order(keys, sort_keys)
+        return keys
+
     def _order_target(self, tree, items, names, outputs) -> int | None:
         if _constant_position(tree, "ORDER BY") is not None:
             pos = int(tree.this)

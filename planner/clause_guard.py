@@ -197,7 +197,6 @@ _CLAUSE_NAMES: dict[tuple[type, str], str] = {
     (exp.Subquery, "pivots"): "PIVOT",
     (exp.WithDataProperty, "no"): "CREATE TABLE AS ... WITH NO DATA",
     (exp.Order, "this"): "ORDER BY inside an aggregate's arguments",
-    (exp.Distinct, "on"): "SELECT DISTINCT ON",
     (exp.Window, "first"): "KEEP (DENSE_RANK FIRST/LAST)",
 }
 
