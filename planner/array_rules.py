@@ -244,6 +244,13 @@ def rule_quantified(op: Func, x: ex.Expr, arr: ex.Expr, all_: bool) -> ex.Expr:
     return Call(Func.ALL_OF if all_ else Func.ANY_OF, (name, x, arr), types.BOOL)
 
 
+def _rule_sorted_mode(func: Func, args) -> ex.Expr:
+    """mode()'s element of its sorted array_agg: the element type."""
+    if len(args) != 1 or not args[0].type.is_array:
+        raise no_function("mode", args)
+    return Call(func, (args[0],), args[0].type.elem)
+
+
 def _rule_series(func: Func, args) -> ex.Expr:
     """generate_series(start, stop[, step]) of integers: int4 unless an argument is int8,
     as PostgreSQL resolves it; the other signatures (numeric, timestamps) are 0A000."""
@@ -261,6 +268,7 @@ def _rule_series(func: Func, args) -> ex.Expr:
 RULES = {
     Func.ARRAY: _rule_constructor,
     Func.SERIES: _rule_series,
+    Func.SORTED_MODE: _rule_sorted_mode,
     Func.SUBSCRIPT: _rule_subscript,
     Func.SLICE: _rule_slice,
     **{f: _rule_dimension for f in (Func.ARRAY_LENGTH, Func.CARDINALITY, Func.ARRAY_UPPER,

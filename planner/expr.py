@@ -135,6 +135,9 @@ class Func(enum.Enum):
     # ROW(k..., x) sorted within, x kept; args (array, Literal(desc flags), Literal(nulls
     # first flags)), a "0"/"1" per key (planner/bind.py, segment/kernels/expr_list_sort.py)
     SORT_LIST = "?sort_list"
+    # mode() WITHIN GROUP: the most frequent non-NULL element of an array sorted by the
+    # ORDER BY, the first of equally frequent ones (planner/ordered_aggregates.py)
+    SORTED_MODE = "?sorted_mode"
     ARRAY_SORT_KEY = "array_sort_key"  # bytes that order as the array: < <= > >= of arrays
     ANY_OF = "any"                     # any(op, x, a): x op ANY (a); op a text Literal
     ALL_OF = "all"

@@ -30,7 +30,8 @@ _ARRAY_FUNCS = frozenset({
     Func.ARRAY_TO_STRING, Func.STRING_TO_ARRAY, Func.ARRAY_CAT, Func.ARRAY_APPEND,
     Func.ARRAY_PREPEND, Func.ARRAY_POSITION, Func.ARRAY_CONTAINS, Func.ARRAY_CONTAINED,
     Func.ARRAY_OVERLAP, Func.ARRAY_EQ, Func.ARRAY_NE, Func.ANY_OF, Func.ALL_OF,
-    Func.ARRAY_SORT_KEY, Func.ROW, Func.FIELD, Func.SORT_LIST})
+    Func.ARRAY_SORT_KEY, Func.ROW, Func.FIELD, Func.SORT_LIST,
+    Func.SORTED_MODE})
 
 
 class NotFoldable(Exception):

@@ -1,6 +1,6 @@
-"""Aggregate FILTER (WHERE ...) and the ordered-set aggregates percentile_cont and
-percentile_disc, as expressions over the aggregates raympp has, so that they distribute
-as those do.
+"""Aggregate FILTER (WHERE ...) and the ordered-set aggregates percentile_cont,
+percentile_disc and mode(), as expressions over the aggregates raympp has, so that they
+distribute as those do.
 
     agg(x) FILTER (WHERE c)   = agg(CASE WHEN c THEN x END)     (count(*): count(CASE ... 1))
 
@@ -14,8 +14,13 @@ the json aggregates keep NULLs, so FILTER on them is 0A000.
 with a = array_agg(x ORDER BY x NULLS LAST) (x as float8 for percentile_cont), n = count(x),
 p = f * (n - 1), lo = floor(p), hi = ceil(p): PostgreSQL's definitions, NULL over no
 non-NULL input. The fraction must be a constant in [0, 1] (22003 otherwise, as
-PostgreSQL); arrays of fractions, interval inputs and the other ordered-set aggregates
-(mode(), hypothetical-set ones) are 0A000.
+PostgreSQL); arrays of fractions, interval inputs and the hypothetical-set aggregates
+are 0A000.
+
+    mode() WITHIN GROUP (ORDER BY x) = ?sorted_mode(array_agg(x ORDER BY x NULLS LAST))
+
+the most frequent non-NULL element of the sorted array, the first of equally frequent
+ones (segment/kernels/expr_list_sort.py).
 """
 
 from __future__ import annotations
@@ -64,6 +69,8 @@ def within_group(tree: exp.WithinGroup, bind) -> exp.Expression:
     """percentile_cont / percentile_disc as an expression over array_agg and count;
     `bind` binds a sqlglot expression of the query level (to check the fraction)."""
     func = tree.this
+    if isinstance(func, exp.Mode):
+        return _mode(tree)
     if not isinstance(func, (exp.PercentileCont, exp.PercentileDisc)):
         name = func.sql(dialect="postgres").split("(", 1)[0].lower()
         raise errors.FeatureNotSupported(f"ordered-set aggregate {name}() WITHIN GROUP")
@@ -96,3 +103,20 @@ def within_group(tree: exp.WithinGroup, bind) -> exp.Expression:
     out = sqlglot.parse_one(f"CASE WHEN count({x}) > 0 THEN {value} END", read="postgres")
     mark_subscripts(out)  # as statements.py does after parsing: a[i] is 1-based
     return out
+
+
+def _mode(tree: exp.WithinGroup) -> exp.Expression:
+    """mode() WITHIN GROUP (ORDER BY x): the most frequent non-NULL x, the first in the
+    ORDER BY of equally frequent ones (PostgreSQL's mode_final), NULL over no non-NULL x."""
+    if tree.this.expressions:
+        raise errors.UndefinedFunction("function mode() takes no arguments within its "
+                                       "parentheses")
+    order = tree.expression.expressions if isinstance(tree.expression, exp.Order) else []
+    if len(order) != 1:
+        raise errors.FeatureNotSupported(f"mode() WITHIN GROUP over {len(order)} keys")
+    key = order[0]
+    x = key.this.sql(dialect="postgres")
+    direction = "DESC" if key.args.get("desc") else "ASC"
+    arr = sqlglot.parse_one(f"array_agg({x} ORDER BY {x} {direction} NULLS LAST)",
+                            read="postgres")
+    return exp.Anonymous(this=ex.Func.SORTED_MODE.value, expressions=[arr])
