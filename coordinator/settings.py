@@ -56,6 +56,7 @@ from typing import Callable
 from planner import errors
 from planner.bind_expr import SERVER_VERSION
 from planner import temporal
+from planner.catalog_names import quote_ident
 
 INT_MAX = 2**31 - 1
 INT_MIN = -(2**31)
@@ -288,22 +289,6 @@ def split_identifiers(text: str, separator: str = ",") -> list[str] | None:
         pos += 1
         while pos < n and text[pos] in _SPACE:
             pos += 1
-
-
-def quote_identifier(name: str) -> str:
-    if re.fullmatch(r"[a-z_][a-z0-9_$]*", name) and name not in _RESERVED_WORDS:
-        return name
-    return '"' + name.replace('"', '""') + '"'
-
-
-_RESERVED_WORDS = frozenset(
-    "all analyse analyze and any array as asc asymmetric both case cast check collate column "
-    "constraint create current_catalog current_date current_role current_time "
-    "current_timestamp current_user default deferrable desc distinct do else end except "
-    "false fetch for foreign from grant group having in initially intersect into lateral "
-    "leading limit localtime localtimestamp not null offset on only or order placing "
-    "primary references returning select session_user some symmetric table then to "
-    "trailing true union unique user using variadic when where window with".split())
 
 
 # --- checks of settings raympp implements partly --------------------------------------------
@@ -893,7 +878,7 @@ class Settings:
         if len(args) > 1 and (setting is None or not setting.list_input):
             raise errors.SyntaxError_(f"SET {name} takes only one argument")
         if setting is not None and setting.list_quote:
-            return ", ".join(quote_identifier(a) for a in args)
+            return ", ".join(quote_ident(a) for a in args)
         return ", ".join(args)
 
     def _current_block(self):

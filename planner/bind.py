@@ -870,6 +870,8 @@ def _output_name(e: exp.Expression) -> str:
         return _output_name(e.expression)  # pg_catalog.f(...)
     if isinstance(e, exp.Window):
         return _output_name(e.this)  # f(...) OVER (...) is named after f
+    if isinstance(e, (exp.WithinGroup, exp.Filter)):
+        return _output_name(e.this)  # f(...) WITHIN GROUP / FILTER (...) too
     if isinstance(e, (exp.RegexpLike, exp.RegexpILike, exp.Operator)):
         return "?column?"  # the ~ operators
     if bind_json.output_name(e) is not None:  # -> ->> #> @> ?, json_extract_path

@@ -73,7 +73,21 @@ def relations() -> list[tuple[int, str, str]]:
 
 
 def quote_ident(name: str) -> str:
-    return name if re.fullmatch(r"[a-z_][a-z0-9_$]*", name) else '"' + name.replace('"', '""') + '"'
+    """The name as PostgreSQL's quote_identifier writes it (regclass output, quote_ident(),
+    search_path): bare when it is lower case and not a reserved word, else double-quoted."""
+    if re.fullmatch(r"[a-z_][a-z0-9_$]*", name) and name not in _RESERVED_WORDS:
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
+_RESERVED_WORDS = frozenset(
+    "all analyse analyze and any array as asc asymmetric both case cast check collate column "
+    "constraint create current_catalog current_date current_role current_time "
+    "current_timestamp current_user default deferrable desc distinct do else end except "
+    "false fetch for foreign from grant group having in initially intersect into lateral "
+    "leading limit localtime localtimestamp not null offset on only or order placing "
+    "primary references returning select session_user some symmetric table then to "
+    "trailing true union unique user using variadic when where window with".split())
 
 
 def relation_names() -> dict[int, str]:

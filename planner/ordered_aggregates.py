@@ -108,9 +108,11 @@ def within_group(tree: exp.WithinGroup, bind) -> exp.Expression:
 def _mode(tree: exp.WithinGroup) -> exp.Expression:
     """mode() WITHIN GROUP (ORDER BY x): the most frequent non-NULL x, the first in the
     ORDER BY of equally frequent ones (PostgreSQL's mode_final), NULL over no non-NULL x."""
-    if tree.this.expressions:
-        raise errors.UndefinedFunction("function mode() takes no arguments within its "
-                                       "parentheses")
+    args = [a for a in tree.this.args.values() if a is not None]
+    if args:  # mode(x) WITHIN GROUP (...): PostgreSQL has no such signature
+        raise errors.UndefinedFunction(
+            f"function mode({', '.join(a.sql(dialect='postgres') for a in args)}) "
+            "WITHIN GROUP does not exist")
     order = tree.expression.expressions if isinstance(tree.expression, exp.Order) else []
     if len(order) != 1:
         raise errors.FeatureNotSupported(f"mode() WITHIN GROUP over {len(order)} keys")

@@ -17,6 +17,10 @@ from test_system_tables import _bind
     ("SELECT true::int", "int4"), ("SELECT CASE WHEN true THEN 1 END::text", "text"),
     ("SELECT true", "?column?"), ("SELECT count(*)::int FROM pg_class", "count"),
     ("SELECT relname::text FROM pg_class", "relname"),
+    # an aggregate keeps its name under WITHIN GROUP and FILTER
+    ("SELECT mode() WITHIN GROUP (ORDER BY oid) FROM pg_class", "mode"),
+    ("SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY oid) FROM pg_class", "percentile_disc"),
+    ("SELECT count(*) FILTER (WHERE oid > 1) FROM pg_class", "count"),
 ])
 def test_names(sql, name):
     assert _bind(sql).names[0] == name

@@ -111,3 +111,8 @@ def test_array_items():
     assert row_functions._array_items('{a,"b c",NULL}') == ["a", "b c", None]
     assert row_functions._array_items("{}") == [] and row_functions._array_items("1 3") == ["1", "3"]
     assert row_functions._array_to_string(None, "{a,b}", ",") == "a,b"
+
+
+def test_quote_ident_quotes_reserved_words_and_upper_case():
+    assert [catalog_names.quote_ident(n) for n in ("ab", "select", "Ab", 'a"b', "user")] \
+        == ["ab", '"select"', '"Ab"', '"a""b"', '"user"']
