@@ -37,6 +37,10 @@ log = logging.getLogger(__name__)
 RETRIES = 2  # runs again of a read-only query that failed because a segment restarted
 
 
+def _message(error: BaseException) -> str:
+    return str(getattr(error, "message", error))
+
+
 def new_query_id() -> int:
     # Unique across coordinator restarts too: channel keys of an old query must not match.
     return (int(time.time()) % 1_000_000) * 1_000_000 + next(_query_ids) % 1_000_000
@@ -209,7 +213,7 @@ class QueryRun:
         return (isinstance(error, (errors.QueryError, MotionError))
                 and getattr(error, "sqlstate", None) == errors.QueryCanceled.sqlstate
                 and not self.cancel_event.is_set()
-                and errors.STATEMENT_TIMEOUT not in str(getattr(error, "message", error)))
+                and errors.STATEMENT_TIMEOUT not in _message(error))
 
     def _wait_slices(self) -> None:
         for seg, ref in self._refs:
@@ -231,8 +235,8 @@ class QueryRun:
         if isinstance(error, errors.QueryCanceled) or self._is_echo(error):
             # A segment's own statement_timeout, or the coordinator's cancel: said once, as
             # PostgreSQL says it, not prefixed with the segment that noticed first.
-            reason = errors.STATEMENT_TIMEOUT if errors.STATEMENT_TIMEOUT in str(
-                getattr(error, "message", error)) else base.cancel_reason(self.cancel_event)
+            reason = errors.STATEMENT_TIMEOUT if errors.STATEMENT_TIMEOUT in _message(error) \
+                else base.cancel_reason(self.cancel_event)
             return errors.QueryCanceled(reason)
         return error
 

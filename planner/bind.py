@@ -750,8 +750,8 @@ class QueryBinder:
         keys: list[int] = []
         for tree in on.expressions:
             pos = _constant_position(tree, "DISTINCT ON")
-            if pos is not None and not 1 <= int(tree.this) <= len(items):
-                raise errors.QueryError(f"SELECT DISTINCT ON position {tree.this} is not in "
+            if pos is not None and not 1 <= pos <= len(items):
+                raise errors.QueryError(f"SELECT DISTINCT ON position {pos} is not in "
                                         "select list", "42P10")
             target = self._order_target(tree, items, names, outputs)
             if target is None:

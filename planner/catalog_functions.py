@@ -28,7 +28,7 @@ from planner.session_info import catalog_context
 from planner.types import Kind, SqlType
 from planner.values import parse_text
 
-_INTS = (Kind.INT2, Kind.INT4, Kind.INT8)
+_INTS = types.INTEGER_KINDS
 
 
 # --- functions ----------------------------------------------------------------------------

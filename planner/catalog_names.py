@@ -44,7 +44,8 @@ for _oid, _r in TYPE_ROWS.items():
              1266: "time with time zone"}.get(_oid, _r["typname"])
     REGTYPE_NAMES[_oid] = _name
 for _oid, _r in TYPE_ROWS.items():  # arrays: the element's name and []
-    if _r["typcategory"] == "A" and _r["typelem"] not in (None, "0") and _r["typname"].startswith("_"):
+    if _r["typcategory"] == "A" and _r["typelem"] not in (None, "0") \
+            and _r["typname"].startswith("_"):
         REGTYPE_NAMES[_oid] = REGTYPE_NAMES[int(_r["typelem"])] + "[]"
 TYPE_OID_BY_NAME = {}
 for _oid, _r in TYPE_ROWS.items():

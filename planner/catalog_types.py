@@ -15,7 +15,7 @@ from planner import expr as ex
 from planner.row_functions import call_row, cannot_cast, data
 from planner.types import SPECIAL, Kind, SqlType
 
-_INTS = (Kind.INT2, Kind.INT4, Kind.INT8)
+_INTS = types.INTEGER_KINDS
 
 
 def involved(*ts: SqlType) -> bool:

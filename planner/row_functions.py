@@ -140,7 +140,8 @@ def _array_to_string(e, arr, sep, null=None):
     if arr is None or sep is None:
         return None
     items = _array_items(arr)
-    return sep.join(x if x is not None else null for x in items if x is not None or null is not None)
+    return sep.join(x if x is not None else null for x in items
+                    if x is not None or null is not None)
 
 
 def _function_result(e, oid):

@@ -23,8 +23,7 @@ def cast_to(node: pl.Node, fields, extra: tuple = ()) -> pl.Node:
 
 def distinct(node: pl.Node) -> pl.Node:
     """Each distinct row of `node` once."""
-    keys = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(node.fields))
-    return json_grouping.aggregate(node, keys, (), node.fields)
+    return json_grouping.aggregate(node, _keys(node.fields), (), node.fields)
 
 
 def _counted(left: pl.Node, right: pl.Node, fields) -> pl.Node:

@@ -57,7 +57,8 @@ def cast_type(to) -> SqlType | None:
             if isinstance(kind, exp.Dot):
                 schema = sch.identifier(kind.this) if isinstance(kind.this, exp.Identifier) else ""
                 if schema != sch.PG_CATALOG:
-                    raise errors.UndefinedObject(f'type "{kind.sql(dialect="postgres")}" does not exist')
+                    raise errors.UndefinedObject(
+                        f'type "{kind.sql(dialect="postgres")}" does not exist')
                 kind = kind.expression
             if isinstance(kind, exp.Identifier):
                 if to.expressions:

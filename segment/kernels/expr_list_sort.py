@@ -1,11 +1,14 @@
-"""Kernels over arrays sorted within. Func.SORT_LIST: arrays of ROW(k..., x) sorted
-within by their keys, x kept; what
+"""Kernels over arrays sorted within.
+
+Func.SORT_LIST: arrays of ROW(k..., x) sorted within by their keys, x kept; what
 array_agg(x ORDER BY k...) gives when another array_agg of its query level has another
 ORDER BY (planner/bind.py `_sorted_array_agg`). Keys order as ORDER BY orders them
 (segment/kernels/sort_order.py: directions, NULLS FIRST/LAST, arrays and jsonb by their
-sort keys); the sort is stable, so ties keep their input order. Func.SORTED_MODE: the most frequent
-non-NULL element of each sorted array, the first (in its order) of equally frequent ones,
-which is mode() WITHIN GROUP (ORDER BY x) over array_agg(x ORDER BY x)."""
+sort keys); the sort is stable, so ties keep their input order.
+
+Func.SORTED_MODE: the most frequent non-NULL element of each sorted array, the first (in
+its order) of equally frequent ones, which is mode() WITHIN GROUP (ORDER BY x) over
+array_agg(x ORDER BY x)."""
 
 from __future__ import annotations
 
