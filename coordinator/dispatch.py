@@ -57,7 +57,8 @@ class QueryRun:
     def __init__(self, cluster: cl.Cluster, root: pl.Node, txn_id: int | None,
                  cancel_event: threading.Event, analyze: bool = False,
                  incarnations: list[int] | None = None, deadline: float | None = None,
-                 work_mem: int | None = None, segment_wait: float = cl.SEGMENT_WAIT_SECONDS):
+                 work_mem: int | None = None, segment_wait: float = cl.SEGMENT_WAIT_SECONDS,
+                 jit: bool = True):
         self.cluster = cluster
         self.root = root
         self.txn_id = txn_id
@@ -66,6 +67,7 @@ class QueryRun:
         self.incarnations = incarnations
         self.deadline = deadline
         self.work_mem = work_mem
+        self.jit = jit  # the session's `jit`: compiled operator paths where they apply
         self.segment_wait = segment_wait  # how long to wait for a restarting segment
         self.actuals: dict[tuple[int, int], NodeActual] = {}
         # now() is the statement's start time, the same on every segment.
@@ -116,7 +118,7 @@ class QueryRun:
                                n_segments=self.cluster.n_segments,
                                cancel_event=self.cancel_event, analyze=self.analyze,
                                receive=self._receive, receive_sorted=self._receive_sorted,
-                               now=self.now,
+                               now=self.now, jit=self.jit,
                                memory=memory.MemoryBudget(self.work_mem or memory.DEFAULT_LIMIT,
                                                           self.cluster.motion.spill_dir))
         # The top slice's Motion receive buffers draw from its budget.
@@ -171,7 +173,7 @@ class QueryRun:
             for index, seg in enumerate(members):
                 task = SliceTask(self.query_id, m, receivers, index, n_senders, self.txn_id,
                                  self.analyze, self.now, incarnation=incarnations[seg],
-                                 deadline=self.deadline, work_mem=self.work_mem)
+                                 deadline=self.deadline, work_mem=self.work_mem, jit=self.jit)
                 ref = self.cluster.actors[seg].run_slice.remote(task)
                 self._refs.append((seg, ref))
         self._n_senders = n_senders

@@ -59,7 +59,8 @@ def run(session, root, txn, cancel: CancelToken, analyze: bool = False,
                     cancel_event(cancel) if event is None else event,
                     analyze, incarnations=txn.incarnations if txn else None,
                     deadline=session.deadline if event is None else None,
-                    work_mem=session.work_mem(), segment_wait=session.segment_wait())
+                    work_mem=session.work_mem(), segment_wait=session.segment_wait(),
+                    jit=bool(session.settings.get("jit")))
 
 
 def select(session, tree, txn, cancel: CancelToken, cancel_event=None) -> QueryResult:

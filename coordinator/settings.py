@@ -524,6 +524,9 @@ REGISTRY: dict[str, Setting] = {s.key: s for s in (
     Setting("work_mem", Kind.INTEGER, "64MB",
             "Sets the maximum memory to be used for query workspaces (per segment).",
             unit="kB", min=64, max=INT_MAX),
+    # PostgreSQL's jit: here the numba paths of the operators (segment/operators/
+    # agg_table.py); off runs the general Arrow operators, which answer alike.
+    Setting("jit", Kind.BOOL, "on", "Allow JIT compilation."),
     _time("raympp.segment_wait_timeout", "30s",
           "Sets how long a query waits for a restarting segment before it fails."),
     # --- what drivers set and read ------------------------------------------------------

@@ -36,6 +36,7 @@ class SliceTask:
     incarnation: int | None = None    # the segment process this was planned for (None: any)
     deadline: float | None = None     # statement_timeout as a wall-clock time.time()
     work_mem: int | None = None       # bytes of operator memory before spilling (None: default)
+    jit: bool = True                  # compiled operator paths where they apply (SET jit)
 
 
 @dataclass(frozen=True)

@@ -168,6 +168,7 @@ class SegmentWorker:
             self._check_txn(task.txn_id)
         ctx = self._context(task.query_id, task.txn_id, task.analyze, task.work_mem)
         ctx.now = task.now
+        ctx.jit = task.jit
         timer = self._arm_deadline(task.query_id, task.deadline)
         receivers = []
 

@@ -76,6 +76,7 @@ class ExecContext:
     cancel_event: threading.Event = field(default_factory=threading.Event)
     now: datetime.datetime | None = None  # the statement's now(); None: when evaluated
     analyze: bool = False
+    jit: bool = True  # compiled paths where an operator has one (the session's `jit`)
     node_stats: dict[int, NodeStats] = field(default_factory=dict)
     memory: smemory.MemoryBudget = field(default_factory=lambda: smemory.MemoryBudget(
         smemory.DEFAULT_LIMIT, tempfile.gettempdir()))

@@ -44,6 +44,7 @@ partial states, and its FINAL over per-segment de-duplicated pairs keeps the DIS
 
 from __future__ import annotations
 
+import itertools
 from typing import Iterator, Sequence
 
 import numpy as np
@@ -55,6 +56,7 @@ from planner import plan
 from segment import memory
 from segment.kernels import group_keys
 from segment.operators import agg_state
+from segment.operators import agg_table
 from segment.operators import base
 from segment.operators import spill_partition as sp
 
@@ -82,21 +84,91 @@ class HashAggOp:
         self._flushes = node.mode is plan.AggMode.PARTIAL and nkeys and not self._distinct_args
         self.memory: memory.Reservation | None = None  # (EXPLAIN ANALYZE reads it)
         self.counters: dict[str, int] = {}
+        self._table_path = agg_table.covers(node, self.specs)
 
     def _new_tables(self) -> tuple["Groups", dict]:
         nkeys = len(self.node.keys)
         return Groups(nkeys, self._states), {a: Groups(nkeys + 1, []) for a in self._distinct_args}
 
     def execute(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
+        if self._table_path and ctx.jit:
+            return self._run_table(ctx)
+        return self.run_general(ctx, self.child.execute(ctx))
+
+    def _run_table(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
+        """agg_table.py's path: one numba group table across batches (see there)."""
+        self.memory = res = ctx.memory.reservation()
+        new_table = lambda: agg_table.GroupTable([k.type for k in self.node.keys], self.specs)  # noqa: E731
+        table = new_table()
+        partial = self.node.mode is plan.AggMode.PARTIAL
+        batches = iter(self.child.execute(ctx))
+        rows_in = flushed = 0
+        probed = streaming = False
+        self.counters["table_batches"] = 0
+        try:
+            for batch in batches:
+                if batch.num_rows == 0:
+                    continue
+                try:
+                    table.add(*self._table_inputs(ctx, batch))
+                except agg_table.Handover:  # nothing of this batch was added
+                    res.free()
+                    yield from self.run_general(ctx, itertools.chain([batch], batches),
+                                                seed=self._table_states(table))
+                    return
+                self.counters["table_batches"] += 1
+                rows_in += batch.num_rows
+                if streaming or not res.try_resize(table.nbytes()):
+                    if not partial:  # the general path spills by key
+                        res.free()
+                        yield from self.run_general(ctx, batches, seed=self._table_states(table))
+                        return
+                    # a PARTIAL stage emits what it holds; the FINAL stage merges it
+                    flushed += table.n
+                    yield from self._emit(self._finalize(self._table_states(table), {}))
+                    table = new_table()
+                    res.free()
+                if partial and not probed and rows_in >= SKIP_PROBE_ROWS:
+                    probed = True  # decide once whether reducing pays (see the docstring)
+                    streaming = table.n + flushed > SKIP_RATIO * rows_in
+            if table.n:
+                yield from self._emit(self._finalize(self._table_states(table), {}))
+        finally:
+            res.free()
+
+    def _table_inputs(self, ctx: base.ExecContext, batch: pa.RecordBatch):
+        n = batch.num_rows
+        keys = [_array(base.evaluate(k, batch, ctx.now, keep_dictionary=True), n)
+                for k in self.node.keys]
+        args: dict[ex.Expr, pa.Array] = {}
+        for s in self.specs:
+            e = s.call.arg
+            if e is not None and e not in args:
+                args[e] = _array(base.evaluate(e, batch, ctx.now), n)
+        return keys, [args[s.call.arg] if s.call.arg is not None else None for s in self.specs]
+
+    def _table_states(self, table: agg_table.GroupTable) -> pa.Table:
+        """The group table as the general path's table of states (k0.., s0..)."""
+        cols = table.key_arrays() + [st for states in table.states() for st in states]
+        names = [f"k{i}" for i in range(len(self.node.keys))] + \
+            [f"s{j}" for j in range(len(self._states))]
+        return pa.Table.from_arrays(cols, names=names)
+
+    def run_general(self, ctx: base.ExecContext, batches: Iterator[pa.RecordBatch],
+                    seed: pa.Table | None = None) -> Iterator[pa.RecordBatch]:
+        """The general path over `batches`, starting from a table of states (`seed`,
+        from agg_table's path) when given."""
         self.memory = res = ctx.memory.reservation()
         spill: sp.Partitioned | None = None
         values: sp.Partitioned | None = None  # a scalar aggregate's DISTINCT values
         try:
             nkeys = len(self.node.keys)
             groups, distinct = self._new_tables()
+            if seed is not None and seed.num_rows:
+                groups.push(seed)
             may_skip = self.node.mode is plan.AggMode.PARTIAL and nkeys and not distinct
             seen, rows_in, flushed = False, 0, 0
-            for batch in self.child.execute(ctx):
+            for batch in batches:
                 if batch.num_rows == 0:
                     continue
                 seen = True

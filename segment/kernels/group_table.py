@@ -1,0 +1,198 @@
+"""numba kernels of the aggregate's group table: group ids for key rows, and accumulators.
+
+Keys arrive encoded as an (n, k) int64 matrix (segment/operators/agg_table.py does the
+encoding: integers and dates as themselves, floats by their canonical bits, strings by a
+global dictionary id, one extra column of NULL flags when a key may be NULL). `assign`
+looks every row up in an open-addressing table (linear probing over a power-of-two array
+of group ids, at most half full), appends the keys it has not seen as new groups and
+writes each row's group id. It stops early, returning the row it stopped at, when the
+group arrays are full, so the caller can grow them and go on: no kernel allocates.
+
+The accumulators add one batch into per-group arrays by group id. Exact sums of integers
+and scaled numerics are 128-bit two's complement (an unsigned low word and a signed high
+word), so they never overflow however many rows a group has; the caller turns them into
+int64 where every sum fits, decimal128(38, 0) otherwise (the same states agg_state.py's
+Arrow path keeps).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from motion.hashing import fmix64
+
+_jit = numba.njit(cache=True, nogil=True)
+_inline = numba.njit(cache=True, nogil=True, inline="always")
+
+_SEED = np.uint64(0x9E3779B97F4A7C15)
+EMPTY = -1
+
+
+def table_size(n_groups: int) -> int:
+    """Slots for n_groups groups: a power of two at least twice as many."""
+    size = 1024
+    while size < 2 * n_groups:
+        size *= 2
+    return size
+
+
+@_inline
+def _hash_row(keys, i):  # pragma: no cover - compiled
+    h = _SEED
+    for j in range(keys.shape[1]):
+        h = fmix64(h ^ np.uint64(keys[i, j]))
+    return h
+
+
+@_jit
+def assign(keys, start, slots, gkeys, n_groups, gid):  # pragma: no cover - compiled
+    """Group ids of rows start.. of keys into gid; new keys become groups n_groups...
+    `slots` is (size, 1 + k): a group id (EMPTY when free) and that group's keys, so a
+    lookup touches one cache line, not a slot and then the group's row. Returns (next
+    row, n_groups): next row < len(keys) when gkeys or half the slots filled up before
+    it (grow them, `rehash`, and call again from there)."""
+    mask = np.uint64(slots.shape[0] - 1)
+    limit = min(gkeys.shape[0], slots.shape[0] // 2)
+    k = keys.shape[1]
+    n = keys.shape[0]
+    for i in range(start, n):
+        s = _hash_row(keys, i) & mask
+        while True:
+            g = slots[s, 0]
+            if g == EMPTY:
+                if n_groups >= limit:
+                    return i, n_groups
+                slots[s, 0] = n_groups
+                for j in range(k):
+                    slots[s, 1 + j] = keys[i, j]
+                    gkeys[n_groups, j] = keys[i, j]
+                gid[i] = n_groups
+                n_groups += 1
+                break
+            same = True
+            for j in range(k):
+                if slots[s, 1 + j] != keys[i, j]:
+                    same = False
+                    break
+            if same:
+                gid[i] = g
+                break
+            s = (s + np.uint64(1)) & mask
+    return n, n_groups
+
+
+@_jit
+def rehash(gkeys, n_groups, slots):  # pragma: no cover - compiled
+    """Insert groups 0..n_groups-1 into empty slots (after the slots grew)."""
+    mask = np.uint64(slots.shape[0] - 1)
+    for g in range(n_groups):
+        s = _hash_row(gkeys, g) & mask
+        while slots[s, 0] != EMPTY:
+            s = (s + np.uint64(1)) & mask
+        slots[s, 0] = g
+        for j in range(gkeys.shape[1]):
+            slots[s, 1 + j] = gkeys[g, j]
+
+
+@_jit
+def count_rows(gid, counts):  # pragma: no cover - compiled
+    for i in range(gid.shape[0]):
+        counts[gid[i]] += 1
+
+
+@_jit
+def count_valid(gid, valid, counts):  # pragma: no cover - compiled
+    for i in range(gid.shape[0]):
+        if valid[i]:
+            counts[gid[i]] += 1
+
+
+@_jit
+def sum_exact(gid, values, valid, lo, hi, seen):  # pragma: no cover - compiled
+    """128-bit sums of integer values (any width); `valid` empty means no NULLs."""
+    all_valid = valid.shape[0] == 0
+    for i in range(gid.shape[0]):
+        if all_valid or valid[i]:
+            g = gid[i]
+            v = np.int64(values[i])
+            old = lo[g]
+            new = old + np.uint64(v)
+            lo[g] = new
+            carry = np.int64(1) if new < old else np.int64(0)
+            hi[g] += carry - (np.int64(1) if v < 0 else np.int64(0))
+            seen[g] = True
+
+
+@_jit
+def sum_float(gid, values, valid, sums, seen):  # pragma: no cover - compiled
+    all_valid = valid.shape[0] == 0
+    for i in range(gid.shape[0]):
+        if all_valid or valid[i]:
+            g = gid[i]
+            sums[g] += np.float64(values[i])
+            seen[g] = True
+
+
+@_jit
+def min_max(gid, values, valid, acc, seen, is_max):  # pragma: no cover - compiled
+    """Per-group min (or max) of integer-coded values (ints, dates, timestamps, scaled
+    numerics): exact in int64."""
+    all_valid = valid.shape[0] == 0
+    for i in range(gid.shape[0]):
+        if all_valid or valid[i]:
+            g = gid[i]
+            v = np.int64(values[i])
+            if not seen[g]:
+                acc[g] = v
+                seen[g] = True
+            elif is_max:
+                if v > acc[g]:
+                    acc[g] = v
+            elif v < acc[g]:
+                acc[g] = v
+
+
+@_jit
+def fits_int64(lo, hi, n):  # pragma: no cover - compiled
+    """Whether every one of the first n 128-bit sums fits in an int64."""
+    for g in range(n):
+        top = np.int64(lo[g]) < 0
+        if not ((hi[g] == 0 and not top) or (hi[g] == -1 and top)):
+            return False
+    return True
+
+
+@_jit
+def assign_direct(values, null, lo, dmap, start, gkeys, n_groups, null_gid, gid):  # pragma: no cover - compiled
+    """Group ids of one integer key whose values lie in [lo, lo + len(dmap)): `dmap`
+    maps value - lo to its group (EMPTY: none yet), with no hashing or probing. NULL keys
+    are one group, `null_gid[0]` (EMPTY until seen); `null` empty means no NULLs.
+    Returns (next row, n_groups) as `assign` does (gkeys full: grow and go on)."""
+    limit = gkeys.shape[0]
+    all_valid = null.shape[0] == 0
+    n = values.shape[0]
+    for i in range(start, n):
+        if not all_valid and null[i]:
+            g = null_gid[0]
+            if g == EMPTY:
+                if n_groups >= limit:
+                    return i, n_groups
+                g = null_gid[0] = n_groups
+                gkeys[g, 0] = 0
+                gkeys[g, 1] = 1
+                n_groups += 1
+            gid[i] = g
+            continue
+        v = np.int64(values[i])
+        g = dmap[v - lo]
+        if g == EMPTY:
+            if n_groups >= limit:
+                return i, n_groups
+            g = n_groups
+            dmap[v - lo] = g
+            gkeys[g, 0] = v
+            gkeys[g, 1] = 0
+            n_groups += 1
+        gid[i] = g
+    return n, n_groups

@@ -1,0 +1,359 @@
+"""Hash aggregation in one numba group table that lives across batches.
+
+hash_agg.py's general path groups each batch with Arrow and merges the per-batch tables;
+here every batch's keys are looked up in one open-addressing table (segment/kernels/
+group_table.py) and the aggregates accumulate straight into per-group arrays, so a row
+is hashed once and nothing is regrouped. It covers what most analytical aggregations are:
+keys of integers, dates, timestamps, booleans, scaled numerics, floats and strings (by a
+dictionary id), and count, sum, avg over integers, scaled numerics and floats, min/max
+over integer-coded types. `covers(node)` says whether a node qualifies; the operator
+picks this path then (EXPLAIN ANALYZE counts `table_batches`).
+
+It produces the same states as the general path (agg_state.py), finalized by the same
+code, so both answer alike. Where the general path would spill or meets what this path
+does not hold (more distinct strings than STRING_KEYS_MAX), the table so far is turned
+into a table of states and handed to the general path, which goes on with the remaining
+batches (`HashAggOp.run_general(..., seed=states)`). A PARTIAL stage over budget emits
+what it holds and starts afresh instead, and one whose groups hardly repeat stops
+reducing and emits each batch's groups as they come (hash_agg.py's SKIP_* rule).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from planner import expr as ex
+from planner import plan
+from planner.types import Kind, SqlType
+from segment.kernels import group_table as gt
+from segment.operators import agg_state
+
+AK = agg_state.AggKind
+STRING_KEYS_MAX = 1 << 18  # distinct strings a key may collect before handing over
+DIRECT_MAX = 1 << 21  # the widest range of one integer key looked up without hashing
+_INT_KINDS = (Kind.INT2, Kind.INT4, Kind.INT8, Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ)
+_KEY_KINDS = _INT_KINDS + (Kind.BOOL, Kind.FLOAT4, Kind.FLOAT8, Kind.TEXT, Kind.VARCHAR,
+                           Kind.CHAR)
+
+
+def _int_coded(t: SqlType) -> bool:
+    return t.kind in _INT_KINDS or t.is_scaled_int
+
+
+def _summable(t: SqlType) -> bool:
+    return t.is_integer or t.is_scaled_int or t.is_float
+
+
+def covers(node: plan.Aggregate, specs: list[agg_state.AggSpec]) -> bool:
+    """Whether this path computes `node` (else hash_agg.py's general path does)."""
+    if not node.keys:
+        return False  # one group: Arrow's vectorized sums are as fast
+    for k in node.keys:
+        if not (k.type.kind in _KEY_KINDS or k.type.is_scaled_int):
+            return False
+    for s in specs:
+        if s.distinct or s.call.order:
+            return False
+        t = s.arg_type
+        if s.kind is AK.COUNT:
+            continue
+        if s.kind in (AK.SUM, AK.FLOAT_SUM, AK.AVG) and _summable(t):
+            continue
+        if s.kind is AK.MINMAX and _int_coded(t):
+            continue
+        return False
+    return True
+
+
+class Handover(Exception):
+    """The table cannot go on (too many distinct strings): hand it to the general path."""
+
+
+class GroupTable:
+    """Groups and their accumulators, grown by doubling."""
+
+    def __init__(self, key_types: list[SqlType], specs: list[agg_state.AggSpec]):
+        self.key_types = key_types
+        self.specs = specs
+        self.nullable = True  # a NULL-flags column is always kept: keys may be NULL anywhere
+        self.width = len(key_types) + 1
+        self.n = 0
+        self.cap = 0
+        self.slots = np.full((gt.table_size(1), 1 + self.width), gt.EMPTY, np.int64)
+        self.gkeys = np.zeros((0, self.width), np.int64)
+        self.acc: list[list[np.ndarray]] = [[] for _ in specs]
+        # strings: one global dictionary per string key
+        self.strings: dict[int, pa.Array] = {j: pa.array([], pa.string())
+                                              for j, t in enumerate(key_types) if t.is_string}
+        # One integer-coded key (a dictionary id too) over a small range of values is
+        # looked up in an array indexed by value (DuckDB's perfect hash aggregate): no
+        # hashing, no probing. A batch that widens the range past DIRECT_MAX switches the
+        # table to hashing for good.
+        self.direct = len(key_types) == 1 and not key_types[0].is_float
+        self.dlo = 0
+        self.dmap = np.empty(0, np.int64)
+        self.null_gid = np.array([gt.EMPTY], np.int64)
+        self._grow(1024)
+
+    # --- sizes ----------------------------------------------------------------------------
+    def nbytes(self) -> int:
+        per_group = self.width * 8 + sum(a.itemsize for accs in self.acc for a in accs)
+        strings = sum(s.nbytes for s in self.strings.values())
+        return self.slots.nbytes + self.dmap.nbytes + self.cap * per_group + strings
+
+    def _grow(self, cap: int) -> None:
+        old = self.cap
+        self.cap = cap
+        gkeys = np.zeros((cap, self.width), np.int64)
+        gkeys[:old] = self.gkeys[:old]
+        self.gkeys = gkeys
+        for i, s in enumerate(self.specs):
+            fresh = self._accumulators(s, cap)
+            for a, f in zip(self.acc[i], fresh):
+                f[:old] = a[:old]
+            self.acc[i] = fresh
+        if not self.direct and self.slots.shape[0] < 2 * cap:
+            self.slots = np.full((gt.table_size(cap), 1 + self.width), gt.EMPTY, np.int64)
+            gt.rehash(self.gkeys, self.n, self.slots)
+
+    @staticmethod
+    def _accumulators(s: agg_state.AggSpec, cap: int) -> list[np.ndarray]:
+        k = s.kind
+        if k is AK.COUNT:
+            return [np.zeros(cap, np.int64)]
+        if k is AK.MINMAX:
+            return [np.zeros(cap, np.int64), np.zeros(cap, np.bool_)]
+        if k is AK.FLOAT_SUM or (k is AK.AVG and s.arg_type.is_float):
+            out = [np.zeros(cap, np.float64), np.zeros(cap, np.bool_)]
+        else:  # exact sums: low word, high word, seen
+            out = [np.zeros(cap, np.uint64), np.zeros(cap, np.int64), np.zeros(cap, np.bool_)]
+        if k is AK.AVG:
+            out.append(np.zeros(cap, np.int64))
+        return out
+
+    # --- one batch --------------------------------------------------------------------------
+    def add(self, keys: list[pa.Array], args: list[pa.Array | None]) -> None:
+        n = len(keys[0])
+        gid = np.empty(n, np.int64)
+        if self.direct:
+            values, null = self._encode(0, keys[0], self.key_types[0])
+            if self._direct_range(values, null):
+                null = null if null is not None else np.empty(0, np.bool_)
+                row = 0
+                while True:
+                    row, self.n = gt.assign_direct(values, null, self.dlo, self.dmap, row,
+                                                   self.gkeys, self.n, self.null_gid, gid)
+                    if row == n:
+                        break
+                    self._grow(self.cap * 2)
+                self._accumulate_all(gid, args)
+                return
+            self._to_hashing()
+            codes = np.empty((n, self.width), np.int64)
+            codes[:, 0] = values
+            codes[:, 1] = 0 if null is None else null
+        else:
+            codes = np.empty((n, self.width), np.int64)
+            flags = np.zeros(n, np.int64)
+            for j, (arr, t) in enumerate(zip(keys, self.key_types)):
+                codes[:, j], null = self._encode(j, arr, t)
+                if null is not None:
+                    flags |= null.astype(np.int64) << j
+            codes[:, -1] = flags
+        row = 0
+        while True:
+            row, self.n = gt.assign(codes, row, self.slots, self.gkeys, self.n, gid)
+            if row == n:
+                break
+            self._grow(self.cap * 2)
+        self._accumulate_all(gid, args)
+
+    def _accumulate_all(self, gid: np.ndarray, args: list[pa.Array | None]) -> None:
+        for s, accs, arg in zip(self.specs, self.acc, args):
+            self._accumulate(s, accs, gid, arg)
+
+    def _direct_range(self, values: np.ndarray, null: np.ndarray | None) -> bool:
+        """Whether the batch's values fit the direct map (widened as needed)."""
+        present = values if null is None else values[~null]
+        if len(present) == 0:
+            return True
+        lo, hi = int(present.min()), int(present.max())
+        if len(self.dmap):
+            lo, hi = min(lo, self.dlo), max(hi, self.dlo + len(self.dmap) - 1)
+        if hi - lo + 1 > DIRECT_MAX:
+            return False
+        if len(self.dmap) == 0 or lo < self.dlo or hi >= self.dlo + len(self.dmap):
+            dmap = np.full(hi - lo + 1, gt.EMPTY, np.int64)
+            if len(self.dmap):
+                dmap[self.dlo - lo:self.dlo - lo + len(self.dmap)] = self.dmap
+            self.dlo, self.dmap = lo, dmap
+        return True
+
+    def _to_hashing(self) -> None:
+        self.direct = False
+        self.dmap = np.empty(0, np.int64)
+        self.slots = np.full((gt.table_size(self.cap), 1 + self.width), gt.EMPTY, np.int64)
+        gt.rehash(self.gkeys, self.n, self.slots)
+
+    def _encode(self, j: int, arr: pa.Array, t: SqlType) -> tuple[np.ndarray, np.ndarray | None]:
+        """int64 codes of one key column (0 where NULL) and its NULL mask (None: none)."""
+        if t.is_string:
+            return self._string_codes(j, arr)
+        null = _null_mask(arr)
+        if t.is_float:
+            v = arr.cast(pa.float64()).fill_null(0.0).to_numpy(zero_copy_only=False)
+            v = np.where(v == 0.0, 0.0, v)         # -0.0 and 0.0: one group
+            v = np.where(np.isnan(v), np.nan, v)   # every NaN: one group
+            return v.view(np.int64), null
+        return _int64_values(arr), null
+
+    def _string_codes(self, j: int, arr: pa.Array) -> tuple[np.ndarray, np.ndarray | None]:
+        if not pa.types.is_dictionary(arr.type):
+            arr = pc.dictionary_encode(arr)
+        dictionary = arr.dictionary
+        if dictionary.type != pa.string():
+            dictionary = dictionary.cast(pa.string())
+        known = self.strings[j]
+        ids = pc.index_in(dictionary, value_set=known)
+        if ids.null_count:
+            new = pc.unique(dictionary.filter(pc.is_null(ids)).drop_null())
+            if len(known) + len(new) > STRING_KEYS_MAX:
+                raise Handover
+            known = self.strings[j] = pa.concat_arrays([known, new])
+            ids = pc.index_in(dictionary, value_set=known)
+        ids = ids.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        indices = arr.indices
+        null = _null_mask(indices)
+        idx = indices.fill_null(0).to_numpy(zero_copy_only=False)
+        codes = ids[idx] if len(ids) else np.zeros(len(idx), np.int64)
+        if null is not None:
+            codes = np.where(null, 0, codes)
+        return codes, null
+
+    @staticmethod
+    def _accumulate(s: agg_state.AggSpec, accs: list[np.ndarray], gid: np.ndarray,
+                    arg: pa.Array | None) -> None:
+        k = s.kind
+        if k is AK.COUNT:
+            if arg is None:
+                gt.count_rows(gid, accs[0])
+            else:
+                null = _null_mask(arg)
+                if null is None:
+                    gt.count_rows(gid, accs[0])
+                else:
+                    gt.count_valid(gid, ~null, accs[0])
+            return
+        valid = _valid(arg)
+        if k is AK.MINMAX:
+            gt.min_max(gid, _int64_values(arg), valid, accs[0], accs[1],
+                       s.call.func is ex.AggFunc.MAX)
+            return
+        if accs[0].dtype == np.float64:
+            values = arg.cast(pa.float64()).fill_null(0.0).to_numpy(zero_copy_only=False)
+            gt.sum_float(gid, values, valid, accs[0], accs[1])
+        else:
+            gt.sum_exact(gid, _int64_values(arg), valid, accs[0], accs[1], accs[2])
+        if k is AK.AVG:
+            if len(valid):
+                gt.count_valid(gid, valid, accs[-1])
+            else:
+                gt.count_rows(gid, accs[-1])
+
+    # --- results --------------------------------------------------------------------------
+    def key_arrays(self) -> list[pa.Array]:
+        n = self.n
+        flags = self.gkeys[:n, -1]
+        out = []
+        for j, t in enumerate(self.key_types):
+            null = (flags >> j) & 1 == 1
+            mask = null if null.any() else None
+            codes = self.gkeys[:n, j]
+            if t.is_string:
+                out.append(self.strings[j].take(pa.array(codes, mask=mask)))
+            elif t.is_float:
+                out.append(pa.array(codes.view(np.float64), mask=mask)
+                           .cast(t.arrow_type()))
+            else:
+                out.append(_from_int64(codes, mask, t))
+        return out
+
+    def states(self) -> list[list[pa.Array]]:
+        """Per spec, its state arrays as agg_state.py keeps them."""
+        n = self.n
+        out = []
+        for s, accs in zip(self.specs, self.acc):
+            k = s.kind
+            if k is AK.COUNT:
+                out.append([pa.array(accs[0][:n])])
+                continue
+            if k is AK.MINMAX:
+                out.append([_from_int64(accs[0][:n], ~accs[1][:n], s.arg_type)])
+                continue
+            if accs[0].dtype == np.float64:
+                total = pa.array(accs[0][:n], mask=~accs[1][:n])
+            else:
+                total = _exact(accs[0][:n], accs[1][:n], accs[2][:n])
+            states = [total]
+            if k is AK.AVG:
+                states.append(pa.array(accs[-1][:n]))
+            out.append(states)
+        return out
+
+
+def _exact(lo: np.ndarray, hi: np.ndarray, seen: np.ndarray) -> pa.Array:
+    """128-bit sums as int64 where all fit, else decimal128(38, 0); NULL where unseen."""
+    mask = ~seen
+    n = len(lo)
+    if gt.fits_int64(lo, hi, n):
+        return pa.array(lo.view(np.int64), mask=mask if mask.any() else None)
+    words = np.empty((n, 2), np.uint64)  # little-endian: low word first
+    words[:, 0] = lo
+    words[:, 1] = hi.view(np.uint64)
+    validity = pa.array(~mask).buffers()[1] if mask.any() else None
+    return pa.Array.from_buffers(pa.decimal128(38, 0), n,
+                                 [validity, pa.py_buffer(words.tobytes())])
+
+
+def _null_mask(arr: pa.Array) -> np.ndarray | None:
+    if arr.null_count == 0:
+        return None
+    return pc.is_null(arr).to_numpy(zero_copy_only=False)
+
+
+def _valid(arr: pa.Array) -> np.ndarray:
+    """Validity as booleans, or an empty array when there are no NULLs."""
+    if arr.null_count == 0:
+        return np.empty(0, np.bool_)
+    return pc.is_valid(arr).to_numpy(zero_copy_only=False)
+
+
+def _int64_values(arr: pa.Array) -> np.ndarray:
+    """The values of an integer-coded column as int64 (0 where NULL)."""
+    t = arr.type
+    if pa.types.is_date32(t):
+        arr = arr.view(pa.int32())
+    elif pa.types.is_timestamp(t):
+        arr = arr.view(pa.int64())
+    elif pa.types.is_boolean(t):
+        arr = arr.cast(pa.int8())
+    if arr.null_count:
+        arr = arr.fill_null(0)
+    values = arr.to_numpy(zero_copy_only=False)
+    return values if values.dtype == np.int64 else values.astype(np.int64)
+
+
+def _from_int64(codes: np.ndarray, mask: np.ndarray | None, t: SqlType) -> pa.Array:
+    if mask is not None and not mask.any():
+        mask = None
+    target = t.arrow_type()
+    if pa.types.is_date32(target):
+        return pa.array(codes.astype(np.int32), mask=mask).view(target)
+    if pa.types.is_timestamp(target):
+        return pa.array(codes, mask=mask).view(target)
+    if pa.types.is_boolean(target):
+        return pa.array(codes != 0, mask=mask)
+    arr = pa.array(codes, mask=mask)
+    return arr if target == pa.int64() else arr.cast(target)

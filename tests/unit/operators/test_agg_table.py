@@ -1,0 +1,209 @@
+"""agg_table (the numba group table of hash_agg): the same answers as the general Arrow
+path (SET jit = off) for every key and aggregate type it covers, NULL keys and values,
+many groups (the table grows), exact sums past int64, a PARTIAL stage over budget, and
+the hand-overs to the general path (too many strings, a FINAL stage over budget)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import opkit as k
+from planner import expr as ex
+from planner import plan
+from planner import types as T
+from segment import memory
+from segment.operators import agg_table
+from segment.operators import base
+
+A = ex.AggFunc
+N152 = T.numeric(15, 2)
+WIDE0 = T.numeric(38, 0)
+WIDE2 = T.numeric(38, 2)
+AVG_N = T.numeric(None, 16)
+TYPES = [T.INT4, T.TEXT, T.INT8, T.FLOAT8, N152, T.DATE, T.BOOL, T.TIMESTAMP, T.INT2]
+
+
+def _table(n: int, groups: int = 50, seed: int = 5) -> pa.Table:
+    rng = np.random.default_rng(seed)
+
+    def nulls(values, frac=0.1):
+        return pa.array(values, mask=rng.random(n) < frac)
+
+    return pa.table({
+        "g": nulls(rng.integers(0, groups, n).astype(np.int32), 0.05),
+        "s": pa.array([None if x % 17 == 0 else f"s{x}" for x in rng.integers(0, groups, n)]),
+        "i8": nulls(rng.integers(-2**62, 2**62, n)),
+        "f8": nulls(np.where(rng.random(n) < 0.05, -0.0, rng.integers(-5, 5, n) * 0.5)),
+        "n": nulls(rng.integers(-10**12, 10**12, n)),
+        "d": nulls(rng.integers(0, 20, n).astype(np.int32)).cast(pa.date32()),
+        "b": nulls(rng.random(n) < 0.5),
+        "ts": nulls(rng.integers(0, 10**12, n)).cast(pa.timestamp("us")),
+        "i2": nulls(rng.integers(-100, 100, n).astype(np.int16)),
+    })
+
+
+def _aggs():
+    c = k.col
+    return (
+        ex.AggCall(A.COUNT_STAR, None, False, T.INT8),
+        ex.AggCall(A.COUNT, c(1, T.TEXT), False, T.INT8),
+        ex.AggCall(A.SUM, c(0, T.INT4), False, T.INT8),
+        ex.AggCall(A.SUM, c(2, T.INT8), False, WIDE0),
+        ex.AggCall(A.SUM, c(4, N152), False, WIDE2),
+        ex.AggCall(A.SUM, c(3, T.FLOAT8), False, T.FLOAT8),
+        ex.AggCall(A.AVG, c(8, T.INT2), False, AVG_N),
+        ex.AggCall(A.AVG, c(4, N152), False, AVG_N),
+        ex.AggCall(A.AVG, c(3, T.FLOAT8), False, T.FLOAT8),
+        ex.AggCall(A.MIN, c(5, T.DATE), False, T.DATE),
+        ex.AggCall(A.MAX, c(7, T.TIMESTAMP), False, T.TIMESTAMP),
+        ex.AggCall(A.MIN, c(4, N152), False, N152),
+        ex.AggCall(A.MAX, c(2, T.INT8), False, T.INT8),
+    )
+
+
+def _node(child, keys, aggs, mode=plan.AggMode.SINGLE):
+    fields = [(f"k{i}", e.type) for i, e in enumerate(keys)] + \
+        [(f"a{i}", a.type) for i, a in enumerate(aggs)]
+    return plan.Aggregate(child, tuple(keys), tuple(aggs), mode, plan.fields_of(fields))
+
+
+def _rows(table: pa.Table) -> list[tuple]:
+    rows = [tuple(r.values()) for r in table.to_pylist()]
+    return sorted(rows, key=lambda r: tuple((x is None, str(x)) for x in r))
+
+
+def _both(node, budget_bytes: int | None = None):
+    """(table path rows, general path rows, the table path's counters)."""
+    out = []
+    for jit in (True, False):
+        mem = memory.MemoryBudget(budget_bytes) if budget_bytes else memory.MemoryBudget()
+        ctx = base.ExecContext(jit=jit, memory=mem, analyze=True)
+        out.append(_rows(k.run(node, ctx)))
+        if jit:
+            counters = next((s.counters for s in ctx.node_stats.values()
+                             if s.name == "Aggregate"), {})
+    return out[0], out[1], counters
+
+
+KEYS = {"int": [0], "text": [1], "float": [3], "date+bool": [5, 6], "ts+i2": [7, 8],
+        "numeric": [4], "int+text+float": [0, 1, 3]}
+
+
+@pytest.mark.parametrize("keys", list(KEYS.values()), ids=list(KEYS))
+def test_same_answers_as_general_path(keys):
+    table = _table(30_000, groups=40)
+    node = _node(k.source(table, TYPES, batch_rows=4000),
+                 [k.col(i, TYPES[i]) for i in keys], _aggs())
+    assert agg_table.covers(node, [s for s in _specs(node)])
+    ours, general, counters = _both(node)
+    assert counters.get("table_batches") == 8
+    assert ours == general
+
+
+def _specs(node):
+    from segment.operators.agg_state import AggSpec
+    return [AggSpec(a, node.mode) for a in node.aggs]
+
+
+def test_many_groups_grow_the_table():
+    table = _table(50_000, groups=40_000, seed=11)
+    node = _node(k.source(table, TYPES, batch_rows=10_000), [k.col(0, T.INT4), k.col(1, T.TEXT)],
+                 _aggs())
+    ours, general, _ = _both(node)
+    assert len(ours) > 30_000
+    assert ours == general
+
+
+def test_exact_sums_past_int64_become_numeric():
+    big = 2**62
+    t = pa.table({"g": pa.array([1, 1, 1, 2, 2], pa.int32()),
+                  "x": pa.array([big, big, big, -big, -big], pa.int64())})
+    node = _node(k.source(t, [T.INT4, T.INT8], batch_rows=2), [k.col(0, T.INT4)],
+                 (ex.AggCall(A.SUM, k.col(1, T.INT8), False, WIDE0),
+                  ex.AggCall(A.AVG, k.col(1, T.INT8), False, AVG_N)))
+    ours, general, _ = _both(node)
+    assert ours == general
+    assert int(ours[0][1]) == 3 * big and int(ours[1][1]) == -2 * big
+
+
+def test_null_and_nan_and_negative_zero_keys():
+    t = pa.table({"f": pa.array([0.0, -0.0, float("nan"), float("nan"), None, None, 1.5]),
+                  "x": pa.array([1, 2, 3, 4, 5, None, 7], pa.int64())})
+    node = _node(k.source(t, [T.FLOAT8, T.INT8], batch_rows=3), [k.col(0, T.FLOAT8)],
+                 (ex.AggCall(A.COUNT_STAR, None, False, T.INT8),
+                  ex.AggCall(A.SUM, k.col(1, T.INT8), False, WIDE0)))
+    ours, general, _ = _both(node)
+    assert len(ours) == 4  # 0.0, NaN, NULL, 1.5
+    assert [r[1:] for r in ours] == [r[1:] for r in general]
+
+
+def test_all_null_values_give_null_sums_and_zero_counts():
+    t = pa.table({"g": pa.array([1, 1, 2], pa.int32()), "x": pa.array([None, None, 3], pa.int64())})
+    node = _node(k.source(t, [T.INT4, T.INT8]), [k.col(0, T.INT4)],
+                 (ex.AggCall(A.COUNT, k.col(1, T.INT8), False, T.INT8),
+                  ex.AggCall(A.SUM, k.col(1, T.INT8), False, WIDE0),
+                  ex.AggCall(A.MIN, k.col(1, T.INT8), False, T.INT8)))
+    ours, general, _ = _both(node)
+    assert ours == general
+    assert ours[0][1:] == (0, None, None)
+
+
+def test_partial_over_budget_emits_and_final_merges():
+    table = _table(40_000, groups=30_000, seed=2)
+    keys = [k.col(0, T.INT4)]
+    aggs = (ex.AggCall(A.COUNT_STAR, None, False, T.INT8),
+            ex.AggCall(A.SUM, k.col(2, T.INT8), False, WIDE0))
+    node = _node(k.source(table, TYPES, batch_rows=2000), keys, aggs, plan.AggMode.PARTIAL)
+    ctx = base.ExecContext(memory=memory.MemoryBudget(256 << 10), analyze=True)
+    partial = k.run(node, ctx)
+    final = _node(k.source(partial, [T.INT4, T.INT8, WIDE0], batch_rows=5000), keys,
+                  (ex.AggCall(A.SUM, k.col(1, T.INT8), False, T.INT8),
+                   ex.AggCall(A.SUM, k.col(2, WIDE0), False, WIDE0)), plan.AggMode.FINAL)
+    single = _node(k.source(table, TYPES), keys, aggs)
+    assert _rows(k.run(final)) == _rows(k.run(single, base.ExecContext(jit=False)))
+
+
+def test_too_many_strings_hand_over_to_the_general_path(monkeypatch):
+    monkeypatch.setattr(agg_table, "STRING_KEYS_MAX", 100)
+    table = _table(20_000, groups=5000, seed=4)
+    node = _node(k.source(table, TYPES, batch_rows=3000), [k.col(1, T.TEXT)], _aggs())
+    ours, general, counters = _both(node)
+    assert counters.get("table_batches", 0) < 7
+    assert ours == general
+
+
+def test_final_over_budget_spills_through_the_general_path():
+    table = _table(60_000, groups=50_000, seed=8)
+    node = _node(k.source(table, TYPES, batch_rows=5000), [k.col(2, T.INT8)],
+                 (ex.AggCall(A.COUNT_STAR, None, False, T.INT8),
+                  ex.AggCall(A.MAX, k.col(0, T.INT4), False, T.INT4)))
+    ours, general, counters = _both(node, budget_bytes=512 << 10)
+    assert counters.get("spill_levels", 0) >= 1
+    assert ours == general
+
+
+def test_not_covered_falls_back():
+    table = _table(1000)
+    node = _node(k.source(table, TYPES), [k.col(0, T.INT4)],
+                 (ex.AggCall(A.MIN, k.col(1, T.TEXT), False, T.TEXT),))
+    assert not agg_table.covers(node, _specs(node))
+    ours, general, _ = _both(node)
+    assert ours == general
+
+
+def test_direct_map_widens_then_switches_to_hashing(monkeypatch):
+    """One integer key is looked up by value while its range is small; a batch that widens
+    the range past DIRECT_MAX moves the groups found so far into the hash table."""
+    monkeypatch.setattr(agg_table, "DIRECT_MAX", 5000)
+    rng = np.random.default_rng(3)
+    parts = [rng.integers(0, 1000, 3000), rng.integers(-2000, 1500, 3000),
+             rng.integers(0, 10**9, 3000), rng.integers(0, 1000, 3000)]
+    g = pa.array(np.concatenate(parts), mask=rng.random(12_000) < 0.05)
+    t = pa.table({"g": g, "x": pa.array(rng.integers(0, 100, 12_000))})
+    node = _node(k.source(t, [T.INT8, T.INT8], batch_rows=3000), [k.col(0, T.INT8)],
+                 (ex.AggCall(A.COUNT_STAR, None, False, T.INT8),
+                  ex.AggCall(A.SUM, k.col(1, T.INT8), False, WIDE0)))
+    ours, general, _ = _both(node)
+    assert ours == general
