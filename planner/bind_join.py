@@ -73,6 +73,37 @@ def factor_or(e: ex.Expr) -> list[ex.Expr]:
     return out
 
 
+def restrictions_of_or(pred: ex.Expr, parts: list[Part]) -> list[ex.Expr]:
+    """Filters on single relations implied by an OR over several (PostgreSQL's
+    extract_restriction_or_clauses): from (n1 = 'A' AND n2 = 'B') OR (n1 = 'B' AND
+    n2 = 'A'), n1 IN ('A', 'B') and n2 IN ('A', 'B') as ORs, each one relation's part of
+    every branch. They are implied (where the OR is true, some branch is, and so is its
+    part), so they filter a relation before it is joined and the OR stays as it was;
+    a relation absent from some branch gets none. Only for inner joins: a filter below
+    an outer join's preserved side would drop rows the join must keep."""
+    branches = disjuncts(pred)
+    used = ex.columns_used(pred)
+    if len(branches) < 2 or any(used <= set(p.cols) for p in parts):
+        return []
+    out = []
+    for part in parts:
+        cols = set(part.cols)
+        if not used & cols:
+            continue
+        terms = []
+        for b in branches:
+            mine = [c for c in conjuncts(b) if ex.columns_used(c) and ex.columns_used(c) <= cols]
+            if not mine:
+                break
+            terms.append(conjoin(mine))
+        else:
+            ors = terms[0]
+            for t in terms[1:]:
+                ors = functions.bind_call(Func.OR, [ors, t])
+            out.append(ors)
+    return out
+
+
 def conjoin(preds: list[ex.Expr]) -> ex.Expr | None:
     out = None
     for p in preds:
@@ -181,6 +212,7 @@ class JoinPlanner:
         """Join all `parts` (inner), consuming the predicates that involve them; returns
         the joined part and the predicates left over (none, normally)."""
         pending = [c for p in preds for c in factor_or(p)]
+        pending += [r for q in pending for r in restrictions_of_or(q, parts)]
         # Single-part predicates filter that part first.
         parts = [self._filter(p, pending) for p in parts]
         remaining = sorted(parts, key=lambda p: -estimate.rows(p.node))

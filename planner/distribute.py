@@ -312,7 +312,9 @@ _PRESERVES_RIGHT = (pl.JoinType.RIGHT, pl.JoinType.FULL)
 def _join(j: pl.HashJoin, n: int) -> pl.Node:
     """Place a join (DESIGN.md, after Greenplum): co-located when both sides are hashed on
     the join keys; else move the side that costs fewer bytes (redistribute it on the
-    other's distribution, or broadcast a small build side); else redistribute both.
+    other's distribution, or broadcast a small build side, even one hashed on its
+    keys, when that sends fewer bytes than redistributing the other side); else
+    redistribute both.
     Never broadcast a side whose unmatched rows the join must keep."""
     left, right = j.left, j.right
     lk, rk = j.left_keys, j.right_keys
@@ -352,14 +354,18 @@ def _join(j: pl.HashJoin, n: int) -> pl.Node:
     ll, rl = left.locus, right.locus
     lpos = _key_order(ll, lk)
     rpos = _key_order(rl, rk)
+    # Copying a small right side to every segment may move fewer bytes than sending the
+    # left side to where the right side's distribution put its rows.
+    broadcast_right = estimate.broadcast_bytes(right, n) < n_left and \
+        j.join_type not in _PRESERVES_RIGHT
     if lpos is not None and rpos is not None and lpos == rpos:
         return replace(j, left=left, right=right, locus=_join_locus(j, ll))
     if lpos is not None and (rpos is None or n_right <= n_left):
         # Left is hashed on its keys: send right rows to match it.
         right = redistribute(right, tuple(rk[i] for i in lpos))
-    elif rpos is not None:
+    elif rpos is not None and not broadcast_right:
         left = redistribute(left, tuple(lk[i] for i in rpos))
-    elif estimate.broadcast_bytes(right, n) < n_left and j.join_type not in _PRESERVES_RIGHT:
+    elif broadcast_right:
         right = pl.Motion(right, pl.MotionKind.BROADCAST, right.fields, locus=lc.REPLICATED)
         return replace(j, left=left, right=right, locus=_join_locus(j, ll))
     else:

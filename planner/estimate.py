@@ -2,8 +2,9 @@
 a plan. The binder's join order (bind_join), the placement of joins and aggregates
 (distribute) and EXPLAIN's `rows=` all ask here, so they never disagree.
 
-Rows come from ANALYZE's statistics (TableStats rows, per-column distinct counts) and fixed
-guesses where there are none (a filter keeps a third). Costs that depend on the cluster
+Rows come from ANALYZE's statistics (TableStats rows; per column the null fraction,
+distinct count and bounds) and a filter keeps what planner/selectivity.py estimates from
+the statistics of the columns it reads (fixed guesses where there are none). Costs that depend on the cluster
 take the segment count as an argument: a Broadcast sends its input to every segment.
 Where a node's rows land (its locus) is distribute's business, not this module's.
 """
@@ -13,8 +14,8 @@ from __future__ import annotations
 from planner import expr as ex
 from planner import plan as pl
 from planner import table_functions, types
-
-FILTER_SELECTIVITY = 0.33
+from planner.schema import ColumnStats
+from planner.selectivity import selectivity
 
 # Bytes per value of fixed-width types; anything else counts 16 bytes.
 _WIDTH = {types.Kind.BOOL: 1, types.Kind.INT2: 2, types.Kind.INT4: 4, types.Kind.INT8: 8,
@@ -27,7 +28,9 @@ def rows(node: pl.Node) -> float:
     """Estimated rows of `node`'s output (over all segments)."""
     if isinstance(node, pl.Scan):
         n = float(node.table.stats.rows)
-        return n * (FILTER_SELECTIVITY if node.filter is not None else 1.0)
+        if node.filter is None:
+            return n
+        return n * selectivity(node.filter, lambda i: _scan_column(node, i))
     if isinstance(node, pl.Values):
         return float(len(node.rows))
     if isinstance(node, pl.Materialized):
@@ -37,7 +40,8 @@ def rows(node: pl.Node) -> float:
     if isinstance(node, pl.TableFunction):
         return table_functions.estimate_rows(node)
     if isinstance(node, pl.Filter):
-        return rows(node.child) * FILTER_SELECTIVITY
+        return rows(node.child) * selectivity(node.predicate,
+                                              lambda i: column_stats(node.child, i))
     if isinstance(node, pl.Expand):
         return rows(node.child) * len(node.sets)
     if isinstance(node, pl.Aggregate):
@@ -83,23 +87,36 @@ def _join_rows(node: pl.HashJoin) -> float:
 def column_distinct(node: pl.Node, index: int) -> float | None:
     """ANALYZE's distinct-value estimate of output column `index`, where it is traceable
     to a table column through filters, projections and motions; None when unknown."""
+    found = column_stats(node, index)
+    return found[0].distinct if found is not None else None
+
+
+def column_stats(node: pl.Node, index: int) -> tuple[ColumnStats, types.SqlType] | None:
+    """ANALYZE's statistics of the table column that output column `index` is, traced
+    through filters, projections and motions, with the column's type; None when
+    unknown."""
     if isinstance(node, pl.Scan):
-        stats = node.table.stats.columns.get(node.fields[index].name)
-        return stats.distinct if stats is not None else None
+        return _scan_column(node, index)
     if isinstance(node, pl.Project):
         e = node.exprs[index]
-        return column_distinct(node.child, e.index) if isinstance(e, ex.ColumnRef) else None
+        return column_stats(node.child, e.index) if isinstance(e, ex.ColumnRef) else None
     if isinstance(node, (pl.Filter, pl.Motion, pl.Sort, pl.Limit)) or (
             isinstance(node, pl.WindowAgg) and index < len(node.child.fields)):
-        return column_distinct(node.child, index)
+        return column_stats(node.child, index)
     if isinstance(node, pl.HashJoin):
         nl = len(node.left.fields)
-        return column_distinct(node.left, index) if index < nl else \
-            column_distinct(node.right, index - nl)
+        return column_stats(node.left, index) if index < nl else \
+            column_stats(node.right, index - nl)
     if isinstance(node, pl.Aggregate) and index < len(node.keys):
         k = node.keys[index]
-        return column_distinct(node.child, k.index) if isinstance(k, ex.ColumnRef) else None
+        return column_stats(node.child, k.index) if isinstance(k, ex.ColumnRef) else None
     return None
+
+
+def _scan_column(node: pl.Scan, index: int) -> tuple[ColumnStats, types.SqlType] | None:
+    f = node.fields[index]
+    stats = node.table.stats.columns.get(f.name)
+    return (stats, f.type) if stats is not None else None
 
 
 def row_width(node: pl.Node) -> int:

@@ -7,6 +7,8 @@ A `# segments: N` header limits a file to those counts (EXPLAIN output is pinned
 A file with the header `# oracle: postgres` is compared with PostgreSQL: the session's
 private server (fixture `pg_oracle`), started only when such a file runs; each run gets a
 fresh database on it.
+Every file also runs once more at 2 segments with `SET jit = off` (id `...-2seg-nojit`):
+the general Arrow operators instead of the compiled paths, held to the same answers.
 """
 
 from __future__ import annotations
@@ -28,15 +30,24 @@ def _cases():
         marks = [pytest.mark.heavy] if slt.heavy else []
         for n in SEGMENT_COUNTS:
             if slt.segments is None or n in slt.segments:
-                yield pytest.param(path, n, "postgres" in slt.oracles,
+                yield pytest.param(path, n, "postgres" in slt.oracles, True,
                                    id=f"{path.stem}-{n}seg", marks=marks)
+        if slt.segments is None or NO_JIT_SEGMENTS in slt.segments:
+            yield pytest.param(path, NO_JIT_SEGMENTS, "postgres" in slt.oracles, False,
+                               id=f"{path.stem}-{NO_JIT_SEGMENTS}seg-nojit", marks=marks)
 
 
-@pytest.mark.parametrize(("path", "n_segments", "needs_postgres"), list(_cases()))
-def test_slt(path, n_segments, needs_postgres, raympp_cluster, tmp_path, request):
+NO_JIT_SEGMENTS = 2
+
+
+@pytest.mark.parametrize(("path", "n_segments", "needs_postgres", "jit"), list(_cases()))
+def test_slt(path, n_segments, needs_postgres, jit, raympp_cluster, tmp_path, request):
     postgres = request.getfixturevalue("pg_oracle") if needs_postgres else None
     server = raympp_cluster(n_segments)
-    conn = runner.Raympp(server.connect(autocommit=True))
+    raw = server.connect(autocommit=True)
+    if not jit:
+        raw.execute("SET jit = off")
+    conn = runner.Raympp(raw)
     try:
         outcome = runner.run_path(path, conn, n_segments, str(tmp_path),
                                   complete=os.environ.get("RAYMPP_SLT_COMPLETE") == "1",
