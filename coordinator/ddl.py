@@ -14,16 +14,11 @@ with PostgreSQL's errors for schemas and databases that do not exist.
 
 from __future__ import annotations
 
-import numpy as np
-
-from coordinator import load, table_stats
+from coordinator import autostats, load, table_stats
 from coordinator.pgwire.boundary import QueryResult, ResultKind
 from planner import errors, statements, types
-from planner.schema import (ColumnDef, ColumnStats, DistKind, RelationName, TableDef,
-                            relation_name)
+from planner.schema import ColumnDef, RelationName, TableDef, relation_name
 from sqlglot import exp
-from segment.messages import ShardSample
-from segment.sketch import KMV_SIZE
 from coordinator import query
 
 
@@ -89,7 +84,7 @@ def create_table_as(session, st, tree, txn, cancel) -> QueryResult:
     table = new_table(session, txn, name, cols, st.policy_clause)
     # A failure from here on fails the statement: its transaction's abort removes the table.
     rows = load.insert_plan(session, table, tree.expression, None, txn, cancel)
-    load.note_rows(session, table, rows)
+    load.note_rows(session, txn, table, rows, ctas=True)
     return _command(f"SELECT {rows}")
 
 
@@ -128,6 +123,7 @@ def truncate(session, tree, txn) -> QueryResult:
         if current is None:
             raise errors.UndefinedTable(f'relation "{table.name}" does not exist')
         txn.truncate(current.id)
+        autostats.note_truncate(session, txn, current)
     return _command("TRUNCATE TABLE")
 
 
@@ -136,33 +132,5 @@ def analyze(session, st) -> QueryResult:
     view = session.catalog_view(session.txn)
     tables = [view.open(rel) for rel in st.relations] if st.relations else view.tables()
     for table in tables:
-        analyze_table(session, table)
+        table_stats.analyze_table(session, table)
     return _command("ANALYZE" if st.text.lstrip()[:7].upper() == "ANALYZE" else "VACUUM")
-
-
-def analyze_table(session, table: TableDef) -> None:
-    parts: list[ShardSample] = session.engine.cluster.call_all("analyze", table)
-    if table.policy.kind is DistKind.REPLICATED:
-        parts = parts[:1]  # every segment holds all the rows
-    rows = sum(p.rows for p in parts)
-    columns = {}
-    for c in table.columns:
-        samples = [p.columns[c.name] for p in parts]
-        nulls = sum(s.nulls for s in samples)
-        sketch = np.unique(np.concatenate([s.kmv for s in samples]))
-        lows = [s.min for s in samples if s.min is not None]
-        highs = [s.max for s in samples if s.max is not None]
-        # min/max are physical values (scaled integers, days, microseconds), as in chunks.
-        columns[c.name] = ColumnStats(null_frac=nulls / rows if rows else 0.0,
-                                      distinct=kmv_estimate(sketch),
-                                      min=min(lows) if lows else None,
-                                      max=max(highs) if highs else None)
-    table_stats.set_rows(session, table, lambda _old: rows, columns)
-
-
-def kmv_estimate(sketch: np.ndarray) -> float:
-    """Distinct values from the k smallest distinct 64-bit hashes (k-minimum values)."""
-    if len(sketch) < KMV_SIZE:
-        return float(len(sketch))
-    kth = float(sketch[KMV_SIZE - 1]) / 2.0**64
-    return (KMV_SIZE - 1) / kth

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from sqlglot import exp
 
-from coordinator import query, table_stats
+from coordinator import autostats, query
 from coordinator.pgwire.boundary import CopyIn, CopyOut, QueryResult, ResultKind
 from coordinator.writer import TableWriter
 from planner import copy_statement, distribute, errors, functions, rules, statements, types
@@ -62,7 +62,7 @@ def insert(session, tree: exp.Insert, txn, cancel) -> QueryResult:
     written: list | None = [] if returning is not None else None
     rows = insert_plan(session, table, tree.expression, cols, txn, cancel, command="INSERT",
                        written=written)
-    note_rows(session, table, rows)
+    note_rows(session, txn, table, rows)
     if returning is None:
         return QueryResult(ResultKind.COMMAND, tag=lambda: f"INSERT 0 {rows}")
     exprs, columns = returning
@@ -131,9 +131,10 @@ def _returned(exprs, columns, batch, now):
     return ops.conform(pa.RecordBatch.from_arrays(arrays, names=schema.names), schema)
 
 
-def note_rows(session, table: TableDef, rows: int) -> None:
-    """Keep the planner's row estimate current after a load (ANALYZE refreshes it exactly)."""
-    table_stats.add_row_estimate(session, table, rows)
+def note_rows(session, txn, table: TableDef, rows: int, ctas: bool = False) -> None:
+    """A statement of `txn` loaded `rows` rows into `table`: its row estimate grows, and
+    its commit may ANALYZE the table (coordinator/autostats.py)."""
+    autostats.note_load(session, txn, table, rows, ctas)
 
 
 def insert_plan(session, table: TableDef, source, cols, txn, cancel,
@@ -301,7 +302,7 @@ def _copy_from_stdin(session, table, positions, fmt, opts, txn) -> QueryResult:
         for b in parser.finish():
             writer.write(b if full else convert.widen(b, table, positions))
         rows = writer.close()
-        note_rows(session, table, rows)
+        note_rows(session, txn, table, rows)
         return rows
 
     def abort(msg: str):
@@ -315,7 +316,7 @@ def _copy_from_file(session, table, positions, path: str, opts, txn) -> QueryRes
     counts = txn.call_all("copy_from_file", new_query_id(), txn.id, table, path, opts,
                           positions)
     rows = counts[0] if table.policy.kind is DistKind.REPLICATED else sum(counts)
-    note_rows(session, table, rows)
+    note_rows(session, txn, table, rows)
     return QueryResult(ResultKind.COMMAND, tag=lambda: f"COPY {rows}")
 
 

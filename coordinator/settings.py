@@ -529,6 +529,12 @@ REGISTRY: dict[str, Setting] = {s.key: s for s in (
     Setting("jit", Kind.BOOL, "on", "Allow JIT compilation."),
     _time("raympp.segment_wait_timeout", "30s",
           "Sets how long a query waits for a restarting segment before it fails."),
+    # --- statistics collected after loads (coordinator/autostats.py), as Greenplum's ---
+    Setting("gp_autostats_mode", Kind.ENUM, "on_no_stats", "Sets the autostats mode.",
+            choices=("none", "on_change", "on_no_stats")),
+    Setting("gp_autostats_on_change_threshold", Kind.INTEGER, str(INT_MAX),
+            "Threshold for number of tuples added to table by CTAS or Insert-to to trigger "
+            "autostats in on_change mode. See gp_autostats_mode.", min=0, max=INT_MAX),
     # --- what drivers set and read ------------------------------------------------------
     Setting("bytea_output", Kind.ENUM, "hex", "Sets the output format for bytea.",
             choices=("escape", "hex"),

@@ -1,13 +1,18 @@
 """The planner's row and column statistics of a table, kept in the catalog: the estimate
-a load adds to and ANALYZE's figures, both under the catalog's statistics lock."""
+a load adds to and ANALYZE's figures (`analyze_table`), both under the catalog's
+statistics lock."""
 
 from __future__ import annotations
 
 import contextlib
 from dataclasses import replace
 
+import numpy as np
+
 from planner import errors
-from planner.schema import TableDef, TableStats
+from planner.schema import ColumnStats, DistKind, TableDef, TableStats
+from segment.messages import ShardSample
+from segment.sketch import KMV_SIZE
 
 
 @contextlib.contextmanager
@@ -42,3 +47,39 @@ def set_rows(session, table: TableDef, new_rows, columns=None) -> None:
             stats = TableStats(new_rows(current.stats.rows),
                                current.stats.columns if columns is None else columns)
             session.engine.catalog.update_table(replace(current, stats=stats))
+
+
+def has_statistics(stats: TableStats) -> bool:
+    """Whether ANALYZE has described the table's rows: never analyzed, or analyzed while
+    empty, is no statistics (Greenplum's relpages = 0 and reltuples < 1)."""
+    return bool(stats.columns) and stats.rows > 0
+
+
+def analyze_table(session, table: TableDef) -> None:
+    """ANALYZE one table: rows, and per column null fraction, distinct estimate and
+    bounds, merged from every segment's sample of its committed rows."""
+    parts: list[ShardSample] = session.engine.cluster.call_all("analyze", table)
+    if table.policy.kind is DistKind.REPLICATED:
+        parts = parts[:1]  # every segment holds all the rows
+    rows = sum(p.rows for p in parts)
+    columns = {}
+    for c in table.columns:
+        samples = [p.columns[c.name] for p in parts]
+        nulls = sum(s.nulls for s in samples)
+        sketch = np.unique(np.concatenate([s.kmv for s in samples]))
+        lows = [s.min for s in samples if s.min is not None]
+        highs = [s.max for s in samples if s.max is not None]
+        # min/max are physical values (scaled integers, days, microseconds), as in chunks.
+        columns[c.name] = ColumnStats(null_frac=nulls / rows if rows else 0.0,
+                                      distinct=kmv_estimate(sketch),
+                                      min=min(lows) if lows else None,
+                                      max=max(highs) if highs else None)
+    set_rows(session, table, lambda _old: rows, columns)
+
+
+def kmv_estimate(sketch: np.ndarray) -> float:
+    """Distinct values from the k smallest distinct 64-bit hashes (k-minimum values)."""
+    if len(sketch) < KMV_SIZE:
+        return float(len(sketch))
+    kth = float(sketch[KMV_SIZE - 1]) / 2.0**64
+    return (KMV_SIZE - 1) / kth

@@ -33,6 +33,10 @@ TRUNCATE) and `fixed` those of them no ROLLBACK TO undoes (DDL and TRUNCATE). Ro
 undone: a SAVEPOINT after the first write has every segment mark the transaction's
 pending chunks, and ROLLBACK TO has them drop the chunks written since. After DDL or
 TRUNCATE since the savepoint, coordinator/sql_commands.py refuses it with 0A000.
+
+Work that needs the transaction committed (the statistics of the tables it loaded,
+coordinator/autostats.py) waits in `after_commit`: it runs once the commit has succeeded,
+where its failure is logged and the commit stands, and an abort drops it.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ import threading
 import time
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from coordinator import cluster as cl
 from coordinator.catalog import Catalog
@@ -201,6 +206,10 @@ class Transaction:
         # A ROLLBACK TO was refused and failed the block: its COMMIT then fails too (the
         # client meant to keep the writes before that savepoint, which cannot be had).
         self.rollback_to_refused = False
+        # Work that must see this transaction's outcome committed (the statistics of the
+        # tables it loaded, coordinator/autostats.py), one callable per owner: run after
+        # a successful commit, dropped by an abort.
+        self.after_commit: dict[str, Callable[[], None]] = {}
 
     # --- DDL -------------------------------------------------------------------------------
     def lock(self, name: str, timeout: float | None = None, cancel=None) -> None:
@@ -308,6 +317,18 @@ class Transaction:
             self._commit()
         finally:
             self._end()
+        self._run_after_commit()
+
+    def _run_after_commit(self) -> None:
+        """The `after_commit` work, once the commit has succeeded (and the name locks are
+        released): the client's commit stands whatever happens here, so a failure is
+        logged, never raised."""
+        work, self.after_commit = list(self.after_commit.values()), {}
+        for run in work:
+            try:
+                run()
+            except Exception:  # noqa: BLE001 - committed already: nothing to undo
+                log.exception("transaction %d: work after its commit failed", self.id)
 
     def _commit(self) -> None:
         created, dropped = list(self.created.values()), list(self.dropped.values())
@@ -367,6 +388,7 @@ class Transaction:
                         log.warning("abort of transaction %d on segment %d: %s", self.id, seg, e)
             self.created.clear()
             self.dropped.clear()
+            self.after_commit.clear()
         finally:
             self._end()
 
