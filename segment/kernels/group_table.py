@@ -163,36 +163,45 @@ def fits_int64(lo, hi, n):  # pragma: no cover - compiled
     return True
 
 
+@_inline
+def _direct_index(keys, i, los, spans, strides):  # pragma: no cover - compiled
+    """The cell of row i's keys in a direct map: per key, its value's offset from the
+    key's low bound, or the key's extra NULL cell; mixed radix over the keys."""
+    flags = keys[i, keys.shape[1] - 1]
+    idx = np.int64(0)
+    for j in range(los.shape[0]):
+        if (flags >> j) & 1:
+            idx += spans[j] * strides[j]
+        else:
+            idx += (keys[i, j] - los[j]) * strides[j]
+    return idx
+
+
 @_jit
-def assign_direct(values, null, lo, dmap, start, gkeys, n_groups, null_gid, gid):  # pragma: no cover - compiled
-    """Group ids of one integer key whose values lie in [lo, lo + len(dmap)): `dmap`
-    maps value - lo to its group (EMPTY: none yet), with no hashing or probing. NULL keys
-    are one group, `null_gid[0]` (EMPTY until seen); `null` empty means no NULLs.
-    Returns (next row, n_groups) as `assign` does (gkeys full: grow and go on)."""
+def assign_direct(keys, start, los, spans, strides, dmap, gkeys, n_groups, gid):  # pragma: no cover - compiled
+    """Group ids of rows start.. of keys whose values all lie within [los, los + spans):
+    `dmap` maps a row's cell (`_direct_index`) to its group (EMPTY: none yet), so there
+    is no hashing and no probing. Returns (next row, n_groups) as `assign` does."""
     limit = gkeys.shape[0]
-    all_valid = null.shape[0] == 0
-    n = values.shape[0]
+    k = keys.shape[1]
+    n = keys.shape[0]
     for i in range(start, n):
-        if not all_valid and null[i]:
-            g = null_gid[0]
-            if g == EMPTY:
-                if n_groups >= limit:
-                    return i, n_groups
-                g = null_gid[0] = n_groups
-                gkeys[g, 0] = 0
-                gkeys[g, 1] = 1
-                n_groups += 1
-            gid[i] = g
-            continue
-        v = np.int64(values[i])
-        g = dmap[v - lo]
+        c = _direct_index(keys, i, los, spans, strides)
+        g = dmap[c]
         if g == EMPTY:
             if n_groups >= limit:
                 return i, n_groups
             g = n_groups
-            dmap[v - lo] = g
-            gkeys[g, 0] = v
-            gkeys[g, 1] = 0
+            dmap[c] = g
+            for j in range(k):
+                gkeys[g, j] = keys[i, j]
             n_groups += 1
         gid[i] = g
     return n, n_groups
+
+
+@_jit
+def direct_rebuild(gkeys, n_groups, los, spans, strides, dmap):  # pragma: no cover - compiled
+    """Enter groups 0..n_groups-1 into an empty direct map of a new layout."""
+    for g in range(n_groups):
+        dmap[_direct_index(gkeys, g, los, spans, strides)] = g

@@ -11,7 +11,8 @@ picks this path then (EXPLAIN ANALYZE counts `table_batches`).
 
 It produces the same states as the general path (agg_state.py), finalized by the same
 code, so both answer alike. Where the general path would spill or meets what this path
-does not hold (more distinct strings than STRING_KEYS_MAX), the table so far is turned
+does not hold well (more distinct strings than STRING_KEYS_MAX, more hashed groups than
+HASH_GROUPS_MAX: keys too spread for a direct map), the table so far is turned
 into a table of states and handed to the general path, which goes on with the remaining
 batches (`HashAggOp.run_general(..., seed=states)`). A PARTIAL stage over budget emits
 what it holds and starts afresh instead, and one whose groups hardly repeat stops
@@ -32,7 +33,10 @@ from segment.operators import agg_state
 
 AK = agg_state.AggKind
 STRING_KEYS_MAX = 1 << 18  # distinct strings a key may collect before handing over
-DIRECT_MAX = 1 << 21  # the widest range of one integer key looked up without hashing
+DIRECT_MAX = 1 << 21  # the most cells of a direct map (keys looked up without hashing)
+# Groups a hashed table holds before handing over: past the caches, Arrow's grouping of
+# each batch (the general path) is as fast as probing one big table, and smaller.
+HASH_GROUPS_MAX = 1 << 16
 _INT_KINDS = (Kind.INT2, Kind.INT4, Kind.INT8, Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ)
 _KEY_KINDS = _INT_KINDS + (Kind.BOOL, Kind.FLOAT4, Kind.FLOAT8, Kind.TEXT, Kind.VARCHAR,
                            Kind.CHAR)
@@ -87,14 +91,14 @@ class GroupTable:
         # strings: one global dictionary per string key
         self.strings: dict[int, pa.Array] = {j: pa.array([], pa.string())
                                               for j, t in enumerate(key_types) if t.is_string}
-        # One integer-coded key (a dictionary id too) over a small range of values is
-        # looked up in an array indexed by value (DuckDB's perfect hash aggregate): no
-        # hashing, no probing. A batch that widens the range past DIRECT_MAX switches the
-        # table to hashing for good.
-        self.direct = len(key_types) == 1 and not key_types[0].is_float
-        self.dlo = 0
+        # Keys of integers, dates, booleans and dictionary ids whose ranges multiply to
+        # at most DIRECT_MAX cells are looked up in an array indexed by their values
+        # (DuckDB's perfect hash aggregate): no hashing, no probing. A batch that widens
+        # a range re-lays the map out; past DIRECT_MAX the table hashes for good.
+        self.direct = not any(t.is_float for t in key_types)
+        self.los = np.zeros(len(key_types), np.int64)
+        self.spans = np.zeros(len(key_types), np.int64)  # 0: no value seen yet
         self.dmap = np.empty(0, np.int64)
-        self.null_gid = np.array([gt.EMPTY], np.int64)
         self._grow(1024)
 
     # --- sizes ----------------------------------------------------------------------------
@@ -135,60 +139,74 @@ class GroupTable:
 
     # --- one batch --------------------------------------------------------------------------
     def add(self, keys: list[pa.Array], args: list[pa.Array | None]) -> None:
+        """Add one batch, or raise Handover (having added none of it)."""
+        if not self.direct and self.n > HASH_GROUPS_MAX:
+            raise Handover
         n = len(keys[0])
+        codes = np.empty((n, self.width), np.int64)
+        flags = np.zeros(n, np.int64)
+        nulls = []
+        for j, (arr, t) in enumerate(zip(keys, self.key_types)):
+            codes[:, j], null = self._encode(j, arr, t)
+            nulls.append(null)
+            if null is not None:
+                flags |= null.astype(np.int64) << j
+        codes[:, -1] = flags
         gid = np.empty(n, np.int64)
-        if self.direct:
-            values, null = self._encode(0, keys[0], self.key_types[0])
-            if self._direct_range(values, null):
-                null = null if null is not None else np.empty(0, np.bool_)
-                row = 0
-                while True:
-                    row, self.n = gt.assign_direct(values, null, self.dlo, self.dmap, row,
-                                                   self.gkeys, self.n, self.null_gid, gid)
-                    if row == n:
-                        break
-                    self._grow(self.cap * 2)
-                self._accumulate_all(gid, args)
-                return
+        if self.direct and not self._direct_layout(codes, nulls):
+            if self.n > HASH_GROUPS_MAX:
+                raise Handover
             self._to_hashing()
-            codes = np.empty((n, self.width), np.int64)
-            codes[:, 0] = values
-            codes[:, 1] = 0 if null is None else null
-        else:
-            codes = np.empty((n, self.width), np.int64)
-            flags = np.zeros(n, np.int64)
-            for j, (arr, t) in enumerate(zip(keys, self.key_types)):
-                codes[:, j], null = self._encode(j, arr, t)
-                if null is not None:
-                    flags |= null.astype(np.int64) << j
-            codes[:, -1] = flags
+        before = self.n
         row = 0
         while True:
-            row, self.n = gt.assign(codes, row, self.slots, self.gkeys, self.n, gid)
+            if self.direct:
+                row, self.n = gt.assign_direct(codes, row, self.los, self.spans,
+                                               self._strides(), self.dmap, self.gkeys,
+                                               self.n, gid)
+            else:
+                row, self.n = gt.assign(codes, row, self.slots, self.gkeys, self.n, gid)
             if row == n:
                 break
+            if not self.direct and self.cap >= HASH_GROUPS_MAX:
+                # forget the groups this batch began, so that none of it was added
+                self.n = before
+                self.slots.fill(gt.EMPTY)
+                gt.rehash(self.gkeys, self.n, self.slots)
+                raise Handover
             self._grow(self.cap * 2)
-        self._accumulate_all(gid, args)
-
-    def _accumulate_all(self, gid: np.ndarray, args: list[pa.Array | None]) -> None:
         for s, accs, arg in zip(self.specs, self.acc, args):
             self._accumulate(s, accs, gid, arg)
 
-    def _direct_range(self, values: np.ndarray, null: np.ndarray | None) -> bool:
-        """Whether the batch's values fit the direct map (widened as needed)."""
-        present = values if null is None else values[~null]
-        if len(present) == 0:
+    def _strides(self) -> np.ndarray:
+        radix = self.spans + 1  # every key has one more cell, for NULL
+        return np.concatenate([[1], np.cumprod(radix)[:-1]]).astype(np.int64)
+
+    def _direct_layout(self, codes: np.ndarray, nulls: list) -> bool:
+        """Widen the direct map's ranges to this batch's keys; False when the map would
+        need more than DIRECT_MAX cells."""
+        los, his = self.los.copy(), self.los + self.spans - 1
+        for j, null in enumerate(nulls):
+            present = codes[:, j] if null is None else codes[~null, j]
+            if len(present) == 0:
+                continue
+            lo, hi = int(present.min()), int(present.max())
+            if self.spans[j]:
+                lo, hi = min(lo, int(los[j])), max(hi, int(his[j]))
+            los[j], his[j] = lo, hi
+        spans = np.where(self.spans > 0, his - los + 1, 0)
+        for j, null in enumerate(nulls):  # keys first seen in this batch
+            present = codes[:, j] if null is None else codes[~null, j]
+            if self.spans[j] == 0 and len(present):
+                spans[j] = his[j] - los[j] + 1
+        if np.array_equal(los, self.los) and np.array_equal(spans, self.spans) \
+                and len(self.dmap):
             return True
-        lo, hi = int(present.min()), int(present.max())
-        if len(self.dmap):
-            lo, hi = min(lo, self.dlo), max(hi, self.dlo + len(self.dmap) - 1)
-        if hi - lo + 1 > DIRECT_MAX:
+        if float(np.prod((spans + 1).astype(np.float64))) > DIRECT_MAX:
             return False
-        if len(self.dmap) == 0 or lo < self.dlo or hi >= self.dlo + len(self.dmap):
-            dmap = np.full(hi - lo + 1, gt.EMPTY, np.int64)
-            if len(self.dmap):
-                dmap[self.dlo - lo:self.dlo - lo + len(self.dmap)] = self.dmap
-            self.dlo, self.dmap = lo, dmap
+        self.los, self.spans = los, spans.astype(np.int64)
+        self.dmap = np.full(int(np.prod(self.spans + 1)), gt.EMPTY, np.int64)
+        gt.direct_rebuild(self.gkeys, self.n, self.los, self.spans, self._strides(), self.dmap)
         return True
 
     def _to_hashing(self) -> None:

@@ -200,6 +200,25 @@ def filter_batch(batch: pa.RecordBatch, mask: pa.Array) -> pa.RecordBatch | None
     return batch.filter(mask)
 
 
+def select(batch: pa.RecordBatch, compiled, now) -> "pa.RecordBatch | None | bool":
+    """The rows of `batch` a compiled predicate (segment/jit Compiled) keeps, None when
+    none; False when there is no compiled predicate or it left the batch to the general
+    evaluator."""
+    if compiled is None:
+        return False
+    out = compiled.run(batch, now)
+    if out is None:
+        return False
+    sel, _ = out
+    if len(sel) == 0:
+        return None
+    if len(sel) == batch.num_rows:
+        return batch
+    if batch.num_columns == 0:
+        return rows_without_columns(len(sel))
+    return batch.take(pa.array(sel))
+
+
 def schema_of(fields: Iterable[plan.Field]) -> pa.Schema:
     return pa.schema([pa.field(f.name, f.type.arrow_type()) for f in fields])
 

@@ -2,7 +2,8 @@
 
 The predicate is evaluated by segment.expr on each input batch. What a selective
 predicate leaves of small input batches is concatenated (base.coalesce) before going up;
-fusing a filter into the aggregate above it is left to the JIT pipeline compiler.
+with SET jit on, a predicate that has something to compile runs as one numba loop
+(segment/jit) giving the kept rows' positions, the general evaluator where it cannot.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Iterator
 import pyarrow as pa
 
 from planner import plan
+from segment.jit.evaluate import OperatorKernel
 from segment.operators import base
 
 
@@ -20,16 +22,22 @@ class FilterOp:
         self.node = node
         self.child = child
         self.schema = base.schema_of(node.fields)
+        self.jit = OperatorKernel([], node.predicate)
+        self.counters: dict[str, int] = {}
 
     def execute(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
         return base.coalesce(self._filtered(ctx), self.schema)
 
     def _filtered(self, ctx: base.ExecContext):
         pred = self.node.predicate
+        compiled = self.jit.get(ctx.jit)
         for batch in self.child.execute(ctx):
             if batch.num_rows == 0:
                 continue
-            kept = base.filter_batch(batch, base.evaluate(pred, batch, ctx.now))
+            kept = base.select(batch, compiled, ctx.now)
+            if kept is False:
+                kept = base.filter_batch(batch, base.evaluate(pred, batch, ctx.now))
+            self.jit.count_into(self.counters)
             yield (None if kept is None else base.conform(kept, self.schema, True)), batch.num_rows
 
 

@@ -54,6 +54,8 @@ import pyarrow.compute as pc
 from planner import expr as ex
 from planner import plan
 from segment import memory
+from segment.jit.codegen import machine_kind
+from segment.jit.evaluate import OperatorKernel
 from segment.kernels import group_keys
 from segment.operators import agg_state
 from segment.operators import agg_table
@@ -85,6 +87,12 @@ class HashAggOp:
         self.memory: memory.Reservation | None = None  # (EXPLAIN ANALYZE reads it)
         self.counters: dict[str, int] = {}
         self._table_path = agg_table.covers(node, self.specs)
+        # The table path's computed keys and arguments run as one compiled loop.
+        computed = [k for k in node.keys if not isinstance(k, (ex.ColumnRef, ex.Literal))] + \
+            [s.call.arg for s in self.specs if s.call.arg is not None
+             and not isinstance(s.call.arg, (ex.ColumnRef, ex.Literal))]
+        self._computed = [e for e in dict.fromkeys(computed) if machine_kind(e.type)]
+        self.jit = OperatorKernel(self._computed)
 
     def _new_tables(self) -> tuple["Groups", dict]:
         nkeys = len(self.node.keys)
@@ -138,9 +146,15 @@ class HashAggOp:
 
     def _table_inputs(self, ctx: base.ExecContext, batch: pa.RecordBatch):
         n = batch.num_rows
-        keys = [_array(base.evaluate(k, batch, ctx.now, keep_dictionary=True), n)
-                for k in self.node.keys]
+        compiled = self.jit.get(ctx.jit) if self._computed else None
+        done = compiled.run(batch, ctx.now) if compiled is not None else None
         args: dict[ex.Expr, pa.Array] = {}
+        if done is not None:
+            args = dict(zip(self._computed, done[1]))
+            self.jit.count_into(self.counters)
+        keys = [args[k] if k in args else
+                _array(base.evaluate(k, batch, ctx.now, keep_dictionary=True), n)
+                for k in self.node.keys]
         for s in self.specs:
             e = s.call.arg
             if e is not None and e not in args:

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from planner import errors
 from planner import plan
+from segment.jit.evaluate import OperatorKernel
 from segment.operators import base
 from segment.operators import chunk_pruning
 
@@ -31,6 +32,7 @@ class ScanOp:
         # A column listed twice (SELECT a, a) is read once.
         self._read_names = list(dict.fromkeys(self._col_names))
         self.counters = {"chunks_read": 0, "chunks_skipped": 0}
+        self.jit = OperatorKernel([], node.filter)
 
     def execute(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
         if ctx.store is None:
@@ -51,7 +53,11 @@ class ScanOp:
             self.counters["chunks_read"] += 1
             batch = self._read(ctx, chunk)
             if pred is not None:
-                batch = base.filter_batch(batch, base.evaluate(pred, batch, ctx.now))
+                kept = base.select(batch, self.jit.get(ctx.jit), ctx.now)
+                if kept is False:
+                    kept = base.filter_batch(batch, base.evaluate(pred, batch, ctx.now))
+                self.jit.count_into(self.counters)
+                batch = kept
             yield batch, chunk.rows
 
     def _skip(self, pred, chunk) -> bool:

@@ -207,3 +207,18 @@ def test_direct_map_widens_then_switches_to_hashing(monkeypatch):
                   ex.AggCall(A.SUM, k.col(1, T.INT8), False, WIDE0)))
     ours, general, _ = _both(node)
     assert ours == general
+
+
+def test_hashed_groups_past_the_cap_hand_over_mid_batch(monkeypatch):
+    """A batch that takes the hashed table past HASH_GROUPS_MAX is taken back whole (the
+    groups it began are forgotten) and handed with the table to the general path."""
+    monkeypatch.setattr(agg_table, "HASH_GROUPS_MAX", 1024)
+    rng = np.random.default_rng(12)
+    g = pa.array(rng.integers(0, 10**15, 20_000) // 7 * 7)  # spread: no direct map
+    t = pa.table({"g": g, "x": pa.array(rng.integers(-50, 50, 20_000))})
+    node = _node(k.source(t, [T.INT8, T.INT8], batch_rows=700), [k.col(0, T.INT8)],
+                 (ex.AggCall(A.COUNT_STAR, None, False, T.INT8),
+                  ex.AggCall(A.SUM, k.col(1, T.INT8), False, WIDE0)))
+    ours, general, counters = _both(node)
+    assert counters.get("table_batches", 0) < 5
+    assert ours == general

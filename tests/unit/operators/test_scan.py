@@ -188,7 +188,9 @@ def test_empty_table_and_analyze_counters(tmp_path):
 def test_analyze_reports_chunks_skipped(store):
     c = k.ctx(store=store, analyze=True)
     k.run(_scan(ALL, _cmp(F.GE, "id", 9500)), c)
-    assert c.node_stats[0].counters == {"chunks_read": 1, "chunks_skipped": 9}
+    counters = c.node_stats[0].counters
+    assert {k: counters[k] for k in ("chunks_read", "chunks_skipped")} == {
+        "chunks_read": 1, "chunks_skipped": 9}
     assert c.node_stats[0].rows == 500
 
 

@@ -1,0 +1,392 @@
+"""Expressions to numba source: one loop over a batch's rows for a list of expressions,
+optionally under a predicate (the rows it keeps and the expressions over just those).
+
+What compiles: column references and constants of integer, float, boolean, date,
+timestamp and scaled-numeric types; + - * (integers, scaled numerics, floats) and /
+(floats, integers truncating); = <> < <= > >= over those (floats in PostgreSQL's order:
+NaN equals NaN and sorts above every number); AND, OR, NOT in three-valued logic; IS
+[NOT] NULL; CASE; casts between integers, to floats and to scaled numerics. A subtree of
+anything else whose result has one of those types (a LIKE, an IN over strings, an
+EXTRACT) is a *leaf*: segment/expr.py evaluates it over the batch first and the loop
+reads its result as one more column. A subtree that is neither makes the whole
+expression uncompilable (`NotCompiled`): the caller keeps the general evaluator.
+
+The generated code never raises: where a row would be an error or an edge the
+general evaluator decides (an integer overflow, a division by zero, a float that
+overflows, a numeric past its precision), the loop returns status 1 and the caller
+evaluates the batch the general way, which raises exactly as it always did, lazily
+(CASE branches and AND/OR operands only where PostgreSQL evaluates them). So compiled
+and general paths answer alike by construction.
+
+The source depends on the expressions' shape and types only: every constant is an
+argument (`Program.constants`), so `x > 5` and `x > 7` share one compiled kernel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from planner import expr as ex
+from planner.types import Kind, SqlType
+
+F = ex.Func
+INT, FLOAT, BOOL = "i", "f", "b"  # the three machine kinds of a value in the loop
+_INT_KINDS = (Kind.INT2, Kind.INT4, Kind.INT8, Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ)
+_INT_RANGE = {Kind.INT2: 1 << 15, Kind.INT4: 1 << 31}
+_ARITH = {F.ADD: "+", F.SUB: "-", F.MUL: "*"}
+_COMPARE = {F.EQ: "==", F.NE: "!=", F.LT: "<", F.LE: "<=", F.GT: ">", F.GE: ">="}
+# beyond this magnitude an int64 result may have wrapped: the general path decides
+_SAFE = 9.2e18
+
+
+class NotCompiled(Exception):
+    """The expression has a part that is neither compilable nor a leaf."""
+
+
+def machine_kind(t: SqlType) -> str | None:
+    """How a value of SQL type t lives in the loop, or None if it cannot."""
+    if t.kind in _INT_KINDS or t.is_scaled_int:
+        return INT
+    if t.is_float:
+        return FLOAT
+    if t.kind is Kind.BOOL:
+        return BOOL
+    return None
+
+
+@dataclass
+class Program:
+    """Source of one kernel and what to feed it: `columns` (batch positions read),
+    `leaves` (expressions the general evaluator computes first), `constants`."""
+
+    source: str
+    columns: list[int]
+    leaves: list[ex.Expr]
+    constants: list
+    constant_kinds: list[str]
+    outputs: list[SqlType]
+    has_predicate: bool
+
+
+@dataclass
+class _Gen:
+    lines: list[str] = field(default_factory=list)
+    columns: dict[int, str] = field(default_factory=dict)      # batch column -> input name
+    leaves: dict[ex.Expr, str] = field(default_factory=dict)   # leaf -> input name
+    constants: list = field(default_factory=list)
+    constant_kinds: list[str] = field(default_factory=list)
+    count: int = 0
+    compiled_nodes: int = 0
+
+    def tmp(self) -> tuple[str, str]:
+        self.count += 1
+        return f"v{self.count}", f"n{self.count}"
+
+    def emit(self, indent: int, line: str) -> None:
+        self.lines.append("    " * indent + line)
+
+
+def compile_program(exprs: list[ex.Expr], predicate: ex.Expr | None) -> Program:
+    """The kernel for `exprs` over the rows where `predicate` is true (all rows if None)."""
+    g = _Gen()
+    body = _Gen()  # the loop body is generated first, so the inputs are known
+    body.columns, body.leaves = g.columns, g.leaves
+    body.constants, body.constant_kinds = g.constants, g.constant_kinds
+    ind = 2
+    if predicate is not None:
+        pv, pn = _node(body, predicate, ind)
+        body.emit(ind, f"if {pn} or not {pv}:")
+        body.emit(ind + 1, "continue")
+    outs = []
+    for e in exprs:
+        v, n = _node(body, e, ind)
+        outs.append((v, n))
+    if body.compiled_nodes == 0:
+        raise NotCompiled("nothing to compile")
+    pos = "cnt" if predicate is not None else "i"
+    for j, (v, n) in enumerate(outs):
+        body.emit(ind, f"ov{j}[{pos}] = {v}")
+        body.emit(ind, f"on{j}[{pos}] = {n}")
+    if predicate is not None:
+        body.emit(ind, "sel[cnt] = i")
+        body.emit(ind, "cnt += 1")
+    inputs = [f"c{c}, m{c}" for c in g.columns] + [f"l{j}, lm{j}" for j in range(len(g.leaves))]
+    consts = [f"k{j}" for j in range(len(g.constants))]
+    outputs = [f"ov{j}, on{j}" for j in range(len(exprs))]
+    args = ", ".join(["n"] + inputs + consts + outputs + ["sel"])
+    head = [f"def kernel({args}):", "    cnt = 0", "    for i in range(n):"]
+    for c, name in g.columns.items():
+        head.append(f"        {name}_null = m{c}.shape[0] != 0 and not m{c}[i]")
+    for j in range(len(g.leaves)):
+        head.append(f"        leaf{j}_null = lm{j}.shape[0] != 0 and not lm{j}[i]")
+    tail = ["    return 0, cnt" if predicate is not None else "    return 0, n"]
+    source = "\n".join(head + body.lines + tail) + "\n"
+    return Program(source, list(g.columns), list(g.leaves), g.constants, g.constant_kinds,
+                   [e.type for e in exprs], predicate is not None)
+
+
+def _node(g: _Gen, e: ex.Expr, ind: int) -> tuple[str, str]:
+    """Emit e's value and null flag for row i; returns their names."""
+    kind = machine_kind(e.type)
+    if kind is None:
+        raise NotCompiled(f"{e.type} is not a machine type")
+    mark = len(g.lines), g.compiled_nodes
+    try:
+        out = _compiled(g, e, kind, ind)
+    except NotCompiled:
+        out = None
+    if out is not None:
+        return out
+    del g.lines[mark[0]:]  # what a failed attempt emitted; the subtree is a leaf instead
+    g.compiled_nodes = mark[1]
+    return _leaf(g, e, kind)
+
+
+def _leaf(g: _Gen, e: ex.Expr, kind: str) -> tuple[str, str]:
+    if isinstance(e, ex.ColumnRef):
+        if e.index not in g.columns:
+            g.columns[e.index] = f"col{e.index}"
+        name = g.columns[e.index]
+        return _load(f"c{e.index}[i]", kind), f"{name}_null"
+    if e not in g.leaves:
+        g.leaves[e] = f"leaf{len(g.leaves)}"
+    j = list(g.leaves).index(e)
+    return _load(f"l{j}[i]", kind), f"leaf{j}_null"
+
+
+def _load(ref: str, kind: str) -> str:
+    return {INT: f"np.int64({ref})", FLOAT: f"np.float64({ref})", BOOL: f"bool({ref})"}[kind]
+
+
+def _compiled(g: _Gen, e: ex.Expr, kind: str, ind: int) -> tuple[str, str] | None:
+    if isinstance(e, ex.ColumnRef):
+        return _leaf(g, e, kind)
+    if isinstance(e, ex.Literal):
+        return _constant(g, e, kind)
+    if isinstance(e, ex.IsNull):
+        if machine_kind(e.arg.type) is None:
+            return None
+        _, an = _node(g, e.arg, ind)
+        v, n = g.tmp()
+        g.emit(ind, f"{v} = {'not ' if e.negated else ''}{an}")
+        g.emit(ind, f"{n} = False")
+        g.compiled_nodes += 1
+        return v, n
+    if isinstance(e, ex.Case):
+        return _case(g, e, kind, ind)
+    if isinstance(e, ex.Cast):
+        return _cast(g, e, kind, ind)
+    if not isinstance(e, ex.Call):
+        return None
+    f = e.func
+    if f in (F.AND, F.OR):
+        return _logic(g, e, ind)
+    if f is F.NOT:
+        av, an = _node(g, e.args[0], ind)
+        v, n = g.tmp()
+        g.emit(ind, f"{v} = not {av}")
+        g.emit(ind, f"{n} = {an}")
+        g.compiled_nodes += 1
+        return v, n
+    if f in _COMPARE and len(e.args) == 2:
+        return _compare(g, e, ind)
+    if f in _ARITH or f is F.DIV:
+        return _arith(g, e, kind, ind)
+    return None
+
+
+def _constant(g: _Gen, e: ex.Literal, kind: str) -> tuple[str, str]:
+    v, n = g.tmp()
+    if e.value is None:
+        return ("np.int64(0)" if kind == INT else "0.0" if kind == FLOAT else "False"), "True"
+    g.constants.append(e)
+    g.constant_kinds.append(kind)
+    return f"k{len(g.constants) - 1}", "False"
+
+
+def _operand(g: _Gen, a: ex.Expr, ind: int, scale: int) -> tuple[str, str, str]:
+    """(value, null, kind) of an operand, a scaled numeric brought to `scale`."""
+    v, n = _node(g, a, ind)
+    k = machine_kind(a.type)
+    if a.type.is_scaled_int and a.type.scale < scale:
+        up = 10 ** (scale - a.type.scale)
+        w, _ = g.tmp()
+        g.emit(ind, f"if not {n} and abs(np.float64({v}) * {float(up)!r}) > {_SAFE!r}:")
+        g.emit(ind + 1, "return 1, 0")
+        g.emit(ind, f"{w} = {v} * np.int64({up})")
+        v = w
+    return v, n, k
+
+
+def _numeric_ok(t: SqlType) -> bool:
+    return not t.is_numeric or t.is_scaled_int
+
+
+def _compare(g: _Gen, e: ex.Call, ind: int):
+    a, b = e.args
+    ka, kb = machine_kind(a.type), machine_kind(b.type)
+    if ka is None or ka != kb or not (_numeric_ok(a.type) and _numeric_ok(b.type)):
+        return None
+    if a.type.is_numeric != b.type.is_numeric or a.type.kind != b.type.kind and not (
+            a.type.is_integer and b.type.is_integer):
+        return None  # the binder casts mixed operands; anything else stays general
+    scale = max(a.type.scale, b.type.scale) if a.type.is_numeric else 0
+    av, an, _ = _operand(g, a, ind, scale)
+    bv, bn, _ = _operand(g, b, ind, scale)
+    v, n = g.tmp()
+    op = _COMPARE[e.func]
+    g.emit(ind, f"{n} = {an} or {bn}")
+    if ka == FLOAT:  # PostgreSQL: NaN = NaN, and NaN above every number
+        g.emit(ind, f"{v} = (not {n}) and _fcmp({av}, {bv}) {op} 0")
+    else:
+        g.emit(ind, f"{v} = (not {n}) and ({av} {op} {bv})")
+    g.compiled_nodes += 1
+    return v, n
+
+
+def _logic(g: _Gen, e: ex.Call, ind: int):
+    parts = [_node(g, a, ind) for a in e.args]
+    v, n = g.tmp()
+    if e.func is F.AND:
+        false = " or ".join(f"(not {pn} and not {pv})" for pv, pn in parts)
+        g.emit(ind, f"{v} = not ({false})")
+    else:
+        true = " or ".join(f"(not {pn} and {pv})" for pv, pn in parts)
+        g.emit(ind, f"{v} = {true}")
+    nulls = " or ".join(pn for _, pn in parts)
+    # AND: NULL unless some operand is false; OR: NULL unless some operand is true
+    g.emit(ind, f"{n} = ({nulls}) and {'' if e.func is F.AND else 'not '}{v}")
+    g.compiled_nodes += 1
+    return v, n
+
+
+def _arith(g: _Gen, e: ex.Call, kind: str, ind: int):
+    a, b = e.args
+    t = e.type
+    if not _numeric_ok(t) or not (_numeric_ok(a.type) and _numeric_ok(b.type)):
+        return None
+    if machine_kind(a.type) != kind or machine_kind(b.type) != kind or kind == BOOL:
+        return None
+    if kind == FLOAT and not (t.kind is Kind.FLOAT8 and a.type.kind is Kind.FLOAT8
+                              and b.type.kind is Kind.FLOAT8):
+        return None  # float4 arithmetic rounds to single precision at every step
+    if t.kind in (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ) or a.type.kind != b.type.kind \
+            and not (a.type.is_integer and b.type.is_integer) \
+            and not (a.type.is_numeric and b.type.is_numeric):
+        return None
+    f = e.func
+    if t.is_numeric:
+        if f is F.DIV:
+            return None  # numeric division rounds to a chosen scale: the general path
+        scale = max(a.type.scale, b.type.scale) if f in (F.ADD, F.SUB) else 0
+        if f is F.MUL and a.type.scale + b.type.scale != t.scale:
+            return None
+        if f in (F.ADD, F.SUB) and scale != t.scale:
+            return None
+    else:
+        scale = 0
+    av, an, _ = _operand(g, a, ind, scale)
+    bv, bn, _ = _operand(g, b, ind, scale)
+    v, n = g.tmp()
+    g.emit(ind, f"{n} = {an} or {bn}")
+    if kind == FLOAT:
+        if f is F.DIV:
+            g.emit(ind, f"if not {n} and {bv} == 0.0:")
+            g.emit(ind + 1, "return 1, 0")
+            g.emit(ind, f"{v} = {av} / {bv} if not {n} else 0.0")
+        else:
+            g.emit(ind, f"{v} = {av} {_ARITH[f]} {bv} if not {n} else 0.0")
+        # a float overflow from finite operands is an error: the general path raises it
+        g.emit(ind, f"if not {n} and np.isinf({v}) and not np.isinf({av}) "
+                    f"and not np.isinf({bv}):")
+        g.emit(ind + 1, "return 1, 0")
+        g.compiled_nodes += 1
+        return v, n
+    if f is F.DIV:
+        g.emit(ind, f"if not {n} and ({bv} == 0 or {bv} == -1):")
+        g.emit(ind + 1, "return 1, 0")  # by zero (22012) or MIN / -1: the general path
+        g.emit(ind, f"{v} = _idiv({av}, {bv}) if not {n} else np.int64(0)")
+    else:
+        approx = f"np.float64({av}) {_ARITH[f]} np.float64({bv})"
+        g.emit(ind, f"if not {n} and abs({approx}) > {_bound(t)!r}:")
+        g.emit(ind + 1, "return 1, 0")
+        g.emit(ind, f"{v} = ({av} {_ARITH[f]} {bv}) if not {n} else np.int64(0)")
+    g.compiled_nodes += 1
+    return v, n
+
+
+def _bound(t: SqlType) -> float:
+    """Results past this magnitude go to the general path (its range errors)."""
+    if t.kind in _INT_RANGE:
+        return float(_INT_RANGE[t.kind] - 1)
+    if t.is_scaled_int and t.precision is not None:
+        return min(_SAFE, 10.0 ** t.precision - 1)
+    return _SAFE
+
+
+def _cast(g: _Gen, e: ex.Cast, kind: str, ind: int):
+    src, dst = e.arg.type, e.type
+    ks = machine_kind(src)
+    if ks is None or not _numeric_ok(src) or not _numeric_ok(dst):
+        return None
+    if src == dst:
+        return _node(g, e.arg, ind)
+    av, an = _node(g, e.arg, ind)
+    v, n = g.tmp()
+    if src.is_integer and dst.is_integer:
+        g.emit(ind, f"if not {an} and abs(np.float64({av})) > {_bound(dst)!r}:")
+        g.emit(ind + 1, "return 1, 0")
+        g.emit(ind, f"{v} = {av}")
+    elif (src.is_integer or src.is_scaled_int) and dst.is_float:
+        div = 10.0 ** src.scale if src.is_numeric else 1.0
+        # exact while the integer fits a double's 53 bits (then one correctly rounded
+        # division, as PostgreSQL's numeric -> float conversion)
+        g.emit(ind, f"if not {an} and abs({av}) >= 9007199254740992:")
+        g.emit(ind + 1, "return 1, 0")
+        g.emit(ind, f"{v} = np.float64({av}) / {div!r}")
+    elif (src.is_integer or src.is_scaled_int) and dst.is_scaled_int and \
+            dst.scale >= (src.scale if src.is_numeric else 0):
+        up = 10 ** (dst.scale - (src.scale if src.is_numeric else 0))
+        g.emit(ind, f"if not {an} and abs(np.float64({av}) * {float(up)!r}) > {_bound(dst)!r}:")
+        g.emit(ind + 1, "return 1, 0")
+        g.emit(ind, f"{v} = {av} * np.int64({up})")
+    elif src.is_float and dst.is_float:
+        g.emit(ind, f"{v} = {av}")
+        if dst.kind is Kind.FLOAT4:  # a float4 out of range is an error: general path
+            g.emit(ind, f"if not {an} and not np.isinf({av}) and abs({av}) > 3.4028234e38:")
+            g.emit(ind + 1, "return 1, 0")
+    else:
+        return None
+    g.emit(ind, f"{n} = {an}")
+    g.compiled_nodes += 1
+    return v, n
+
+
+def _case(g: _Gen, e: ex.Case, kind: str, ind: int):
+    if not _numeric_ok(e.type) or any(machine_kind(r.type) != kind for _, r in e.whens) \
+            or machine_kind(e.else_.type) != kind:
+        return None
+    if e.type.is_numeric and any(r.type.scale != e.type.scale for r in
+                                 [r for _, r in e.whens] + [e.else_]):
+        return None
+    if any(r.type.kind != e.type.kind and not (r.type.is_integer and e.type.is_integer)
+           for r in [r for _, r in e.whens] + [e.else_]):
+        return None
+    v, n = g.tmp()
+    zero = {INT: "np.int64(0)", FLOAT: "0.0", BOOL: "False"}[kind]
+    g.emit(ind, f"{v} = {zero}")
+    g.emit(ind, f"{n} = True")
+    g.emit(ind, "while True:")  # a block to break out of at the first branch taken
+    for cond, result in e.whens:
+        cv, cn = _node(g, cond, ind + 1)
+        g.emit(ind + 1, f"if not {cn} and {cv}:")
+        rv, rn = _node(g, result, ind + 2)
+        g.emit(ind + 2, f"{v} = {rv}")
+        g.emit(ind + 2, f"{n} = {rn}")
+        g.emit(ind + 2, "break")
+    ev, en = _node(g, e.else_, ind + 1)
+    g.emit(ind + 1, f"{v} = {ev}")
+    g.emit(ind + 1, f"{n} = {en}")
+    g.emit(ind + 1, "break")
+    g.compiled_nodes += 1
+    return v, n

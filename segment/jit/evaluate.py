@@ -1,0 +1,167 @@
+"""Run compiled expression kernels over Arrow batches.
+
+`Compiled(exprs, predicate)` compiles once per operator (codegen + kernels); `run(batch)`
+feeds the kernel the Arrow buffers of the columns it reads (zero-copy for numbers, dates
+and timestamps), the leaves segment/expr.py computed, and the constants, and turns its
+outputs back into Arrow arrays of the expressions' types. It returns None where the
+batch must go the general way: a leaf raised, or the kernel met a row it leaves to the
+general evaluator (overflow, division by zero: see codegen.py). `compile_seconds` is what
+the first call of each input signature cost (numba compiles, or loads its disk cache).
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import time
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from planner import errors
+from planner import expr as ex
+from planner.types import Kind, SqlType
+from segment import expr as sexpr
+from segment.jit import codegen, kernels
+
+_EPOCH_DATE = datetime.date(1970, 1, 1)
+_EPOCH = datetime.datetime(1970, 1, 1)
+_NO_NULLS = np.empty(0, np.bool_)
+_NUMPY = {codegen.INT: np.int64, codegen.FLOAT: np.float64, codegen.BOOL: np.bool_}
+
+
+class Compiled:
+    """`exprs` (and `predicate`, whose true rows they are computed for) as one kernel.
+    Raises codegen.NotCompiled when there is nothing worth compiling."""
+
+    def __init__(self, exprs: list[ex.Expr], predicate: ex.Expr | None = None):
+        self.program = codegen.compile_program(list(exprs), predicate)
+        self.kernel = kernels.kernel(self.program.source)
+        self.constants = [_physical(c, k) for c, k in zip(self.program.constants,
+                                                           self.program.constant_kinds)]
+        self.kinds = [codegen.machine_kind(t) for t in self.program.outputs]
+        self.compile_seconds = 0.0
+        self.batches = 0       # batches the kernel answered
+        self.fallbacks = 0     # batches left to the general evaluator
+
+    def run(self, batch: pa.RecordBatch, now=None):
+        """(selected row positions or None, output arrays), or None: use the general
+        evaluator for this batch."""
+        n = batch.num_rows
+        inputs = []
+        for c in self.program.columns:
+            inputs += _buffers(batch.column(c))
+        try:
+            for leaf in self.program.leaves:
+                inputs += _buffers(sexpr.evaluate(leaf, batch, now))
+        except (errors.QueryError, pa.ArrowException):
+            self.fallbacks += 1
+            return None  # the general evaluator decides (lazily) whether it raises
+        outs = []
+        for k in self.kinds:
+            outs += [np.empty(n, _NUMPY[k]), np.empty(n, np.bool_)]
+        sel = np.empty(n if self.program.has_predicate else 0, np.int64)
+        before = len(self.kernel.signatures)
+        t0 = time.perf_counter()
+        status, count = self.kernel(n, *inputs, *self.constants, *outs, sel)
+        if len(self.kernel.signatures) != before:
+            self.compile_seconds += time.perf_counter() - t0
+        if status != 0:
+            self.fallbacks += 1
+            return None
+        self.batches += 1
+        arrays = [_arrow(outs[2 * j][:count], outs[2 * j + 1][:count], t)
+                  for j, t in enumerate(self.program.outputs)]
+        return (sel[:count] if self.program.has_predicate else None), arrays
+
+
+def try_compile(exprs: list[ex.Expr], predicate: ex.Expr | None = None) -> Compiled | None:
+    """A Compiled, or None when the expressions have nothing to compile."""
+    try:
+        return Compiled(exprs, predicate)
+    except codegen.NotCompiled:
+        return None
+
+
+def _buffers(arr) -> list[np.ndarray]:
+    """(values, validity) of a column as the kernel reads them: values of any width
+    (no copy), validity as booleans or empty when there are no NULLs."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if isinstance(arr, pa.Scalar):
+        raise codegen.NotCompiled("a constant leaf")  # (leaves are never constant)
+    t = arr.type
+    n = len(arr)
+    if pa.types.is_boolean(t):
+        values = pc.fill_null(arr, False).to_numpy(zero_copy_only=False)
+    else:
+        if pa.types.is_date32(t):
+            dtype = np.int32
+        elif pa.types.is_timestamp(t):
+            dtype = np.int64
+        else:
+            dtype = t.to_pandas_dtype()
+        values = np.frombuffer(arr.buffers()[1], dtype=dtype, count=arr.offset + n)[arr.offset:]
+    if arr.null_count == 0:
+        return [values, _NO_NULLS]
+    bits = np.frombuffer(arr.buffers()[0], dtype=np.uint8)
+    valid = np.unpackbits(bits, bitorder="little", count=arr.offset + n)[arr.offset:]
+    return [values, valid.view(np.bool_)]
+
+
+def _arrow(values: np.ndarray, nulls: np.ndarray, t: SqlType) -> pa.Array:
+    mask = nulls if nulls.any() else None
+    target = t.arrow_type()
+    if pa.types.is_date32(target):
+        return pa.array(values.astype(np.int32), mask=mask).view(target)
+    if pa.types.is_timestamp(target):
+        return pa.array(values, mask=mask).view(target)
+    arr = pa.array(values, mask=mask)
+    return arr if arr.type == target else arr.cast(target)
+
+
+def _physical(lit: ex.Literal, kind: str):
+    """A constant as the loop holds values of its type."""
+    v, t = lit.value, lit.type
+    if kind == codegen.BOOL:
+        return np.bool_(v)
+    if kind == codegen.FLOAT:
+        return np.float64(v)
+    if t.is_scaled_int:
+        scaled = decimal.Decimal(v).scaleb(t.scale)
+        if scaled != scaled.to_integral_value():
+            raise codegen.NotCompiled("a constant finer than its type's scale")
+        return np.int64(int(scaled))
+    if t.kind is Kind.DATE:
+        return np.int64((v - _EPOCH_DATE).days)
+    if t.kind in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
+        if v.tzinfo is not None:
+            v = v.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        return np.int64((v - _EPOCH) // datetime.timedelta(microseconds=1))
+    return np.int64(v)
+
+
+class OperatorKernel:
+    """What an operator holds: its Compiled, built at the first batch of a context with
+    `jit` on (None when nothing compiles), and the EXPLAIN ANALYZE counters of it."""
+
+    def __init__(self, exprs: list[ex.Expr], predicate: ex.Expr | None = None):
+        self.exprs, self.predicate = exprs, predicate
+        self.compiled: Compiled | None = None
+        self.built = False
+
+    def get(self, jit: bool) -> Compiled | None:
+        if not jit:
+            return None
+        if not self.built:
+            self.built = True
+            self.compiled = try_compile(self.exprs, self.predicate)
+        return self.compiled
+
+    def count_into(self, counters: dict) -> None:
+        c = self.compiled
+        if c is not None:
+            counters["jit_batches"] = c.batches
+            counters["jit_fallbacks"] = c.fallbacks
+            counters["jit_compile_ms"] = round(c.compile_seconds * 1000)
