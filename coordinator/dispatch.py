@@ -58,7 +58,7 @@ class QueryRun:
                  cancel_event: threading.Event, analyze: bool = False,
                  incarnations: list[int] | None = None, deadline: float | None = None,
                  work_mem: int | None = None, segment_wait: float = cl.SEGMENT_WAIT_SECONDS,
-                 jit: bool = True):
+                 jit: bool = True, jit_above_rows: int = 0):
         self.cluster = cluster
         self.root = root
         self.txn_id = txn_id
@@ -68,6 +68,7 @@ class QueryRun:
         self.deadline = deadline
         self.work_mem = work_mem
         self.jit = jit  # the session's `jit`: compiled operator paths where they apply
+        self.jit_above_rows = jit_above_rows  # its jit_above_cost: batches this big compile
         self.segment_wait = segment_wait  # how long to wait for a restarting segment
         self.actuals: dict[tuple[int, int], NodeActual] = {}
         # now() is the statement's start time, the same on every segment.
@@ -119,6 +120,7 @@ class QueryRun:
                                cancel_event=self.cancel_event, analyze=self.analyze,
                                receive=self._receive, receive_sorted=self._receive_sorted,
                                now=self.now, jit=self.jit,
+                               jit_above_rows=self.jit_above_rows,
                                memory=memory.MemoryBudget(self.work_mem or memory.DEFAULT_LIMIT,
                                                           self.cluster.motion.spill_dir))
         # The top slice's Motion receive buffers draw from its budget.
@@ -146,9 +148,10 @@ class QueryRun:
                 self._slots = 0
             if self.analyze:
                 for pos, st in ctx.node_stats.items():
-                    self.actuals[(0, pos)] = NodeActual(rows=st.rows, ms=st.seconds * 1000,
-                                                        peak_memory=st.peak_memory,
-                                                        spilled_bytes=st.spilled_bytes)
+                    self.actuals[(0, pos)] = a = NodeActual(
+                        rows=st.rows, ms=st.seconds * 1000, peak_memory=st.peak_memory,
+                        spilled_bytes=st.spilled_bytes)
+                    _add_jit(a, st.counters)
                 self._motion_actuals()
 
     def _canceled(self) -> errors.QueryCanceled:
@@ -173,7 +176,8 @@ class QueryRun:
             for index, seg in enumerate(members):
                 task = SliceTask(self.query_id, m, receivers, index, n_senders, self.txn_id,
                                  self.analyze, self.now, incarnation=incarnations[seg],
-                                 deadline=self.deadline, work_mem=self.work_mem, jit=self.jit)
+                                 deadline=self.deadline, work_mem=self.work_mem, jit=self.jit,
+                                 jit_above_rows=self.jit_above_rows)
                 ref = self.cluster.actors[seg].run_slice.remote(task)
                 self._refs.append((seg, ref))
         self._n_senders = n_senders
@@ -271,6 +275,7 @@ class QueryRun:
             a.segments += 1
             a.peak_memory = max(a.peak_memory, st.peak_memory)
             a.spilled_bytes += st.spilled_bytes
+            _add_jit(a, st.counters)
         self._sent.setdefault(sid, []).extend(result.sent)
 
     def _motion_actuals(self) -> None:
@@ -298,3 +303,11 @@ def _motion_positions(root: pl.Node) -> dict[int, tuple[int, int]]:
             if isinstance(node, pl.Motion) and (node is not s.root or s.id == 0):
                 out[node.slice_id] = (s.id, pos)
     return out
+
+
+def _add_jit(a: NodeActual, counters: dict) -> None:
+    """A gang member's compiled-path counters (segment/jit OperatorKernel, agg_table)."""
+    a.jit_batches += counters.get("jit_batches", 0)
+    a.jit_fallbacks += counters.get("jit_fallbacks", 0)
+    a.jit_compile_ms = max(a.jit_compile_ms, counters.get("jit_compile_ms", 0))
+    a.table_batches += counters.get("table_batches", 0)

@@ -60,7 +60,9 @@ def run(session, root, txn, cancel: CancelToken, analyze: bool = False,
                     analyze, incarnations=txn.incarnations if txn else None,
                     deadline=session.deadline if event is None else None,
                     work_mem=session.work_mem(), segment_wait=session.segment_wait(),
-                    jit=bool(session.settings.get("jit")))
+                    jit=bool(session.settings.get("jit"))
+                    and session.settings.get("jit_above_cost") >= 0,
+                    jit_above_rows=max(0, session.settings.get("jit_above_cost")))
 
 
 def select(session, tree, txn, cancel: CancelToken, cancel_event=None) -> QueryResult:

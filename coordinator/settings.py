@@ -527,6 +527,10 @@ REGISTRY: dict[str, Setting] = {s.key: s for s in (
     # PostgreSQL's jit: here the numba paths of the operators (segment/operators/
     # agg_table.py); off runs the general Arrow operators, which answer alike.
     Setting("jit", Kind.BOOL, "on", "Allow JIT compilation."),
+    # PostgreSQL's cost threshold; raympp's cost here is rows: an operator compiles once
+    # a batch of this many rows reaches it (-1: never), so small queries never compile.
+    Setting("jit_above_cost", Kind.INTEGER, "100000",
+            "Perform JIT compilation if query is more expensive.", min=-1, max=INT_MAX),
     _time("raympp.segment_wait_timeout", "30s",
           "Sets how long a query waits for a restarting segment before it fails."),
     # --- statistics collected after loads (coordinator/autostats.py), as Greenplum's ---

@@ -24,6 +24,14 @@ class NodeActual:
     extra: str = ""       # e.g. motion frames/bytes/transport
     peak_memory: int = 0  # bytes under the query's memory budget, the largest member's
     spilled_bytes: int = 0  # written to spill files, summed over the gang
+    # Compiled paths (segment/jit, agg_table): batches a compiled loop answered, batches
+    # it left to the general evaluator, milliseconds its compilation (or the load of its
+    # cached machine code) took on the slowest member (0 when it was in memory already),
+    # batches a numba group table took.
+    jit_batches: int = 0
+    jit_fallbacks: int = 0
+    jit_compile_ms: float = 0.0
+    table_batches: int = 0
 
 
 def _rename(e: ex.Expr, names: list[str]) -> ex.Expr:
@@ -69,6 +77,11 @@ def explain(root: pl.Node, n_segments: int,
                     text += f" memory={_kb(a.peak_memory)}"
                 if a.spilled_bytes:
                     text += f" spilled={_kb(a.spilled_bytes)}"
+                if a.jit_batches or a.jit_fallbacks:
+                    text += (f" jit=(batches={a.jit_batches} fallbacks={a.jit_fallbacks}"
+                             f" compile={a.jit_compile_ms:.0f} ms)")
+                if a.table_batches:
+                    text += f" group_table={a.table_batches}"
                 if a.extra:
                     text += f" {a.extra}"
         lines.append(text)

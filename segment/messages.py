@@ -37,6 +37,7 @@ class SliceTask:
     deadline: float | None = None     # statement_timeout as a wall-clock time.time()
     work_mem: int | None = None       # bytes of operator memory before spilling (None: default)
     jit: bool = True                  # compiled operator paths where they apply (SET jit)
+    jit_above_rows: int = 0           # ... for batches of at least this many rows
 
 
 @dataclass(frozen=True)

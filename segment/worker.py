@@ -169,6 +169,7 @@ class SegmentWorker:
         ctx = self._context(task.query_id, task.txn_id, task.analyze, task.work_mem)
         ctx.now = task.now
         ctx.jit = task.jit
+        ctx.jit_above_rows = task.jit_above_rows
         timer = self._arm_deadline(task.query_id, task.deadline)
         receivers = []
 

@@ -143,16 +143,18 @@ def _physical(lit: ex.Literal, kind: str):
 
 
 class OperatorKernel:
-    """What an operator holds: its Compiled, built at the first batch of a context with
-    `jit` on (None when nothing compiles), and the EXPLAIN ANALYZE counters of it."""
+    """What an operator holds: its Compiled, built at the first batch big enough in a
+    context with `jit` on (None when nothing compiles), and its EXPLAIN ANALYZE counters."""
 
     def __init__(self, exprs: list[ex.Expr], predicate: ex.Expr | None = None):
         self.exprs, self.predicate = exprs, predicate
         self.compiled: Compiled | None = None
         self.built = False
 
-    def get(self, jit: bool) -> Compiled | None:
-        if not jit:
+    def get(self, ctx, rows: int) -> Compiled | None:
+        """The Compiled for a batch of `rows` rows in context `ctx` (None: evaluate it
+        the general way): built at the first batch of at least ctx.jit_above_rows."""
+        if not ctx.jit or (not self.built and rows < ctx.jit_above_rows):
             return None
         if not self.built:
             self.built = True

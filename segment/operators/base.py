@@ -77,6 +77,9 @@ class ExecContext:
     now: datetime.datetime | None = None  # the statement's now(); None: when evaluated
     analyze: bool = False
     jit: bool = True  # compiled paths where an operator has one (the session's `jit`)
+    # An operator compiles once a batch of at least this many rows reaches it (the
+    # session's jit_above_cost): small queries never wait for a compiler.
+    jit_above_rows: int = 0
     node_stats: dict[int, NodeStats] = field(default_factory=dict)
     memory: smemory.MemoryBudget = field(default_factory=lambda: smemory.MemoryBudget(
         smemory.DEFAULT_LIMIT, tempfile.gettempdir()))

@@ -30,11 +30,10 @@ class FilterOp:
 
     def _filtered(self, ctx: base.ExecContext):
         pred = self.node.predicate
-        compiled = self.jit.get(ctx.jit)
         for batch in self.child.execute(ctx):
             if batch.num_rows == 0:
                 continue
-            kept = base.select(batch, compiled, ctx.now)
+            kept = base.select(batch, self.jit.get(ctx, batch.num_rows), ctx.now)
             if kept is False:
                 kept = base.filter_batch(batch, base.evaluate(pred, batch, ctx.now))
             self.jit.count_into(self.counters)

@@ -146,7 +146,7 @@ class HashAggOp:
 
     def _table_inputs(self, ctx: base.ExecContext, batch: pa.RecordBatch):
         n = batch.num_rows
-        compiled = self.jit.get(ctx.jit) if self._computed else None
+        compiled = self.jit.get(ctx, n) if self._computed else None
         done = compiled.run(batch, ctx.now) if compiled is not None else None
         args: dict[ex.Expr, pa.Array] = {}
         if done is not None:

@@ -34,11 +34,11 @@ class ProjectOp:
 
     def execute(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
         exprs = self.node.exprs
-        compiled = self.jit.get(ctx.jit) if self._computed else None
         for batch in self.child.execute(ctx):
             if not exprs:
                 yield base.rows_without_columns(batch.num_rows)
                 continue
+            compiled = self.jit.get(ctx, batch.num_rows) if self._computed else None
             done = compiled.run(batch, ctx.now) if compiled is not None else None
             if done is not None:
                 self.jit.count_into(self.counters)

@@ -53,7 +53,7 @@ class ScanOp:
             self.counters["chunks_read"] += 1
             batch = self._read(ctx, chunk)
             if pred is not None:
-                kept = base.select(batch, self.jit.get(ctx.jit), ctx.now)
+                kept = base.select(batch, self.jit.get(ctx, batch.num_rows), ctx.now)
                 if kept is False:
                     kept = base.filter_batch(batch, base.evaluate(pred, batch, ctx.now))
                 self.jit.count_into(self.counters)

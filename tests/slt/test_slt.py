@@ -7,8 +7,9 @@ A `# segments: N` header limits a file to those counts (EXPLAIN output is pinned
 A file with the header `# oracle: postgres` is compared with PostgreSQL: the session's
 private server (fixture `pg_oracle`), started only when such a file runs; each run gets a
 fresh database on it.
-Every file also runs once more at 2 segments with `SET jit = off` (id `...-2seg-nojit`):
-the general Arrow operators instead of the compiled paths, held to the same answers.
+At 2 segments every file runs twice: with `SET jit_above_cost = 0` (every operator that
+has a compiled path takes it, from the first batch, however small) and with `SET jit =
+off` (id `...-2seg-nojit`: the general Arrow operators), held to the same answers.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ def test_slt(path, n_segments, needs_postgres, jit, raympp_cluster, tmp_path, re
     raw = server.connect(autocommit=True)
     if not jit:
         raw.execute("SET jit = off")
+    elif n_segments == NO_JIT_SEGMENTS:
+        raw.execute("SET jit_above_cost = 0")
     conn = runner.Raympp(raw)
     try:
         outcome = runner.run_path(path, conn, n_segments, str(tmp_path),
