@@ -346,7 +346,7 @@ def _join(j: pl.HashJoin, n: int) -> pl.Node:
     if rl.kind in everywhere and j.join_type not in _PRESERVES_RIGHT:
         return replace(j, locus=_join_locus(j, ll))
     if ll.kind in everywhere and j.join_type not in _PRESERVES_LEFT:
-        return replace(j, locus=_join_locus(j, _hashed_right_as_output(j, rl)))
+        return replace(j, locus=_join_locus(j, _hashed_right_as_output(j, rl), rl))
     if ll.kind in everywhere:
         left = _gather_to_one(left)
     if rl.kind in everywhere:
@@ -359,7 +359,7 @@ def _join(j: pl.HashJoin, n: int) -> pl.Node:
     broadcast_right = estimate.broadcast_bytes(right, n) < n_left and \
         j.join_type not in _PRESERVES_RIGHT
     if lpos is not None and rpos is not None and lpos == rpos:
-        return replace(j, left=left, right=right, locus=_join_locus(j, ll))
+        return replace(j, left=left, right=right, locus=_join_locus(j, ll, rl))
     if lpos is not None and (rpos is None or n_right <= n_left):
         # Left is hashed on its keys: send right rows to match it.
         right = redistribute(right, tuple(rk[i] for i in lpos))
@@ -371,7 +371,7 @@ def _join(j: pl.HashJoin, n: int) -> pl.Node:
     else:
         left = redistribute(left, lk)
         right = redistribute(right, rk)
-    return replace(j, left=left, right=right, locus=_join_locus(j, left.locus))
+    return replace(j, left=left, right=right, locus=_join_locus(j, left.locus, right.locus))
 
 
 def _nested_loop(j: pl.HashJoin) -> pl.Node:
@@ -400,9 +400,16 @@ def _key_order(locus: lc.Locus, keys: tuple[int, ...]) -> tuple[int, ...] | None
     return tuple(out)
 
 
-def _join_locus(j: pl.HashJoin, left_locus: lc.Locus) -> lc.Locus:
+def _join_locus(j: pl.HashJoin, left_locus: lc.Locus,
+                right_locus: lc.Locus | None = None) -> lc.Locus:
     """Rows of the join stay where the left side's distribution put them, except that
-    right and full joins may put NULL-extended rows anywhere (Greenplum's HashedOJ)."""
+    right and full joins may put NULL-extended rows anywhere (Greenplum's HashedOJ). A
+    right join of a right side hashed where it is joined makes every row (matched, or
+    unmatched and NULL-extended on the left) where that right row is: hashed on its
+    key columns."""
+    if j.join_type is pl.JoinType.RIGHT and right_locus is not None \
+            and right_locus.kind is LocusKind.HASHED:
+        return _hashed_right_as_output(j, right_locus)
     if j.join_type in _PRESERVES_RIGHT:
         return lc.STREWN
     return left_locus

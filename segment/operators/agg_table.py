@@ -33,7 +33,12 @@ from segment.operators import agg_state
 
 AK = agg_state.AggKind
 STRING_KEYS_MAX = 1 << 18  # distinct strings a key may collect before handing over
-DIRECT_MAX = 1 << 21  # the most cells of a direct map (keys looked up without hashing)
+# The most cells of a direct map (keys looked up without hashing; int32 group ids, so
+# 32 MB), and at most DIRECT_PER_ROW cells per row seen beyond DIRECT_MIN cells: a map
+# far sparser than the rows would cost more memory than hashing them.
+DIRECT_MAX = 1 << 23
+DIRECT_MIN = 1 << 21
+DIRECT_PER_ROW = 8
 # Groups a hashed table holds before handing over: past the caches, Arrow's grouping of
 # each batch (the general path) is as fast as probing one big table, and smaller.
 HASH_GROUPS_MAX = 1 << 16
@@ -98,7 +103,8 @@ class GroupTable:
         self.direct = not any(t.is_float for t in key_types)
         self.los = np.zeros(len(key_types), np.int64)
         self.spans = np.zeros(len(key_types), np.int64)  # 0: no value seen yet
-        self.dmap = np.empty(0, np.int64)
+        self.dmap = np.empty(0, np.int32)
+        self.rows = 0  # rows added so far
         self._grow(1024)
 
     # --- sizes ----------------------------------------------------------------------------
@@ -175,6 +181,7 @@ class GroupTable:
                 gt.rehash(self.gkeys, self.n, self.slots)
                 raise Handover
             self._grow(self.cap * 2)
+        self.rows += n
         for s, accs, arg in zip(self.specs, self.acc, args):
             self._accumulate(s, accs, gid, arg)
 
@@ -202,16 +209,17 @@ class GroupTable:
         if np.array_equal(los, self.los) and np.array_equal(spans, self.spans) \
                 and len(self.dmap):
             return True
-        if float(np.prod((spans + 1).astype(np.float64))) > DIRECT_MAX:
+        cells = float(np.prod((spans + 1).astype(np.float64)))
+        if cells > min(DIRECT_MAX, max(DIRECT_MIN, DIRECT_PER_ROW * (self.rows + len(codes)))):
             return False
         self.los, self.spans = los, spans.astype(np.int64)
-        self.dmap = np.full(int(np.prod(self.spans + 1)), gt.EMPTY, np.int64)
+        self.dmap = np.full(int(np.prod(self.spans + 1)), gt.EMPTY, np.int32)
         gt.direct_rebuild(self.gkeys, self.n, self.los, self.spans, self._strides(), self.dmap)
         return True
 
     def _to_hashing(self) -> None:
         self.direct = False
-        self.dmap = np.empty(0, np.int64)
+        self.dmap = np.empty(0, np.int32)
         self.slots = np.full((gt.table_size(self.cap), 1 + self.width), gt.EMPTY, np.int64)
         gt.rehash(self.gkeys, self.n, self.slots)
 

@@ -132,7 +132,36 @@ def _stats_aggregate_fixtures():
     yield "single_stage_unchanged", single, single
 
 
+# --- outer_build_side: LEFT JOIN of a small left side becomes RIGHT JOIN, sides swapped ----
+def _outer_build_side_fixtures():
+    from planner.schema import TableStats
+    small_t = replace(TABLE, stats=TableStats(100))
+    big_t = replace(TABLE, id=2, name="u", stats=TableStats(100_000))
+    small = pl.Scan(small_t, (0, 1), FIELDS[:2])
+    big = pl.Scan(big_t, (0, 2), (FIELDS[0], FIELDS[2]))
+    fields = small.fields + big.fields
+    # residual over (small.a, small.b, big.a, big.c): small.b > 1 AND big.c IS NOT NULL
+    residual = ex.Call(ex.Func.AND, (cmp(ex.Func.GT, ex.ColumnRef(1, T.INT4, "b"), lit(1)),
+                                     ex.IsNull(ex.ColumnRef(3, T.TEXT, "c"), True)), T.BOOL)
+    left = pl.HashJoin(small, big, pl.JoinType.LEFT, (0,), (0,), residual, fields)
+    swapped_residual = ex.Call(ex.Func.AND, (
+        cmp(ex.Func.GT, ex.ColumnRef(3, T.INT4, "b"), lit(1)),
+        ex.IsNull(ex.ColumnRef(1, T.TEXT, "c"), True)), T.BOOL)
+    right = pl.HashJoin(big, small, pl.JoinType.RIGHT, (0,), (0,), swapped_residual,
+                        big.fields + small.fields)
+    order = pl.Project(right, (ex.ColumnRef(2, T.INT8, "a"), ex.ColumnRef(3, T.INT4, "b"),
+                               ex.ColumnRef(0, T.INT8, "a"), ex.ColumnRef(1, T.TEXT, "c")),
+                       fields)
+    yield "small_left_swapped", left, order
+    yield "big_left_unchanged", replace(left, left=big, right=small,
+                                        fields=big.fields + small.fields, residual=None), \
+        replace(left, left=big, right=small, fields=big.fields + small.fields, residual=None)
+    inner = replace(left, join_type=pl.JoinType.INNER)
+    yield "inner_unchanged", inner, inner
+
+
 FIXTURES = {
+    rules.outer_build_side: _outer_build_side_fixtures,
     rules.pushdown_filters: _pushdown_fixtures,
     rules.sum_of_constant: _sum_of_constant_fixtures,
     rules.window_top_n: _window_top_n_fixtures,
