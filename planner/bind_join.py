@@ -140,6 +140,20 @@ class JoinPlanner:
         """Join two parts; `preds` may only use their columns. Equalities across the
         sides are keys, the rest the residual."""
         lset, rset = set(left.cols), set(right.cols)
+        # ON conditions on the side that is not preserved alone filter it before the
+        # join (PostgreSQL pushes them down too): a row they reject could only be
+        # NULL-extended (LEFT/RIGHT) or fail to match (SEMI/ANTI) anyway.
+        inner = {pl.JoinType.LEFT: (right, rset), pl.JoinType.SEMI: (right, rset),
+                 pl.JoinType.ANTI: (right, rset), pl.JoinType.RIGHT: (left, lset)}.get(jt)
+        if inner is not None:
+            only = [p for p in preds if ex.columns_used(p) and ex.columns_used(p) <= inner[1]]
+            if only:
+                preds = [p for p in preds if p not in only]
+                filtered = self._filter(inner[0], list(only))
+                if inner[0] is right:
+                    right = filtered
+                else:
+                    left = filtered
         lkeys, rkeys, rest = [], [], []
         for p in preds:
             pair = self._equi(p, lset, rset)

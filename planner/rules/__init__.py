@@ -8,12 +8,14 @@ exists only once distribute has split the aggregate), and never add or move a Mo
 
 from planner.rules.outer_build_side import outer_build_side
 from planner.rules.prune_columns import prune_columns
+from planner.rules.semi_join_pushdown import semi_join_pushdown
 from planner.rules.pushdown_filters import pushdown_filters
 from planner.rules.stats_aggregate import stats_aggregate
 from planner.rules.sum_of_constant import sum_of_constant
 from planner.rules.window_top_n import window_top_n
 
-RULES = (pushdown_filters, sum_of_constant, window_top_n, outer_build_side, prune_columns)
+RULES = (pushdown_filters, sum_of_constant, window_top_n, semi_join_pushdown, outer_build_side,
+         prune_columns)
 DISTRIBUTED_RULES = (stats_aggregate,)
 
 

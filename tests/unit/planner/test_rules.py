@@ -160,7 +160,33 @@ def _outer_build_side_fixtures():
     yield "inner_unchanged", inner, inner
 
 
+# --- semi_join_pushdown: a semi join moves to the relation its keys come from -----------------
+def _semi_join_pushdown_fixtures():
+    a = scan((0, 1))                       # a, b
+    b = pl.Scan(replace(TABLE, id=2, name="u"), (0, 2), (FIELDS[0], FIELDS[2]))  # a, c
+    s = pl.Scan(replace(TABLE, id=3, name="s"), (1,), (FIELDS[1],))              # b
+    ab = pl.HashJoin(a, b, pl.JoinType.INNER, (0,), (0,), None, a.fields + b.fields)
+    proj = pl.Project(ab, (ex.ColumnRef(3, T.TEXT, "c"), ex.ColumnRef(1, T.INT4, "b")),
+                      (FIELDS[2], FIELDS[1]))
+    # (SELECT c, b FROM a JOIN u) WHERE b IN (SELECT b FROM s) AND c <> 'x' ... on a.b
+    residual = cmp(ex.Func.NE, ex.ColumnRef(2, T.INT4, "b"), ex.ColumnRef(1, T.INT4, "b"))
+    semi = pl.HashJoin(proj, s, pl.JoinType.SEMI, (1,), (0,), residual, proj.fields)
+    pushed = pl.HashJoin(a, s, pl.JoinType.SEMI, (1,), (0,),
+                         cmp(ex.Func.NE, ex.ColumnRef(2, T.INT4, "b"),
+                             ex.ColumnRef(1, T.INT4, "b")), a.fields)
+    expected = replace(proj, child=replace(ab, left=pushed))
+    yield "through_project_and_join", semi, expected
+    both = pl.HashJoin(ab, s, pl.JoinType.ANTI, (1,), (0,),
+                       cmp(ex.Func.NE, ex.ColumnRef(3, T.TEXT, "c"), lit("x", T.TEXT)),
+                       ab.fields)
+    yield "reads_both_sides_unchanged", both, both
+    on_b = pl.HashJoin(ab, s, pl.JoinType.ANTI, (2,), (0,), None, ab.fields)
+    yield "onto_the_right_side", on_b, replace(
+        ab, right=pl.HashJoin(b, s, pl.JoinType.ANTI, (0,), (0,), None, b.fields))
+
+
 FIXTURES = {
+    rules.semi_join_pushdown: _semi_join_pushdown_fixtures,
     rules.outer_build_side: _outer_build_side_fixtures,
     rules.pushdown_filters: _pushdown_fixtures,
     rules.sum_of_constant: _sum_of_constant_fixtures,
