@@ -43,6 +43,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(REPO))
 
+import chart  # noqa: E402
 from common import (  # noqa: E402
     PostgresServer, RaymppServer, StatementTimeout, human_rows, load_average, log,
     machine_description, parse_rows, run_with_deadline,
@@ -287,6 +288,13 @@ def report(runs: list[EngineRun], numbers: list[int], args, gen_s: float, notes:
             for label, table in (("ratio", gms), ("ratio_cold", cold_gms)):
                 a, b = table.get("raympp"), table.get(er.name)
                 out(f"{label}_vs_{er.name}: {'NA' if not a or not b else f'{a / b:.3f}'}")
+    if args.chart:
+        drawn = chart.per_query_png(
+            args.chart, f"ClickBench, {human_rows(args.rows)} synthetic rows, hot "
+            f"(raympp: {args.segments} segments)", [f"Q{n}" for n in numbers],
+            {er.name: [1000 * t if t is not None else None for t in map(er.best, numbers)]
+             for er in runs})
+        out(f"chart: {args.chart}" if drawn else "chart: not drawn (no matplotlib)")
     return all_ok
 
 
@@ -309,6 +317,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--query-timeout", type=float, default=600.0,
                    help="seconds allowed for one run of one query")
     p.add_argument("--no-check", action="store_true", help="do not check answers")
+    p.add_argument("--chart", default=None,
+                   help="also draw per-query hot times to this PNG file (bench/chart.py)")
     p.add_argument("--raympp-load", choices=("copy", "generated"), default="copy",
                    help="copy: COPY the Parquet parts every engine loads (default); "
                         "generated: the segments generate the same rows themselves")

@@ -44,6 +44,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import chart  # noqa: E402
 from common import (  # noqa: E402
     PostgresServer, RaymppServer, load_average, log, machine_description,
 )
@@ -297,6 +298,12 @@ def report(args, runs: dict[str, EngineRun], numbers: list[int], gen_s: float) -
     for e in others:
         r = ratios.get(e)
         print(f"ratio_vs_{e}: {r:.3f}" if r else f"ratio_vs_{e}: NA")
+    if args.chart:
+        drawn = chart.per_query_png(
+            args.chart, f"TPC-H SF {datagen.sf_text(args.sf)}, best of {args.repeat} "
+            f"(raympp: {args.segments} segments)", [f"Q{n:02d}" for n in numbers],
+            {e: [runs[e].best_ms(n) for n in numbers] for e in engines})
+        print(f"chart: {args.chart}" if drawn else "chart: not drawn (no matplotlib)")
 
 
 # --------------------------------------------------------------------------- main
@@ -318,6 +325,8 @@ def parse_args(argv=None):
                    help="keep (and reuse) the generated Parquet files here")
     p.add_argument("--duckdb-threads", type=int, default=None,
                    help="default: the raympp segment count")
+    p.add_argument("--chart", default=None,
+                   help="also draw per-query times to this PNG file (bench/chart.py)")
     p.add_argument("--pg-indexes", choices=("keys", "none"), default="keys",
                    help="keys: primary keys and foreign-key indexes on PostgreSQL")
     args = p.parse_args(argv)
