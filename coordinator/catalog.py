@@ -18,6 +18,10 @@ transaction cut short by a crash, a removal that failed): coordinator/transactio
 `SessionCatalog` is what one statement of a session sees: the committed tables, then its
 transaction's own changes, with names resolved through search_path.
 
+`Catalog.version` counts the changes of committed tables (definitions and statistics) and
+of roles since the coordinator started: a plan made at one version holds while it is
+unchanged (coordinator/plan_cache.py).
+
 `roles` are PostgreSQL's pg_authid: `Role` records with SCRAM-SHA-256 secrets (never a
 plain password). The bootstrap superuser (oid 10, created as `raympp`) always exists.
 Role changes are not transactional: `change_roles` applies one statement's changes at
@@ -54,6 +58,11 @@ CREATE TABLE IF NOT EXISTS roles (oid INTEGER PRIMARY KEY, name TEXT UNIQUE NOT 
 BOOTSTRAP_ROLE_OID = 10         # PostgreSQL's BOOTSTRAP_SUPERUSERID
 BOOTSTRAP_ROLE_NAME = "raympp"  # its name when the data directory is created
 FIRST_ROLE_OID = 16384          # PostgreSQL's FirstNormalObjectId
+
+# Every statement takes a transaction id: those are reserved this many at a time, so that
+# a statement does not wait for a durable SQLite write. The ids a stopped coordinator had
+# reserved and not handed out are never used; other counters stay dense.
+ID_BLOCKS = {"txn": 1024}
 
 
 @dataclass(frozen=True)
@@ -120,6 +129,8 @@ class Catalog:
                              (BOOTSTRAP_ROLE_OID, BOOTSTRAP_ROLE_NAME))
         self._cache: dict[str, TableDef] = {}
         self._roles: dict[str, Role] = {}
+        self._reserved: dict[str, tuple[int, int]] = {}  # counter -> (last given, last reserved)
+        self._version = 0
         self._load()
 
     def _load(self):
@@ -144,14 +155,27 @@ class Catalog:
             self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     def next_id(self, counter: str) -> int:
-        """A new id, unique across restarts (transaction ids, table ids)."""
+        """A new id, unique across restarts and larger than every id given before
+        (transaction ids, table ids)."""
         with self._lock:
+            given, reserved = self._reserved.get(counter, (0, 0))
+            if given < reserved:
+                self._reserved[counter] = (given + 1, reserved)
+                return given + 1
             self._db.execute("BEGIN IMMEDIATE")
             row = self._db.execute("SELECT value FROM meta WHERE key = ?", (counter,)).fetchone()
             value = int(row[0]) + 1 if row else 1
-            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (counter, str(value)))
+            reserved = value + ID_BLOCKS.get(counter, 1) - 1
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (counter, str(reserved)))
             self._db.execute("COMMIT")
+            self._reserved[counter] = (value, reserved)
         return value
+
+    @property
+    def version(self) -> int:
+        """Bumped after every change of a committed table or role (read it before using
+        the catalog: what was read then is at least that recent)."""
+        return self._version
 
     # --- tables --------------------------------------------------------------------------
     def get_table(self, name: str) -> TableDef | None:
@@ -169,6 +193,7 @@ class Catalog:
             self._db.execute("INSERT INTO tables VALUES (?, ?, ?)",
                              (table.id, table.name, json.dumps(table_to_json(table))))
             self._cache[table.name] = table
+            self._version += 1
 
     def update_table(self, table: TableDef):
         """A new definition (statistics) of a committed table; nothing if it has been
@@ -180,11 +205,13 @@ class Catalog:
             self._db.execute("UPDATE tables SET definition = ? WHERE id = ?",
                              (json.dumps(table_to_json(table)), table.id))
             self._cache[table.name] = table
+            self._version += 1  # ANALYZE, and loads adding to the row estimate
 
     def drop_table(self, name: str):
         with self._lock:
             self._db.execute("DELETE FROM tables WHERE name = ?", (name,))
             self._cache.pop(name, None)
+            self._version += 1
 
     # --- transactional DDL ---------------------------------------------------------------
     def commit_transaction(self, txn: int, record: bool, created: list[TableDef],
@@ -218,6 +245,8 @@ class Catalog:
                 self._cache.pop(t.name, None)
             for t in created:
                 self._cache[t.name] = t
+            if created or dropped:
+                self._version += 1
 
     def note_storage(self, table_id: int, txn: int) -> None:
         """Before transaction `txn` creates storage for `table_id` on the segments: until
@@ -289,6 +318,7 @@ class Catalog:
                 self._db.execute("ROLLBACK")
                 raise
             self._roles = {r.name: r for r in after.values()}
+            self._version += 1
 
     # --- commit log ----------------------------------------------------------------------
     def record_commit(self, txn: int):

@@ -1,7 +1,8 @@
 """The engine behind pgwire: owns the catalog and the cluster and opens sessions.
 
 `Engine.open_session` returns a `Session` (coordinator/session.py), the per-connection
-state: settings, the open transaction, and statement execution.
+state: settings, the open transaction, and statement execution. The sessions share the
+engine's plan cache (coordinator/plan_cache.py).
 
 At start, and then every GARBAGE_SECONDS while storage is listed as unowned, the engine
 removes from the segments the storage no committed table owns (coordinator/transaction.py
@@ -15,7 +16,7 @@ import logging
 import os
 import threading
 
-from coordinator import system_catalog
+from coordinator import plan_cache, system_catalog
 from coordinator.catalog import Catalog
 from coordinator.cluster import Cluster
 from coordinator.transaction import NameLocks, collect_garbage
@@ -37,6 +38,8 @@ class Engine:
         self.locks = NameLocks()
         # The connected sessions (pg_stat_activity).
         self.sessions = system_catalog.Sessions()
+        # Query plans shared by the sessions (coordinator/plan_cache.py).
+        self.plans = plan_cache.PlanCache()
         # Storage of tables the catalog does not own (a transaction cut short by a crash,
         # a drop whose removal did not finish): removed before any session starts.
         try:

@@ -1,4 +1,9 @@
-"""Queries: bind, distribute, run; EXPLAIN [ANALYZE]; result descriptions for Describe."""
+"""Queries: bind, distribute, run; EXPLAIN [ANALYZE]; result descriptions for Describe.
+
+`select` and `describe` take their plans from the engine's plan cache when a key is given
+(coordinator/plan_cache.py): a query described at Parse runs with the plan made then, and
+a text run again with the same parameters is not planned again.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +11,63 @@ import time
 
 import pyarrow as pa
 
+from coordinator import plan_cache
 from coordinator.dispatch import QueryRun
 from coordinator.pgwire.boundary import CancelToken, QueryResult, ResultColumn, ResultKind
-from planner import distribute, explain as ex_plain, rules, types
+from planner import distribute, explain as ex_plain, rules, session_info, types
 from planner.bind import QueryBinder
+
+
+class _InitPlanNeeded(Exception):
+    """Planning a query to describe it reached a subquery that must run first."""
 
 
 def plan(session, tree, params=None):
     """(distributed plan, output names) of a query tree. Uncorrelated scalar subqueries
     run while planning (InitPlans), except when only describing (`params` given)."""
     runner = None if params is not None else (lambda node: run_initplan(session, node))
+    return _plan(session, tree, params, runner)
+
+
+def _plan(session, tree, params, runner):
     catalog = session.catalog_view(session.txn)  # its transaction's tables, search_path
     bq = QueryBinder(catalog, params, run_plan=runner).bind(tree)
     n = session.engine.cluster.n_segments
     return distribute.distribute(rules.rewrite(bq.node), n), bq.names
+
+
+def _session_reads() -> int:
+    info = session_info.SESSION_INFO.get()
+    return info.reads if isinstance(info, plan_cache.LentInfo) else 0
+
+
+def _made(session, key, tree, params, runner, runnable: bool) -> plan_cache.Entry:
+    """A new plan of `tree`, kept under `key` when nothing but the key decided it: it read
+    nothing of the session, and (to be kept as one to run) no InitPlan ran for it.
+    `runnable`: the plan can run (else its parameters were typed NULLs)."""
+    cache = session.engine.plans
+    reads = _session_reads()
+    ran = []
+
+    def counted(node):
+        ran.append(node)
+        return runner(node)
+    root, names = _plan(session, tree, params, counted if runner is not None else None)
+    cache.note_made()
+    entry = plan_cache.Entry(root if runnable and not ran else None, names,
+                             tuple(columns_of(root, names)))
+    if _session_reads() == reads:
+        cache.put(key, entry)
+    return plan_cache.Entry(root, names, entry.columns)
+
+
+def planned(session, tree, key) -> plan_cache.Entry:
+    """The plan to run `tree` (parameter values substituted) with: the one kept under
+    `key` (None: none may be shared), else a new one."""
+    hit = session.engine.plans.get(key)
+    if hit is not None and hit.root is not None:
+        return hit
+    return _made(session, key, tree, None, lambda node: run_initplan(session, node), True)
 
 
 def run_initplan(session, node) -> pa.Table:
@@ -40,9 +88,21 @@ def columns_of(root, names) -> list[ResultColumn]:
             for n, f in zip(names, root.fields)]
 
 
-def describe(session, tree, ptypes) -> list[ResultColumn]:
-    root, names = plan(session, tree, list(ptypes))
-    return columns_of(root, names)
+def describe(session, tree, ptypes, key=None) -> list[ResultColumn]:
+    """The result columns of a query at Parse. Without parameters the plan made for them
+    is the one Execute runs (kept under `key`), unless it needs InitPlans, which run only
+    at Execute; with parameters it is bound with typed NULLs and describes only."""
+    hit = session.engine.plans.get(key)
+    if hit is not None:
+        return list(hit.columns)
+    if not ptypes:
+        def refuse(_node):
+            raise _InitPlanNeeded()
+        try:
+            return list(_made(session, key, tree, [], refuse, True).columns)
+        except _InitPlanNeeded:
+            pass
+    return list(_made(session, key, tree, list(ptypes), None, False).columns)
 
 
 def cancel_event(cancel: CancelToken):
@@ -65,10 +125,12 @@ def run(session, root, txn, cancel: CancelToken, analyze: bool = False,
                     jit_above_rows=max(0, session.settings.get("jit_above_cost")))
 
 
-def select(session, tree, txn, cancel: CancelToken, cancel_event=None) -> QueryResult:
-    root, names = plan(session, tree)
-    columns = columns_of(root, names)
-    qrun = run(session, root, txn, cancel, event=cancel_event)
+def select(session, tree, txn, cancel: CancelToken, cancel_event=None,
+           key: plan_cache.Key | None = None) -> QueryResult:
+    """Run a query (parameter values substituted), with the plan kept under `key` if any."""
+    entry = planned(session, tree, key)
+    columns = list(entry.columns)
+    qrun = run(session, entry.root, txn, cancel, event=cancel_event)
     count = [0]
 
     def batches():

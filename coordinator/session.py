@@ -5,11 +5,14 @@ writes and COPY (coordinator/load.py), DDL (coordinator/ddl.py), savepoints, cur
 LISTEN/NOTIFY and SQL PREPARE/EXECUTE/DEALLOCATE (coordinator/sql_commands.py), and the
 session commands drivers send (BEGIN/COMMIT/ROLLBACK, SET/SHOW/RESET, DISCARD) here.
 Parameter types are inferred at prepare from the placeholders' contexts
-(coordinator/param_types.py), for ParameterDescription.
+(coordinator/param_types.py), for ParameterDescription. Query plans come from the engine's
+plan cache (coordinator/plan_cache.py), and a session keeps the parsed form of the query
+texts it ran last (`PARSED`), so a text sent again is neither parsed nor planned again.
 """
 
 from __future__ import annotations
 
+import collections
 import itertools
 import re
 import threading
@@ -17,7 +20,8 @@ import time
 
 from sqlglot import exp
 
-from coordinator import ddl, load, param_types, query, roles, sql_commands, system_catalog
+from coordinator import (ddl, load, param_types, plan_cache, query, roles, sql_commands,
+                         system_catalog)
 from coordinator.catalog import SessionCatalog
 from coordinator.pgwire.boundary import (CancelToken, PreparedStatement, QueryResult,
                                          ResultColumn, ResultKind, TransactionStatus)
@@ -33,6 +37,7 @@ _EXITS = (Kind.COMMIT, Kind.ROLLBACK, Kind.ROLLBACK_TO)
 # PostgreSQL's command names in "cannot execute %s in a read-only transaction".
 _WRITE_COMMANDS = {Kind.CREATE_TABLE: "CREATE TABLE", Kind.CREATE_TABLE_AS: "CREATE TABLE AS",
                    Kind.DROP_TABLE: "DROP TABLE", Kind.TRUNCATE: "TRUNCATE TABLE"}
+PARSED = 64  # query texts whose parsed statement a session keeps (up to MAX_TEXT long)
 
 
 def _param_count(st: statements.Statement) -> int:
@@ -69,6 +74,11 @@ class Session:
         self._timer: threading.Timer | None = None
         self.commands = sql_commands.SessionCommands(self)
         self.activity = system_catalog.Activity()  # pg_stat_activity's row
+        # Lone query texts -> their statement: parsing is a function of the text alone, and
+        # binding never changes a statement's tree (a named statement is bound at every
+        # Execute). Kept per session, so that no tree is shared between threads.
+        self._parsed: collections.OrderedDict[str, statements.Statement] = \
+            collections.OrderedDict()
 
     # --- EngineSession protocol ----------------------------------------------------------
     def attach(self, frontend) -> None:
@@ -116,9 +126,12 @@ class Session:
 
     def _prepare(self, sql: str, param_oids: list[int]) -> list[PreparedStatement]:
         out = []
-        texts = statements.split(sql)
+        parsed = self._parsed.get(sql)
+        if parsed is not None:
+            self._parsed.move_to_end(sql)
+        texts = [parsed.text] if parsed is not None else statements.split(sql)
         for text in texts:
-            st = statements.classify(text)
+            st = parsed or self._classify(text, sql if len(texts) == 1 else None)
             if st.kind is Kind.EMPTY:
                 continue
             if self.txn is not None and self.txn.state is State.FAILED and st.kind not in _EXITS:
@@ -142,6 +155,16 @@ class Session:
             out.append(PreparedStatement(text, ptypes, columns, handle=st))
         return out
 
+    def _classify(self, text: str, sql: str | None) -> statements.Statement:
+        """The statement of `text`; kept under `sql` (the text as sent, when it is the one
+        statement in it) if it is a query."""
+        st = statements.classify(text)
+        if sql is not None and st.kind is Kind.QUERY and len(sql) <= plan_cache.MAX_TEXT:
+            self._parsed[sql] = st
+            if len(self._parsed) > PARSED:
+                self._parsed.popitem(last=False)
+        return st
+
     def execute(self, stmt: PreparedStatement, params: list, cancel: CancelToken) -> QueryResult:
         self._bind_session_info()
         self._start_statement(cancel)
@@ -158,7 +181,7 @@ class Session:
             raise errors.InFailedTransaction(
                 "current transaction is aborted, commands ignored until end of transaction block")
         try:
-            return self._execute(st, stmt, params, cancel)
+            return self._execute(st, stmt, params, cancel, shared_plan=True)
         except BaseException:
             if self.txn is not None:
                 self._end(self.txn, ok=False)
@@ -227,7 +250,10 @@ class Session:
                 self.txn = None
 
     # --- routing -------------------------------------------------------------------------
-    def _execute(self, st, stmt, params, cancel) -> QueryResult:
+    def _execute(self, st, stmt, params, cancel, shared_plan: bool = False) -> QueryResult:
+        """Run `st`. `shared_plan`: a query's plan may come from (and go to) the plan
+        cache, as `st` is the statement of its text and `params` its parameter values
+        (not so for EXECUTE name (args), whose values are already in the tree)."""
         k = st.kind
         if k is Kind.BEGIN:
             return self._begin(st.text)
@@ -262,7 +288,9 @@ class Session:
         if params and tree is not None:
             tree = bind_expr.substitute_params(tree, *self.substitution(stmt, params))
         if k is Kind.QUERY:
-            return self._with_txn(lambda txn: query.select(self, tree, txn, cancel))
+            key = plan_cache.key(self, st.text, stmt.param_types, params) if shared_plan \
+                else None
+            return self._with_txn(lambda txn: query.select(self, tree, txn, cancel, key=key))
         if k is Kind.EXPLAIN:
             inner = st.inner.tree
             if params:
@@ -477,11 +505,13 @@ class Session:
             return [ResultColumn(c, types.TEXT) for c in self.settings.show_columns(st.name)]
         if st.kind is Kind.EXPLAIN:
             return [ResultColumn("QUERY PLAN", types.TEXT)]
-        return query.describe(self, st.tree, ptypes)
+        # Without parameters, the plan made to describe is the one Execute runs.
+        key = plan_cache.key(self, st.text, ptypes, None if ptypes else ())
+        return query.describe(self, st.tree, ptypes, key)
 
     def _bind_session_info(self):
-        session_info.SESSION_INFO.set({"user": self.user, "database": self.database,
-                                    "schema": self.catalog_view().current_schema,
-                                    "pg_backend_pid": self.pid,
-                                    # pg_catalog's rows and the catalog functions' data
-                                    "system": system_catalog.SystemCatalog(self)})
+        session_info.SESSION_INFO.set(plan_cache.LentInfo({
+            "user": self.user, "database": self.database,
+            "schema": self.catalog_view().current_schema, "pg_backend_pid": self.pid,
+            # pg_catalog's rows and the catalog functions' data
+            "system": system_catalog.SystemCatalog(self)}))

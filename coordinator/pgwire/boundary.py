@@ -186,7 +186,9 @@ class EngineSession(Protocol):
         """Run one prepared statement with parameter values already decoded to Python
         values (int, float, Decimal, str, bool, date, datetime, None); str for UNKNOWN."""
 
-    def transaction_status(self) -> TransactionStatus: ...
+    def transaction_status(self) -> TransactionStatus:
+        """Called on pgwire's event loop while none of the session's calls runs (before
+        each ReadyForQuery): must not block. So is idle_in_transaction_timeout."""
 
     def parameter_status(self) -> dict[str, str]:
         """ParameterStatus values to send at startup (server_version, DateStyle, ...)."""

@@ -5,7 +5,8 @@ test per value): pyarrow.compute does the work where its output matches PostgreS
 (integers, most floats, dates, timestamps, numeric digits), numpy packs the binary
 fixed-width formats, and plain Python handles only what Arrow cannot print the PostgreSQL
 way (float exponents and specials, intervals, binary numeric). `encode_data_rows` then frames a whole batch of DataRows with
-Arrow string kernels. Decoding client parameters is params.py's job.
+Arrow string kernels, or, for a batch of a few rows, in Python (`_FEW_ROWS`). Decoding
+client parameters is params.py's job.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from coordinator.pgwire import codec, numeric
+from coordinator.pgwire import backend, codec, numeric
 from planner import errors
 from planner.types import CATALOG_KINDS, Kind, SqlType
 from segment.kernels import expr_pgarray as xpa
@@ -26,6 +27,9 @@ PG_EPOCH_MICROS = PG_EPOCH_DAYS * 86_400 * 10**6
 _NULL_CELL = pa.scalar(None, pa.binary())
 _TRAILING_ZEROS = r"(\.\d*[1-9])0+$|\.0+$"      # fractional seconds print without them
 _ROW_SLICE_BYTES = 32 << 20                     # keeps a framed slice far below 2 GiB
+# Up to this many rows a batch is framed row by row in Python: every Arrow kernel call
+# costs tens of microseconds whatever its size, the whole of a one-row result's encoding.
+_FEW_ROWS = 16
 
 
 # --- text format ------------------------------------------------------------------------
@@ -380,10 +384,27 @@ def _frame_rows(batch: pa.RecordBatch, types: list[SqlType], formats: list[int])
     return rows.buffers()[2].slice(start, end - start).to_pybytes()
 
 
+def _cell_bytes(cells: pa.Array) -> list[bytes | None]:
+    if pa.types.is_string(cells.type) or pa.types.is_large_string(cells.type):
+        return [None if c is None else c.encode() for c in cells.to_pylist()]
+    if not (pa.types.is_binary(cells.type) or pa.types.is_large_binary(cells.type)):
+        cells = cells.cast(pa.binary())
+    return cells.to_pylist()
+
+
+def _frame_few_rows(batch: pa.RecordBatch, types: list[SqlType], formats: list[int]) -> bytes:
+    columns = [_cell_bytes(encode_column(batch.column(i), t, f))
+               for i, (t, f) in enumerate(zip(types, formats))]
+    rows = zip(*columns) if columns else [()] * batch.num_rows
+    return b"".join(backend.DataRow(row).encode() for row in rows)
+
+
 def encode_data_rows(batch: pa.RecordBatch, types: list[SqlType], formats: list[int]) -> bytes:
     """All rows of `batch` as consecutive DataRow messages."""
     if batch.num_rows == 0:
         return b""
+    if batch.num_rows <= _FEW_ROWS:
+        return _frame_few_rows(batch, types, formats)
     per_row = max(1, batch.nbytes // batch.num_rows)
     step = max(1, _ROW_SLICE_BYTES // per_row)
     if batch.num_rows <= step:

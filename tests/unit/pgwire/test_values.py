@@ -188,6 +188,19 @@ def test_data_rows_sliced_into_pieces_are_identical(monkeypatch):
     assert whole.count(b"D\x00\x00\x00") == 1000
 
 
+@pytest.mark.parametrize("arr, t", [(c[0], c[1]) for c in TEXT_CASES + BINARY_BYTES],
+                         ids=[str(c[1]) for c in TEXT_CASES + BINARY_BYTES])
+def test_few_rows_framed_as_by_the_kernels(arr, t, monkeypatch):
+    """Batches of a few rows are framed in Python: the same bytes as the Arrow path."""
+    batch = pa.record_batch([arr, pa.array(["x"] * len(arr))], names=["v", "s"])
+    for fmt in (0, 1):
+        few = values.encode_data_rows(batch, [t, T.TEXT], [fmt, 0])
+        monkeypatch.setattr(values, "_FEW_ROWS", 0)
+        assert values.encode_data_rows(batch, [t, T.TEXT], [fmt, 0]) == few
+        monkeypatch.undo()
+    assert len(arr) <= values._FEW_ROWS
+
+
 def test_zero_column_rows():
     batch = pa.RecordBatch.from_pydict({}).slice(0, 0)
     assert values.encode_data_rows(batch, [], []) == b""
