@@ -191,29 +191,38 @@ class GroupTable:
 
     def _direct_layout(self, codes: np.ndarray, nulls: list) -> bool:
         """Widen the direct map's ranges to this batch's keys; False when the map would
-        need more than DIRECT_MAX cells."""
+        need more cells than allowed. A range that must grow grows by at least its own
+        size three times over where the cells allow, so that keys arriving in order (a table stored by its
+        key) re-lay the map out a few times, not at every batch."""
+        seen = self.spans > 0
         los, his = self.los.copy(), self.los + self.spans - 1
         for j, null in enumerate(nulls):
             present = codes[:, j] if null is None else codes[~null, j]
             if len(present) == 0:
                 continue
             lo, hi = int(present.min()), int(present.max())
-            if self.spans[j]:
+            if seen[j]:
                 lo, hi = min(lo, int(los[j])), max(hi, int(his[j]))
             los[j], his[j] = lo, hi
-        spans = np.where(self.spans > 0, his - los + 1, 0)
-        for j, null in enumerate(nulls):  # keys first seen in this batch
-            present = codes[:, j] if null is None else codes[~null, j]
-            if self.spans[j] == 0 and len(present):
-                spans[j] = his[j] - los[j] + 1
+            seen[j] = True
+        spans = np.where(seen, his - los + 1, 0).astype(np.int64)
         if np.array_equal(los, self.los) and np.array_equal(spans, self.spans) \
                 and len(self.dmap):
             return True
-        cells = float(np.prod((spans + 1).astype(np.float64)))
-        if cells > min(DIRECT_MAX, max(DIRECT_MIN, DIRECT_PER_ROW * (self.rows + len(codes)))):
+        limit = min(DIRECT_MAX, max(DIRECT_MIN, DIRECT_PER_ROW * (self.rows + len(codes))))
+        if _cells(spans) > limit:
             return False
-        self.los, self.spans = los, spans.astype(np.int64)
-        self.dmap = np.full(int(np.prod(self.spans + 1)), gt.EMPTY, np.int32)
+        for j in range(len(spans)):
+            if self.spans[j] and spans[j] > self.spans[j]:  # room to grow into, if it fits
+                wider = spans.copy()
+                others = _cells(np.delete(spans, j))
+                wider[j] = max(spans[j], min(4 * self.spans[j], limit // others - 1))
+                if wider[j] > spans[j]:
+                    if los[j] < self.los[j]:  # growing downward
+                        los[j] = his[j] - wider[j] + 1
+                    spans = wider
+        self.los, self.spans = los, spans
+        self.dmap = np.full(_cells(self.spans), gt.EMPTY, np.int32)
         gt.direct_rebuild(self.gkeys, self.n, self.los, self.spans, self._strides(), self.dmap)
         return True
 
@@ -327,6 +336,11 @@ class GroupTable:
                 states.append(pa.array(accs[-1][:n]))
             out.append(states)
         return out
+
+
+def _cells(spans: np.ndarray) -> int:
+    """Cells of a direct map over keys of these spans (one more per key, for NULL)."""
+    return int(np.prod((spans + 1).astype(np.float64)))
 
 
 def _exact(lo: np.ndarray, hi: np.ndarray, seen: np.ndarray) -> pa.Array:
