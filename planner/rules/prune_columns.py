@@ -3,6 +3,8 @@
 Walks down with the set of output positions the parent needs; Project and Aggregate
 compute their own outputs, so below them only the columns their expressions use are
 needed. Nodes that pass their child's columns through (Filter, Sort, Limit) shrink with it.
+A join's build side, which is held in memory, keeps only what the join uses: columns a
+filter below it read are dropped by a Project.
 """
 
 from __future__ import annotations
@@ -110,7 +112,16 @@ def _prune_join(node: pl.HashJoin, needed: set[int]) -> tuple[pl.Node, dict[int,
     if node.residual is not None:
         used |= ex.columns_used(node.residual)
     left, lmap = _prune(node.left, {i for i in used if i < nl} | set(node.left_keys))
-    right, rmap = _prune(node.right, {i - nl for i in used if i >= nl} | set(node.right_keys))
+    wanted = {i - nl for i in used if i >= nl} | set(node.right_keys)
+    right, rmap = _prune(node.right, wanted)
+    if len(right.fields) > len(wanted):
+        # The build side is held in memory: drop what only a filter below it read.
+        keep = sorted(rmap[i] for i in wanted)
+        right = pl.Project(right, tuple(ex.ColumnRef(p, right.fields[p].type,
+                                                     right.fields[p].name) for p in keep),
+                           tuple(right.fields[p] for p in keep))
+        narrowed = {old: new for new, old in enumerate(keep)}
+        rmap = {i: narrowed[rmap[i]] for i in wanted}
     joined = dict(lmap)
     joined.update({nl + j: len(left.fields) + k for j, k in rmap.items()})
     residual = ex.map_columns(node.residual, joined) if node.residual is not None else None

@@ -107,6 +107,13 @@ def _prune_columns_fixtures():
     count = pl.Aggregate(SCAN, (), (ex.AggCall(ex.AggFunc.COUNT_STAR, None, False, T.INT8),),
                          pl.AggMode.SINGLE, (pl.Field("count", T.INT8),))
     yield "count_star_reads_one_column", count, replace(count, child=scan((0,)))
+    # a semi join's build side: a, filtered on b; only a is held in the hash table
+    semi = pl.HashJoin(scan((0, 2)), scan(filter=B_GT_1), pl.JoinType.SEMI, (0,), (0,), None,
+                       (FIELDS[0], FIELDS[2]))
+    a0 = ex.ColumnRef(0, T.INT8, "a")
+    build = pl.Project(scan((0, 1), filter=cmp(ex.Func.GT, ex.ColumnRef(1, T.INT4, "b"),
+                                                lit(1))), (a0,), (FIELDS[0],))
+    yield "build_side_drops_filter_columns", semi, replace(semi, right=build)
 
 
 # --- stats_aggregate (after distribute): a PARTIAL count/min/max from chunk statistics ------
