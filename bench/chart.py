@@ -23,7 +23,7 @@ def per_query_png(path: str | Path, title: str, queries: list[str],
         return False
     engines = list(times_ms)
     width = 0.8 / max(1, len(engines))
-    fig, ax = plt.subplots(figsize=(max(8.0, 0.45 * len(queries) * max(1, len(engines))), 4.5))
+    fig, ax = plt.subplots(figsize=(min(18.0, max(8.0, 0.38 * len(queries) + 2)), 4.5))
     for i, e in enumerate(engines):
         xs = [q + (i - (len(engines) - 1) / 2) * width for q in range(len(queries))]
         ys = [t if t else math.nan for t in times_ms[e]]

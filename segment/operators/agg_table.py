@@ -4,15 +4,15 @@ hash_agg.py's general path groups each batch with Arrow and merges the per-batch
 here every batch's keys are looked up in one open-addressing table (segment/kernels/
 group_table.py) and the aggregates accumulate straight into per-group arrays, so a row
 is hashed once and nothing is regrouped. It covers what most analytical aggregations are:
-keys of integers, dates, timestamps, booleans, scaled numerics, floats and strings (by a
-dictionary id), and count, sum, avg over integers, scaled numerics and floats, min/max
+keys of integers, dates, timestamps, booleans, scaled numerics and floats (not strings,
+see _KEY_KINDS), and count, sum, avg over integers, scaled numerics and floats, min/max
 over integer-coded types. `covers(node)` says whether a node qualifies; the operator
 picks this path then (EXPLAIN ANALYZE counts `table_batches`).
 
 It produces the same states as the general path (agg_state.py), finalized by the same
 code, so both answer alike. Where the general path would spill or meets what this path
-does not hold well (more distinct strings than STRING_KEYS_MAX, more hashed groups than
-HASH_GROUPS_MAX: keys too spread for a direct map), the table so far is turned
+does not hold well (more hashed groups than HASH_GROUPS_MAX: keys too spread for a
+direct map), the table so far is turned
 into a table of states and handed to the general path, which goes on with the remaining
 batches (`HashAggOp.run_general(..., seed=states)`). A PARTIAL stage over budget emits
 what it holds and starts afresh instead, and one whose groups hardly repeat stops
@@ -32,7 +32,6 @@ from segment.kernels import group_table as gt
 from segment.operators import agg_state
 
 AK = agg_state.AggKind
-STRING_KEYS_MAX = 1 << 18  # distinct strings a key may collect before handing over
 # The most cells of a direct map (keys looked up without hashing; int32 group ids, so
 # 32 MB), and at most DIRECT_PER_ROW cells per row seen beyond DIRECT_MIN cells: a map
 # far sparser than the rows would cost more memory than hashing them.
@@ -43,8 +42,9 @@ DIRECT_PER_ROW = 8
 # each batch (the general path) is as fast as probing one big table, and smaller.
 HASH_GROUPS_MAX = 1 << 16
 _INT_KINDS = (Kind.INT2, Kind.INT4, Kind.INT8, Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ)
-_KEY_KINDS = _INT_KINDS + (Kind.BOOL, Kind.FLOAT4, Kind.FLOAT8, Kind.TEXT, Kind.VARCHAR,
-                           Kind.CHAR)
+# Not strings: Arrow groups a dictionary-encoded column by its indices per batch, which a
+# global dictionary of the strings seen (tried: TPC-H and ClickBench) did not beat.
+_KEY_KINDS = _INT_KINDS + (Kind.BOOL, Kind.FLOAT4, Kind.FLOAT8)
 
 
 def _int_coded(t: SqlType) -> bool:
@@ -77,7 +77,7 @@ def covers(node: plan.Aggregate, specs: list[agg_state.AggSpec]) -> bool:
 
 
 class Handover(Exception):
-    """The table cannot go on (too many distinct strings): hand it to the general path."""
+    """The table should not go on (too many hashed groups): hand it to the general path."""
 
 
 class GroupTable:
@@ -93,9 +93,6 @@ class GroupTable:
         self.slots = np.full((gt.table_size(1), 1 + self.width), gt.EMPTY, np.int64)
         self.gkeys = np.zeros((0, self.width), np.int64)
         self.acc: list[list[np.ndarray]] = [[] for _ in specs]
-        # strings: one global dictionary per string key
-        self.strings: dict[int, pa.Array] = {j: pa.array([], pa.string())
-                                              for j, t in enumerate(key_types) if t.is_string}
         # Keys of integers, dates, booleans and dictionary ids whose ranges multiply to
         # at most DIRECT_MAX cells are looked up in an array indexed by their values
         # (DuckDB's perfect hash aggregate): no hashing, no probing. A batch that widens
@@ -110,8 +107,7 @@ class GroupTable:
     # --- sizes ----------------------------------------------------------------------------
     def nbytes(self) -> int:
         per_group = self.width * 8 + sum(a.itemsize for accs in self.acc for a in accs)
-        strings = sum(s.nbytes for s in self.strings.values())
-        return self.slots.nbytes + self.dmap.nbytes + self.cap * per_group + strings
+        return self.slots.nbytes + self.dmap.nbytes + self.cap * per_group
 
     def _grow(self, cap: int) -> None:
         old = self.cap
@@ -234,8 +230,6 @@ class GroupTable:
 
     def _encode(self, j: int, arr: pa.Array, t: SqlType) -> tuple[np.ndarray, np.ndarray | None]:
         """int64 codes of one key column (0 where NULL) and its NULL mask (None: none)."""
-        if t.is_string:
-            return self._string_codes(j, arr)
         null = _null_mask(arr)
         if t.is_float:
             v = arr.cast(pa.float64()).fill_null(0.0).to_numpy(zero_copy_only=False)
@@ -243,29 +237,6 @@ class GroupTable:
             v = np.where(np.isnan(v), np.nan, v)   # every NaN: one group
             return v.view(np.int64), null
         return _int64_values(arr), null
-
-    def _string_codes(self, j: int, arr: pa.Array) -> tuple[np.ndarray, np.ndarray | None]:
-        if not pa.types.is_dictionary(arr.type):
-            arr = pc.dictionary_encode(arr)
-        dictionary = arr.dictionary
-        if dictionary.type != pa.string():
-            dictionary = dictionary.cast(pa.string())
-        known = self.strings[j]
-        ids = pc.index_in(dictionary, value_set=known)
-        if ids.null_count:
-            new = pc.unique(dictionary.filter(pc.is_null(ids)).drop_null())
-            if len(known) + len(new) > STRING_KEYS_MAX:
-                raise Handover
-            known = self.strings[j] = pa.concat_arrays([known, new])
-            ids = pc.index_in(dictionary, value_set=known)
-        ids = ids.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-        indices = arr.indices
-        null = _null_mask(indices)
-        idx = indices.fill_null(0).to_numpy(zero_copy_only=False)
-        codes = ids[idx] if len(ids) else np.zeros(len(idx), np.int64)
-        if null is not None:
-            codes = np.where(null, 0, codes)
-        return codes, null
 
     @staticmethod
     def _accumulate(s: agg_state.AggSpec, accs: list[np.ndarray], gid: np.ndarray,
@@ -306,9 +277,7 @@ class GroupTable:
             null = (flags >> j) & 1 == 1
             mask = null if null.any() else None
             codes = self.gkeys[:n, j]
-            if t.is_string:
-                out.append(self.strings[j].take(pa.array(codes, mask=mask)))
-            elif t.is_float:
+            if t.is_float:
                 out.append(pa.array(codes.view(np.float64), mask=mask)
                            .cast(t.arrow_type()))
             else:
