@@ -20,29 +20,17 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from motion.hashing import fmix64
+from segment.kernels import join_hash
 
 _jit = numba.njit(cache=True, nogil=True)
 _inline = numba.njit(cache=True, nogil=True, inline="always")
 
-_SEED = np.uint64(0x9E3779B97F4A7C15)
 EMPTY = -1
 
 
 def table_size(n_groups: int) -> int:
-    """Slots for n_groups groups: a power of two at least twice as many."""
-    size = 1024
-    while size < 2 * n_groups:
-        size *= 2
-    return size
-
-
-@_inline
-def _hash_row(keys, i):  # pragma: no cover - compiled
-    h = _SEED
-    for j in range(keys.shape[1]):
-        h = fmix64(h ^ np.uint64(keys[i, j]))
-    return h
+    """Slots for n_groups groups: a power of two at least twice as many, at least 1024."""
+    return join_hash.table_size(max(n_groups, 512))
 
 
 @_jit
@@ -57,7 +45,7 @@ def assign(keys, start, slots, gkeys, n_groups, gid):  # pragma: no cover - comp
     k = keys.shape[1]
     n = keys.shape[0]
     for i in range(start, n):
-        s = _hash_row(keys, i) & mask
+        s = join_hash.hash_row(keys, i) & mask
         while True:
             g = slots[s, 0]
             if g == EMPTY:
@@ -87,7 +75,7 @@ def rehash(gkeys, n_groups, slots):  # pragma: no cover - compiled
     """Insert groups 0..n_groups-1 into empty slots (after the slots grew)."""
     mask = np.uint64(slots.shape[0] - 1)
     for g in range(n_groups):
-        s = _hash_row(gkeys, g) & mask
+        s = join_hash.hash_row(gkeys, g) & mask
         while slots[s, 0] != EMPTY:
             s = (s + np.uint64(1)) & mask
         slots[s, 0] = g

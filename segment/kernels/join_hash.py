@@ -32,7 +32,8 @@ _fmix64 = fmix64
 
 
 @_inline
-def _hash_row(keys, i):  # pragma: no cover - compiled
+def hash_row(keys, i):  # pragma: no cover - compiled
+    """The hash of row i of an (n, k) int64 key matrix (group_table.py uses it too)."""
     h = _SEED
     for j in range(keys.shape[1]):
         h = _fmix64(h ^ np.uint64(keys[i, j]))
@@ -125,7 +126,7 @@ def build_multi(keys, valid, size):  # pragma: no cover - compiled
         if has_valid and not valid[i]:
             group[i] = -1
             continue
-        s = _hash_row(keys, i) & mask
+        s = hash_row(keys, i) & mask
         while True:
             g = slot_group[s]
             if g < 0:
@@ -151,7 +152,7 @@ def probe_multi(keys, valid, slot_group, reps, build_keys):  # pragma: no cover 
         out[i] = -1
         if has_valid and not valid[i]:
             continue
-        s = _hash_row(keys, i) & mask
+        s = hash_row(keys, i) & mask
         while True:
             g = slot_group[s]
             if g < 0:
