@@ -101,7 +101,7 @@ def describe(session, tree, ptypes, key=None) -> list[ResultColumn]:
         try:
             return list(_made(session, key, tree, [], refuse, True).columns)
         except _InitPlanNeeded:
-            pass
+            pass  # its subqueries run only at Execute: describe with typed NULLs instead
     return list(_made(session, key, tree, list(ptypes), None, False).columns)
 
 

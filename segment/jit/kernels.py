@@ -57,8 +57,7 @@ def cache_dir() -> str:
         try:
             os.makedirs(base, exist_ok=True)
             probe = os.path.join(base, f".probe-{os.getpid()}")
-            with open(probe, "w"):
-                pass
+            open(probe, "w").close()  # the directory must be writable, not just exist
             os.unlink(probe)
         except OSError:
             base = tempfile.mkdtemp(prefix="raympp-jit-")

@@ -380,3 +380,48 @@ def test_kills_during_many_small_commits(own_server, base):
     assert acked[0] > 0
     assert count(own_server, "f_small") == acked[0]
     check_cluster_answers(own_server, base)
+
+
+def test_kills_during_loads_that_analyze_after_commit(own_server, base):
+    """Autocommit INSERTs, each into a new table without statistics (so each commit is
+    followed by its automatic ANALYZE, coordinator/autostats.py), while segments are
+    killed: an acknowledged INSERT's rows are all there, a failed one left none, whether
+    the kill hit the write, the commit or the ANALYZE after it."""
+    stop = threading.Event()
+    outcome: dict[str, bool] = {}  # table -> acknowledged
+    failed = []
+
+    def writer(w: int):
+        n = 0
+        with own_server.connect() as c:
+            while not stop.is_set():
+                t = f"f_auto_{w}_{n}"
+                n += 1
+                try:
+                    c.execute(f"CREATE TABLE {t} (k bigint, v int) DISTRIBUTED BY (k)")
+                except psycopg.Error as e:
+                    failed.append(e.sqlstate)
+                    continue
+                try:
+                    c.execute(f"INSERT INTO {t} SELECT g, g % 7 FROM generate_series(1, 5000) g")
+                    outcome[t] = True
+                except psycopg.Error as e:
+                    failed.append(e.sqlstate)
+                    outcome[t] = False
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(2)]
+    for t in threads:
+        t.start()
+    for seg, delay in ((1, 1.0), (0, 1.5)):
+        time.sleep(delay)
+        pid = kill_segment(own_server, seg)
+        wait_restarted(own_server, seg, pid)
+    time.sleep(1.0)
+    stop.set()
+    for t in threads:
+        t.join(120)
+    assert set(failed) <= {"40001", "58000", "58030"}, failed
+    assert any(outcome.values())
+    for table, acked in outcome.items():
+        assert count(own_server, table) == (5000 if acked else 0), table
+    check_cluster_answers(own_server, base)
