@@ -229,27 +229,38 @@ class JoinPlanner:
         pending += [r for q in pending for r in restrictions_of_or(q, parts)]
         # Single-part predicates filter that part first.
         parts = [self._filter(p, pending) for p in parts]
-        remaining = sorted(parts, key=lambda p: -estimate.rows(p.node))
-        current = remaining.pop(0)
-        while remaining:
-            connected = [p for p in remaining if any(
-                self._equi(q, set(current.cols), set(p.cols)) for q in pending)]
-            # Join next what keeps the intermediate result smallest (from statistics);
-            # a relation not connected by an equality only when nothing else is left.
+        # Greedy operator ordering: join next the two parts, of any already joined, whose
+        # join is estimated smallest; the larger of the two is probed, the smaller built.
+        # Joined parts may meet again (a bushy tree): TPC-DS q72 joins the filtered sales
+        # with their dates, the inventory with its dates, and then the two on item and
+        # week, where a left-deep order from the largest table joins sales to every
+        # inventory row of their item first. Parts connected by no equality are joined
+        # (a cross product) only when nothing else is left.
+        size = {id(p): estimate.rows(p.node) for p in parts}
+        while len(parts) > 1:
             best = None
-            for cand in connected or remaining:
-                usable = [q for q in pending
-                          if ex.columns_used(q) <= set(current.cols) | set(cand.cols)]
-                joined = self.join(current, cand, pl.JoinType.INNER, usable)
-                cost = (estimate.rows(joined.node), estimate.rows(cand.node))
-                if best is None or cost < best[0]:
-                    best = (cost, cand, usable, joined)
-            _, nxt, usable, joined = best
-            remaining.remove(nxt)
+            for connected in (True, False):
+                for i, a in enumerate(parts):
+                    for b in parts[i + 1:]:
+                        if connected != any(self._equi(q, set(a.cols), set(b.cols))
+                                            for q in pending):
+                            continue
+                        left, right = (a, b) if size[id(a)] >= size[id(b)] else (b, a)
+                        usable = [q for q in pending
+                                  if ex.columns_used(q) <= set(a.cols) | set(b.cols)]
+                        joined = self.join(left, right, pl.JoinType.INNER, usable)
+                        n = estimate.rows(joined.node)
+                        cost = (n, size[id(right)], size[id(left)])
+                        if best is None or cost < best[0]:
+                            best = (cost, a, b, usable, joined, n)
+                if best is not None:
+                    break
+            _, a, b, usable, joined, n = best
+            parts = [p for p in parts if p is not a and p is not b] + [joined]
+            size[id(joined)] = n
             for q in usable:
                 pending.remove(q)
-            current = joined
-        return current, pending
+        return parts[0], pending
 
     def _filter(self, part: Part, pending: list[ex.Expr]) -> Part:
         mine = [q for q in pending if ex.columns_used(q) and ex.columns_used(q) <= set(part.cols)]

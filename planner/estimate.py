@@ -76,8 +76,12 @@ def _join_rows(node: pl.HashJoin) -> float:
         return left * (0.5 if node.right_keys else 1.0)
     if not node.left_keys:
         return left * right
-    d = max([x for x in (column_distinct(node.left, node.left_keys[0]),
-                         column_distinct(node.right, node.right_keys[0])) if x] or [0])
+    # The most selective key alone: keys of one join are mostly correlated (sales and
+    # returns on item and order number), so multiplying their selectivities would
+    # promise far fewer rows than come.
+    d = max([x for lk, rk in zip(node.left_keys, node.right_keys)
+             for x in (column_distinct(node.left, lk), column_distinct(node.right, rk)) if x]
+            or [0])
     n = left * right / d if d else max(left, right)
     if node.join_type is not pl.JoinType.INNER:
         n = max(n, left if node.join_type is pl.JoinType.LEFT else right)

@@ -1,8 +1,9 @@
 """Top-N per group: a filter `rn <= n` (or `< n`, `= n`, `n >= rn`) right above the
-WindowAgg that computes rn = row_number(), rank() or dense_rank() marks that WindowAgg
-`keep=(call, n)`: rows ranked past n are dropped as soon as they are ranked, and
-distribute.py ranks each segment's rows first, before the Motion that brings a partition
-together, so only each segment's top n per partition moves. The Filter stays.
+WindowAgg (or a Project right above it) that computes rn = row_number(), rank() or
+dense_rank() marks that WindowAgg `keep=(call, n)`: rows ranked past n are dropped as
+soon as they are ranked, and distribute.py ranks each segment's rows first, before the
+Motion that brings a partition together, so only each segment's top n per partition
+moves. The Filter stays.
 
 Sound because a row's rank over all rows is at least its rank over one segment's: a row
 whose segment ranks it past n is past n everywhere, and every row before (or tied with)
@@ -27,10 +28,18 @@ def window_top_n(node: pl.Node) -> pl.Node:
 
 
 def _mark(node: pl.Node) -> pl.Node:
-    if not (isinstance(node, pl.Filter) and isinstance(node.child, pl.Project)
-            and isinstance(node.child.child, pl.WindowAgg)):
+    if not isinstance(node, pl.Filter):
         return node
-    proj, w = node.child, node.child.child
+    if isinstance(node.child, pl.WindowAgg):
+        # The filter right on the WindowAgg (pushdown_filters moved it through the
+        # Project of columns that was between them).
+        w = node.child
+        proj = pl.Project(w, tuple(ex.ColumnRef(i, f.type, f.name)
+                                   for i, f in enumerate(w.fields)), w.fields)
+    elif isinstance(node.child, pl.Project) and isinstance(node.child.child, pl.WindowAgg):
+        proj, w = node.child, node.child.child
+    else:
+        return node
     if w.keep is not None or not all(c.func in _RANKING for c in w.calls):
         return node
     nc = len(w.child.fields)
@@ -52,6 +61,8 @@ def _mark(node: pl.Node) -> pl.Node:
             best = (j, n)
     if best is None:
         return node
+    if node.child is w:
+        return replace(node, child=replace(w, keep=best))
     return replace(node, child=replace(proj, child=replace(w, keep=best)))
 
 

@@ -339,7 +339,7 @@ def run_raympp(connect: Callable[[], Any], conn, sql: str, timeout_s: float) -> 
             pass
         return (Outcome("timeout", time.perf_counter() - t0,
                         message=f"no answer after {timeout_s + 30:.0f}s (client deadline)"),
-                _fresh(connect, timeout_s))
+                connect_with_timeout(connect, timeout_s))
     if "ok" in box:
         secs, rows, cols = box["ok"]
         return Outcome(None, secs, rows, cols), conn
@@ -358,11 +358,11 @@ def run_raympp(connect: Callable[[], Any], conn, sql: str, timeout_s: float) -> 
             conn.close()
         except Exception:  # noqa: BLE001 - closing a broken connection may fail too
             pass
-        conn = _fresh(connect, timeout_s)
+        conn = connect_with_timeout(connect, timeout_s)
     return out, conn
 
 
-def _fresh(connect, timeout_s: float):
+def connect_with_timeout(connect, timeout_s: float):
     last = None
     for _ in range(30):
         try:
@@ -501,7 +501,7 @@ def run_all(connect: Callable[[], Any], duck, texts: dict[int, str], numbers: li
             timeout_s: float = 120.0,
             on_result: Callable[[QueryResult], None] = lambda r: None) -> list[QueryResult]:
     """Each query on DuckDB, then on raympp; classified."""
-    conn = _fresh(connect, timeout_s)
+    conn = connect_with_timeout(connect, timeout_s)
     results = []
     try:
         for n in numbers:

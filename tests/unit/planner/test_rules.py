@@ -48,11 +48,50 @@ def _pushdown_fixtures():
     yield ("two_filters_and_together",
            pl.Filter(pl.Filter(SCAN, A_LT_9, FIELDS), B_GT_1, FIELDS), scan(filter=both))
     proj = pl.Project(SCAN, (A,), FIELDS[:1])
-    yield ("filter_above_a_project_stays", pl.Filter(proj, A_LT_9, FIELDS[:1]),
-           pl.Filter(proj, A_LT_9, FIELDS[:1]))
+    yield ("through_a_project_of_columns", pl.Filter(proj, A_LT_9, FIELDS[:1]),
+           pl.Project(scan(filter=A_LT_9), (A,), FIELDS[:1]))
+    plus = pl.Project(SCAN, (cmp(ex.Func.ADD, A, lit(1, T.INT8)),), FIELDS[:1])
+    yield ("above_a_computed_column_stays", pl.Filter(plus, A_LT_9, FIELDS[:1]),
+           pl.Filter(plus, A_LT_9, FIELDS[:1]))
     j = pl.HashJoin(pl.Filter(SCAN, B_GT_1, FIELDS), SCAN, pl.JoinType.INNER, (0,), (0,),
                     None, FIELDS + FIELDS)
     yield ("into_both_sides_of_a_join", j, replace(j, left=scan(filter=B_GT_1)))
+    on_right = cmp(ex.Func.GT, ex.ColumnRef(4, T.INT4, "b"), lit(1))
+    left_join = replace(j, left=SCAN, join_type=pl.JoinType.LEFT)
+    yield ("a_where_on_the_nullable_side_stays_above_a_left_join",
+           pl.Filter(left_join, on_right, left_join.fields),
+           pl.Filter(left_join, on_right, left_join.fields))
+    inner = replace(j, left=SCAN)
+    yield ("a_where_on_one_side_goes_into_it", pl.Filter(inner, on_right, inner.fields),
+           replace(inner, right=scan(filter=B_GT_1)))
+    # UNION ALL of branches tagged with constants: the WHERE on the tag keeps one branch.
+    tag = pl.Field("tag", T.TEXT)
+
+    def branch(name):
+        return pl.Project(SCAN, (A, ex.Literal(name, T.TEXT)), (FIELDS[0], tag))
+    union = pl.Append((branch("s"), branch("w")), (FIELDS[0], tag))
+    want_w = cmp(ex.Func.EQ, ex.ColumnRef(1, T.TEXT, "tag"), ex.Literal("w", T.TEXT))
+    yield ("only_the_append_inputs_the_filter_can_pass", pl.Filter(union, want_w, union.fields),
+           branch("w"))
+    nothing = cmp(ex.Func.EQ, ex.ColumnRef(1, T.TEXT, "tag"), ex.Literal("x", T.TEXT))
+    yield ("an_append_no_input_passes_is_empty", pl.Filter(union, nothing, union.fields),
+           pl.Values((), union.fields))
+    # Group keys: below the aggregate; an aggregate's value: above it.
+    count = ex.AggCall(ex.AggFunc.COUNT, None, False, T.INT8)
+    agg_fields = (FIELDS[1], pl.Field("count", T.INT8))
+    agg = pl.Aggregate(SCAN, (B,), (count,), pl.AggMode.SINGLE, agg_fields)
+    having = cmp(ex.Func.GT, ex.ColumnRef(1, T.INT8, "count"), lit(1, T.INT8))
+    yield ("a_group_key_condition_goes_below_the_aggregate",
+           pl.Filter(agg, cmp(ex.Func.GT, ex.ColumnRef(0, T.INT4, "b"), lit(1)), agg_fields),
+           replace(agg, child=scan(filter=B_GT_1)))
+    yield ("an_aggregate_value_condition_stays", pl.Filter(agg, having, agg_fields),
+           pl.Filter(agg, having, agg_fields))
+    # Grouping sets: b is NULL in the rows of the set without it; the filter stays above.
+    expand = pl.Expand(SCAN, ((A, B), (A, ex.Literal(None, T.INT4))), FIELDS[:2])
+    rollup = replace(agg, child=expand)
+    on_b = cmp(ex.Func.GT, ex.ColumnRef(0, T.INT4, "b"), lit(1))
+    yield ("a_grouping_set_key_condition_stays", pl.Filter(rollup, on_b, agg_fields),
+           pl.Filter(rollup, on_b, agg_fields))
 
 
 # --- sum_of_constant: sum(x + c) as sum(x) + c * count(x) ----------------------------------
