@@ -17,6 +17,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -149,13 +150,17 @@ class AggSpec:
     def finalize(self, states: list[pa.Array]) -> pa.Array:
         out_t = self.call.type
         k = self.kind
+        if pa.types.is_null(states[0].type):
+            # No state was ever typed: no rows (an empty spill partition's groups) or
+            # only NULL ones. A count of nothing is 0, every other aggregate NULL.
+            if k is AggKind.COUNT:
+                return pa.array(np.zeros(len(states[0]), np.int64)).cast(out_t.arrow_type())
+            return pa.nulls(len(states[0]), out_t.arrow_type())
         if k is AggKind.COUNT:
             return states[0].fill_null(0).cast(out_t.arrow_type())
         if k is AggKind.FLOAT_SUM or k is AggKind.MINMAX:
             return _cast(states[0], out_t)
         if k is AggKind.LIST:
-            if pa.types.is_null(states[0].type):  # no rows at all: NULL
-                return pa.nulls(len(states[0]), out_t.arrow_type())
             return _cast(states[0], out_t)
         if k is AggKind.FLOAT_MAX:
             value, saw_nan = states

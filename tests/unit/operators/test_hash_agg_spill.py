@@ -239,3 +239,18 @@ def test_early_stop_closes_spill_files(table, tmp_path):
     assert budget.open_files > 0
     it.close()
     _check_clean(budget, tmp_path)
+
+
+@pytest.mark.parametrize("rows", [0, 2])
+def test_final_of_untyped_states(rows):
+    """An empty spill partition hands its FINAL stage state columns of Arrow's null type
+    (TPC-DS q23 at SF 1 under memory pressure failed with 'Invalid null value'): a count
+    of them is 0, any other aggregate NULL."""
+    from segment.operators.agg_state import AggSpec
+
+    states = [pa.nulls(rows)]
+    count = AggSpec(ex.AggCall(A.COUNT, None, False, T.INT8), plan.AggMode.FINAL)
+    assert count.finalize(states).to_pylist() == [0] * rows
+    total = AggSpec(ex.AggCall(A.SUM, k.col(2, T.INT4), False, T.INT8), plan.AggMode.FINAL)
+    out = total.finalize(states)
+    assert out.type == pa.int64() and out.to_pylist() == [None] * rows
