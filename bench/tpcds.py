@@ -15,6 +15,11 @@ DISTRIBUTED BY their item key, customer/address/demographics/item by their key, 
 dimensions REPLICATED), then ANALYZE. DuckDB answers from the database dsdgen wrote
 (threads = --duckdb-threads, default 2) with PostgreSQL's NULL order and integer division.
 
+With --postgres a private PostgreSQL 15 (bench/common.PostgresServer, no indexes, work_mem
+256MB) is loaded from the same files, ANALYZEd, and times each query too (its answers are
+not checked; raympp's are, against DuckDB's); the summary adds the geometric mean of
+raympp/PostgreSQL and the queries where raympp was slower.
+
 Each query runs once on each engine (no warm-up; client wall time, the pgwire round trip
 included); raympp's statement_timeout is --timeout. Output: a table per query (status,
 times, raympp/DuckDB ratio, rows, SQLSTATE and message or the difference), the refusal
@@ -35,8 +40,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import RaymppServer, load_average, log, machine_description  # noqa: E402
+from common import (PostgresServer, RaymppServer, load_average, log,  # noqa: E402
+                    machine_description)
 from workloads.tpcds import kit  # noqa: E402
+
+
+# As bench/tpch.py's PostgreSQL: the server's defaults but a work_mem that fits these hash
+# tables (PostgreSQL otherwise spills or picks sorts where raympp has its budget).
+PG_SETTINGS = {"work_mem": "256MB"}
 
 
 def parse_args(argv=None):
@@ -57,6 +68,11 @@ def parse_args(argv=None):
     p.add_argument("--timeout", type=float, default=120.0,
                    help="raympp statement_timeout in seconds (default 120)")
     p.add_argument("--duckdb-threads", type=int, default=2)
+    p.add_argument("--postgres", action="store_true",
+                   help="also time each query on a private PostgreSQL 15 (loaded and "
+                        "ANALYZEd from the same files; --postgres-timeout)")
+    p.add_argument("--postgres-timeout", type=float, default=120.0,
+                   help="PostgreSQL's statement_timeout in seconds (default 120)")
     p.add_argument("--json", type=Path, default=None, help="write the JSON report here")
     return p.parse_args(argv)
 
@@ -82,7 +98,16 @@ def main(argv=None) -> int:
         return psycopg.connect(host=host, port=port, user=args.user, dbname=args.dbname,
                                autocommit=True)
 
+    pg, pg_version = None, ""
     try:
+        pg_load_s = None
+        if args.postgres:
+            pg = PostgresServer(settings=PG_SETTINGS).start()
+            pg_version = pg.version()
+            t0 = time.perf_counter()
+            with pg.connect() as c:
+                kit.load(c, ds, log=log, distributed=False)
+            pg_load_s = time.perf_counter() - t0
         load_s = None
         if not args.no_load:
             t0 = time.perf_counter()
@@ -93,12 +118,18 @@ def main(argv=None) -> int:
         def progress(r: kit.QueryResult) -> None:
             log(f"[tpcds] q{r.number:02d} {r.status} raympp {kit.fmt_s(r.raympp_s)}s "
                 f"duckdb {kit.fmt_s(r.duckdb_s)}s"
+                + (f" postgres {kit.fmt_s(r.postgres_s) if r.postgres_s else r.postgres_status}"
+                   if r.postgres_status else "")
                 + (f" {r.sqlstate or ''} {r.message}" if r.message else ""))
 
-        results = kit.run_all(connect, duck, texts, numbers, args.timeout, progress)
+        results = kit.run_all(connect, duck, texts, numbers, args.timeout, progress,
+                              postgres=pg.connect if pg else None,
+                              postgres_timeout_s=args.postgres_timeout)
     finally:
         if server is not None:
             server.stop()
+        if pg is not None:
+            pg.stop()
         duck.close()
 
     print(f"TPC-DS SF {kit.sf_text(args.sf)}, raympp {args.segments} segments, DuckDB "
@@ -107,6 +138,10 @@ def main(argv=None) -> int:
           f"{dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC")
     print(f"generate {gen_s:.1f}s, load {'-' if load_s is None else f'{load_s:.1f}s'}, "
           f"statement_timeout {args.timeout:g}s")
+    if args.postgres:
+        print(f"PostgreSQL: {pg_version}, settings {PG_SETTINGS}, no "
+              f"indexes, load and ANALYZE {pg_load_s:.1f}s, statement_timeout "
+              f"{args.postgres_timeout:g}s")
     print(kit.table_text(results))
     for status in ("refused", "error", "timeout"):
         groups = kit.grouped_messages(results, status)
@@ -125,6 +160,7 @@ def main(argv=None) -> int:
         report = kit.report_json(
             results, sf=args.sf, segments=args.segments, duckdb=kit.duckdb_version(),
             timeout_s=args.timeout, generate_s=gen_s, load_s=load_s,
+            postgres_load_s=pg_load_s,
             date=f"{dt.datetime.now(dt.timezone.utc):%Y-%m-%dT%H:%M:%SZ}",
             machine=machine_description(), load_average=load_average())
         args.json.write_text(json.dumps(report, indent=1, default=str))

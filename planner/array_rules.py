@@ -7,7 +7,7 @@ type (`array_append(a, '3')`), as PostgreSQL's polymorphic resolution does.
 
 from __future__ import annotations
 
-from planner import errors, types
+from planner import errors, fold, types
 from planner import expr as ex
 from planner.coercion import (
     adopt,
@@ -251,6 +251,31 @@ def _rule_sorted_mode(func: Func, args) -> ex.Expr:
     return Call(func, (args[0],), args[0].type.elem)
 
 
+def _rule_list_filter(func: Func, args) -> ex.Expr:
+    """array_agg(x) FILTER (WHERE c)'s elements of x where c is true: x's array type."""
+    if len(args) != 2 or not args[0].type.is_array or args[1].type != types.array_of(types.BOOL):
+        raise no_function("array_agg", args)
+    return Call(func, (args[0], args[1]), args[0].type)
+
+
+def _rule_percentiles(func: Func, args) -> ex.Expr:
+    """percentile_cont / _disc of a constant array of fractions over a sorted array: an
+    array of its element type (float8 for percentile_cont, as its input is cast)."""
+    fractions = fold.fold_constants(args[1]) if len(args) == 2 else None
+    if not isinstance(fractions, Literal) or not args[0].type.is_array \
+            or fractions.type != types.array_of(types.FLOAT8):
+        raise errors.InternalError(f"{func.value} takes an array and constant fractions")
+    return Call(func, (args[0], fractions), args[0].type)
+
+
+def _rule_regr(func: Func, args) -> ex.Expr:
+    """regr_* / corr / covar_* over float8 arrays of x and y: float8."""
+    if len(args) != 3 or not isinstance(args[2], Literal) or any(
+            a.type != types.array_of(types.FLOAT8) for a in args[:2]):
+        raise errors.InternalError("?regr takes two float8 arrays and a name")
+    return Call(func, tuple(args), types.FLOAT8)
+
+
 def _rule_series(func: Func, args) -> ex.Expr:
     """generate_series(start, stop[, step]) of integers: int4 unless an argument is int8,
     as PostgreSQL resolves it; the other signatures (numeric, timestamps) are 0A000."""
@@ -269,6 +294,10 @@ RULES = {
     Func.ARRAY: _rule_constructor,
     Func.SERIES: _rule_series,
     Func.SORTED_MODE: _rule_sorted_mode,
+    Func.LIST_FILTER: _rule_list_filter,
+    Func.PERCENTILE_CONT_MULTI: _rule_percentiles,
+    Func.PERCENTILE_DISC_MULTI: _rule_percentiles,
+    Func.REGR: _rule_regr,
     Func.SUBSCRIPT: _rule_subscript,
     Func.SLICE: _rule_slice,
     **{f: _rule_dimension for f in (Func.ARRAY_LENGTH, Func.CARDINALITY, Func.ARRAY_UPPER,

@@ -12,11 +12,13 @@ from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
-from planner import (bind_array, bind_join, bind_json, bind_lateral, bind_recursive,
-                     bind_srfs, bind_subquery, bind_window, catalog_functions, distinct_on, errors,
-                     functions, grouping_sets, json_aggregates, json_grouping, json_rules,
-                     ordered_aggregates, set_operations, statistics_aggregates,
-                     string_aggregates, system_tables, table_functions, types)
+from planner import (bind_array, bind_join, bind_json, bind_lateral, bind_lateral_subquery,
+                     bind_recursive, bind_srfs, bind_subquery, bind_window, catalog_functions,
+                     bitwise_aggregates, distinct_on, errors, functions, grouping_sets,
+                     hypothetical_aggregates, json_aggregates, json_grouping, json_rules,
+                     ordered_aggregates, regression_aggregates, set_operations,
+                     statistics_aggregates, string_aggregates, subquery_domain, system_tables,
+                     table_functions, types)
 from planner import expr as ex
 from planner import plan as pl
 from planner.bind_expr import AGGREGATES, STATISTICS, ExprBinder, find_aggregate, row_of
@@ -126,6 +128,20 @@ class QueryBinder:
                     columns += item.columns
                     parts.append(None)  # a ProjectSet over the items before it
                     continue
+                if bind_lateral_subquery.is_subquery(rel):
+                    try:
+                        item = bind_lateral_subquery.describe(self, rel, Scope(list(columns)),
+                                                              start)
+                    except (errors.UndefinedColumn, errors.UndefinedTable):
+                        if outer is None:
+                            raise
+                        raise errors.FeatureNotSupported(
+                            "outer references in a LATERAL subquery of a subquery") from None
+                    if item is not None:
+                        laterals[k] = item
+                        columns += item.columns
+                        parts.append(None)  # joined to the items before it
+                        continue
                 if isinstance(rel, exp.Lateral) and call is not None:  # of constants
                     rel = bind_lateral.unwrapped(rel)
                 node, sc = self._relation(rel)
@@ -152,6 +168,11 @@ class QueryBinder:
             return self._lateral_parts(parts, joins, scope, preds, laterals), scope, correlated
         return self._join_parts(parts, joins, scope, preds, ons), scope, correlated
 
+    def lateral_columns(self, rel: exp.Lateral, before: Scope) -> list[ScopeColumn]:
+        """The columns of the FROM item LATERAL (subquery) after the columns `before`."""
+        item = bind_lateral_subquery.describe(self, rel, before, len(before.columns))
+        return list(item.columns) if item is not None else self._relation(rel)[1].columns
+
     def _lateral_parts(self, parts, joins, scope: Scope, preds: list,
                        laterals: dict) -> pl.Node:
         """The FROM's plan when items at `laterals` read the items before them: the join
@@ -165,21 +186,36 @@ class QueryBinder:
                 group.append(part)
                 continue
             item = laterals[k]
-            on, left = bind_lateral.check_join(joins[k - 1] if k > 0 else None)
-            if on is not None:
-                preds = preds + bind_join.conjuncts(self._predicate(on, scope, "JOIN/ON"))
+            subquery = isinstance(item, bind_lateral_subquery.Item)
+            if subquery:
+                on, left = bind_lateral_subquery.check_join(joins[k - 1])
+                if on is None and not left and (joins[k - 1].args.get("side") or ""):
+                    raise bind_lateral_subquery.invalid_join(item)
+            else:
+                on, left = bind_lateral.check_join(joins[k - 1] if k > 0 else None)
+            on_conds = [] if on is None else bind_join.conjuncts(
+                self._predicate(on, scope, "JOIN/ON"))
+            if not left:
+                preds, on_conds = preds + on_conds, []
             before = [p for p in preds if all(i < item.base for i in ex.columns_used(p))]
             preds = [p for p in preds if all(p is not b for b in before)]
             if group:
                 sub = Scope(scope.columns[:item.base], star_order=scope.star_order)
                 node = self._join_parts(group, group_joins, sub, before)
+                if len(sub.columns) != item.base:
+                    raise errors.FeatureNotSupported(
+                        "FULL JOIN with USING or NATURAL before a LATERAL item")
                 scope.columns[:item.base] = sub.columns  # USING/NATURAL's marks
             else:
                 node = pl.Values(rows=((),), fields=())
                 if before:
                     node = pl.Filter(node, functions.fold_constants(bind_join.conjoin(before)),
                                      node.fields)
-            node = bind_lateral.project_set(node, item, outer=left)
+            if subquery:
+                node = bind_lateral_subquery.join(self, node, item, scope.columns[:item.base],
+                                                  left, on_conds)
+            else:
+                node = bind_lateral.project_set(node, item, outer=left)
             group = [bind_join.Part(node, list(range(item.base + len(item.columns))))]
             group_joins = []
         return self._join_parts(group, group_joins, scope, preds)
@@ -190,9 +226,10 @@ class QueryBinder:
         after this, so that it reads the merged column)."""
         binder = ExprBinder(gscope, self.params)
         out = []
+        n_base = parts[-1].cols[-1] + 1  # FULL JOIN's merged columns come after
         for j, part in zip(joins, parts[1:]):
             natural = (j.args.get("method") or "").upper() == "NATURAL"
-            on = [self._join_condition(j, part, parts, gscope, binder)] if (
+            on = [self._join_condition(j, part, n_base, gscope, binder)] if (
                 j.args.get("on") is not None or j.args.get("using") or natural) else []
             out.append([c for e in on if e is not None for c in bind_join.conjuncts(e)])
         return out
@@ -208,14 +245,24 @@ class QueryBinder:
         if ons is None:
             ons = self._join_conditions(parts, joins, gscope)
         group, pending = [parts[0]], []
-        for j, part, on in zip(joins, parts[1:], ons):
-            jt = bind_join.join_type_of(j)
+        kinds = [bind_join.join_type_of(j) for j in joins]
+        for k, (jt, part, on) in enumerate(zip(kinds, parts[1:], ons)):
             if jt is pl.JoinType.INNER:
                 group.append(part)
                 pending += on
                 continue
+            # A WHERE conjunct over the group's columns alone filters the group before
+            # this outer join when the group is preserved by it and by every outer join
+            # above (all LEFT): each output row is a group row extended, so the row the
+            # conjunct rejects goes either way. Its equalities then order the group's
+            # joins (TPC-DS q72: `d1.d_week_seq = d2.d_week_seq` under two LEFT JOINs).
+            if all(t in (pl.JoinType.INNER, pl.JoinType.LEFT) for t in kinds[k:]):
+                have = {c for p in group for c in p.cols}
+                mine = [p for p in preds if ex.columns_used(p) and ex.columns_used(p) <= have]
+                preds = [p for p in preds if all(p is not m for m in mine)]
+                pending += mine
             current, pending = planner.inner_group(group, pending)
-            group = [planner.join(current, part, jt, on)]
+            group = [_with_merged(planner.join(current, part, jt, on), gscope)]
         # WHERE applies to the outer joins' results, never inside them; the last group
         # (the outer joins' result and the relations inner-joined after it) is at the
         # top, where WHERE's equalities are its join keys as well as anywhere.
@@ -223,14 +270,16 @@ class QueryBinder:
         current = planner.filter_rest(current, rest)
         return bind_join.output_project(current, len(gscope.columns), gscope)
 
-    def _join_condition(self, j, part, parts, gscope, binder) -> ex.Expr | None:
+    def _join_condition(self, j, part, n_base, gscope, binder) -> ex.Expr | None:
         using = [ident.name if ident.quoted else ident.name.lower()
                  for ident in j.args.get("using") or []]
+        # The left side: the items before this one and the merged columns of earlier joins.
+        left_side = [g for g in range(len(gscope.columns)) if g < part.cols[0] or g >= n_base]
         if (j.args.get("method") or "").upper() == "NATURAL":
             # NATURAL: USING every column name both sides show, in the left side's order.
             mine = {gscope.columns[g].name for g in part.cols}
             using = []
-            for g in self._star_order(gscope, part.cols[0]):
+            for g in self._star_order(gscope, left_side):
                 c = gscope.columns[g]
                 if c.name in mine and c.name not in using and not (c.hidden or c.qualified_only):
                     using.append(c.name)
@@ -239,15 +288,11 @@ class QueryBinder:
         elif not using:
             return self._predicate(j.args["on"], gscope, "JOIN/ON")
         jt = bind_join.join_type_of(j)
-        if jt is pl.JoinType.FULL:
-            # The merged column would be COALESCE(left, right), which the scope cannot
-            # express yet; using either side's column would be wrong for unmatched rows.
-            raise errors.FeatureNotSupported("FULL JOIN with USING or NATURAL")
         eqs, merged = [], []
         for name in using:
             mine = [g for g in part.cols if gscope.columns[g].name == name
                     and not gscope.columns[g].qualified_only]
-            before = [g for g in range(part.cols[0]) if gscope.columns[g].name == name
+            before = [g for g in left_side if gscope.columns[g].name == name
                       and not gscope.columns[g].hidden and not gscope.columns[g].qualified_only]
             if len(mine) != 1 or len(before) != 1:
                 raise errors.UndefinedColumn(
@@ -256,24 +301,33 @@ class QueryBinder:
                     f"more than once")
             left = ex.ColumnRef(before[0], gscope.columns[before[0]].type, name)
             right = ex.ColumnRef(mine[0], gscope.columns[mine[0]].type, name)
+            eqs.append(functions.bind_call(ex.Func.EQ, [left, right]))
+            if jt is pl.JoinType.FULL:
+                # Either copy may be NULL-extended: the merged column is COALESCE(left,
+                # right), a column of its own, and both copies stay reachable qualified.
+                for g in (before[0], mine[0]):
+                    gscope.columns[g] = replace(gscope.columns[g], qualified_only=True)
+                t = functions.bind_call(ex.Func.COALESCE, [left, right]).type
+                merged.append(len(gscope.columns))
+                gscope.columns.append(ScopeColumn(None, name, t, merged=(before[0], mine[0])))
+                continue
             # The unqualified name and SELECT * mean the merged column: the left copy,
             # or the right one for a RIGHT join (where it is never NULL-extended).
             keep, other = (mine[0], before[0]) if jt is pl.JoinType.RIGHT else (before[0], mine[0])
             gscope.columns[other] = replace(gscope.columns[other], qualified_only=True)
             merged.append(keep)
-            eqs.append(functions.bind_call(ex.Func.EQ, [left, right]))
         # SELECT * shows the merged columns first, then the rest of each side (PostgreSQL).
-        rest = [g for g in self._star_order(gscope, part.cols[0]) + list(part.cols)
+        rest = [g for g in self._star_order(gscope, left_side) + list(part.cols)
                 if g not in merged]
-        gscope.star_order = merged + rest + [
-            g for g in range(part.cols[-1] + 1, len(gscope.columns))]
+        gscope.star_order = merged + rest + list(range(part.cols[-1] + 1, n_base))
         return bind_join.conjoin(eqs)
 
     @staticmethod
-    def _star_order(gscope: Scope, end: int) -> list[int]:
-        """SELECT *'s order of the columns before position `end`."""
-        order = [g for g in (gscope.star_order or range(len(gscope.columns))) if g < end]
-        return order + [g for g in range(end) if g not in set(order)]
+    def _star_order(gscope: Scope, positions: list[int]) -> list[int]:
+        """SELECT *'s order of the columns at `positions`."""
+        among = set(positions)
+        order = [g for g in (gscope.star_order or range(len(gscope.columns))) if g in among]
+        return order + [g for g in positions if g not in set(order)]
 
     def _relation(self, rel: exp.Expression) -> tuple[pl.Node, Scope]:
         alias = identifier(rel.args["alias"].this) if rel.alias else None
@@ -295,7 +349,10 @@ class QueryBinder:
             name = relation_name(rel).name
             if name in self.ctes and not rel.db:
                 bq = self.ctes[name]
-                return bq.node, self._scope_of(bq, alias or name, col_aliases)
+                scope = self._scope_of(bq, alias or name, col_aliases)
+                if name == subquery_domain.DOMAIN:  # a decorrelated subquery's SELECT *
+                    scope = Scope([replace(c, hidden=True) for c in scope.columns])
+                return bq.node, scope
             system = system_tables.find(self.catalog, relation_name(rel))
             if system is not None:  # pg_catalog.*, information_schema.*: the coordinator's rows
                 node = system_tables.bind(system)
@@ -323,8 +380,8 @@ class QueryBinder:
                     f'table "{alias}" has {len(bq.names)} columns available but '
                     f"{len(col_aliases)} columns specified", "42P10")
             return bq.node, self._scope_of(bq, alias, col_aliases)
-        if isinstance(rel, exp.Lateral):
-            raise errors.FeatureNotSupported("LATERAL subqueries")
+        if bind_lateral_subquery.is_subquery(rel):  # reads no earlier FROM item
+            return self._relation(bind_lateral_subquery.derived(rel))
         if isinstance(rel, exp.Subquery):
             sub = self.child().bind(rel.this)
             return sub.node, self._scope_of(sub, alias, col_aliases)
@@ -612,12 +669,23 @@ class QueryBinder:
                                  else tree.this)
                 return binder.bind(statistics_aggregates.rewrite(tree, arg.type.is_float))
             if isinstance(tree, exp.Filter):  # agg(x) FILTER (WHERE c): agg(CASE ...)
-                if isinstance(tree.this, exp.Window):
-                    raise errors.FeatureNotSupported("FILTER (WHERE ...) of a window function")
+                inner = tree.this
+                if isinstance(inner, exp.WithinGroup) and \
+                        type(inner.this) in hypothetical_aggregates.NODES:
+                    return binder.bind(hypothetical(inner, ordered_aggregates.condition(tree)))
+                if isinstance(inner, json_aggregates.NODES):
+                    return json_aggregates.bind(inner, binder.bind,
+                                                ordered_aggregates.condition(tree))
                 return binder.bind(ordered_aggregates.filtered(tree))
             if isinstance(tree, exp.WithinGroup):  # percentiles over array_agg
+                if type(tree.this) in hypothetical_aggregates.NODES:  # rank(v) & co.: counts
+                    return binder.bind(hypothetical(tree))
                 return binder.bind(ordered_aggregates.within_group(
                     tree, lambda e: functions.fold_constants(plain.bind(e))))
+            if type(tree) in regression_aggregates.NODES:  # regr_*, corr, covar_*
+                return binder.bind(regression_aggregates.rewrite(tree, plain.bind))
+            if type(tree) in bitwise_aggregates.NODES:  # bit_and & co., bit by bit
+                return binder.bind(bitwise_aggregates.rewrite(tree, plain.bind))
             if isinstance(tree, exp.GroupConcat):  # string_agg over array_agg
                 return binder.bind(string_aggregates.rewrite(tree, plain.bind))
             if isinstance(tree, json_aggregates.NODES):  # json_agg & co. over array_agg
@@ -646,6 +714,11 @@ class QueryBinder:
                         f'column "{tree.sql(dialect="postgres")}" must appear in the GROUP BY '
                         "clause or be used in an aggregate function")
             return None
+
+        def hypothetical(tree, cond=None):
+            return hypothetical_aggregates.rewrite(
+                tree, lambda e: functions.fold_constants(plain.bind(e)), binder.bind, cond,
+                grouping_sets=sets is not None)
 
         # Subqueries run after grouping: uncorrelated ones once ahead; correlated ones
         # see the group keys as the outer query's columns and are joined to the groups
@@ -813,6 +886,24 @@ class QueryBinder:
         return tuple(sort_keys)
 
 
+def _with_merged(part: bind_join.Part, gscope: Scope) -> bind_join.Part:
+    """`part` with the FULL JOIN ... USING columns (ScopeColumn.merged) whose two copies
+    it now has: COALESCE(left, right)."""
+    have = set(part.cols)
+    new = [g for g, c in enumerate(gscope.columns)
+           if c.merged is not None and g not in have and set(c.merged) <= have]
+    if not new:
+        return part
+    exprs = [part.local(functions.bind_call(ex.Func.COALESCE, [
+        ex.ColumnRef(i, gscope.columns[i].type, gscope.columns[i].name)
+        for i in gscope.columns[g].merged])) for g in new]
+    fields = part.node.fields
+    refs = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(fields))
+    node = pl.Project(part.node, refs + tuple(exprs), fields + tuple(
+        pl.Field(gscope.columns[g].name, e.type) for g, e in zip(new, exprs)))
+    return bind_join.Part(node, part.cols + new)
+
+
 def _sorted_array_agg(call: ex.AggCall, aggs: list, base: int) -> ex.Expr:
     """array_agg(x ORDER BY k...) where the query level's first ordered array_agg has
     another order (that one's input arrives sorted): the array of ROW(k..., x), in any
@@ -904,7 +995,8 @@ def _output_name(e: exp.Expression) -> str:
 
 _AGG_NAMES = {exp.LogicalAnd: "bool_and", exp.LogicalOr: "bool_or", exp.ArrayAgg: "array_agg",
               exp.StddevSamp: "stddev_samp", exp.StddevPop: "stddev_pop",
-              exp.VariancePop: "var_pop"}
+              exp.VariancePop: "var_pop", exp.GroupConcat: "string_agg",
+              **regression_aggregates.NODES, **bitwise_aggregates.NODES}
 _T = exp.DataType.Type
 # The names PostgreSQL's parser gives the types it writes as keywords.
 _TYPE_NAMES = {_T.INT: "int4", _T.SMALLINT: "int2", _T.BIGINT: "int8", _T.FLOAT: "float4",

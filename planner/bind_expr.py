@@ -14,7 +14,8 @@ from typing import Callable
 
 from sqlglot import exp
 
-from planner import bind_array, bind_json, catalog_functions, errors, functions, pg_functions, types
+from planner import (bind_array, bind_json, bitwise_aggregates, catalog_functions, errors,
+                     functions, pg_functions, regression_aggregates, types)
 from planner import expr as ex
 from planner.expr import Func
 from planner.schema import identifier
@@ -52,8 +53,23 @@ _NAMED.update({"strpos": Func.POSITION, "concat": Func.CONCAT_FN, "ceiling": Fun
 STATISTICS = (exp.Stddev, exp.StddevSamp, exp.StddevPop, exp.Variance, exp.VariancePop)
 AGGREGATES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max, exp.ArrayAgg, exp.LogicalAnd,
               exp.LogicalOr, exp.GroupConcat, exp.Filter, exp.WithinGroup) + STATISTICS \
-    + bind_json.AGGREGATES
+    + bind_json.AGGREGATES + tuple(regression_aggregates.NODES) \
+    + tuple(bitwise_aggregates.NODES)
 _NESTED_QUERY = (exp.Subquery, exp.Select, exp.Exists, exp.Union, exp.Intersect, exp.Except)
+
+
+def over_no_rows(e: exp.Expression) -> exp.Expression:
+    """`e` with each aggregate call replaced by its value over no rows: count() (also with
+    FILTER) 0, every other aggregate NULL."""
+    def empty(node):
+        if isinstance(node, exp.Filter):
+            node = node.this
+        if isinstance(node, exp.Count):
+            return exp.Literal.number(0)
+        if isinstance(node, AGGREGATES):
+            return exp.Null()
+        return node
+    return e.transform(empty, copy=True)
 
 
 def find_aggregate(tree: exp.Expression) -> exp.Expression | None:
@@ -61,9 +77,15 @@ def find_aggregate(tree: exp.Expression) -> exp.Expression | None:
     inside a subquery are the subquery's own."""
     for node in tree.walk(bfs=True, prune=lambda n: n is not tree and isinstance(n, _NESTED_QUERY)):
         if isinstance(node, AGGREGATES) and not (  # sum(x) OVER (...) is a window function
-                isinstance(node.parent, exp.Window) and node.arg_key == "this"):
+                _window_function(node) or isinstance(node.parent, exp.Filter)
+                and node.arg_key == "this" and _window_function(node.parent)):
             return node
     return None
+
+
+def _window_function(node: exp.Expression) -> bool:
+    return isinstance(node.parent, exp.Window) and node.arg_key == "this"
+
 
 def number_literal(text: str) -> ex.Literal:
     """Type a numeric literal as PostgreSQL does: int4, then int8, then numeric."""

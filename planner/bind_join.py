@@ -3,9 +3,10 @@
 Every relation's columns get a *global* position (their place in the FROM clause's
 combined scope), and predicates are bound once against that scope. Inner and cross joins
 (commas, JOIN ... ON, CROSS JOIN) with the WHERE clause's conjuncts form one join group
-that is ordered greedily from statistics: start from the largest relation (it is probed,
-never built) and repeatedly join the smallest relation connected to what is joined by an
-equality, so hash tables stay small. Outer joins keep the order the query wrote them in.
+that is ordered greedily from statistics (greedy operator ordering): repeatedly join the
+two parts connected by an equality whose join is estimated smallest, the larger probed
+and the smaller built, so intermediate results and hash tables stay small and the tree
+may be bushy. Outer joins keep the order the query wrote them in.
 Equalities between the two sides become hash keys; other conditions become the join's
 residual or a Filter as soon as every column they use is available.
 """

@@ -12,7 +12,8 @@ In a correlated subquery the outer columns are the columns of the domain of oute
 which subquery_domain.py puts first in the subquery's FROM; an outer reference in a
 function's arguments thus reads an earlier item like any other. What it leaves to others:
 constant arguments (bind.py's GenerateSeries node and bind_srfs.unnest_from's Values),
-the functions of the SELECT list (bind_srfs.select_srfs) and LATERAL subqueries (0A000).
+the functions of the SELECT list (bind_srfs.select_srfs) and LATERAL subqueries
+(bind_lateral_subquery.py).
 """
 
 from __future__ import annotations

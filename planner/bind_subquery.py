@@ -21,11 +21,11 @@ import itertools
 
 from sqlglot import exp
 
-from planner import (bind_join, errors, functions, subquery_ctes, subquery_domain,
-                     subquery_predicates, types)
+from planner import (bind_join, bind_lateral_subquery, errors, functions, subquery_ctes,
+                     subquery_domain, subquery_predicates, types)
 from planner import expr as ex
 from planner import plan as pl
-from planner.bind_expr import AGGREGATES, ExprBinder, find_aggregate
+from planner.bind_expr import AGGREGATES, ExprBinder, find_aggregate, over_no_rows
 from planner.scope import LayeredScope, Scope, ScopeColumn
 
 _CORRELATED = (errors.UndefinedColumn, errors.UndefinedTable)
@@ -110,7 +110,14 @@ class SubqueryBinder:
         conj = split_and(where.this) if where is not None else []
         if any(has_subquery(c) for c in conj):
             raise errors.FeatureNotSupported("subqueries nested in an EXISTS subquery")
-        inner, inner_scope, correlated = self.qb.child()._from(select, conj, outer=self.scope)
+        try:
+            inner, inner_scope, correlated = self.qb.child()._from(select, conj,
+                                                                   outer=self.scope)
+        except _CORRELATED:
+            # Outer references inside a FROM subquery: not a join's condition; the
+            # scalar form decorrelates them (or reports what is undefined).
+            raise errors.FeatureNotSupported("outer references in a FROM subquery of "
+                                             "EXISTS") from None
         n = len(self.scope.columns)
         planner = bind_join.JoinPlanner(LayeredScope(inner_scope, self.scope))
         left = bind_join.Part(self.node, list(range(n)))
@@ -119,30 +126,34 @@ class SubqueryBinder:
         self.node = self._trim(planner.join(left, right, jt, correlated).node, n)
 
     def _in(self, tree: exp.In, negate: bool) -> None:
-        if isinstance(tree.this, exp.Tuple):
-            raise errors.FeatureNotSupported("row-valued IN (subquery)")
+        left = _strip(tree.this)
+        row = list(left.expressions) if isinstance(left, exp.Tuple) else [tree.this]
         qb = self.qb.child()
         try:
             bq = qb.bind(tree.args["query"].this)
         except _CORRELATED:
             raise errors.FeatureNotSupported("correlated IN (subquery)") from None
-        if len(bq.node.fields) != 1:
-            raise errors.SyntaxError_("subquery has too many columns")
-        outer = self.binder().bind(tree.this)
+        subquery_predicates.check_width(len(bq.node.fields), len(row))
+        outers = [self.binder().bind(e) for e in row]
         n = len(self.scope.columns)
-        f = bq.node.fields[0]
-        gscope = Scope(self.scope.columns + [ScopeColumn(None, bq.names[0], f.type)])
-        pred = functions.bind_call(ex.Func.EQ, [outer, ex.ColumnRef(n, f.type, f.name)])
+        fields = bq.node.fields
+        gscope = Scope(self.scope.columns + [ScopeColumn(None, name, f.type)
+                                             for name, f in zip(bq.names, fields)])
+        preds = [functions.bind_call(ex.Func.EQ, [o, ex.ColumnRef(n + j, f.type, f.name)])
+                 for j, (o, f) in enumerate(zip(outers, fields))]
         planner = bind_join.JoinPlanner(gscope)
         jt = pl.JoinType.ANTI_NULL_AWARE if negate else pl.JoinType.SEMI
-        if negate and not ex.columns_used(outer):
-            # `const NOT IN (...)` has no join key, so no null-aware hash join: a plain
-            # anti join whose condition counts NULL as a match (x = NULL is not false)
-            # is the same rule.
+        if negate and (len(row) > 1 or not ex.columns_used(outers[0])):
+            # Without one join key there is no null-aware hash join: a plain anti join
+            # whose condition is "the row comparison is not false" (a NULL in either row
+            # makes a pair of otherwise equal rows compare NULL) is NOT IN's rule. For
+            # rows it compares every pair of rows (PostgreSQL's hashed SubPlan would
+            # look up rows without NULLs instead).
             jt = pl.JoinType.ANTI
-            pred = functions.bind_call(ex.Func.COALESCE, [pred, ex.Literal(True, types.BOOL)])
+            preds = [functions.bind_call(ex.Func.COALESCE, [p, ex.Literal(True, types.BOOL)])
+                     for p in preds]
         part = planner.join(bind_join.Part(self.node, list(range(n))),
-                            bind_join.Part(bq.node, [n]), jt, [pred])
+                            bind_join.Part(bq.node, list(range(n, n + len(fields)))), jt, preds)
         self.node = self._trim(part.node, n)
 
     @staticmethod
@@ -275,9 +286,14 @@ class SubqueryBinder:
         ctes = subquery_ctes.prepare(probe, derived, self.scope, self.qb.params,
                                      subquery_domain.inner_scope,
                                      subquery_domain.outer_references)
+        # Outer references inside its own subqueries read D too; a FROM subquery holding
+        # one becomes LATERAL, as D is an item of the same FROM then.
+        nested = [] if ctes else bind_lateral_subquery.nested_references(probe, derived,
+                                                                          self.scope)
+        bind_lateral_subquery.lateral_from_subqueries(derived, [c for c, _ in nested])
         inner = subquery_domain.inner_scope(probe, derived, self.scope)
         refs = subquery_domain.outer_references(derived, inner, self.scope, self.qb.params,
-                                                self.ungrouped)
+                                                self.ungrouped) + nested
         positions = sorted({i for _, i in refs} | {
             i for parts in ctes.values() for _, got in parts for _, i in got})
         if not positions:
@@ -337,16 +353,8 @@ class SubqueryBinder:
     def _over_no_rows(self, value: exp.Expression, t: types.SqlType) -> ex.Expr | None:
         """The constant `value` (an expression over aggregates) has when they aggregate
         no rows, cast to `t`; None when that is NULL."""
-        def empty(node):
-            if isinstance(node, exp.Filter):  # count(...) FILTER (...) over no rows is 0
-                node = node.this
-            if isinstance(node, exp.Count):
-                return exp.Literal.number(0)
-            if isinstance(node, AGGREGATES):
-                return exp.Null()
-            return node
         try:
-            e = ExprBinder(Scope([]), self.qb.params).bind(value.transform(empty, copy=True))
+            e = ExprBinder(Scope([]), self.qb.params).bind(over_no_rows(value))
         except errors.QueryError:
             raise errors.FeatureNotSupported(
                 "correlated scalar subqueries whose value uses columns outside its aggregates") from None

@@ -8,7 +8,9 @@ over a grouped query they may use group keys and aggregates), and the call stand
 placeholder column. `plan` then puts a Project of the expressions the windows read on
 top of the query's rows, one WindowAgg per distinct (PARTITION BY, ORDER BY), and maps
 the placeholders to the WindowAggs' output columns. avg() is sum() / count() over the
-same frame, as the two-stage aggregates finish it (distribute.py).
+same frame, as the two-stage aggregates finish it (distribute.py). agg(x) FILTER (WHERE c)
+is agg(CASE WHEN c THEN x END) (planner/ordered_aggregates.py); FILTER on a function that is
+no aggregate is 0A000, as PostgreSQL.
 
 Named windows (WINDOW w AS (...), OVER w, OVER (w ORDER BY ...)) follow PostgreSQL's
 copy rules. Frames: ROWS, GROUPS and RANGE, EXCLUDE; RANGE offsets take the ORDER BY
@@ -25,7 +27,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from planner import errors, functions, json_grouping, types
+from planner import errors, functions, json_grouping, ordered_aggregates, types
 from planner import expr as ex
 from planner import plan as pl
 from planner import window as wn
@@ -151,6 +153,12 @@ class WindowBinder:
     def bind(self, tree: exp.Window, binder) -> ex.Expr:
         spec = self._spec(tree)
         func_tree = tree.this
+        if isinstance(func_tree, exp.Filter):
+            # f(x) FILTER (WHERE c) OVER w: f(CASE WHEN c THEN x END), f ignoring NULLs
+            if not isinstance(func_tree.this, AGGREGATES):
+                raise errors.FeatureNotSupported(
+                    "FILTER is not implemented for non-aggregate window functions")
+            func_tree = ordered_aggregates.filtered(func_tree)
         if isinstance(func_tree, (exp.IgnoreNulls, exp.RespectNulls)):
             raise errors.FeatureNotSupported(
                 "IGNORE NULLS / RESPECT NULLS in window functions is not supported")

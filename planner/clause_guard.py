@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from planner import errors, json_rules
+from planner import bitwise_aggregates, errors, json_rules, regression_aggregates
 
 _QUERY_MODIFIERS = {"with_", "where", "group", "having", "order", "limit", "offset"}
 
@@ -115,7 +115,7 @@ CONSUMED: dict[type, frozenset[str]] = {k: frozenset(v) for k, v in {
     exp.Exists: {"this"},
     exp.Anonymous: {"this", "expressions"},
     exp.ExplodingGenerateSeries: {"start", "end", "step"},
-    exp.Lateral: {"this", "alias"},  # of a function (planner/bind_lateral.py); subqueries 0A000
+    exp.Lateral: {"this", "alias"},  # bind_lateral.py, bind_lateral_subquery.py
     exp.Count: {"this", "big_int"},          # big_int: sqlglot's note that count is int8
     exp.Sum: {"this"},
     exp.GroupConcat: {"this", "separator"},
@@ -123,6 +123,15 @@ CONSUMED: dict[type, frozenset[str]] = {k: frozenset(v) for k, v in {
     exp.WithinGroup: {"this", "expression"},
     exp.PercentileCont: {"this"},
     exp.PercentileDisc: {"this"},  # string_agg (planner/string_aggregates.py)
+    # hypothetical-set aggregates (planner/hypothetical_aggregates.py); as window functions
+    # their arguments are 42883 (planner/bind_window.py)
+    exp.Rank: {"expressions"},
+    exp.DenseRank: {"expressions"},
+    exp.PercentRank: {"expressions"},
+    exp.CumeDist: {"expressions"},
+    # planner/regression_aggregates.py, planner/bitwise_aggregates.py
+    **{node: {"this", "expression"} for node in regression_aggregates.NODES},
+    **{node: {"this"} for node in bitwise_aggregates.NODES},
     exp.Avg: {"this"},
     exp.Min: {"this"},
     exp.Max: {"this"},
@@ -238,9 +247,6 @@ def check(tree: exp.Expression) -> None:
     """Raise FeatureNotSupported for the first argument anywhere in `tree` that the binder
     would not consume."""
     for node in tree.walk():
-        if isinstance(node, exp.Window) and isinstance(node.this, exp.Filter):
-            raise errors.FeatureNotSupported("FILTER (WHERE ...) of a window function is "
-                                             "not supported")
         if type(node) in REFUSED:
             raise errors.FeatureNotSupported(f"{REFUSED[type(node)]} is not supported")
         if isinstance(node, exp.Property) and type(node) not in CONSUMED:

@@ -38,19 +38,7 @@ def _rename(e: ex.Expr, names: list[str]) -> ex.Expr:
     """The expression with column names of the join's inputs, for display."""
     from dataclasses import replace as _replace
 
-    if isinstance(e, ex.ColumnRef):
-        return _replace(e, name=names[e.index])
-    if not e.children():
-        return e
-    import dataclasses
-    changes = {}
-    for f in dataclasses.fields(e):
-        v = getattr(e, f.name)
-        if isinstance(v, ex.Expr):
-            changes[f.name] = _rename(v, names)
-        elif isinstance(v, tuple) and v and isinstance(v[0], ex.Expr):
-            changes[f.name] = tuple(_rename(x, names) for x in v)
-    return _replace(e, **changes)
+    return ex.replace_columns(e, lambda c: _replace(c, name=names[c.index]))
 
 
 def explain(root: pl.Node, n_segments: int,

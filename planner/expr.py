@@ -138,6 +138,16 @@ class Func(enum.Enum):
     # mode() WITHIN GROUP: the most frequent non-NULL element of an array sorted by the
     # ORDER BY, the first of equally frequent ones (planner/ordered_aggregates.py)
     SORTED_MODE = "?sorted_mode"
+    # Finishing steps of aggregates bound over array_agg (segment/kernels/expr_list_agg.py):
+    # (values[], keep bool[]): array_agg(x) FILTER (WHERE c) (planner/ordered_aggregates.py)
+    LIST_FILTER = "?list_filter"
+    # (sorted[], Literal(fractions float8[])): percentile_cont / percentile_disc of an array
+    # of fractions, over array_agg(x ORDER BY x NULLS LAST)
+    PERCENTILE_CONT_MULTI = "?percentile_cont[]"
+    PERCENTILE_DISC_MULTI = "?percentile_disc[]"
+    # (xs float8[], ys float8[], Literal(name)): regr_* / corr / covar_* of float8 pairs
+    # (planner/regression_aggregates.py)
+    REGR = "?regr"
     ARRAY_SORT_KEY = "array_sort_key"  # bytes that order as the array: < <= > >= of arrays
     ANY_OF = "any"                     # any(op, x, a): x op ANY (a); op a text Literal
     ALL_OF = "all"
@@ -416,17 +426,24 @@ def map_columns(e: Expr, mapping: dict[int, int]) -> Expr:
     """The expression with every ColumnRef index i replaced by mapping[i]."""
     import dataclasses
 
+    return replace_columns(e, lambda c: dataclasses.replace(c, index=mapping[c.index]))
+
+
+def replace_columns(e: Expr, fn) -> Expr:
+    """The expression with every ColumnRef c replaced by fn(c) (an expression)."""
+    import dataclasses
+
     if isinstance(e, ColumnRef):
-        return dataclasses.replace(e, index=mapping[e.index])
+        return fn(e)
     if not dataclasses.is_dataclass(e) or not e.children():
         return e
     changes = {}
     for f in dataclasses.fields(e):
         val = getattr(e, f.name)
         if isinstance(val, Expr):
-            changes[f.name] = map_columns(val, mapping)
+            changes[f.name] = replace_columns(val, fn)
         elif isinstance(val, tuple) and val and isinstance(val[0], tuple):
-            changes[f.name] = tuple(tuple(map_columns(x, mapping) for x in pair) for pair in val)
+            changes[f.name] = tuple(tuple(replace_columns(x, fn) for x in pair) for pair in val)
         elif isinstance(val, tuple) and val and isinstance(val[0], Expr):
-            changes[f.name] = tuple(map_columns(x, mapping) for x in val)
+            changes[f.name] = tuple(replace_columns(x, fn) for x in val)
     return dataclasses.replace(e, **changes)

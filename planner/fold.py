@@ -31,7 +31,8 @@ _ARRAY_FUNCS = frozenset({
     Func.ARRAY_PREPEND, Func.ARRAY_POSITION, Func.ARRAY_CONTAINS, Func.ARRAY_CONTAINED,
     Func.ARRAY_OVERLAP, Func.ARRAY_EQ, Func.ARRAY_NE, Func.ANY_OF, Func.ALL_OF,
     Func.ARRAY_SORT_KEY, Func.ROW, Func.FIELD, Func.SORT_LIST,
-    Func.SORTED_MODE})
+    Func.SORTED_MODE, Func.LIST_FILTER, Func.PERCENTILE_CONT_MULTI, Func.PERCENTILE_DISC_MULTI,
+    Func.REGR})
 
 
 class NotFoldable(Exception):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from planner import bind_json, errors, types
+from planner import bind_json, errors, ordered_aggregates, types
 from planner import expr as ex
 from planner.expr import Func
 from planner.types import Kind
@@ -41,9 +41,11 @@ def _arguments(tree: exp.Expression) -> list[exp.Expression]:
     return [tree.this] if tree.this is not None else []
 
 
-def bind(tree: exp.Expression, bind_agg) -> ex.Expr:
+def bind(tree: exp.Expression, bind_agg, cond: exp.Expression | None = None) -> ex.Expr:
     """The expression the json aggregate `tree` equals; `bind_agg` binds a sqlglot
-    aggregate call of the query level (array_agg here) to its reference."""
+    aggregate call of the query level (array_agg here) to its reference. With a FILTER
+    condition `cond`, each array_agg is filtered by it as array_agg(...) FILTER is
+    (planner/ordered_aggregates.py)."""
     name = _name(tree)
     args = _arguments(tree)
     order = None
@@ -62,6 +64,8 @@ def bind(tree: exp.Expression, bind_agg) -> ex.Expr:
         if order is not None:
             inner = order.copy()
             inner.set("this", a.copy())
+        if cond is not None:
+            return bind_agg(ordered_aggregates.filtered_array_agg(exp.ArrayAgg(this=inner), cond))
         return bind_agg(exp.ArrayAgg(this=inner))
 
     out = types.JSONB if name.startswith("jsonb") else types.JSON

@@ -5,8 +5,15 @@ distribute as those do.
     agg(x) FILTER (WHERE c)   = agg(CASE WHEN c THEN x END)     (count(*): count(CASE ... 1))
 
 which every aggregate that ignores NULL inputs answers alike (count, sum, avg, min, max,
-bool_and/or, the statistics, string_agg, the percentiles: their sort key); array_agg and
-the json aggregates keep NULLs, so FILTER on them is 0A000.
+bool_and/or, bit_and/or/xor, the statistics and regressions (both arguments), string_agg,
+the percentiles: their sort key). array_agg and the json aggregates keep NULLs, so there
+
+    array_agg(x ORDER BY o) FILTER (WHERE c)
+        = ?list_filter(array_agg(x ORDER BY o), array_agg((c) IS TRUE ORDER BY o))
+
+the elements of rows where c holds (one Aggregate keeps both arrays in the same order),
+NULL where none does (segment/kernels/expr_list_agg.py). The hypothetical-set aggregates
+take the condition into their counts (planner/hypothetical_aggregates.py).
 
     percentile_disc(f) WITHIN GROUP (ORDER BY x) = a[greatest(ceil(f * n), 1)]
     percentile_cont(f) WITHIN GROUP (ORDER BY x) = a[lo + 1] + (a[hi + 1] - a[lo + 1]) * (p - lo)
@@ -14,8 +21,10 @@ the json aggregates keep NULLs, so FILTER on them is 0A000.
 with a = array_agg(x ORDER BY x NULLS LAST) (x as float8 for percentile_cont), n = count(x),
 p = f * (n - 1), lo = floor(p), hi = ceil(p): PostgreSQL's definitions, NULL over no
 non-NULL input. The fraction must be a constant in [0, 1] (22003 otherwise, as
-PostgreSQL); arrays of fractions, interval inputs and the hypothetical-set aggregates
-are 0A000.
+PostgreSQL). A constant array of fractions gives an array: Func.PERCENTILE_CONT_MULTI /
+PERCENTILE_DISC_MULTI over the same sorted array (22003 for a fraction outside [0, 1]
+only where the group has a non-NULL x, as PostgreSQL checks them). Fractions that are not
+constant and interval inputs are 0A000.
 
     mode() WITHIN GROUP (ORDER BY x) = ?sorted_mode(array_agg(x ORDER BY x NULLS LAST))
 
@@ -28,25 +37,34 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
-from planner import errors, expr as ex
+from planner import bitwise_aggregates, errors, expr as ex, regression_aggregates
 from planner.bind_array import mark_subscripts
 
 _IGNORING_NULLS = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max, exp.LogicalAnd,
                    exp.LogicalOr, exp.Stddev, exp.StddevSamp, exp.StddevPop, exp.Variance,
-                   exp.VariancePop, exp.GroupConcat)
+                   exp.VariancePop, exp.GroupConcat) + tuple(bitwise_aggregates.NODES)
+# Aggregates of (y, x) pairs that skip a pair with a NULL: both arguments are filtered.
+_PAIRS = tuple(regression_aggregates.NODES)
+
+
+def condition(tree: exp.Filter) -> exp.Expression:
+    """The condition of a FILTER clause."""
+    return tree.expression.this if isinstance(tree.expression, exp.Where) else tree.expression
 
 
 def filtered(tree: exp.Filter) -> exp.Expression:
     """The aggregate of `tree` with its argument NULL where the FILTER condition is not
-    true."""
+    true (array_agg: its array filtered by a second one of the condition's values)."""
     agg = tree.this.copy()
-    cond = tree.expression.this if isinstance(tree.expression, exp.Where) else tree.expression
+    cond = condition(tree)
     if isinstance(agg, exp.WithinGroup) and isinstance(agg.expression, exp.Order):
         for key in agg.expression.expressions:  # the percentiles ignore NULL keys too
             key.set("this", exp.Case(ifs=[exp.If(this=exp.Paren(this=cond.copy()),
                                                  true=key.this)]))
         return agg
-    if not isinstance(agg, _IGNORING_NULLS):
+    if isinstance(agg, exp.ArrayAgg):
+        return filtered_array_agg(agg, cond)
+    if not isinstance(agg, _IGNORING_NULLS + _PAIRS):
         name = agg.sql(dialect="postgres").split("(", 1)[0].lower()
         raise errors.FeatureNotSupported(f"FILTER (WHERE ...) on {name}()")
 
@@ -62,7 +80,24 @@ def filtered(tree: exp.Filter) -> exp.Expression:
         arg.set("this", when(arg.this))
     else:
         agg.set("this", when(arg))
+    if isinstance(agg, _PAIRS) and agg.expression is not None:
+        agg.set("expression", when(agg.expression))
     return agg
+
+
+def filtered_array_agg(agg: exp.ArrayAgg, cond: exp.Expression) -> exp.Expression:
+    """array_agg(x [ORDER BY ...]) FILTER (WHERE cond) over array_agg of x and of cond."""
+    inner = agg.this
+    if isinstance(inner, exp.Distinct):
+        raise errors.FeatureNotSupported("FILTER (WHERE ...) on array_agg(DISTINCT ...)")
+    keep = exp.Is(this=exp.Paren(this=cond.copy()), expression=exp.Boolean(this=True))
+    if isinstance(inner, exp.Order):
+        mask = inner.copy()
+        mask.set("this", keep)
+    else:
+        mask = keep
+    return exp.Anonymous(this=ex.Func.LIST_FILTER.value,
+                         expressions=[agg.copy(), exp.ArrayAgg(this=mask)])
 
 
 def within_group(tree: exp.WithinGroup, bind) -> exp.Expression:
@@ -79,30 +114,59 @@ def within_group(tree: exp.WithinGroup, bind) -> exp.Expression:
     if len(order) != 1:
         raise errors.FeatureNotSupported(f"{name}() WITHIN GROUP over {len(order)} keys")
     fraction = bind(func.this)
-    if not isinstance(fraction, ex.Literal) or fraction.type.is_array:
-        raise errors.FeatureNotSupported(f"{name}() of a fraction that is not one constant")
+    if not isinstance(fraction, ex.Literal):
+        raise errors.FeatureNotSupported(f"{name}() of a fraction that is not a constant")
+    if fraction.type.is_array:
+        return _multi(name, fraction, order, bind)
     if fraction.value is None:
         return exp.Null()
     f = float(fraction.value)
     if not 0 <= f <= 1:
         raise errors.NumericOutOfRange(f"percentile value {f:g} is not between 0 and 1")
-    key = order[0]
-    x = key.this.sql(dialect="postgres")
-    direction = "DESC" if key.args.get("desc") else "ASC"
+    arg, x, direction = _sort_key(name, order[0], bind)
+    a = f"(array_agg({arg} ORDER BY {x} {direction} NULLS LAST))"
     if name == "percentile_cont":
-        t = bind(key.this).type
-        if not t.is_number:
-            raise errors.FeatureNotSupported(f"percentile_cont() WITHIN GROUP over {t}")
-        a = f"(array_agg(({x})::float8 ORDER BY {x} {direction} NULLS LAST))"
         p = f"({f!r}::float8 * (count({x}) - 1))"
         value = (f"{a}[floor({p})::int + 1] + ({a}[ceil({p})::int + 1] - "
                  f"{a}[floor({p})::int + 1]) * ({p} - floor({p}))")
     else:
-        a = f"(array_agg({x} ORDER BY {x} {direction} NULLS LAST))"
         value = f"{a}[greatest(ceil({f!r}::float8 * count({x})), 1)::int]"
     out = sqlglot.parse_one(f"CASE WHEN count({x}) > 0 THEN {value} END", read="postgres")
     mark_subscripts(out)  # as statements.py does after parsing: a[i] is 1-based
     return out
+
+
+def _sort_key(name: str, key: exp.Ordered, bind) -> tuple[str, str, str]:
+    """(the value aggregated, the ORDER BY expression, ASC or DESC) of a percentile's sort
+    key: percentile_cont interpolates, so it takes numbers only, as float8."""
+    x = key.this.sql(dialect="postgres")
+    direction = "DESC" if key.args.get("desc") else "ASC"
+    if name != "percentile_cont":
+        return x, x, direction
+    t = bind(key.this).type
+    if not t.is_number:
+        raise errors.FeatureNotSupported(f"percentile_cont() WITHIN GROUP over {t}")
+    return f"({x})::float8", x, direction
+
+
+def _multi(name: str, fractions: ex.Literal, order, bind) -> exp.Expression:
+    """percentile_cont / percentile_disc of a constant array of fractions."""
+    if len(order) != 1:
+        raise errors.FeatureNotSupported(f"{name}() WITHIN GROUP over {len(order)} keys")
+    if not (fractions.type.elem.is_number or fractions.type.elem.kind.name == "UNKNOWN"):
+        raise errors.UndefinedFunction(
+            f"function {name}({fractions.type}, {bind(order[0].this).type}) does not exist")
+    arg, x, direction = _sort_key(name, order[0], bind)
+    values = fractions.value
+    text = "NULL" if values is None else "'{" + ",".join(
+        "NULL" if v is None else repr(float(v)) for v in values) + "}'"
+    out = sqlglot.parse_one(f"array_agg({arg} ORDER BY {x} {direction} NULLS LAST)",
+                            read="postgres")
+    mark_subscripts(out)
+    func = ex.Func.PERCENTILE_CONT_MULTI if name == "percentile_cont" \
+        else ex.Func.PERCENTILE_DISC_MULTI
+    return exp.Anonymous(this=func.value, expressions=[
+        out, sqlglot.parse_one(f"{text}::float8[]", read="postgres")])
 
 
 def _mode(tree: exp.WithinGroup) -> exp.Expression:

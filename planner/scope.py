@@ -19,6 +19,9 @@ class ScopeColumn:
     qualified_only: bool = False
     # The schema of an unaliased table or system relation: `schema.table.column` needs it.
     schema: str | None = None
+    # A FULL JOIN ... USING column: COALESCE of the two copies at these positions, a
+    # column of its own (bind.py computes it once the join has both).
+    merged: tuple[int, int] | None = None
 
 
 class Scope:

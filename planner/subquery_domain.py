@@ -41,6 +41,9 @@ def inner_scope(qb, select: exp.Select, outer: Scope) -> Scope:
         return Scope([])
     columns = []
     for rel in [from_.this] + [j.this for j in select.args.get("joins") or []]:
+        if isinstance(rel, exp.Lateral) and isinstance(rel.this, exp.Subquery):
+            columns += qb.lateral_columns(rel, LayeredScope(Scope(list(columns)), outer))
+            continue
         call = bind_lateral.call_of(rel)
         if call is not None and bind_lateral.is_lateral(qb, call):
             # A function reading earlier items' or outer columns: bound as the rewritten

@@ -28,6 +28,7 @@ from planner import expr as ex
 from planner.bind_expr import ExprBinder, find_aggregate
 from planner.subquery_domain import outer_marker
 
+_SYMBOLS = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
 _COMPARISONS = {exp.EQ: exp.EQ, exp.NEQ: exp.NEQ, exp.LT: exp.LT, exp.LTE: exp.LTE,
                 exp.GT: exp.GT, exp.GTE: exp.GTE}
 
@@ -71,11 +72,21 @@ def scalar_form(node: exp.Expression, outer_scope, params, hook=None) -> exp.Exp
     else:
         cmp, kind, query = quantified(node)
         x, what = node.this, f"{kind.upper()} (subquery)"
-    if isinstance(x, exp.Tuple):
-        raise errors.FeatureNotSupported(f"row-valued {what}")
     select = _plain_select(query, what)
-    if len(select.expressions) != 1:
-        raise errors.SyntaxError_("subquery has too many columns")
+    row = _strip(x)
+    if isinstance(row, exp.Tuple):
+        if (cmp, kind) not in ((exp.EQ, "any"), (exp.NEQ, "all")):
+            raise errors.FeatureNotSupported(f"row-valued {_SYMBOLS[cmp]} {what}")
+        if any(isinstance(e, exp.Star) or isinstance(e.this, exp.Star)
+               for e in select.expressions):
+            raise errors.FeatureNotSupported(f"row-valued {what} over SELECT * in this "
+                                             "position")
+        check_width(len(select.expressions), len(row.expressions))
+        values = [e.this if isinstance(e, exp.Alias) else e for e in select.expressions]
+        marked = [_outer(e, outer_scope, params, hook) for e in row.expressions]
+        member = _row_membership(select, values, marked)
+        return member if kind == "any" else exp.Not(this=exp.Paren(this=member))
+    check_width(len(select.expressions), 1)
     value = select.expressions[0]
     value = value.this if isinstance(value, exp.Alias) else value
     marked = _outer(x, outer_scope, params, hook)
@@ -119,6 +130,40 @@ def _membership(select: exp.Select, value: exp.Expression, x: exp.Expression) ->
         exp.If(this=exists(exp.Is(this=exp.Paren(this=value.copy()), expression=exp.Null())),
                true=exp.Null())],
         default=exp.false())
+
+
+def check_width(columns: int, row: int) -> None:
+    """The subquery of `row IN (subquery)` has as many columns as the row (42601)."""
+    if columns != row:
+        raise errors.SyntaxError_("subquery has too many columns" if columns > row
+                                  else "subquery has too few columns")
+
+
+def _row_membership(select: exp.Select, values: list[exp.Expression],
+                    xs: list[exp.Expression]) -> exp.Expression:
+    """(x1, ..., xn) IN (SELECT v1, ..., vn FROM ... WHERE w), PostgreSQL's row
+    comparison: true when a row equals, every pair equal (the equalities are join keys);
+    else NULL when a row compares NULL (no pair unequal, some pair NULL); else false."""
+    def exists(cond):
+        sub = select.copy()
+        where = sub.args.get("where")
+        sub.set("where", exp.Where(this=cond if where is None else exp.and_(
+            exp.Paren(this=where.this.copy()), cond)))
+        sub.set("expressions", [exp.GT(this=exp.Count(this=exp.Star()),
+                                       expression=exp.Literal.number(0))])
+        return exp.Subquery(this=sub)
+    pairs = [exp.EQ(this=v.copy(), expression=x.copy()) for v, x in zip(values, xs)]
+    not_false = [exp.Coalesce(this=exp.Paren(this=p.copy()), expressions=[exp.true()])
+                 for p in pairs]
+    return exp.Case(ifs=[exp.If(this=exists(exp.and_(*pairs)), true=exp.true()),
+                         exp.If(this=exists(exp.and_(*not_false)), true=exp.Null())],
+                    default=exp.false())
+
+
+def _strip(tree: exp.Expression) -> exp.Expression:
+    while isinstance(tree, exp.Paren):
+        tree = tree.this
+    return tree
 
 
 def _plain_select(query: exp.Expression, what: str, exists: bool = False) -> exp.Select:

@@ -33,6 +33,7 @@ from segment.kernels import expr_datetime as xd
 from segment.kernels import expr_json as xj
 from segment.kernels import expr_numeric as xn
 from segment.kernels import expr_pgarray as xpa
+from segment.kernels import expr_list_agg as xla
 from segment.kernels import expr_list_sort as xls
 from segment.kernels import expr_record as xr
 from segment.kernels import expr_string as xs
@@ -409,6 +410,7 @@ _CALLS = {
     **xj.CALLS,
     **xr.CALLS,
     **xls.CALLS,
+    **xla.CALLS,
 }
 
 

@@ -118,25 +118,12 @@ def _through_project(node: pl.Project, preds: list[ex.Expr]) -> pl.Node:
 def _substitute(e: ex.Expr, exprs: tuple[ex.Expr, ...]) -> ex.Expr:
     """`e` over a Project's output, rewritten over its input (column i becomes exprs[i],
     a column or a constant there)."""
-    if isinstance(e, ex.ColumnRef):
-        target = exprs[e.index]
-        if isinstance(target, ex.Literal) and target.type != e.type:
-            return functions.bind_cast(target, e.type)
+    def value(c: ex.ColumnRef) -> ex.Expr:
+        target = exprs[c.index]
+        if isinstance(target, ex.Literal) and target.type != c.type:
+            return functions.bind_cast(target, c.type)
         return target
-    import dataclasses
-
-    if not dataclasses.is_dataclass(e) or not e.children():
-        return e
-    changes = {}
-    for f in dataclasses.fields(e):
-        val = getattr(e, f.name)
-        if isinstance(val, ex.Expr):
-            changes[f.name] = _substitute(val, exprs)
-        elif isinstance(val, tuple) and val and isinstance(val[0], tuple):
-            changes[f.name] = tuple(tuple(_substitute(x, exprs) for x in pair) for pair in val)
-        elif isinstance(val, tuple) and val and isinstance(val[0], ex.Expr):
-            changes[f.name] = tuple(_substitute(x, exprs) for x in val)
-    return dataclasses.replace(e, **changes)
+    return ex.replace_columns(e, value)
 
 
 def _through_aggregate(node: pl.Aggregate, preds: list[ex.Expr]) -> pl.Node:
@@ -153,8 +140,8 @@ def _through_aggregate(node: pl.Aggregate, preds: list[ex.Expr]) -> pl.Node:
         else:
             stay.append(p)
     child = _push(node.child, movable)
-    if isinstance(child, pl.Values) and not child.rows and not child.system:
-        return _empty(node)
+    if node.keys and isinstance(child, pl.Values) and not child.rows and not child.system:
+        return _empty(node)  # no groups (an ungrouped aggregate still makes its one row)
     return _on_top(replace(node, child=child), stay)
 
 

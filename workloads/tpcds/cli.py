@@ -26,8 +26,7 @@ import time
 from pathlib import Path
 
 from workloads.tpcds import kit
-
-DEFAULT_USER = "raympp"
+from workloads.tpch.cli import connection_args
 
 
 def add_parser(sub) -> None:
@@ -37,7 +36,7 @@ def add_parser(sub) -> None:
     actions = tpcds.add_subparsers(dest="tpcds_command", required=True)
 
     load = actions.add_parser("load", help="generate TPC-DS data and load it")
-    _connection_args(load)
+    connection_args(load)
     load.add_argument("--sf", type=float, default=1.0, help="scale factor (default 1)")
     load.add_argument("--data-dir-for-files", default=None, metavar="DIR",
                       help="generate the CSV files here and keep them (reused when present); "
@@ -46,7 +45,7 @@ def add_parser(sub) -> None:
                       help="drop existing TPC-DS tables first (default: refuse)")
 
     run = actions.add_parser("run", help="run TPC-DS queries and print their times")
-    _connection_args(run)
+    connection_args(run)
     run.add_argument("--queries", default=None, help="e.g. 1,3,5-7 (default: all 99)")
     run.add_argument("--timeout", type=float, default=300.0,
                      help="statement_timeout per query in seconds (default 300)")
@@ -58,14 +57,6 @@ def add_parser(sub) -> None:
                      help="where the generated data is (with --check; default "
                           "/tmp/raympp-tpcds-files)")
     run.add_argument("--show", action="store_true", help="print each query's result rows")
-
-
-def _connection_args(p) -> None:
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=5433)
-    p.add_argument("--user", default=DEFAULT_USER)
-    p.add_argument("--dbname", default=DEFAULT_USER)
-    p.add_argument("--log-level", default="WARNING")  # `raympp` configures logging with it
 
 
 class CommandError(RuntimeError):

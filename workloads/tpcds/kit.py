@@ -256,16 +256,18 @@ COPY_CHUNK = 1 << 20
 
 
 def load(conn, ds: Dataset, replace: bool = True, analyze: bool = True,
-         log: Callable[[str], None] = lambda m: None) -> list[TableLoad]:
+         log: Callable[[str], None] = lambda m: None,
+         distributed: bool = True) -> list[TableLoad]:
     """CREATE every table and COPY its CSV through COPY FROM STDIN, then ANALYZE. A table that
-    fails to load is dropped and the error raised (KitError naming it)."""
+    fails to load is dropped and the error raised (KitError naming it). `distributed=False`
+    leaves out the DISTRIBUTED clauses (for PostgreSQL)."""
     if replace:
         for t in TABLES:
             conn.execute(f"DROP TABLE IF EXISTS {t}")
     done = []
     for t in TABLES:
         t0 = time.perf_counter()
-        conn.execute(create_sql(ds, t))
+        conn.execute(create_sql(ds, t, distributed))
         try:
             with conn.transaction():
                 with conn.cursor() as cur:
@@ -304,8 +306,9 @@ class Outcome:
 
 
 def run_raympp(connect: Callable[[], Any], conn, sql: str, timeout_s: float) -> tuple[Outcome, Any]:
-    """Run sql on raympp with statement_timeout; returns (outcome, connection to go on with:
-    a new one when the old had to be cancelled or broke)."""
+    """Run sql on raympp (or PostgreSQL, the same way) with statement_timeout; returns
+    (outcome, connection to go on with: a new one when the old had to be cancelled or
+    broke)."""
     import psycopg
 
     box: dict[str, Any] = {}
@@ -489,6 +492,8 @@ class QueryResult:
     rows: int | None = None
     sqlstate: str | None = None
     message: str | None = None
+    postgres_s: float | None = None     # when PostgreSQL ran it too, and answered
+    postgres_status: str | None = None  # "ok", "timeout" or "error"
 
     @property
     def ratio(self) -> float | None:
@@ -496,12 +501,23 @@ class QueryResult:
             return self.raympp_s / max(self.duckdb_s, 1e-4)
         return None
 
+    @property
+    def postgres_ratio(self) -> float | None:
+        """raympp / PostgreSQL; None unless both answered (raympp rightly)."""
+        if self.status == "right" and self.raympp_s and self.postgres_s:
+            return self.raympp_s / max(self.postgres_s, 1e-4)
+        return None
+
 
 def run_all(connect: Callable[[], Any], duck, texts: dict[int, str], numbers: list[int],
             timeout_s: float = 120.0,
-            on_result: Callable[[QueryResult], None] = lambda r: None) -> list[QueryResult]:
-    """Each query on DuckDB, then on raympp; classified."""
+            on_result: Callable[[QueryResult], None] = lambda r: None,
+            postgres: Callable[[], Any] | None = None,
+            postgres_timeout_s: float = 120.0) -> list[QueryResult]:
+    """Each query on DuckDB, then on raympp, then (given `postgres`, a connect function)
+    on PostgreSQL for its time; classified by raympp's answer against DuckDB's."""
     conn = connect_with_timeout(connect, timeout_s)
+    pg = connect_with_timeout(postgres, postgres_timeout_s) if postgres else None
     results = []
     try:
         for n in numbers:
@@ -510,6 +526,10 @@ def run_all(connect: Callable[[], Any], duck, texts: dict[int, str], numbers: li
             got, conn = run_raympp(connect, conn, sql, timeout_s)
             r = QueryResult(n, got.status or "?", got.seconds, want.seconds,
                             sqlstate=got.sqlstate, message=got.message)
+            if pg is not None:
+                other, pg = run_raympp(postgres, pg, sql, postgres_timeout_s)
+                r.postgres_status = other.status or "ok"
+                r.postgres_s = other.seconds if other.status is None else None
             if got.status is None:
                 r.rows = len(got.rows)
                 if want.status is not None:
@@ -520,10 +540,12 @@ def run_all(connect: Callable[[], Any], duck, texts: dict[int, str], numbers: li
             results.append(r)
             on_result(r)
     finally:
-        try:
-            conn.close()
-        except Exception:  # noqa: BLE001 - closing a broken connection may fail too
-            pass
+        for c in (conn, pg):
+            try:
+                if c is not None:
+                    c.close()
+            except Exception:  # noqa: BLE001 - closing a broken connection may fail too
+                pass
     return results
 
 
@@ -550,16 +572,23 @@ def fmt_s(x: float | None) -> str:
 
 
 def table_text(results: list[QueryResult]) -> str:
+    with_pg = any(r.postgres_status for r in results)
     header = (f"{'query':<6}{'status':<9}{'raympp s':>10}{'duckdb s':>10}{'ratio':>9}"
-              f"{'rows':>7}  detail")
+              + (f"{'pg s':>10}{'vs pg':>9}" if with_pg else "") + f"{'rows':>7}  detail")
     lines = [header]
     for r in results:
         ratio = "-" if r.ratio is None else f"{r.ratio:.2f}x"
         detail = (f"[{r.sqlstate}] " if r.sqlstate else "") + (r.message or "")
         if len(detail) > 160:
             detail = detail[:157] + "..."
+        pg = ""
+        if with_pg:
+            pg_s = fmt_s(r.postgres_s) if r.postgres_status == "ok" else (r.postgres_status
+                                                                          or "-")
+            pr = "-" if r.postgres_ratio is None else f"{r.postgres_ratio:.2f}x"
+            pg = f"{pg_s:>10}{pr:>9}"
         lines.append(f"q{r.number:02d}   {r.status:<9}{fmt_s(r.raympp_s):>10}"
-                     f"{fmt_s(r.duckdb_s):>10}{ratio:>9}"
+                     f"{fmt_s(r.duckdb_s):>10}{ratio:>9}{pg}"
                      f"{'-' if r.rows is None else r.rows:>7}  {detail}")
     return "\n".join(lines)
 
@@ -567,9 +596,20 @@ def table_text(results: list[QueryResult]) -> str:
 def summary_line(results: list[QueryResult]) -> str:
     c = counts(results)
     g = geomean([r.ratio for r in results if r.ratio is not None])
-    return (f"TPC-DS {len(results)} queries: " + ", ".join(f"{c[s]} {s}" for s in STATUSES)
-            + "; raympp/duckdb geometric mean over the right ones: "
-            + ("NA" if g is None else f"{g:.2f}x"))
+    out = (f"TPC-DS {len(results)} queries: " + ", ".join(f"{c[s]} {s}" for s in STATUSES)
+           + "; raympp/duckdb geometric mean over the right ones: "
+           + ("NA" if g is None else f"{g:.2f}x"))
+    if any(r.postgres_status for r in results):
+        pg = geomean([r.postgres_ratio for r in results if r.postgres_ratio is not None])
+        slower = [r.number for r in results if r.postgres_ratio and r.postgres_ratio > 1]
+        unanswered = [r.number for r in results if r.postgres_status not in (None, "ok")]
+        out += ("; raympp/postgres geometric mean over those both answered: "
+                + ("NA" if pg is None else f"{pg:.2f}x")
+                + f"; slower than PostgreSQL: {len(slower)}"
+                + (f" (q{', q'.join(map(str, slower))})" if slower else "")
+                + f"; PostgreSQL timed out or failed: {len(unanswered)}"
+                + (f" (q{', q'.join(map(str, unanswered))})" if unanswered else ""))
+    return out
 
 
 def report_json(results: list[QueryResult], **meta) -> dict:
@@ -578,9 +618,12 @@ def report_json(results: list[QueryResult], **meta) -> dict:
         **meta,
         "counts": counts(results),
         "geomean_ratio_right": g,
+        "geomean_ratio_postgres": geomean([r.postgres_ratio for r in results
+                                           if r.postgres_ratio is not None]),
         "refusals": [{"message": m, "queries": qs}
                      for m, qs in grouped_messages(results, "refused")],
         "errors": [{"message": m, "queries": qs}
                    for m, qs in grouped_messages(results, "error")],
-        "queries": [dict(dataclasses.asdict(r), ratio=r.ratio) for r in results],
+        "queries": [dict(dataclasses.asdict(r), ratio=r.ratio, postgres_ratio=r.postgres_ratio)
+                    for r in results],
     }

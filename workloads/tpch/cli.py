@@ -34,7 +34,7 @@ def add_parser(sub) -> None:
     actions = tpch.add_subparsers(dest="tpch_command", required=True)
 
     load = actions.add_parser("load", help="generate TPC-H data and load it")
-    _connection_args(load)
+    connection_args(load)
     load.add_argument("--sf", type=float, default=1.0, help="scale factor (default 1)")
     load.add_argument("--data-dir-for-files", default=None, metavar="DIR",
                       help="generate the Parquet files here and keep them (reused when "
@@ -48,7 +48,7 @@ def add_parser(sub) -> None:
                       help="tpchgen-cli threads (default: all CPUs)")
 
     run = actions.add_parser("run", help="run TPC-H queries and print their times")
-    _connection_args(run)
+    connection_args(run)
     run.add_argument("--queries", default=None, help="e.g. 1,3,5-7 (default: all 22)")
     run.add_argument("--queries-dir", default=None,
                      help="directory of q01.sql..q22.sql (default: ../shared/tpch/queries)")
@@ -59,7 +59,9 @@ def add_parser(sub) -> None:
     run.add_argument("--show", action="store_true", help="print each query's result rows")
 
 
-def _connection_args(p) -> None:
+def connection_args(p) -> None:
+    """--host, --port, --user, --dbname and --log-level, as every kit's client command has
+    them (a password comes from PGPASSWORD or ~/.pgpass)."""
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=5433)
     p.add_argument("--user", default=DEFAULT_USER)

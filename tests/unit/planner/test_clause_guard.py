@@ -12,7 +12,6 @@ from planner import errors, statements
     ("SELECT * FROM t FOR UPDATE", "FOR UPDATE"),
     ("SELECT * FROM t FOR SHARE", "FOR UPDATE/FOR SHARE"),
     ("SELECT k FROM t TABLESAMPLE SYSTEM (50)", "TABLESAMPLE"),
-    ("SELECT sum(k) FILTER (WHERE k > 1) OVER () FROM t", "FILTER"),
     ("INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING", "ON CONFLICT"),
     ("INSERT INTO t DEFAULT VALUES", "DEFAULT VALUES"),
     ("SELECT sum(x ORDER BY k) FROM t", "ORDER BY inside an aggregate"),

@@ -21,6 +21,19 @@ from test_system_tables import _bind
     ("SELECT mode() WITHIN GROUP (ORDER BY oid) FROM pg_class", "mode"),
     ("SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY oid) FROM pg_class", "percentile_disc"),
     ("SELECT count(*) FILTER (WHERE oid > 1) FROM pg_class", "count"),
+    ("SELECT string_agg(relname::text, ',' ORDER BY relname DESC) FILTER (WHERE oid > 1) "
+     "FROM pg_class", "string_agg"),
+    ("SELECT string_agg(relname::text, ',') FROM pg_class", "string_agg"),
+    ("SELECT array_agg(oid) FILTER (WHERE oid > 1) FROM pg_class", "array_agg"),
+    ("SELECT percentile_cont(array[0.5]) WITHIN GROUP (ORDER BY relnatts) FROM pg_class",
+     "percentile_cont"),
+    *[(f"SELECT {f}(1) WITHIN GROUP (ORDER BY oid) FROM pg_class", f)
+      for f in ("rank", "dense_rank", "percent_rank", "cume_dist")],
+    *[(f"SELECT {f}(oid::int, relnatts) FROM pg_class", f)
+      for f in ("regr_count", "regr_sxx", "regr_syy", "regr_sxy", "regr_avgx", "regr_avgy",
+                "regr_slope", "regr_intercept", "regr_r2", "corr", "covar_pop", "covar_samp")],
+    *[(f"SELECT {f}(relnatts) FILTER (WHERE oid > 1) FROM pg_class", f)
+      for f in ("bit_and", "bit_or", "bit_xor")],
 ])
 def test_names(sql, name):
     assert _bind(sql).names[0] == name

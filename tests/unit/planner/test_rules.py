@@ -86,6 +86,14 @@ def _pushdown_fixtures():
            replace(agg, child=scan(filter=B_GT_1)))
     yield ("an_aggregate_value_condition_stays", pl.Filter(agg, having, agg_fields),
            pl.Filter(agg, having, agg_fields))
+    # WHERE false: no groups, but an ungrouped aggregate still makes its one row.
+    never = ex.Literal(False, T.BOOL)
+    yield ("no_groups_from_no_rows", replace(agg, child=pl.Filter(SCAN, never, FIELDS)),
+           pl.Values((), agg_fields))
+    total = pl.Aggregate(pl.Filter(SCAN, never, FIELDS), (), (count,), pl.AggMode.SINGLE,
+                         agg_fields[1:])
+    yield ("one_row_of_an_ungrouped_aggregate_of_no_rows", total,
+           replace(total, child=pl.Values((), FIELDS)))
     # Grouping sets: b is NULL in the rows of the set without it; the filter stays above.
     expand = pl.Expand(SCAN, ((A, B), (A, ex.Literal(None, T.INT4))), FIELDS[:2])
     rollup = replace(agg, child=expand)
