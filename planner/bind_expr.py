@@ -104,7 +104,9 @@ def number_literal(text: str) -> ex.Literal:
     sign, digits, exponent = d.as_tuple()
     scale = max(0, -exponent)
     if exponent > 0:
-        d = d.quantize(decimal.Decimal(1))
+        # An integer written with an exponent (1e30): as many digits as it has, more than
+        # the default context's 28.
+        d = d.quantize(decimal.Decimal(1), context=decimal.Context(prec=len(digits) + exponent))
         digits = d.as_tuple().digits
     precision = max(len(digits), scale, 1)
     if precision > 38:

@@ -54,12 +54,21 @@ AGGREGATE_NAMES = {JSONBArrayAgg: "jsonb_agg", exp.JSONArrayAgg: "json_agg",
                    exp.JSONObjectAgg: "json_object_agg", exp.JSONBObjectAgg: "jsonb_object_agg"}
 
 
+class Every(exp.LogicalAnd):
+    """every(b), PostgreSQL's SQL-standard name of bool_and, which sqlglot reads as an
+    Anonymous call; a node of its own so that its result column is named every."""
+
+    _sql_names = ["EVERY"]
+
+
 def mark_aggregates(tree: exp.Expression) -> None:
-    """jsonb_agg(x) as the aggregate node JSONBArrayAgg (in place, after parsing), so that
-    the binder finds it among the aggregates."""
+    """jsonb_agg(x) as the aggregate node JSONBArrayAgg and every(b) as Every (in place,
+    after parsing), so that the binder finds them among the aggregates."""
     for node in list(tree.find_all(exp.Anonymous)):
         if node.name.lower() == "jsonb_agg" and len(node.expressions) == 1:
             node.replace(JSONBArrayAgg(this=node.expressions[0].copy()))
+        elif node.name.lower() == "every" and len(node.expressions) == 1:
+            node.replace(Every(this=node.expressions[0].copy()))
 
 
 _EXISTS = {exp.JSONBContainsTopKey: (Func.JSONB_EXISTS, "?"),

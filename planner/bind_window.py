@@ -15,7 +15,9 @@ no aggregate is 0A000, as PostgreSQL.
 Named windows (WINDOW w AS (...), OVER w, OVER (w ORDER BY ...)) follow PostgreSQL's
 copy rules. Frames: ROWS, GROUPS and RANGE, EXCLUDE; RANGE offsets take the ORDER BY
 key's type (integers, numerics, floats; intervals for dates and timestamps). lag/lead offsets and nth_value's n may vary per row. Refused (0A000):
-IGNORE NULLS, DISTINCT window aggregates, and every other function over a window. Windows in WHERE, GROUP BY, HAVING, JOIN conditions, window
+IGNORE NULLS, DISTINCT window aggregates, and every other function over a window.
+stddev/variance (of integers and numerics) and bool_and/every/bool_or over a window are
+expressions over sum/count/min/max over that window. Windows in WHERE, GROUP BY, HAVING, JOIN conditions, window
 definitions and nested in another window are 42P20, inside an aggregate 42803, as in
 PostgreSQL. Distribution (Motions) is distribute.py's.
 """
@@ -27,11 +29,12 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from planner import errors, functions, json_grouping, ordered_aggregates, types
+from planner import (errors, functions, json_grouping, ordered_aggregates, statistics_aggregates,
+                     types)
 from planner import expr as ex
 from planner import plan as pl
 from planner import window as wn
-from planner.bind_expr import AGGREGATES
+from planner.bind_expr import AGGREGATES, STATISTICS
 from planner.typing_rules import agg_result_type
 
 # Placeholder columns for window results while the SELECT list is bound; far above any
@@ -180,10 +183,47 @@ class WindowBinder:
         for e in partition + [o[0] for o in order]:
             _orderable(e, "window PARTITION BY / ORDER BY")
         frame = self._frame(spec.frame, order, binder)
+        over_simple = self._over_simple_aggregates(tree, func_tree, binder)
+        if over_simple is not None:
+            return binder.bind(over_simple)
         if type(func_tree) is exp.Avg:
             return self._avg(func_tree, binder, partition, order, frame)
         func, args, n, typ = self._function(func_tree, binder)
         return self._add(_Call(func, args, partition, order, frame, n, typ))
+
+    def _over_simple_aggregates(self, tree: exp.Window, func: exp.Expression,
+                                binder) -> exp.Expression | None:
+        """The window call as an expression over count/sum/min/max over the same window,
+        for the aggregates that are one (None for the others): stddev and variance of
+        integers and numerics as statistics_aggregates writes them, bool_and / every /
+        bool_or as the min / max of 1 for true and 0 for false (NULL ignored)."""
+        if isinstance(func, STATISTICS):
+            arg = func.this.expressions[0] if isinstance(func.this, exp.Distinct) else func.this
+            if binder.bind(arg).type.is_float:
+                raise errors.FeatureNotSupported(
+                    f"{func.sql_name().lower()}() of floating-point values as a window "
+                    "function")
+            simple = statistics_aggregates.rewrite(func, False)
+        elif isinstance(func, (exp.LogicalAnd, exp.LogicalOr)):
+            if isinstance(func.this, exp.Distinct):
+                raise errors.FeatureNotSupported(
+                    "DISTINCT is not implemented for window functions")
+            b = exp.Paren(this=func.this.copy())
+            bit = exp.Case(ifs=[exp.If(this=b, true=exp.Literal.number(1)),
+                                exp.If(this=exp.Not(this=b.copy()),
+                                       true=exp.Literal.number(0))])
+            agg = exp.Min if isinstance(func, exp.LogicalAnd) else exp.Max
+            simple = exp.EQ(this=agg(this=bit), expression=exp.Literal.number(1))
+        else:
+            return None
+
+        def windowed(node):
+            if isinstance(node, (exp.Count, exp.Sum, exp.Min, exp.Max)):
+                w = tree.copy()
+                w.set("this", node.copy())
+                return w
+            return node
+        return simple.transform(windowed, copy=True)
 
     def _add(self, call: _Call) -> ex.Expr:
         self.calls.append(call)

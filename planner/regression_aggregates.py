@@ -27,6 +27,7 @@ import sqlglot
 from sqlglot import exp
 
 from planner import coercion, errors, types
+from planner import expr as ex
 from planner.bind_array import mark_subscripts
 
 NODES = {exp.RegrCount: "regr_count", exp.RegrSxx: "regr_sxx", exp.RegrSyy: "regr_syy",
@@ -60,7 +61,7 @@ def rewrite(tree: exp.Expression, bind) -> exp.Expression:
     if y.type.kind in _EXACT and x.type.kind in _EXACT:
         return _parse(_exact(name, f"CASE WHEN {both} THEN {xs}::numeric END",
                              f"CASE WHEN {both} THEN {ys}::numeric END"))
-    return exp.Anonymous(this="?regr", expressions=[
+    return exp.Anonymous(this=ex.Func.REGR.value, expressions=[
         _parse(f"array_agg({xs}::float8)"), _parse(f"array_agg({ys}::float8)"),
         exp.Literal.string(name)])
 

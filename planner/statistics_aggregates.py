@@ -8,8 +8,13 @@ the aggregates raympp has, so that they distribute as those do (two phases):
 over x as numeric, where the sums are exact (PostgreSQL's result type for integer and
 numeric arguments is numeric too). The quotients have the scale of raympp's numeric
 division and the square root is a double's, so results agree with PostgreSQL's to about
-15 significant digits. Floating-point arguments are refused: this formula loses
-precision by cancellation where PostgreSQL's (Youngs-Cramer) does not.
+15 significant digits.
+
+Floating-point arguments (real, double precision; the result is double precision) would
+lose precision by cancellation in that formula: there the sum of squared deviations is
+PostgreSQL's own (float8_accum, Youngs-Cramer, with its NaN and infinity rules), the
+kernel regr_sxx(x, x) of planner/regression_aggregates.py runs over the values gathered
+per group (array_agg), and var_samp = Sxx / (n - 1), var_pop = Sxx / n.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from planner import errors
+from planner import expr as ex
 
 _SAMPLE = (exp.Stddev, exp.StddevSamp, exp.Variance)
 _ROOT = (exp.Stddev, exp.StddevSamp, exp.StddevPop)
@@ -25,22 +31,29 @@ _ROOT = (exp.Stddev, exp.StddevSamp, exp.StddevPop)
 def rewrite(tree: exp.Expression, arg_is_float: bool) -> exp.Expression:
     """The expression over count/sum that the statistics aggregate `tree` equals."""
     name = tree.sql_name().lower()
-    if arg_is_float:
-        raise errors.FeatureNotSupported(f"aggregate function {name}() of floating-point values")
     if isinstance(tree.this, exp.Distinct):
         raise errors.FeatureNotSupported(f"aggregate function {name}(DISTINCT ...)")
-    x = exp.Cast(this=exp.Paren(this=tree.this.copy()), to=exp.DataType.build("numeric"))
-    n = exp.Count(this=x.copy())
-    s = exp.Sum(this=x.copy())
-    q = exp.Sum(this=exp.Mul(this=x.copy(), expression=x.copy()))
-    spread = exp.Sub(this=q, expression=exp.Div(this=exp.Mul(this=s, expression=s.copy()),
-                                                expression=n.copy()))
+    if arg_is_float:
+        x = exp.Cast(this=exp.Paren(this=tree.this.copy()), to=exp.DataType.build("float8"))
+        n = exp.Count(this=x.copy())
+        spread = exp.Anonymous(this=ex.Func.REGR.value, expressions=[
+            exp.ArrayAgg(this=x.copy()), exp.ArrayAgg(this=x.copy()),
+            exp.Literal.string("regr_sxx")])
+    else:
+        x = exp.Cast(this=exp.Paren(this=tree.this.copy()), to=exp.DataType.build("numeric"))
+        n = exp.Count(this=x.copy())
+        s = exp.Sum(this=x.copy())
+        q = exp.Sum(this=exp.Mul(this=x.copy(), expression=x.copy()))
+        spread = exp.Sub(this=q, expression=exp.Div(this=exp.Mul(this=s, expression=s.copy()),
+                                                    expression=n.copy()))
     sample = isinstance(tree, _SAMPLE)
     den = exp.Sub(this=n.copy(), expression=exp.Literal.number(1)) if sample else n.copy()
     least = exp.Literal.number(2 if sample else 1)
     enough = exp.GTE(this=n.copy(), expression=least)
     quotient = exp.Div(this=exp.Paren(this=spread), expression=exp.Paren(this=den))
-    if isinstance(tree, _ROOT):
+    if isinstance(tree, _ROOT) and arg_is_float:
+        quotient = exp.Sqrt(this=quotient)
+    elif isinstance(tree, _ROOT):
         # Rounding of the quotients could make a variance of equal values a hair below 0.
         quotient = exp.Cast(this=exp.Sqrt(this=exp.Greatest(
             this=quotient, expressions=[exp.Literal.number(0)])),

@@ -24,6 +24,9 @@ from test_system_tables import _bind
     ("SELECT string_agg(relname::text, ',' ORDER BY relname DESC) FILTER (WHERE oid > 1) "
      "FROM pg_class", "string_agg"),
     ("SELECT string_agg(relname::text, ',') FROM pg_class", "string_agg"),
+    ("SELECT every(oid > 1) FROM pg_class", "every"),
+    ("SELECT bool_and(oid > 1) FROM pg_class", "bool_and"),
+    ("SELECT stddev(relnatts::float8) FROM pg_class", "stddev"),
     ("SELECT array_agg(oid) FILTER (WHERE oid > 1) FROM pg_class", "array_agg"),
     ("SELECT percentile_cont(array[0.5]) WITHIN GROUP (ORDER BY relnatts) FROM pg_class",
      "percentile_cont"),

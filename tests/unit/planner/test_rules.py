@@ -239,7 +239,39 @@ def _semi_join_pushdown_fixtures():
         ab, right=pl.HashJoin(b, s, pl.JoinType.ANTI, (0,), (0,), None, b.fields))
 
 
+# --- join_filter_into_aggregate: a join on group keys filters the aggregate's input too ---
+def _join_filter_into_aggregate_fixtures():
+    from planner.schema import ColumnStats, TableStats
+    sales = pl.Scan(replace(TABLE, stats=TableStats(
+        1_000_000, {"b": ColumnStats(0.0, 1000.0, None, None)})), (0, 1), FIELDS[:2])
+    count = ex.AggCall(ex.AggFunc.COUNT, None, False, T.INT8)
+    agg_fields = (FIELDS[1], pl.Field("count", T.INT8))
+    agg = pl.Aggregate(sales, (B,), (count,), pl.AggMode.SINGLE, agg_fields)
+    weeks_t = replace(TABLE, id=2, name="w", stats=TableStats(
+        5_000, {"b": ColumnStats(0.0, 5000.0, 0, 5000)}))
+    weeks = pl.Scan(weeks_t, (1,), (FIELDS[1],),
+                    cmp(ex.Func.LT, ex.ColumnRef(0, T.INT4, "b"), lit(10)))
+    fields = agg_fields + weeks.fields
+    join = pl.HashJoin(agg, weeks, pl.JoinType.INNER, (0,), (0,), None, fields)
+    probe = pl.Project(weeks, (ex.ColumnRef(0, T.INT4, "b"),), weeks.fields)
+    semi = pl.HashJoin(sales, probe, pl.JoinType.SEMI, (1,), (0,), None, sales.fields)
+    yield "semi_join_below_the_aggregate", join, replace(join, left=replace(agg, child=semi))
+    flipped = pl.HashJoin(weeks, agg, pl.JoinType.INNER, (0,), (0,), None,
+                          weeks.fields + agg_fields)
+    yield "aggregate_on_the_right", flipped, replace(
+        flipped, right=replace(agg, child=semi))
+    on_count = pl.HashJoin(agg, replace(weeks, fields=(pl.Field("n", T.INT8),)),
+                           pl.JoinType.INNER, (1,), (0,), None, fields)
+    yield "not_a_group_key_unchanged", on_count, on_count
+    unfiltered = replace(join, right=replace(weeks, filter=None, table=replace(
+        weeks_t, stats=TableStats(5_000_000, {}))))
+    yield "a_big_relation_unchanged", unfiltered, unfiltered
+    left = replace(join, join_type=pl.JoinType.LEFT)
+    yield "outer_join_unchanged", left, left
+
+
 FIXTURES = {
+    rules.join_filter_into_aggregate: _join_filter_into_aggregate_fixtures,
     rules.semi_join_pushdown: _semi_join_pushdown_fixtures,
     rules.outer_build_side: _outer_build_side_fixtures,
     rules.pushdown_filters: _pushdown_fixtures,

@@ -4,10 +4,9 @@ conversions and comparisons, and how catalog queries are planned (on the coordin
 from __future__ import annotations
 
 import pytest
-import sqlglot
 
 from planner import catalog_names, catalog_types, row_functions
-from planner import clause_guard, distribute, errors, system_tables, types
+from planner import distribute, errors, statements, system_tables, types
 from planner import expr as ex
 from planner import plan as pl
 from planner.bind import QueryBinder
@@ -36,8 +35,7 @@ def _table(name):
 
 
 def _bind(sql, view=None):
-    tree = sqlglot.parse_one(sql, read="postgres")
-    clause_guard.check(tree)
+    tree = statements.parse_one(sql)  # as a session parses it (clause guard included)
     return QueryBinder(view or _View([])).bind(tree)
 
 
