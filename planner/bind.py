@@ -245,7 +245,7 @@ class QueryBinder:
         if ons is None:
             ons = self._join_conditions(parts, joins, gscope)
         group, pending = [parts[0]], []
-        kinds = [bind_join.join_type_of(j) for j in joins]
+        kinds = bind_join.reduced([bind_join.join_type_of(j) for j in joins], parts, preds)
         for k, (jt, part, on) in enumerate(zip(kinds, parts[1:], ons)):
             if jt is pl.JoinType.INNER:
                 group.append(part)

@@ -115,6 +115,49 @@ def conjoin(preds: list[ex.Expr]) -> ex.Expr | None:
 _JOIN_TYPES = {"LEFT": pl.JoinType.LEFT, "RIGHT": pl.JoinType.RIGHT, "FULL": pl.JoinType.FULL}
 
 
+# Operators that are NULL when an operand is (PostgreSQL's strict functions among them).
+_STRICT = frozenset({Func.ADD, Func.SUB, Func.MUL, Func.DIV, Func.MOD, Func.NEG, Func.EQ,
+                     Func.NE, Func.LT, Func.LE, Func.GT, Func.GE, Func.CONCAT})
+
+
+def _null_when(e: ex.Expr, cols: set[int]) -> bool:
+    """`e` is NULL whenever the columns `cols` are all NULL."""
+    if isinstance(e, ex.ColumnRef):
+        return e.index in cols
+    if isinstance(e, ex.Call) and e.func in _STRICT:
+        return any(_null_when(a, cols) for a in e.args)
+    if isinstance(e, (ex.Cast, ex.Like, ex.InList)):
+        return _null_when(e.arg, cols)
+    return False
+
+
+def rejects_nulls(pred: ex.Expr, cols: set[int]) -> bool:
+    """A WHERE conjunct that is not true for a row whose columns `cols` are all NULL (a
+    row an outer join NULL-extended on that side): NULL there, or `x IS NOT NULL` of such
+    an x. PostgreSQL's reduce_outer_joins turns such outer joins into inner ones."""
+    if isinstance(pred, ex.IsNull) and pred.negated:
+        return _null_when(pred.arg, cols)
+    return _null_when(pred, cols)
+
+
+def reduced(kinds: list[pl.JoinType], parts: list[Part],
+            preds: list[ex.Expr]) -> list[pl.JoinType]:
+    """The join types of a FROM's joins (kinds[k] joins parts[k + 1] to what precedes it)
+    with each LEFT or RIGHT JOIN whose NULL-extended side a WHERE conjunct rejects made
+    an inner join: the rows it would add are filtered out above anyway."""
+    out = list(kinds)
+    for k, jt in enumerate(kinds):
+        if jt is pl.JoinType.LEFT:
+            nullable = set(parts[k + 1].cols)
+        elif jt is pl.JoinType.RIGHT:
+            nullable = {c for p in parts[:k + 1] for c in p.cols}
+        else:
+            continue
+        if any(rejects_nulls(p, nullable) for p in preds):
+            out[k] = pl.JoinType.INNER
+    return out
+
+
 def join_type_of(join: exp.Join) -> pl.JoinType:
     side = (join.args.get("side") or "").upper()
     kind = (join.args.get("kind") or "").upper()
