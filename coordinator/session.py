@@ -513,5 +513,6 @@ class Session:
         session_info.SESSION_INFO.set(plan_cache.LentInfo({
             "user": self.user, "database": self.database,
             "schema": self.catalog_view().current_schema, "pg_backend_pid": self.pid,
+            "max_recursive_rows": self.settings.get("raympp.max_recursive_rows"),
             # pg_catalog's rows and the catalog functions' data
             "system": system_catalog.SystemCatalog(self)}))

@@ -531,6 +531,11 @@ REGISTRY: dict[str, Setting] = {s.key: s for s in (
     # a batch of this many rows reaches it (-1: never), so small queries never compile.
     Setting("jit_above_cost", Kind.INTEGER, "100000",
             "Perform JIT compilation if query is more expensive.", min=-1, max=INT_MAX),
+    # A recursive CTE is computed whole before its statement (planner/bind_recursive.py):
+    # a recursion that never ends stops here with 54000 instead of filling memory.
+    Setting("raympp.max_recursive_rows", Kind.INTEGER, "10000000",
+            "Sets the most rows a recursive query may produce (0: no limit).",
+            min=0, max=INT_MAX),
     _time("raympp.segment_wait_timeout", "30s",
           "Sets how long a query waits for a restarting segment before it fails."),
     # --- statistics collected after loads (coordinator/autostats.py), as Greenplum's ---

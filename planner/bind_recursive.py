@@ -10,7 +10,9 @@ of its own (the binder's plan runner, as for InitPlans), reading the working tab
 Materialized leaf that every process has; the CTE then reads the whole result the same way.
 Column types are the non-recursive term's; a recursive term whose column would need
 another type is 42804, as in PostgreSQL. A recursion that never ends runs until the
-statement is cancelled or times out, as in PostgreSQL.
+statement is cancelled or times out, as in PostgreSQL, or until its result passes
+`raympp.max_recursive_rows` (SESSION_INFO's max_recursive_rows; 54000): the result is
+held whole, where PostgreSQL's LIMIT above a recursive CTE stops it lazily.
 
 What it leaves to others: binding each term (bind.py), running plans (the coordinator's
 runner), and correlated subqueries, whose recursive CTEs are 0A000 (subquery_domain.py
@@ -26,6 +28,7 @@ from planner import errors, functions, set_operations, types
 from planner import expr as ex
 from planner import plan as pl
 from planner.bind_expr import find_aggregate
+from planner.session_info import SESSION_INFO
 
 _SHAPE = "42P19"  # invalid_recursion
 
@@ -87,7 +90,14 @@ def bind(qb, name: str, body: exp.Expression, col_aliases: list[str]):
     first = _conformed(anchor.node, fields, name)
     total = qb.run_plan(set_operations.distinct(first) if distinct else first)
     work = total
+    limit = SESSION_INFO.get().get("max_recursive_rows") or 0
     while work.num_rows:
+        if limit and total.num_rows > limit:
+            raise errors.QueryError(
+                f'recursive query "{name}" produced more than {limit} rows', "54000",
+                hint="A recursion without an end (UNION ALL of a cycle, or no stop "
+                     "condition) never finishes; raise raympp.max_recursive_rows if more "
+                     "rows are expected.")
         node = step(work)
         if distinct:  # new rows only, once each
             node = set_operations.intersect_except(node, pl.Materialized(total, fields), fields, False)
