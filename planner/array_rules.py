@@ -258,6 +258,13 @@ def _rule_list_filter(func: Func, args) -> ex.Expr:
     return Call(func, (args[0], args[1]), args[0].type)
 
 
+def _rule_list_distinct(func: Func, args) -> ex.Expr:
+    """array_agg(DISTINCT x)'s sorted elements, each once: x's array type."""
+    if len(args) != 1 or not args[0].type.is_array:
+        raise no_function("array_agg", args)
+    return Call(func, (args[0],), args[0].type)
+
+
 def _rule_percentiles(func: Func, args) -> ex.Expr:
     """percentile_cont / _disc of a constant array of fractions over a sorted array: an
     array of its element type (float8 for percentile_cont, as its input is cast)."""
@@ -295,6 +302,7 @@ RULES = {
     Func.SERIES: _rule_series,
     Func.SORTED_MODE: _rule_sorted_mode,
     Func.LIST_FILTER: _rule_list_filter,
+    Func.LIST_DISTINCT: _rule_list_distinct,
     Func.PERCENTILE_CONT_MULTI: _rule_percentiles,
     Func.PERCENTILE_DISC_MULTI: _rule_percentiles,
     Func.REGR: _rule_regr,

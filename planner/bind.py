@@ -688,6 +688,8 @@ class QueryBinder:
                 return binder.bind(bitwise_aggregates.rewrite(tree, plain.bind))
             if isinstance(tree, exp.GroupConcat):  # string_agg over array_agg
                 return binder.bind(string_aggregates.rewrite(tree, plain.bind))
+            if isinstance(tree, exp.ArrayAgg) and ordered_aggregates.is_distinct(tree):
+                return binder.bind(ordered_aggregates.distinct_array_agg(tree))
             if isinstance(tree, json_aggregates.NODES):  # json_agg & co. over array_agg
                 return json_aggregates.bind(tree, binder.bind)
             if isinstance(tree, AGGREGATES):

@@ -141,6 +141,9 @@ class Func(enum.Enum):
     # Finishing steps of aggregates bound over array_agg (segment/kernels/expr_list_agg.py):
     # (values[], keep bool[]): array_agg(x) FILTER (WHERE c) (planner/ordered_aggregates.py)
     LIST_FILTER = "?list_filter"
+    # (sorted[]): the array without elements equal to the one before (NULLs equal):
+    # array_agg(DISTINCT x) over array_agg(x ORDER BY x) (planner/ordered_aggregates.py)
+    LIST_DISTINCT = "?list_distinct"
     # (sorted[], Literal(fractions float8[])): percentile_cont / percentile_disc of an array
     # of fractions, over array_agg(x ORDER BY x NULLS LAST)
     PERCENTILE_CONT_MULTI = "?percentile_cont[]"

@@ -100,6 +100,36 @@ def filtered_array_agg(agg: exp.ArrayAgg, cond: exp.Expression) -> exp.Expressio
                          expressions=[agg.copy(), exp.ArrayAgg(this=mask)])
 
 
+def is_distinct(tree: exp.Expression) -> bool:
+    """agg(DISTINCT ...), with or without ORDER BY inside."""
+    inner = tree.this
+    return isinstance(inner.this if isinstance(inner, exp.Order) else inner, exp.Distinct)
+
+
+def distinct_array_agg(tree: exp.ArrayAgg) -> exp.Expression:
+    """array_agg(DISTINCT x [ORDER BY x ...]): the runs of equal values of
+    array_agg(x ORDER BY x ...) once each (Func.LIST_DISTINCT). PostgreSQL sorts a
+    DISTINCT aggregate's input by its argument (ascending, NULLs last, without ORDER BY),
+    and its ORDER BY may name only the argument (42P10)."""
+    inner = tree.this
+    order = None
+    if isinstance(inner, exp.Order):
+        order, inner = inner, inner.this
+    if len(inner.expressions) != 1:
+        raise errors.UndefinedFunction("function array_agg with several arguments does "
+                                       "not exist")
+    x = inner.expressions[0]
+    keys = order.expressions if order is not None else [exp.Ordered(this=x.copy(),
+                                                                    nulls_first=False)]
+    for k in keys:
+        if k.this != x:
+            raise errors.QueryError("in an aggregate with DISTINCT, ORDER BY expressions "
+                                    "must appear in argument list", "42P10")
+    ordered = exp.Order(this=x.copy(), expressions=[k.copy() for k in keys])
+    return exp.Anonymous(this=ex.Func.LIST_DISTINCT.value,
+                         expressions=[exp.ArrayAgg(this=ordered)])
+
+
 def within_group(tree: exp.WithinGroup, bind) -> exp.Expression:
     """percentile_cont / percentile_disc as an expression over array_agg and count;
     `bind` binds a sqlglot expression of the query level (to check the fraction)."""

@@ -1,5 +1,6 @@
 """string_agg(value, delimiter [ORDER BY ...]) as an expression over array_agg, so that it
-distributes as array_agg does (its input gathered in order per group):
+distributes as array_agg does (its input gathered in order per group; with DISTINCT over
+array_agg(DISTINCT ...), planner/ordered_aggregates.py):
 
     string_agg(x, d ORDER BY o) = CASE WHEN count(x) > 0
                                        THEN array_to_string(array_agg(x ORDER BY o), d) END
@@ -13,15 +14,25 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from planner import errors
+from planner import errors, ordered_aggregates
 
 
 def rewrite(tree: exp.GroupConcat, bind) -> exp.Expression:
     """The expression string_agg `tree` equals; `bind` binds a sqlglot expression of the
     query level (to check the argument types)."""
     inner = tree.this
-    if isinstance(inner, exp.Distinct):
-        raise errors.FeatureNotSupported("string_agg(DISTINCT ...)")
+    distinct = None
+    if isinstance(inner.this if isinstance(inner, exp.Order) else inner, exp.Distinct):
+        # string_agg(DISTINCT x, d [ORDER BY x]): over array_agg(DISTINCT x ...), which
+        # checks the ORDER BY as PostgreSQL does.
+        order = inner if isinstance(inner, exp.Order) else None
+        distinct = order.this if order is not None else inner
+        inner = distinct.expressions[0]
+        if order is not None:
+            if any(k.this != inner for k in order.expressions):
+                raise errors.QueryError("in an aggregate with DISTINCT, ORDER BY expressions "
+                                        "must appear in argument list", "42P10")
+            inner = exp.Order(this=inner, expressions=[k.copy() for k in order.expressions])
     value = inner.this if isinstance(inner, exp.Order) else inner
     sep = tree.args.get("separator")
     if sep is None:
@@ -41,8 +52,16 @@ def rewrite(tree: exp.GroupConcat, bind) -> exp.Expression:
     if isinstance(inner, exp.Order):
         agg_arg = inner.copy()
         agg_arg.set("this", x)
+    array = exp.ArrayAgg(this=agg_arg)
+    if distinct is not None:
+        keys = agg_arg.expressions if isinstance(agg_arg, exp.Order) else None
+        array = ordered_aggregates.distinct_array_agg(exp.ArrayAgg(
+            this=exp.Order(this=exp.Distinct(expressions=[x.copy()]), expressions=[
+                exp.Ordered(this=x.copy(), desc=k.args.get("desc"),
+                            nulls_first=k.args.get("nulls_first")) for k in keys])
+            if keys else exp.Distinct(expressions=[x.copy()])))
     joined = exp.Anonymous(this="array_to_string", expressions=[
-        exp.ArrayAgg(this=agg_arg), exp.Cast(this=sep.copy(), to=text)])
+        array, exp.Cast(this=sep.copy(), to=text)])
     some = exp.GT(this=exp.Count(this=x.copy()), expression=exp.Literal.number(0))
     return exp.Case(ifs=[exp.If(this=some, true=joined)])
 

@@ -5,6 +5,9 @@ Func.LIST_FILTER(values[], keep bool[]): the elements whose `keep` is true, NULL
 is (array_agg(x) FILTER (WHERE c), whose c rides along as a second array_agg of the same
 order).
 
+Func.LIST_DISTINCT(sorted[]): each run of equal elements once (NULLs equal, and NaN equal to
+NaN as PostgreSQL sorts it), array_agg(DISTINCT x) over the array sorted by x.
+
 Func.PERCENTILE_CONT_MULTI / PERCENTILE_DISC_MULTI(sorted[], fractions float8[] constant):
 percentile_cont / percentile_disc of an array of fractions over an array sorted by the
 ORDER BY with NULLs last, as PostgreSQL's percentile_*_multi_final: NULL without a non-NULL
@@ -37,6 +40,25 @@ def list_filter(e: Call, args: list, n: int) -> pa.Array:
     parent = xpa.parents(values.lengths)
     lengths = np.bincount(parent[keep], minlength=n).astype(np.int64)
     return xpa.build(flat.filter(pa.array(keep)), lengths, lengths > 0,
+                     e.type.elem.arrow_type())
+
+
+def list_distinct(e: Call, args: list, n: int) -> pa.Array:
+    arr = xa.as_array(args[0], n)
+    values = xpa.Parts(arr)
+    flat = xpa.flat(values)
+    parent = xpa.parents(values.lengths)
+    keep = np.ones(len(flat), dtype=bool)
+    if len(flat) > 1:
+        a, b = flat.slice(1), flat.slice(0, len(flat) - 1)
+        same = np.asarray(pc.fill_null(pc.equal(a, b), False), dtype=bool)
+        if pa.types.is_floating(flat.type):
+            same |= np.asarray(pc.fill_null(pc.and_(pc.is_nan(a), pc.is_nan(b)), False),
+                               dtype=bool)
+        same |= np.asarray(pc.and_(pc.is_null(a), pc.is_null(b)), dtype=bool)
+        keep[1:] = ~(same & (parent[1:] == parent[:-1]))
+    lengths = np.bincount(parent[keep], minlength=n).astype(np.int64)
+    return xpa.build(flat.filter(pa.array(keep)), lengths, values.valid,
                      e.type.elem.arrow_type())
 
 
@@ -198,5 +220,5 @@ def _regr_final(name: str, st: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(none, 0.0, v), none
 
 
-CALLS = {Func.LIST_FILTER: list_filter, Func.PERCENTILE_CONT_MULTI: percentiles,
+CALLS = {Func.LIST_FILTER: list_filter, Func.LIST_DISTINCT: list_distinct, Func.PERCENTILE_CONT_MULTI: percentiles,
          Func.PERCENTILE_DISC_MULTI: percentiles, Func.REGR: regr}
