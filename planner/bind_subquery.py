@@ -76,7 +76,8 @@ class SubqueryBinder:
         self.correlated = correlated
         self.ungrouped = ungrouped
         self.hook = hook  # above an Aggregate: bind.py's map to its output columns
-        self._initplans: dict[int, ex.Expr] = initplans._initplans if initplans else {}
+        self._initplans: dict[int, tuple[exp.Subquery, ex.Expr]] = \
+            initplans._initplans if initplans else {}
 
     # --- WHERE conjuncts ---------------------------------------------------------------
     def where_conjunct(self, tree: exp.Expression) -> None:
@@ -166,18 +167,24 @@ class SubqueryBinder:
 
     # --- scalar subqueries -------------------------------------------------------------
     def scalar(self, tree: exp.Subquery) -> ex.Expr:
-        # The binder may bind one expression twice; run its InitPlan once.
-        if id(tree) not in self._initplans:
-            if subquery_predicates.is_array_subquery(tree):
-                self._initplans[id(tree)] = self._scalar(subquery_predicates.array_form(tree))
-            elif subquery_predicates.is_predicate(tree):
-                form = subquery_predicates.scalar_form(tree, self.scope, self.qb.params,
-                                                       self.hook)
-                self._initplans[id(tree)] = self._scalar(form) if isinstance(
-                    form, exp.Subquery) else self.binder().bind(form)
-            else:
-                self._initplans[id(tree)] = self._scalar(tree)
-        return self._initplans[id(tree)]
+        # The binder may bind one expression twice; run its InitPlan once. The entry keeps
+        # the tree itself: an id is unique only while its object lives, and the
+        # subqueries rewrites make (row IN's EXISTS forms) are freed once bound, so a
+        # later one at the same address would take another's result.
+        known = self._initplans.get(id(tree))
+        if known is not None and known[0] is tree:
+            return known[1]
+        if subquery_predicates.is_array_subquery(tree):
+            value = self._scalar(subquery_predicates.array_form(tree))
+        elif subquery_predicates.is_predicate(tree):
+            form = subquery_predicates.scalar_form(tree, self.scope, self.qb.params,
+                                                   self.hook)
+            value = self._scalar(form) if isinstance(form, exp.Subquery) \
+                else self.binder().bind(form)
+        else:
+            value = self._scalar(tree)
+        self._initplans[id(tree)] = (tree, value)
+        return value
 
     def _scalar(self, tree: exp.Subquery) -> ex.Expr:
         select = _strip(tree.this)

@@ -303,6 +303,33 @@ def _top_n_per_segment(w: pl.WindowAgg) -> pl.Node:
     return pl.Project(local, refs, child.fields, locus=child.locus)
 
 
+def _onto_segments(node: pl.Node) -> pl.Node | None:
+    """`node` (on the coordinator) with its grouped aggregate's final stage on the segments
+    instead: the partial states redistributed by the group keys, where _combine_partials
+    gathered them because the groups are few; through Projects and Filters above it.
+    None when `node` is not such a result."""
+    if isinstance(node, (pl.Project, pl.Filter)):
+        inner = _onto_segments(node.child)
+        if inner is None:
+            return None
+        if isinstance(node, pl.Filter):
+            return replace(node, child=inner, locus=inner.locus)
+        mapping = {}
+        for i, e in enumerate(node.exprs):
+            if isinstance(e, ex.ColumnRef) and e.index not in mapping:
+                mapping[e.index] = i
+        return replace(node, child=inner, locus=inner.locus.remap(mapping))
+    if not (isinstance(node, pl.Aggregate) and node.mode is pl.AggMode.FINAL and node.keys
+            and isinstance(node.child, pl.Motion) and node.child.kind is pl.MotionKind.GATHER
+            and isinstance(node.child.child, pl.Aggregate)
+            and node.child.child.mode is pl.AggMode.PARTIAL
+            and all(isinstance(k, ex.ColumnRef) and k.index == i
+                    for i, k in enumerate(node.keys))):
+        return None
+    keys = tuple(range(len(node.keys)))
+    return replace(node, child=redistribute(node.child.child, keys), locus=lc.hashed(*keys))
+
+
 # --- joins ------------------------------------------------------------------------------
 _PRESERVES_LEFT = (pl.JoinType.LEFT, pl.JoinType.FULL, pl.JoinType.SEMI, pl.JoinType.ANTI,
                    pl.JoinType.ANTI_NULL_AWARE)
@@ -323,7 +350,18 @@ def _join(j: pl.HashJoin, n: int) -> pl.Node:
     if not ll.on_segments and not rl.on_segments:
         return replace(j, locus=ll if ll.kind is LocusKind.ENTRY else rl)
     if ll.kind is LocusKind.ENTRY or rl.kind is LocusKind.ENTRY:
-        return replace(j, left=ensure_entry(left), right=ensure_entry(right), locus=lc.ENTRY)
+        # A few groups gathered to the coordinator meeting rows on the segments: their
+        # final stage goes back onto the segments, so the join moves those few rows
+        # rather than gathering the other side (TPC-DS q45's IN (subquery) under an OR).
+        back = (_onto_segments(left) if ll.kind is LocusKind.ENTRY and rl.on_segments
+                else _onto_segments(right) if rl.kind is LocusKind.ENTRY and ll.on_segments
+                else None)
+        if back is None:
+            return replace(j, left=ensure_entry(left), right=ensure_entry(right),
+                           locus=lc.ENTRY)
+        if ll.kind is LocusKind.ENTRY:
+            return _join(replace(j, left=back), n)
+        return _join(replace(j, right=back), n)
     if not lk:  # no equality: a nested loop needs one side whole on every segment
         return _nested_loop(j)
     if j.join_type is pl.JoinType.ANTI_NULL_AWARE and rl.kind not in (
