@@ -280,31 +280,38 @@ class JoinPlanner:
         # week, where a left-deep order from the largest table joins sales to every
         # inventory row of their item first. Parts connected by no equality are joined
         # (a cross product) only when nothing else is left.
-        size = {id(p): estimate.rows(p.node) for p in parts}
-        while len(parts) > 1:
-            best = None
-            for connected in (True, False):
-                for i, a in enumerate(parts):
-                    for b in parts[i + 1:]:
-                        if connected != any(self._equi(q, set(a.cols), set(b.cols))
-                                            for q in pending):
-                            continue
-                        left, right = (a, b) if size[id(a)] >= size[id(b)] else (b, a)
-                        usable = [q for q in pending
-                                  if ex.columns_used(q) <= set(a.cols) | set(b.cols)]
-                        joined = self.join(left, right, pl.JoinType.INNER, usable)
-                        n = estimate.rows(joined.node)
-                        cost = (n, size[id(right)], size[id(left)])
-                        if best is None or cost < best[0]:
-                            best = (cost, a, b, usable, joined, n)
-                if best is not None:
-                    break
-            _, a, b, usable, joined, n = best
-            parts = [p for p in parts if p is not a and p is not b] + [joined]
-            size[id(joined)] = n
+        sized = [(p, estimate.rows(p.node)) for p in parts]
+        tried: dict[tuple[int, int], tuple] = {}
+        while len(sized) > 1:
+            trials = [self._trial(a, na, b, nb, pending, tried)
+                      for i, (a, na) in enumerate(sized) for b, nb in sized[i + 1:]]
+            connected = [t for t in trials if t[0]]
+            _, _, a, b, usable, joined, n = min(connected or trials, key=lambda t: t[1])
+            sized = [(p, m) for p, m in sized if p is not a and p is not b] + [(joined, n)]
             for q in usable:
                 pending.remove(q)
-        return parts[0], pending
+        return sized[0][0], pending
+
+    def _trial(self, a: Part, na: float, b: Part, nb: float, pending: list[ex.Expr],
+               tried: dict) -> tuple:
+        """(connected by an equality, cost, a, b, predicates used, the join, its rows) of
+        joining parts a and b (estimated na and nb rows), the larger probed. Kept in
+        `tried` between rounds while both parts and the predicates it used are: a round
+        joins two parts, so the others' trials stand (planning many-way joins, TPC-DS
+        q64, tries each pair once instead of once per round)."""
+        known = tried.get((id(a), id(b)))
+        if known is not None and known[2] is a and known[3] is b and all(
+                any(q is p for p in pending) for q in known[4]):
+            return known
+        cols = set(a.cols) | set(b.cols)
+        usable = [q for q in pending if ex.columns_used(q) <= cols]
+        connected = any(self._equi(q, set(a.cols), set(b.cols)) for q in pending)
+        left, right, nl, nr = (a, b, na, nb) if na >= nb else (b, a, nb, na)
+        joined = self.join(left, right, pl.JoinType.INNER, usable)
+        n = estimate.rows(joined.node)
+        trial = (connected, (n, nr, nl), a, b, usable, joined, n)
+        tried[(id(a), id(b))] = trial
+        return trial
 
     def _filter(self, part: Part, pending: list[ex.Expr]) -> Part:
         mine = [q for q in pending if ex.columns_used(q) and ex.columns_used(q) <= set(part.cols)]

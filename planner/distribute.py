@@ -92,11 +92,7 @@ def _dist(node: pl.Node, n: int) -> pl.Node:
                        locus=lc.STREWN if child.locus.is_partitioned else child.locus)
     if isinstance(node, pl.Project):
         child = _dist(node.child, n)
-        mapping = {}
-        for i, e in enumerate(node.exprs):
-            if isinstance(e, ex.ColumnRef) and e.index not in mapping:
-                mapping[e.index] = i
-        return replace(node, child=child, locus=child.locus.remap(mapping))
+        return replace(node, child=child, locus=_through_keys(child.locus, node.exprs))
     if isinstance(node, pl.Aggregate):
         return _aggregate(replace(node, child=_dist(node.child, n)))
     if isinstance(node, pl.Sort):
@@ -314,11 +310,7 @@ def _onto_segments(node: pl.Node) -> pl.Node | None:
             return None
         if isinstance(node, pl.Filter):
             return replace(node, child=inner, locus=inner.locus)
-        mapping = {}
-        for i, e in enumerate(node.exprs):
-            if isinstance(e, ex.ColumnRef) and e.index not in mapping:
-                mapping[e.index] = i
-        return replace(node, child=inner, locus=inner.locus.remap(mapping))
+        return replace(node, child=inner, locus=_through_keys(inner.locus, node.exprs))
     if not (isinstance(node, pl.Aggregate) and node.mode is pl.AggMode.FINAL and node.keys
             and isinstance(node.child, pl.Motion) and node.child.kind is pl.MotionKind.GATHER
             and isinstance(node.child.child, pl.Aggregate)
@@ -470,7 +462,8 @@ def _gather_to_one(node: pl.Node) -> pl.Node:
 
 
 def _through_keys(locus: lc.Locus, keys: tuple[ex.Expr, ...]) -> lc.Locus:
-    """The locus of a per-segment aggregate's output (its columns are the group keys)."""
+    """The locus of rows computed in place as `keys` (a per-segment aggregate's group
+    keys, a Project's expressions): hashed key columns where `keys` pass them on."""
     mapping = {}
     for i, k in enumerate(keys):
         if isinstance(k, ex.ColumnRef) and k.index not in mapping:

@@ -119,15 +119,22 @@ def distinct_array_agg(tree: exp.ArrayAgg) -> exp.Expression:
         raise errors.UndefinedFunction("function array_agg with several arguments does "
                                        "not exist")
     x = inner.expressions[0]
-    keys = order.expressions if order is not None else [exp.Ordered(this=x.copy(),
-                                                                    nulls_first=False)]
-    for k in keys:
-        if k.this != x:
-            raise errors.QueryError("in an aggregate with DISTINCT, ORDER BY expressions "
-                                    "must appear in argument list", "42P10")
-    ordered = exp.Order(this=x.copy(), expressions=[k.copy() for k in keys])
+    keys = order.expressions if order is not None else []
+    if any(k.this != x for k in keys):
+        raise errors.QueryError("in an aggregate with DISTINCT, ORDER BY expressions "
+                                "must appear in argument list", "42P10")
+    return distinct_list(x, keys)
+
+
+def distinct_list(x: exp.Expression, keys: list[exp.Ordered]) -> exp.Expression:
+    """Func.LIST_DISTINCT(array_agg(x ORDER BY x [the direction of `keys`, ascending
+    with NULLs last when none])): the distinct x, sorted."""
+    keys = [exp.Ordered(this=x.copy(), desc=k.args.get("desc"),
+                        nulls_first=k.args.get("nulls_first")) for k in keys] \
+        or [exp.Ordered(this=x.copy(), nulls_first=False)]
     return exp.Anonymous(this=ex.Func.LIST_DISTINCT.value,
-                         expressions=[exp.ArrayAgg(this=ordered)])
+                         expressions=[exp.ArrayAgg(this=exp.Order(this=x.copy(),
+                                                                  expressions=keys))])
 
 
 def within_group(tree: exp.WithinGroup, bind) -> exp.Expression:

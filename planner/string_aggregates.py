@@ -54,12 +54,8 @@ def rewrite(tree: exp.GroupConcat, bind) -> exp.Expression:
         agg_arg.set("this", x)
     array = exp.ArrayAgg(this=agg_arg)
     if distinct is not None:
-        keys = agg_arg.expressions if isinstance(agg_arg, exp.Order) else None
-        array = ordered_aggregates.distinct_array_agg(exp.ArrayAgg(
-            this=exp.Order(this=exp.Distinct(expressions=[x.copy()]), expressions=[
-                exp.Ordered(this=x.copy(), desc=k.args.get("desc"),
-                            nulls_first=k.args.get("nulls_first")) for k in keys])
-            if keys else exp.Distinct(expressions=[x.copy()])))
+        keys = list(agg_arg.expressions) if isinstance(agg_arg, exp.Order) else []
+        array = ordered_aggregates.distinct_list(x, keys)
     joined = exp.Anonymous(this="array_to_string", expressions=[
         array, exp.Cast(this=sep.copy(), to=text)])
     some = exp.GT(this=exp.Count(this=x.copy()), expression=exp.Literal.number(0))

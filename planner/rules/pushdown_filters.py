@@ -55,6 +55,11 @@ def _empty(node: pl.Node) -> pl.Values:
     return pl.Values(rows=(), fields=node.fields)
 
 
+def _is_empty(node: pl.Node) -> bool:
+    """A leaf `_empty` made (a system relation's Values are filled in later)."""
+    return isinstance(node, pl.Values) and not node.rows and not node.system
+
+
 def _on_top(node: pl.Node, preds: list[ex.Expr]) -> pl.Node:
     if not preds:
         return node
@@ -62,13 +67,14 @@ def _on_top(node: pl.Node, preds: list[ex.Expr]) -> pl.Node:
 
 
 def _push(node: pl.Node, preds: list[ex.Expr]) -> pl.Node:
-    """`node` with `preds` (conjuncts over its output) applied, as deep as they may go."""
-    preds = [functions.fold_constants(p) for p in preds]
+    """`node` with `preds` (conjuncts over its output, constants folded) applied, as deep
+    as they may go."""
     if any(_never(p) for p in preds):
         return _empty(node)
     preds = [p for p in preds if not (isinstance(p, ex.Literal) and p.value is True)]
     if isinstance(node, pl.Filter):
-        return _push(node.child, _conjuncts(node.predicate) + preds)
+        own = [functions.fold_constants(c) for c in _conjuncts(node.predicate)]
+        return _push(node.child, own + preds)
     if isinstance(node, pl.Scan):
         if not preds:
             return node
@@ -77,14 +83,12 @@ def _push(node: pl.Node, preds: list[ex.Expr]) -> pl.Node:
     if isinstance(node, pl.Project):
         return _through_project(node, preds)
     if isinstance(node, pl.Append):
-        inputs = [_push(c, list(preds)) for c in node.inputs]
-        kept = [c for c in inputs if not (isinstance(c, pl.Values) and not c.rows
-                                          and not c.system)]
+        kept = [c for c in (_push(c, list(preds)) for c in node.inputs) if not _is_empty(c)]
         if not kept:
             return _empty(node)
         if len(kept) == 1 and kept[0].fields == node.fields:
             return kept[0]
-        return replace(node, inputs=tuple(kept or inputs[:1]))
+        return replace(node, inputs=tuple(kept))
     if isinstance(node, pl.Aggregate):
         return _through_aggregate(node, preds)
     if isinstance(node, pl.Sort) and node.limit is None:
@@ -110,7 +114,7 @@ def _through_project(node: pl.Project, preds: list[ex.Expr]) -> pl.Node:
         else:
             stay.append(p)
     child = _push(node.child, movable)
-    if isinstance(child, pl.Values) and not child.rows and not child.system:
+    if _is_empty(child):
         return _empty(node)
     return _on_top(replace(node, child=child), stay)
 
@@ -123,7 +127,7 @@ def _substitute(e: ex.Expr, exprs: tuple[ex.Expr, ...]) -> ex.Expr:
         if isinstance(target, ex.Literal) and target.type != c.type:
             return functions.bind_cast(target, c.type)
         return target
-    return ex.replace_columns(e, value)
+    return functions.fold_constants(ex.replace_columns(e, value))
 
 
 def _through_aggregate(node: pl.Aggregate, preds: list[ex.Expr]) -> pl.Node:
@@ -140,7 +144,7 @@ def _through_aggregate(node: pl.Aggregate, preds: list[ex.Expr]) -> pl.Node:
         else:
             stay.append(p)
     child = _push(node.child, movable)
-    if node.keys and isinstance(child, pl.Values) and not child.rows and not child.system:
+    if node.keys and _is_empty(child):
         return _empty(node)  # no groups (an ungrouped aggregate still makes its one row)
     return _on_top(replace(node, child=child), stay)
 

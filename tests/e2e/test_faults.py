@@ -364,22 +364,29 @@ def test_kills_during_many_small_commits(own_server, base):
                     failed.append(e.sqlstate)
                 n += 1
 
-    threads = [threading.Thread(target=writer, args=(w,)) for w in range(3)]
-    for t in threads:
-        t.start()
-    for seg, delay in ((0, 1.0), (1, 1.7), (0, 2.3)):
-        time.sleep(delay)
-        pid = kill_segment(own_server, seg)
-        wait_restarted(own_server, seg, pid)
-    time.sleep(1.0)
-    stop.set()
-    for t in threads:
-        t.join(120)
+    _write_while_killing(own_server, writer, 3, ((0, 1.0), (1, 1.7), (0, 2.3)), stop)
     print("small commits", acked[0], "rows acknowledged; failures", failed)
     assert set(failed) <= {"40001", "58000", "58030"}, failed
     assert acked[0] > 0
     assert count(own_server, "f_small") == acked[0]
     check_cluster_answers(own_server, base)
+
+
+def _write_while_killing(server, writer, writers: int, kills, stop: threading.Event) -> None:
+    """Run `writer(w)` in `writers` threads while each (segment, delay) of `kills` kills
+    that segment for real after the delay and waits for its restart; then set `stop` and
+    wait for the writers."""
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(writers)]
+    for t in threads:
+        t.start()
+    for seg, delay in kills:
+        time.sleep(delay)
+        pid = kill_segment(server, seg)
+        wait_restarted(server, seg, pid)
+    time.sleep(1.0)
+    stop.set()
+    for t in threads:
+        t.join(120)
 
 
 def test_kills_during_loads_that_analyze_after_commit(own_server, base):
@@ -409,17 +416,7 @@ def test_kills_during_loads_that_analyze_after_commit(own_server, base):
                     failed.append(e.sqlstate)
                     outcome[t] = False
 
-    threads = [threading.Thread(target=writer, args=(w,)) for w in range(2)]
-    for t in threads:
-        t.start()
-    for seg, delay in ((1, 1.0), (0, 1.5)):
-        time.sleep(delay)
-        pid = kill_segment(own_server, seg)
-        wait_restarted(own_server, seg, pid)
-    time.sleep(1.0)
-    stop.set()
-    for t in threads:
-        t.join(120)
+    _write_while_killing(own_server, writer, 2, ((1, 1.0), (0, 1.5)), stop)
     assert set(failed) <= {"40001", "58000", "58030"}, failed
     assert any(outcome.values())
     for table, acked in outcome.items():

@@ -161,12 +161,14 @@ def run_main(args) -> int:
                   + (f" [{r.sqlstate}] {r.message}" if r.sqlstate else
                      (f" {r.message}" if r.message else "")), highlight=False)
 
+    def show(number: int, got: kit.Outcome) -> None:
+        print(f"q{number:02d}:\n" + "|".join(got.columns or []))
+        for row in got.rows[:50]:
+            print("|".join("" if v is None else str(v) for v in row))
+
     try:
-        if duck is not None:
-            results = kit.run_all(lambda: _connect(args), duck, texts, numbers,
-                                  args.timeout, progress)
-        else:
-            results = _run_unchecked(args, texts, numbers, progress)
+        results = kit.run_all(lambda: _connect(args), duck, texts, numbers, args.timeout,
+                              progress, on_rows=show if args.show else None)
     finally:
         texts_con.close()
 
@@ -186,23 +188,3 @@ def run_main(args) -> int:
     out.print(f"{len(ok)} of {len(results)} queries {'right' if args.check else 'answered'}; "
               f"their total {sum(r.raympp_s or 0 for r in ok):.3f}s", highlight=False)
     return 0 if len(ok) == len(results) else 1
-
-
-def _run_unchecked(args, texts, numbers, progress) -> list[kit.QueryResult]:
-    conn = kit.connect_with_timeout(lambda: _connect(args), args.timeout)
-    results = []
-    try:
-        for n in numbers:
-            got, conn = kit.run_raympp(lambda: _connect(args), conn, texts[n], args.timeout)
-            r = kit.QueryResult(n, got.status or "ok", got.seconds, None,
-                                rows=None if got.rows is None else len(got.rows),
-                                sqlstate=got.sqlstate, message=got.message)
-            if args.show and got.rows is not None:
-                print(f"q{n:02d}:\n" + "|".join(got.columns or []))
-                for row in got.rows[:50]:
-                    print("|".join("" if v is None else str(v) for v in row))
-            results.append(r)
-            progress(r)
-    finally:
-        conn.close()
-    return results
