@@ -1,6 +1,7 @@
 """Run a distributed plan: dispatch each slice to its gang, run the top slice here.
 
-Every slice below the top runs on its gang (all segments, or one) as a Ray actor call;
+Every slice below the top runs on its gang (all segments, or one); each segment gets the
+slices it runs in one Ray actor call, their plans pickled once (SlicePlan);
 slices exchange rows through Motion channels (motion/: shared memory on one node, TCP
 across nodes), not through Ray. The top slice runs in the coordinator with the same
 operators, its Gather receivers on the coordinator's MotionService. A failing slice fails
@@ -29,7 +30,7 @@ from planner import slices as sl
 from planner.explain import NodeActual
 from segment import executor, memory
 from segment.operators import base
-from segment.messages import SliceResult, SliceTask
+from segment.messages import SlicePlan, SliceResult, SliceTask
 
 _query_ids = itertools.count(1)
 log = logging.getLogger(__name__)
@@ -166,20 +167,24 @@ class QueryRun:
         if len(all_slices) > 1:
             self._slots = self.cluster.slots.acquire(len(all_slices) - 1, self.cancel_event)
         incarnations = self.incarnations or list(self.cluster.incarnations)
+        by_segment: dict[int, list[SliceTask]] = {}
         for s in all_slices[1:]:
             m = s.motion
             if sl.receiver_gang(m) is sl.Gang.COORDINATOR:
                 receivers = (coordinator_ep,)
             else:
                 receivers = tuple(self.cluster.endpoints)
+            plan = SlicePlan.of(m)
             members = range(n) if s.gang is sl.Gang.ALL else [0]
             for index, seg in enumerate(members):
-                task = SliceTask(self.query_id, m, receivers, index, n_senders, self.txn_id,
-                                 self.analyze, self.now, incarnation=incarnations[seg],
-                                 deadline=self.deadline, work_mem=self.work_mem, jit=self.jit,
-                                 jit_above_rows=self.jit_above_rows)
-                ref = self.cluster.actors[seg].run_slice.remote(task)
-                self._refs.append((seg, ref))
+                by_segment.setdefault(seg, []).append(SliceTask(
+                    self.query_id, plan, receivers, index, n_senders, self.txn_id,
+                    self.analyze, self.now, incarnation=incarnations[seg],
+                    deadline=self.deadline, work_mem=self.work_mem, jit=self.jit,
+                    jit_above_rows=self.jit_above_rows))
+        # One actor call per segment for all its slices (each call costs about a ms here).
+        for seg, tasks in by_segment.items():
+            self._refs.append((seg, self.cluster.actors[seg].run_slices.remote(tuple(tasks))))
         self._n_senders = n_senders
         if self._refs:
             self._watching = True
@@ -224,10 +229,11 @@ class QueryRun:
     def _wait_slices(self) -> None:
         for seg, ref in self._refs:
             try:
-                result = ray.get(ref)
+                results = ray.get(ref)
             except BaseException as e:  # noqa: BLE001
                 raise self._first_error(cl.unwrap(e)) from None
-            self._record(result)
+            for result in results:
+                self._record(result)
 
     def _first_error(self, fallback):
         """The error that started a failure (a segment's), rather than its echo here."""

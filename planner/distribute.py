@@ -136,9 +136,8 @@ def _aggregate(agg: pl.Aggregate) -> pl.Node:
     if child.locus.kind is LocusKind.REPLICATED:
         # Any one copy has all the rows: aggregate there.
         return replace(agg, child=_gather(child), locus=lc.ENTRY)
-    key_pos = {k.index: i for i, k in enumerate(agg.keys) if isinstance(k, ex.ColumnRef)}
-    if child.locus.kind is LocusKind.HASHED and all(k in key_pos for k in child.locus.keys):
-        out_locus = lc.hashed(*(key_pos[k] for k in child.locus.keys))
+    out_locus = _through_keys(child.locus, agg.keys)
+    if out_locus.kind is LocusKind.HASHED:
         return replace(agg, locus=out_locus)
     distinct = [a for a in agg.aggs if a.distinct]
     if not distinct:
@@ -160,11 +159,10 @@ def _in_one_stage(agg: pl.Aggregate) -> pl.Node:
     process; array_agg collects in input order, and a group's rows all come from one
     sorted stream. (Greenplum does not split ordered aggregates either.)"""
     child = agg.child
-    key_pos = {k.index: i for i, k in enumerate(agg.keys) if isinstance(k, ex.ColumnRef)}
     locus = child.locus
     if child.locus.on_segments and child.locus.kind is not LocusKind.SINGLE_QE:
-        if child.locus.kind is LocusKind.HASHED and all(k in key_pos for k in child.locus.keys):
-            locus = lc.hashed(*(key_pos[k] for k in child.locus.keys))
+        if _through_keys(child.locus, agg.keys).kind is LocusKind.HASHED:
+            locus = _through_keys(child.locus, agg.keys)
         elif agg.keys and child.locus.kind is not LocusKind.REPLICATED and all(
                 isinstance(k, ex.ColumnRef) for k in agg.keys):
             child = redistribute(child, tuple(k.index for k in agg.keys))
@@ -237,7 +235,7 @@ def _combine_partials(partial: pl.Aggregate, nk: int) -> tuple[pl.Node, lc.Locus
 
 def redistribute(node: pl.Node, keys: tuple[int, ...]) -> pl.Node:
     """`node` unchanged when already hashed on `keys`; else a Redistribute Motion."""
-    if node.locus.kind is LocusKind.HASHED and node.locus.keys == keys:
+    if keys in node.locus.key_sets():
         return node
     return pl.Motion(node, pl.MotionKind.REDISTRIBUTE, node.fields, hash_keys=keys,
                      locus=lc.hashed(*keys))
@@ -382,13 +380,15 @@ def _join(j: pl.HashJoin, n: int) -> pl.Node:
     if rl.kind in everywhere:
         right = _gather_to_one(right)
     ll, rl = left.locus, right.locus
-    lpos = _key_order(ll, lk)
-    rpos = _key_order(rl, rk)
+    lorders = _key_orders(ll, lk)
+    rorders = _key_orders(rl, rk)
+    lpos = lorders[0] if lorders else None
+    rpos = rorders[0] if rorders else None
     # Copying a small right side to every segment may move fewer bytes than sending the
     # left side to where the right side's distribution put its rows.
     broadcast_right = estimate.broadcast_bytes(right, n) < n_left and \
         j.join_type not in _PRESERVES_RIGHT
-    if lpos is not None and rpos is not None and lpos == rpos:
+    if set(lorders) & set(rorders):
         return replace(j, left=left, right=right, locus=_join_locus(j, ll, rl))
     if lpos is not None and (rpos is None or n_right <= n_left):
         # Left is hashed on its keys: send right rows to match it.
@@ -417,17 +417,15 @@ def _nested_loop(j: pl.HashJoin) -> pl.Node:
     return replace(j, right=right, locus=_join_locus(j, left.locus))
 
 
-def _key_order(locus: lc.Locus, keys: tuple[int, ...]) -> tuple[int, ...] | None:
+def _key_orders(locus: lc.Locus, keys: tuple[int, ...]) -> list[tuple[int, ...]]:
     """For a side hashed on a subset of its join keys: which join key each distribution
-    key is (so the other side can be hashed the same way); else None."""
-    if locus.kind is not LocusKind.HASHED:
-        return None
+    key is (so the other side can be hashed the same way), one tuple per equivalent key
+    set the side is hashed on; empty when it is hashed on none."""
     out = []
-    for k in locus.keys:
-        if k not in keys:
-            return None
-        out.append(keys.index(k))
-    return tuple(out)
+    for key_set in locus.key_sets():
+        if all(k in keys for k in key_set):
+            out.append(tuple(keys.index(k) for k in key_set))
+    return out
 
 
 def _join_locus(j: pl.HashJoin, left_locus: lc.Locus,
@@ -442,14 +440,33 @@ def _join_locus(j: pl.HashJoin, left_locus: lc.Locus,
         return _hashed_right_as_output(j, right_locus)
     if j.join_type in _PRESERVES_RIGHT:
         return lc.STREWN
+    if j.join_type is pl.JoinType.INNER and left_locus.kind is LocusKind.HASHED:
+        return _with_join_equalities(j, left_locus, right_locus)
     return left_locus
+
+
+def _with_join_equalities(j: pl.HashJoin, left_locus: lc.Locus,
+                          right_locus: lc.Locus | None) -> lc.Locus:
+    """An inner join's rows hashed on left columns are hashed on the right columns its
+    keys equal as well (of one type: equal values hash alike), and on the right side's
+    own distribution when that is where the rows already were (co-located)."""
+    nl = len(j.left.fields)
+    equal = {lk: nl + rk for lk, rk in zip(j.left_keys, j.right_keys)
+             if j.left.fields[lk].type == j.right.fields[rk].type}
+    sets = list(left_locus.key_sets())
+    sets += [tuple(equal.get(k, k) for k in keys) for keys in left_locus.key_sets()]
+    if right_locus is not None and right_locus.kind is LocusKind.HASHED and \
+            set(_key_orders(left_locus, j.left_keys)) & set(_key_orders(right_locus,
+                                                                        j.right_keys)):
+        sets += [tuple(nl + k for k in keys) for keys in right_locus.key_sets()]
+    return lc.hashed_on_any(sets)
 
 
 def _hashed_right_as_output(j: pl.HashJoin, rl: lc.Locus) -> lc.Locus:
     if rl.kind is not LocusKind.HASHED or j.join_type in _PRESERVES_LEFT:
         return lc.STREWN if rl.on_segments else rl
     nl = len(j.left.fields)
-    return lc.hashed(*(nl + k for k in rl.keys))
+    return lc.hashed_on_any([tuple(nl + k for k in keys) for keys in rl.key_sets()])
 
 
 def _gather_to_one(node: pl.Node) -> pl.Node:

@@ -22,6 +22,7 @@ _WIDTH = {types.Kind.BOOL: 1, types.Kind.INT2: 2, types.Kind.INT4: 4, types.Kind
           types.Kind.FLOAT4: 4, types.Kind.FLOAT8: 8, types.Kind.NUMERIC: 8,
           types.Kind.DATE: 4, types.Kind.TIMESTAMP: 8, types.Kind.TIMESTAMPTZ: 8}
 _OTHER_WIDTH = 16
+ANTI_FLOOR = 0.1  # the least share of its left rows an anti join is estimated to keep
 
 
 def rows(node: pl.Node) -> float:
@@ -73,7 +74,15 @@ def _aggregate_rows(node: pl.Aggregate) -> float:
 def _join_rows(node: pl.HashJoin) -> float:
     left, right = rows(node.left), rows(node.right)
     if node.join_type in (pl.JoinType.SEMI, pl.JoinType.ANTI, pl.JoinType.ANTI_NULL_AWARE):
-        return left * (0.5 if node.right_keys else 1.0)
+        if not node.right_keys:
+            return left
+        kept = _semi_fraction(node, right)
+        if node.join_type is pl.JoinType.SEMI:
+            return left * kept
+        # An anti join is mostly asked for the exceptions, and a residual (Q21's
+        # `l_suppkey <> ...`) lets rows through that the keys alone would match: never
+        # promise (almost) none, which would have a side broadcast that is not small.
+        return left * max(1.0 - kept, ANTI_FLOOR)
     if not node.left_keys:
         return left * right
     # PostgreSQL's eqjoinsel without MCVs: 1 / the larger distinct count of the two keys,
@@ -90,6 +99,18 @@ def _join_rows(node: pl.HashJoin) -> float:
     if node.join_type is not pl.JoinType.INNER:
         n = max(n, left if node.join_type is pl.JoinType.LEFT else right)
     return max(1.0, n)
+
+
+def _semi_fraction(node: pl.HashJoin, right: float) -> float:
+    """The share of left rows with a match: PostgreSQL's eqjoinsel_semi without MCVs, the
+    right key's distinct values (at most its rows) over the left key's, at most 1; the
+    most selective key; 0.5 when no key has statistics on both sides."""
+    fractions = []
+    for lk, rk in zip(node.left_keys, node.right_keys):
+        d_left, d_right = column_distinct(node.left, lk), column_distinct(node.right, rk)
+        if d_left and d_right:
+            fractions.append(min(1.0, min(d_right, right) / d_left))
+    return min(fractions) if fractions else 0.5
 
 
 def column_distinct(node: pl.Node, index: int) -> float | None:

@@ -139,6 +139,8 @@ def _describe(node: pl.Node, n: int) -> str:
         text = f"Hash Join: type={node.join_type.value}, keys=[{keys}]"
         if not node.left_keys:
             text = f"Nested Loop Join: type={node.join_type.value}"
+        if node.build_left:
+            text += ", build=left"
         if node.residual is not None:
             names = [f.name for f in node.left.fields] + [f.name for f in node.right.fields]
             text += f", filter={ex.show(_rename(node.residual, names))}"

@@ -1,7 +1,11 @@
 """Locus: where the rows of a plan node live (after Greenplum/Cloudberry's CdbLocus).
 
 - HASHED(keys):  each row lives on the segment its key columns hash to (one hash function,
-                 motion/hashing.py). `keys` are output column positions of the node.
+                 motion/hashing.py). `keys` are output column positions of the node;
+                 `also` lists other columns that place the rows alike, as Greenplum's
+                 distribution-key equivalence classes: after an inner join on a = b, rows
+                 hashed on a are hashed on b too (a = b in every row, and equal values
+                 of one type hash alike).
 - STREWN:        rows are on segments, but on which is unknown (random distribution, or a
                  hashed relation after a projection dropped its keys).
 - REPLICATED:    every segment holds a full copy.
@@ -29,10 +33,14 @@ class LocusKind(enum.Enum):
 class Locus:
     kind: LocusKind
     keys: tuple[int, ...] = ()
+    # Other key tuples (each as long as `keys`) whose values equal `keys`' in every row.
+    also: tuple[tuple[int, ...], ...] = ()
 
     def __post_init__(self):
         if (self.kind is LocusKind.HASHED) != bool(self.keys):
             raise ValueError("a HASHED locus needs keys, and only a HASHED locus has keys")
+        if any(len(a) != len(self.keys) for a in self.also):
+            raise ValueError("an equivalent key tuple must be as long as the keys")
 
     @property
     def is_partitioned(self) -> bool:
@@ -45,17 +53,20 @@ class Locus:
         return self.kind in (LocusKind.HASHED, LocusKind.STREWN, LocusKind.REPLICATED,
                              LocusKind.SINGLE_QE)
 
+    def key_sets(self) -> tuple[tuple[int, ...], ...]:
+        """Every key tuple the rows are hashed on: `keys`, then the equivalent ones."""
+        return (self.keys,) + self.also if self.kind is LocusKind.HASHED else ()
+
     def hashed_on(self, cols: tuple[int, ...]) -> bool:
         """True when rows with equal values of `cols` are on one segment."""
-        return self.kind is LocusKind.HASHED and set(self.keys) <= set(cols)
+        return any(set(keys) <= set(cols) for keys in self.key_sets())
 
     def remap(self, mapping: dict[int, int]) -> "Locus":
         """The locus after a projection that moves column i to mapping[i] (or drops it)."""
         if self.kind is not LocusKind.HASHED:
             return self
-        if all(k in mapping for k in self.keys):
-            return Locus(LocusKind.HASHED, tuple(mapping[k] for k in self.keys))
-        return STREWN
+        return hashed_on_any([tuple(mapping[k] for k in keys) for keys in self.key_sets()
+                              if all(k in mapping for k in keys)])
 
     def describe(self, names: list[str] | None = None) -> str:
         if self.kind is LocusKind.HASHED:
@@ -73,3 +84,12 @@ GENERAL = Locus(LocusKind.GENERAL)
 
 def hashed(*keys: int) -> Locus:
     return Locus(LocusKind.HASHED, tuple(keys))
+
+
+def hashed_on_any(key_sets) -> Locus:
+    """HASHED on the first of `key_sets` with the rest as equivalents (duplicates
+    dropped); STREWN when there is none."""
+    unique = list(dict.fromkeys(tuple(k) for k in key_sets))
+    if not unique:
+        return STREWN
+    return Locus(LocusKind.HASHED, unique[0], tuple(unique[1:]))

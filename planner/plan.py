@@ -279,6 +279,11 @@ class HashJoin(Node):
     The right child is the build side (hashed into memory), the left is probed. Output:
     left fields then right fields; SEMI and ANTI output left fields only. NULL keys never
     match. With no keys it is a nested-loop (cross) join filtered by `residual`.
+
+    `build_left` (SEMI and ANTI with keys only) swaps the roles and nothing else: the left
+    rows are hashed, the right ones probe and mark the left rows they match, and the
+    marked (SEMI) or unmarked (ANTI) left rows come out at the end: a small outer query's
+    EXISTS over a big table (TPC-H Q21) hashes the small side.
     """
 
     left: Node
@@ -289,8 +294,12 @@ class HashJoin(Node):
     residual: ex.Expr | None
     fields: tuple[Field, ...]
     locus: Locus | None = None
+    build_left: bool = False
 
     def __post_init__(self):
+        if self.build_left and not (self.join_type in (JoinType.SEMI, JoinType.ANTI)
+                                    and self.left_keys):
+            raise ValueError("only a semi or anti join with keys builds its left side")
         # Arrays join by their encoded bytes (segment/kernels/group_keys.py), which agree
         # only between arrays of one element type.
         _no_arrays([lt for lt, rt in zip((self.left.fields[k].type for k in self.left_keys),

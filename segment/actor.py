@@ -3,9 +3,9 @@
 Methods run in a thread pool (max_concurrency) so that a second query can reach a segment
 while a long slice runs. Control calls (cancel, incarnation, ping, running, recover) have
 a concurrency group of their own: however many slices occupy the pool, a cancel gets
-through. The coordinator admits no more slices at once than the pool has threads
-(coordinator/cluster.py `SLICE_SLOTS`), so the slices of a running query never wait
-behind others for a thread (which could deadlock their Motions).
+through. A query's slices on a segment come in one call (`run_slices`), each slice in a
+thread of its own; the coordinator admits no more slices at once than the pool has
+threads (coordinator/cluster.py `SLICE_SLOTS`).
 """
 
 from __future__ import annotations
@@ -102,8 +102,8 @@ class SegmentActor:
     def analyze(self, table: TableDef) -> ShardSample:
         return self._w.analyze(table)
 
-    def run_slice(self, task: SliceTask) -> SliceResult:
-        return self._w.run_slice(task)
+    def run_slices(self, tasks: tuple[SliceTask, ...]) -> tuple[SliceResult, ...]:
+        return self._w.run_slices(tasks)
 
     def insert_select(self, query_id, node, txn_id, table):
         return self._w.insert_select(query_id, node, txn_id, table)

@@ -11,14 +11,77 @@ channel counters are motion/'s.
 from __future__ import annotations
 
 import datetime
+import pickle
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from ray import cloudpickle
 
 from motion.channel import ChannelStats, Endpoint
 from planner import plan as pl
 from segment.operators.base import NodeStats
+
+
+class SlicePlan:
+    """A slice's plan in transit: the Motion it sends into (its child is the plan), pickled
+    once on the coordinator and unpickled once per segment process.
+
+    Pickling a plan of frozen dataclasses costs about a millisecond per slice (a Python
+    call per node), and Ray would do it again for every segment and every run. So the
+    coordinator keeps the pickled bytes of each plan object it dispatched (`of`: a cached
+    plan is pickled at its first run only) and a segment keeps the plan of each byte
+    string it received (`motion`), both in small LRUs."""
+
+    __slots__ = ("data", "_motion")
+    CACHED = 256  # plans kept by each of the two caches
+
+    _pickled: "OrderedDict[int, tuple[pl.Motion, SlicePlan]]" = OrderedDict()
+    _unpickled: "OrderedDict[bytes, pl.Motion]" = OrderedDict()
+    _lock = threading.Lock()
+
+    def __init__(self, data: bytes, motion: pl.Motion | None = None):
+        self.data = data
+        self._motion = motion
+
+    def __reduce__(self):
+        return SlicePlan, (self.data,)
+
+    @classmethod
+    def of(cls, motion: pl.Motion) -> "SlicePlan":
+        """The plan of `motion`, pickled at most once while it stays cached."""
+        with cls._lock:
+            hit = cls._pickled.get(id(motion))
+            if hit is not None and hit[0] is motion:  # (an id may be reused once freed)
+                cls._pickled.move_to_end(id(motion))
+                return hit[1]
+        # Ray's cloudpickle, as Ray itself would pickle the task (plans may hold values
+        # plain pickle refuses).
+        plan = cls(cloudpickle.dumps(motion, protocol=pickle.HIGHEST_PROTOCOL), motion)
+        with cls._lock:
+            cls._pickled[id(motion)] = (motion, plan)
+            while len(cls._pickled) > cls.CACHED:
+                cls._pickled.popitem(last=False)
+        return plan
+
+    def motion(self) -> pl.Motion:
+        """The plan, unpickled at most once per process while it stays cached."""
+        if self._motion is not None:
+            return self._motion
+        with self._lock:
+            found = self._unpickled.get(self.data)
+            if found is not None:
+                self._unpickled.move_to_end(self.data)
+        if found is None:
+            found = pickle.loads(self.data)
+            with self._lock:
+                self._unpickled[self.data] = found
+                while len(self._unpickled) > self.CACHED:
+                    self._unpickled.popitem(last=False)
+        self._motion = found
+        return found
 
 
 @dataclass(frozen=True)
@@ -26,7 +89,7 @@ class SliceTask:
     """What the coordinator tells a segment to run: one slice of one query."""
 
     query_id: int
-    motion: pl.Motion                 # the Motion this slice sends into; its child is the plan
+    plan: SlicePlan                   # the Motion this slice sends into; its child is the plan
     receivers: tuple[Endpoint, ...]   # motion Endpoints of the receivers, in receiver order
     sender_index: int                 # this segment's index among the slice's senders
     n_senders: dict[int, int]         # slice id -> number of senders, for Motions received here
@@ -38,6 +101,10 @@ class SliceTask:
     work_mem: int | None = None       # bytes of operator memory before spilling (None: default)
     jit: bool = True                  # compiled operator paths where they apply (SET jit)
     jit_above_rows: int = 0           # ... for batches of at least this many rows
+
+    @property
+    def motion(self) -> pl.Motion:
+        return self.plan.motion()
 
 
 @dataclass(frozen=True)

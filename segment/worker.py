@@ -9,6 +9,7 @@ from __future__ import annotations
 import collections
 import logging
 import os
+import queue
 import threading
 import time
 import numpy as np
@@ -156,6 +157,34 @@ class SegmentWorker:
         finally:
             with self._lock:
                 self._running -= 1
+
+    def run_slices(self, tasks: tuple[SliceTask, ...]) -> tuple[SliceResult, ...]:
+        """Run the slices of one query that this segment has a part in, all at once (one
+        actor call for all of them: each call costs the coordinator about a millisecond).
+        They pass rows to each other through Motions, so each runs in a thread of its
+        own. Returns their results in order; the first failure is raised as soon as it
+        happens, without waiting for the others: the coordinator then cancels the query,
+        which ends them."""
+        if len(tasks) == 1:
+            return (self.run_slice(tasks[0]),)
+        results: list[SliceResult | None] = [None] * len(tasks)
+        done: queue.SimpleQueue = queue.SimpleQueue()
+
+        def run(i: int, task: SliceTask) -> None:
+            try:
+                results[i] = self.run_slice(task)
+                done.put(None)
+            except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
+                done.put(e)
+
+        for i, task in enumerate(tasks):
+            threading.Thread(target=run, args=(i, task), daemon=True,
+                             name=f"slice-{task.query_id}-{i}").start()
+        for _ in tasks:
+            error = done.get()
+            if error is not None:
+                raise error
+        return tuple(results)
 
     def running(self) -> int:
         """How many slices run here now (0: the segment is idle)."""

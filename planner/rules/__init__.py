@@ -6,8 +6,8 @@ placement makes (stats_aggregate answers the PARTIAL stage of a two-stage aggreg
 exists only once distribute has split the aggregate), and never add or move a Motion.
 """
 
+from planner.rules.build_side import build_side
 from planner.rules.join_filter_into_aggregate import join_filter_into_aggregate
-from planner.rules.outer_build_side import outer_build_side
 from planner.rules.prune_columns import prune_columns
 from planner.rules.semi_join_pushdown import semi_join_pushdown
 from planner.rules.pushdown_filters import pushdown_filters
@@ -16,7 +16,7 @@ from planner.rules.sum_of_constant import sum_of_constant
 from planner.rules.window_top_n import window_top_n
 
 RULES = (pushdown_filters, sum_of_constant, window_top_n, join_filter_into_aggregate,
-         semi_join_pushdown, outer_build_side, prune_columns)
+         semi_join_pushdown, build_side, prune_columns)
 DISTRIBUTED_RULES = (stats_aggregate,)
 
 

@@ -14,6 +14,8 @@ keys never match; without keys every pair is a candidate (a nested-loop join).
 - SEMI / ANTI: each qualifying left row once, in input order; without a residual no
   pairs are made at all (a row matches when its key's group is not empty).
 - ANTI_NULL_AWARE (NOT IN): see join_null_aware.py.
+- SEMI / ANTI with `build_left`: the left side is hashed and the right one probes it
+  (join_build_left.py).
 
 Memory: the build side is held under the query's budget (ExecContext.memory). When it
 outgrows it, the join becomes a grace hash join (join_grace.py): both sides are split by
@@ -39,6 +41,7 @@ from segment import expr as sexpr
 from segment import memory
 from segment.operators import base
 from segment.operators import join_blocks
+from segment.operators import join_build_left
 from segment.operators import join_grace
 from segment.operators import join_null_aware
 from segment.operators import join_table
@@ -72,24 +75,34 @@ class HashJoinOp:
 
     def _run(self, ctx: base.ExecContext):
         self.memory = res = ctx.memory.reservation()
+        try:
+            if self.node.build_left:
+                yield from join_build_left.run(self, ctx, res)
+            else:
+                yield from self.run_right_built(ctx, res, self.left.execute(ctx))
+        finally:
+            res.free()
+
+    def run_right_built(self, ctx: base.ExecContext, res: memory.Reservation, probe):
+        """The join with the right side built (in memory, or spilled) and `probe`, the
+        left batches, probing it."""
         grace = None
         try:
             build = self._read_build(ctx, res)
             if isinstance(build, (join_grace.GraceJoin, join_blocks.BlockJoin)):
                 grace = build
                 self.counters["build_rows"] = grace.build_rows
-                yield from grace.run(ctx, self.left.execute(ctx))
+                yield from grace.run(ctx, probe)
                 self.counters["spill_levels"] = grace.levels
                 if isinstance(grace, join_blocks.BlockJoin):
                     self.counters["blocks"] = grace.blocks
                 return
             table = self.make_table(build)
             self.counters["build_rows"] = table.n
-            yield from self._join(ctx, table, self.left.execute(ctx))
+            yield from self._join(ctx, table, probe)
         finally:
             if grace is not None:
                 grace.close()
-            res.free()
 
     def make_table(self, build: pa.RecordBatch) -> join_table.JoinTable:
         node = self.node

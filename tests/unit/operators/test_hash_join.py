@@ -8,6 +8,7 @@ from __future__ import annotations
 import decimal
 import math
 import time
+from dataclasses import replace
 
 import numpy as np
 import pyarrow as pa
@@ -421,3 +422,59 @@ def _time(duck, node: plan.Node, sql: str, label: str) -> None:
     print(f"\nhash join {label}, 6M x 1.5M: raympp {ours:.3f}s, DuckDB (2 threads, "
           f"to Arrow) {theirs:.3f}s, ratio {ours / theirs:.2f}")
     assert math.isfinite(ours)
+
+
+# --- build_left: a semi or anti join hashing its left side -----------------------------------
+@pytest.mark.parametrize("jt", [J.SEMI, J.ANTI], ids=lambda j: j.name)
+@pytest.mark.parametrize("keys", list(KEYS))
+@pytest.mark.parametrize("residual", [False, True], ids=["plain", "residual"])
+@pytest.mark.parametrize("lookup", ["auto", "hashed"])
+def test_build_left_against_duckdb(duck, monkeypatch, jt, keys, residual, lookup):
+    if lookup == "hashed":
+        monkeypatch.setattr(join_table, "_DIRECT_MIN", 0)
+        monkeypatch.setattr(join_table, "_DIRECT_PER_ROW", 0)
+    lt, rt = _tables(150, 400, seed=11)
+    lkeys, rkeys, cond = KEYS[keys]
+    node = _node(k.source(lt, LEFT_TYPES, 37), k.source(rt, RIGHT_TYPES, 41), jt, lkeys,
+                 rkeys, _residual() if residual else None)
+    out = k.run(replace(node, build_left=True))
+    duck.register("l", lt)
+    duck.register("r", rt)
+    assert _rows(out) == _duck_rows(duck, _expected_sql(jt, cond, residual))
+    assert out.schema.names == lt.schema.names
+
+
+@pytest.mark.parametrize("jt", [J.SEMI, J.ANTI], ids=lambda j: j.name)
+def test_build_left_of_no_rows_reads_no_right_rows(jt):
+    lt, rt = _tables(0, 50)
+    op = base.build(replace(_node(k.source(lt, LEFT_TYPES), k.source(rt, RIGHT_TYPES, 10),
+                                  jt, (0,), (0,)), build_left=True))
+    assert list(op.execute(k.ctx())) == []
+    assert op.right.pulled == 0
+
+
+@pytest.mark.parametrize("jt", [J.SEMI, J.ANTI], ids=lambda j: j.name)
+@pytest.mark.parametrize("residual", [False, True], ids=["plain", "residual"])
+def test_build_left_over_budget_builds_the_right_side(duck, tmp_path, jt, residual):
+    """Left rows that outgrow the budget: the join goes back to building the right side
+    (spilling), the left rows read so far probing first; the same answer."""
+    lt, rt = _tables(30_000, 20_000, seed=4)
+    budget = k.budget(tmp_path, 256 << 10)
+    node = replace(_node(k.source(lt, LEFT_TYPES, 1000), k.source(rt, RIGHT_TYPES, 1000), jt,
+                         (0, 1), (0, 1), _residual() if residual else None), build_left=True)
+    op = base.build(node)
+    out = pa.Table.from_batches(list(op.execute(k.ctx(memory=budget))),
+                                schema=base.schema_of(node.fields))
+    assert op.counters.get("build_left_fallback") == 1
+    duck.register("l", lt)
+    duck.register("r", rt)
+    assert _rows(out) == _duck_rows(duck, _expected_sql(jt, KEYS["int_text"][2], residual))
+    k.check_clean(budget, tmp_path)
+
+
+def test_build_left_only_for_semi_and_anti_with_keys():
+    lt, rt = _tables(5, 5)
+    left, right = k.source(lt, LEFT_TYPES), k.source(rt, RIGHT_TYPES)
+    for jt, keys in ((J.INNER, (0,)), (J.ANTI_NULL_AWARE, (0,)), (J.SEMI, ())):
+        with pytest.raises(ValueError):
+            replace(_node(left, right, jt, keys, keys), build_left=True)

@@ -186,8 +186,8 @@ def _stats_aggregate_fixtures():
     yield "single_stage_unchanged", single, single
 
 
-# --- outer_build_side: LEFT JOIN of a small left side becomes RIGHT JOIN, sides swapped ----
-def _outer_build_side_fixtures():
+# --- build_side: the small side is hashed (LEFT becomes RIGHT; SEMI/ANTI build left) -------
+def _build_side_fixtures():
     from planner.schema import TableStats
     small_t = replace(TABLE, stats=TableStats(100))
     big_t = replace(TABLE, id=2, name="u", stats=TableStats(100_000))
@@ -212,6 +212,14 @@ def _outer_build_side_fixtures():
         replace(left, left=big, right=small, fields=big.fields + small.fields, residual=None)
     inner = replace(left, join_type=pl.JoinType.INNER)
     yield "inner_unchanged", inner, inner
+    semi = pl.HashJoin(small, big, pl.JoinType.SEMI, (0,), (0,), residual, small.fields)
+    yield "small_left_semi_builds_left", semi, replace(semi, build_left=True)
+    anti = replace(semi, join_type=pl.JoinType.ANTI, residual=None)
+    yield "small_left_anti_builds_left", anti, replace(anti, build_left=True)
+    big_semi = pl.HashJoin(big, small, pl.JoinType.SEMI, (0,), (0,), None, big.fields)
+    yield "big_left_semi_unchanged", big_semi, big_semi
+    not_in = replace(semi, join_type=pl.JoinType.ANTI_NULL_AWARE, residual=None)
+    yield "not_in_unchanged", not_in, not_in
 
 
 # --- semi_join_pushdown: a semi join moves to the relation its keys come from -----------------
@@ -267,13 +275,33 @@ def _join_filter_into_aggregate_fixtures():
         weeks_t, stats=TableStats(5_000_000, {}))))
     yield "a_big_relation_unchanged", unfiltered, unfiltered
     left = replace(join, join_type=pl.JoinType.LEFT)
-    yield "outer_join_unchanged", left, left
+    yield "aggregate_on_the_preserved_side_unchanged", left, left
+    right = replace(join, join_type=pl.JoinType.RIGHT)
+    yield "aggregate_on_the_nullable_side", right, replace(
+        right, left=replace(agg, child=semi))
+    # The join's keys come from a join of the big sales with the small weeks: the weeks'
+    # keys, a superset of the join's, filter the aggregate (TPC-H Q17's subquery).
+    sales_weeks = pl.HashJoin(sales, weeks, pl.JoinType.INNER, (1,), (0,), None,
+                              sales.fields + weeks.fields)
+    outer = pl.Project(sales_weeks, (ex.ColumnRef(2, T.INT4, "b"),), weeks.fields)
+    through = pl.HashJoin(outer, agg, pl.JoinType.LEFT, (0,), (0,), None,
+                          outer.fields + agg_fields)
+    yield "keys_traced_through_a_join", through, replace(
+        through, right=replace(agg, child=semi))
+    # The key is the big side's own column, matched on the weeks' keys: those filter.
+    sales_key = replace(through, left=replace(outer, exprs=(ex.ColumnRef(1, T.INT4, "b"),)))
+    yield "keys_across_a_join_equality", sales_key, replace(
+        sales_key, right=replace(agg, child=semi))
+    computed = replace(through, left=pl.Project(
+        sales_weeks, (cmp(ex.Func.ADD, ex.ColumnRef(2, T.INT4, "b"), lit(1)),),
+        weeks.fields))
+    yield "computed_key_unchanged", computed, computed
 
 
 FIXTURES = {
     rules.join_filter_into_aggregate: _join_filter_into_aggregate_fixtures,
     rules.semi_join_pushdown: _semi_join_pushdown_fixtures,
-    rules.outer_build_side: _outer_build_side_fixtures,
+    rules.build_side: _build_side_fixtures,
     rules.pushdown_filters: _pushdown_fixtures,
     rules.sum_of_constant: _sum_of_constant_fixtures,
     rules.window_top_n: _window_top_n_fixtures,
