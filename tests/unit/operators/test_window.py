@@ -226,10 +226,11 @@ def test_one_row_and_empty_input():
 
 
 def test_many_partitions_with_a_spilling_sort(tmp_path):
-    rows = _rows(30_000, seed=11, groups=500)
-    budget = k.budget(tmp_path, 64 << 10)
+    rows = _rows(8_000, seed=11, groups=300)
+    budget = k.budget(tmp_path, 32 << 10)
     _check(rows, calls=CALLS[:3] + CALLS[12:18], batch_rows=2000,
            context=k.ctx(memory=budget))
+    assert budget.spilled_bytes > 0
     k.check_clean(budget, tmp_path)
 
 
