@@ -20,6 +20,7 @@ from motion.channel import Endpoint
 from motion.service import MotionService
 from planner import errors
 from segment.actor import MAX_CONCURRENCY, SegmentActor
+from segment.jit import warmup
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +99,7 @@ class Cluster:
             strategy = NodeAffinitySchedulingStrategy(nodes[self.placement[i]], soft=False)
             self.actors.append(SegmentActor.options(
                 num_cpus=0, scheduling_strategy=strategy).remote(i, n_segments, seg_dir))
+        warmup.start()  # the top slice runs operators here too: their compiled code
         # Motion receivers of the top slice live here; segments' receivers in each actor.
         self.motion = MotionService(_local_host(), os.path.join(os.path.abspath(data_dir),
                                                                 "coordinator-spill"),

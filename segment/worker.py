@@ -28,6 +28,7 @@ from segment.messages import ColumnSample, ShardSample, SliceResult, SliceTask
 from segment.operators import base, motion_send
 from segment.storage.shard_store import ShardStore
 from segment.ingest import convert, file_source
+from segment.jit import warmup
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,7 @@ class SegmentWorker:
         # that starts after its query's cancel stops at once.
         self._queries: dict[int, _Query] = {}
         self._cancelled: collections.OrderedDict[int, str | None] = collections.OrderedDict()
+        warmup.start()  # compiled code loaded before the first query needs it
 
     # --- incarnations ----------------------------------------------------------------------
     def check(self, incarnation: int | None) -> None:

@@ -14,11 +14,18 @@ It skips only when initdb/pg_ctl are not installed; a server that does not start
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import threading
 from dataclasses import dataclass, field
 
 import pytest
+
+# Each coordinator and segment process would load up to 20 s of cached compiled code in
+# the background as it starts (segment/jit/warmup.py): the suite starts dozens of them on
+# two cores. Off here (Ray workers and `raympp serve` children inherit it);
+# tests/unit/test_jit_warmup.py tests the warm-up itself.
+os.environ.setdefault("RAYMPP_JIT_WARMUP", "0")
 
 HOST = "127.0.0.1"
 USER = "raympp"

@@ -79,6 +79,11 @@ def kernel(source: str):
             with open(tmp, "w") as f:
                 f.write(text)
             os.replace(tmp, path)  # atomic: another process may write the same file
+        else:
+            try:  # the last use, by which warmup.py orders what a new process loads first
+                os.utime(path)
+            except OSError:
+                pass
         spec = importlib.util.spec_from_file_location(f"raympp_jit_{name}", path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module

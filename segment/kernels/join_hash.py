@@ -88,6 +88,17 @@ def build_single(keys, valid, size):  # pragma: no cover - compiled
     return slots, group, n_groups
 
 
+@_inline
+def _lookup(slots, mask, v):  # pragma: no cover - compiled
+    """The group of one-column key v in build_single's slots, -1 when absent."""
+    s = _fmix64(_SEED ^ np.uint64(v)) & mask
+    while True:
+        g = slots[s, 1]
+        if g < 0 or slots[s, 0] == v:
+            return g
+        s = (s + _U(1)) & mask
+
+
 @_jit
 def probe_single(keys, valid, slots):  # pragma: no cover - compiled
     n = keys.shape[0]
@@ -98,16 +109,43 @@ def probe_single(keys, valid, slots):  # pragma: no cover - compiled
         out[i] = -1
         if has_valid and not valid[i]:
             continue
+        out[i] = _lookup(slots, mask, keys[i])
+    return out
+
+
+@_jit
+def key_bits(keys, valid, lo, n_bits):  # pragma: no cover - compiled
+    """A bitmap over the key range [lo, lo + n_bits): bit v - lo is set when a build row
+    has key v (probe_single_bits reads it before the hash table)."""
+    bits = np.zeros((n_bits + 63) // 64, np.uint64)
+    has_valid = valid.shape[0] > 0
+    for i in range(keys.shape[0]):
+        if has_valid and not valid[i]:
+            continue
+        d = keys[i] - lo
+        bits[d >> 6] |= _U(1) << _U(d & 63)
+    return bits
+
+
+@_jit
+def probe_single_bits(keys, valid, slots, lo, bits):  # pragma: no cover - compiled
+    """probe_single with the build keys' bitmap read first: a probe key outside the range
+    or without its bit (most of them, when few build keys spread over a wide range) costs
+    a compare and a load from a bitmap that stays in the cache, not a hash."""
+    n = keys.shape[0]
+    has_valid = valid.shape[0] > 0
+    n_bits = _U(bits.shape[0] * 64)
+    mask = _U(slots.shape[0] - 1)
+    out = np.empty(n, np.int32)
+    for i in range(n):
+        out[i] = -1
+        if has_valid and not valid[i]:
+            continue
         v = keys[i]
-        s = _fmix64(_SEED ^ np.uint64(v)) & mask
-        while True:
-            g = slots[s, 1]
-            if g < 0:
-                break
-            if slots[s, 0] == v:
-                out[i] = g
-                break
-            s = (s + _U(1)) & mask
+        d = _U(v) - _U(lo)  # (wraps below lo: then beyond n_bits)
+        if d >= n_bits or not (bits[d >> _U(6)] >> (d & _U(63))) & _U(1):
+            continue
+        out[i] = _lookup(slots, mask, v)
     return out
 
 

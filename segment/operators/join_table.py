@@ -15,7 +15,9 @@ up once per dictionary value.
 A composite key whose columns' build ranges multiply to less than 2**62 is packed into
 one int64 (else it stays an n x k matrix); a one-column key whose build values are dense
 is looked up directly (value minus the smallest), any other key through the numba hash
-tables of segment/kernels/join_hash.py.
+tables of segment/kernels/join_hash.py; a one-column key whose range is under 2**25
+also gets a bitmap of its build values, which a probe reads before hashing (TPC-H Q17's
+6M lineitems against 200 part keys spread over 200,000: 10 -> ~2 ns a probe row).
 
 A `JoinTable` is built from one batch of build rows and answers, per probe batch, the
 group of build rows each probe row matches and the (probe row, build row) pairs in bounded
@@ -40,6 +42,7 @@ from segment.kernels import group_keys, join_hash
 _PACK_LIMIT = 1 << 62  # composite keys whose code space fits here become one int64
 _DIRECT_MIN = 1 << 16  # a direct table this small is always worth it
 _DIRECT_PER_ROW = 2  # otherwise up to this many slots per build row
+_BITS_MAX = 1 << 25  # a hashed one-column key over a range this narrow gets a bitmap (4 MB)
 _CANON_NAN = np.int64(0x7FF8000000000000)
 _EMPTY_BOOL = np.zeros(0, np.bool_)
 
@@ -331,6 +334,7 @@ class JoinTable:
         self.encoder: KeyEncoder | None = None
         self.keys: Keys | None = None
         self.first_row: np.ndarray | None = None
+        self.bits: np.ndarray | None = None  # "single" mode: the build keys' bitmap
         if not key_positions:
             self.mode = "all" if self.n else "none"
             self.offsets = np.array([0, self.n], np.int64)
@@ -353,6 +357,9 @@ class JoinTable:
                 self.mode = "single"
                 self.slots, groups, n_groups = join_hash.build_single(
                     keys.codes, keys.valid, join_hash.table_size(self.n))
+                if hi - lo < _BITS_MAX:
+                    self.lo = lo
+                    self.bits = join_hash.key_bits(keys.codes, keys.valid, lo, hi - lo + 1)
         else:
             self.mode = "multi"
             self.slot_group, groups, self.reps, n_groups = join_hash.build_multi(
@@ -374,6 +381,9 @@ class JoinTable:
         if self.mode == "direct":
             return join_hash.direct_groups(keys.codes, keys.valid, self.lo, self.offsets)
         if self.mode == "single":
+            if self.bits is not None:
+                return join_hash.probe_single_bits(keys.codes, keys.valid, self.slots,
+                                                   self.lo, self.bits)
             return join_hash.probe_single(keys.codes, keys.valid, self.slots)
         return join_hash.probe_multi(keys.codes, keys.valid, self.slot_group, self.reps,
                                      self.keys.codes)
