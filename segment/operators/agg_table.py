@@ -4,9 +4,11 @@ hash_agg.py's general path groups each batch with Arrow and merges the per-batch
 here every batch's keys are looked up in one open-addressing table (segment/kernels/
 group_table.py) and the aggregates accumulate straight into per-group arrays, so a row
 is hashed once and nothing is regrouped. It covers what most analytical aggregations are:
-keys of integers, dates, timestamps, booleans, scaled numerics and floats (not strings,
-see _KEY_KINDS), and count, sum, avg over integers, scaled numerics and floats, min/max
-over integer-coded types. `covers(node)` says whether a node qualifies; the operator
+keys of integers, dates, timestamps, booleans, scaled numerics, floats and strings of
+few distinct values (a dictionary-encoded column of at most SMALL_DICTIONARY values per
+batch: each value gets a number of its own, kept across batches, and the indices are
+mapped to those numbers in one take: TPC-H Q01's flags), and count, sum, avg over
+integers, scaled numerics and floats, min/max over integer-coded types. `covers(node)` says whether a node qualifies; the operator
 picks this path then (EXPLAIN ANALYZE counts `table_batches`).
 
 It produces the same states as the general path (agg_state.py), finalized by the same
@@ -42,9 +44,13 @@ DIRECT_PER_ROW = 8
 # each batch (the general path) is as fast as probing one big table, and smaller.
 HASH_GROUPS_MAX = 1 << 16
 _INT_KINDS = (Kind.INT2, Kind.INT4, Kind.INT8, Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ)
-# Not strings: Arrow groups a dictionary-encoded column by its indices per batch, which a
-# global dictionary of the strings seen (tried: TPC-H and ClickBench) did not beat.
 _KEY_KINDS = _INT_KINDS + (Kind.BOOL, Kind.FLOAT4, Kind.FLOAT8)
+# String keys only with small dictionaries: Arrow groups a dictionary-encoded column by
+# its indices per batch, which looking up every distinct string of a big dictionary in a
+# global one (tried: ClickBench's URLs and phrases) did not beat. A batch of a plain
+# string column, or of a bigger dictionary, hands the table over to the general path.
+SMALL_DICTIONARY = 1024
+STRINGS_MAX = 1 << 16  # distinct strings of one key before the table hands over
 
 
 def _int_coded(t: SqlType) -> bool:
@@ -60,7 +66,7 @@ def covers(node: plan.Aggregate, specs: list[agg_state.AggSpec]) -> bool:
     if not node.keys:
         return False  # one group: Arrow's vectorized sums are as fast
     for k in node.keys:
-        if not (k.type.kind in _KEY_KINDS or k.type.is_scaled_int):
+        if not (k.type.kind in _KEY_KINDS or k.type.is_scaled_int or k.type.is_string):
             return False
     for s in specs:
         if s.distinct or s.call.order:
@@ -102,6 +108,9 @@ class GroupTable:
         self.spans = np.zeros(len(key_types), np.int64)  # 0: no value seen yet
         self.dmap = np.empty(0, np.int32)
         self.rows = 0  # rows added so far
+        # String keys: key position -> (number of each string seen, the strings in order).
+        self.strings: dict[int, tuple[dict[str, int], list[str]]] = {
+            j: ({}, []) for j, t in enumerate(key_types) if t.is_string}
         self._grow(1024)
 
     # --- sizes ----------------------------------------------------------------------------
@@ -230,6 +239,8 @@ class GroupTable:
 
     def _encode(self, j: int, arr: pa.Array, t: SqlType) -> tuple[np.ndarray, np.ndarray | None]:
         """int64 codes of one key column (0 where NULL) and its NULL mask (None: none)."""
+        if t.is_string:
+            return self._string_codes(j, arr)
         null = _null_mask(arr)
         if t.is_float:
             v = arr.cast(pa.float64()).fill_null(0.0).to_numpy(zero_copy_only=False)
@@ -237,6 +248,35 @@ class GroupTable:
             v = np.where(np.isnan(v), np.nan, v)   # every NaN: one group
             return v.view(np.int64), null
         return _int64_values(arr), null
+
+    def _string_codes(self, j: int, arr: pa.Array) -> tuple[np.ndarray, np.ndarray | None]:
+        """A dictionary-encoded string key as the numbers of its strings (0 where NULL),
+        or Handover for a plain string column or a big dictionary. Strings new to the
+        table get numbers now; that changes no group, so it may precede a Handover."""
+        if not pa.types.is_dictionary(arr.type) or len(arr.dictionary) > SMALL_DICTIONARY:
+            raise Handover
+        numbers, seen = self.strings[j]
+        mapping = np.empty(len(arr.dictionary) + 1, np.int64)  # the last: a NULL index
+        mapping[-1] = -1
+        for i, value in enumerate(arr.dictionary.to_pylist()):
+            if value is None:
+                mapping[i] = -1
+                continue
+            number = numbers.get(value)
+            if number is None:
+                if len(seen) >= STRINGS_MAX:
+                    raise Handover
+                number = numbers[value] = len(seen)
+                seen.append(value)
+            mapping[i] = number
+        indices = arr.indices
+        if indices.null_count:
+            indices = indices.fill_null(len(arr.dictionary))
+        codes = mapping[indices.to_numpy(zero_copy_only=False)]
+        null = codes < 0
+        if not null.any():
+            return codes, None
+        return np.where(null, 0, codes), null
 
     @staticmethod
     def _accumulate(s: agg_state.AggSpec, accs: list[np.ndarray], gid: np.ndarray,
@@ -280,6 +320,11 @@ class GroupTable:
             if t.is_float:
                 out.append(pa.array(codes.view(np.float64), mask=mask)
                            .cast(t.arrow_type()))
+            elif t.is_string:
+                values = pa.array(self.strings[j][1], pa.string())
+                taken = values.take(pa.array(codes, mask=mask)) if len(values) else \
+                    pa.nulls(n, pa.string())
+                out.append(taken.cast(t.arrow_type()))
             else:
                 out.append(_from_int64(codes, mask, t))
         return out

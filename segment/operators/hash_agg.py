@@ -795,6 +795,10 @@ def _align(keys: list[pa.Array], per_group: pa.Table, nkeys: int, n: int) -> lis
 def _group_key(arr: pa.Array) -> pa.Array:
     if pa.types.is_floating(arr.type):
         return pc.add(arr, pa.scalar(0.0, arr.type))  # -0.0 + 0.0 is 0.0: one group, as SQL
+    if pa.types.is_dictionary(arr.type) and arr.dictionary.null_count:
+        # A NULL among the dictionary's values and a NULL index are one NULL group: Arrow
+        # groups a dictionary column by index and would make them two.
+        return arr.dictionary_decode()
     return arr
 
 

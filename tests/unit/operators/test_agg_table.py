@@ -175,10 +175,47 @@ def test_final_over_budget_spills_through_the_general_path():
     assert ours == general
 
 
-def test_string_keys_take_the_general_path():
-    table = _table(1000)
-    node = _node(k.source(table, TYPES), [k.col(1, T.TEXT)], _aggs())
-    assert not agg_table.covers(node, _specs(node))
+def _dictionary_batches(table: pa.Table, rows: int, column: int = 1) -> list:
+    """The table in batches of `rows`, its string column dictionary-encoded per batch
+    (each batch its own dictionary, in its own order, as scans give them)."""
+    out = []
+    for b in table.combine_chunks().to_batches(max_chunksize=rows):
+        cols = list(b.columns)
+        cols[column] = pa.compute.dictionary_encode(cols[column])
+        out.append(pa.RecordBatch.from_arrays(cols, names=b.schema.names))
+    return out
+
+
+@pytest.mark.parametrize("keys", [[1], [1, 0], [6, 1, 5]], ids=["text", "text+int",
+                                                                   "bool+text+date"])
+def test_string_keys_of_small_dictionaries_take_the_table(keys):
+    """Dictionary-encoded string keys (NULLs among them) are numbered across batches
+    whose dictionaries differ; the answers equal the general path's."""
+    table = _table(6000, groups=40, seed=21)
+    node = _node(k.source(_dictionary_batches(table, 700), TYPES),
+                 [k.col(i, TYPES[i]) for i in keys], _aggs())
+    assert agg_table.covers(node, _specs(node))
+    ours, general, counters = _both(node)
+    assert ours == general
+    assert counters["table_batches"] == 9  # every batch through the table
+
+
+def test_plain_strings_or_a_big_dictionary_hand_over(monkeypatch):
+    """A batch of plain strings, or of a dictionary bigger than SMALL_DICTIONARY, hands
+    the table (with the batches before it) to the general path: same answers."""
+    table = _table(6000, groups=300, seed=22)
+    batches = _dictionary_batches(table, 1000)
+    batches[3] = table.combine_chunks().to_batches(max_chunksize=1000)[3]  # plain strings
+    node = _node(k.source(batches, TYPES), [k.col(1, T.TEXT)], _aggs())
+    ours, general, counters = _both(node)
+    assert ours == general
+    assert counters["table_batches"] == 3
+    monkeypatch.setattr(agg_table, "SMALL_DICTIONARY", 100)  # ~300 values a batch: too many
+    node = _node(k.source(_dictionary_batches(table, 1000), TYPES), [k.col(1, T.TEXT)],
+                 _aggs())
+    ours, general, counters = _both(node)
+    assert ours == general
+    assert counters["table_batches"] == 0
 
 
 def test_not_covered_falls_back():
@@ -219,3 +256,17 @@ def test_hashed_groups_past_the_cap_hand_over_mid_batch(monkeypatch):
     ours, general, counters = _both(node)
     assert counters.get("table_batches", 0) < 5
     assert ours == general
+
+
+def test_null_inside_a_dictionary_is_a_null_key():
+    """A NULL among a dictionary's values (not only a NULL index) groups as NULL."""
+    strings = pa.DictionaryArray.from_arrays(pa.array([0, 1, 2, 1, None, 0], pa.int32()),
+                                             pa.array(["a", None, "b"]))
+    batch = pa.RecordBatch.from_arrays([strings, pa.array([1, 2, 3, 4, 5, 6])],
+                                       names=["s", "x"])
+    node = _node(k.source([batch], [T.TEXT, T.INT8]), [k.col(0, T.TEXT)],
+                 (ex.AggCall(A.COUNT_STAR, None, False, T.INT8),
+                  ex.AggCall(A.SUM, k.col(1, T.INT8), False, WIDE0)))
+    ours, general, counters = _both(node)
+    assert ours == general == [("a", 2, 7), ("b", 1, 3), (None, 3, 11)]
+    assert counters["table_batches"] == 1
