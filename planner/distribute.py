@@ -161,8 +161,9 @@ def _in_one_stage(agg: pl.Aggregate) -> pl.Node:
     child = agg.child
     locus = child.locus
     if child.locus.on_segments and child.locus.kind is not LocusKind.SINGLE_QE:
-        if _through_keys(child.locus, agg.keys).kind is LocusKind.HASHED:
-            locus = _through_keys(child.locus, agg.keys)
+        in_place = _through_keys(child.locus, agg.keys)
+        if in_place.kind is LocusKind.HASHED:
+            locus = in_place
         elif agg.keys and child.locus.kind is not LocusKind.REPLICATED and all(
                 isinstance(k, ex.ColumnRef) for k in agg.keys):
             child = redistribute(child, tuple(k.index for k in agg.keys))

@@ -38,16 +38,18 @@ def join_filter_into_aggregate(node: pl.Node) -> pl.Node:
     return pl.transform(node, _rewrite)
 
 
-# The sides whose rows a join drops when they match nothing: (left, right) for each type.
-_FILTERED_SIDES = {pl.JoinType.INNER: (True, True), pl.JoinType.LEFT: (False, True),
-                   pl.JoinType.RIGHT: (True, False)}
+# (left, right): whether a row of that side comes out of a join of this type only where
+# the other side matched its keys (a side whose unmatched rows the join drops).
+_MATCHED = {pl.JoinType.INNER: (True, True), pl.JoinType.LEFT: (False, True),
+            pl.JoinType.RIGHT: (True, False), pl.JoinType.SEMI: (True, False)}
+_REWRITTEN = (pl.JoinType.INNER, pl.JoinType.LEFT, pl.JoinType.RIGHT)
 
 
 def _rewrite(node: pl.Node) -> pl.Node:
-    if not (isinstance(node, pl.HashJoin) and node.join_type in _FILTERED_SIDES
+    if not (isinstance(node, pl.HashJoin) and node.join_type in _REWRITTEN
             and node.left_keys):
         return node
-    left_filtered, right_filtered = _FILTERED_SIDES[node.join_type]
+    left_filtered, right_filtered = _MATCHED[node.join_type]
     for filtered_side, agg_side, keys, other, other_keys in (
             (left_filtered, node.left, node.left_keys, node.right, node.right_keys),
             (right_filtered, node.right, node.right_keys, node.left, node.left_keys)):
@@ -79,13 +81,6 @@ def _filtered(side: pl.Node, keys, other: pl.Node, other_keys) -> pl.Node | None
     return _below(side, pairs, source)
 
 
-# The join types whose output has a row of the left (right) side only where a right (left)
-# row matched its keys: a key column of that side then holds only values of the other
-# side's key too.
-_LEFT_MATCHED = (pl.JoinType.INNER, pl.JoinType.SEMI, pl.JoinType.RIGHT)
-_RIGHT_MATCHED = (pl.JoinType.INNER, pl.JoinType.LEFT)
-
-
 def _key_sources(node: pl.Node, col: int):
     """The cheap relations at or below `node` with a column that holds every non-NULL
     value of `node`'s column `col` (of its type), with that column.
@@ -111,13 +106,14 @@ def _key_sources(node: pl.Node, col: int):
             todo.append((node.child, col))
         elif isinstance(node, pl.HashJoin):
             width = len(node.left.fields)
+            left_matched, right_matched = _MATCHED.get(node.join_type, (False, False))
             if col < width:
                 todo.append((node.left, col))
-                if col in node.left_keys and node.join_type in _LEFT_MATCHED:
+                if col in node.left_keys and left_matched:
                     todo.append((node.right, node.right_keys[node.left_keys.index(col)]))
             else:
                 todo.append((node.right, col - width))
-                if col - width in node.right_keys and node.join_type in _RIGHT_MATCHED:
+                if col - width in node.right_keys and right_matched:
                     todo.append((node.left, node.left_keys[node.right_keys.index(col - width)]))
 
 
