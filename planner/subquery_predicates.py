@@ -14,7 +14,10 @@ is uncorrelated and decorrelates otherwise:
 x op ALL (...) is the same fold with false and true swapped (any false row decides, then
 any NULL). x IN (...), x = ANY (...) and x <> ALL (...) take `_membership`'s form
 instead, whose equality becomes a hash join key. Over no rows the aggregate is NULL and
-the answer false (ANY, EXISTS) or true (ALL), as SQL says. `x` belongs to the outer
+the answer false (ANY, EXISTS) or true (ALL), as SQL says. A row on the left,
+(x1, ..., xn) op ANY|ALL (SELECT v1, ..., vn ...), folds the row comparison
+(`row_comparison`: PostgreSQL's, left to right, the first pair not equal deciding) the
+same way; row-valued IN / = ANY / <> ALL take `_row_membership`'s form. `x` belongs to the outer
 query: its column references are replaced by markers of their outer positions
 (subquery_domain.outer_marker), so a subquery column of the same name cannot capture them.
 """
@@ -28,7 +31,6 @@ from planner import expr as ex
 from planner.bind_expr import ExprBinder, find_aggregate
 from planner.subquery_domain import outer_marker
 
-_SYMBOLS = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
 _COMPARISONS = {exp.EQ: exp.EQ, exp.NEQ: exp.NEQ, exp.LT: exp.LT, exp.LTE: exp.LTE,
                 exp.GT: exp.GT, exp.GTE: exp.GTE}
 
@@ -74,9 +76,8 @@ def scalar_form(node: exp.Expression, outer_scope, params, hook=None) -> exp.Exp
         x, what = node.this, f"{kind.upper()} (subquery)"
     select = _plain_select(query, what)
     row = _strip(x)
+    membership = (cmp, kind) in ((exp.EQ, "any"), (exp.NEQ, "all"))
     if isinstance(row, exp.Tuple):
-        if (cmp, kind) not in ((exp.EQ, "any"), (exp.NEQ, "all")):
-            raise errors.FeatureNotSupported(f"row-valued {_SYMBOLS[cmp]} {what}")
         if any(isinstance(e, exp.Star) or isinstance(e.this, exp.Star)
                for e in select.expressions):
             raise errors.FeatureNotSupported(f"row-valued {what} over SELECT * in this "
@@ -84,16 +85,19 @@ def scalar_form(node: exp.Expression, outer_scope, params, hook=None) -> exp.Exp
         check_width(len(select.expressions), len(row.expressions))
         values = [e.this if isinstance(e, exp.Alias) else e for e in select.expressions]
         marked = [_outer(e, outer_scope, params, hook) for e in row.expressions]
-        member = _row_membership(select, values, marked)
-        return member if kind == "any" else exp.Not(this=exp.Paren(this=member))
-    check_width(len(select.expressions), 1)
-    value = select.expressions[0]
-    value = value.this if isinstance(value, exp.Alias) else value
-    marked = _outer(x, outer_scope, params, hook)
-    if (cmp, kind) in ((exp.EQ, "any"), (exp.NEQ, "all")):
-        member = _membership(select, value, marked)
-        return member if kind == "any" else exp.Not(this=exp.Paren(this=member))
-    test = cmp(this=marked, expression=value.copy())
+        if membership:
+            member = _row_membership(select, values, marked)
+            return member if kind == "any" else exp.Not(this=exp.Paren(this=member))
+        test = row_comparison(cmp, marked, values)
+    else:
+        check_width(len(select.expressions), 1)
+        value = select.expressions[0]
+        value = value.this if isinstance(value, exp.Alias) else value
+        marked = _outer(x, outer_scope, params, hook)
+        if membership:
+            member = _membership(select, value, marked)
+            return member if kind == "any" else exp.Not(this=exp.Paren(this=member))
+        test = cmp(this=marked, expression=value.copy())
     decides, other = (exp.false(), exp.true()) if kind == "all" else (exp.true(), exp.false())
     row = exp.Case(ifs=[exp.If(this=exp.Not(this=test.copy()) if kind == "all" else test.copy(),
                                true=exp.Literal.number(2)),
@@ -158,6 +162,29 @@ def _row_membership(select: exp.Select, values: list[exp.Expression],
     return exp.Case(ifs=[exp.If(this=exists(exp.and_(*pairs)), true=exp.true()),
                          exp.If(this=exists(exp.and_(*not_false)), true=exp.Null())],
                     default=exp.false())
+
+
+def row_comparison(cmp: type, xs: list[exp.Expression],
+                   vs: list[exp.Expression]) -> exp.Expression:
+    """(x1, ..., xn) cmp (v1, ..., vn) with PostgreSQL's row comparison: = is the AND of
+    the pairs' equalities and <> the OR of their inequalities (each 3-valued); < <= > >=
+    compare left to right, and the first pair that is not equal decides: NULL when either
+    of it is NULL, else that pair's comparison; rows of equal pairs satisfy <= and >=."""
+    pairs = list(zip(xs, vs))
+    if cmp is exp.EQ:
+        return exp.Paren(this=exp.and_(*(exp.EQ(this=x.copy(), expression=v.copy())
+                                         for x, v in pairs)))
+    if cmp is exp.NEQ:
+        return exp.Paren(this=exp.or_(*(exp.NEQ(this=x.copy(), expression=v.copy())
+                                        for x, v in pairs)))
+    ifs = []
+    for x, v in pairs:
+        either_null = exp.or_(exp.Is(this=exp.Paren(this=x.copy()), expression=exp.Null()),
+                              exp.Is(this=exp.Paren(this=v.copy()), expression=exp.Null()))
+        ifs.append(exp.If(this=either_null, true=exp.Null()))
+        ifs.append(exp.If(this=exp.NEQ(this=x.copy(), expression=v.copy()),
+                          true=cmp(this=x.copy(), expression=v.copy())))
+    return exp.Case(ifs=ifs, default=exp.Boolean(this=cmp in (exp.LTE, exp.GTE)))
 
 
 def _strip(tree: exp.Expression) -> exp.Expression:
