@@ -14,10 +14,17 @@ no aggregate is 0A000, as PostgreSQL.
 
 Named windows (WINDOW w AS (...), OVER w, OVER (w ORDER BY ...)) follow PostgreSQL's
 copy rules. Frames: ROWS, GROUPS and RANGE, EXCLUDE; RANGE offsets take the ORDER BY
-key's type (integers, numerics, floats; intervals for dates and timestamps). lag/lead offsets and nth_value's n may vary per row. Refused (0A000):
-IGNORE NULLS, DISTINCT window aggregates, and every other function over a window.
-stddev/variance (of integers and numerics) and bool_and/every/bool_or over a window are
-expressions over sum/count/min/max over that window. Windows in WHERE, GROUP BY, HAVING, JOIN conditions, window
+key's type (integers, numerics, floats; intervals for dates and timestamps). lag/lead
+offsets and nth_value's n may vary per row.
+
+Every aggregate works over a window: the operator evaluates count, sum, min, max,
+array_agg (each frame's values) and REGR (float8_regr_accum over the frame), and the others
+are written over those as the grouped aggregates are (planner/*_aggregates.py), each base
+call over the same window: string_agg and the json aggregates over array_agg, stddev and
+variance over sums (integers, numerics) or REGR (floats), regr_*/corr/covar_* likewise,
+bool_and/every/bool_or over min/max, bit_and & co. over bool windows. Refused (0A000) as in
+PostgreSQL: DISTINCT or ORDER BY inside a window aggregate, ordered-set aggregates with
+OVER; and IGNORE NULLS. Windows in WHERE, GROUP BY, HAVING, JOIN conditions, window
 definitions and nested in another window are 42P20, inside an aggregate 42803, as in
 PostgreSQL. Distribution (Motions) is distribute.py's.
 """
@@ -29,8 +36,9 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from planner import (errors, functions, json_grouping, ordered_aggregates, statistics_aggregates,
-                     types)
+from planner import (bitwise_aggregates, errors, functions, json_aggregates, json_grouping,
+                     ordered_aggregates, regression_aggregates, statistics_aggregates,
+                     string_aggregates, types)
 from planner import expr as ex
 from planner import plan as pl
 from planner import window as wn
@@ -104,6 +112,26 @@ def _is_window_function(node: exp.Expression) -> bool:
     return isinstance(node.parent, exp.Window) and node.arg_key == "this"
 
 
+def _check_plain_aggregate(func: exp.Expression) -> None:
+    """DISTINCT and ORDER BY inside an aggregate over a window are 0A000, as PostgreSQL."""
+    for arg in func.iter_expressions():
+        inner = arg.this if isinstance(arg, exp.Order) else arg
+        if isinstance(inner, exp.Distinct):
+            raise errors.FeatureNotSupported("DISTINCT is not implemented for window functions")
+        if isinstance(arg, exp.Order):
+            raise errors.FeatureNotSupported(
+                "aggregate ORDER BY is not implemented for window functions")
+
+
+def _is_regression(node: exp.Expression) -> bool:
+    """Func.REGR(array_agg(x), array_agg(y), name), as planner/regression_aggregates.py and
+    statistics_aggregates.py write the float regressions and statistics: over a window,
+    one REGR call (Youngs-Cramer over the frame) rather than two gathered arrays."""
+    return isinstance(node, exp.Anonymous) and node.name == ex.Func.REGR.value and \
+        len(node.expressions) == 3 and all(isinstance(a, exp.ArrayAgg)
+                                          for a in node.expressions[:2])
+
+
 def _args_of(node: exp.Expression) -> list[exp.Expression]:
     return [v for v in node.args.values() if isinstance(v, exp.Expression)]
 
@@ -124,6 +152,7 @@ class _Call:
     frame: wn.Frame
     n: int | None | ex.Expr   # an Expr: evaluated per row
     type: types.SqlType
+    regression: str = ""      # REGR's final function
 
 
 @dataclass
@@ -156,12 +185,22 @@ class WindowBinder:
     def bind(self, tree: exp.Window, binder) -> ex.Expr:
         spec = self._spec(tree)
         func_tree = tree.this
+        if isinstance(func_tree, exp.WithinGroup):
+            name = func_tree.this.sql(dialect="postgres").split("(", 1)[0].lower()
+            raise errors.FeatureNotSupported(
+                f"OVER is not supported for ordered-set aggregate {name}")
+        cond = None
         if isinstance(func_tree, exp.Filter):
             # f(x) FILTER (WHERE c) OVER w: f(CASE WHEN c THEN x END), f ignoring NULLs
             if not isinstance(func_tree.this, AGGREGATES):
                 raise errors.FeatureNotSupported(
                     "FILTER is not implemented for non-aggregate window functions")
-            func_tree = ordered_aggregates.filtered(func_tree)
+            _check_plain_aggregate(func_tree.this)
+            cond = ordered_aggregates.condition(func_tree)
+            func_tree = func_tree.this if isinstance(func_tree.this, json_aggregates.NODES) \
+                else ordered_aggregates.filtered(func_tree)
+        elif isinstance(func_tree, AGGREGATES):
+            _check_plain_aggregate(func_tree)
         if isinstance(func_tree, (exp.IgnoreNulls, exp.RespectNulls)):
             raise errors.FeatureNotSupported(
                 "IGNORE NULLS / RESPECT NULLS in window functions is not supported")
@@ -183,47 +222,58 @@ class WindowBinder:
         for e in partition + [o[0] for o in order]:
             _orderable(e, "window PARTITION BY / ORDER BY")
         frame = self._frame(spec.frame, order, binder)
-        over_simple = self._over_simple_aggregates(tree, func_tree, binder)
-        if over_simple is not None:
-            return binder.bind(over_simple)
+        over_base = self._over_base_aggregates(tree, func_tree, binder, cond)
+        if over_base is not None:
+            return over_base
         if type(func_tree) is exp.Avg:
             return self._avg(func_tree, binder, partition, order, frame)
+        if _is_regression(func_tree):
+            xs, ys, name = func_tree.expressions
+            args = [functions.fold_constants(binder.bind(a.this)) for a in (xs, ys)]
+            return self._add(_Call(wn.WindowFunc.REGR, args, partition, order, frame, 1,
+                                   types.FLOAT8, name.name))
         func, args, n, typ = self._function(func_tree, binder)
         return self._add(_Call(func, args, partition, order, frame, n, typ))
 
-    def _over_simple_aggregates(self, tree: exp.Window, func: exp.Expression,
-                                binder) -> exp.Expression | None:
-        """The window call as an expression over count/sum/min/max over the same window,
-        for the aggregates that are one (None for the others): stddev and variance of
-        integers and numerics as statistics_aggregates writes them, bool_and / every /
-        bool_or as the min / max of 1 for true and 0 for false (NULL ignored)."""
+    def _over_base_aggregates(self, tree: exp.Window, func: exp.Expression, binder,
+                              cond: exp.Expression | None) -> ex.Expr | None:
+        """The window call bound as an expression over windows of the aggregates the
+        operator evaluates (count, sum, min, max, array_agg, and the float regressions),
+        written as the grouped aggregates are (planner/*_aggregates.py), each of them
+        over the same window; None for a call that is one of those itself."""
+        bind = binder.bind
+
+        def windowed(node):
+            if isinstance(node, AGGREGATES) or _is_regression(node):
+                w = tree.copy()
+                w.set("this", node.copy())
+                return w
+            return node
+
+        if isinstance(func, json_aggregates.NODES):  # over array_agg windows
+            return json_aggregates.bind(
+                func, lambda a: bind(a.transform(windowed, copy=True)), cond)
         if isinstance(func, STATISTICS):
             arg = func.this.expressions[0] if isinstance(func.this, exp.Distinct) else func.this
-            if binder.bind(arg).type.is_float:
-                raise errors.FeatureNotSupported(
-                    f"{func.sql_name().lower()}() of floating-point values as a window "
-                    "function")
-            simple = statistics_aggregates.rewrite(func, False)
+            simple = statistics_aggregates.rewrite(func, bind(arg).type.is_float)
         elif isinstance(func, (exp.LogicalAnd, exp.LogicalOr)):
-            if isinstance(func.this, exp.Distinct):
-                raise errors.FeatureNotSupported(
-                    "DISTINCT is not implemented for window functions")
             b = exp.Paren(this=func.this.copy())
             bit = exp.Case(ifs=[exp.If(this=b, true=exp.Literal.number(1)),
                                 exp.If(this=exp.Not(this=b.copy()),
                                        true=exp.Literal.number(0))])
             agg = exp.Min if isinstance(func, exp.LogicalAnd) else exp.Max
             simple = exp.EQ(this=agg(this=bit), expression=exp.Literal.number(1))
+        elif type(func) in regression_aggregates.NODES:
+            simple = regression_aggregates.rewrite(func, bind)
+        elif type(func) in bitwise_aggregates.NODES:
+            simple = bitwise_aggregates.rewrite(func, bind)
+        elif isinstance(func, exp.GroupConcat):
+            simple = string_aggregates.rewrite(func, bind)
+        elif isinstance(func, exp.Anonymous) and not _is_regression(func):
+            simple = func  # array_agg(x) FILTER (...): LIST_FILTER over two array_aggs
         else:
             return None
-
-        def windowed(node):
-            if isinstance(node, (exp.Count, exp.Sum, exp.Min, exp.Max)):
-                w = tree.copy()
-                w.set("this", node.copy())
-                return w
-            return node
-        return simple.transform(windowed, copy=True)
+        return bind(simple.transform(windowed, copy=True))
 
     def _add(self, call: _Call) -> ex.Expr:
         self.calls.append(call)
@@ -283,6 +333,10 @@ class WindowBinder:
             if isinstance(tree, exp.NthValue):
                 n = _constant_int(tree.args["offset"], binder, "nth_value", per_row=True)
             return _VALUES[type(tree)], [arg], n, arg.type
+        if isinstance(tree, exp.ArrayAgg):
+            arg = self._aggregate_arg(tree, binder)
+            return wn.WindowFunc.ARRAY_AGG, [arg], 1, agg_result_type(ex.AggFunc.ARRAY_AGG,
+                                                                      arg.type)
         if type(tree) in _AGGS:
             inner = tree.this
             if isinstance(tree, exp.Count) and (inner is None or isinstance(inner, exp.Star)):
@@ -410,11 +464,13 @@ class WindowBinder:
             calls = []
             for k in ks:
                 c, args, _, _, n_col = resolved[k]
+                regr = c.func is wn.WindowFunc.REGR
                 calls.append(wn.WindowCall(
                     c.func, args[0] if args else None, c.type,
                     c.frame if c.func in wn.FRAMED else wn.DEFAULT_FRAME,
-                    None if n_col is not None else c.n, args[1] if len(args) > 1 else None,
-                    n_col=n_col))
+                    None if n_col is not None else c.n,
+                    args[1] if len(args) > 1 and not regr else None, n_col=n_col,
+                    arg2=args[1] if regr else None, regression=c.regression))
                 mapping[PLACEHOLDER_BASE + k] = len(node.fields) + len(calls) - 1
             fields = node.fields + tuple(pl.Field(c.sql(names), c.type) for c in calls)
             node = pl.WindowAgg(node, part, keys, tuple(calls), fields)

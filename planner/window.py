@@ -32,12 +32,16 @@ class WindowFunc(enum.Enum):
     SUM = "sum"
     MIN = "min"
     MAX = "max"
+    ARRAY_AGG = "array_agg"
+    # float8_regr_accum over (arg, arg2) and the final function `regression` names: the
+    # float regr_*, corr, covar_*, stddev and variance over a window.
+    REGR = "regr"
 
 
 # The calls whose value depends on the frame (the others see the whole partition).
 FRAMED = frozenset({WindowFunc.FIRST_VALUE, WindowFunc.LAST_VALUE, WindowFunc.NTH_VALUE,
                     WindowFunc.COUNT, WindowFunc.COUNT_STAR, WindowFunc.SUM,
-                    WindowFunc.MIN, WindowFunc.MAX})
+                    WindowFunc.MIN, WindowFunc.MAX, WindowFunc.ARRAY_AGG, WindowFunc.REGR})
 
 
 class Bound(enum.Enum):
@@ -98,6 +102,8 @@ class WindowCall:
     n: int | None = 1
     default: int | None = None
     n_col: int | None = None  # lag/lead offsets, nth_value's n, ntile's n evaluated per row
+    arg2: int | None = None   # REGR's second column
+    regression: str = ""      # REGR's final function (regr_sxx, corr, ...)
 
     def sql(self, names=None) -> str:
         def col(i):
@@ -111,11 +117,14 @@ class WindowCall:
         elif self.func is WindowFunc.NTH_VALUE:
             n = col(self.n_col) if self.n_col is not None else self.n
             args = f"{col(self.arg)}, {n}"
+        elif self.func is WindowFunc.REGR:
+            args = f"{col(self.arg)}, {col(self.arg2)}"
         elif self.func is WindowFunc.NTILE:
             args = col(self.n_col) if self.n_col is not None else str(self.n)
         else:
             args = col(self.arg) if self.arg is not None else ""
-        name = "count" if self.func is WindowFunc.COUNT_STAR else self.func.value
+        name = "count" if self.func is WindowFunc.COUNT_STAR else \
+            self.regression if self.func is WindowFunc.REGR else self.func.value
         out = f"{name}({args})"
         if self.func in FRAMED and self.frame != DEFAULT_FRAME:
             out += " " + self.frame.describe()

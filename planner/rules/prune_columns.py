@@ -141,11 +141,12 @@ def _prune_window(node: pl.WindowAgg, needed: set[int]) -> tuple[pl.Node, dict[i
     for k in node.order:
         used |= ex.columns_used(k.expr)
     for c in node.calls:
-        used |= {i for i in (c.arg, c.default, c.n_col) if i is not None}
+        used |= {i for i in (c.arg, c.default, c.n_col, c.arg2) if i is not None}
     child, mapping = _prune(node.child, used)
     calls = tuple(replace(c, arg=None if c.arg is None else mapping[c.arg],
                           default=None if c.default is None else mapping[c.default],
-                          n_col=None if c.n_col is None else mapping[c.n_col])
+                          n_col=None if c.n_col is None else mapping[c.n_col],
+                          arg2=None if c.arg2 is None else mapping[c.arg2])
                   for c in node.calls)
     order = tuple(replace(k, expr=ex.map_columns(k.expr, mapping)) for k in node.order)
     fields = child.fields + node.fields[nc:]

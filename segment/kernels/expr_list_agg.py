@@ -30,6 +30,7 @@ from planner import errors
 from planner.expr import Call, Func
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_pgarray as xpa
+from segment.kernels import youngs_cramer as yc
 
 
 def list_filter(e: Call, args: list, n: int) -> pa.Array:
@@ -113,55 +114,15 @@ def _take(flat: pa.Array, at: np.ndarray, t: pa.DataType) -> pa.Array:
     return out if out.type == t else out.cast(t)
 
 
-# The state of float8_regr_accum, per list.
-_N, _SX, _SXX, _SY, _SYY, _SXY = range(6)
-
-
 @numba.njit(cache=True)
 def _regr_accum(offsets, xs, ys, ok):  # pragma: no cover - compiled
     n = len(offsets) - 1
-    st = np.zeros((n, 6))
+    st = np.zeros((n, yc.STATE))
     overflow = False
     for g in range(n):
-        N = Sx = Sxx = Sy = Syy = Sxy = 0.0
         for i in range(offsets[g], offsets[g + 1]):
-            if not ok[i]:
-                continue
-            x, y = xs[i], ys[i]
-            px, py = Sx, Sy
-            N += 1.0
-            Sx += x
-            Sy += y
-            if N > 1.0:
-                tx = x * N - Sx
-                ty = y * N - Sy
-                scale = 1.0 / (N * (N - 1.0))
-                Sxx += tx * tx * scale
-                Syy += ty * ty * scale
-                Sxy += tx * ty * scale
-                if np.isinf(Sx) or np.isinf(Sxx) or np.isinf(Sy) or np.isinf(Syy) \
-                        or np.isinf(Sxy):
-                    if ((np.isinf(Sx) or np.isinf(Sxx)) and not np.isinf(px)
-                            and not np.isinf(x)) or \
-                            ((np.isinf(Sy) or np.isinf(Syy)) and not np.isinf(py)
-                             and not np.isinf(y)) or \
-                            (np.isinf(Sxy) and not np.isinf(px) and not np.isinf(x)
-                             and not np.isinf(py) and not np.isinf(y)):
-                        overflow = True
-                    if np.isinf(Sxx):
-                        Sxx = np.nan
-                    if np.isinf(Syy):
-                        Syy = np.nan
-                    if np.isinf(Sxy):
-                        Sxy = np.nan
-            else:
-                # a first input of Inf or NaN: the dependent sums are NaN, not 0
-                if np.isnan(x) or np.isinf(x):
-                    Sxx = Sxy = np.nan
-                if np.isnan(y) or np.isinf(y):
-                    Syy = Sxy = np.nan
-        st[g, 0], st[g, 1], st[g, 2] = N, Sx, Sxx
-        st[g, 3], st[g, 4], st[g, 5] = Sy, Syy, Sxy
+            if ok[i]:
+                overflow |= yc.accumulate(st, g, xs[i], ys[i])
     return st, overflow
 
 
@@ -175,49 +136,12 @@ def regr(e: Call, args: list, n: int) -> pa.Array:
     st, overflow = _regr_accum(offsets, _floats(xs), _floats(ys), ok)
     if overflow:
         raise errors.NumericOutOfRange("value out of range: overflow")
-    values, none = _regr_final(e.args[2].value, st)
+    values, none = yc.final(e.args[2].value, st)
     return pa.array(values, pa.float64(), mask=none)
 
 
 def _floats(values: pa.Array) -> np.ndarray:
     return np.asarray(pc.fill_null(values.cast(pa.float64()), 0.0), dtype=np.float64)
-
-
-def _regr_final(name: str, st: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(values, NULL mask) of PostgreSQL's final function `name` over the states."""
-    N, Sx, Sxx, Sy, Syy, Sxy = (st[:, j] for j in range(6))
-    none = N < 1.0
-    with np.errstate(all="ignore"):
-        if name == "regr_sxx":
-            v = Sxx
-        elif name == "regr_syy":
-            v = Syy
-        elif name == "regr_sxy":
-            v = Sxy
-        elif name == "regr_avgx":
-            v = Sx / N
-        elif name == "regr_avgy":
-            v = Sy / N
-        elif name == "covar_pop":
-            v = Sxy / N
-        elif name == "covar_samp":
-            none = N < 2.0
-            v = Sxy / (N - 1.0)
-        elif name == "corr":
-            none = none | (Sxx == 0) | (Syy == 0)
-            v = Sxy / np.sqrt(Sxx * Syy)
-        elif name == "regr_r2":
-            none = none | (Sxx == 0)
-            v = np.where(Syy == 0, 1.0, (Sxy * Sxy) / (Sxx * Syy))
-        elif name == "regr_slope":
-            none = none | (Sxx == 0)
-            v = Sxy / Sxx
-        elif name == "regr_intercept":
-            none = none | (Sxx == 0)
-            v = (Sy - Sx * Sxy / Sxx) / N
-        else:
-            raise errors.InternalError(f"no regression final function {name}")
-    return np.where(none, 0.0, v), none
 
 
 CALLS = {Func.LIST_FILTER: list_filter, Func.LIST_DISTINCT: list_distinct, Func.PERCENTILE_CONT_MULTI: percentiles,

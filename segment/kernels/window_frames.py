@@ -16,6 +16,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from segment.kernels import youngs_cramer as yc
+
 _jit = numba.njit(cache=True, nogil=True)
 
 
@@ -261,3 +263,63 @@ def range_bounds_to(vals, isnull, nn_lo, nn_hi, peer_start, peer_end, targets, d
             continue
         out[i] = _first_after(vals, nn_lo[i], nn_hi[i], targets[i], desc, start)
     return out
+
+
+@_jit
+def frame_rows(lo, a, keep_i, b, hi):
+    """The rows of every frame, [lo, a), the current row if keep_i, then [b, hi) (a == b
+    == hi without EXCLUDE), as offsets into one array of row numbers."""
+    m = len(lo)
+    offsets = np.zeros(m + 1, np.int64)
+    for j in range(m):
+        offsets[j + 1] = offsets[j] + (a[j] - lo[j]) + (1 if keep_i[j] else 0) + (hi[j] - b[j])
+    rows = np.empty(offsets[m], np.int64)
+    for j in range(m):
+        t = offsets[j]
+        for r in range(lo[j], a[j]):
+            rows[t] = r
+            t += 1
+        if keep_i[j]:
+            rows[t] = j
+            t += 1
+        for r in range(b[j], hi[j]):
+            rows[t] = r
+            t += 1
+    return offsets, rows
+
+
+@_jit
+def frame_regressions(xs, ys, ok, lo, a, keep_i, b, hi, excluding):
+    """float8_regr_accum states (segment/kernels/youngs_cramer.py) of every frame's pairs
+    where `ok`, in frame order: restarted when the frame's head moves (or on every row,
+    `excluding`), else extended, as PostgreSQL evaluates an aggregate without an inverse
+    transition, so the rounding is the same. Also whether finite inputs overflowed."""
+    m = len(lo)
+    st = np.zeros((m, yc.STATE))
+    cur = np.zeros((1, yc.STATE))
+    overflow = False
+    cur_lo = -1
+    cur_hi = -1
+    for j in range(m):
+        if excluding:
+            cur[0, :] = 0.0
+            for r in range(lo[j], a[j]):
+                if ok[r]:
+                    overflow |= yc.accumulate(cur, 0, xs[r], ys[r])
+            if keep_i[j] and ok[j]:
+                overflow |= yc.accumulate(cur, 0, xs[j], ys[j])
+            for r in range(b[j], hi[j]):
+                if ok[r]:
+                    overflow |= yc.accumulate(cur, 0, xs[r], ys[r])
+        else:
+            if lo[j] != cur_lo or hi[j] < cur_hi:
+                cur[0, :] = 0.0
+                cur_lo = lo[j]
+                cur_hi = lo[j]
+            for r in range(cur_hi, hi[j]):
+                if ok[r]:
+                    overflow |= yc.accumulate(cur, 0, xs[r], ys[r])
+            if hi[j] > cur_hi:
+                cur_hi = hi[j]
+        st[j, :] = cur[0, :]
+    return st, overflow

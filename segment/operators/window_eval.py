@@ -21,6 +21,7 @@ from planner import plan
 from planner import window as wn
 from segment.kernels import group_keys
 from segment.kernels import window_frames as k
+from segment.kernels import youngs_cramer as yc
 
 
 def change_flags(cols: Sequence[pa.Array], n: int) -> np.ndarray:
@@ -168,6 +169,10 @@ def _call(w: Window, batch: pa.RecordBatch, c: wn.WindowCall) -> pa.Array:
     if c.func in (f.LAG, f.LEAD):
         return _shift(w, batch, c)
     lo, hi = w.frame(c.frame)
+    if c.func is f.ARRAY_AGG:
+        return _array_agg(w, batch, c, lo, hi, out_type)
+    if c.func is f.REGR:
+        return _regression(w, batch, c, lo, hi)
     if c.frame.exclude is not wn.Exclude.NO_OTHERS:
         return _excluding(w, batch, c, lo, hi, out_type)
     if c.func is f.COUNT_STAR:
@@ -305,6 +310,54 @@ def _extreme(values: pa.Array, lo, hi, w: Window, want_max: bool) -> pa.Array:
         (lo == w.part_start).all())
     idx = k.frame_extremes(codes, valid, lo, hi, want_max, from_end)
     return _take(values, idx, idx >= 0)
+
+
+def _pieces(w: Window, c: wn.WindowCall, lo, hi):
+    """Every row's frame as [lo, a), the row itself where keep_i, then [b, hi) (without
+    EXCLUDE: a == b == hi), and whether the frame excludes rows."""
+    if c.frame.exclude is wn.Exclude.NO_OTHERS:
+        return lo, hi, np.zeros(w.n, np.bool_), hi, hi, False
+    a, b, keep_i = w.exclusion(c.frame, lo, hi)
+    return lo, a, keep_i, b, hi, True
+
+
+# The most values array_agg over a chunk's frames may gather: a running frame over a
+# partition of n rows holds n(n+1)/2 of them.
+ARRAY_AGG_MAX_VALUES = 100_000_000
+
+
+def _array_agg(w: Window, batch: pa.RecordBatch, c: wn.WindowCall, lo, hi,
+               out_type: pa.DataType) -> pa.Array:
+    """array_agg over each row's frame, in frame order, NULL inputs kept; NULL over an
+    empty frame, as PostgreSQL's."""
+    lo, a, keep_i, b, hi, _ = _pieces(w, c, lo, hi)
+    offsets, rows = k.frame_rows(lo, a, keep_i, b, hi)
+    if len(rows) > ARRAY_AGG_MAX_VALUES:
+        raise errors.QueryError(
+            f"array_agg over window frames would hold {len(rows)} values, more than "
+            f"{ARRAY_AGG_MAX_VALUES}", "54000")
+    values = batch.column(c.arg).take(pa.array(rows, pa.int64()))
+    empty = offsets[1:] == offsets[:-1]
+    out = pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32), pa.int32()), values,
+                                   mask=pa.array(empty) if empty.any() else None)
+    return out if out.type == out_type else out.cast(out_type)
+
+
+def _regression(w: Window, batch: pa.RecordBatch, c: wn.WindowCall, lo, hi) -> pa.Array:
+    """float8 regr_*, corr, covar_*, stddev and variance over each row's frame: the
+    Youngs-Cramer sums of the pairs without a NULL, finished by `c.regression`."""
+    xs, ys = batch.column(c.arg), batch.column(c.arg2)
+    ok = _valid(xs) & _valid(ys)
+    st, overflow = k.frame_regressions(_float8(xs), _float8(ys), ok, *_pieces(w, c, lo, hi))
+    if overflow:
+        raise errors.NumericOutOfRange("value out of range: overflow")
+    values, none = yc.final(c.regression, st)
+    return pa.array(values, pa.float64(), mask=none if none.any() else None)
+
+
+def _float8(values: pa.Array) -> np.ndarray:
+    return np.asarray(values.cast(pa.float64()).fill_null(0.0).to_numpy(zero_copy_only=False),
+                      dtype=np.float64)
 
 
 def _words(values: pa.Array, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

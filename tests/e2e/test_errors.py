@@ -29,7 +29,7 @@ CASES = [
     ("22003", "SELECT s * 2000000000 FROM e2e_errors"),
     ("22P02", "SELECT 'abc'::int4"),
     ("22P02", "INSERT INTO e2e_errors (k) VALUES ('abc')"),
-    ("0A000", "SELECT k, string_agg(k::text, ',') OVER (ORDER BY k) FROM e2e_errors"),
+    ("0A000", "SELECT k, count(DISTINCT k) OVER (ORDER BY k) FROM e2e_errors"),
     ("23502", "INSERT INTO e2e_errors (s) VALUES (1)"),
     ("42P07", "CREATE TABLE e2e_errors (k int8)"),
 ]
