@@ -11,8 +11,10 @@ json_agg `[1, null, 2]`, json_object_agg `{ "a" : 1, "b" : 2 }` (keys repeated a
 the jsonb forms canonical jsonb (keys deduplicated, the last wins). A NULL key is 22023
 `field name must not be null` when the group is finished; a key of a json, jsonb, array or
 record type is 22023 `key value must be scalar, not array, composite, or json`, as in
-PostgreSQL. DISTINCT is 0A000. bind_json.mark_aggregates makes sqlglot's jsonb_agg (an
-Anonymous call) an aggregate node so that the binder sees an aggregate.
+PostgreSQL. json_agg(DISTINCT x) is JSON_AGG of array_agg(DISTINCT x)'s array (x of no
+json type: jsonb's equality is not its text's, 0A000); json_object_agg(DISTINCT ...) is
+0A000. bind_json.mark_aggregates makes sqlglot's jsonb_agg (an Anonymous call) an
+aggregate node so that the binder sees an aggregate.
 """
 
 from __future__ import annotations
@@ -52,9 +54,11 @@ def bind(tree: exp.Expression, bind_agg, cond: exp.Expression | None = None) -> 
     if args and isinstance(args[-1], exp.Order):  # ORDER BY is written after the last
         order = args[-1]
         args[-1] = order.this
+    want = 1 if name in ("json_agg", "jsonb_agg") else 2
+    if len(args) == 1 and isinstance(args[0], exp.Distinct) and want == 1:
+        return _distinct(name, args[0], order, bind_agg, cond)
     if any(isinstance(a, exp.Distinct) for a in args):
         raise errors.FeatureNotSupported(f"{name}(DISTINCT ...)")
-    want = 1 if name in ("json_agg", "jsonb_agg") else 2
     if len(args) != want:
         raise errors.UndefinedFunction(f"function {name} with {len(args)} arguments does "
                                        "not exist")
@@ -77,3 +81,26 @@ def bind(tree: exp.Expression, bind_agg, cond: exp.Expression | None = None) -> 
         raise errors.InvalidParameterValue(
             "key value must be scalar, not array, composite, or json")
     return ex.Call(Func.JSON_OBJECT_AGG, arrays, out)
+
+
+def _distinct(name: str, distinct: exp.Distinct, order: exp.Order | None, bind_agg,
+              cond: exp.Expression | None) -> ex.Expr:
+    """json_agg(DISTINCT x [ORDER BY x]) [FILTER ...]: JSON_AGG of the distinct x sorted
+    as array_agg(DISTINCT x) is (planner/ordered_aggregates.py). json has no equality
+    (42883, as PostgreSQL); jsonb's is not its text's, which the de-duplication compares
+    (0A000)."""
+    if len(distinct.expressions) != 1:
+        raise errors.UndefinedFunction(f"function {name} with several arguments does "
+                                       "not exist")
+    x = distinct.expressions[0]
+    keys = list(order.expressions) if order is not None else []
+    if any(k.this != x for k in keys):
+        raise errors.QueryError("in an aggregate with DISTINCT, ORDER BY expressions "
+                                "must appear in argument list", "42P10")
+    array = bind_agg(ordered_aggregates.distinct_list(x, keys, cond))
+    elem = array.type.elem
+    if elem.kind is Kind.JSON:
+        raise errors.UndefinedFunction(f"could not identify an equality operator for type {elem}")
+    if elem.kind is Kind.JSONB or elem.kind is Kind.RECORD:
+        raise errors.FeatureNotSupported(f"{name}(DISTINCT ...) of {elem} values")
+    return ex.Call(Func.JSON_AGG, (array,), types.JSONB if name == "jsonb_agg" else types.JSON)

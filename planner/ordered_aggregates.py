@@ -12,7 +12,8 @@ the percentiles: their sort key). array_agg and the json aggregates keep NULLs, 
         = ?list_filter(array_agg(x ORDER BY o), array_agg((c) IS TRUE ORDER BY o))
 
 the elements of rows where c holds (one Aggregate keeps both arrays in the same order),
-NULL where none does (segment/kernels/expr_list_agg.py). The hypothetical-set aggregates
+NULL where none does (segment/kernels/expr_list_agg.py); array_agg(DISTINCT x) FILTER
+(WHERE c) is Func.LIST_DISTINCT of that over the arrays sorted by x. The hypothetical-set aggregates
 take the condition into their counts (planner/hypothetical_aggregates.py).
 
     percentile_disc(f) WITHIN GROUP (ORDER BY x) = a[greatest(ceil(f * n), 1)]
@@ -63,6 +64,8 @@ def filtered(tree: exp.Filter) -> exp.Expression:
                                                  true=key.this)]))
         return agg
     if isinstance(agg, exp.ArrayAgg):
+        if is_distinct(agg):
+            return distinct_array_agg(agg, cond)
         return filtered_array_agg(agg, cond)
     if not isinstance(agg, _IGNORING_NULLS + _PAIRS):
         name = agg.sql(dialect="postgres").split("(", 1)[0].lower()
@@ -76,6 +79,13 @@ def filtered(tree: exp.Filter) -> exp.Expression:
         agg.set("this", when(exp.Literal.number(1)))
     elif isinstance(arg, exp.Distinct):
         arg.set("expressions", [when(e) for e in arg.expressions])
+    elif isinstance(arg, exp.Order) and isinstance(arg.this, exp.Distinct):
+        # string_agg(DISTINCT x, d ORDER BY x): the keys stay the argument, as they must
+        distinct = arg.this
+        for k in arg.expressions:
+            if k.this in distinct.expressions:
+                k.set("this", when(k.this))
+        distinct.set("expressions", [when(e) for e in distinct.expressions])
     elif isinstance(arg, exp.Order):  # string_agg(x, d ORDER BY ...)
         arg.set("this", when(arg.this))
     else:
@@ -88,9 +98,7 @@ def filtered(tree: exp.Filter) -> exp.Expression:
 def filtered_array_agg(agg: exp.ArrayAgg, cond: exp.Expression) -> exp.Expression:
     """array_agg(x [ORDER BY ...]) FILTER (WHERE cond) over array_agg of x and of cond."""
     inner = agg.this
-    if isinstance(inner, exp.Distinct):
-        raise errors.FeatureNotSupported("FILTER (WHERE ...) on array_agg(DISTINCT ...)")
-    keep = exp.Is(this=exp.Paren(this=cond.copy()), expression=exp.Boolean(this=True))
+    keep = _kept(cond)
     if isinstance(inner, exp.Order):
         mask = inner.copy()
         mask.set("this", keep)
@@ -100,17 +108,24 @@ def filtered_array_agg(agg: exp.ArrayAgg, cond: exp.Expression) -> exp.Expressio
                          expressions=[agg.copy(), exp.ArrayAgg(this=mask)])
 
 
+def _kept(cond: exp.Expression) -> exp.Expression:
+    """Whether a FILTER keeps the row: its condition is true (not false, not NULL)."""
+    return exp.Is(this=exp.Paren(this=cond.copy()), expression=exp.Boolean(this=True))
+
+
 def is_distinct(tree: exp.Expression) -> bool:
     """agg(DISTINCT ...), with or without ORDER BY inside."""
     inner = tree.this
     return isinstance(inner.this if isinstance(inner, exp.Order) else inner, exp.Distinct)
 
 
-def distinct_array_agg(tree: exp.ArrayAgg) -> exp.Expression:
-    """array_agg(DISTINCT x [ORDER BY x ...]): the runs of equal values of
-    array_agg(x ORDER BY x ...) once each (Func.LIST_DISTINCT). PostgreSQL sorts a
-    DISTINCT aggregate's input by its argument (ascending, NULLs last, without ORDER BY),
-    and its ORDER BY may name only the argument (42P10)."""
+def distinct_array_agg(tree: exp.ArrayAgg, cond: exp.Expression | None = None
+                       ) -> exp.Expression:
+    """array_agg(DISTINCT x [ORDER BY x ...]) [FILTER (WHERE cond)]: the runs of equal
+    values of array_agg(x ORDER BY x ...) once each (Func.LIST_DISTINCT), of the
+    elements the FILTER keeps. PostgreSQL sorts a DISTINCT aggregate's input by its
+    argument (ascending, NULLs last, without ORDER BY), and its ORDER BY may name only
+    the argument (42P10)."""
     inner = tree.this
     order = None
     if isinstance(inner, exp.Order):
@@ -123,18 +138,24 @@ def distinct_array_agg(tree: exp.ArrayAgg) -> exp.Expression:
     if any(k.this != x for k in keys):
         raise errors.QueryError("in an aggregate with DISTINCT, ORDER BY expressions "
                                 "must appear in argument list", "42P10")
-    return distinct_list(x, keys)
+    return distinct_list(x, keys, cond)
 
 
-def distinct_list(x: exp.Expression, keys: list[exp.Ordered]) -> exp.Expression:
+def distinct_list(x: exp.Expression, keys: list[exp.Ordered],
+                  cond: exp.Expression | None = None) -> exp.Expression:
     """Func.LIST_DISTINCT(array_agg(x ORDER BY x [the direction of `keys`, ascending
-    with NULLs last when none])): the distinct x, sorted."""
+    with NULLs last when none])): the distinct x, sorted. With a FILTER condition, the
+    sorted array is filtered first by an array of the condition in the same order
+    (array_agg keeps NULLs, so a NULL x is not a filtered-out row)."""
     keys = [exp.Ordered(this=x.copy(), desc=k.args.get("desc"),
                         nulls_first=k.args.get("nulls_first")) for k in keys] \
         or [exp.Ordered(this=x.copy(), nulls_first=False)]
-    return exp.Anonymous(this=ex.Func.LIST_DISTINCT.value,
-                         expressions=[exp.ArrayAgg(this=exp.Order(this=x.copy(),
-                                                                  expressions=keys))])
+    array = exp.ArrayAgg(this=exp.Order(this=x.copy(), expressions=keys))
+    if cond is not None:
+        mask = exp.ArrayAgg(this=exp.Order(this=_kept(cond),
+                                           expressions=[k.copy() for k in keys]))
+        array = exp.Anonymous(this=ex.Func.LIST_FILTER.value, expressions=[array, mask])
+    return exp.Anonymous(this=ex.Func.LIST_DISTINCT.value, expressions=[array])
 
 
 def within_group(tree: exp.WithinGroup, bind) -> exp.Expression:
