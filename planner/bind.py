@@ -2,8 +2,9 @@
 
 The shape follows SQL's evaluation order: FROM -> WHERE -> GROUP BY/aggregates -> HAVING
 -> SELECT list -> DISTINCT -> ORDER BY -> LIMIT/OFFSET. Names resolve through Scopes;
-expressions come from bind_expr.py. Joins and subqueries in expressions are not bound yet
-(FeatureNotSupported, 0A000).
+expressions come from bind_expr.py, joins from bind_join.py, subqueries in expressions
+from bind_subquery.py (those of GROUP BY keys, evaluated before the grouping, from
+group_subqueries.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from planner import (bind_array, bind_join, bind_json, bind_lateral, bind_latera
                      statistics_aggregates, string_aggregates, subquery_domain, system_tables,
                      table_functions, types)
 from planner import expr as ex
+from planner import group_subqueries
 from planner import plan as pl
 from planner.bind_expr import AGGREGATES, STATISTICS, ExprBinder, find_aggregate, row_of
 from planner.typing_rules import agg_result_type
@@ -637,8 +639,14 @@ class QueryBinder:
                 key_trees.append(_unalias(items[names.index(g.name.lower())]))
             else:
                 key_trees.append(g)
-        plain = ExprBinder(scope, self.params)
-        keys = [functions.fold_constants(plain.bind(k)) for k in key_trees]
+        if group_subqueries.has_subquery(key_trees):  # evaluated before the grouping
+            pre = group_subqueries.KeySubqueries(self, node, scope)
+            keys = pre.bind_keys(key_trees)
+            node, scope = pre.node, pre.scope
+            plain = ExprBinder(scope, self.params, subquery=pre.lookup)
+        else:
+            plain = ExprBinder(scope, self.params)
+            keys = [functions.fold_constants(plain.bind(k)) for k in key_trees]
         if sets is not None:  # one key per distinct expression, however it was written
             distinct = list(dict.fromkeys(keys))
             sets = [tuple(dict.fromkeys(distinct.index(keys[i]) for i in s)) for s in sets]
