@@ -151,8 +151,8 @@ class QueryBinder:
                 parts.append(bind_join.Part(node, list(range(start, len(columns)))))
             scope = Scope(columns)
         # USING / NATURAL first: WHERE reads their merged columns (not ambiguous).
-        ons = self._join_conditions(parts, joins, scope) if from_ is not None and joins \
-            and not laterals else None
+        ons = self._join_conditions(parts, joins, scope, laterals) \
+            if from_ is not None and joins else None
         n_outer = len(outer.columns) if outer is not None else 0
         bind_scope = LayeredScope(scope, outer) if outer is not None else scope
         preds, correlated = [], []
@@ -167,7 +167,8 @@ class QueryBinder:
                 else:
                     preds.append(c)
         if laterals:
-            return self._lateral_parts(parts, joins, scope, preds, laterals), scope, correlated
+            return self._lateral_parts(parts, joins, scope, preds, laterals, ons), scope, \
+                correlated
         return self._join_parts(parts, joins, scope, preds, ons), scope, correlated
 
     def lateral_columns(self, rel: exp.Lateral, before: Scope) -> list[ScopeColumn]:
@@ -176,38 +177,37 @@ class QueryBinder:
         return list(item.columns) if item is not None else self._relation(rel)[1].columns
 
     def _lateral_parts(self, parts, joins, scope: Scope, preds: list,
-                       laterals: dict) -> pl.Node:
+                       laterals: dict, ons: list | None) -> pl.Node:
         """The FROM's plan when items at `laterals` read the items before them: the join
         of those items (with the WHERE conjuncts over their columns only), a ProjectSet of
-        the function over it, and so on; the rest as _join_parts joins it."""
-        group, group_joins = [], []
+        the function over it, and so on; the rest as _join_parts joins it. `ons` are
+        _join_conditions' (a LATERAL subquery's ON, USING or NATURAL among them)."""
+        group, group_joins, group_ons = [], [], []
         for k, part in enumerate(parts):
             if k not in laterals:
                 if group:
                     group_joins.append(joins[k - 1])
+                    group_ons.append(ons[k - 1])
                 group.append(part)
                 continue
             item = laterals[k]
             subquery = isinstance(item, bind_lateral_subquery.Item)
             if subquery:
-                on, left = bind_lateral_subquery.check_join(joins[k - 1])
-                if on is None and not left and (joins[k - 1].args.get("side") or ""):
+                left = bind_lateral_subquery.check_join(joins[k - 1])
+                if not left and (joins[k - 1].args.get("side") or ""):
                     raise bind_lateral_subquery.invalid_join(item)
+                on_conds = list(ons[k - 1])
             else:
                 on, left = bind_lateral.check_join(joins[k - 1] if k > 0 else None)
-            on_conds = [] if on is None else bind_join.conjuncts(
-                self._predicate(on, scope, "JOIN/ON"))
+                on_conds = [] if on is None else bind_join.conjuncts(
+                    self._predicate(on, scope, "JOIN/ON"))
             if not left:
                 preds, on_conds = preds + on_conds, []
             before = [p for p in preds if all(i < item.base for i in ex.columns_used(p))]
             preds = [p for p in preds if all(p is not b for b in before)]
             if group:
                 sub = Scope(scope.columns[:item.base], star_order=scope.star_order)
-                node = self._join_parts(group, group_joins, sub, before)
-                if len(sub.columns) != item.base:
-                    raise errors.FeatureNotSupported(
-                        "FULL JOIN with USING or NATURAL before a LATERAL item")
-                scope.columns[:item.base] = sub.columns  # USING/NATURAL's marks
+                node = self._join_parts(group, group_joins, sub, before, group_ons)
             else:
                 node = pl.Values(rows=((),), fields=())
                 if before:
@@ -219,18 +219,33 @@ class QueryBinder:
             else:
                 node = bind_lateral.project_set(node, item, outer=left)
             group = [bind_join.Part(node, list(range(item.base + len(item.columns))))]
-            group_joins = []
-        return self._join_parts(group, group_joins, scope, preds)
+            group_joins, group_ons = [], []
+        return self._join_parts(group, group_joins, scope, preds, group_ons)
 
-    def _join_conditions(self, parts, joins, gscope: Scope) -> list[list[ex.Expr]]:
+    def _join_conditions(self, parts, joins, gscope: Scope,
+                         laterals: dict | None = None) -> list[list[ex.Expr]]:
         """Each join's ON / USING / NATURAL condition as conjuncts, bound in join order.
         USING and NATURAL hide the merged column's other copy in `gscope` (bind WHERE
-        after this, so that it reads the merged column)."""
+        after this, so that it reads the merged column). A lateral function's join
+        (`laterals`, no part) has none here: _lateral_parts binds its ON."""
+        laterals = laterals or {}
         binder = ExprBinder(gscope, self.params)
         out = []
-        n_base = parts[-1].cols[-1] + 1  # FULL JOIN's merged columns come after
-        for j, part in zip(joins, parts[1:]):
+        n_base = len(gscope.columns)  # FULL JOIN's merged columns come after
+        last = max(laterals, default=0)
+        for k, j in enumerate(joins, start=1):
             natural = (j.args.get("method") or "").upper() == "NATURAL"
+            item = laterals.get(k)
+            if item is not None and not isinstance(item, bind_lateral_subquery.Item):
+                out.append([])
+                continue
+            if (j.args.get("side") or "").upper() == "FULL" and k < last and (
+                    natural or j.args.get("using")):
+                # Its merged column would come after the LATERAL item's columns.
+                raise errors.FeatureNotSupported(
+                    "FULL JOIN with USING or NATURAL before a LATERAL item")
+            part = parts[k] if item is None else bind_join.Part(
+                None, list(range(item.base, item.base + len(item.columns))))
             on = [self._join_condition(j, part, n_base, gscope, binder)] if (
                 j.args.get("on") is not None or j.args.get("using") or natural) else []
             out.append([c for e in on if e is not None for c in bind_join.conjuncts(e)])

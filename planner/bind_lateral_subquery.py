@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from planner import bind_join, errors, functions, grouping_sets, subquery_domain, types
+from planner import (bind_join, errors, functions, grouping_sets, lateral_values,
+                     subquery_domain, types)
 from planner import expr as ex
 from planner import plan as pl
 from planner.bind_expr import ExprBinder, find_aggregate, over_no_rows
@@ -35,6 +36,7 @@ from planner.schema import identifier
 from planner.scope import Scope, ScopeColumn
 
 _CORRELATED = (errors.UndefinedColumn, errors.UndefinedTable)
+_SET_OPERATIONS = (exp.Union, exp.Intersect, exp.Except)
 _DOMAIN = subquery_domain.DOMAIN
 _MATCHED = "?matched"
 _HAVING = "?having"
@@ -58,6 +60,7 @@ class Item:
     having: bool
     bounds: tuple[int, int | None] | None
     empties: tuple[exp.Expression, ...]
+    grand_total: bool  # `one_row` from an empty grouping set: other rows too
     table: str  # an earlier item it reads, for PostgreSQL's 42P10 on RIGHT / FULL joins
 
 
@@ -87,9 +90,7 @@ def describe(qb, rel: exp.Lateral, before: Scope, base: int) -> Item | None:
     """The LATERAL subquery `rel` over the columns `before` it, or None when it reads
     none of them (then it is a derived table like any other)."""
     alias, col_aliases = _alias_of(rel)
-    body = rel.this.this
-    while isinstance(body, (exp.Paren, exp.Subquery)):
-        body = body.this
+    body = _unwrapped(rel.this.this)
     probe = qb.child()
     probe.run_plan = None  # types only: no InitPlan runs twice
     try:
@@ -97,26 +98,30 @@ def describe(qb, rel: exp.Lateral, before: Scope, base: int) -> Item | None:
         return None
     except _CORRELATED as e:
         undefined = e
-    if not isinstance(body, exp.Select):
-        raise errors.FeatureNotSupported(
-            "set operations or VALUES that read other FROM items or outer columns "
-            "(LATERAL or correlated)")
-    select = body.copy()
-    nested = nested_references(probe, select, before)
-    lateral_from_subqueries(select, [c for c, _ in nested])
-    inner = subquery_domain.inner_scope(probe, select, before)
-    refs = subquery_domain.outer_references(select, inner, before, qb.params) + nested
+    body = lateral_values.as_selects(body)
+    set_op = isinstance(body, _SET_OPERATIONS)
+    refs = set_refs(probe, body, before) if set_op else select_refs(probe, body, before)
     positions = sorted({i for _, i in refs})
     if not positions:
         raise undefined  # reads no earlier item: undefined, or the enclosing query's
     table = before.columns[positions[0]].qualifier or ""
     for col, i in refs:
-        col.replace(subquery_domain.domain_column(positions.index(i)))
-    query, one_row, having, bounds, empties = _rewrite(qb, select, len(positions))
+        d = subquery_domain.domain_column(positions.index(i))
+        # A list item keeps its name (the earlier item's column's), not D's.
+        col.replace(exp.alias_(d, identifier(col.this), quoted=True)
+                    if isinstance(col.parent, exp.Select) and col.arg_key == "expressions"
+                    else d)
     placeholder = pl.Values(rows=(), fields=tuple(
         pl.Field(f"k{j}", before.columns[i].type) for j, i in enumerate(positions)))
     sub = probe.child()
     sub.with_relation(_DOMAIN, placeholder, tuple(f.name for f in placeholder.fields))
+    if set_op:
+        query, bounds = _rewrite_set(qb, sub, body, len(positions))
+        one_row, having, empties, grand_total = False, False, (), False
+    else:
+        grouped = body.args.get("group") is not None
+        query, one_row, having, bounds, empties = _rewrite(qb, body, len(positions))
+        grand_total = one_row and grouped
     try:
         bq = sub.bind(query.copy())
     except _CORRELATED:
@@ -133,7 +138,45 @@ def describe(qb, rel: exp.Lateral, before: Scope, base: int) -> Item | None:
     names = col_aliases + list(bq.names[len(col_aliases):width])
     columns = tuple(ScopeColumn(alias, n, f.type) for n, f in zip(names, bq.node.fields))
     return Item(base, columns, tuple(positions), query, one_row, having, bounds, empties,
-                table)
+                grand_total, table)
+
+
+def select_refs(qb, select: exp.Select, before: Scope) -> list[tuple[exp.Column, int]]:
+    """The references of `select` (its own and its nested subqueries') to the columns
+    `before` it, with their positions; its FROM subqueries holding any become LATERAL."""
+    nested = nested_references(qb, select, before)
+    lateral_from_subqueries(select, [c for c, _ in nested])
+    inner = subquery_domain.inner_scope(qb, select, before)
+    return subquery_domain.outer_references(select, inner, before, qb.params) + nested
+
+
+def set_refs(qb, tree: exp.Expression, before: Scope) -> list[tuple[exp.Column, int]]:
+    """select_refs of every SELECT that is an operand of the set operation `tree`."""
+    if isinstance(tree, _SET_OPERATIONS):
+        return set_refs(qb, tree.this, before) + set_refs(qb, tree.expression, before)
+    if isinstance(tree, exp.Subquery):
+        return set_refs(qb, tree.this, before)
+    return select_refs(qb, tree, before)
+
+
+_MODIFIERS = ("order", "limit", "offset")
+
+
+def _unwrapped(body: exp.Expression) -> exp.Expression:
+    """The query in parentheses `body`, with the ORDER BY / LIMIT / OFFSET written
+    after the parentheses moved onto it (a copy when there are any)."""
+    while isinstance(body, (exp.Paren, exp.Subquery)):
+        outer = {k: body.args[k] for k in _MODIFIERS if body.args.get(k) is not None}
+        body = body.this
+        if outer:
+            if any(body.args.get(k) is not None for k in _MODIFIERS):
+                raise errors.FeatureNotSupported(
+                    "a LATERAL (query) with ORDER BY or LIMIT both inside and after its "
+                    "parentheses")
+            body = body.copy()
+            for k, v in outer.items():
+                body.set(k, v.copy())
+    return body
 
 
 def nested_references(qb, select: exp.Select, before: Scope) -> list[tuple[exp.Column, int]]:
@@ -212,28 +255,92 @@ def _within(node: exp.Expression, top: exp.Expression) -> bool:
     return False
 
 
+def _rewrite_set(qb, sub, tree: exp.Expression, n_keys: int):
+    """R for a set operation whose operands read D: each operand (a SELECT or a
+    parenthesized query) becomes `SELECT "?l".*, D's columns FROM D CROSS JOIN LATERAL
+    (operand) "?l"`, so the set operation sees D's columns as columns of every row and
+    de-duplicates, intersects and subtracts within each D row. Its own ORDER BY with
+    LIMIT / OFFSET is a row number over D's columns, as for a SELECT: (query, bounds)."""
+    tree = tree.copy()
+    modifiers = {k: tree.args.get(k) for k in ("order", "limit", "offset")}
+    for k in modifiers:
+        tree.set(k, None)
+    keys = [exp.alias_(subquery_domain.domain_column(j), f"?k{j}", quoted=True)
+            for j in range(n_keys)]
+
+    def operands(node):
+        if isinstance(node, _SET_OPERATIONS):
+            operands(node.this)
+            operands(node.expression)
+            return
+        operand = exp.select(exp.column(exp.Star(), "?l", quoted=True), *[k.copy() for k in keys])
+        operand = operand.from_(exp.Table(this=exp.to_identifier(_DOMAIN, quoted=True))).join(
+            exp.Lateral(this=exp.Subquery(this=node.copy()),
+                        alias=exp.TableAlias(this=exp.to_identifier("?l", quoted=True))),
+            join_type="CROSS")
+        node.replace(operand)
+
+    operands(tree)
+    if _with_ties(exp.Select(limit=modifiers["limit"])):
+        raise errors.FeatureNotSupported("FETCH ... WITH TIES in LATERAL subqueries that "
+                                         "read other FROM items")
+    try:
+        limit, offset = qb._limit(exp.Select(**{k: v for k, v in modifiers.items() if v}))
+    except _CORRELATED:
+        raise errors.FeatureNotSupported("LIMIT or OFFSET reading other FROM items in a "
+                                         "LATERAL subquery") from None
+    if limit is None and not offset:
+        return tree, None  # ORDER BY alone orders nothing that the join keeps
+    names = sub.bind(tree.copy()).names
+    orders = []
+    for o in modifiers["order"].expressions if modifiers["order"] is not None else []:
+        o = o.copy()
+        t = o.this
+        if isinstance(t, exp.Literal) and not t.is_string and t.name.isdigit():
+            p = int(t.name)
+            if not 1 <= p <= len(names) - n_keys:
+                raise errors.QueryError(f"ORDER BY position {p} is not in select list",
+                                        "42P10")
+            if names.count(names[p - 1]) > 1:
+                raise errors.FeatureNotSupported(
+                    "ORDER BY the position of a column whose name repeats in a LATERAL set "
+                    "operation with LIMIT")
+            o.set("this", exp.column(names[p - 1], "?r", quoted=True))
+        orders.append(o)
+    rank = exp.Window(this=exp.RowNumber(),
+                      partition_by=[exp.column(f"?k{j}", "?r", quoted=True)
+                                    for j in range(n_keys)],
+                      order=exp.Order(expressions=orders) if orders else None, over="OVER")
+    query = exp.select(exp.column(exp.Star(), "?r", quoted=True),
+                       exp.alias_(rank, _RANK, quoted=True)).from_(
+        exp.Subquery(this=tree, alias=exp.TableAlias(this=exp.to_identifier("?r", quoted=True))))
+    return query, (offset, limit)
+
+
 def _rewrite(qb, select: exp.Select, n_keys: int):
     """R (see the module docstring) from the subquery whose outer references already
     read D's columns: (query, one_row, having, bounds, empties)."""
     keys = [subquery_domain.domain_column(j) for j in range(n_keys)]
-    if select.args.get("windows"):
-        raise errors.FeatureNotSupported("WINDOW clauses in LATERAL subqueries that read "
-                                         "other FROM items")
     group = select.args.get("group")
-    if grouping_sets.has_sets(group):
-        raise errors.FeatureNotSupported("GROUPING SETS, ROLLUP or CUBE in LATERAL "
-                                         "subqueries that read other FROM items")
+    # Grouping sets with the empty set, like an aggregate without GROUP BY, give a row
+    # (the grand total) for every outer row, also where nothing matches.
+    set_keys = grouping_sets.expand(group)[0] if grouping_sets.has_sets(group) else None
+    grand_total = set_keys is not None and any(
+        not s for s in grouping_sets.expand(group)[1])
     items = list(select.expressions)
     order = select.args.get("order")
     order_items = list(order.expressions) if order is not None else []
-    one_row = group is None and (
+    one_row = grand_total or group is None and (
         any(find_aggregate(e) for e in items) or select.args.get("having") is not None
         or any(find_aggregate(o.this) for o in order_items))
     for w in _own(select, exp.Window):
         if one_row:
             raise errors.FeatureNotSupported("window functions in LATERAL subqueries that "
-                                             "aggregate without GROUP BY")
-        w.set("partition_by", [k.copy() for k in keys] + list(w.args.get("partition_by") or []))
+                                             "aggregate without GROUP BY or with an empty "
+                                             "grouping set")
+        if w.args.get("alias") is None:  # `OVER w`, `OVER (w ...)`: w's PARTITION BY
+            w.set("partition_by", [k.copy() for k in keys]
+                  + list(w.args.get("partition_by") or []))
     try:
         limit, offset = qb._limit(select)
     except _CORRELATED:
@@ -254,12 +361,19 @@ def _rewrite(qb, select: exp.Select, n_keys: int):
     if one_row:
         having = select.args.get("having")
         cond = having.this.copy() if having is not None else None
+        if grand_total and (limit is not None or offset or select.args.get("distinct")):
+            raise errors.FeatureNotSupported(
+                "DISTINCT, LIMIT or OFFSET with grouping sets that include the empty set "
+                "in LATERAL subqueries that read other FROM items")
         if limit == 0 or offset > 0:  # its one row is never there
             cond = exp.false()
         select.set("having", None)
-        select.set("group", exp.Group(expressions=[k.copy() for k in keys]))
+        if group is None:
+            select.set("group", exp.Group(expressions=[k.copy() for k in keys]))
+        else:
+            group.set("expressions", list(group.expressions) + [k.copy() for k in keys])
         extra = [exp.alias_(cond, _HAVING, quoted=True)] if cond is not None else []
-        empties = tuple(_over_no_rows(e) for e in items + [e.this for e in extra])
+        empties = tuple(_over_no_rows(e, set_keys or []) for e in items + [e.this for e in extra])
         select.set("expressions", items + extra + key_items
                    + [exp.alias_(exp.true(), _MATCHED, quoted=True)])
         return select, True, cond is not None, None, empties
@@ -273,12 +387,12 @@ def _rewrite(qb, select: exp.Select, n_keys: int):
         select.set("order", exp.Order(expressions=ordered + order_items))
     bounds = None
     if limit is not None or offset:
+        window_order = _window_order(items, order_items)
         if distinct is not None:
-            raise errors.FeatureNotSupported("DISTINCT with LIMIT or OFFSET in LATERAL "
-                                             "subqueries that read other FROM items")
+            _distinct_as_group(select, items, window_order, keys)
         bounds = (offset, limit)
         rank = exp.Window(this=exp.RowNumber(), partition_by=[k.copy() for k in keys],
-                          order=exp.Order(expressions=_window_order(items, order_items))
+                          order=exp.Order(expressions=window_order)
                           if order_items else None, over="OVER")
         select.set("order", None)
         key_items.append(exp.alias_(rank, _RANK, quoted=True))
@@ -334,10 +448,45 @@ def _unaliased(e: exp.Expression) -> exp.Expression:
     return e.this if isinstance(e, exp.Alias) else e
 
 
-def _over_no_rows(item: exp.Expression) -> exp.Expression:
-    """A list item's value over no rows: count() is 0, other aggregates NULL; what
-    stays reads D's columns (the outer row's, at the join)."""
-    return over_no_rows(_unaliased(item))
+def _distinct_as_group(select: exp.Select, items, window_order, keys) -> None:
+    """SELECT DISTINCT with LIMIT as GROUP BY its list (the same rows), so that the row
+    number, computed after grouping and before DISTINCT, numbers distinct rows.
+    PostgreSQL orders such a query only by expressions of its list."""
+    if select.args["distinct"].args.get("on") is not None:
+        raise errors.FeatureNotSupported("DISTINCT ON with LIMIT or OFFSET in LATERAL "
+                                         "subqueries that read other FROM items")
+    if select.args.get("group") is not None or any(
+            find_aggregate(e) or e.find(exp.Window) or isinstance(_unaliased(e), exp.Star)
+            or isinstance(e, exp.Column) and isinstance(e.this, exp.Star)
+            for e in items):
+        raise errors.FeatureNotSupported(
+            "SELECT DISTINCT with GROUP BY, aggregates, window functions or * and LIMIT "
+            "in LATERAL subqueries that read other FROM items")
+    listed = [_unaliased(e) for e in items]
+    if any(all(o.this != e for e in listed) for o in window_order):
+        raise errors.FeatureNotSupported(
+            "ORDER BY expressions not written as in the select list of a SELECT DISTINCT "
+            "with LIMIT in a LATERAL subquery")
+    select.set("distinct", None)
+    select.set("group", exp.Group(expressions=[exp.Literal.number(p + 1)
+                                               for p in range(len(items))]
+                                  + [k.copy() for k in keys]))
+
+
+def _over_no_rows(item: exp.Expression, set_keys: list[exp.Expression]) -> exp.Expression:
+    """A list item's value over no rows: count() is 0, other aggregates NULL, and in
+    the empty grouping set (`set_keys`: the grouping sets' keys) those keys NULL and
+    grouping(...) all ones; what stays reads D's columns (the outer row's, at the join)."""
+    def rolled_up(node):
+        if isinstance(node, exp.Grouping):
+            return exp.Literal.number(2 ** len(node.expressions) - 1)
+        if any(node == k for k in set_keys):
+            return exp.Null()
+        return node
+    item = _unaliased(item)
+    if set_keys:
+        item = item.transform(rolled_up, copy=True)
+    return over_no_rows(item)
 
 
 def bound(qb, item: Item, domain: pl.Node) -> pl.Node:
@@ -361,19 +510,16 @@ def bound(qb, item: Item, domain: pl.Node) -> pl.Node:
                       keep)
 
 
-def check_join(join: exp.Join) -> tuple[exp.Expression | None, bool]:
-    """How a LATERAL subquery that reads earlier items is joined by `join`: (its ON
-    condition, None for a comma or CROSS JOIN; whether it is a LEFT join)."""
+def check_join(join: exp.Join) -> bool:
+    """Whether a LATERAL subquery that reads earlier items is LEFT joined by `join` (its
+    ON, USING or NATURAL condition is bound with the FROM's other joins)."""
     side = (join.args.get("side") or "").upper()
     kind = (join.args.get("kind") or "").upper()
-    if join.args.get("using") or (join.args.get("method") or "").upper() == "NATURAL":
-        raise errors.FeatureNotSupported("JOIN ... USING or NATURAL JOIN to a LATERAL "
-                                         "subquery that reads other FROM items")
     if side in ("RIGHT", "FULL"):
-        return None, False  # the caller raises PostgreSQL's 42P10
+        return False  # the caller raises PostgreSQL's 42P10
     if kind not in ("", "CROSS", "INNER", "OUTER"):
         raise errors.FeatureNotSupported(f"{kind} JOIN to a LATERAL subquery")
-    return join.args.get("on"), side == "LEFT"
+    return side == "LEFT"
 
 
 def invalid_join(item: Item) -> errors.QueryError:
@@ -425,9 +571,14 @@ def join(qb, left: pl.Node, item: Item, before: list[ScopeColumn], outer: bool,
     keep = [ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(node.fields[:base])]
     fields = tuple(node.fields[:base + len(values)])
     node = pl.Project(node, tuple(keep + values), fields)
-    conds = list(on)
+    conds = [c for c in on if not (isinstance(c, ex.Literal) and c.value is True)]
     if item.having:
         conds.insert(0, ex.ColumnRef(base + width, types.BOOL, _HAVING))
+    if outer and conds and item.grand_total:
+        # A left row keeps NULLs only when none of its rows passes: not a per-row CASE.
+        raise errors.FeatureNotSupported(
+            "LEFT JOIN ... ON or HAVING with grouping sets that include the empty set in "
+            "a LATERAL subquery that reads other FROM items")
     out = fields[:base + width]
     cond = bind_join.conjoin(conds)
     if cond is None:
