@@ -2,7 +2,8 @@
 optionally under a predicate (the rows it keeps and the expressions over just those).
 
 What compiles: column references and constants of integer, float, boolean, date,
-timestamp and scaled-numeric types; + - * (integers, scaled numerics, floats) and /
+timestamp and scaled-numeric types (numeric results wider than 18 digits too, while their
+values fit an int64: `scaled`); + - * (integers, scaled numerics, floats) and /
 (floats, integers truncating); = <> < <= > >= over those (floats in PostgreSQL's order:
 NaN equals NaN and sorts above every number); AND, OR, NOT in three-valued logic; IS
 [NOT] NULL; CASE; casts between integers, to floats and to scaled numerics. A subtree of
@@ -43,9 +44,18 @@ class NotCompiled(Exception):
     """The expression has a part that is neither compilable nor a leaf."""
 
 
+def scaled(t: SqlType) -> bool:
+    """A numeric of known scale: its unscaled value lives in the loop as an int64. Batches
+    hold it so (scaled int64) up to 18 digits; a wider one (decimal128) is only computed
+    in the loop, never read from a column (`_leaf`): its arithmetic leaves the loop
+    (status 1) past int64's range, and the caller widens the results to decimal128."""
+    return t.kind is Kind.NUMERIC and t.scale is not None and (
+        t.is_scaled_int or t.precision is not None)
+
+
 def machine_kind(t: SqlType) -> str | None:
     """How a value of SQL type t lives in the loop, or None if it cannot."""
-    if t.kind in _INT_KINDS or t.is_scaled_int:
+    if t.kind in _INT_KINDS or scaled(t):
         return INT
     if t.is_float:
         return FLOAT
@@ -143,6 +153,8 @@ def _node(g: _Gen, e: ex.Expr, ind: int) -> tuple[str, str]:
 
 
 def _leaf(g: _Gen, e: ex.Expr, kind: str) -> tuple[str, str]:
+    if e.type.is_numeric and not e.type.is_scaled_int:
+        raise NotCompiled("a decimal128 column")  # only computed wide, never read
     if isinstance(e, ex.ColumnRef):
         if e.index not in g.columns:
             g.columns[e.index] = f"col{e.index}"
@@ -208,7 +220,7 @@ def _operand(g: _Gen, a: ex.Expr, ind: int, scale: int) -> tuple[str, str, str]:
     """(value, null, kind) of an operand, a scaled numeric brought to `scale`."""
     v, n = _node(g, a, ind)
     k = machine_kind(a.type)
-    if a.type.is_scaled_int and a.type.scale < scale:
+    if scaled(a.type) and a.type.scale < scale:
         up = 10 ** (scale - a.type.scale)
         w, _ = g.tmp()
         g.emit(ind, f"if not {n} and abs(np.float64({v}) * {float(up)!r}) > {_SAFE!r}:")
@@ -219,7 +231,7 @@ def _operand(g: _Gen, a: ex.Expr, ind: int, scale: int) -> tuple[str, str, str]:
 
 
 def _numeric_ok(t: SqlType) -> bool:
-    return not t.is_numeric or t.is_scaled_int
+    return not t.is_numeric or scaled(t)
 
 
 def _compare(g: _Gen, e: ex.Call, ind: int):
@@ -319,7 +331,7 @@ def _bound(t: SqlType) -> float:
     """Results past this magnitude go to the general path (its range errors)."""
     if t.kind in _INT_RANGE:
         return float(_INT_RANGE[t.kind] - 1)
-    if t.is_scaled_int and t.precision is not None:
+    if scaled(t) and t.precision is not None:
         return min(_SAFE, 10.0 ** t.precision - 1)
     return _SAFE
 
@@ -337,14 +349,14 @@ def _cast(g: _Gen, e: ex.Cast, kind: str, ind: int):
         g.emit(ind, f"if not {an} and abs(np.float64({av})) > {_bound(dst)!r}:")
         g.emit(ind + 1, "return 1, 0")
         g.emit(ind, f"{v} = {av}")
-    elif (src.is_integer or src.is_scaled_int) and dst.is_float:
+    elif (src.is_integer or scaled(src)) and dst.is_float:
         div = 10.0 ** src.scale if src.is_numeric else 1.0
         # exact while the integer fits a double's 53 bits (then one correctly rounded
         # division, as PostgreSQL's numeric -> float conversion)
         g.emit(ind, f"if not {an} and abs({av}) >= 9007199254740992:")
         g.emit(ind + 1, "return 1, 0")
         g.emit(ind, f"{v} = np.float64({av}) / {div!r}")
-    elif (src.is_integer or src.is_scaled_int) and dst.is_scaled_int and \
+    elif (src.is_integer or scaled(src)) and scaled(dst) and \
             dst.scale >= (src.scale if src.is_numeric else 0):
         up = 10 ** (dst.scale - (src.scale if src.is_numeric else 0))
         g.emit(ind, f"if not {an} and abs(np.float64({av}) * {float(up)!r}) > {_bound(dst)!r}:")

@@ -117,6 +117,11 @@ def _arrow(values: np.ndarray, nulls: np.ndarray, t: SqlType) -> pa.Array:
         return pa.array(values.astype(np.int32), mask=mask).view(target)
     if pa.types.is_timestamp(target):
         return pa.array(values, mask=mask).view(target)
+    if pa.types.is_decimal(target):  # unscaled int64 values, widened to two words
+        words = np.empty((len(values), 2), np.int64)
+        words[:, 0], words[:, 1] = values, values >> 63
+        validity = pa.array(~mask).buffers()[1] if mask is not None else None
+        return pa.Array.from_buffers(target, len(values), [validity, pa.py_buffer(words)])
     arr = pa.array(values, mask=mask)
     return arr if arr.type == target else arr.cast(target)
 
@@ -128,11 +133,11 @@ def _physical(lit: ex.Literal, kind: str):
         return np.bool_(v)
     if kind == codegen.FLOAT:
         return np.float64(v)
-    if t.is_scaled_int:
-        scaled = decimal.Decimal(v).scaleb(t.scale)
-        if scaled != scaled.to_integral_value():
-            raise codegen.NotCompiled("a constant finer than its type's scale")
-        return np.int64(int(scaled))
+    if codegen.scaled(t):
+        unscaled = decimal.Decimal(v).scaleb(t.scale)
+        if unscaled != unscaled.to_integral_value() or abs(unscaled) >= 2 ** 63:
+            raise codegen.NotCompiled("a constant finer than its type's scale, or too wide")
+        return np.int64(int(unscaled))
     if t.kind is Kind.DATE:
         return np.int64((v - _EPOCH_DATE).days)
     if t.kind in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):

@@ -203,3 +203,29 @@ def test_leaves_are_read_as_columns_and_strings_alone_do_not_compile():
 def test_not_compiled_for_types_the_loop_cannot_hold():
     with pytest.raises(codegen.NotCompiled):
         codegen.compile_program([col("s")], None)
+
+
+def test_numeric_products_wider_than_18_digits_compute_in_the_loop():
+    # numeric(15,2) * numeric(15,2) is numeric(30,4): decimal128 in batches, an int64 in
+    # the loop while it fits, widened back to decimal128 on the way out.
+    n152 = T.numeric(15, 2)
+    wide = T.numeric(30, 4)
+    batch = pa.record_batch([pa.array([12345, -250, None, 10**12], pa.int64()),
+                             pa.array([300, 7, 5, 10**6], pa.int64())], names=["a", "b"])
+    prod = call(F.MUL, wide, ex.ColumnRef(0, n152), ex.ColumnRef(1, n152))
+    c = jev.Compiled([prod])
+    _, (got,) = c.run(batch)
+    assert got.type == wide.arrow_type()
+    assert got.to_pylist() == sexpr.evaluate(prod, batch).to_pylist()
+    # past int64 the general path decides
+    big = pa.record_batch([pa.array([10**13], pa.int64()), pa.array([10**13], pa.int64())],
+                          names=["a", "b"])
+    assert c.run(big) is None
+    assert sexpr.evaluate(prod, big).to_pylist() == [decimal.Decimal(10**22)]
+
+
+def test_decimal128_columns_are_not_read_by_the_loop():
+    wide = T.numeric(30, 4)
+    w = ex.ColumnRef(0, wide)
+    with pytest.raises(codegen.NotCompiled):
+        codegen.compile_program([call(F.ADD, wide, w, w)], None)
