@@ -23,6 +23,7 @@ from planner import (bind_array, bind_join, bind_json, bind_lateral, bind_latera
 from planner import expr as ex
 from planner import group_subqueries
 from planner import plan as pl
+from planner import row_aggregates
 from planner.bind_expr import AGGREGATES, STATISTICS, ExprBinder, find_aggregate, row_of
 from planner.typing_rules import agg_result_type
 from planner.schema import CatalogView, identifier, relation_name
@@ -801,7 +802,11 @@ class QueryBinder:
             return self._array_agg(inner, distinct, scope)
         if inner is not None and find_aggregate(inner):
             raise errors.GroupingError("aggregate function calls cannot be nested")
-        arg = functions.fold_constants(ExprBinder(scope, self.params).bind(inner))
+        arg = functions.fold_constants(ExprBinder(scope, self.params).bind(
+            row_aggregates.argument(inner)))
+        if arg.type.kind is types.Kind.RECORD:  # count((a, b)): of the row's key
+            name = _AGG_NAMES.get(type(tree), type(tree).__name__.lower())
+            arg = row_aggregates.counted(name, arg, distinct)
         if isinstance(tree, (exp.LogicalAnd, exp.LogicalOr)):
             # bool_and is min over booleans (false < true), bool_or max: NULLs ignored,
             # NULL over no rows, two phases as min/max, as PostgreSQL's.

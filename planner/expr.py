@@ -131,6 +131,10 @@ class Func(enum.Enum):
     SHIFT_RIGHT = ">>"
     ROW = "row"                        # ROW(a, b, ...): a record of fields f1, f2, ...
     FIELD = "?field"                   # (record).name: args (record, Literal(name))
+    # (record): bytes equal exactly where two records are (fields compared as DISTINCT
+    # does, NULLs alike), NULL for a NULL record: count(DISTINCT (a, b)) counts these
+    # (planner/row_aggregates.py, segment/kernels/expr_record.py)
+    ROW_KEY = "?row_key"
     # array_agg(x ORDER BY k...) besides another ORDER BY at one query level: the array of
     # ROW(k..., x) sorted within, x kept; args (array, Literal(desc flags), Literal(nulls
     # first flags)), a "0"/"1" per key (planner/bind.py, segment/kernels/expr_list_sort.py)

@@ -38,7 +38,8 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
-from planner import bitwise_aggregates, errors, expr as ex, regression_aggregates
+from planner import (bitwise_aggregates, errors, expr as ex, regression_aggregates,
+                     row_aggregates)
 from planner.bind_array import mark_subscripts
 
 _IGNORING_NULLS = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max, exp.LogicalAnd,
@@ -72,6 +73,7 @@ def filtered(tree: exp.Filter) -> exp.Expression:
         raise errors.FeatureNotSupported(f"FILTER (WHERE ...) on {name}()")
 
     def when(x: exp.Expression) -> exp.Expression:
+        x = row_aggregates.argument(x)  # count((a, b)) FILTER: CASE ... THEN ROW(a, b)
         return exp.Case(ifs=[exp.If(this=exp.Paren(this=cond.copy()), true=x)])
 
     arg = agg.this

@@ -595,7 +595,7 @@ def sort_key(arr: pa.Array) -> pa.Array:
     (segment/kernels/group_keys.py)."""
     p = Parts(arr)
     values = flat(p)
-    cells = _element_keys(values) if len(values) else pa.array([], pa.binary())
+    cells = element_keys(values) if len(values) else pa.array([], pa.binary())
     body = pc.binary_join(build(cells, p.lengths, p.valid, pa.binary()), b"")
     return pc.binary_join_element_wise(body, b"\x01", b"")
 
@@ -608,10 +608,13 @@ def _fixed_cells(words: np.ndarray) -> pa.Array:
         pa.binary(width), len(raw), [None, pa.py_buffer(raw.tobytes())]).cast(pa.binary())
 
 
-def _element_keys(values: pa.Array) -> pa.Array:
+def element_keys(values: pa.Array) -> pa.Array:
+    """One binary cell per value: 0x02 and its order-preserving bytes, 0x03 for NULL.
+    Cells are canonical (equal exactly where the values are) and none is a prefix of
+    another, so a concatenation of cells is canonical too (expr_record.row_key)."""
     t = values.type
     if pa.types.is_dictionary(t):
-        return _element_keys(values.dictionary_decode())
+        return element_keys(values.dictionary_decode())
     if t == pa.month_day_nano_interval():
         values = _interval_length(values)
         t = values.type
