@@ -12,7 +12,12 @@ Plans that read anything else are not kept:
 - plans that read the session through SESSION_INFO (current_user, current_setting(),
   set_config(), pg_backend_pid(), the system catalog's rows): `LentInfo` counts the reads;
 - plans with InitPlan results or recursive CTE rows in them (computed from data while
-  planning);
+  planning) are kept with the subplans that were run and what each returned
+  (`Entry.initplans`): a later run replays them in order, and the plan is reused only
+  when every one returns what it did then (otherwise it is made anew, from the results
+  already computed). So a repeated TPC-H Q11 or Q22 runs its subquery again, but is not
+  bound and planned again. Plans whose subplans returned more than INITPLAN_ROWS rows in
+  all are not kept;
 - plans of a transaction that has created or dropped tables: they see its uncommitted
   catalog, which no other statement may be given.
 now() is computed when the plan runs (QueryRun.now), so it does not stop a plan from
@@ -34,6 +39,7 @@ from coordinator.pgwire.boundary import ResultColumn
 from planner import plan as pl
 
 CAPACITY = 256        # plans kept, least recently used dropped first
+INITPLAN_ROWS = 1024  # rows of InitPlan results a kept plan may have been made from
 # Longer statements (long VALUES lists) or parameter values make plans too big to keep.
 MAX_TEXT = 64 * 1024
 
@@ -53,13 +59,24 @@ class Key:
 
 
 @dataclass(frozen=True)
+class InitPlanRun:
+    """A subplan run while a plan was made (an InitPlan, a recursive CTE's step), and the
+    rows it returned, which the plan holds as constants."""
+
+    node: pl.Node
+    result: Any  # pyarrow.Table
+
+
+@dataclass(frozen=True)
 class Entry:
     """A plan and its result columns; `root` None when only the columns may be reused
-    (a describing plan, or an executable one that needed InitPlans)."""
+    (a describing plan, or one made from too many InitPlan rows). `initplans`: the runs
+    the plan was made from, to be replayed before it is reused."""
 
     root: pl.Node | None
     names: tuple[str, ...]
     columns: tuple[ResultColumn, ...]
+    initplans: tuple[InitPlanRun, ...] = ()
 
 
 def key(session, text: str, param_types, values) -> Key | None:

@@ -41,33 +41,59 @@ def _session_reads() -> int:
     return info.reads if isinstance(info, plan_cache.LentInfo) else 0
 
 
-def _made(session, key, tree, params, runner, runnable: bool) -> plan_cache.Entry:
+def _made(session, key, tree, params, runner, runnable: bool,
+          replayed: list | None = None) -> plan_cache.Entry:
     """A new plan of `tree`, kept under `key` when nothing but the key decided it: it read
-    nothing of the session, and (to be kept as one to run) no InitPlan ran for it.
-    `runnable`: the plan can run (else its parameters were typed NULLs)."""
+    nothing of the session, and (to be kept as one to run) its InitPlans returned few
+    rows; they are kept with it, to be replayed. `runnable`: the plan can run (else its
+    parameters were typed NULLs). `replayed`: InitPlan runs of a kept plan just replayed,
+    whose results stand for the same subplans run again here, in order."""
     cache = session.engine.plans
     reads = _session_reads()
-    ran = []
+    ran: list[plan_cache.InitPlanRun] = []
+    replayed = list(replayed or ())
 
     def counted(node):
-        ran.append(node)
-        return runner(node)
+        if replayed and _same_plan(replayed[0].node, node):
+            result = replayed.pop(0).result
+        else:
+            replayed.clear()
+            result = runner(node)
+        ran.append(plan_cache.InitPlanRun(node, result))
+        return result
     root, names = _plan(session, tree, params, counted if runner is not None else None)
     cache.note_made()
-    entry = plan_cache.Entry(root if runnable and not ran else None, names,
-                             tuple(columns_of(root, names)))
+    small = sum(r.result.num_rows for r in ran) <= plan_cache.INITPLAN_ROWS
+    entry = plan_cache.Entry(root if runnable and small else None, names,
+                             tuple(columns_of(root, names)), tuple(ran))
     if _session_reads() == reads:
         cache.put(key, entry)
     return plan_cache.Entry(root, names, entry.columns)
 
 
+def _same_plan(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # a field that does not compare as one value
+        return False
+
+
 def planned(session, tree, key) -> plan_cache.Entry:
     """The plan to run `tree` (parameter values substituted) with: the one kept under
-    `key` (None: none may be shared), else a new one."""
+    `key` (None: none may be shared) when its InitPlans, run again, return what they did,
+    else a new one."""
     hit = session.engine.plans.get(key)
+    runs = []
     if hit is not None and hit.root is not None:
-        return hit
-    return _made(session, key, tree, None, lambda node: run_initplan(session, node), True)
+        for past in hit.initplans:
+            result = run_initplan(session, past.node)
+            runs.append(plan_cache.InitPlanRun(past.node, result))
+            if not result.equals(past.result):
+                break
+        else:
+            return hit
+    return _made(session, key, tree, None, lambda node: run_initplan(session, node), True,
+                 replayed=runs)
 
 
 def run_initplan(session, node) -> pa.Table:

@@ -49,8 +49,7 @@ def scaled(t: SqlType) -> bool:
     hold it so (scaled int64) up to 18 digits; a wider one (decimal128) is only computed
     in the loop, never read from a column (`_leaf`): its arithmetic leaves the loop
     (status 1) past int64's range, and the caller widens the results to decimal128."""
-    return t.kind is Kind.NUMERIC and t.scale is not None and (
-        t.is_scaled_int or t.precision is not None)
+    return t.kind is Kind.NUMERIC and t.scale is not None
 
 
 def machine_kind(t: SqlType) -> str | None:
@@ -87,6 +86,7 @@ class _Gen:
     constant_kinds: list[str] = field(default_factory=list)
     count: int = 0
     compiled_nodes: int = 0
+    bail: str = "return 1, 0"  # where a row is left to the general evaluator
 
     def tmp(self) -> tuple[str, str]:
         self.count += 1
@@ -133,6 +133,76 @@ def compile_program(exprs: list[ex.Expr], predicate: ex.Expr | None) -> Program:
     source = "\n".join(head + body.lines + tail) + "\n"
     return Program(source, list(g.columns), list(g.leaves), g.constants, g.constant_kinds,
                    [e.type for e in exprs], predicate is not None)
+
+
+# How an aggregate accumulates into a group table's arrays (segment/operators/agg_table.py
+# `_accumulators` lays them out): the arrays each kind updates at the row's group.
+ACCUMULATORS = {
+    "count_rows": 1,   # count(*): counts
+    "count": 1,        # count(x): counts of non-NULL
+    "exact": 3,        # exact sums: low word (uint64), high word (int64), seen
+    "exact_avg": 4,    # the same and a count
+    "float": 2,        # float64 sums, seen
+    "float_avg": 3,    # the same and a count
+    "min": 2,          # int64 value, seen
+    "max": 2,
+}
+
+
+def compile_accumulation(args: list[ex.Expr], ops: list[tuple[int | None, str]]) -> Program:
+    """One loop that computes `args` for every row and adds them, at the row's group
+    (gid[i]), to accumulators: ops[k] = (position in `args` or None, one of ACCUMULATORS),
+    whose arrays follow the inputs as a<k>_<m>. A row the loop leaves to the general
+    evaluator (an overflow, say) stops it before anything of that row is added: it returns
+    (1, i) and the caller adds rows i.. the general way; else (0, n). All of a row's
+    arguments are computed before any is added, so a row is added whole or not at all."""
+    g = _Gen()
+    body = _Gen(bail="return 1, i")
+    body.columns, body.leaves = g.columns, g.leaves
+    body.constants, body.constant_kinds = g.constants, g.constant_kinds
+    ind = 2
+    values = [_node(body, e, ind) for e in args]
+    body.emit(ind, "gr = gid[i]")
+    for k, (j, kind) in enumerate(ops):
+        a = [f"a{k}_{m}" for m in range(ACCUMULATORS[kind])]
+        if kind == "count_rows":
+            body.emit(ind, f"{a[0]}[gr] += 1")
+            continue
+        v, n = values[j]
+        body.emit(ind, f"if not {n}:")
+        if kind == "count":
+            body.emit(ind + 1, f"{a[0]}[gr] += 1")
+        elif kind in ("exact", "exact_avg"):
+            body.emit(ind + 1, f"old = {a[0]}[gr]")
+            body.emit(ind + 1, f"new = old + np.uint64({v})")
+            body.emit(ind + 1, f"{a[0]}[gr] = new")
+            body.emit(ind + 1, f"{a[1]}[gr] += (np.int64(1) if new < old else np.int64(0)) - "
+                               f"(np.int64(1) if {v} < 0 else np.int64(0))")
+            body.emit(ind + 1, f"{a[2]}[gr] = True")
+            if kind == "exact_avg":
+                body.emit(ind + 1, f"{a[3]}[gr] += 1")
+        elif kind in ("float", "float_avg"):
+            body.emit(ind + 1, f"{a[0]}[gr] += {v}")
+            body.emit(ind + 1, f"{a[1]}[gr] = True")
+            if kind == "float_avg":
+                body.emit(ind + 1, f"{a[2]}[gr] += 1")
+        else:  # min, max
+            op = "<" if kind == "min" else ">"
+            body.emit(ind + 1, f"if not {a[1]}[gr] or {v} {op} {a[0]}[gr]:")
+            body.emit(ind + 2, f"{a[0]}[gr] = {v}")
+            body.emit(ind + 2, f"{a[1]}[gr] = True")
+    inputs = [f"c{c}, m{c}" for c in g.columns] + [f"l{j}, lm{j}" for j in range(len(g.leaves))]
+    consts = [f"k{j}" for j in range(len(g.constants))]
+    accs = [f"a{k}_{m}" for k, (_, kind) in enumerate(ops) for m in range(ACCUMULATORS[kind])]
+    params = ", ".join(["n"] + inputs + consts + ["gid"] + accs)
+    head = [f"def kernel({params}):", "    for i in range(n):"]
+    for c, name in g.columns.items():
+        head.append(f"        {name}_null = m{c}.shape[0] != 0 and not m{c}[i]")
+    for j in range(len(g.leaves)):
+        head.append(f"        leaf{j}_null = lm{j}.shape[0] != 0 and not lm{j}[i]")
+    source = "\n".join(head + body.lines + ["    return 0, n"]) + "\n"
+    return Program(source, list(g.columns), list(g.leaves), g.constants, g.constant_kinds,
+                   [e.type for e in args], False)
 
 
 def _node(g: _Gen, e: ex.Expr, ind: int) -> tuple[str, str]:
@@ -224,7 +294,7 @@ def _operand(g: _Gen, a: ex.Expr, ind: int, scale: int) -> tuple[str, str, str]:
         up = 10 ** (scale - a.type.scale)
         w, _ = g.tmp()
         g.emit(ind, f"if not {n} and abs(np.float64({v}) * {float(up)!r}) > {_SAFE!r}:")
-        g.emit(ind + 1, "return 1, 0")
+        g.emit(ind + 1, g.bail)
         g.emit(ind, f"{w} = {v} * np.int64({up})")
         v = w
     return v, n, k
@@ -304,24 +374,24 @@ def _arith(g: _Gen, e: ex.Call, kind: str, ind: int):
     if kind == FLOAT:
         if f is F.DIV:
             g.emit(ind, f"if not {n} and {bv} == 0.0:")
-            g.emit(ind + 1, "return 1, 0")
+            g.emit(ind + 1, g.bail)
             g.emit(ind, f"{v} = {av} / {bv} if not {n} else 0.0")
         else:
             g.emit(ind, f"{v} = {av} {_ARITH[f]} {bv} if not {n} else 0.0")
         # a float overflow from finite operands is an error: the general path raises it
         g.emit(ind, f"if not {n} and np.isinf({v}) and not np.isinf({av}) "
                     f"and not np.isinf({bv}):")
-        g.emit(ind + 1, "return 1, 0")
+        g.emit(ind + 1, g.bail)
         g.compiled_nodes += 1
         return v, n
     if f is F.DIV:
         g.emit(ind, f"if not {n} and ({bv} == 0 or {bv} == -1):")
-        g.emit(ind + 1, "return 1, 0")  # by zero (22012) or MIN / -1: the general path
+        g.emit(ind + 1, g.bail)  # by zero (22012) or MIN / -1: the general path
         g.emit(ind, f"{v} = _idiv({av}, {bv}) if not {n} else np.int64(0)")
     else:
         approx = f"np.float64({av}) {_ARITH[f]} np.float64({bv})"
         g.emit(ind, f"if not {n} and abs({approx}) > {_bound(t)!r}:")
-        g.emit(ind + 1, "return 1, 0")
+        g.emit(ind + 1, g.bail)
         g.emit(ind, f"{v} = ({av} {_ARITH[f]} {bv}) if not {n} else np.int64(0)")
     g.compiled_nodes += 1
     return v, n
@@ -347,26 +417,26 @@ def _cast(g: _Gen, e: ex.Cast, kind: str, ind: int):
     v, n = g.tmp()
     if src.is_integer and dst.is_integer:
         g.emit(ind, f"if not {an} and abs(np.float64({av})) > {_bound(dst)!r}:")
-        g.emit(ind + 1, "return 1, 0")
+        g.emit(ind + 1, g.bail)
         g.emit(ind, f"{v} = {av}")
     elif (src.is_integer or scaled(src)) and dst.is_float:
         div = 10.0 ** src.scale if src.is_numeric else 1.0
         # exact while the integer fits a double's 53 bits (then one correctly rounded
         # division, as PostgreSQL's numeric -> float conversion)
         g.emit(ind, f"if not {an} and abs({av}) >= 9007199254740992:")
-        g.emit(ind + 1, "return 1, 0")
+        g.emit(ind + 1, g.bail)
         g.emit(ind, f"{v} = np.float64({av}) / {div!r}")
     elif (src.is_integer or scaled(src)) and scaled(dst) and \
             dst.scale >= (src.scale if src.is_numeric else 0):
         up = 10 ** (dst.scale - (src.scale if src.is_numeric else 0))
         g.emit(ind, f"if not {an} and abs(np.float64({av}) * {float(up)!r}) > {_bound(dst)!r}:")
-        g.emit(ind + 1, "return 1, 0")
+        g.emit(ind + 1, g.bail)
         g.emit(ind, f"{v} = {av} * np.int64({up})")
     elif src.is_float and dst.is_float:
         g.emit(ind, f"{v} = {av}")
         if dst.kind is Kind.FLOAT4:  # a float4 out of range is an error: general path
             g.emit(ind, f"if not {an} and not np.isinf({av}) and abs({av}) > 3.4028234e38:")
-            g.emit(ind + 1, "return 1, 0")
+            g.emit(ind + 1, g.bail)
     else:
         return None
     g.emit(ind, f"{n} = {an}")

@@ -49,13 +49,8 @@ class Compiled:
         """(selected row positions or None, output arrays), or None: use the general
         evaluator for this batch."""
         n = batch.num_rows
-        inputs = []
-        for c in self.program.columns:
-            inputs += _buffers(batch.column(c))
-        try:
-            for leaf in self.program.leaves:
-                inputs += _buffers(sexpr.evaluate(leaf, batch, now))
-        except (errors.QueryError, pa.ArrowException):
+        inputs = _inputs(self.program, batch, now)
+        if inputs is None:
             self.fallbacks += 1
             return None  # the general evaluator decides (lazily) whether it raises
         outs = []
@@ -74,6 +69,55 @@ class Compiled:
         arrays = [_arrow(outs[2 * j][:count], outs[2 * j + 1][:count], t)
                   for j, t in enumerate(self.program.outputs)]
         return (sel[:count] if self.program.has_predicate else None), arrays
+
+
+class Accumulation:
+    """codegen.compile_accumulation's loop: aggregate arguments computed and added to a
+    group table's accumulators in one pass (segment/operators/agg_table.py). Raises
+    codegen.NotCompiled when some argument cannot be computed in the loop."""
+
+    def __init__(self, args: list[ex.Expr], ops: list[tuple[int | None, str]]):
+        self.program = codegen.compile_accumulation(list(args), ops)
+        self.kernel = kernels.kernel(self.program.source)
+        self.constants = [_physical(c, k) for c, k in zip(self.program.constants,
+                                                           self.program.constant_kinds)]
+        self.compile_seconds = 0.0
+        self.batches = 0
+        self.fallbacks = 0
+
+    def run(self, batch: pa.RecordBatch, gid: np.ndarray, accumulators: list[np.ndarray],
+            now=None) -> int:
+        """Add the rows to the accumulators at their groups `gid`; returns how many were
+        added from the first: all of them, or fewer when the loop left a row (and those
+        after it) to the general evaluator (0 when a leaf raised)."""
+        inputs = _inputs(self.program, batch, now)
+        if inputs is None:
+            self.fallbacks += 1
+            return 0
+        before = len(self.kernel.signatures)
+        t0 = time.perf_counter()
+        status, done = self.kernel(batch.num_rows, *inputs, *self.constants, gid,
+                                   *accumulators)
+        if len(self.kernel.signatures) != before:
+            self.compile_seconds += time.perf_counter() - t0
+        if status != 0:
+            self.fallbacks += 1
+        else:
+            self.batches += 1
+        return done
+
+
+def _inputs(program: codegen.Program, batch: pa.RecordBatch, now) -> list | None:
+    """The kernel's column and leaf inputs, or None when a leaf raised."""
+    inputs = []
+    for c in program.columns:
+        inputs += _buffers(batch.column(c))
+    try:
+        for leaf in program.leaves:
+            inputs += _buffers(sexpr.evaluate(leaf, batch, now))
+    except (errors.QueryError, pa.ArrowException):
+        return None
+    return inputs
 
 
 def try_compile(exprs: list[ex.Expr], predicate: ex.Expr | None = None) -> Compiled | None:

@@ -86,7 +86,12 @@ def covers(node: plan.Aggregate, specs: list[agg_state.AggSpec]) -> bool:
 
 
 class Handover(Exception):
-    """The table should not go on (too many hashed groups): hand it to the general path."""
+    """The table should not go on (too many hashed groups): hand it to the general path.
+    `rest`: the rows of the batch not added (None: none of it was)."""
+
+    def __init__(self, rest: pa.RecordBatch | None = None):
+        super().__init__()
+        self.rest = rest
 
 
 class GroupTable:
@@ -154,10 +159,47 @@ class GroupTable:
     # --- one batch --------------------------------------------------------------------------
     def add(self, keys: list[pa.Array], args: list[pa.Array | None]) -> None:
         """Add one batch, or raise Handover (having added none of it)."""
+        args = self.narrowed(args)
+        self.accumulate(self.assign(keys), args)
+
+    def narrowed(self, args: list[pa.Array | None]) -> list[pa.Array | None]:
+        """The arguments as `accumulate` takes them (decimal128 as int64), or Handover."""
+        return [_narrowed(a, s.arg_type) if a is not None and pa.types.is_decimal(a.type)
+                else a for a, s in zip(args, self.specs)]
+
+    def accumulate(self, gid: np.ndarray, args: list[pa.Array | None]) -> None:
+        """Add arguments (`narrowed`) to the groups `gid` of their rows."""
+        for s, accs, arg in zip(self.specs, self.acc, args):
+            self._accumulate(s, accs, gid, arg)
+
+    def accumulation_ops(self) -> list[tuple[int | None, str]]:
+        """Per spec, the argument it reads (its position among the specs' distinct
+        arguments, `accumulation_args`) and how it accumulates, as
+        codegen.compile_accumulation takes them."""
+        args = self.accumulation_args()
+        ops = []
+        for s in self.specs:
+            arg = s.call.arg
+            if s.kind is AK.COUNT:
+                ops.append((None, "count_rows") if arg is None else (args.index(arg), "count"))
+            elif s.kind is AK.MINMAX:
+                ops.append((args.index(arg), "max" if s.call.func is ex.AggFunc.MAX else "min"))
+            else:
+                avg = "_avg" if s.kind is AK.AVG else ""
+                ops.append((args.index(arg), ("float" if s.arg_type.is_float else "exact") + avg))
+        return ops
+
+    def accumulation_args(self) -> list[ex.Expr]:
+        return list(dict.fromkeys(s.call.arg for s in self.specs if s.call.arg is not None))
+
+    def accumulators(self) -> list[np.ndarray]:
+        """Every spec's arrays in order, as the compiled accumulation takes them."""
+        return [a for accs in self.acc for a in accs]
+
+    def assign(self, keys: list[pa.Array]) -> np.ndarray:
+        """Each row's group, new groups added; or Handover, having added none."""
         if not self.direct and self.n > HASH_GROUPS_MAX:
             raise Handover
-        args = [_narrowed(a, s.arg_type) if a is not None and pa.types.is_decimal(a.type)
-                else a for a, s in zip(args, self.specs)]
         n = len(keys[0])
         codes = np.empty((n, self.width), np.int64)
         flags = np.zeros(n, np.int64)
@@ -192,8 +234,7 @@ class GroupTable:
                 raise Handover
             self._grow(self.cap * 2)
         self.rows += n
-        for s, accs, arg in zip(self.specs, self.acc, args):
-            self._accumulate(s, accs, gid, arg)
+        return gid
 
     def _strides(self) -> np.ndarray:
         radix = self.spans + 1  # every key has one more cell, for NULL

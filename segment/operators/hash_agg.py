@@ -54,6 +54,7 @@ import pyarrow.compute as pc
 from planner import expr as ex
 from planner import plan
 from segment import memory
+from segment.jit import codegen, evaluate
 from segment.jit.codegen import machine_kind
 from segment.jit.evaluate import OperatorKernel
 from segment.kernels import group_keys
@@ -93,6 +94,12 @@ class HashAggOp:
              and not isinstance(s.call.arg, (ex.ColumnRef, ex.Literal))]
         self._computed = [e for e in dict.fromkeys(computed) if machine_kind(e.type)]
         self.jit = OperatorKernel(self._computed)
+        # Or the arguments computed and accumulated in one compiled loop (`_fusion`), the
+        # computed keys in one of their own.
+        self._computed_keys = [e for e in self._computed if e in node.keys]
+        self.key_jit = OperatorKernel(self._computed_keys)
+        self._fused: evaluate.Accumulation | None = None
+        self._fused_built = False
 
     def _new_tables(self) -> tuple["Groups", dict]:
         nkeys = len(self.node.keys)
@@ -118,10 +125,11 @@ class HashAggOp:
                 if batch.num_rows == 0:
                     continue
                 try:
-                    table.add(*self._table_inputs(ctx, batch))
-                except agg_table.Handover:  # nothing of this batch was added
+                    self._table_add(ctx, table, batch)
+                except agg_table.Handover as h:  # nothing of h.rest (or the batch) was added
                     res.free()
-                    yield from self.run_general(ctx, itertools.chain([batch], batches),
+                    rest = batch if h.rest is None else h.rest
+                    yield from self.run_general(ctx, itertools.chain([rest], batches),
                                                 seed=self._table_states(table))
                     return
                 self.counters["table_batches"] += 1
@@ -143,6 +151,49 @@ class HashAggOp:
                 yield from self._emit(self._finalize(self._table_states(table), {}))
         finally:
             res.free()
+
+    def _table_add(self, ctx: base.ExecContext, table: agg_table.GroupTable,
+                   batch: pa.RecordBatch) -> None:
+        """Add a batch to the table: its arguments computed and accumulated in one compiled
+        loop (`_fusion`), or else evaluated and added aggregate by aggregate. Rows the
+        loop leaves to the general evaluator are added the second way; Handover(rest)
+        when those cannot be."""
+        fused = self._fusion(ctx, table, batch.num_rows)
+        if fused is None:
+            table.add(*self._table_inputs(ctx, batch))
+            return
+        gid = table.assign(self._table_keys(ctx, batch))
+        done = fused.run(batch, gid, table.accumulators(), ctx.now)
+        self.counters.update(jit_batches=fused.batches, jit_fallbacks=fused.fallbacks,
+                             jit_compile_ms=round(fused.compile_seconds * 1000))
+        if done < batch.num_rows:
+            rest = batch.slice(done)
+            try:
+                table.accumulate(gid[done:], table.narrowed(self._table_inputs(ctx, rest)[1]))
+            except agg_table.Handover:
+                raise agg_table.Handover(rest)
+
+    def _fusion(self, ctx: base.ExecContext, table: agg_table.GroupTable,
+                rows: int) -> "evaluate.Accumulation | None":
+        """The compiled accumulation, built at the first batch of at least
+        jit_above_rows rows; None when an argument does not compile."""
+        if not self._fused_built and rows >= ctx.jit_above_rows:
+            self._fused_built = True
+            try:
+                self._fused = evaluate.Accumulation(table.accumulation_args(),
+                                                    table.accumulation_ops())
+            except codegen.NotCompiled:
+                self._fused = None
+        return self._fused
+
+    def _table_keys(self, ctx: base.ExecContext, batch: pa.RecordBatch) -> list[pa.Array]:
+        n = batch.num_rows
+        computed = self.key_jit.get(ctx, n) if self._computed_keys else None
+        done = computed.run(batch, ctx.now) if computed is not None else None
+        known = dict(zip(self._computed_keys, done[1])) if done is not None else {}
+        return [known[k] if k in known else
+                _array(base.evaluate(k, batch, ctx.now, keep_dictionary=True), n)
+                for k in self.node.keys]
 
     def _table_inputs(self, ctx: base.ExecContext, batch: pa.RecordBatch):
         n = batch.num_rows

@@ -173,3 +173,26 @@ def test_sessions_share_a_plan_at_once(server, conn, table):
     with ThreadPoolExecutor(4) as pool:
         answers = set().union(*pool.map(run, range(4)))
     assert answers == {(40, 11, 50)}
+
+
+def test_plans_made_from_initplans_are_reused_while_they_return_the_same(conn, table, plans):
+    t = _filled(conn, table(), 10)
+    sql = f"SELECT id FROM {t} WHERE v > (SELECT avg(v) FROM {t}) ORDER BY id"
+    assert conn.execute(sql).fetchall() == [(i,) for i in range(6, 11)]
+    plans()
+    # the subquery runs again and returns what it did: the plan is not made again
+    assert conn.execute(sql).fetchall() == [(i,) for i in range(6, 11)]
+    assert conn.execute(sql, prepare=True).fetchall() == [(i,) for i in range(6, 11)]
+    assert plans() == 0
+    # inside a block the rows change (the catalog does not): the subquery's answer
+    # differs, so the plan is made anew, from it
+    conn.execute("BEGIN")
+    conn.execute(f"INSERT INTO {t} VALUES (11, 100.0)")
+    assert conn.execute(sql).fetchall() == [(11,)]
+    assert plans() == 1
+    conn.execute("ROLLBACK")
+    assert conn.execute(sql).fetchall() == [(i,) for i in range(6, 11)]
+    # a subquery whose value moves gives the new value at every execution
+    now = "SELECT (SELECT now())"
+    values = {conn.execute(now).fetchone()[0] for _ in range(3)}
+    assert len(values) == 3

@@ -297,3 +297,45 @@ def test_decimal128_sums_take_the_table_while_their_values_fit_int64():
     wide = fits[:3] + [d.Decimal("1e20"), d.Decimal("-1e20")]
     ours, general, _ = _both(node_over(wide))
     assert ours == general
+
+
+def _product_sums(values, batch_rows):
+    n304, total = T.numeric(30, 4), T.numeric(38, 4)
+    t = pa.table({"g": pa.array([i % 3 for i in range(len(values))], pa.int32()),
+                  "n": pa.array(values, pa.int64())})
+    prod = ex.Call(ex.Func.MUL, (k.col(1, N152), k.col(1, N152)), n304)
+    return _node(k.source(t, [T.INT4, N152], batch_rows=batch_rows), [k.col(0, T.INT4)],
+                 (ex.AggCall(A.SUM, prod, False, total), ex.AggCall(A.COUNT, prod, False, T.INT8),
+                  ex.AggCall(A.MAX, k.col(1, N152), False, N152),
+                  ex.AggCall(A.AVG, k.col(1, N152), False, AVG_N),
+                  ex.AggCall(A.COUNT_STAR, None, False, T.INT8)))
+
+
+def test_arguments_computed_and_accumulated_in_one_compiled_loop():
+    rng = np.random.default_rng(3)
+    values = [None if x % 11 == 0 else int(x) for x in rng.integers(-10**6, 10**6, 5000)]
+    ours, general, counters = _both(_product_sums(values, 1000))
+    assert ours == general
+    assert counters.get("jit_batches") == 5 and counters.get("table_batches") == 5
+
+
+def test_a_row_the_loop_leaves_is_added_the_general_way():
+    # 10**10 squared passes int64 in the loop: that row and the rest of its batch go the
+    # general way (here: a decimal128 past int64, so the table hands over with them)
+    values = [7, -3, None, 10**10, 5, 2, 9, -1]
+    ours, general, counters = _both(_product_sums(values, 4))
+    assert ours == general
+    assert counters.get("jit_fallbacks") == 1
+
+
+def test_an_overflow_in_the_loop_raises_as_the_general_path_does():
+    from planner import errors
+    t = pa.table({"g": pa.array([1, 2, 1], pa.int32()), "x": pa.array([1, 2**62, 3], pa.int64())})
+    double = ex.Call(ex.Func.MUL, (k.col(1, T.INT8), ex.Literal(2, T.INT8)), T.INT8)
+    node = _node(k.source(t, [T.INT4, T.INT8]), [k.col(0, T.INT4)],
+                 (ex.AggCall(A.SUM, double, False, WIDE0),))
+    for jit in (True, False):
+        ctx = base.ExecContext(jit=jit, memory=memory.MemoryBudget(), jit_above_rows=0)
+        with pytest.raises(errors.QueryError) as e:
+            k.run(node, ctx)
+        assert e.value.sqlstate == "22003"
