@@ -15,7 +15,7 @@ from typing import Callable
 from sqlglot import exp
 
 from planner import (bind_array, bind_json, bitwise_aggregates, catalog_functions, errors,
-                     functions, pg_functions, regression_aggregates, types)
+                     functions, pg_functions, regression_aggregates, row_comparison, types)
 from planner import expr as ex
 from planner.expr import Func
 from planner.schema import identifier
@@ -234,6 +234,9 @@ class ExprBinder:
             return self.subquery(node)  # EXISTS / IN / ANY / ALL (subquery) as a value
         if type(node) in _COMPARISONS and _quantifier(node.expression) is not None:
             return self._quantified(node)
+        rows = row_comparison.rewrite(node)  # (a, b) < (c, d): comparisons of fields
+        if rows is not None:
+            return b(rows)
         if type(node) in _BINARY:
             return functions.bind_call(_BINARY[type(node)], [b(node.this), b(node.expression)])
         if isinstance(node, exp.Neg):

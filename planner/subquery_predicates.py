@@ -16,7 +16,8 @@ any NULL). x IN (...), x = ANY (...) and x <> ALL (...) take `_membership`'s for
 instead, whose equality becomes a hash join key. Over no rows the aggregate is NULL and
 the answer false (ANY, EXISTS) or true (ALL), as SQL says. A row on the left,
 (x1, ..., xn) op ANY|ALL (SELECT v1, ..., vn ...), folds the row comparison
-(`row_comparison`: PostgreSQL's, left to right, the first pair not equal deciding) the
+(planner/row_comparison.py: PostgreSQL's, left to right, the first pair not equal
+deciding) the
 same way; row-valued IN / = ANY / <> ALL take `_row_membership`'s form. `x` belongs to the outer
 query: its column references are replaced by markers of their outer positions
 (subquery_domain.outer_marker), so a subquery column of the same name cannot capture them.
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from planner import errors
+from planner import errors, row_comparison
 from planner import expr as ex
 from planner.bind_expr import ExprBinder, find_aggregate
 from planner.subquery_domain import outer_marker
@@ -88,7 +89,7 @@ def scalar_form(node: exp.Expression, outer_scope, params, hook=None) -> exp.Exp
         if membership:
             member = _row_membership(select, values, marked)
             return member if kind == "any" else exp.Not(this=exp.Paren(this=member))
-        test = row_comparison(cmp, marked, values)
+        test = row_comparison.compare(cmp, marked, values)
     else:
         check_width(len(select.expressions), 1)
         value = select.expressions[0]
@@ -162,29 +163,6 @@ def _row_membership(select: exp.Select, values: list[exp.Expression],
     return exp.Case(ifs=[exp.If(this=exists(exp.and_(*pairs)), true=exp.true()),
                          exp.If(this=exists(exp.and_(*not_false)), true=exp.Null())],
                     default=exp.false())
-
-
-def row_comparison(cmp: type, xs: list[exp.Expression],
-                   vs: list[exp.Expression]) -> exp.Expression:
-    """(x1, ..., xn) cmp (v1, ..., vn) with PostgreSQL's row comparison: = is the AND of
-    the pairs' equalities and <> the OR of their inequalities (each 3-valued); < <= > >=
-    compare left to right, and the first pair that is not equal decides: NULL when either
-    of it is NULL, else that pair's comparison; rows of equal pairs satisfy <= and >=."""
-    pairs = list(zip(xs, vs))
-    if cmp is exp.EQ:
-        return exp.Paren(this=exp.and_(*(exp.EQ(this=x.copy(), expression=v.copy())
-                                         for x, v in pairs)))
-    if cmp is exp.NEQ:
-        return exp.Paren(this=exp.or_(*(exp.NEQ(this=x.copy(), expression=v.copy())
-                                        for x, v in pairs)))
-    ifs = []
-    for x, v in pairs:
-        either_null = exp.or_(exp.Is(this=exp.Paren(this=x.copy()), expression=exp.Null()),
-                              exp.Is(this=exp.Paren(this=v.copy()), expression=exp.Null()))
-        ifs.append(exp.If(this=either_null, true=exp.Null()))
-        ifs.append(exp.If(this=exp.NEQ(this=x.copy(), expression=v.copy()),
-                          true=cmp(this=x.copy(), expression=v.copy())))
-    return exp.Case(ifs=ifs, default=exp.Boolean(this=cmp in (exp.LTE, exp.GTE)))
 
 
 def _strip(tree: exp.Expression) -> exp.Expression:
