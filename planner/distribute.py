@@ -29,6 +29,9 @@ PARALLEL_SERIES_MIN_ROWS = 1_000_000
 # Partial aggregates estimated at no more rows than this are gathered to the coordinator
 # for the final stage; more are redistributed by group key and finished on the segments.
 GATHER_GROUPS_MAX = 10_000
+# count(DISTINCT x) GROUP BY g moves its de-duplicated (g, x) by g alone from this many
+# estimated groups on (`_dedupe_then_aggregate`).
+SPREAD_GROUPS_MIN = 1_000
 
 
 def distribute(node: pl.Node, n_segments: int = 2) -> pl.Node:
@@ -251,13 +254,17 @@ def _dedupe_then_aggregate(agg: pl.Aggregate) -> pl.Node:
     dedupe = pl.Aggregate(agg.child, keys, (), pl.AggMode.PARTIAL, fields,
                           locus=_through_keys(agg.child.locus, keys))
     refs = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(fields))
-    # Redistribute by (group, argument): every copy of a pair meets on one segment, where
-    # a second de-duplication makes the rows distinct; the aggregates then need no
-    # DISTINCT and combine like any others.
-    all_cols = tuple(range(nk + 1))
-    moved = redistribute(dedupe, all_cols)
+    # Redistribute so that every copy of a (group, argument) pair meets on one segment,
+    # where a second de-duplication makes the rows distinct; the aggregates then need no
+    # DISTINCT. Moved by the group keys alone when the groups are many (they spread over
+    # the segments): each group is then whole on its segment and aggregates there, with
+    # no second Motion. Else by (group, argument), and the counts combine in two phases.
+    groups = pl.Aggregate(agg.child, agg.keys, (), pl.AggMode.SINGLE, agg.fields[:nk])
+    spread = nk > 0 and estimate.rows(groups) >= SPREAD_GROUPS_MIN
+    by = tuple(range(nk if spread else nk + 1))
+    moved = redistribute(dedupe, by)
     distinct_rows = pl.Aggregate(moved, refs, (), pl.AggMode.SINGLE, fields,
-                                 locus=lc.hashed(*all_cols))
+                                 locus=moved.locus)
     aggs = tuple(replace(a, arg=refs[nk], distinct=False) for a in agg.aggs)
     return _aggregate(pl.Aggregate(distinct_rows, refs[:nk], aggs, pl.AggMode.SINGLE,
                                    agg.fields))
