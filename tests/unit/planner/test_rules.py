@@ -161,6 +161,18 @@ def _prune_columns_fixtures():
     build = pl.Project(scan((0, 1), filter=cmp(ex.Func.GT, ex.ColumnRef(1, T.INT4, "b"),
                                                 lit(1))), (a0,), (FIELDS[0],))
     yield "build_side_drops_filter_columns", semi, replace(semi, right=build)
+    # the probe side too (it may cross a Motion): a and c kept, b only filtered on
+    inner_fields = (FIELDS[0], FIELDS[2], FIELDS[0])
+    inner = pl.HashJoin(scan((0, 1, 2), filter=B_GT_1), scan((0,)), pl.JoinType.INNER,
+                        (0,), (0,), None, FIELDS + (FIELDS[0],))
+    top = pl.Project(inner, (ex.ColumnRef(0, T.INT8, "a"), C, ex.ColumnRef(3, T.INT8, "a")),
+                     inner_fields)
+    probe = pl.Project(scan((0, 1, 2), filter=B_GT_1), (a0, ex.ColumnRef(2, T.TEXT, "c")),
+                       (FIELDS[0], FIELDS[2]))
+    pruned = replace(inner, left=probe, fields=(FIELDS[0], FIELDS[2], FIELDS[0]))
+    yield ("probe_side_drops_filter_columns", top,
+           pl.Project(pruned, (a0, ex.ColumnRef(1, T.TEXT, "c"), ex.ColumnRef(2, T.INT8, "a")),
+                      inner_fields))
 
 
 # --- stats_aggregate (after distribute): a PARTIAL count/min/max from chunk statistics ------
