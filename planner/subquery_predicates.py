@@ -125,16 +125,24 @@ def _membership(select: exp.Select, value: exp.Expression, x: exp.Expression) ->
         sub.set("expressions", [exp.GT(this=exp.Count(this=exp.Star()),
                                        expression=exp.Literal.number(0))])
         return exp.Subquery(this=sub)
-    nonempty = select.copy()
-    nonempty.set("expressions", [exp.GT(this=exp.Count(this=exp.Star()),
-                                        expression=exp.Literal.number(0))])
+    # One subquery for what the rows are like when none equals x (one InitPlan, or one
+    # decorrelated aggregate, rather than two): 0 none, 1 some and no NULL value, 2 some
+    # with a NULL value.
+    shape = select.copy()
+    rows, values = exp.Count(this=exp.Star()), exp.Count(this=exp.Paren(this=value.copy()))
+    shape.set("expressions", [exp.Case(ifs=[
+        exp.If(this=exp.EQ(this=rows, expression=exp.Literal.number(0)),
+               true=exp.Literal.number(0)),
+        exp.If(this=exp.LT(this=values, expression=rows.copy()), true=exp.Literal.number(2))],
+        default=exp.Literal.number(1))])
     x_null = exp.Is(this=exp.Paren(this=x.copy()), expression=exp.Null())
+    otherwise = exp.Case(this=exp.Subquery(this=shape), ifs=[
+        exp.If(this=exp.Literal.number(0), true=exp.false()),
+        exp.If(this=exp.Literal.number(2), true=exp.Null())],
+        default=exp.Case(ifs=[exp.If(this=x_null, true=exp.Null())], default=exp.false()))
     return exp.Case(ifs=[
-        exp.If(this=exists(exp.EQ(this=value.copy(), expression=x.copy())), true=exp.true()),
-        exp.If(this=exp.and_(x_null, exp.Subquery(this=nonempty)), true=exp.Null()),
-        exp.If(this=exists(exp.Is(this=exp.Paren(this=value.copy()), expression=exp.Null())),
-               true=exp.Null())],
-        default=exp.false())
+        exp.If(this=exists(exp.EQ(this=value.copy(), expression=x.copy())), true=exp.true())],
+        default=otherwise)
 
 
 def check_width(columns: int, row: int) -> None:
