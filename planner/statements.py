@@ -100,12 +100,18 @@ def split(sql: str) -> list[str]:
         toks = sqltokens.Tokenizer().tokenize(sql)
     except Exception as e:  # the tokenizer's own error type varies by version
         raise errors.SyntaxError_(f"syntax error: {e}")
-    out, start = [], 0
+    # A part with no token is whitespace and comments: no statement (`SELECT 1; -- done`
+    # is one statement, as in PostgreSQL).
+    out, start, tokens = [], 0, False
     for t in toks:
         if t.token_type == sqltokens.TokenType.SEMICOLON:
-            out.append(sql[start:t.start])
-            start = t.end + 1
-    out.append(sql[start:])
+            if tokens:
+                out.append(sql[start:t.start])
+            start, tokens = t.end + 1, False
+        else:
+            tokens = True
+    if tokens:
+        out.append(sql[start:])
     return [s.strip() for s in out if s.strip()]
 
 
@@ -192,7 +198,8 @@ def parse_one(text: str) -> exp.Expression:
         raise errors.SyntaxError_(msg) from None
     except sqlglot.errors.TokenError as e:
         raise errors.SyntaxError_(f"syntax error: {e}") from None
-    trees = [t for t in trees if t is not None]
+    # (a comment after the last semicolon is a Semicolon node: no statement)
+    trees = [t for t in trees if t is not None and not isinstance(t, exp.Semicolon)]
     if len(trees) != 1:
         raise errors.SyntaxError_("syntax error: expected one statement")
     tree = trees[0]

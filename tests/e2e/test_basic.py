@@ -53,6 +53,16 @@ def test_empty_query(conn):
     assert cur.description is None
 
 
+def test_comments_after_the_statement_are_no_statement(conn):
+    # as in PostgreSQL: a comment after the last semicolon adds no statement, in the
+    # simple and the extended protocol; a text of comments alone is an empty query
+    assert conn.execute("SELECT 1; -- done").fetchall() == [(1,)]
+    assert conn.execute("SELECT 2;\n/* done */\n", prepare=True).fetchall() == [(2,)]
+    cur = conn.cursor()
+    cur.execute("-- nothing but a comment")
+    assert cur.description is None
+
+
 ROWS = [
     (1, True, 7, -2**40, 1.25, Decimal("12345.67"), "héllo 'q' \\ x", dt.date(2024, 2, 29),
      dt.datetime(2024, 2, 29, 13, 14, 15, 123456)),
