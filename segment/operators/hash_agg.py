@@ -158,11 +158,19 @@ class HashAggOp:
         loop (`_fusion`), or else evaluated and added aggregate by aggregate. Rows the
         loop leaves to the general evaluator are added the second way; Handover(rest)
         when those cannot be."""
-        fused = self._fusion(ctx, table, batch.num_rows)
-        if fused is None:
+        if self._fused_built and self._fused is None:  # nothing to fuse
             table.add(*self._table_inputs(ctx, batch))
             return
+        # Groups first: a table that hands over at its first batch (keys of too many
+        # values) never compiles the loop.
         gid = table.assign(self._table_keys(ctx, batch))
+        fused = self._fusion(ctx, table, batch.num_rows)
+        if fused is None:
+            try:
+                table.accumulate(gid, table.narrowed(self._table_inputs(ctx, batch)[1]))
+            except agg_table.Handover:  # its groups hold nothing yet: harmless states
+                raise agg_table.Handover(batch)
+            return
         done = fused.run(batch, gid, table.accumulators(), ctx.now)
         self.counters.update(jit_batches=fused.batches, jit_fallbacks=fused.fallbacks,
                              jit_compile_ms=round(fused.compile_seconds * 1000))
