@@ -120,19 +120,26 @@ def compile_program(exprs: list[ex.Expr], predicate: ex.Expr | None) -> Program:
     if predicate is not None:
         body.emit(ind, "sel[cnt] = i")
         body.emit(ind, "cnt += 1")
+    outputs = [f"ov{j}, on{j}" for j in range(len(exprs))]
+    source = _source(g, outputs + ["sel"], ["    cnt = 0"], body.lines,
+                     "    return 0, cnt" if predicate is not None else "    return 0, n")
+    return Program(source, list(g.columns), list(g.leaves), g.constants, g.constant_kinds,
+                   [e.type for e in exprs], predicate is not None)
+
+
+def _source(g: _Gen, tail_params: list[str], setup: list[str], body: list[str],
+            ret: str) -> str:
+    """The kernel's text: its inputs (columns, leaves, constants, then `tail_params`),
+    `setup`, the loop over rows with each input's NULL flag, `body`, and `ret`."""
     inputs = [f"c{c}, m{c}" for c in g.columns] + [f"l{j}, lm{j}" for j in range(len(g.leaves))]
     consts = [f"k{j}" for j in range(len(g.constants))]
-    outputs = [f"ov{j}, on{j}" for j in range(len(exprs))]
-    args = ", ".join(["n"] + inputs + consts + outputs + ["sel"])
-    head = [f"def kernel({args}):", "    cnt = 0", "    for i in range(n):"]
+    params = ", ".join(["n"] + inputs + consts + tail_params)
+    head = [f"def kernel({params}):"] + setup + ["    for i in range(n):"]
     for c, name in g.columns.items():
         head.append(f"        {name}_null = m{c}.shape[0] != 0 and not m{c}[i]")
     for j in range(len(g.leaves)):
         head.append(f"        leaf{j}_null = lm{j}.shape[0] != 0 and not lm{j}[i]")
-    tail = ["    return 0, cnt" if predicate is not None else "    return 0, n"]
-    source = "\n".join(head + body.lines + tail) + "\n"
-    return Program(source, list(g.columns), list(g.leaves), g.constants, g.constant_kinds,
-                   [e.type for e in exprs], predicate is not None)
+    return "\n".join(head + body + [ret]) + "\n"
 
 
 # How an aggregate accumulates into a group table's arrays (segment/operators/agg_table.py
@@ -191,16 +198,8 @@ def compile_accumulation(args: list[ex.Expr], ops: list[tuple[int | None, str]])
             body.emit(ind + 1, f"if not {a[1]}[gr] or {v} {op} {a[0]}[gr]:")
             body.emit(ind + 2, f"{a[0]}[gr] = {v}")
             body.emit(ind + 2, f"{a[1]}[gr] = True")
-    inputs = [f"c{c}, m{c}" for c in g.columns] + [f"l{j}, lm{j}" for j in range(len(g.leaves))]
-    consts = [f"k{j}" for j in range(len(g.constants))]
     accs = [f"a{k}_{m}" for k, (_, kind) in enumerate(ops) for m in range(ACCUMULATORS[kind])]
-    params = ", ".join(["n"] + inputs + consts + ["gid"] + accs)
-    head = [f"def kernel({params}):", "    for i in range(n):"]
-    for c, name in g.columns.items():
-        head.append(f"        {name}_null = m{c}.shape[0] != 0 and not m{c}[i]")
-    for j in range(len(g.leaves)):
-        head.append(f"        leaf{j}_null = lm{j}.shape[0] != 0 and not lm{j}[i]")
-    source = "\n".join(head + body.lines + ["    return 0, n"]) + "\n"
+    source = _source(g, ["gid"] + accs, [], body.lines, "    return 0, n")
     return Program(source, list(g.columns), list(g.leaves), g.constants, g.constant_kinds,
                    [e.type for e in args], False)
 

@@ -31,19 +31,46 @@ _NO_NULLS = np.empty(0, np.bool_)
 _NUMPY = {codegen.INT: np.int64, codegen.FLOAT: np.float64, codegen.BOOL: np.bool_}
 
 
-class Compiled:
+class _Kernel:
+    """A generated program's kernel, its constants as the loop holds them, and the counters
+    EXPLAIN ANALYZE shows."""
+
+    def __init__(self, program: codegen.Program):
+        self.program = program
+        self.kernel = kernels.kernel(program.source)
+        self.constants = [_physical(c, k) for c, k in zip(program.constants,
+                                                           program.constant_kinds)]
+        self.compile_seconds = 0.0
+        self.batches = 0       # batches the kernel answered
+        self.fallbacks = 0     # batches left to the general evaluator
+
+    def _call(self, *args):
+        """The kernel's (status, count), the time of a first call per input signature
+        (numba compiles, or loads its disk cache) added to compile_seconds."""
+        before = len(self.kernel.signatures)
+        t0 = time.perf_counter()
+        out = self.kernel(*args)
+        if len(self.kernel.signatures) != before:
+            self.compile_seconds += time.perf_counter() - t0
+        if out[0] != 0:
+            self.fallbacks += 1
+        else:
+            self.batches += 1
+        return out
+
+    def count_into(self, counters: dict) -> None:
+        counters["jit_batches"] = self.batches
+        counters["jit_fallbacks"] = self.fallbacks
+        counters["jit_compile_ms"] = round(self.compile_seconds * 1000)
+
+
+class Compiled(_Kernel):
     """`exprs` (and `predicate`, whose true rows they are computed for) as one kernel.
     Raises codegen.NotCompiled when there is nothing worth compiling."""
 
     def __init__(self, exprs: list[ex.Expr], predicate: ex.Expr | None = None):
-        self.program = codegen.compile_program(list(exprs), predicate)
-        self.kernel = kernels.kernel(self.program.source)
-        self.constants = [_physical(c, k) for c, k in zip(self.program.constants,
-                                                           self.program.constant_kinds)]
+        super().__init__(codegen.compile_program(list(exprs), predicate))
         self.kinds = [codegen.machine_kind(t) for t in self.program.outputs]
-        self.compile_seconds = 0.0
-        self.batches = 0       # batches the kernel answered
-        self.fallbacks = 0     # batches left to the general evaluator
 
     def run(self, batch: pa.RecordBatch, now=None):
         """(selected row positions or None, output arrays), or None: use the general
@@ -57,33 +84,21 @@ class Compiled:
         for k in self.kinds:
             outs += [np.empty(n, _NUMPY[k]), np.empty(n, np.bool_)]
         sel = np.empty(n if self.program.has_predicate else 0, np.int64)
-        before = len(self.kernel.signatures)
-        t0 = time.perf_counter()
-        status, count = self.kernel(n, *inputs, *self.constants, *outs, sel)
-        if len(self.kernel.signatures) != before:
-            self.compile_seconds += time.perf_counter() - t0
+        status, count = self._call(n, *inputs, *self.constants, *outs, sel)
         if status != 0:
-            self.fallbacks += 1
             return None
-        self.batches += 1
         arrays = [_arrow(outs[2 * j][:count], outs[2 * j + 1][:count], t)
                   for j, t in enumerate(self.program.outputs)]
         return (sel[:count] if self.program.has_predicate else None), arrays
 
 
-class Accumulation:
+class Accumulation(_Kernel):
     """codegen.compile_accumulation's loop: aggregate arguments computed and added to a
     group table's accumulators in one pass (segment/operators/agg_table.py). Raises
     codegen.NotCompiled when some argument cannot be computed in the loop."""
 
     def __init__(self, args: list[ex.Expr], ops: list[tuple[int | None, str]]):
-        self.program = codegen.compile_accumulation(list(args), ops)
-        self.kernel = kernels.kernel(self.program.source)
-        self.constants = [_physical(c, k) for c, k in zip(self.program.constants,
-                                                           self.program.constant_kinds)]
-        self.compile_seconds = 0.0
-        self.batches = 0
-        self.fallbacks = 0
+        super().__init__(codegen.compile_accumulation(list(args), ops))
 
     def run(self, batch: pa.RecordBatch, gid: np.ndarray, accumulators: list[np.ndarray],
             now=None) -> int:
@@ -94,16 +109,7 @@ class Accumulation:
         if inputs is None:
             self.fallbacks += 1
             return 0
-        before = len(self.kernel.signatures)
-        t0 = time.perf_counter()
-        status, done = self.kernel(batch.num_rows, *inputs, *self.constants, gid,
-                                   *accumulators)
-        if len(self.kernel.signatures) != before:
-            self.compile_seconds += time.perf_counter() - t0
-        if status != 0:
-            self.fallbacks += 1
-        else:
-            self.batches += 1
+        _, done = self._call(batch.num_rows, *inputs, *self.constants, gid, *accumulators)
         return done
 
 
@@ -211,8 +217,5 @@ class OperatorKernel:
         return self.compiled
 
     def count_into(self, counters: dict) -> None:
-        c = self.compiled
-        if c is not None:
-            counters["jit_batches"] = c.batches
-            counters["jit_fallbacks"] = c.fallbacks
-            counters["jit_compile_ms"] = round(c.compile_seconds * 1000)
+        if self.compiled is not None:
+            self.compiled.count_into(counters)

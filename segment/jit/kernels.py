@@ -11,6 +11,7 @@ temporary one is used.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import os
@@ -80,10 +81,11 @@ def kernel(source: str):
                 f.write(text)
             os.replace(tmp, path)  # atomic: another process may write the same file
         else:
-            try:  # the last use, by which warmup.py orders what a new process loads first
+            # The last use, by which warmup.py orders what a new process loads first. A
+            # cache directory this process may not write still serves its kernels; only
+            # that order goes stale, so a failure here is not the query's.
+            with contextlib.suppress(OSError):
                 os.utime(path)
-            except OSError:
-                pass
         spec = importlib.util.spec_from_file_location(f"raympp_jit_{name}", path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module

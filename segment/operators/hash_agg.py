@@ -172,8 +172,7 @@ class HashAggOp:
                 raise agg_table.Handover(batch)
             return
         done = fused.run(batch, gid, table.accumulators(), ctx.now)
-        self.counters.update(jit_batches=fused.batches, jit_fallbacks=fused.fallbacks,
-                             jit_compile_ms=round(fused.compile_seconds * 1000))
+        fused.count_into(self.counters)
         if done < batch.num_rows:
             rest = batch.slice(done)
             try:
