@@ -145,6 +145,7 @@ def serve_main(args) -> int:
     from coordinator.pgwire.server import PgServer
     from deploy import ray_local
     from planner import errors
+    from segment import heap
 
     engine = None
     try:
@@ -153,6 +154,10 @@ def serve_main(args) -> int:
         authenticator = roles.setup(engine.catalog, args.password)
         if args.demo:
             load_demo(engine)
+        # What start-up built (modules, Ray's client, the catalog) lives as long as the
+        # server: out of the cyclic collector's sight, a full collection no longer walks
+        # it mid-query (segment/heap.py says what that costs).
+        heap.settle(full=True)
         asyncio.run(_serve(engine, PgServer, args, authenticator))
     except (StartError, OSError, errors.QueryError) as e:
         log.debug("start-up failed", exc_info=True)

@@ -23,7 +23,7 @@ from planner import errors
 from planner import plan as pl
 from planner.copy_options import CopyOptions
 from planner.schema import DistKind, TableDef
-from segment import executor, memory
+from segment import executor, heap, memory
 from segment.messages import ColumnSample, ShardSample, SliceResult, SliceTask
 from segment.operators import base, motion_send
 from segment.storage.shard_store import ShardStore
@@ -159,6 +159,9 @@ class SegmentWorker:
         finally:
             with self._lock:
                 self._running -= 1
+                idle = self._running == 0
+            if idle:
+                heap.at_idle()
 
     def run_slices(self, tasks: tuple[SliceTask, ...]) -> tuple[SliceResult, ...]:
         """Run the slices of one query that this segment has a part in, all at once (one

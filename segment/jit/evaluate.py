@@ -23,6 +23,7 @@ from planner import errors
 from planner import expr as ex
 from planner.types import Kind, SqlType
 from segment import expr as sexpr
+from segment import heap
 from segment.jit import codegen, kernels
 
 _EPOCH_DATE = datetime.date(1970, 1, 1)
@@ -52,6 +53,7 @@ class _Kernel:
         out = self.kernel(*args)
         if len(self.kernel.signatures) != before:
             self.compile_seconds += time.perf_counter() - t0
+            heap.kernels_loaded()
         if out[0] != 0:
             self.fallbacks += 1
         else:

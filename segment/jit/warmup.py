@@ -25,6 +25,7 @@ import pkgutil
 import threading
 import time
 
+from segment import heap
 from segment.jit import kernels
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,7 @@ def _run() -> None:
         _pyarrow()
         n_static = sum(load_cached(d, deadline) for d in _static_dispatchers())
         n_generated = _generated(deadline)
+        heap.settle(full=True)  # what was loaded lives as long as the process
         log.info("jit warm-up: %d static and %d generated signatures loaded in %.2f s",
                  n_static, n_generated, time.monotonic() - started)
     except Exception:  # noqa: BLE001 - best effort: a query loads what it needs itself
