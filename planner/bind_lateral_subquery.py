@@ -13,7 +13,8 @@ so its conditions on l (equalities or not) become ordinary join conditions betwe
 its own relations. What is per outer row in the subquery is made per D row in R:
 GROUP BY also groups by D's columns, DISTINCT (ON) de-duplicates within each, window
 functions are partitioned by them, and LIMIT / OFFSET keep the rows that row_number()
-over D's columns (in the subquery's ORDER BY) numbers within bounds. An aggregate without
+over D's columns (in the subquery's ORDER BY) numbers within bounds (FETCH ... WITH
+TIES: the rank bounds the upper end, so the last row's peers stay). An aggregate without
 GROUP BY gives one row per outer row even where nothing matches: R is grouped by D's
 columns, LEFT joined to l, and the rows it has no group for take the list's value over
 no rows (count() 0, other aggregates NULL; HAVING likewise, and it decides whether the
@@ -41,6 +42,7 @@ _DOMAIN = subquery_domain.DOMAIN
 _MATCHED = "?matched"
 _HAVING = "?having"
 _RANK = "?rn"
+_TIES = "?rk"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +51,8 @@ class Item:
     the FROM's scope; `positions` are the earlier columns it reads (D's, in order);
     `query` is the subquery rewritten to read D (its list's columns, then a HAVING
     column where `having`, D's columns, then for `one_row` a column true where R has a
-    group, for `bounds` (offset, limit) a row number); `empties` are the list's values
+    group, for `bounds` (offset, limit, with ties) a row number, and with ties a rank);
+    `empties` are the list's values
     over no rows, reading D's columns (`one_row` only)."""
 
     base: int
@@ -58,7 +61,7 @@ class Item:
     query: exp.Select
     one_row: bool
     having: bool
-    bounds: tuple[int, int | None] | None
+    bounds: tuple[int, int | None, bool] | None
     empties: tuple[exp.Expression, ...]
     grand_total: bool  # `one_row` from an empty grouping set: other rows too
     table: str  # an earlier item it reads, for PostgreSQL's 42P10 on RIGHT / FULL joins
@@ -131,7 +134,7 @@ def describe(qb, rel: exp.Lateral, before: Scope, base: int) -> Item | None:
                 "FROM items") from None
         raise
     width = len(bq.node.fields) - len(positions) - int(having) - int(one_row) \
-        - int(bounds is not None)
+        - (0 if bounds is None else 1 + int(bounds[2]))
     if len(col_aliases) > width:
         raise errors.QueryError(f'table "{alias}" has {width} columns available but '
                                 f"{len(col_aliases)} columns specified", "42P10")
@@ -281,9 +284,7 @@ def _rewrite_set(qb, sub, tree: exp.Expression, n_keys: int):
         node.replace(operand)
 
     operands(tree)
-    if _with_ties(exp.Select(limit=modifiers["limit"])):
-        raise errors.FeatureNotSupported("FETCH ... WITH TIES in LATERAL subqueries that "
-                                         "read other FROM items")
+    ties = _with_ties(exp.Select(limit=modifiers["limit"]))
     try:
         limit, offset = qb._limit(exp.Select(**{k: v for k, v in modifiers.items() if v}))
     except _CORRELATED:
@@ -307,14 +308,27 @@ def _rewrite_set(qb, sub, tree: exp.Expression, n_keys: int):
                     "operation with LIMIT")
             o.set("this", exp.column(names[p - 1], "?r", quoted=True))
         orders.append(o)
-    rank = exp.Window(this=exp.RowNumber(),
-                      partition_by=[exp.column(f"?k{j}", "?r", quoted=True)
-                                    for j in range(n_keys)],
-                      order=exp.Order(expressions=orders) if orders else None, over="OVER")
-    query = exp.select(exp.column(exp.Star(), "?r", quoted=True),
-                       exp.alias_(rank, _RANK, quoted=True)).from_(
+    ranks = _ranks([exp.column(f"?k{j}", "?r", quoted=True) for j in range(n_keys)],
+                   orders, ties)
+    query = exp.select(exp.column(exp.Star(), "?r", quoted=True), *ranks).from_(
         exp.Subquery(this=tree, alias=exp.TableAlias(this=exp.to_identifier("?r", quoted=True))))
-    return query, (offset, limit)
+    return query, (offset, limit, ties)
+
+
+def _ranks(partition: list[exp.Expression], orders: list[exp.Ordered],
+           ties: bool) -> list[exp.Expression]:
+    """The row number that LIMIT / OFFSET bound, within each D row in the subquery's
+    order; with WITH TIES also the rank, which extends the last row kept to its peers."""
+    if ties and not orders:
+        raise errors.SyntaxError_("WITH TIES cannot be specified without ORDER BY clause")
+    out = []
+    for fn, name in [(exp.RowNumber(), _RANK)] + ([(exp.Rank(), _TIES)]
+                                                   if ties else []):
+        w = exp.Window(this=fn, partition_by=[k.copy() for k in partition],
+                       order=exp.Order(expressions=[o.copy() for o in orders])
+                       if orders else None, over="OVER")
+        out.append(exp.alias_(w, name, quoted=True))
+    return out
 
 
 def _rewrite(qb, select: exp.Select, n_keys: int):
@@ -346,9 +360,7 @@ def _rewrite(qb, select: exp.Select, n_keys: int):
     except _CORRELATED:
         raise errors.FeatureNotSupported("LIMIT or OFFSET reading other FROM items in a "
                                          "LATERAL subquery") from None
-    if _with_ties(select):
-        raise errors.FeatureNotSupported("FETCH ... WITH TIES in LATERAL subqueries that "
-                                         "read other FROM items")
+    ties = _with_ties(select)
     from_ = select.args.get("from_") or select.args.get("from")
     joins = [exp.Join(this=from_.this)] + list(select.args.get("joins") or []) \
         if from_ is not None else []
@@ -390,12 +402,9 @@ def _rewrite(qb, select: exp.Select, n_keys: int):
         window_order = _window_order(items, order_items)
         if distinct is not None:
             _distinct_as_group(select, items, window_order, keys)
-        bounds = (offset, limit)
-        rank = exp.Window(this=exp.RowNumber(), partition_by=[k.copy() for k in keys],
-                          order=exp.Order(expressions=window_order)
-                          if order_items else None, over="OVER")
+        bounds = (offset, limit, ties)
+        key_items += _ranks(keys, window_order if order_items else [], ties)
         select.set("order", None)
-        key_items.append(exp.alias_(rank, _RANK, quoted=True))
     select.set("expressions", items + key_items)
     return select, False, False, bounds, ()
 
@@ -497,13 +506,16 @@ def bound(qb, item: Item, domain: pl.Node) -> pl.Node:
     node = sub.bind(item.query.copy()).node
     if item.bounds is None:
         return node
-    offset, limit = item.bounds
-    rn_i = len(node.fields) - 1
+    offset, limit, ties = item.bounds
+    rn_i = len(node.fields) - 1 - int(ties)
     rn = ex.ColumnRef(rn_i, node.fields[rn_i].type, _RANK)
     conds = [functions.bind_call(ex.Func.GT, [rn, ex.Literal(offset, types.INT8)])]
     if limit is not None:
-        conds.append(functions.bind_call(ex.Func.LE, [rn, ex.Literal(offset + limit,
-                                                                      types.INT8)]))
+        # WITH TIES: a row past the last one kept is its peer exactly when its rank (one
+        # more than the rows before it) is within the bound too.
+        last = ex.ColumnRef(rn_i + 1, node.fields[rn_i + 1].type, _TIES) if ties else rn
+        conds.append(functions.bind_call(ex.Func.LE, [last, ex.Literal(offset + limit,
+                                                                        types.INT8)]))
     node = pl.Filter(node, bind_join.conjoin(conds), node.fields)
     keep = node.fields[:rn_i]
     return pl.Project(node, tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(keep)),
