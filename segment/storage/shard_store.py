@@ -36,6 +36,7 @@ import pyarrow as pa
 from planner import errors
 from segment.storage import chunk as chunk_mod
 from segment.storage import conform, manifest
+from segment.storage.mapped_chunks import MappedChunks
 
 CHUNK_ROWS = 1_048_576
 ChunkInfo = chunk_mod.ChunkInfo
@@ -80,6 +81,7 @@ class ShardStore:
         self._manifests: dict[int, manifest.Manifest] = {}
         self._txns: dict[int, _Txn] = {}
         self._inflight: set[str] = set()  # chunk paths being written, not yet registered
+        self._mapped = MappedChunks()  # chunks read lately, kept mapped for the next query
 
     # --- tables --------------------------------------------------------------------------
     def create_table(self, table_id: int, schema: pa.Schema) -> None:
@@ -104,6 +106,7 @@ class ShardStore:
             if not self.has_table(table_id):
                 raise errors.UndefinedTable(f"table {table_id} does not exist on this segment")
             grave = os.path.join(self._tables_dir, f".drop-{table_id}-{uuid.uuid4().hex}")
+            self._mapped.forget_under(self._dir(table_id))
             os.rename(self._dir(table_id), grave)
             self._sync_dir(self._tables_dir)
             with self._lock:
@@ -141,8 +144,11 @@ class ShardStore:
         return chunks
 
     def read(self, chunk: ChunkInfo, columns: list[str] | None = None) -> pa.Table:
-        """A chunk's rows, memory-mapped (zero-copy unless compressed)."""
-        return chunk_mod.read(chunk.path, columns, chunk.compression is not None)
+        """A chunk's rows, memory-mapped (zero-copy unless compressed; an uncompressed
+        chunk stays mapped for later reads, mapped_chunks.py)."""
+        if chunk.compression is not None:
+            return chunk_mod.read(chunk.path, columns, True)
+        return chunk_mod.select(self._mapped.read(chunk.path), columns, chunk.path)
 
     # --- writing -------------------------------------------------------------------------
     def write(self, txn_id: int, table_id: int, batches: Iterable[pa.RecordBatch]) -> int:
@@ -162,7 +168,7 @@ class ShardStore:
                 self._inflight.difference_update(c.path for c in written)
         except BaseException:
             for c in written:
-                _unlink(c.path)
+                self._remove(c.path)
             with self._lock:
                 self._inflight.difference_update(c.path for c in written)
             raise
@@ -176,7 +182,7 @@ class ShardStore:
             changes.removed |= committed
             doomed, changes.added = changes.added, []
         for c in doomed:
-            _unlink(c.path)
+            self._remove(c.path)
 
     # --- savepoints --------------------------------------------------------------------------
     def mark(self, txn_id: int, mark_id: int) -> None:
@@ -203,7 +209,7 @@ class ShardStore:
             txn.marks = {m: v for m, v in txn.marks.items()
                          if mark_id is not None and m <= mark_id}
         for c in doomed:
-            _unlink(c.path)
+            self._remove(c.path)
 
     # --- transaction outcome ---------------------------------------------------------------
     def begin(self, txn_id: int) -> None:
@@ -316,7 +322,7 @@ class ShardStore:
                         keep |= {c.file for c in changes.added} if changes else set()
                 for name in names:
                     if manifest.TMP_MARK in name or (name.startswith("chunk-") and name not in keep):
-                        _unlink(os.path.join(directory, name))
+                        self._remove(os.path.join(directory, name))
 
     # --- internals -------------------------------------------------------------------------
     def _dir(self, table_id: int) -> str:
@@ -421,7 +427,7 @@ class ShardStore:
             published = self._load_locked(table_id).files
             for c in delta.add:
                 if c.file not in published:
-                    _unlink(c.path)
+                    self._remove(c.path)
 
     def _delta_files(self, txn_id: int) -> list[tuple[int, str]]:
         found = []
@@ -430,6 +436,11 @@ class ShardStore:
             if os.path.exists(path):
                 found.append((table_id, path))
         return found
+
+    def _remove(self, path: str) -> None:
+        """Delete a chunk file, unmapping it first (a map would hold its disk space)."""
+        self._mapped.forget(path)
+        _unlink(path)
 
     def _sync_dir(self, directory: str) -> None:
         if self.sync:

@@ -401,3 +401,60 @@ def test_rollback_to_before_the_first_write_drops_everything(store):
     assert keys(store, txn_id=10) == [] and files(store) == [manifest.MANIFEST]
     store.commit(10)
     assert keys(store) == []
+
+
+# --- chunks kept mapped between reads (mapped_chunks.py) ------------------------------------
+def _mapped(store: ShardStore) -> list[str]:
+    return list(store._mapped._tables)
+
+
+def test_a_read_chunk_stays_mapped_and_serves_the_next_read(store):
+    store.write(1, 1, [batch(0, 3)])
+    store.commit(1)
+    [c] = store.snapshot(1)
+    first = store.read(c, ["v"])
+    assert _mapped(store) == [c.path]
+    assert store.read(c, ["v"]).column(0).chunk(0).buffers()[2].address == \
+        first.column(0).chunk(0).buffers()[2].address  # the same map, not a new one
+    with pytest.raises(errors.UndefinedColumn):
+        store.read(c, ["nope"])
+
+
+def test_deleted_chunks_are_unmapped(store):
+    store.write(1, 1, [batch(0, 3)])
+    store.commit(1)
+    [c] = store.snapshot(1)
+    keys(store)
+    store.truncate(2, 1)
+    store.commit(2)
+    store.vacuum()  # the truncated chunk's file goes, and its map with it
+    assert not os.path.exists(c.path) and _mapped(store) == []
+    store.write(3, 1, [batch(5, 2)])
+    assert keys(store, txn_id=3) == [5, 6] and len(_mapped(store)) == 1
+    store.abort(3)  # the pending chunk's file goes
+    assert _mapped(store) == []
+
+
+def test_a_dropped_table_is_unmapped(store):
+    store.write(1, 1, [batch(0, 3)])
+    store.commit(1)
+    keys(store)
+    store.drop_table(1)
+    assert _mapped(store) == []
+
+
+def test_at_most_limit_chunks_stay_mapped(store):
+    store._mapped.limit = 2
+    for t in range(1, 5):
+        store.write(t, 1, [batch(10 * t, 1)])
+        store.commit(t)
+    assert keys(store) == [10, 20, 30, 40]
+    assert len(_mapped(store)) == 2
+
+
+def test_compressed_chunks_are_not_kept(tmp_path):
+    s = ShardStore(str(tmp_path / "z"), compression="zstd")
+    s.create_table(1, SCHEMA)
+    s.write(1, 1, [batch(0, 3)])
+    s.commit(1)
+    assert keys(s) == [0, 1, 2] and _mapped(s) == []
