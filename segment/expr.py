@@ -97,12 +97,33 @@ def _columns_of(e: ex.Expr) -> frozenset[int]:
     return frozenset(ex.columns_used(e))
 
 
+def over_dictionary(e: ex.Expr, batch: pa.RecordBatch, now: dt.datetime | None = None):
+    """(e's values over the distinct values of the one dictionary-encoded column it reads,
+    the rows' indices into them), or None when that does not apply: what
+    _over_dictionary spreads with a take, for callers that spread it their own way."""
+    frame = Frame(list(batch.columns), batch.num_rows, now or dt.datetime.now(dt.timezone.utc))
+    return _dictionary_values(e, frame) if frame.encoded else None
+
+
 def _over_dictionary(e: ex.Expr, f: Frame, keep: bool = False):
     """e evaluated once per distinct value when it reads one dictionary-encoded column
     only (LIKE over URLs, regexp_replace over referers), spread to the rows through the
-    indices; None when that does not apply. A NULL row is an extra dictionary entry, so
-    e sees NULL exactly as it would row by row. An error on the dictionary (a value that
-    no row still holds may fail a cast) falls back to the rows, which decide."""
+    indices; None when that does not apply."""
+    found = _dictionary_values(e, f)
+    if found is None:
+        return None
+    d, indices = found
+    if keep:  # a dictionary holds distinct values (aggregates group by its indices)
+        unique = pc.dictionary_encode(d)
+        return pa.DictionaryArray.from_arrays(unique.indices.take(indices), unique.dictionary)
+    return d.take(indices)
+
+
+def _dictionary_values(e: ex.Expr, f: Frame):
+    """(e over the dictionary, indices) for _over_dictionary. A NULL row is an extra
+    dictionary entry, so e sees NULL exactly as it would row by row. An error on the
+    dictionary (a value that no row still holds may fail a cast) falls back to the rows,
+    which decide (None)."""
     used = _columns_of(e)
     if len(used) != 1:
         return None
@@ -125,10 +146,7 @@ def _over_dictionary(e: ex.Expr, f: Frame, keep: bool = False):
         d = _finish(_eval(e, Frame(columns, len(values), f.now)), e.type, len(values))
     except (errors.QueryError, pa.ArrowException):
         return None
-    if keep:  # a dictionary holds distinct values (aggregates group by its indices)
-        unique = pc.dictionary_encode(d)
-        return pa.DictionaryArray.from_arrays(unique.indices.take(indices), unique.dictionary)
-    return d.take(indices)
+    return d, indices
 
 
 def _finish(d: xa.Datum, t: SqlType, n: int) -> pa.Array:
