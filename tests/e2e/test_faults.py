@@ -100,6 +100,33 @@ def test_kill_inside_explicit_transaction_loses_it_whole(own_server, base):
     check_cluster_answers(own_server, base)
 
 
+def test_kill_after_reading_pending_rows_then_committed_rows_only(own_server, base):
+    """The transaction reads its own pending chunks (the surviving segment keeps them
+    mapped, segment/storage/mapped_chunks.py), a segment is killed, the commit fails:
+    no row of it is visible afterwards, its chunk files are deleted on both segments, and
+    a later transaction's rows read right."""
+    with own_server.connect() as c:
+        c.execute("CREATE TABLE f_mapped (k bigint, v text) DISTRIBUTED BY (k)")
+        c.execute("INSERT INTO f_mapped SELECT g, 'committed' FROM generate_series(1, 500) g")
+        assert c.execute("SELECT count(*), max(v) FROM f_mapped").fetchone() == (500, "committed")
+    with own_server.connect(autocommit=False) as tx:
+        tx.execute("INSERT INTO f_mapped SELECT g, 'lost' FROM generate_series(501, 5500) g")
+        assert tx.execute("SELECT count(*), min(v) FROM f_mapped").fetchone() == (5500, "committed")
+        pid = kill_segment(own_server, 1)
+        wait_restarted(own_server, 1, pid)
+        with pytest.raises(psycopg.Error) as failed:
+            tx.commit()
+        assert failed.value.sqlstate == "40001", failed.value
+    with own_server.connect() as c:
+        assert c.execute("SELECT count(*), min(v), max(v) FROM f_mapped").fetchone() == (
+            500, "committed", "committed")
+        c.execute("INSERT INTO f_mapped SELECT g, 'after' FROM generate_series(501, 1500) g")
+        assert c.execute("SELECT v, count(*) FROM f_mapped GROUP BY v ORDER BY v").fetchall() \
+            == [("after", 1000), ("committed", 500)]
+    assert_no_orphan_chunks(own_server, "f_mapped")
+    check_cluster_answers(own_server, base)
+
+
 def test_kill_before_commit_fails_the_commit(own_server, base):
     with own_server.connect() as c:
         c.execute("CREATE TABLE f_commit (k bigint) DISTRIBUTED BY (k)")
