@@ -60,8 +60,9 @@ def fold_constants(e: ex.Expr) -> ex.Expr:
         return e
 
 
-_ORDERED = {Func.LT: (Func.GT, "ceil"), Func.LE: (Func.GE, "floor"),
-            Func.GT: (Func.LT, "floor"), Func.GE: (Func.LE, "ceil")}
+# An order comparison: the same with its operands swapped, and how `x op K` rounds K.
+_ORDERED = {Func.LT: (Func.GT, decimal.ROUND_CEILING), Func.LE: (Func.GE, decimal.ROUND_FLOOR),
+            Func.GT: (Func.LT, decimal.ROUND_FLOOR), Func.GE: (Func.LE, decimal.ROUND_CEILING)}
 
 
 def _at_column_scale(e: Call) -> Call:
@@ -76,14 +77,13 @@ def _at_column_scale(e: Call) -> Call:
         x, k = k, x
         func = _ORDERED[func][0]
     if isinstance(x, Literal) or not isinstance(k, Literal) or k.type.kind is not Kind.NUMERIC \
-            or x.type.kind is not Kind.NUMERIC or x.type.scale is None or x.type.scale < 0 \
+            or x.type.kind is not Kind.NUMERIC or x.type.scale < 0 \
             or not isinstance(k.value, Decimal) or not k.value.is_finite():
         return e
     scale = x.type.scale
     if -k.value.as_tuple().exponent <= scale:
         return e
-    rounding = decimal.ROUND_CEILING if _ORDERED[func][1] == "ceil" else decimal.ROUND_FLOOR
-    bound = k.value.quantize(Decimal(1).scaleb(-scale), rounding=rounding,
+    bound = k.value.quantize(Decimal(1).scaleb(-scale), rounding=_ORDERED[func][1],
                              context=decimal.Context(prec=1000))
     digits = max(len(bound.as_tuple().digits), scale + 1)
     return Call(func, (x, Literal(bound, SqlType(Kind.NUMERIC, digits, scale))), e.type)

@@ -346,8 +346,8 @@ def _logic(g: _Gen, e: ex.Call, ind: int):
         g.emit(ind, f"{v} = {true}")
     nulls = " | ".join(pn for _, pn in parts)
     # AND: NULL unless some operand is false; OR: NULL unless some operand is true
-    g.emit(ind, f"{n} = ({nulls}) & {'' if e.func is F.AND else '(not '}{v}"
-           f"{'' if e.func is F.AND else ')'}")
+    undecided = v if e.func is F.AND else f"(not {v})"
+    g.emit(ind, f"{n} = ({nulls}) & {undecided}")
     g.compiled_nodes += 1
     return v, n
 

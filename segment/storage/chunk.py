@@ -110,7 +110,7 @@ def read(path: str, columns: list[str] | None = None, compressed: bool = False) 
         # Uncompressed: every column is a zero-copy view, so reading all costs nothing.
         # (Arrow's included_fields path copies the buffers it reads, even from a map.)
         return select(reader.read_all(), columns, path)
-    select(reader.schema.empty_table(), columns, path)  # every column there
+    _check_columns(names, columns, path)
     # Compressed: decompress only the wanted columns.
     wanted = sorted({names.index(c) for c in columns}) or [0]
     options = pa.ipc.IpcReadOptions(included_fields=wanted)
@@ -121,10 +121,14 @@ def select(table: pa.Table, columns: list[str] | None, path: str) -> pa.Table:
     """`columns` of a chunk's table, in that order (all for None)."""
     if columns is None:
         return table
-    missing = [c for c in columns if c not in table.schema.names]
+    _check_columns(table.schema.names, columns, path)
+    return table.select(columns)
+
+
+def _check_columns(names: list[str], columns: list[str], path: str) -> None:
+    missing = [c for c in columns if c not in names]
     if missing:
         raise errors.UndefinedColumn(f"column {missing[0]!r} does not exist in chunk {path}")
-    return table.select(columns)
 
 
 def fsync(path: str) -> None:
