@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from planner import catalog_types, errors, types
+from planner import catalog_types, errors, types, zone_rules
 from planner.array_text import split_array_text
 from planner import expr as ex
 from planner.expr import Call, Cast, Func, Literal
@@ -64,6 +64,9 @@ def bind_cast(e: ex.Expr, dst: SqlType) -> ex.Expr:
         raise errors.QueryError(f"cannot cast type {e.type} to {dst}", "42846")
     if dst.is_array and dst.elem == types.numeric(None, 0):
         dst = _unconstrained_array(e)
+    zone = zone_rules.zoned()
+    if zone is not None and zone_rules.involves(e.type, dst):
+        return zone_rules.cast(e, dst, zone)
     if dst.kind is Kind.NUMERIC and dst.precision is None and dst.scale == 0:
         if isinstance(e, Literal) and e.value is not None:
             value = cast_value(e.value, e.type, dst) if e.type.kind in _JSON else \
@@ -137,6 +140,9 @@ def coerce(e: ex.Expr, t: SqlType) -> ex.Expr:
         return catalog_types.convert(e, t)
     if e.type == t or (e.type.is_string and t.kind is Kind.TEXT):
         return e
+    zone = zone_rules.zoned()
+    if zone is not None and zone_rules.involves(e.type, t):
+        return zone_rules.cast(e, t, zone)
     if isinstance(e, Literal):
         return Literal(cast_value(e.value, e.type, t), t)
     return Cast(e, t)

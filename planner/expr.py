@@ -96,6 +96,11 @@ class Func(enum.Enum):
     DATE_TRUNC = "date_trunc"  # date_trunc(field, ts) -> timestamp
     DATE_PART = "date_part"   # date_part(field, ts) -> float8
     NOW = "now"
+    # Time zones (planner/zone_rules.py): the second argument is a Zone's spec, a constant
+    TO_LOCAL = "?to_local"      # (timestamptz, zone) -> timestamp: the wall clock there
+    FROM_LOCAL = "?from_local"  # (timestamp, zone) -> timestamptz: that wall clock's instant
+    TSTZ_OUT = "?tstz_out"      # (timestamptz, zone) -> text, with the zone's offset
+    TSTZ_IN = "?tstz_in"        # (text, zone) -> timestamptz: read there unless it has an offset
     CONCAT_FN = "concat"      # concat(a, b, ...): NULL arguments are skipped, unlike ||
     FIT_STRING = "fit_string"  # text stored into varchar(n)/char(n): 22001 if too long
     # one_row(rows, value): a correlated scalar subquery's value; 21000 when it had rows > 1

@@ -18,6 +18,7 @@ from decimal import Decimal
 from planner import errors
 from planner import expr as ex
 from planner.expr import Call, Cast, Func, Literal
+from planner import time_zones
 from planner.row_functions import call_row
 from planner.temporal import TEMPORAL, USECS_PER_DAY, add_interval, interval_key, interval_scale
 from planner.types import Kind, SqlType
@@ -354,6 +355,10 @@ _CONST_CALLS = {
         Func.SIN, Func.COS, Func.TAN, Func.ASIN, Func.ACOS, Func.ATAN, Func.ATAN2)},
     Func.GCD: lambda e, a, b: gcd_lcm(e.func, e.type, a, b),
     Func.LCM: lambda e, a, b: gcd_lcm(e.func, e.type, a, b),
+    Func.TO_LOCAL: lambda e, v, z: time_zones.to_local(v, time_zones.Zone.from_spec(z)),
+    Func.FROM_LOCAL: lambda e, v, z: time_zones.from_local(v, time_zones.Zone.from_spec(z)),
+    Func.TSTZ_OUT: lambda e, v, z: time_zones.text_in_zone(v, time_zones.Zone.from_spec(z)),
+    Func.TSTZ_IN: lambda e, s, z: time_zones.parse_in_zone(s, time_zones.Zone.from_spec(z)),
 }
 
 MAX_ALLOC = 0x3FFFFFFF  # PostgreSQL's MaxAllocSize: no value is larger

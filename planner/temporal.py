@@ -73,6 +73,12 @@ def parse_timestamp(text: str, t: SqlType) -> dt.datetime:
     return v
 
 
+def has_offset(text: str) -> bool:
+    """Whether timestamp text names its own UTC offset (then no time zone reads it)."""
+    m = _TS_RE.match(text)
+    return bool(m and m.group(8))
+
+
 _IV_UNITS = {"microseconds": (0, 0, 1), "milliseconds": (0, 0, 1000), "second": (0, 0, 10**6),
              "minute": (0, 0, 60 * 10**6), "hour": (0, 0, 3600 * 10**6), "day": (0, 1, 0),
              "week": (0, 7, 0), "month": (1, 0, 0), "year": (12, 0, 0), "decade": (120, 0, 0),

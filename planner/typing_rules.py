@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from planner import array_rules, errors, json_rules, types
+from planner import array_rules, errors, json_rules, types, zone_rules
 from planner import expr as ex
 from planner.coercion import (
     adopt, as_bool, as_bpchar, as_numeric, bind_cast, coerce, common_type, int_digits, is_unknown,
@@ -101,6 +101,9 @@ def _temporal_arith(func: Func, a: ex.Expr, b: ex.Expr) -> ex.Expr | None:
             return Call(func, (a, coerce(b, types.INT4)), types.DATE)
         if ka in TEMPORAL and kb is Kind.INTERVAL:
             t = types.TIMESTAMP if ka is Kind.DATE else a.type
+            zone = zone_rules.zoned() if ka is Kind.TIMESTAMPTZ else None
+            if zone is not None:
+                return zone_rules.add_interval(func, a, b, zone)
             return Call(func, (coerce(a, t), b), t)
         if ka is kb is Kind.INTERVAL:
             return Call(func, (a, b), types.INTERVAL)
@@ -334,6 +337,7 @@ _EXTRACT = {
     "second": (8, 6), "milliseconds": (8, 3), "microseconds": (8, 0), "epoch": (18, 6),
     "julian": (10, 0),
 }
+_ZONE_FIELDS = ("timezone", "timezone_hour", "timezone_minute")
 _TIME_FIELDS = ("hour", "minute", "second", "milliseconds", "microseconds")
 _INTERVAL_FIELDS = ("year", "month", "day", "hour", "minute", "second", "milliseconds",
                     "microseconds", "epoch", "quarter", "decade", "century", "millennium")
@@ -362,10 +366,16 @@ def _rule_datetime(func: Func, args) -> ex.Expr:
             raise _unit_error(f.value, x.type, False)
         # PostgreSQL has no date_trunc(date): the date becomes timestamptz.
         t = types.TIMESTAMPTZ if k is Kind.DATE else x.type
+        zone = zone_rules.zoned() if t.kind is Kind.TIMESTAMPTZ else None
+        if zone is not None:
+            return zone_rules.date_trunc(field, coerce(x, t), zone)
         return Call(func, (field, coerce(x, t)), t)
     ok = _INTERVAL_FIELDS if k is Kind.INTERVAL else _EXTRACT
     if name not in ok:
-        raise _unit_error(f.value, x.type, False)
+        raise _unit_error(f.value, x.type, k is Kind.TIMESTAMPTZ and name in _ZONE_FIELDS)
+    zone = zone_rules.zoned() if k is Kind.TIMESTAMPTZ and name != "epoch" else None
+    if zone is not None:  # the fields of the wall clock in the session's zone
+        x, k = zone_rules.to_local(x, zone), Kind.TIMESTAMP
     if func is Func.DATE_PART:
         x = coerce(x, types.TIMESTAMP) if k is Kind.DATE else x
         return Call(func, (field, x), types.FLOAT8)

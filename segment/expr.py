@@ -37,6 +37,7 @@ from segment.kernels import expr_list_agg as xla
 from segment.kernels import expr_list_sort as xls
 from segment.kernels import expr_record as xr
 from segment.kernels import expr_string as xs
+from segment.kernels import expr_timezone as xtz
 from planner.row_functions import call_row
 
 _SUBSET_FRACTION = 0.25  # below this share of rows, evaluate a lazy branch on its rows only
@@ -429,6 +430,7 @@ _CALLS = {
     **xr.CALLS,
     **xls.CALLS,
     **xla.CALLS,
+    **xtz.CALLS,
 }
 
 

@@ -105,8 +105,9 @@ def _timestamp(text: str, t: SqlType) -> datetime.datetime:
     except ValueError:
         raise _datetime_error(t, text) from None
     if t.kind is Kind.TIMESTAMPTZ:
-        # A time without an offset is in the session TimeZone, which is UTC.
-        return value.replace(tzinfo=_UTC) if value.tzinfo is None else value.astimezone(_UTC)
+        # A time without an offset stays a wall clock: bound as '...'::timestamptz, it is
+        # read in the session's TimeZone (planner/zone_rules.py).
+        return value if value.tzinfo is None else value.astimezone(_UTC)
     return value.replace(tzinfo=None)  # timestamp input ignores an offset, as PostgreSQL
 
 

@@ -11,6 +11,8 @@ client parameters is params.py's job.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 
 import numpy as np
@@ -21,6 +23,7 @@ from coordinator.pgwire import backend, codec, numeric
 from planner import errors
 from planner.types import CATALOG_KINDS, Kind, SqlType
 from segment.kernels import expr_pgarray as xpa
+from segment.kernels import expr_timezone as xtz
 
 PG_EPOCH_DAYS = 10_957                          # 2000-01-01 in days since 1970-01-01
 PG_EPOCH_MICROS = PG_EPOCH_DAYS * 86_400 * 10**6
@@ -145,10 +148,28 @@ def _numeric_text(arr: pa.Array, t: SqlType) -> pa.Array:
     return pc.binary_join_element_wise(whole, pc.utf8_slice_codeunits(magnitude, -scale), ".")
 
 
+# The zone timestamptz values print in (a planner.time_zones.Zone; None: UTC): the
+# session's TimeZone, set around the encoding of a statement's rows (`text_zone`).
+_TEXT_ZONE: contextvars.ContextVar = contextvars.ContextVar("text_zone", default=None)
+
+
+@contextlib.contextmanager
+def text_zone(zone):
+    """timestamptz values encoded as text inside this block print in `zone`."""
+    token = _TEXT_ZONE.set(zone)
+    try:
+        yield
+    finally:
+        _TEXT_ZONE.reset(token)
+
+
 def _timestamp_text(arr: pa.Array, t: SqlType) -> pa.Array:
+    zone = _TEXT_ZONE.get()
+    if t.kind is Kind.TIMESTAMPTZ and zone is not None and not zone.is_utc:
+        return xtz.tstz_out(None, [arr, pa.scalar(zone.spec)], len(arr))
     naive = pa.Array.from_buffers(pa.timestamp("us"), len(arr), arr.buffers(), offset=arr.offset)
     text = pc.replace_substring_regex(pc.cast(naive, pa.string()), _TRAILING_ZEROS, r"\1")
-    if t.kind is Kind.TIMESTAMPTZ:  # values are UTC instants; the session TimeZone is UTC
+    if t.kind is Kind.TIMESTAMPTZ:  # values are UTC instants, shown in UTC
         text = pc.binary_join_element_wise(text, "+00", "")
     return text
 

@@ -28,7 +28,8 @@ from planner.schema import ColumnDef
 from planner.types import Kind, SqlType
 from segment.ingest import interval, numeric
 from segment.ingest.base import WS, fail_at, first_true, null, raise_at, to_string, trim, try_cast
-from segment.kernels import expr_json, expr_pgarray
+from planner.time_zones import Zone
+from segment.kernels import expr_json, expr_pgarray, expr_timezone
 
 _INT_LIMITS = {Kind.INT2: (-2**15, 2**15 - 1), Kind.INT4: (-2**31, 2**31 - 1),
                Kind.INT8: (-2**63, 2**63 - 1)}
@@ -41,8 +42,9 @@ _TIME_OFFSET = r"([0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]*)?)?) *" + _OFFSET
 
 
 def conform(data: pa.Table | pa.RecordBatch, columns: list[ColumnDef],
-            relation: str | None = None) -> pa.RecordBatch:
-    """Cast `data` (columns by position) to the physical types of `columns`.
+            relation: str | None = None, zone: str | None = None) -> pa.RecordBatch:
+    """Cast `data` (columns by position) to the physical types of `columns`. timestamptz
+    text without an offset is read in `zone` (a planner.time_zones.Zone spec; None: UTC).
 
     When several values are bad, the error is the one PostgreSQL's row-at-a-time load
     would meet first: lowest row, then conversion before NOT NULL, then leftmost column.
@@ -62,7 +64,7 @@ def conform(data: pa.Table | pa.RecordBatch, columns: list[ColumnDef],
             e.row = first_true(arr.is_null())
             failures.append((e.row, 1, i, e))
         try:
-            out = convert(arr, col.type)
+            out = convert(arr, col.type, zone)
         except errors.QueryError as e:
             e.column = col.name
             failures.append((getattr(e, "row", 0), 0, i, e))
@@ -74,19 +76,19 @@ def conform(data: pa.Table | pa.RecordBatch, columns: list[ColumnDef],
     return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
 
 
-def convert(arr: pa.Array, t: SqlType) -> pa.Array:
+def convert(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Array:
     """One column to the physical type of `t` (see module docstring). An error names the
     first bad row (`row`)."""
     try:
-        return _convert(arr, t)
+        return _convert(arr, t, zone)
     except errors.QueryError as e:
         row = getattr(e, "row", 0)
         if row > 0:  # checks run in phases (parse, then range): an earlier row may fail too
-            convert(arr.slice(0, row), t)
+            convert(arr.slice(0, row), t, zone)
         raise
 
 
-def _convert(arr: pa.Array, t: SqlType) -> pa.Array:
+def _convert(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Array:
     target = t.arrow_type()
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
@@ -96,6 +98,8 @@ def _convert(arr: pa.Array, t: SqlType) -> pa.Array:
             or pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type):
         arr = to_string(arr)
     if pa.types.is_string(arr.type):
+        if t.kind is Kind.TIMESTAMPTZ and zone is not None:
+            return _timestamp_from_text(arr, t, zone)
         return _FROM_TEXT[t.kind](arr, t)
     return _from_typed(arr, t, target)
 
@@ -234,8 +238,9 @@ def _parse_naive(arr: pa.Array) -> pa.Array | None:
     return v
 
 
-def _parse_aware(arr: pa.Array) -> pa.Array | None:
-    """timestamptz: an explicit zone offset is honoured; none means UTC (the session zone)."""
+def _parse_aware(arr: pa.Array, zone: str | None = None) -> pa.Array | None:
+    """timestamptz: an explicit zone offset is honoured; none means the session's zone
+    (`zone`, a Zone spec; None: UTC)."""
     trimmed = pc.replace_substring_regex(_iso_date(arr), r"(?i) *(utc|gmt)$", "+00")
     has_offset = pc.match_substring_regex(trimmed, _TIME_OFFSET)
     target = pa.timestamp("us", tz="UTC")
@@ -243,11 +248,13 @@ def _parse_aware(arr: pa.Array) -> pa.Array | None:
     naive = _parse_naive(pc.if_else(has_offset, null(pa.string()), trimmed))
     if aware is None or naive is None:
         return None
+    if zone is not None and not Zone.from_spec(zone).is_utc:
+        naive = expr_timezone.from_local(None, [naive, pa.scalar(zone)], len(naive))
     return pc.coalesce(aware, naive.cast(target))
 
 
-def _timestamp_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
-    parse = _parse_naive if t.kind is Kind.TIMESTAMP else _parse_aware
+def _timestamp_from_text(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Array:
+    parse = _parse_naive if t.kind is Kind.TIMESTAMP else (lambda a: _parse_aware(a, zone))
     v = parse(arr)
     if v is None:
         fail_at(arr, parse, lambda s: _datetime_error(s, t.sql()))
