@@ -22,6 +22,7 @@ from planner.coercion import (
 from planner.expr import Call, Func, Literal
 from planner.fold import fold_constants
 from planner.temporal import TEMPORAL, field_name
+from planner.time_zones import session_zone
 from planner.types import Kind, SqlType
 from planner.values import div_scale
 
@@ -370,9 +371,11 @@ def _rule_datetime(func: Func, args) -> ex.Expr:
         if zone is not None:
             return zone_rules.date_trunc(field, coerce(x, t), zone)
         return Call(func, (field, coerce(x, t)), t)
+    if k is Kind.TIMESTAMPTZ and name in _ZONE_FIELDS:
+        return _zone_field(func, name, x)
     ok = _INTERVAL_FIELDS if k is Kind.INTERVAL else _EXTRACT
     if name not in ok:
-        raise _unit_error(f.value, x.type, k is Kind.TIMESTAMPTZ and name in _ZONE_FIELDS)
+        raise _unit_error(f.value, x.type, False)
     zone = zone_rules.zoned() if k is Kind.TIMESTAMPTZ and name != "epoch" else None
     if zone is not None:  # the fields of the wall clock in the session's zone
         x, k = zone_rules.to_local(x, zone), Kind.TIMESTAMP
@@ -387,6 +390,23 @@ def _rule_datetime(func: Func, args) -> ex.Expr:
     elif k is Kind.DATE and name == "epoch":
         precision, scale = 15, 0
     return Call(func, (field, x), types.numeric(precision, scale))
+
+
+def _zone_field(func: Func, name: str, x: ex.Expr) -> ex.Expr:
+    """EXTRACT(timezone[_hour|_minute] FROM timestamptz): the session zone's UTC offset
+    at x (seconds east), the difference of the wall clock's and the instant's epochs;
+    its hours and minutes truncated toward zero, as PostgreSQL's C division."""
+    zone = session_zone()
+    epoch = Literal("epoch", types.TEXT)
+    local = _rule_datetime(Func.EXTRACT, [epoch, zone_rules.to_local(x, zone)])
+    offset = coerce(_rule_arith(Func.SUB, [local, _rule_datetime(Func.EXTRACT, [epoch, x])]),
+                    types.INT4)
+    if name == "timezone_hour":
+        offset = _rule_arith(Func.DIV, [offset, Literal(3600, types.INT4)])
+    elif name == "timezone_minute":
+        minutes = _rule_arith(Func.DIV, [offset, Literal(60, types.INT4)])
+        offset = _rule_arith(Func.MOD, [minutes, Literal(60, types.INT4)])
+    return coerce(offset, types.FLOAT8 if func is Func.DATE_PART else types.numeric(6, 0))
 
 
 def _unit_error(unit: str, t: SqlType, known: bool) -> errors.QueryError:
