@@ -242,8 +242,11 @@ def float_arith(f: Func, a: float, b: float, float4: bool = False) -> float:
 def _c_sign(e: Call, x):
     if e.type.kind is Kind.INTERVAL:
         return ex.Interval(-x.months, -x.days, -x.micros)
-    r = -x if e.func is Func.NEG else abs(x)
-    return check_int(r, e.type) if e.type.is_integer else r
+    if e.type.is_integer:
+        return check_int(-x if e.func is Func.NEG else abs(x), e.type)
+    if isinstance(x, Decimal):  # in DEC: Python's - and abs() round to 28 digits
+        return DEC.minus(x) if e.func is Func.NEG else DEC.abs(x)
+    return -x if e.func is Func.NEG else abs(x)
 
 
 _ROUNDING = {Func.ROUND: decimal.ROUND_HALF_UP, Func.TRUNC: decimal.ROUND_DOWN,

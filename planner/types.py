@@ -145,12 +145,20 @@ class SqlType:
         if self.kind is Kind.NUMERIC:
             if self.scale is None:
                 raise ValueError("numeric needs a scale (unconstrained numerics get one at bind time)")
-            if self.precision is not None and not (1 <= self.precision <= 38):
+            # PostgreSQL 15 takes precisions 1..1000 and scales -1000..1000; raympp's
+            # numerics are 128-bit decimals: at most 38 digits, 0 <= scale <= precision.
+            if self.precision is not None and not (1 <= self.precision <= 1000):
                 raise errors.InvalidParameterValue(
-                    f"NUMERIC precision {self.precision} must be between 1 and 38")
+                    f"NUMERIC precision {self.precision} must be between 1 and 1000")
+            if not -1000 <= self.scale <= 1000:
+                raise errors.InvalidParameterValue(
+                    f"NUMERIC scale {self.scale} must be between -1000 and 1000")
+            if self.precision is not None and self.precision > 38:
+                raise errors.FeatureNotSupported(
+                    f"NUMERIC precision {self.precision} (at most 38 digits are supported)")
             if self.scale < 0 or (self.precision is not None and self.scale > self.precision):
-                raise errors.InvalidParameterValue(
-                    f"NUMERIC scale {self.scale} must be between 0 and precision {self.precision}")
+                raise errors.FeatureNotSupported(
+                    f"NUMERIC scale {self.scale} outside 0 .. precision {self.precision}")
 
     # --- properties -------------------------------------------------------------------
     @property

@@ -63,7 +63,7 @@ def fit_numeric(d: Decimal, t: SqlType) -> Decimal:
                                        detail="raympp numerics cannot hold NaN or infinity")
     q = DEC.quantize(d, Decimal(1).scaleb(-t.scale))
     p = t.precision or 38
-    if abs(q) >= DEC.scaleb(Decimal(1), p - t.scale):
+    if DEC.abs(q) >= DEC.scaleb(Decimal(1), p - t.scale):  # abs(): 28 digits, would round
         if t.precision is None:
             raise errors.NumericOutOfRange("value overflows numeric format",
                                            detail="raympp numerics hold at most 38 digits")
