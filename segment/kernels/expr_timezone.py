@@ -20,6 +20,7 @@ from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_cast as xcast
 
 _US = 1_000_000
+_INFINITE = (2**63 - 1, -2**63)  # timestamp 'infinity' / '-infinity' in batches
 _DAY_US = 86_400 * _US
 # timestamptz text that names its own offset (planner/temporal.py's _TS_RE, its zone group)
 _HAS_OFFSET = (r"(?i)^\s*\d{4,}-\d{1,2}-\d{1,2}(?:(?:\s+|T)\d{1,2}:\d{1,2}"
@@ -38,6 +39,16 @@ def _micros(arr: pa.Array) -> np.ndarray:
     if valid is not None:
         v[~valid] = 0
     return v
+
+
+def _finite(convert, micros: np.ndarray, zone: Zone) -> np.ndarray:
+    """convert(micros, zone) where the values are finite; +/-infinity (the extreme
+    integers) stay as they are in every zone."""
+    infinite = (micros == _INFINITE[0]) | (micros == _INFINITE[1])
+    if not infinite.any():
+        return convert(micros, zone)
+    out = convert(np.where(infinite, 0, micros), zone)
+    return np.where(infinite, micros, out)
 
 
 def offsets(micros: np.ndarray, zone: Zone) -> np.ndarray:
@@ -79,26 +90,31 @@ def instant_micros(local: np.ndarray, zone: Zone) -> np.ndarray:
 
 def to_local(e: Call, args: list, n: int) -> pa.Array:
     arr = xa.as_array(args[0], n)
-    return _rebuild(local_micros(_micros(arr), _zone(args[1])), arr, pa.timestamp("us"))
+    return _rebuild(_finite(local_micros, _micros(arr), _zone(args[1])), arr,
+                    pa.timestamp("us"))
 
 
 def from_local(e: Call, args: list, n: int) -> pa.Array:
     arr = xa.as_array(args[0], n)
-    return _rebuild(instant_micros(_micros(arr), _zone(args[1])), arr,
+    return _rebuild(_finite(instant_micros, _micros(arr), _zone(args[1])), arr,
                     types.TIMESTAMPTZ.arrow_type())
 
 
 def tstz_out(e: Call, args: list, n: int) -> pa.Array:
-    """timestamptz_out in a zone: the wall clock's text and the offset in force."""
+    """timestamptz_out in a zone: the wall clock's text and the offset in force
+    ('infinity' alone for the infinite values)."""
     arr = xa.as_array(args[0], n)
     zone = _zone(args[1])
     micros = _micros(arr)
-    offs = offsets(micros, zone)
-    local = _rebuild(micros + offs * _US, arr, pa.timestamp("us"))
+    infinite = (micros == _INFINITE[0]) | (micros == _INFINITE[1])
+    finite = np.where(infinite, 0, micros)
+    offs = offsets(finite, zone)
+    local = _rebuild(np.where(infinite, micros, finite + offs * _US), arr, pa.timestamp("us"))
     text = xcast.to_text(local, types.TIMESTAMP)
-    distinct, which = np.unique(offs, return_inverse=True)
+    distinct, which = np.unique(np.where(infinite, 0, offs), return_inverse=True)
     suffix = pa.array([offset_text(int(o)) for o in distinct], pa.string()).take(
         pa.array(which.astype(np.int32)))
+    suffix = pc.if_else(pa.array(infinite), "", suffix)
     return pc.binary_join_element_wise(text, suffix, "")
 
 
