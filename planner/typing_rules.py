@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from planner import array_rules, errors, json_rules, types
+from planner import array_rules, errors, interval_rules, json_rules, types
 from planner import expr as ex
 from planner.coercion import (
     adopt, as_bool, as_bpchar, as_numeric, bind_cast, coerce, common_type, int_digits, is_unknown,
@@ -411,6 +411,7 @@ RULES = {
     Func.EXTRACT: _rule_datetime, Func.DATE_PART: _rule_datetime,
     Func.DATE_TRUNC: _rule_datetime, Func.NOW: _rule_now,
     **array_rules.RULES,
+    **interval_rules.RULES,
 }
 
 
@@ -424,6 +425,8 @@ def agg_result_type(func: ex.AggFunc, t: types.SqlType) -> types.SqlType:
         if t.kind is types.Kind.UNKNOWN:
             return types.TEXT
         return t
+    if t.kind is types.Kind.INTERVAL:  # as aggregates: planner/interval_aggregates.py
+        raise errors.FeatureNotSupported(f"{func.value}(interval) here")
     if not (t.is_number or t.kind is types.Kind.UNKNOWN):
         raise errors.UndefinedFunction(f"function {func.value}({t}) does not exist")
     if func is ex.AggFunc.SUM:

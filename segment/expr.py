@@ -30,6 +30,7 @@ from segment.kernels import expr_arith as xarith
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_cast as xcast
 from segment.kernels import expr_datetime as xd
+from segment.kernels import expr_interval as xiv
 from segment.kernels import expr_json as xj
 from segment.kernels import expr_numeric as xn
 from segment.kernels import expr_pgarray as xpa
@@ -429,6 +430,7 @@ _CALLS = {
     **xr.CALLS,
     **xls.CALLS,
     **xla.CALLS,
+    **xiv.CALLS,
 }
 
 

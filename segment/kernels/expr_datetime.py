@@ -20,6 +20,7 @@ from planner.types import Kind
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_kernels as xk
 from segment.kernels import expr_numeric as xn
+from segment.kernels import interval_order
 
 US_PER_DAY = 86_400_000_000
 MIN_TIMESTAMP = -210_866_803_200_000_000  # 4714-11-24 BC, PostgreSQL's lower bound
@@ -60,13 +61,12 @@ def interval_array(months, days, micros, valid, n: int) -> pa.Array:
     return xa.from_numpy(out, pa.month_day_nano_interval(), valid)
 
 
-def interval_key(d: xa.Datum) -> pa.Array:
-    """The span PostgreSQL orders intervals by, in microseconds (a month is 30 days)."""
-    m, dd, us, valid = interval_parts(d)
-    key = (m * 30 + dd) * US_PER_DAY + us
+def interval_key(d: xa.Datum) -> xa.Datum:
+    """Bytes that compare as PostgreSQL orders intervals (their span, a month 30 days),
+    exact over the whole range (segment/kernels/interval_order.py)."""
     if isinstance(d, pa.Scalar):
-        return pa.scalar(int(key[0]) if d.is_valid else None, pa.int64())
-    return xa.from_numpy(key, pa.int64(), valid)
+        return interval_order.order_key(pa.array([d], d.type))[0]
+    return interval_order.order_key(d)
 
 
 def interval_negate(d: xa.Datum, n: int) -> pa.Array:
