@@ -36,6 +36,10 @@ def sql_type(dt: exp.DataType) -> types.SqlType:
         return types.varchar(args[0] if args else None)
     if name in ("CHAR", "NCHAR", "BPCHAR"):
         return types.char(args[0] if args else 1)
+    if name == "INTERVAL" and args and args[0] < 6:
+        # interval(p) rounds the seconds to p digits; raympp keeps microseconds
+        raise errors.FeatureNotSupported(f"type {dt.sql(dialect='postgres')} (interval "
+                                         "precision below 6)")
     if name in _SQLGLOT_TYPES:
         return _SQLGLOT_TYPES[name]
     if name in ("ARRAY", "USERDEFINED"):  # int[], text[], _int4, int2vector
