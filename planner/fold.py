@@ -19,7 +19,8 @@ from planner import errors
 from planner import expr as ex
 from planner.expr import Call, Cast, Func, Literal
 from planner.row_functions import call_row
-from planner.temporal import TEMPORAL, USECS_PER_DAY, add_interval, interval_key, interval_scale
+from planner.temporal import (TEMPORAL, USECS_PER_DAY, add_interval, interval_key,
+                              interval_scale, time_arith)
 from planner.types import Kind, SqlType
 from planner.values import DEC, cast_value, check_int, fit_length, fit_numeric, to_float4
 
@@ -202,6 +203,8 @@ def _c_arith(e: Call, a, b):
         r = {Func.ADD: DEC.add, Func.SUB: DEC.subtract, Func.MUL: DEC.multiply,
              Func.DIV: DEC.divide, Func.MOD: DEC.remainder}[f](a, b)
         return fit_numeric(r, t)
+    if Kind.TIME in (ta.kind, tb.kind):
+        return time_arith(f is Func.ADD, a, b)
     if ta.kind is Kind.DATE and tb.kind is Kind.DATE:
         return (a - b).days
     if ta.kind is Kind.DATE:

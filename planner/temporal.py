@@ -47,6 +47,86 @@ def _syntax(t: SqlType, text: str) -> errors.QueryError:
     return errors.InvalidDatetimeFormat(f'invalid input syntax for type {name}: "{text}"')
 
 
+_TIME_RE = re.compile(r"\s*(?:\d{4,}-\d{1,2}-\d{1,2}(?:\s+|T))?(\d{1,2}):(\d{1,2})"
+                      r"(?::(\d{1,2})(?:\.(\d*))?)?\s*(am|pm)?\s*(?:Z|[+-]\d{1,2}(?::?\d{2})?)?"
+                      r"\s*\Z", re.A | re.I)
+
+
+def parse_time(text: str) -> dt.time:
+    """A time of day from its text ('12:34', '1:02:03.5 pm', '2020-01-01 12:34:56+02': a
+    date or zone is read and ignored, as PostgreSQL's time_in does). Microseconds are
+    rounded; 24:00:00 (which PostgreSQL accepts) is 0A000: raympp's times end before it."""
+    if text.strip(_WS).lower() == "allballs":
+        return dt.time()
+    m = _TIME_RE.match(text)
+    if not m:
+        raise errors.InvalidDatetimeFormat(
+            f'invalid input syntax for type time: "{text}"')
+    hh, mi, ss, frac, ampm = m.groups()
+    h, minute, sec = int(hh), int(mi), int(ss or 0)
+    if ampm:
+        if h > 12:
+            raise errors.QueryError(f'date/time field value out of range: "{text}"', "22008")
+        h = h % 12 + (12 if ampm.lower() == "pm" else 0)
+    micros = int((Decimal("0." + frac) * 10**6).to_integral_value(decimal.ROUND_HALF_EVEN)) \
+        if frac else 0
+    if h > 24 or minute > 59 or sec > 60 or (h == 24 and (minute or sec or micros)):
+        raise errors.QueryError(f'date/time field value out of range: "{text}"', "22008")
+    total = ((h * 60 + minute) * 60 + sec) * 10**6 + micros
+    if total >= USECS_PER_DAY:
+        raise errors.FeatureNotSupported("time 24:00:00 is not supported")
+    return time_of_micros(total)
+
+
+def time_of_micros(us: int) -> dt.time:
+    """The time us microseconds after midnight (0 <= us < one day)."""
+    secs, micros = divmod(us, 10**6)
+    return dt.time(secs // 3600, secs // 60 % 60, secs % 60, micros)
+
+
+def time_micros(v: dt.time) -> int:
+    """Microseconds since midnight of a time."""
+    return ((v.hour * 60 + v.minute) * 60 + v.second) * 10**6 + v.microsecond
+
+
+def to_time(v, src: Kind) -> dt.time:
+    """CAST to time: a timestamp's (timestamptz's, at UTC) time of day; an interval's time
+    part modulo a day (interval_time, which ignores days and months)."""
+    if isinstance(v, Interval):
+        return time_of_micros(v.micros % USECS_PER_DAY)
+    if isinstance(v, dt.datetime):
+        return v.time()
+    return v
+
+
+def time_interval(v: dt.time) -> Interval:
+    """CAST time AS interval: its microseconds."""
+    return Interval(0, 0, time_micros(v))
+
+
+def time_arith(add: bool, a, b):
+    """The constant folder's time arithmetic (typing_rules._time_arith's signatures, the
+    time or date first): time +/- interval wraps around the day and reads only the
+    interval's time part (time_pl_interval); time - time is an interval; date +/- time a
+    timestamp."""
+    sign = 1 if add else -1
+    if isinstance(b, Interval):
+        return time_of_micros((time_micros(a) + sign * b.micros) % USECS_PER_DAY)
+    if isinstance(a, dt.time):
+        return Interval(0, 0, time_micros(a) - time_micros(b))
+    try:
+        return dt.datetime.combine(a, dt.time()) + sign * dt.timedelta(
+            microseconds=time_micros(b))
+    except OverflowError:
+        raise errors.QueryError("timestamp out of range", "22008")
+
+
+def format_time(v: dt.time) -> str:
+    """time_out: HH:MM:SS and the fraction without trailing zeros."""
+    s = f"{v.hour:02d}:{v.minute:02d}:{v.second:02d}"
+    return s + (f".{v.microsecond:06d}".rstrip("0") if v.microsecond else "")
+
+
 def parse_timestamp(text: str, t: SqlType) -> dt.datetime:
     """A date, timestamp or timestamptz (t) from its ISO text; an offset converts a
     timestamptz to UTC."""

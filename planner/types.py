@@ -33,6 +33,7 @@ class Kind(enum.Enum):
     TIMESTAMP = "timestamp without time zone"
     TIMESTAMPTZ = "timestamp with time zone"
     INTERVAL = "interval"
+    TIME = "time without time zone"  # Arrow time64[us]: microseconds since midnight
     # JSON: Arrow strings. json keeps its input text, jsonb PostgreSQL's canonical text
     # (planner/json_values.py); neither is a string kind (no text functions take them).
     JSON = "json"
@@ -71,7 +72,7 @@ OIDS = {
     Kind.BOOL: 16, Kind.INT2: 21, Kind.INT4: 23, Kind.INT8: 20, Kind.FLOAT4: 700,
     Kind.FLOAT8: 701, Kind.NUMERIC: 1700, Kind.TEXT: 25, Kind.VARCHAR: 1043,
     Kind.CHAR: 1042, Kind.DATE: 1082, Kind.TIMESTAMP: 1114, Kind.TIMESTAMPTZ: 1184,
-    Kind.INTERVAL: 1186, Kind.UNKNOWN: 25, Kind.JSON: 114, Kind.JSONB: 3802,
+    Kind.INTERVAL: 1186, Kind.TIME: 1083, Kind.UNKNOWN: 25, Kind.JSON: 114, Kind.JSONB: 3802,
     Kind.OID: 26, Kind.XID: 28, Kind.NAME: 19, Kind.CHAR1: 18, Kind.REGCLASS: 2205,
     Kind.REGTYPE: 2206, Kind.REGPROC: 24, Kind.REGNAMESPACE: 4089, Kind.REGROLE: 4096,
     Kind.PG_NODE_TREE: 194, Kind.INET: 869, Kind.BYTEA: 17, Kind.OIDVECTOR: 30,
@@ -83,7 +84,7 @@ ARRAY_OIDS = {
     Kind.INT2VECTOR: 1006, Kind.INT4: 1007, Kind.REGPROC: 1008, Kind.TEXT: 1009,
     Kind.XID: 1011, Kind.OIDVECTOR: 1013, Kind.CHAR: 1014, Kind.VARCHAR: 1015,
     Kind.INT8: 1016, Kind.FLOAT4: 1021, Kind.FLOAT8: 1022, Kind.OID: 1028, Kind.INET: 1041,
-    Kind.TIMESTAMP: 1115, Kind.DATE: 1182, Kind.TIMESTAMPTZ: 1185, Kind.INTERVAL: 1187,
+    Kind.TIMESTAMP: 1115, Kind.DATE: 1182, Kind.TIMESTAMPTZ: 1185, Kind.INTERVAL: 1187, Kind.TIME: 1183,
     Kind.NUMERIC: 1231, Kind.REGCLASS: 2210, Kind.REGTYPE: 2211, Kind.REGNAMESPACE: 4090,
     Kind.REGROLE: 4097, Kind.JSON: 199, Kind.JSONB: 3807, Kind.UNKNOWN: 1009,
     Kind.RECORD: 2287,
@@ -113,7 +114,7 @@ KIND_BY_OID.pop(22, None)  # int2vector and oidvector parameters arrive as text
 KIND_BY_OID.pop(30, None)
 TYPLEN = {Kind.BOOL: 1, Kind.INT2: 2, Kind.INT4: 4, Kind.INT8: 8, Kind.FLOAT4: 4,
           Kind.FLOAT8: 8, Kind.DATE: 4, Kind.TIMESTAMP: 8, Kind.TIMESTAMPTZ: 8,
-          Kind.INTERVAL: 16, Kind.OID: 4, Kind.XID: 4, Kind.NAME: 64, Kind.CHAR1: 1,
+          Kind.INTERVAL: 16, Kind.TIME: 8, Kind.OID: 4, Kind.XID: 4, Kind.NAME: 64, Kind.CHAR1: 1,
           Kind.REGCLASS: 4, Kind.REGTYPE: 4, Kind.REGPROC: 4, Kind.REGNAMESPACE: 4,
           Kind.REGROLE: 4}
 
@@ -253,7 +254,8 @@ _ARROW = {
     Kind.FLOAT4: pa.float32(), Kind.FLOAT8: pa.float64(), Kind.TEXT: pa.string(),
     Kind.VARCHAR: pa.string(), Kind.CHAR: pa.string(), Kind.DATE: pa.date32(),
     Kind.TIMESTAMP: pa.timestamp("us"), Kind.TIMESTAMPTZ: pa.timestamp("us", tz="UTC"),
-    Kind.INTERVAL: pa.month_day_nano_interval(), Kind.UNKNOWN: pa.null(),
+    Kind.INTERVAL: pa.month_day_nano_interval(), Kind.TIME: pa.time64("us"),
+    Kind.UNKNOWN: pa.null(),
     Kind.JSON: pa.string(), Kind.JSONB: pa.string(),
     Kind.OID: pa.int64(), Kind.XID: pa.int64(), Kind.BYTEA: pa.binary(),
     **{k: pa.string() for k in CATALOG_KINDS
@@ -271,6 +273,7 @@ DATE = SqlType(Kind.DATE)
 TIMESTAMP = SqlType(Kind.TIMESTAMP)
 TIMESTAMPTZ = SqlType(Kind.TIMESTAMPTZ)
 INTERVAL = SqlType(Kind.INTERVAL)
+TIME = SqlType(Kind.TIME)
 UNKNOWN = SqlType(Kind.UNKNOWN)
 JSON = SqlType(Kind.JSON)
 JSONB = SqlType(Kind.JSONB)
@@ -319,6 +322,7 @@ _NAMES = {
     "timestamp": TIMESTAMP, "timestamp without time zone": TIMESTAMP, "datetime": TIMESTAMP,
     "timestamptz": TIMESTAMPTZ, "timestamp with time zone": TIMESTAMPTZ,
     "interval": INTERVAL,
+    "time": TIME, "time without time zone": TIME,
     "json": JSON, "jsonb": JSONB,
 }
 
@@ -386,6 +390,8 @@ def from_arrow(t: pa.DataType) -> SqlType:
         return DATE
     if pa.types.is_timestamp(t):
         return TIMESTAMPTZ if t.tz else TIMESTAMP
+    if t == pa.time64("us"):
+        return TIME
     if pa.types.is_null(t):
         return UNKNOWN
     raise errors.FeatureNotSupported(f"Arrow type {t} is not supported")

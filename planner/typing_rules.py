@@ -42,7 +42,7 @@ def _binary_unknowns(func: Func, a: ex.Expr, b: ex.Expr):
         raise not_unique(func, a, b)
     if ua or ub:
         known = b if ua else a
-        if func in _ARITH and known.type.kind in TEMPORAL + (Kind.INTERVAL,):
+        if func in _ARITH and known.type.kind in TEMPORAL + (Kind.INTERVAL, Kind.TIME):
             raise not_unique(func, a, b)
         if ua:
             a = adopt(a, b.type)
@@ -91,8 +91,29 @@ def _numeric_result(func: Func, a: ex.Expr, b: ex.Expr) -> SqlType:
     return numeric_type(ia + sb if ia is not None else None, scale)
 
 
+def _time_arith(func: Func, a: ex.Expr, b: ex.Expr) -> ex.Expr | None:
+    """time + interval, interval + time, time - interval -> time; time - time ->
+    interval; date + time, time + date, date - time -> timestamp."""
+    ka, kb = a.type.kind, b.type.kind
+    if func is Func.ADD and kb is Kind.TIME and ka in (Kind.INTERVAL, Kind.DATE):
+        a, b, ka, kb = b, a, kb, ka  # addition commutes: keep the time first
+    if func in (Func.ADD, Func.SUB) and ka is Kind.TIME and kb is Kind.INTERVAL:
+        return Call(func, (a, b), types.TIME)
+    if func is Func.SUB and ka is kb is Kind.TIME:
+        return Call(func, (a, b), types.INTERVAL)
+    if func in (Func.ADD, Func.SUB) and ka is Kind.DATE and kb is Kind.TIME:
+        return Call(func, (a, b), types.TIMESTAMP)
+    if func is Func.ADD and ka is Kind.TIME and kb is Kind.DATE:
+        return Call(func, (b, a), types.TIMESTAMP)
+    if func is Func.ADD and ka is kb is Kind.TIME:  # PostgreSQL: several candidates
+        raise not_unique(func, a, b)
+    return None
+
+
 def _temporal_arith(func: Func, a: ex.Expr, b: ex.Expr) -> ex.Expr | None:
     ka, kb = a.type.kind, b.type.kind
+    if Kind.TIME in (ka, kb):
+        return _time_arith(func, a, b)
     small_int = (Kind.INT2, Kind.INT4)
     if func is Func.ADD and (ka in small_int or ka is Kind.INTERVAL) and kb in TEMPORAL:
         a, b, ka, kb = b, a, kb, ka  # addition commutes: keep the date/timestamp first
@@ -352,12 +373,12 @@ def _rule_datetime(func: Func, args) -> ex.Expr:
     if is_unknown(x):
         x = coerce(x, types.TIMESTAMP)
     k = x.type.kind
-    if k not in TEMPORAL + (Kind.INTERVAL,):
+    if k not in TEMPORAL + (Kind.INTERVAL, Kind.TIME):
         raise no_function(func.value, args)
     field = Literal(name, types.TEXT)
     if func is Func.DATE_TRUNC:
-        if k is Kind.INTERVAL:
-            raise errors.FeatureNotSupported("date_trunc of interval")
+        if k in (Kind.INTERVAL, Kind.TIME):  # (time: PostgreSQL's, via interval)
+            raise errors.FeatureNotSupported(f"date_trunc of {x.type}")
         if name not in TRUNC_FIELDS:
             raise _unit_error(f.value, x.type, False)
         # PostgreSQL has no date_trunc(date): the date becomes timestamptz.
@@ -366,6 +387,8 @@ def _rule_datetime(func: Func, args) -> ex.Expr:
     ok = _INTERVAL_FIELDS if k is Kind.INTERVAL else _EXTRACT
     if name not in ok:
         raise _unit_error(f.value, x.type, False)
+    if k is Kind.TIME and name not in _TIME_FIELDS + ("epoch",):
+        raise _unit_error(f.value, x.type, True)
     if func is Func.DATE_PART:
         x = coerce(x, types.TIMESTAMP) if k is Kind.DATE else x
         return Call(func, (field, x), types.FLOAT8)

@@ -18,7 +18,7 @@ import re
 import struct
 from decimal import Decimal
 
-from planner import array_text, catalog_names, errors, json_values, types
+from planner import array_text, catalog_names, errors, json_values, temporal, types
 from planner.temporal import TEMPORAL, UTC, format_interval, parse_interval, parse_timestamp
 from planner.types import Kind, SqlType
 
@@ -125,6 +125,8 @@ def parse_text(text: str, t: SqlType):
         return v.date() if k is Kind.DATE else v
     if k is Kind.INTERVAL:
         return parse_interval(text)
+    if k is Kind.TIME:
+        return temporal.parse_time(text)
     if k in (Kind.JSON, Kind.JSONB):
         return json_values.to_json_kind(text, types.TEXT, t)
     raise errors.FeatureNotSupported(f"input of type {t}")
@@ -197,6 +199,8 @@ def format_text(v, t: SqlType) -> str | None:
         return s + ("+00" if k is Kind.TIMESTAMPTZ else "")
     if k is Kind.INTERVAL:
         return format_interval(v)
+    if k is Kind.TIME:
+        return temporal.format_time(v)
     return v if isinstance(v, str) else str(v)
 
 
@@ -261,8 +265,10 @@ def cast_value(v, src: SqlType, dst: SqlType):
         if not isinstance(v, dt.datetime):
             v = dt.datetime.combine(v, dt.time())
         return v.replace(tzinfo=UTC if d is Kind.TIMESTAMPTZ else None)
+    if d is Kind.TIME:
+        return temporal.to_time(v, s)
     if d is Kind.INTERVAL:
-        return v
+        return temporal.time_interval(v) if s is Kind.TIME else v
     raise errors.QueryError(f"cannot cast type {src} to {dst}", "42846")
 
 

@@ -16,7 +16,7 @@ import re
 import struct
 
 from coordinator.pgwire import codec, numeric, values
-from planner import errors
+from planner import errors, temporal
 from planner.types import Kind, SqlType
 from planner.array_text import quote_element
 from planner.values import format_array
@@ -114,6 +114,7 @@ _FROM_TEXT = {
     Kind.BOOL: _bool, Kind.INT2: _int, Kind.INT4: _int, Kind.INT8: _int,
     Kind.FLOAT4: _float, Kind.FLOAT8: _float, Kind.NUMERIC: _numeric,
     Kind.DATE: _date, Kind.TIMESTAMP: _timestamp, Kind.TIMESTAMPTZ: _timestamp,
+    Kind.TIME: lambda text, t: temporal.parse_time(text),
 }
 
 
@@ -159,6 +160,15 @@ def _binary_interval(data: bytes, t: SqlType) -> str:
     return values.interval_text(months, days, micros)
 
 
+def _binary_time(data: bytes, t: SqlType) -> datetime.time:
+    micros = _unpack("!q")(data, t)
+    if micros == temporal.USECS_PER_DAY:
+        raise errors.FeatureNotSupported("time 24:00:00 is not supported")
+    if not 0 <= micros < temporal.USECS_PER_DAY:
+        raise _out_of_range("time")
+    return temporal.time_of_micros(micros)
+
+
 def _binary_bool(data: bytes, t: SqlType) -> bool:
     if len(data) != 1:
         raise _bad_binary(t)
@@ -172,6 +182,7 @@ _FROM_BINARY = {
     Kind.NUMERIC: lambda data, t: numeric.decode(data),
     Kind.DATE: _binary_date, Kind.TIMESTAMP: _binary_timestamp,
     Kind.TIMESTAMPTZ: _binary_timestamp, Kind.INTERVAL: _binary_interval,
+    Kind.TIME: _binary_time,
     Kind.OID: _unpack("!I"),  # name and the other catalog types: text (utf8)
 }
 

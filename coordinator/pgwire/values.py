@@ -181,6 +181,8 @@ _TEXT = {
     Kind.TIMESTAMP: _timestamp_text,
     Kind.TIMESTAMPTZ: _timestamp_text,
     Kind.INTERVAL: _interval_text_column,
+    Kind.TIME: lambda a, t: pc.replace_substring_regex(pc.cast(a, pa.string()),
+                                                       _TRAILING_ZEROS, r"\1"),
 }
 
 
@@ -247,6 +249,7 @@ _BINARY = {
     Kind.TIMESTAMP: _packed(">i8", PG_EPOCH_MICROS, pa.int64()),
     Kind.TIMESTAMPTZ: _packed(">i8", PG_EPOCH_MICROS, pa.int64()),
     Kind.INTERVAL: _interval_binary,
+    Kind.TIME: _packed(">i8", 0, pa.int64()),  # microseconds since midnight
 }
 
 # The system catalog's types (planner/types.py CATALOG_KINDS): oid and xid are integers

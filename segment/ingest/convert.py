@@ -23,12 +23,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner import errors
+from planner import errors, temporal
 from planner.schema import ColumnDef
 from planner.types import Kind, SqlType
 from segment.ingest import interval, numeric
 from segment.ingest.base import WS, fail_at, first_true, null, raise_at, to_string, trim, try_cast
-from segment.kernels import expr_json, expr_pgarray
+from segment.kernels import expr_cast, expr_json, expr_pgarray
 
 _INT_LIMITS = {Kind.INT2: (-2**15, 2**15 - 1), Kind.INT4: (-2**31, 2**31 - 1),
                Kind.INT8: (-2**63, 2**63 - 1)}
@@ -266,6 +266,21 @@ def _datetime_error(s: str, type_name: str) -> errors.QueryError:
     return errors.InvalidDatetimeFormat(f'invalid input syntax for type {type_name}: "{s}"')
 
 
+def _time_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
+    """time columns: the common forms vectorized, others (and errors, with their row)
+    value by value."""
+    fast = expr_cast.fast_time(arr)
+    if fast is not None:
+        return fast
+    values = []
+    for i, s in enumerate(arr.to_pylist()):
+        try:
+            values.append(None if s is None else temporal.parse_time(s))
+        except errors.QueryError as e:
+            raise_at(e, i)
+    return pa.array(values, pa.time64("us"))
+
+
 _FROM_TEXT = {
     Kind.INT2: _int_from_text, Kind.INT4: _int_from_text, Kind.INT8: _int_from_text,
     Kind.FLOAT4: _float_from_text, Kind.FLOAT8: _float_from_text,
@@ -273,7 +288,7 @@ _FROM_TEXT = {
     Kind.VARCHAR: _string_from_text, Kind.CHAR: _string_from_text,
     Kind.DATE: _date_from_text, Kind.TIMESTAMP: _timestamp_from_text,
     Kind.TIMESTAMPTZ: _timestamp_from_text, Kind.INTERVAL: interval.interval_from_text,
-    Kind.NUMERIC: numeric.numeric_from_text,
+    Kind.NUMERIC: numeric.numeric_from_text, Kind.TIME: _time_from_text,
 }
 for _k in (Kind.ARRAY, Kind.INT2VECTOR, Kind.OIDVECTOR):  # '{1,2,NULL}' (array_in)
     _FROM_TEXT[_k] = expr_pgarray.from_text

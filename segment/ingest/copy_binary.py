@@ -33,7 +33,7 @@ PG_EPOCH_DAYS = 10_957                           # 2000-01-01 in days since 1970
 PG_EPOCH_MICROS = PG_EPOCH_DAYS * 86_400_000_000
 _FIXED = {Kind.INT2: ">i2", Kind.INT4: ">i4", Kind.INT8: ">i8", Kind.FLOAT4: ">f4",
           Kind.FLOAT8: ">f8", Kind.DATE: ">i4", Kind.TIMESTAMP: ">i8",
-          Kind.TIMESTAMPTZ: ">i8", Kind.BOOL: "u1"}
+          Kind.TIMESTAMPTZ: ">i8", Kind.BOOL: "u1", Kind.TIME: ">i8"}
 MORE, TRAILER_SEEN, BAD_COUNT, BAD_SIZE = 0, 1, 2, 3
 
 
@@ -308,6 +308,8 @@ def _column(view: np.ndarray, starts: np.ndarray, lengths: np.ndarray, col: Colu
             return pa.array(values != 0, mask=~valid)
         if kind is Kind.DATE:
             return _epoch(values, valid, PG_EPOCH_DAYS, pa.date32(), 2**31 - 1, -2**31)
+        if kind is Kind.TIME:
+            return _time(values, valid)
         if kind in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
             return _epoch(values, valid, PG_EPOCH_MICROS, col.type.arrow_type(),
                           2**63 - 1, -2**63)
@@ -360,6 +362,19 @@ def _epoch(values: np.ndarray, valid: np.ndarray, shift: int, target: pa.DataTyp
     physical = pa.int32() if pa.types.is_date(target) else pa.int64()
     arr = pa.array(shifted.astype(physical.to_pandas_dtype()), mask=None if valid.all() else ~valid)
     return arr.view(target)
+
+
+def _time(values: np.ndarray, valid: np.ndarray) -> pa.Array:
+    """time_recv: microseconds since midnight (24:00:00, which PostgreSQL has, is 0A000)."""
+    day = 86_400_000_000
+    for bad, e in ((values == day, errors.FeatureNotSupported("time 24:00:00 is not supported")),
+                   ((values < 0) | (values > day), errors.QueryError("time out of range", "22008"))):
+        bad &= valid
+        if bad.any():
+            e.row = int(np.flatnonzero(bad)[0])
+            raise e
+    return pa.array(values.astype(np.int64), mask=None if valid.all() else ~valid).cast(
+        pa.time64("us"))
 
 
 def _interval(raw: np.ndarray, valid: np.ndarray) -> pa.Array:

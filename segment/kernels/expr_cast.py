@@ -87,6 +87,8 @@ def cast(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
         return pc.cast(arr, dst.arrow_type())
     if src.kind is dst.kind is Kind.INTERVAL:
         return arr
+    if Kind.TIME in (src.kind, dst.kind):
+        return xd.time_cast(arr, src.kind, dst.kind)
     return pc.cast(arr, dst.arrow_type())  # between date, timestamp and timestamptz (UTC)
 
 
@@ -195,6 +197,9 @@ def to_text(arr: pa.Array, src: SqlType) -> pa.Array:
         return pc.binary_join_element_wise(text, "+00", "") if k is Kind.TIMESTAMPTZ else text
     if k is Kind.INTERVAL:
         return xd.format_intervals(arr)
+    if k is Kind.TIME:
+        return pc.replace_substring_regex(pc.cast(arr, pa.string()), r"(\.\d*[1-9])0+$|\.0+$",
+                                          r"\1")
     return pc.cast(arr, pa.string())
 
 
@@ -274,6 +279,8 @@ def from_text(arr: pa.Array, dst: SqlType) -> pa.Array:
     try:
         if k is Kind.INTERVAL:
             return xd.parse_intervals(arr)
+        if k is Kind.TIME:
+            return _text_time(arr)
         trimmed = pc.utf8_trim(arr, characters=_WS)
         if k is Kind.BOOL:
             return _text_bool(trimmed)
@@ -291,6 +298,36 @@ def from_text(arr: pa.Array, dst: SqlType) -> pa.Array:
         pass
     values = [None if v is None else parse_text(v, dst) for v in arr.to_pylist()]
     return to_arrow(values, dst)
+
+
+def fast_time(arr: pa.Array) -> pa.Array | None:
+    """time from text in its common forms, vectorized; None when some value needs
+    planner.temporal.parse_time (a rarer form, or an error to report)."""
+    try:
+        return _text_time(arr)
+    except (_Reparse, pa.ArrowInvalid):
+        return None
+
+
+def _text_time(arr: pa.Array) -> pa.Array:
+    """HH:MM[:SS[.frac]] (the common form of time input) without a Python loop; others
+    go value by value (planner.temporal.parse_time)."""
+    parts = pc.extract_regex(arr, r"^[ \t\n\r\v\f]*(?P<h>[0-9]{1,2}):(?P<m>[0-9]{1,2})"
+                                  r"(?::(?P<s>[0-9]{1,2})(?:\.(?P<f>[0-9]{0,6}))?)?"
+                                  r"[ \t\n\r\v\f]*$")
+    if parts.null_count != arr.null_count:
+        raise _Reparse
+    h, m, sec, frac = (pc.struct_field(parts, [i]) for i in range(4))
+
+    def ints(x, default):
+        return pc.cast(pc.if_else(pc.equal(x, ""), default, x), pa.int64())
+    h, m, sec = ints(h, "0"), ints(m, "0"), ints(sec, "0")
+    if not _all(pc.and_(pc.less(h, 24), pc.and_(pc.less(m, 60), pc.less(sec, 60)))):
+        raise _Reparse  # out of range (or 24:00:00): the slow path's error
+    micros = ints(pc.utf8_rpad(frac, 6, "0"), "0")
+    total = pc.add(pc.multiply(pc.add(pc.multiply(pc.add(pc.multiply(h, 60), m), 60), sec),
+                               1_000_000), micros)
+    return pc.cast(total, pa.time64("us"))
 
 
 def _all(d) -> bool:

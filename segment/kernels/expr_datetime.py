@@ -94,11 +94,48 @@ def add_interval(ts: np.ndarray, months, days, micros, valid=None) -> np.ndarray
     return out
 
 
+def time_arith(e: Call, args: list, n: int) -> pa.Array:
+    """time +/- interval (wrapping around the day, the interval's time part only, as
+    time_pl_interval), time - time -> interval, date +/- time -> timestamp; the time or
+    date comes first (planner/typing_rules._time_arith)."""
+    (a, b), kb = args, e.args[1].type.kind
+    sign = 1 if e.func is Func.ADD else -1
+    x, vx = _micros(a, n)
+    if kb is Kind.INTERVAL:
+        _, _, us, vb = interval_parts(b)
+        out = np.mod(np.broadcast_to(x, (n,)) + sign * us, US_PER_DAY)
+        return xa.from_numpy(out, pa.time64("us"), _valid_n(n, vx, vb))
+    y, vy = _micros(b, n)
+    if e.args[0].type.kind is Kind.TIME:
+        return interval_array(0, 0, x - y, _valid_n(n, vx, vy), n)
+    out = np.broadcast_to(x + sign * y, (n,)).copy()
+    valid = _valid_n(n, vx, vy)
+    bad = (out < MIN_TIMESTAMP) | (out > MAX_DAYS * US_PER_DAY)
+    if (bad if valid is None else bad & valid).any():
+        raise _out_of_range("timestamp")
+    return xa.from_numpy(out, pa.timestamp("us"), valid)
+
+
+def time_cast(arr: pa.Array, src: Kind, dst: Kind) -> pa.Array:
+    """timestamp(tz) -> time (the time of day, at UTC), interval -> time (its time part
+    modulo a day, as interval_time), time -> interval."""
+    n = len(arr)
+    if src is Kind.INTERVAL:
+        _, _, us, valid = interval_parts(arr)
+        return xa.from_numpy(np.mod(us, US_PER_DAY), pa.time64("us"), valid)
+    us, valid = _micros(arr, n)
+    if dst is Kind.INTERVAL:
+        return interval_array(0, 0, us, valid, n)
+    return xa.from_numpy(np.mod(us, US_PER_DAY), pa.time64("us"), valid)
+
+
 def temporal_arith(e: Call, args: list, n: int) -> xa.Datum:
     """date +/- int, date - date, timestamp +/- interval, timestamp - timestamp,
-    interval +/- interval, interval * / float8."""
+    interval +/- interval, interval * / float8, and the time of day's (time_arith)."""
     f, (a, b) = e.func, args
     ka, kb = e.args[0].type.kind, e.args[1].type.kind
+    if Kind.TIME in (ka, kb):
+        return time_arith(e, args, n)
     if ka is Kind.DATE and kb is Kind.DATE:
         return pc.subtract_checked(pc.cast(a, pa.int32()), pc.cast(b, pa.int32()))
     if ka is Kind.DATE:
@@ -161,6 +198,9 @@ def _field_values(field: str, x: pa.Array, kind: Kind) -> tuple[np.ndarray, int]
     """The integer values of an EXTRACT field and their decimal scale."""
     if kind is Kind.INTERVAL:
         return _interval_field(field, x)
+    if kind is Kind.TIME and field in ("hour", "minute"):
+        us, _ = _micros(x, len(x))
+        return (us // 3_600_000_000 if field == "hour" else us // 60_000_000 % 60), 0
     if field in ("second", "milliseconds", "microseconds", "epoch", "julian"):
         us, _ = _micros(x, len(x))
         if field == "epoch":
