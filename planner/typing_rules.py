@@ -107,6 +107,12 @@ def _time_arith(func: Func, a: ex.Expr, b: ex.Expr) -> ex.Expr | None:
         return Call(func, (b, a), types.TIMESTAMP)
     if func is Func.ADD and ka is kb is Kind.TIME:  # PostgreSQL: several candidates
         raise not_unique(func, a, b)
+    if func is Func.MUL and kb is Kind.TIME and a.type.is_number:
+        a, b, ka, kb = b, a, kb, ka
+    if func in (Func.MUL, Func.DIV) and ka is Kind.TIME and b.type.is_number:
+        # time casts to interval implicitly (pg_cast 'i'): interval * / float8
+        return Call(func, (bind_cast(a, types.INTERVAL), coerce(b, types.FLOAT8)),
+                    types.INTERVAL)
     return None
 
 
