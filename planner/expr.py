@@ -96,6 +96,7 @@ class Func(enum.Enum):
     DATE_TRUNC = "date_trunc"  # date_trunc(field, ts) -> timestamp
     DATE_PART = "date_part"   # date_part(field, ts) -> float8
     NOW = "now"
+    ISFINITE = "isfinite"  # date, timestamp(tz): not +/-infinity; interval: always true
     CONCAT_FN = "concat"      # concat(a, b, ...): NULL arguments are skipped, unlike ||
     FIT_STRING = "fit_string"  # text stored into varchar(n)/char(n): 22001 if too long
     # one_row(rows, value): a correlated scalar subquery's value; 21000 when it had rows > 1

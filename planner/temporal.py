@@ -32,6 +32,46 @@ class Interval:
     micros: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class Infinite:
+    """The date, timestamp or timestamptz 'infinity' (sign 1) or '-infinity' (sign -1):
+    above (below) every other value of its type and equal to itself. In batches they are
+    the extreme integers, as PostgreSQL's binary format has them (INFINITE_DAYS,
+    INFINITE_MICROS); the constant folder leaves arithmetic on them to the kernels."""
+
+    sign: int
+
+    def _key(self, other):
+        if isinstance(other, Infinite):
+            return self.sign, other.sign
+        if isinstance(other, (dt.date, dt.datetime)):
+            return self.sign, 0
+        return None
+
+    def __lt__(self, other):
+        k = self._key(other)
+        return NotImplemented if k is None else k[0] < k[1]
+
+    def __le__(self, other):
+        k = self._key(other)
+        return NotImplemented if k is None else k[0] <= k[1]
+
+    def __gt__(self, other):
+        k = self._key(other)
+        return NotImplemented if k is None else k[0] > k[1]
+
+    def __ge__(self, other):
+        k = self._key(other)
+        return NotImplemented if k is None else k[0] >= k[1]
+
+    def __str__(self) -> str:
+        return "infinity" if self.sign > 0 else "-infinity"
+
+
+INFINITY, NEG_INFINITY = Infinite(1), Infinite(-1)
+# The physical values of +/-infinity: date32 days and timestamp microseconds.
+INFINITE_DAYS = (2**31 - 1, -2**31)
+INFINITE_MICROS = (2**63 - 1, -2**63)
 TEMPORAL = (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ)
 UTC = dt.timezone.utc
 USECS_PER_DAY = 86_400_000_000
@@ -89,11 +129,13 @@ def time_micros(v: dt.time) -> int:
     return ((v.hour * 60 + v.minute) * 60 + v.second) * 10**6 + v.microsecond
 
 
-def to_time(v, src: Kind) -> dt.time:
+def to_time(v, src: Kind) -> dt.time | None:
     """CAST to time: a timestamp's (timestamptz's, at UTC) time of day; an interval's time
     part modulo a day (interval_time, which ignores days and months)."""
     if isinstance(v, Interval):
         return time_of_micros(v.micros % USECS_PER_DAY)
+    if isinstance(v, Infinite):  # timestamp_time: NULL
+        return None
     if isinstance(v, dt.datetime):
         return v.time()
     return v
@@ -127,9 +169,12 @@ def format_time(v: dt.time) -> str:
     return s + (f".{v.microsecond:06d}".rstrip("0") if v.microsecond else "")
 
 
-def parse_timestamp(text: str, t: SqlType) -> dt.datetime:
+def parse_timestamp(text: str, t: SqlType) -> dt.datetime | Infinite:
     """A date, timestamp or timestamptz (t) from its ISO text; an offset converts a
-    timestamptz to UTC."""
+    timestamptz to UTC. 'infinity' and '-infinity' (any case) are Infinite."""
+    word = text.strip(_WS).lower()
+    if word in ("infinity", "-infinity"):
+        return NEG_INFINITY if word[0] == "-" else INFINITY
     m = _TS_RE.match(text)
     if not m:
         raise _syntax(t, text)

@@ -414,6 +414,20 @@ def _unit_error(unit: str, t: SqlType, known: bool) -> errors.QueryError:
     return errors.InvalidParameterValue(f'unit "{unit}" not recognized for type {t}')
 
 
+def _rule_isfinite(func: Func, args) -> ex.Expr:
+    _arity(func, args, 1)
+    (x,) = args
+    if is_unknown(x):
+        raise not_unique_function(func, args)
+    if x.type.kind not in TEMPORAL + (Kind.INTERVAL,):
+        raise no_function(func.value, args)
+    return Call(func, (x,), types.BOOL)
+
+
+def not_unique_function(func: Func, args) -> errors.QueryError:
+    return errors.QueryError(f"function {func.value}(unknown) is not unique", "42725")
+
+
 def _rule_now(func: Func, args) -> ex.Expr:
     _arity(func, args, 0)
     return Call(func, (), types.TIMESTAMPTZ)
@@ -438,7 +452,7 @@ RULES = {
     **{f: _rule_string for f in _STRING_SIGS},
     Func.CONCAT: _rule_concat, Func.CONCAT_FN: _rule_concat, Func.CONCAT_WS: _rule_concat,
     Func.EXTRACT: _rule_datetime, Func.DATE_PART: _rule_datetime,
-    Func.DATE_TRUNC: _rule_datetime, Func.NOW: _rule_now,
+    Func.DATE_TRUNC: _rule_datetime, Func.NOW: _rule_now, Func.ISFINITE: _rule_isfinite,
     **array_rules.RULES,
     **interval_rules.RULES,
 }

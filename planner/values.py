@@ -122,7 +122,7 @@ def parse_text(text: str, t: SqlType):
         return fit_numeric(to_decimal(text), t)
     if k in TEMPORAL:
         v = parse_timestamp(text, t)
-        return v.date() if k is Kind.DATE else v
+        return v.date() if k is Kind.DATE and isinstance(v, dt.datetime) else v
     if k is Kind.INTERVAL:
         return parse_interval(text)
     if k is Kind.TIME:
@@ -191,6 +191,8 @@ def format_text(v, t: SqlType) -> str | None:
     if k is Kind.NUMERIC:
         q = DEC.quantize(v, Decimal(1).scaleb(-t.scale))
         return f"{abs(q) if q == 0 else q:f}"
+    if isinstance(v, temporal.Infinite):
+        return str(v)
     if k is Kind.DATE:
         return v.isoformat()
     if k in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
@@ -259,6 +261,8 @@ def cast_value(v, src: SqlType, dst: SqlType):
         return fit_numeric(to_decimal(v, s is Kind.FLOAT4), dst)
     if d is Kind.BOOL:
         return v != 0
+    if d in TEMPORAL and isinstance(v, temporal.Infinite):
+        return v
     if d is Kind.DATE:
         return v.date() if isinstance(v, dt.datetime) else v
     if d in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):

@@ -86,7 +86,9 @@ def _iso(text: str) -> str:
     return text.strip() if m is None else m.group(1) + m.group(2)
 
 
-def _date(text: str, t: SqlType) -> datetime.date:
+def _date(text: str, t: SqlType) -> datetime.date | temporal.Infinite:
+    if (inf := _infinite(text)) is not None:
+        return inf
     spaced = _SPACED_ZONE.match(text.strip())
     try:  # date_in ignores a zone after the date
         return datetime.date.fromisoformat(spaced.group(1) if spaced else text.strip())
@@ -99,7 +101,15 @@ def _date(text: str, t: SqlType) -> datetime.date:
         raise _datetime_error(t, text) from None
 
 
-def _timestamp(text: str, t: SqlType) -> datetime.datetime:
+def _infinite(text: str) -> temporal.Infinite | None:
+    word = text.strip().lower()
+    return temporal.parse_timestamp(word, SqlType(Kind.TIMESTAMP)) if word in (
+        "infinity", "-infinity") else None
+
+
+def _timestamp(text: str, t: SqlType) -> datetime.datetime | temporal.Infinite:
+    if (inf := _infinite(text)) is not None:
+        return inf
     try:
         value = datetime.datetime.fromisoformat(_iso(text))
     except ValueError:
@@ -136,16 +146,20 @@ def _out_of_range(what: str) -> errors.QueryError:
     return errors.QueryError(f"{what} out of range", "22008")
 
 
-def _binary_date(data: bytes, t: SqlType) -> datetime.date:
+def _binary_date(data: bytes, t: SqlType) -> datetime.date | temporal.Infinite:
     days = _unpack("!i")(data, t)
+    if days in temporal.INFINITE_DAYS:
+        return temporal.INFINITY if days > 0 else temporal.NEG_INFINITY
     try:
         return _PG_EPOCH_DATE + datetime.timedelta(days=days)
     except OverflowError:
         raise _out_of_range("date") from None
 
 
-def _binary_timestamp(data: bytes, t: SqlType) -> datetime.datetime:
+def _binary_timestamp(data: bytes, t: SqlType) -> datetime.datetime | temporal.Infinite:
     micros = _unpack("!q")(data, t)
+    if micros in temporal.INFINITE_MICROS:
+        return temporal.INFINITY if micros > 0 else temporal.NEG_INFINITY
     try:
         value = _PG_EPOCH + datetime.timedelta(microseconds=micros)
     except OverflowError:

@@ -28,7 +28,7 @@ from planner.schema import ColumnDef
 from planner.types import Kind, SqlType
 from segment.ingest import interval, numeric
 from segment.ingest.base import WS, fail_at, first_true, null, raise_at, to_string, trim, try_cast
-from segment.kernels import expr_cast, expr_json, expr_pgarray
+from segment.kernels import expr_cast, expr_json, expr_pgarray, infinite
 
 _INT_LIMITS = {Kind.INT2: (-2**15, 2**15 - 1), Kind.INT4: (-2**31, 2**31 - 1),
                Kind.INT8: (-2**63, 2**63 - 1)}
@@ -266,6 +266,19 @@ def _datetime_error(s: str, type_name: str) -> errors.QueryError:
     return errors.InvalidDatetimeFormat(f'invalid input syntax for type {type_name}: "{s}"')
 
 
+def _keeping_infinity(parse):
+    """A date/timestamp column parser that also reads 'infinity' and '-infinity' (any
+    case, spaces around), stored as the layout's extreme integers (kernels/infinite.py)."""
+    def run(arr: pa.Array, t: SqlType) -> pa.Array:
+        word = pc.utf8_lower(trim(arr))
+        pos, neg = (pc.fill_null(pc.equal(word, w), False) for w in ("infinity", "-infinity"))
+        if not (pc.any(pos).as_py() or pc.any(neg).as_py()):
+            return parse(arr, t)
+        rest = pc.if_else(pc.or_(pos, neg), null(arr.type), arr)
+        return infinite.put(parse(rest, t), (np.asarray(pos), np.asarray(neg)))
+    return run
+
+
 def _time_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
     """time columns: the common forms vectorized, others (and errors, with their row)
     value by value."""
@@ -286,8 +299,9 @@ _FROM_TEXT = {
     Kind.FLOAT4: _float_from_text, Kind.FLOAT8: _float_from_text,
     Kind.BOOL: _bool_from_text, Kind.TEXT: _string_from_text,
     Kind.VARCHAR: _string_from_text, Kind.CHAR: _string_from_text,
-    Kind.DATE: _date_from_text, Kind.TIMESTAMP: _timestamp_from_text,
-    Kind.TIMESTAMPTZ: _timestamp_from_text, Kind.INTERVAL: interval.interval_from_text,
+    Kind.DATE: _keeping_infinity(_date_from_text),
+    Kind.TIMESTAMP: _keeping_infinity(_timestamp_from_text),
+    Kind.TIMESTAMPTZ: _keeping_infinity(_timestamp_from_text), Kind.INTERVAL: interval.interval_from_text,
     Kind.NUMERIC: numeric.numeric_from_text, Kind.TIME: _time_from_text,
 }
 for _k in (Kind.ARRAY, Kind.INT2VECTOR, Kind.OIDVECTOR):  # '{1,2,NULL}' (array_in)

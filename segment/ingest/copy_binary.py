@@ -353,12 +353,9 @@ def _strings(src: np.ndarray, starts: np.ndarray, lens: np.ndarray, valid: np.nd
 
 def _epoch(values: np.ndarray, valid: np.ndarray, shift: int, target: pa.DataType,
            plus_inf: int, minus_inf: int) -> pa.Array:
-    infinite = valid & ((values == plus_inf) | (values == minus_inf))
-    if infinite.any():
-        e = errors.FeatureNotSupported("infinite dates and timestamps cannot be stored")
-        e.row = int(np.flatnonzero(infinite)[0])
-        raise e
-    shifted = values.astype(np.int64) + shift
+    # +/-infinity are the same extreme integers in raympp's layout (kernels/infinite.py)
+    infinite = (values == plus_inf) | (values == minus_inf)
+    shifted = np.where(infinite, values.astype(np.int64), values.astype(np.int64) + shift)
     physical = pa.int32() if pa.types.is_date(target) else pa.int64()
     arr = pa.array(shifted.astype(physical.to_pandas_dtype()), mask=None if valid.all() else ~valid)
     return arr.view(target)

@@ -18,12 +18,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from planner import errors
+from planner.temporal import TEMPORAL, Infinite
 from planner.values import DEC, parse_text
 from planner.types import Kind, SqlType
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_datetime as xd
 from segment.kernels import expr_kernels as xk
 from segment.kernels import expr_numeric as xn
+from segment.kernels import infinite
 
 _WS = " \t\n\r\v\f"
 _INT64_NUMERIC = SqlType(Kind.NUMERIC, 18, 0)  # int64 layout at scale 0
@@ -65,6 +67,8 @@ def to_arrow(values: list, t: SqlType) -> pa.Array:
     if t.kind is Kind.INTERVAL:
         return pa.array([None if v is None else pa.MonthDayNano([v.months, v.days, v.micros * 1000])
                          for v in values], at)
+    if t.kind in TEMPORAL and any(isinstance(v, Infinite) for v in values):
+        return infinite.with_infinities(values, t)
     return pa.array(values, at)
 
 
@@ -89,7 +93,8 @@ def cast(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
         return arr
     if Kind.TIME in (src.kind, dst.kind):
         return xd.time_cast(arr, src.kind, dst.kind)
-    return pc.cast(arr, dst.arrow_type())  # between date, timestamp and timestamptz (UTC)
+    # between date, timestamp and timestamptz (UTC)
+    return infinite.cast(arr, dst.arrow_type())
 
 
 def _fit_strings(arr: pa.Array, t: SqlType) -> pa.Array:
@@ -191,16 +196,22 @@ def to_text(arr: pa.Array, src: SqlType) -> pa.Array:
         return _float_text(arr, k is Kind.FLOAT4)
     if k is Kind.NUMERIC:
         return _numeric_text(arr, src.scale)
+    if k is Kind.DATE:
+        return infinite.text(arr, lambda a: pc.cast(a, pa.string()))
     if k in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
-        text = pc.cast(pc.cast(arr, pa.timestamp("us")), pa.string())
-        text = pc.replace_substring_regex(text, r"(\.\d*[1-9])0+$|\.0+$", r"\1")
-        return pc.binary_join_element_wise(text, "+00", "") if k is Kind.TIMESTAMPTZ else text
+        return infinite.text(arr, lambda a: _timestamp_text(a, k))
     if k is Kind.INTERVAL:
         return xd.format_intervals(arr)
     if k is Kind.TIME:
         return pc.replace_substring_regex(pc.cast(arr, pa.string()), r"(\.\d*[1-9])0+$|\.0+$",
                                           r"\1")
     return pc.cast(arr, pa.string())
+
+
+def _timestamp_text(arr: pa.Array, k: Kind) -> pa.Array:
+    text = pc.cast(pc.cast(arr, pa.timestamp("us")), pa.string())
+    text = pc.replace_substring_regex(text, r"(\.\d*[1-9])0+$|\.0+$", r"\1")
+    return pc.binary_join_element_wise(text, "+00", "") if k is Kind.TIMESTAMPTZ else text
 
 
 def _numeric_text(arr: pa.Array, s: int) -> pa.Array:

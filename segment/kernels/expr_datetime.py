@@ -20,7 +20,7 @@ from planner.types import Kind
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_kernels as xk
 from segment.kernels import expr_numeric as xn
-from segment.kernels import interval_order
+from segment.kernels import infinite, interval_order
 
 US_PER_DAY = 86_400_000_000
 MIN_TIMESTAMP = -210_866_803_200_000_000  # 4714-11-24 BC, PostgreSQL's lower bound
@@ -29,6 +29,10 @@ _IV_DTYPE = np.dtype([("months", "<i4"), ("days", "<i4"), ("nanos", "<i8")])
 _TRUNC_UNITS = {"month": 1, "quarter": 2, "year": 3, "decade": 4, "century": 5, "millennium": 6}
 _DAY_UNITS = {"microseconds": 1, "milliseconds": 1000, "second": 10**6, "minute": 60 * 10**6,
               "hour": 3600 * 10**6, "day": US_PER_DAY}
+
+
+# EXTRACT fields that are +/-Infinity at +/-infinity (PostgreSQL 15); the others are NULL
+_UNBOUNDED_FIELDS = ("year", "isoyear", "decade", "century", "millennium", "epoch", "julian")
 
 
 def _out_of_range(what: str) -> errors.QueryError:
@@ -123,10 +127,11 @@ def time_cast(arr: pa.Array, src: Kind, dst: Kind) -> pa.Array:
     if src is Kind.INTERVAL:
         _, _, us, valid = interval_parts(arr)
         return xa.from_numpy(np.mod(us, US_PER_DAY), pa.time64("us"), valid)
-    us, valid = _micros(arr, n)
+    inf = infinite.infinities(arr)  # timestamp_time: NULL for +/-infinity
+    us, valid = _micros(infinite.finite(arr, inf), n)
     if dst is Kind.INTERVAL:
         return interval_array(0, 0, us, valid, n)
-    return xa.from_numpy(np.mod(us, US_PER_DAY), pa.time64("us"), valid)
+    return infinite.without(xa.from_numpy(np.mod(us, US_PER_DAY), pa.time64("us"), valid), inf)
 
 
 def temporal_arith(e: Call, args: list, n: int) -> xa.Datum:
@@ -134,6 +139,15 @@ def temporal_arith(e: Call, args: list, n: int) -> xa.Datum:
     interval +/- interval, interval * / float8, and the time of day's (time_arith)."""
     f, (a, b) = e.func, args
     ka, kb = e.args[0].type.kind, e.args[1].type.kind
+    inf = infinite.infinities(a) if ka in temporal.TEMPORAL else None
+    if inf is not None or (kb in temporal.TEMPORAL and infinite.infinities(b) is not None):
+        # +/-infinity stays where it is (the date or timestamp comes first); a difference
+        # of two dates or timestamps has none (PostgreSQL's error)
+        if e.type.kind not in temporal.TEMPORAL:
+            what = "dates" if ka is Kind.DATE else "timestamps"
+            raise errors.QueryError(f"cannot subtract infinite {what}", "22008")
+        kept = temporal_arith(e, [infinite.finite(a, inf), b], n)
+        return infinite.put(xa.as_array(kept, n), inf)
     if Kind.TIME in (ka, kb):
         return time_arith(e, args, n)
     if ka is Kind.DATE and kb is Kind.DATE:
@@ -255,6 +269,12 @@ def extract(e: Call, args: list, n: int) -> xa.Datum:
     """EXTRACT(field FROM x) as numeric, or date_part(field, x) as float8."""
     field = args[0].as_py()
     x = xa.as_array(args[1], n)
+    inf = infinite.infinities(x)
+    if inf is not None:
+        if field in _UNBOUNDED_FIELDS:
+            raise errors.FeatureNotSupported(
+                f"EXTRACT({field}) of infinity (numeric Infinity)")
+        return infinite.without(extract(e, [args[0], infinite.finite(x, inf)], n), inf)
     vals, scale = _field_values(field, x, e.args[1].type.kind)
     vals = np.broadcast_to(np.asarray(vals, np.int64), (len(x),)).copy()
     valid = xa.valid_mask(x)
@@ -268,6 +288,9 @@ def extract(e: Call, args: list, n: int) -> xa.Datum:
 def date_trunc(e: Call, args: list, n: int) -> xa.Datum:
     field = args[0].as_py()
     x = xa.as_array(args[1], n)
+    inf = infinite.infinities(x)
+    if inf is not None:  # +/-infinity truncates to itself
+        return infinite.put(date_trunc(e, [args[0], infinite.finite(x, inf)], n), inf)
     us, valid = _micros(x, len(x))
     if field in _DAY_UNITS:
         unit = _DAY_UNITS[field]
