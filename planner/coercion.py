@@ -292,8 +292,9 @@ def compare_operands(func: Func, a: ex.Expr, b: ex.Expr) -> tuple[ex.Expr, ex.Ex
         return a, b
     if ta.kind in TEMPORAL and tb.kind in TEMPORAL:
         for x, y in ((a, b), (b, a)):  # date vs midnight: compare dates, not every row cast
-            if x.type.kind is Kind.DATE and isinstance(y, Literal) and y.value is not None \
-                    and y.type.kind is not Kind.DATE and y.value.time() == dt.time(0):
+            if x.type.kind is Kind.DATE and isinstance(y, Literal) \
+                    and isinstance(y.value, dt.datetime) and y.type.kind is not Kind.DATE \
+                    and y.value.time() == dt.time(0):
                 day = Literal(y.value.date(), types.DATE)
                 return (x, day) if x is a else (day, x)
         t = common_type(ta, tb, "")
