@@ -155,9 +155,12 @@ def temporal_arith(e: Call, args: list, n: int) -> xa.Datum:
     if ka is Kind.DATE:
         kernel = pc.add_checked if f is Func.ADD else pc.subtract_checked
         try:
-            return pc.cast(kernel(pc.cast(a, pa.int32()), b), pa.date32())
+            out = pc.cast(kernel(pc.cast(a, pa.int32()), b), pa.date32())
         except pa.ArrowInvalid:
             raise _out_of_range("date")
+        if infinite.infinities(out) is not None:  # a finite date does not become infinity
+            raise _out_of_range("date")
+        return out
     if ka in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ) and kb is Kind.INTERVAL:
         ts, tvalid = _micros(a, n)
         m, d, us, ivalid = interval_parts(b)
