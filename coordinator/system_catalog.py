@@ -427,7 +427,7 @@ def _column_type_info(t: types.SqlType, tid: int) -> dict:
         out["numeric_precision_radix"] = 10
     elif k is Kind.NUMERIC:
         out["numeric_precision_radix"] = 10
-    if k in (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.TIME):
+    if k in (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.TIME, Kind.TIMETZ):
         out["datetime_precision"] = 0 if k is Kind.DATE else 6
     if k is Kind.INTERVAL:
         out["datetime_precision"] = 6

@@ -340,6 +340,9 @@ class ExprBinder:
             return functions.bind_call(Func.NOW, [])
         if isinstance(node, exp.CurrentDate):
             return functions.bind_cast(functions.bind_call(Func.NOW, []), types.DATE)
+        if isinstance(node, (exp.CurrentTime, exp.Localtime)):  # the statement's, in UTC
+            t = types.TIMETZ if isinstance(node, exp.CurrentTime) else types.TIME
+            return functions.bind_cast(functions.bind_call(Func.NOW, []), t)
         if isinstance(node, exp.CurrentVersion):
             return ex.Literal(VERSION_TEXT, types.TEXT)
         if isinstance(node, (exp.CurrentSchema, exp.CurrentDatabase, exp.CurrentUser)):

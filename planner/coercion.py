@@ -52,8 +52,10 @@ def cast_type_ok(src: SqlType, dst: SqlType) -> bool:
         return True
     if {s, d} == {Kind.BOOL, Kind.INT4}:
         return True
-    if d is Kind.TIME:  # pg_cast: timestamp(tz) -> time, interval -> time
-        return s in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.INTERVAL)
+    if d is Kind.TIME:  # pg_cast: timestamp(tz) -> time, interval -> time, timetz -> time
+        return s in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.INTERVAL, Kind.TIMETZ)
+    if d is Kind.TIMETZ:  # time -> timetz, timestamptz -> timetz
+        return s in (Kind.TIME, Kind.TIMESTAMPTZ)
     if s is Kind.TIME:
         return d is Kind.INTERVAL
     return s in TEMPORAL and d in TEMPORAL and not (s is d is Kind.DATE)
@@ -95,7 +97,7 @@ def bind_assign(e: ex.Expr, dst: SqlType, column: str = "") -> ex.Expr:
                or (src.kind in _JSON and dst.kind in _JSON)
                or (src.is_number and dst.is_number)
                or (src.kind in TEMPORAL and dst.kind in TEMPORAL)
-               or (dst.kind is Kind.TIME and cast_type_ok(src, dst))
+               or (dst.kind in (Kind.TIME, Kind.TIMETZ) and cast_type_ok(src, dst))
                or (src.kind is Kind.TIME and dst.kind is Kind.INTERVAL)
                or (dst.is_array and (src.kind is Kind.UNKNOWN or src.is_array and (
                    src.elem.kind is dst.elem.kind or dst.elem.is_string
@@ -299,6 +301,6 @@ def compare_operands(func: Func, a: ex.Expr, b: ex.Expr) -> tuple[ex.Expr, ex.Ex
                 return (x, day) if x is a else (day, x)
         t = common_type(ta, tb, "")
         return coerce(a, t), coerce(b, t)
-    if ta.kind is tb.kind and ta.kind in (Kind.BOOL, Kind.INTERVAL, Kind.TIME):
+    if ta.kind is tb.kind and ta.kind in (Kind.BOOL, Kind.INTERVAL, Kind.TIME, Kind.TIMETZ):
         return a, b
     raise no_operator(func, (a, b))

@@ -205,7 +205,7 @@ def _c_arith(e: Call, a, b):
         r = {Func.ADD: DEC.add, Func.SUB: DEC.subtract, Func.MUL: DEC.multiply,
              Func.DIV: DEC.divide, Func.MOD: DEC.remainder}[f](a, b)
         return fit_numeric(r, t)
-    if Kind.TIME in (ta.kind, tb.kind):
+    if Kind.TIME in (ta.kind, tb.kind) or ta.kind is Kind.TIMETZ:
         return time_arith(f is Func.ADD, a, b)
     if ta.kind is Kind.DATE and tb.kind is Kind.DATE:
         return (a - b).days

@@ -88,8 +88,8 @@ def _syntax(t: SqlType, text: str) -> errors.QueryError:
 
 
 _TIME_RE = re.compile(r"\s*(?:\d{4,}-\d{1,2}-\d{1,2}(?:\s+|T))?(\d{1,2}):(\d{1,2})"
-                      r"(?::(\d{1,2})(?:\.(\d*))?)?\s*(am|pm)?\s*(?:Z|[+-]\d{1,2}(?::?\d{2})?)?"
-                      r"\s*\Z", re.A | re.I)
+                      r"(?::(\d{1,2})(?:\.(\d*))?)?\s*(am|pm)?\s*"
+                      r"(z|utc|gmt|[+-]\d{1,2}(?::?\d{2}(?::?\d{2})?)?)?\s*\Z", re.A | re.I)
 
 
 def parse_time(text: str) -> dt.time:
@@ -102,7 +102,7 @@ def parse_time(text: str) -> dt.time:
     if not m:
         raise errors.InvalidDatetimeFormat(
             f'invalid input syntax for type time: "{text}"')
-    hh, mi, ss, frac, ampm = m.groups()
+    hh, mi, ss, frac, ampm, _ = m.groups()
     h, minute, sec = int(hh), int(mi), int(ss or 0)
     if ampm:
         if h > 12:
@@ -118,6 +118,72 @@ def parse_time(text: str) -> dt.time:
     return time_of_micros(total)
 
 
+@dataclass(frozen=True, slots=True, order=True)
+class TimeTz:
+    """A time with time zone: the UTC instant it names (microseconds, local time plus the
+    zone) and the zone in seconds west of UTC, as PostgreSQL keeps it. Fields in this
+    order compare as PostgreSQL's timetz_cmp: by instant, then by zone."""
+
+    instant: int
+    zone: int
+
+    @property
+    def local(self) -> int:
+        """Microseconds since local midnight."""
+        return self.instant - self.zone * 10**6
+
+    def pack(self) -> int:
+        """The int64 of raympp's layout: ordered (and equal) as the values are."""
+        return (self.instant << 17) | (self.zone + (1 << 16))
+
+    @staticmethod
+    def unpack(key: int) -> "TimeTz":
+        return TimeTz(key >> 17, (key & 0x1FFFF) - (1 << 16))
+
+    def __str__(self) -> str:  # its text, as a parameter is substituted into SQL
+        return format_timetz(self)
+
+
+_MAX_ZONE = 15 * 3600 + 59 * 60 + 59  # PostgreSQL's TZDISP_LIMIT (15:59:59)
+
+
+def parse_timetz(text: str) -> TimeTz:
+    """time with time zone: a time (parse_time's forms) and a numeric offset, Z, UTC or
+    GMT; none means the session's TimeZone, UTC. Zone names are 0A000."""
+    m = _TIME_RE.match(text)
+    if not m:
+        if re.search(r"[a-z]{2,}", text, re.I) and not re.search(r"(am|pm)\s*\Z", text, re.I):
+            raise errors.FeatureNotSupported(f'time zone in "{text}"')
+        raise errors.InvalidDatetimeFormat(
+            f'invalid input syntax for type time with time zone: "{text}"')
+    local = time_micros(parse_time(text[:m.start(6)] if m.group(6) else text))
+    tz = (m.group(6) or "z").lower()
+    zone = 0
+    if tz not in ("z", "utc", "gmt"):
+        digits = tz[1:].replace(":", "")
+        h, rest = (digits[:2], digits[2:]) if len(digits) > 2 else (digits, "")
+        secs = int(h) * 3600 + (int(rest[:2]) * 60 if rest else 0) + (int(rest[2:4]) if
+                                                                     len(rest) > 2 else 0)
+        if secs > _MAX_ZONE:
+            raise errors.QueryError(f'time zone displacement out of range: "{text}"', "22009")
+        zone = secs if tz[0] == "-" else -secs
+    return TimeTz(local + zone * 10**6, zone)
+
+
+def format_timetz(v: TimeTz) -> str:
+    """timetz_out: the local time, then the offset +HH[:MM[:SS]] (east positive)."""
+    return format_time(time_of_micros(v.local)) + format_offset(v.zone)
+
+
+def format_offset(zone: int) -> str:
+    """A zone (seconds west) as PostgreSQL prints offsets: +HH, +HH:MM or +HH:MM:SS east."""
+    east = -zone
+    h, rest = divmod(abs(east), 3600)
+    mi, sec = divmod(rest, 60)
+    return f"{'-' if east < 0 else '+'}{h:02d}" + (f":{mi:02d}" if mi or sec else "") + (
+        f":{sec:02d}" if sec else "")
+
+
 def time_of_micros(us: int) -> dt.time:
     """The time us microseconds after midnight (0 <= us < one day)."""
     secs, micros = divmod(us, 10**6)
@@ -131,7 +197,10 @@ def time_micros(v: dt.time) -> int:
 
 def to_time(v, src: Kind) -> dt.time | None:
     """CAST to time: a timestamp's (timestamptz's, at UTC) time of day; an interval's time
-    part modulo a day (interval_time, which ignores days and months)."""
+    part modulo a day (interval_time, which ignores days and months); a timetz's local
+    time."""
+    if isinstance(v, TimeTz):
+        return time_of_micros(v.local)
     if isinstance(v, Interval):
         return time_of_micros(v.micros % USECS_PER_DAY)
     if isinstance(v, Infinite):  # timestamp_time: NULL
@@ -139,6 +208,16 @@ def to_time(v, src: Kind) -> dt.time | None:
     if isinstance(v, dt.datetime):
         return v.time()
     return v
+
+
+def to_timetz(v) -> TimeTz | None:
+    """CAST to timetz: a time or a timestamptz's time of day, in the session's zone (UTC);
+    NULL for +/-infinity (timestamptz_timetz)."""
+    if isinstance(v, TimeTz):
+        return v
+    if isinstance(v, Infinite):
+        return None
+    return TimeTz(time_micros(v.time() if isinstance(v, dt.datetime) else v), 0)
 
 
 def time_interval(v: dt.time) -> Interval:
@@ -152,6 +231,9 @@ def time_arith(add: bool, a, b):
     interval's time part (time_pl_interval); time - time is an interval; date +/- time a
     timestamp."""
     sign = 1 if add else -1
+    if isinstance(a, TimeTz):  # timetz +/- interval: the local time wraps, the zone stays
+        local = (a.local + sign * b.micros) % USECS_PER_DAY
+        return TimeTz(local + a.zone * 10**6, a.zone)
     if isinstance(b, Interval):
         return time_of_micros((time_micros(a) + sign * b.micros) % USECS_PER_DAY)
     if isinstance(a, dt.time):

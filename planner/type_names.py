@@ -19,7 +19,7 @@ _SQLGLOT_TYPES = {
     "BOOLEAN": types.BOOL, "SMALLINT": types.INT2, "INT": types.INT4, "BIGINT": types.INT8,
     "FLOAT": types.FLOAT4, "DOUBLE": types.FLOAT8, "TEXT": types.TEXT, "DATE": types.DATE,
     "TIMESTAMP": types.TIMESTAMP, "TIMESTAMPTZ": types.TIMESTAMPTZ,
-    "INTERVAL": types.INTERVAL, "TIME": types.TIME, "TINYINT": types.INT2, "SERIAL": types.INT4,
+    "INTERVAL": types.INTERVAL, "TIME": types.TIME, "TIMETZ": types.TIMETZ, "TINYINT": types.INT2, "SERIAL": types.INT4,
     "BIGSERIAL": types.INT8, "SMALLSERIAL": types.INT2,
     "JSON": types.JSON, "JSONB": types.JSONB,
 }
@@ -36,7 +36,7 @@ def sql_type(dt: exp.DataType) -> types.SqlType:
         return types.varchar(args[0] if args else None)
     if name in ("CHAR", "NCHAR", "BPCHAR"):
         return types.char(args[0] if args else 1)
-    if name == "TIME" and args and args[0] < 6:
+    if name in ("TIME", "TIMETZ") and args and args[0] < 6:
         # time(p) rounds to p fractional digits; raympp keeps microseconds
         raise errors.FeatureNotSupported(f"type {dt.sql(dialect='postgres')} (time "
                                          "precision below 6)")

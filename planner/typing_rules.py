@@ -42,7 +42,8 @@ def _binary_unknowns(func: Func, a: ex.Expr, b: ex.Expr):
         raise not_unique(func, a, b)
     if ua or ub:
         known = b if ua else a
-        if func in _ARITH and known.type.kind in TEMPORAL + (Kind.INTERVAL, Kind.TIME):
+        if func in _ARITH and known.type.kind in TEMPORAL + (Kind.INTERVAL, Kind.TIME,
+                                                             Kind.TIMETZ):
             raise not_unique(func, a, b)
         if ua:
             a = adopt(a, b.type)
@@ -93,8 +94,17 @@ def _numeric_result(func: Func, a: ex.Expr, b: ex.Expr) -> SqlType:
 
 def _time_arith(func: Func, a: ex.Expr, b: ex.Expr) -> ex.Expr | None:
     """time + interval, interval + time, time - interval -> time; time - time ->
-    interval; date + time, time + date, date - time -> timestamp."""
+    interval; date + time, time + date, date - time -> timestamp; timetz +/- interval ->
+    timetz."""
     ka, kb = a.type.kind, b.type.kind
+    if Kind.TIMETZ in (ka, kb):
+        if func is Func.ADD and kb is Kind.TIMETZ and ka is Kind.INTERVAL:
+            a, b, ka, kb = b, a, kb, ka
+        if func in (Func.ADD, Func.SUB) and ka is Kind.TIMETZ and kb is Kind.INTERVAL:
+            return Call(func, (a, b), types.TIMETZ)
+        if func is Func.ADD and Kind.DATE in (ka, kb):
+            raise errors.FeatureNotSupported("date + time with time zone")
+        return None
     if func is Func.ADD and kb is Kind.TIME and ka in (Kind.INTERVAL, Kind.DATE):
         a, b, ka, kb = b, a, kb, ka  # addition commutes: keep the time first
     if func in (Func.ADD, Func.SUB) and ka is Kind.TIME and kb is Kind.INTERVAL:
@@ -118,7 +128,7 @@ def _time_arith(func: Func, a: ex.Expr, b: ex.Expr) -> ex.Expr | None:
 
 def _temporal_arith(func: Func, a: ex.Expr, b: ex.Expr) -> ex.Expr | None:
     ka, kb = a.type.kind, b.type.kind
-    if Kind.TIME in (ka, kb):
+    if Kind.TIME in (ka, kb) or Kind.TIMETZ in (ka, kb):
         return _time_arith(func, a, b)
     small_int = (Kind.INT2, Kind.INT4)
     if func is Func.ADD and (ka in small_int or ka is Kind.INTERVAL) and kb in TEMPORAL:
@@ -379,11 +389,11 @@ def _rule_datetime(func: Func, args) -> ex.Expr:
     if is_unknown(x):
         x = coerce(x, types.TIMESTAMP)
     k = x.type.kind
-    if k not in TEMPORAL + (Kind.INTERVAL, Kind.TIME):
+    if k not in TEMPORAL + (Kind.INTERVAL, Kind.TIME, Kind.TIMETZ):
         raise no_function(func.value, args)
     field = Literal(name, types.TEXT)
     if func is Func.DATE_TRUNC:
-        if k in (Kind.INTERVAL, Kind.TIME):  # (time: PostgreSQL's, via interval)
+        if k in (Kind.INTERVAL, Kind.TIME, Kind.TIMETZ):  # (time: PostgreSQL's, via interval)
             raise errors.FeatureNotSupported(f"date_trunc of {x.type}")
         if name not in TRUNC_FIELDS:
             raise _unit_error(f.value, x.type, False)
@@ -393,7 +403,7 @@ def _rule_datetime(func: Func, args) -> ex.Expr:
     ok = _INTERVAL_FIELDS if k is Kind.INTERVAL else _EXTRACT
     if name not in ok:
         raise _unit_error(f.value, x.type, False)
-    if k is Kind.TIME and name not in _TIME_FIELDS + ("epoch",):
+    if k in (Kind.TIME, Kind.TIMETZ) and name not in _TIME_FIELDS + ("epoch",):
         raise _unit_error(f.value, x.type, True)
     if func is Func.DATE_PART:
         x = coerce(x, types.TIMESTAMP) if k is Kind.DATE else x

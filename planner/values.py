@@ -127,6 +127,8 @@ def parse_text(text: str, t: SqlType):
         return parse_interval(text)
     if k is Kind.TIME:
         return temporal.parse_time(text)
+    if k is Kind.TIMETZ:
+        return temporal.parse_timetz(text)
     if k in (Kind.JSON, Kind.JSONB):
         return json_values.to_json_kind(text, types.TEXT, t)
     raise errors.FeatureNotSupported(f"input of type {t}")
@@ -203,6 +205,8 @@ def format_text(v, t: SqlType) -> str | None:
         return format_interval(v)
     if k is Kind.TIME:
         return temporal.format_time(v)
+    if k is Kind.TIMETZ:  # a Python value, or the packed int64 a batch holds
+        return temporal.format_timetz(temporal.TimeTz.unpack(v) if isinstance(v, int) else v)
     return v if isinstance(v, str) else str(v)
 
 
@@ -271,6 +275,8 @@ def cast_value(v, src: SqlType, dst: SqlType):
         return v.replace(tzinfo=UTC if d is Kind.TIMESTAMPTZ else None)
     if d is Kind.TIME:
         return temporal.to_time(v, s)
+    if d is Kind.TIMETZ:
+        return temporal.to_timetz(v)
     if d is Kind.INTERVAL:
         return temporal.time_interval(v) if s is Kind.TIME else v
     raise errors.QueryError(f"cannot cast type {src} to {dst}", "42846")

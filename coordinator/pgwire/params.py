@@ -125,6 +125,7 @@ _FROM_TEXT = {
     Kind.FLOAT4: _float, Kind.FLOAT8: _float, Kind.NUMERIC: _numeric,
     Kind.DATE: _date, Kind.TIMESTAMP: _timestamp, Kind.TIMESTAMPTZ: _timestamp,
     Kind.TIME: lambda text, t: temporal.parse_time(text),
+    Kind.TIMETZ: lambda text, t: temporal.parse_timetz(text),
 }
 
 
@@ -183,6 +184,17 @@ def _binary_time(data: bytes, t: SqlType) -> datetime.time:
     return temporal.time_of_micros(micros)
 
 
+def _binary_timetz(data: bytes, t: SqlType) -> temporal.TimeTz:
+    if len(data) != 12:
+        raise _bad_binary(t)
+    micros, zone = struct.unpack("!qi", data)
+    if micros == temporal.USECS_PER_DAY:
+        raise errors.FeatureNotSupported("time 24:00:00 is not supported")
+    if not 0 <= micros < temporal.USECS_PER_DAY or abs(zone) > 15 * 3600 + 59 * 60 + 59:
+        raise _out_of_range("time with time zone")
+    return temporal.TimeTz(micros + zone * 10**6, zone)
+
+
 def _binary_bool(data: bytes, t: SqlType) -> bool:
     if len(data) != 1:
         raise _bad_binary(t)
@@ -196,7 +208,7 @@ _FROM_BINARY = {
     Kind.NUMERIC: lambda data, t: numeric.decode(data),
     Kind.DATE: _binary_date, Kind.TIMESTAMP: _binary_timestamp,
     Kind.TIMESTAMPTZ: _binary_timestamp, Kind.INTERVAL: _binary_interval,
-    Kind.TIME: _binary_time,
+    Kind.TIME: _binary_time, Kind.TIMETZ: _binary_timetz,
     Kind.OID: _unpack("!I"),  # name and the other catalog types: text (utf8)
 }
 

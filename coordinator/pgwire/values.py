@@ -21,6 +21,7 @@ from coordinator.pgwire import backend, codec, numeric
 from planner import errors, temporal
 from planner.types import CATALOG_KINDS, Kind, SqlType
 from segment.kernels import expr_pgarray as xpa
+from segment.kernels import expr_timetz as xtz
 from segment.kernels import infinite
 
 PG_EPOCH_DAYS = 10_957                          # 2000-01-01 in days since 1970-01-01
@@ -188,6 +189,7 @@ _TEXT = {
     Kind.INTERVAL: _interval_text_column,
     Kind.TIME: lambda a, t: pc.replace_substring_regex(pc.cast(a, pa.string()),
                                                        _TRAILING_ZEROS, r"\1"),
+    Kind.TIMETZ: lambda a, t: xtz.to_text(a),
 }
 
 
@@ -240,6 +242,14 @@ def _interval_binary(arr: pa.Array, t: SqlType) -> pa.Array:
     return _fixed(out, arr)
 
 
+def _timetz_binary(arr: pa.Array, t: SqlType) -> pa.Array:
+    """timetz_send: int64 local microseconds, int32 zone seconds west."""
+    local, zone, _ = xtz.unpack(arr.fill_null(0))
+    out = np.empty(len(arr), dtype=[("micros", ">i8"), ("zone", ">i4")])
+    out["micros"], out["zone"] = local, zone
+    return _fixed(out, arr)
+
+
 def _utf8(arr: pa.Array, t: SqlType) -> pa.Array:
     return (_char_padded(arr, t) if t.kind is Kind.CHAR else arr).cast(pa.binary())
 
@@ -260,6 +270,7 @@ _BINARY = {
     Kind.TIMESTAMPTZ: _packed(">i8", PG_EPOCH_MICROS, pa.int64(), temporal.INFINITE_MICROS),
     Kind.INTERVAL: _interval_binary,
     Kind.TIME: _packed(">i8", 0, pa.int64()),  # microseconds since midnight
+    Kind.TIMETZ: _timetz_binary,
 }
 
 # The system catalog's types (planner/types.py CATALOG_KINDS): oid and xid are integers

@@ -28,7 +28,8 @@ from planner.schema import ColumnDef
 from planner.types import Kind, SqlType
 from segment.ingest import interval, numeric
 from segment.ingest.base import WS, fail_at, first_true, null, raise_at, to_string, trim, try_cast
-from segment.kernels import expr_cast, expr_json, expr_pgarray, infinite
+from segment.kernels import expr_arrays as xa
+from segment.kernels import expr_cast, expr_json, expr_pgarray, expr_timetz, infinite
 
 _INT_LIMITS = {Kind.INT2: (-2**15, 2**15 - 1), Kind.INT4: (-2**31, 2**31 - 1),
                Kind.INT8: (-2**63, 2**63 - 1)}
@@ -266,6 +267,10 @@ def _datetime_error(s: str, type_name: str) -> errors.QueryError:
     return errors.InvalidDatetimeFormat(f'invalid input syntax for type {type_name}: "{s}"')
 
 
+# The struct binary COPY reads a timetz as: local microseconds, zone seconds west.
+TIMETZ_PARTS = ("timetz_local", "timetz_zone")
+
+
 def _keeping_infinity(parse):
     """A date/timestamp column parser that also reads 'infinity' and '-infinity' (any
     case, spaces around), stored as the layout's extreme integers (kernels/infinite.py)."""
@@ -285,13 +290,19 @@ def _time_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
     fast = expr_cast.fast_time(arr)
     if fast is not None:
         return fast
+    return _per_value(arr, temporal.parse_time, pa.time64("us"))
+
+
+def _per_value(arr: pa.Array, parse, target: pa.DataType) -> pa.Array:
+    """`parse` once per distinct text, spread to the rows; an error names its first row."""
+    distinct = pc.unique(arr.drop_null())
     values = []
-    for i, s in enumerate(arr.to_pylist()):
+    for s in distinct.to_pylist():
         try:
-            values.append(None if s is None else temporal.parse_time(s))
+            values.append(parse(s))
         except errors.QueryError as e:
-            raise_at(e, i)
-    return pa.array(values, pa.time64("us"))
+            raise_at(e, first_true(pc.equal(arr, s)))
+    return pa.array(values, target).take(pc.index_in(arr, value_set=distinct))
 
 
 _FROM_TEXT = {
@@ -303,6 +314,8 @@ _FROM_TEXT = {
     Kind.TIMESTAMP: _keeping_infinity(_timestamp_from_text),
     Kind.TIMESTAMPTZ: _keeping_infinity(_timestamp_from_text), Kind.INTERVAL: interval.interval_from_text,
     Kind.NUMERIC: numeric.numeric_from_text, Kind.TIME: _time_from_text,
+    Kind.TIMETZ: lambda arr, t: _per_value(arr, lambda s: temporal.parse_timetz(s).pack(),
+                                           pa.int64()),
 }
 for _k in (Kind.ARRAY, Kind.INT2VECTOR, Kind.OIDVECTOR):  # '{1,2,NULL}' (array_in)
     _FROM_TEXT[_k] = expr_pgarray.from_text
@@ -347,6 +360,12 @@ def _from_typed(arr: pa.Array, t: SqlType, target: pa.DataType) -> pa.Array:
         return arr.cast(target)
     if t.kind is Kind.INTERVAL and pa.types.is_interval(src):
         return arr.cast(target)
+    if t.kind is Kind.TIME and pa.types.is_time(src):
+        return arr.cast(target)
+    if t.kind is Kind.TIMETZ and pa.types.is_struct(src) and \
+            tuple(f.name for f in src) == TIMETZ_PARTS:  # binary COPY's (copy_binary.py)
+        local, zone = (arr.field(i).to_numpy(zero_copy_only=False) for i in range(2))
+        return expr_timetz.pack(local, zone, xa.valid_mask(arr), len(arr))
     # Anything else goes through text, like PostgreSQL's I/O conversion on assignment.
     text = try_cast(arr, pa.string())
     if text is None:

@@ -292,8 +292,8 @@ def _column(view: np.ndarray, starts: np.ndarray, lengths: np.ndarray, col: Colu
     """One column of a run of tuples, in the Arrow type nearest to the SQL type."""
     kind, n = col.type.kind, len(starts)
     valid = lengths >= 0
-    if kind in _FIXED or kind is Kind.INTERVAL:
-        width = 16 if kind is Kind.INTERVAL else np.dtype(_FIXED[kind]).itemsize
+    if kind in _FIXED or kind in (Kind.INTERVAL, Kind.TIMETZ):
+        width = {Kind.INTERVAL: 16, Kind.TIMETZ: 12}.get(kind) or np.dtype(_FIXED[kind]).itemsize
         wrong = valid & (lengths != width)
         if wrong.any():
             raise _bad(int(np.flatnonzero(wrong)[0]))
@@ -302,6 +302,8 @@ def _column(view: np.ndarray, starts: np.ndarray, lengths: np.ndarray, col: Colu
                       np.arange(len(live) + 1, dtype=np.int64) * width).reshape(-1, width)
         if kind is Kind.INTERVAL:
             return _interval(raw, valid)
+        if kind is Kind.TIMETZ:
+            return _timetz(raw, valid)
         values = np.zeros(n, np.dtype(_FIXED[kind]).newbyteorder("="))
         values[valid] = raw.view(_FIXED[kind]).ravel()
         if kind is Kind.BOOL:
@@ -372,6 +374,26 @@ def _time(values: np.ndarray, valid: np.ndarray) -> pa.Array:
             raise e
     return pa.array(values.astype(np.int64), mask=None if valid.all() else ~valid).cast(
         pa.time64("us"))
+
+
+def _timetz(raw: np.ndarray, valid: np.ndarray) -> pa.Array:
+    """timetz_recv: int64 local microseconds and int32 zone seconds west, as a struct of
+    the two that convert.py packs into raympp's layout (segment/kernels/expr_timetz.py)."""
+    wire = raw.view(np.dtype([("micros", ">i8"), ("zone", ">i4")])).ravel()
+    micros = np.zeros(len(valid), np.int64)
+    zone = np.zeros(len(valid), np.int64)
+    micros[valid], zone[valid] = wire["micros"], wire["zone"]
+    day = 86_400_000_000
+    for bad, e in ((micros == day, errors.FeatureNotSupported("time 24:00:00 is not supported")),
+                   ((micros < 0) | (micros > day) | (np.abs(zone) > 57_599),
+                    errors.QueryError("time with time zone out of range", "22008"))):
+        bad &= valid
+        if bad.any():
+            e.row = int(np.flatnonzero(bad)[0])
+            raise e
+    mask = None if valid.all() else pa.array(~valid)
+    return pa.StructArray.from_arrays(
+        [pa.array(micros), pa.array(zone)], names=list(convert.TIMETZ_PARTS), mask=mask)
 
 
 def _interval(raw: np.ndarray, valid: np.ndarray) -> pa.Array:

@@ -25,6 +25,7 @@ from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_datetime as xd
 from segment.kernels import expr_kernels as xk
 from segment.kernels import expr_numeric as xn
+from segment.kernels import expr_timetz as xtz
 from segment.kernels import infinite
 
 _WS = " \t\n\r\v\f"
@@ -67,6 +68,8 @@ def to_arrow(values: list, t: SqlType) -> pa.Array:
     if t.kind is Kind.INTERVAL:
         return pa.array([None if v is None else pa.MonthDayNano([v.months, v.days, v.micros * 1000])
                          for v in values], at)
+    if t.kind is Kind.TIMETZ:
+        return pa.array([None if v is None else v.pack() for v in values], pa.int64())
     if t.kind in TEMPORAL and any(isinstance(v, Infinite) for v in values):
         return infinite.with_infinities(values, t)
     return pa.array(values, at)
@@ -91,6 +94,8 @@ def cast(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
         return pc.cast(arr, dst.arrow_type())
     if src.kind is dst.kind is Kind.INTERVAL:
         return arr
+    if Kind.TIMETZ in (src.kind, dst.kind):
+        return xtz.cast(arr, src.kind, dst.kind)
     if Kind.TIME in (src.kind, dst.kind):
         return xd.time_cast(arr, src.kind, dst.kind)
     # between date, timestamp and timestamptz (UTC)
@@ -202,6 +207,8 @@ def to_text(arr: pa.Array, src: SqlType) -> pa.Array:
         return infinite.text(arr, lambda a: _timestamp_text(a, k))
     if k is Kind.INTERVAL:
         return xd.format_intervals(arr)
+    if k is Kind.TIMETZ:
+        return xtz.to_text(arr)
     if k is Kind.TIME:
         return pc.replace_substring_regex(pc.cast(arr, pa.string()), r"(\.\d*[1-9])0+$|\.0+$",
                                           r"\1")
@@ -292,6 +299,8 @@ def from_text(arr: pa.Array, dst: SqlType) -> pa.Array:
             return xd.parse_intervals(arr)
         if k is Kind.TIME:
             return _text_time(arr)
+        if k is Kind.TIMETZ:
+            return xtz.from_text(arr)
         trimmed = pc.utf8_trim(arr, characters=_WS)
         if k is Kind.BOOL:
             return _text_bool(trimmed)

@@ -20,6 +20,7 @@ from planner.types import Kind
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_kernels as xk
 from segment.kernels import expr_numeric as xn
+from segment.kernels import expr_timetz as xtz
 from segment.kernels import infinite, interval_order
 
 US_PER_DAY = 86_400_000_000
@@ -148,6 +149,8 @@ def temporal_arith(e: Call, args: list, n: int) -> xa.Datum:
             raise errors.QueryError(f"cannot subtract infinite {what}", "22008")
         kept = temporal_arith(e, [infinite.finite(a, inf), b], n)
         return infinite.put(xa.as_array(kept, n), inf)
+    if ka is Kind.TIMETZ:
+        return xtz.arith(e, args, n)
     if Kind.TIME in (ka, kb):
         return time_arith(e, args, n)
     if ka is Kind.DATE and kb is Kind.DATE:
@@ -215,6 +218,8 @@ def _field_values(field: str, x: pa.Array, kind: Kind) -> tuple[np.ndarray, int]
     """The integer values of an EXTRACT field and their decimal scale."""
     if kind is Kind.INTERVAL:
         return _interval_field(field, x)
+    if kind is Kind.TIMETZ:
+        return xtz.field_values(field, x)
     if kind is Kind.TIME and field in ("hour", "minute"):
         us, _ = _micros(x, len(x))
         return (us // 3_600_000_000 if field == "hour" else us // 60_000_000 % 60), 0
