@@ -144,6 +144,8 @@ class TimeTz:
         return format_timetz(self)
 
 
+_ZONE_NAMED = re.compile(r"\s*(?:\d{4,}-\d{1,2}-\d{1,2}\s+)?\d{1,2}:\d{1,2}(?::\d{1,2}(?:\.\d*)?)?"
+                         r"\s*(?:am|pm)?\s*[a-z][a-z0-9/_+-]*\s*\Z", re.A | re.I)
 _MAX_ZONE = 15 * 3600 + 59 * 60 + 59  # PostgreSQL's TZDISP_LIMIT (15:59:59)
 
 
@@ -152,7 +154,7 @@ def parse_timetz(text: str) -> TimeTz:
     GMT; none means the session's TimeZone, UTC. Zone names are 0A000."""
     m = _TIME_RE.match(text)
     if not m:
-        if re.search(r"[a-z]{2,}", text, re.I) and not re.search(r"(am|pm)\s*\Z", text, re.I):
+        if _ZONE_NAMED.match(text):  # a time and a zone name ('12:00 PST')
             raise errors.FeatureNotSupported(f'time zone in "{text}"')
         raise errors.InvalidDatetimeFormat(
             f'invalid input syntax for type time with time zone: "{text}"')
