@@ -186,6 +186,18 @@ def format_offset(zone: int) -> str:
         f":{sec:02d}" if sec else "")
 
 
+def round_time(v: dt.time, precision: int | None) -> dt.time:
+    """A time rounded to `precision` fractional digits, half up (AdjustTimeForTypmod);
+    rounding up to 24:00:00 is 0A000, as that value is."""
+    if precision is None or v is None:
+        return v
+    q = 10 ** (6 - precision)
+    us = (time_micros(v) + q // 2) // q * q
+    if us >= USECS_PER_DAY:
+        raise errors.FeatureNotSupported("time 24:00:00 is not supported")
+    return time_of_micros(us)
+
+
 def time_of_micros(us: int) -> dt.time:
     """The time us microseconds after midnight (0 <= us < one day)."""
     secs, micros = divmod(us, 10**6)

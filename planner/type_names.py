@@ -36,10 +36,14 @@ def sql_type(dt: exp.DataType) -> types.SqlType:
         return types.varchar(args[0] if args else None)
     if name in ("CHAR", "NCHAR", "BPCHAR"):
         return types.char(args[0] if args else 1)
-    if name in ("TIME", "TIMETZ") and args and args[0] < 6:
-        # time(p) rounds to p fractional digits; raympp keeps microseconds
-        raise errors.FeatureNotSupported(f"type {dt.sql(dialect='postgres')} (time "
-                                         "precision below 6)")
+    if name == "TIME" and args:  # time(p): p fractional digits (6 and above: all of them)
+        if args[0] < 0:
+            raise errors.InvalidParameterValue(f"TIME({args[0]}) precision must not be negative")
+        return types.TIME if args[0] >= 6 else SqlType(Kind.TIME, precision=args[0])
+    if name in ("TIMETZ", "TIMESTAMP", "TIMESTAMPTZ") and args and args[0] < 6:
+        # timetz(p), timestamp(p) round to p fractional digits; raympp keeps microseconds
+        raise errors.FeatureNotSupported(f"type {dt.sql(dialect='postgres')} (precision "
+                                         "below 6)")
     if name == "INTERVAL" and args and args[0] < 6:
         # interval(p) rounds the seconds to p digits; raympp keeps microseconds
         raise errors.FeatureNotSupported(f"type {dt.sql(dialect='postgres')} (interval "

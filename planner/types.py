@@ -132,7 +132,8 @@ NUMERIC_DEFAULT_SCALE = 16  # scale given to results of unconstrained numeric di
 
 @dataclass(frozen=True, slots=True)
 class SqlType:
-    """A SQL type. `precision`/`scale` for numeric, `length` for varchar(n)/char(n),
+    """A SQL type. `precision`/`scale` for numeric (`precision` also the fractional
+    digits of time(p), p < 6), `length` for varchar(n)/char(n),
     `element` for an array (Kind.ARRAY) the type of its elements, `fields` for a record
     its (name, type) pairs."""
 
@@ -195,6 +196,8 @@ class SqlType:
             return ((self.precision << 16) | self.scale) + 4
         if self.kind in (Kind.VARCHAR, Kind.CHAR) and self.length is not None:
             return self.length + 4
+        if self.kind is Kind.TIME and self.precision is not None:
+            return self.precision
         return -1
 
     @property
@@ -247,6 +250,8 @@ class SqlType:
             return f"numeric({self.precision},{self.scale})"
         if self.kind in (Kind.VARCHAR, Kind.CHAR) and self.length is not None:
             return f"{self.kind.value}({self.length})"
+        if self.kind is Kind.TIME and self.precision is not None:
+            return f"time({self.precision}) without time zone"
         return self.kind.value
 
     def __str__(self) -> str:
@@ -427,6 +432,8 @@ def common_type(a: SqlType, b: SqlType) -> SqlType:
     """The type two operands are coerced to (UNION, CASE, comparison, arithmetic)."""
     if a == b:
         return a
+    if a.kind is b.kind is Kind.TIME:  # time(p) and time(q): time
+        return TIME
     if a.kind is Kind.UNKNOWN:
         return b
     if b.kind is Kind.UNKNOWN:

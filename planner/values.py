@@ -126,7 +126,7 @@ def parse_text(text: str, t: SqlType):
     if k is Kind.INTERVAL:
         return parse_interval(text)
     if k is Kind.TIME:
-        return temporal.parse_time(text)
+        return temporal.round_time(temporal.parse_time(text), t.precision)
     if k is Kind.TIMETZ:
         return temporal.parse_timetz(text)
     if k in (Kind.JSON, Kind.JSONB):
@@ -274,7 +274,7 @@ def cast_value(v, src: SqlType, dst: SqlType):
             v = dt.datetime.combine(v, dt.time())
         return v.replace(tzinfo=UTC if d is Kind.TIMESTAMPTZ else None)
     if d is Kind.TIME:
-        return temporal.to_time(v, s)
+        return temporal.round_time(temporal.to_time(v, s), dst.precision)
     if d is Kind.TIMETZ:
         return temporal.to_timetz(v)
     if d is Kind.INTERVAL:

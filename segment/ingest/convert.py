@@ -288,9 +288,9 @@ def _time_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
     """time columns: the common forms vectorized, others (and errors, with their row)
     value by value."""
     fast = expr_cast.fast_time(arr)
-    if fast is not None:
-        return fast
-    return _per_value(arr, temporal.parse_time, pa.time64("us"))
+    if fast is None:
+        fast = _per_value(arr, temporal.parse_time, pa.time64("us"))
+    return fast if t.precision is None else expr_cast.round_time(fast, t.precision)
 
 
 def _per_value(arr: pa.Array, parse, target: pa.DataType) -> pa.Array:
@@ -361,7 +361,8 @@ def _from_typed(arr: pa.Array, t: SqlType, target: pa.DataType) -> pa.Array:
     if t.kind is Kind.INTERVAL and pa.types.is_interval(src):
         return arr.cast(target)
     if t.kind is Kind.TIME and pa.types.is_time(src):
-        return arr.cast(target)
+        arr = arr.cast(target)
+        return arr if t.precision is None else expr_cast.round_time(arr, t.precision)
     if t.kind is Kind.TIMETZ and pa.types.is_struct(src) and \
             tuple(f.name for f in src) == TIMETZ_PARTS:  # binary COPY's (copy_binary.py)
         local, zone = (arr.field(i).to_numpy(zero_copy_only=False) for i in range(2))

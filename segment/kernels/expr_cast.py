@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner import errors
+from planner import errors, temporal
 from planner.temporal import TEMPORAL, Infinite
 from planner.values import DEC, parse_text
 from planner.types import Kind, SqlType
@@ -77,6 +77,25 @@ def to_arrow(values: list, t: SqlType) -> pa.Array:
 
 def cast(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
     """CAST(arr AS dst) for an array of type src."""
+    out = _cast(arr, src, dst)
+    if dst.kind is Kind.TIME and dst.precision is not None:
+        return round_time(out, dst.precision)
+    return out
+
+
+def round_time(arr: pa.Array, precision: int) -> pa.Array:
+    """time values rounded to `precision` fractional digits, half up, as time(p) stores
+    them (24:00:00, where 23:59:59.9... rounds up to, is 0A000)."""
+    q = 10 ** (6 - precision)
+    us = xa.np_view(arr, np.int64)
+    out = (us + q // 2) // q * q
+    valid = xa.valid_mask(arr)
+    if ((out >= temporal.USECS_PER_DAY) & (True if valid is None else valid)).any():
+        raise errors.FeatureNotSupported("time 24:00:00 is not supported")
+    return xa.from_numpy(out, pa.time64("us"), valid)
+
+
+def _cast(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
     n = len(arr)
     if src.kind is Kind.UNKNOWN or arr.null_count == n:
         return pa.nulls(n, dst.arrow_type())
