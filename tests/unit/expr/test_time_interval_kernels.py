@@ -1,6 +1,7 @@
-"""Kernels of time, interval and infinite dates: interval order keys (exact over the whole
-month_day_nano range, equal where PostgreSQL's intervals are), the interval sum parts,
-+/-infinity in batches, and the time of day's text input."""
+"""Kernels of time, timetz, interval and infinite dates: interval order keys (exact over the
+whole month_day_nano range, equal where PostgreSQL's intervals are), +/-infinity in
+batches, the time of day's text input and precision, and timetz's packed int64 (ordered
+as PostgreSQL's timetz_cmp)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 from planner import errors, temporal
 from planner import types as T
 from planner.temporal import Interval
-from segment.kernels import expr_cast, infinite, interval_order
+from segment.kernels import expr_cast, expr_timetz, infinite, interval_order
 
 IV = pa.month_day_nano_interval()
 
@@ -110,3 +111,37 @@ def test_time_arith_wraps_and_reads_only_the_time_part():
     assert temporal.time_arith(False, dt.time(0, 15), Interval(0, 0, 3600 * 10**6)) == dt.time(23, 15)
     assert temporal.time_arith(False, dt.time(1), dt.time(2)) == Interval(0, 0, -3600 * 10**6)
     assert temporal.to_time(Interval(0, 0, -1), T.Kind.INTERVAL) == dt.time(23, 59, 59, 999999)
+
+
+def test_timetz_packing_orders_as_postgres():
+    rng = random.Random(3)
+    values = [temporal.TimeTz(local + zone * 10**6, zone)
+              for local, zone in [(rng.randrange(temporal.USECS_PER_DAY),
+                                   rng.randint(-57599, 57599)) for _ in range(500)]]
+    values += [temporal.parse_timetz(s) for s in ("12:00+02", "10:00+00", "11:00+01",
+                                                  "00:00-15:59:59", "23:59:59.999999+15:59:59")]
+    packed = [v.pack() for v in values]
+    assert sorted(range(len(values)), key=lambda i: values[i]) == \
+        sorted(range(len(values)), key=lambda i: packed[i])
+    assert all(temporal.TimeTz.unpack(p) == v for p, v in zip(packed, values))
+    assert len(set(packed)) == len(set(values))
+
+
+def test_timetz_kernels_round_trip_text():
+    texts = ["12:34:56.5+05:30", None, "00:00-08", "23:59:59.999999+15:59:59", "10:00"]
+    arr = pa.array([None if s is None else temporal.parse_timetz(s).pack() for s in texts],
+                   pa.int64())
+    assert expr_timetz.to_text(arr).to_pylist() == [
+        "12:34:56.5+05:30", None, "00:00:00-08", "23:59:59.999999+15:59:59", "10:00:00+00"]
+    assert expr_timetz.from_text(expr_timetz.to_text(arr)).equals(arr)
+
+
+@pytest.mark.parametrize(("text", "p", "out"), [
+    ("12:34:56.789", 1, "12:34:56.8"), ("12:34:56.45", 1, "12:34:56.5"),
+    ("00:00:00.004999", 2, "00:00:00"), ("12:34:56.5", 0, "12:34:57")])
+def test_time_precision_rounds_half_up(text, p, out):
+    t = T.SqlType(T.Kind.TIME, precision=p)
+    assert temporal.format_time(temporal.round_time(temporal.parse_time(text), p)) == out
+    arr = expr_cast.round_time(pa.array([temporal.parse_time(text)], pa.time64("us")), p)
+    assert temporal.format_time(arr[0].as_py()) == out
+    assert t.typmod == p and t.sql() == f"time({p}) without time zone"
