@@ -117,6 +117,12 @@ def _time_arith(func: Func, a: ex.Expr, b: ex.Expr) -> ex.Expr | None:
         return Call(func, (b, a), types.TIMESTAMP)
     if func is Func.ADD and ka is kb is Kind.TIME:  # PostgreSQL: several candidates
         raise not_unique(func, a, b)
+    if func is Func.ADD and ka is Kind.TIME and kb in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
+        a, b, ka, kb = b, a, kb, ka
+    if func in (Func.ADD, Func.SUB) and kb is Kind.TIME and ka in (
+            Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.INTERVAL):
+        # no such operators: PostgreSQL casts the time to interval (implicit, pg_cast 'i')
+        return _temporal_arith(func, a, bind_cast(b, types.INTERVAL))
     if func is Func.MUL and kb is Kind.TIME and a.type.is_number:
         a, b, ka, kb = b, a, kb, ka
     if func in (Func.MUL, Func.DIV) and ka is Kind.TIME and b.type.is_number:
