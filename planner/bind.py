@@ -21,7 +21,7 @@ from planner import (bind_array, bind_join, bind_json, bind_lateral, bind_latera
                      statistics_aggregates, string_aggregates, subquery_domain, system_tables,
                      table_functions, types)
 from planner import expr as ex
-from planner import group_subqueries
+from planner import group_subqueries, interval_aggregates
 from planner import plan as pl
 from planner import row_aggregates
 from planner.bind_expr import AGGREGATES, STATISTICS, ExprBinder, find_aggregate, row_of
@@ -716,6 +716,8 @@ class QueryBinder:
                 return binder.bind(ordered_aggregates.distinct_array_agg(tree))
             if isinstance(tree, json_aggregates.NODES):  # json_agg & co. over array_agg
                 return json_aggregates.bind(tree, binder.bind)
+            if interval_aggregates.applies(tree, plain.bind):  # sum/avg/min/max(interval)
+                return binder.bind(interval_aggregates.rewrite(tree))
             if isinstance(tree, AGGREGATES):
                 call = self._agg_call(tree, scope)
                 primary = next((a.order for a in aggs

@@ -347,6 +347,9 @@ class ExprBinder:
             if node.this is not None:
                 raise errors.FeatureNotSupported("LOCALTIMESTAMP with a precision")
             return functions.bind_cast(functions.bind_call(Func.NOW, []), types.TIMESTAMP)
+        if isinstance(node, (exp.CurrentTime, exp.Localtime)):  # the statement's, in UTC
+            t = types.TIMETZ if isinstance(node, exp.CurrentTime) else types.TIME
+            return functions.bind_cast(functions.bind_call(Func.NOW, []), t)
         if isinstance(node, exp.CurrentVersion):
             return ex.Literal(VERSION_TEXT, types.TEXT)
         if isinstance(node, (exp.CurrentSchema, exp.CurrentDatabase, exp.CurrentUser)):

@@ -138,6 +138,8 @@ CONSUMED: dict[type, frozenset[str]] = {k: frozenset(v) for k, v in {
     exp.Max: {"this"},
     exp.CurrentTimestamp: set(),
     exp.CurrentDate: set(),
+    exp.CurrentTime: set(),  # current_time(p), localtime(p): the precision is refused
+    exp.Localtime: set(),
     exp.Div: {"this", "expression", "typed", "safe"},  # typed/safe: dialect annotations
     exp.DPipe: {"this", "expression", "safe"},
     exp.Placeholder: {"this"},

@@ -52,6 +52,12 @@ def cast_type_ok(src: SqlType, dst: SqlType) -> bool:
         return True
     if {s, d} == {Kind.BOOL, Kind.INT4}:
         return True
+    if d is Kind.TIME:  # pg_cast: timestamp(tz) -> time, interval -> time, timetz -> time
+        return s in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.INTERVAL, Kind.TIMETZ)
+    if d is Kind.TIMETZ:  # time -> timetz, timestamptz -> timetz
+        return s in (Kind.TIME, Kind.TIMESTAMPTZ)
+    if s is Kind.TIME:
+        return d is Kind.INTERVAL
     return s in TEMPORAL and d in TEMPORAL and not (s is d is Kind.DATE)
 
 
@@ -94,6 +100,8 @@ def bind_assign(e: ex.Expr, dst: SqlType, column: str = "") -> ex.Expr:
                or (src.kind in _JSON and dst.kind in _JSON)
                or (src.is_number and dst.is_number)
                or (src.kind in TEMPORAL and dst.kind in TEMPORAL)
+               or (dst.kind in (Kind.TIME, Kind.TIMETZ) and cast_type_ok(src, dst))
+               or (src.kind is Kind.TIME and dst.kind is Kind.INTERVAL)
                or (dst.is_array and (src.kind is Kind.UNKNOWN or src.is_array and (
                    src.elem.kind is dst.elem.kind or dst.elem.is_string
                    or (src.elem.is_number and dst.elem.is_number)))))
@@ -292,12 +300,13 @@ def compare_operands(func: Func, a: ex.Expr, b: ex.Expr) -> tuple[ex.Expr, ex.Ex
         return a, b
     if ta.kind in TEMPORAL and tb.kind in TEMPORAL:
         for x, y in ((a, b), (b, a)):  # date vs midnight: compare dates, not every row cast
-            if x.type.kind is Kind.DATE and isinstance(y, Literal) and y.value is not None \
-                    and y.type.kind is not Kind.DATE and y.value.time() == dt.time(0):
+            if x.type.kind is Kind.DATE and isinstance(y, Literal) \
+                    and isinstance(y.value, dt.datetime) and y.type.kind is not Kind.DATE \
+                    and y.value.time() == dt.time(0):
                 day = Literal(y.value.date(), types.DATE)
                 return (x, day) if x is a else (day, x)
         t = common_type(ta, tb, "")
         return coerce(a, t), coerce(b, t)
-    if ta.kind is tb.kind and ta.kind in (Kind.BOOL, Kind.INTERVAL):
+    if ta.kind is tb.kind and ta.kind in (Kind.BOOL, Kind.INTERVAL, Kind.TIME, Kind.TIMETZ):
         return a, b
     raise no_operator(func, (a, b))

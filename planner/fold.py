@@ -20,7 +20,8 @@ from planner import expr as ex
 from planner.expr import Call, Cast, Func, Literal
 from planner import time_zones
 from planner.row_functions import call_row
-from planner.temporal import TEMPORAL, USECS_PER_DAY, add_interval, interval_key, interval_scale
+from planner.temporal import (TEMPORAL, Infinite, USECS_PER_DAY, add_interval, interval_key,
+                              interval_scale, time_arith)
 from planner.types import Kind, SqlType
 from planner.values import DEC, cast_value, check_int, fit_length, fit_numeric, to_float4
 
@@ -139,6 +140,8 @@ def evaluate_constant(e: ex.Expr, vals: list):
     if not isinstance(e, Call):
         raise NotFoldable
     f = e.func
+    if f not in _ORDER_ONLY and any(isinstance(v, Infinite) for v in vals):
+        raise NotFoldable  # arithmetic on +/-infinity: the kernels' (PostgreSQL's rules)
     if f in _ARRAY_FUNCS:  # computed by the batch kernels (several take NULL arguments)
         if f is Func.ARRAY:
             return tuple(vals)
@@ -203,6 +206,8 @@ def _c_arith(e: Call, a, b):
         r = {Func.ADD: DEC.add, Func.SUB: DEC.subtract, Func.MUL: DEC.multiply,
              Func.DIV: DEC.divide, Func.MOD: DEC.remainder}[f](a, b)
         return fit_numeric(r, t)
+    if Kind.TIME in (ta.kind, tb.kind) or ta.kind is Kind.TIMETZ:
+        return time_arith(f is Func.ADD, a, b)
     if ta.kind is Kind.DATE and tb.kind is Kind.DATE:
         return (a - b).days
     if ta.kind is Kind.DATE:
@@ -317,7 +322,13 @@ def bitwise(f: Func, kind: Kind, a: int, b: int | None = None) -> int:
     return r - (1 << bits) if r >> (bits - 1) else r
 
 
+# Calls that only compare or pick their arguments: they fold over +/-infinity too.
+_ORDER_ONLY = frozenset((Func.EQ, Func.NE, Func.LT, Func.LE, Func.GT, Func.GE, Func.AND,
+                         Func.OR, Func.COALESCE, Func.GREATEST, Func.LEAST, Func.NULLIF,
+                         Func.ISFINITE))
+
 _CONST_CALLS = {
+    Func.ISFINITE: lambda e, x: not isinstance(x, Infinite),
     **{f: _c_arith for f in (Func.ADD, Func.SUB, Func.MUL, Func.DIV, Func.MOD)},
     **{f: _c_compare for f in (Func.EQ, Func.NE, Func.LT, Func.LE, Func.GT, Func.GE)},
     Func.NOT: lambda e, x: not x,

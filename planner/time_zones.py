@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from planner import errors, types
 from planner.session_info import SESSION_INFO
-from planner.temporal import has_offset, parse_timestamp
+from planner.temporal import Infinite, has_offset, parse_timestamp
 
 UTC = dt.timezone.utc
 _DAY = dt.timedelta(days=1)
@@ -181,13 +181,17 @@ def offset_at(instant: dt.datetime, zone: Zone) -> int:
 
 
 def to_local(instant: dt.datetime, zone: Zone) -> dt.datetime:
-    """The wall-clock time (naive) of a UTC instant in `zone`."""
+    """The wall-clock time (naive) of a UTC instant in `zone` (+/-infinity stays)."""
+    if isinstance(instant, Infinite):
+        return instant
     return instant.replace(tzinfo=None) + dt.timedelta(seconds=offset_at(instant, zone))
 
 
 def from_local(local: dt.datetime, zone: Zone) -> dt.datetime:
     """The UTC instant (aware) of a wall-clock time in `zone`, PostgreSQL's choice for
     skipped and repeated local times (see the module docstring)."""
+    if isinstance(local, Infinite):
+        return local
     local = local.replace(tzinfo=None)
     return (local - dt.timedelta(seconds=local_offset(local, zone))).replace(tzinfo=UTC)
 
@@ -217,6 +221,8 @@ def offset_text(seconds: int) -> str:
 
 def text_in_zone(instant: dt.datetime, zone: Zone) -> str:
     """timestamptz_out in `zone`: the wall clock there and the offset in force."""
+    if isinstance(instant, Infinite):
+        return str(instant)
     offset = offset_at(instant, zone)
     local = instant.replace(tzinfo=None) + dt.timedelta(seconds=offset)
     s = f"{local.date().isoformat()} {local.hour:02d}:{local.minute:02d}:{local.second:02d}"
@@ -228,6 +234,6 @@ def parse_in_zone(text: str, zone: Zone) -> dt.datetime:
     """timestamptz_in in `zone`: text with its own offset is that instant, text without
     one is a wall clock in `zone`."""
     v = parse_timestamp(text, types.TIMESTAMPTZ)
-    if has_offset(text):
+    if isinstance(v, Infinite) or has_offset(text):
         return v
     return from_local(v.replace(tzinfo=None), zone)

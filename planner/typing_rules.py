@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from planner import array_rules, errors, json_rules, types, zone_rules
+from planner import array_rules, errors, interval_rules, json_rules, types, zone_rules
 from planner import expr as ex
 from planner.coercion import (
     adopt, as_bool, as_bpchar, as_numeric, bind_cast, coerce, common_type, int_digits, is_unknown,
@@ -43,7 +43,8 @@ def _binary_unknowns(func: Func, a: ex.Expr, b: ex.Expr):
         raise not_unique(func, a, b)
     if ua or ub:
         known = b if ua else a
-        if func in _ARITH and known.type.kind in TEMPORAL + (Kind.INTERVAL,):
+        if func in _ARITH and known.type.kind in TEMPORAL + (Kind.INTERVAL, Kind.TIME,
+                                                             Kind.TIMETZ):
             raise not_unique(func, a, b)
         if ua:
             a = adopt(a, b.type)
@@ -92,8 +93,50 @@ def _numeric_result(func: Func, a: ex.Expr, b: ex.Expr) -> SqlType:
     return numeric_type(ia + sb if ia is not None else None, scale)
 
 
+def _time_arith(func: Func, a: ex.Expr, b: ex.Expr) -> ex.Expr | None:
+    """time + interval, interval + time, time - interval -> time; time - time ->
+    interval; date + time, time + date, date - time -> timestamp; timetz +/- interval ->
+    timetz."""
+    ka, kb = a.type.kind, b.type.kind
+    if Kind.TIMETZ in (ka, kb):
+        if func is Func.ADD and kb is Kind.TIMETZ and ka is Kind.INTERVAL:
+            a, b, ka, kb = b, a, kb, ka
+        if func in (Func.ADD, Func.SUB) and ka is Kind.TIMETZ and kb is Kind.INTERVAL:
+            return Call(func, (a, b), types.TIMETZ)
+        if func is Func.ADD and Kind.DATE in (ka, kb):
+            raise errors.FeatureNotSupported("date + time with time zone")
+        return None
+    if func is Func.ADD and kb is Kind.TIME and ka in (Kind.INTERVAL, Kind.DATE):
+        a, b, ka, kb = b, a, kb, ka  # addition commutes: keep the time first
+    if func in (Func.ADD, Func.SUB) and ka is Kind.TIME and kb is Kind.INTERVAL:
+        return Call(func, (a, b), types.TIME)
+    if func is Func.SUB and ka is kb is Kind.TIME:
+        return Call(func, (a, b), types.INTERVAL)
+    if func in (Func.ADD, Func.SUB) and ka is Kind.DATE and kb is Kind.TIME:
+        return Call(func, (a, b), types.TIMESTAMP)
+    if func is Func.ADD and ka is Kind.TIME and kb is Kind.DATE:
+        return Call(func, (b, a), types.TIMESTAMP)
+    if func is Func.ADD and ka is kb is Kind.TIME:  # PostgreSQL: several candidates
+        raise not_unique(func, a, b)
+    if func is Func.ADD and ka is Kind.TIME and kb in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
+        a, b, ka, kb = b, a, kb, ka
+    if func in (Func.ADD, Func.SUB) and kb is Kind.TIME and ka in (
+            Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.INTERVAL):
+        # no such operators: PostgreSQL casts the time to interval (implicit, pg_cast 'i')
+        return _temporal_arith(func, a, bind_cast(b, types.INTERVAL))
+    if func is Func.MUL and kb is Kind.TIME and a.type.is_number:
+        a, b, ka, kb = b, a, kb, ka
+    if func in (Func.MUL, Func.DIV) and ka is Kind.TIME and b.type.is_number:
+        # time casts to interval implicitly (pg_cast 'i'): interval * / float8
+        return Call(func, (bind_cast(a, types.INTERVAL), coerce(b, types.FLOAT8)),
+                    types.INTERVAL)
+    return None
+
+
 def _temporal_arith(func: Func, a: ex.Expr, b: ex.Expr) -> ex.Expr | None:
     ka, kb = a.type.kind, b.type.kind
+    if Kind.TIME in (ka, kb) or Kind.TIMETZ in (ka, kb):
+        return _time_arith(func, a, b)
     small_int = (Kind.INT2, Kind.INT4)
     if func is Func.ADD and (ka in small_int or ka is Kind.INTERVAL) and kb in TEMPORAL:
         a, b, ka, kb = b, a, kb, ka  # addition commutes: keep the date/timestamp first
@@ -357,12 +400,12 @@ def _rule_datetime(func: Func, args) -> ex.Expr:
     if is_unknown(x):
         x = coerce(x, types.TIMESTAMP)
     k = x.type.kind
-    if k not in TEMPORAL + (Kind.INTERVAL,):
+    if k not in TEMPORAL + (Kind.INTERVAL, Kind.TIME, Kind.TIMETZ):
         raise no_function(func.value, args)
     field = Literal(name, types.TEXT)
     if func is Func.DATE_TRUNC:
-        if k is Kind.INTERVAL:
-            raise errors.FeatureNotSupported("date_trunc of interval")
+        if k in (Kind.INTERVAL, Kind.TIME, Kind.TIMETZ):  # (time: PostgreSQL's, via interval)
+            raise errors.FeatureNotSupported(f"date_trunc of {x.type}")
         if name not in TRUNC_FIELDS:
             raise _unit_error(f.value, x.type, False)
         # PostgreSQL has no date_trunc(date): the date becomes timestamptz.
@@ -376,6 +419,8 @@ def _rule_datetime(func: Func, args) -> ex.Expr:
     ok = _INTERVAL_FIELDS if k is Kind.INTERVAL else _EXTRACT
     if name not in ok:
         raise _unit_error(f.value, x.type, False)
+    if k in (Kind.TIME, Kind.TIMETZ) and name not in _TIME_FIELDS + ("epoch",):
+        raise _unit_error(f.value, x.type, True)
     zone = zone_rules.zoned() if k is Kind.TIMESTAMPTZ and name != "epoch" else None
     if zone is not None:  # the fields of the wall clock in the session's zone
         x, k = zone_rules.to_local(x, zone), Kind.TIMESTAMP
@@ -415,6 +460,20 @@ def _unit_error(unit: str, t: SqlType, known: bool) -> errors.QueryError:
     return errors.InvalidParameterValue(f'unit "{unit}" not recognized for type {t}')
 
 
+def _rule_isfinite(func: Func, args) -> ex.Expr:
+    _arity(func, args, 1)
+    (x,) = args
+    if is_unknown(x):
+        raise not_unique_function(func, args)
+    if x.type.kind not in TEMPORAL + (Kind.INTERVAL,):
+        raise no_function(func.value, args)
+    return Call(func, (x,), types.BOOL)
+
+
+def not_unique_function(func: Func, args) -> errors.QueryError:
+    return errors.QueryError(f"function {func.value}(unknown) is not unique", "42725")
+
+
 def _rule_now(func: Func, args) -> ex.Expr:
     _arity(func, args, 0)
     return Call(func, (), types.TIMESTAMPTZ)
@@ -439,8 +498,9 @@ RULES = {
     **{f: _rule_string for f in _STRING_SIGS},
     Func.CONCAT: _rule_concat, Func.CONCAT_FN: _rule_concat, Func.CONCAT_WS: _rule_concat,
     Func.EXTRACT: _rule_datetime, Func.DATE_PART: _rule_datetime,
-    Func.DATE_TRUNC: _rule_datetime, Func.NOW: _rule_now,
+    Func.DATE_TRUNC: _rule_datetime, Func.NOW: _rule_now, Func.ISFINITE: _rule_isfinite,
     **array_rules.RULES,
+    **interval_rules.RULES,
 }
 
 
@@ -454,6 +514,8 @@ def agg_result_type(func: ex.AggFunc, t: types.SqlType) -> types.SqlType:
         if t.kind is types.Kind.UNKNOWN:
             return types.TEXT
         return t
+    if t.kind is types.Kind.INTERVAL:  # as aggregates: planner/interval_aggregates.py
+        raise errors.FeatureNotSupported(f"{func.value}(interval) here")
     if not (t.is_number or t.kind is types.Kind.UNKNOWN):
         raise errors.UndefinedFunction(f"function {func.value}({t}) does not exist")
     if func is ex.AggFunc.SUM:

@@ -80,24 +80,27 @@ def involves(src: SqlType, dst: SqlType) -> bool:
     if (s is _TSTZ) == (d is _TSTZ):
         return False
     other = d if s is _TSTZ else s
-    return other in (Kind.DATE, Kind.TIMESTAMP, Kind.UNKNOWN) or (
+    return other in (Kind.DATE, Kind.TIMESTAMP, Kind.UNKNOWN, Kind.TIME, Kind.TIMETZ) or (
         src.is_string if d is _TSTZ else dst.is_string)
 
 
 def cast(e: ex.Expr, dst: SqlType, zone: Zone) -> ex.Expr:
     """CAST(e AS dst) for a pair that `involves` a zone, in `zone`."""
     src = e.type
-    if src.is_array or dst.is_array or Kind.RECORD in (src.kind, dst.kind):
+    if src.is_array or dst.is_array or Kind.RECORD in (src.kind, dst.kind) \
+            or Kind.TIMETZ in (src.kind, dst.kind):
         raise errors.FeatureNotSupported(
             f"casts between {src} and {dst} in a time zone other than UTC")
     if dst.kind is _TSTZ:
         if src.kind in (Kind.DATE, Kind.TIMESTAMP):
             return from_local(e, zone)
+        if src.kind is Kind.TIME:
+            raise errors.QueryError(f"cannot cast type {src} to {dst}", "42846")
         return fold_constants(Call(Func.TSTZ_IN, (e, zone_literal(zone)), types.TIMESTAMPTZ))
     if dst.kind is Kind.TIMESTAMP:
         return to_local(e, zone)
-    if dst.kind is Kind.DATE:
-        return fold_constants(Cast(to_local(e, zone), types.DATE))
+    if dst.kind in (Kind.DATE, Kind.TIME):
+        return fold_constants(Cast(to_local(e, zone), dst))
     text = fold_constants(Call(Func.TSTZ_OUT, (e, zone_literal(zone)), types.TEXT))
     return text if dst.kind is Kind.TEXT else fold_constants(Cast(text, dst))
 

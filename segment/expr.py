@@ -30,6 +30,8 @@ from segment.kernels import expr_arith as xarith
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_cast as xcast
 from segment.kernels import expr_datetime as xd
+from segment.kernels import expr_interval as xiv
+from segment.kernels import infinite as xinf
 from segment.kernels import expr_json as xj
 from segment.kernels import expr_numeric as xn
 from segment.kernels import expr_pgarray as xpa
@@ -424,6 +426,7 @@ _CALLS = {
     Func.LCM: xarith.gcd_lcm,
     Func.EXTRACT: _field_kernel(xd.extract), Func.DATE_PART: _field_kernel(xd.extract),
     Func.DATE_TRUNC: _field_kernel(xd.date_trunc),
+    Func.ISFINITE: lambda e, args, n: xinf.isfinite(xa.as_array(args[0], n)),
     Func.ONE_ROW: lambda e, args, n: _one_row(args),
     **xpa.CALLS,
     **xj.CALLS,
@@ -431,6 +434,7 @@ _CALLS = {
     **xls.CALLS,
     **xla.CALLS,
     **xtz.CALLS,
+    **xiv.CALLS,
 }
 
 

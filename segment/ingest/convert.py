@@ -23,13 +23,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner import errors
+from planner import errors, temporal
 from planner.schema import ColumnDef
 from planner.types import Kind, SqlType
 from segment.ingest import interval, numeric
 from segment.ingest.base import WS, fail_at, first_true, null, raise_at, to_string, trim, try_cast
 from planner.time_zones import Zone
-from segment.kernels import expr_json, expr_pgarray, expr_timezone
+from segment.kernels import expr_arrays as xa
+from segment.kernels import expr_cast, expr_json, expr_pgarray, expr_timetz, expr_timezone, infinite
 
 _INT_LIMITS = {Kind.INT2: (-2**15, 2**15 - 1), Kind.INT4: (-2**31, 2**31 - 1),
                Kind.INT8: (-2**63, 2**63 - 1)}
@@ -99,7 +100,7 @@ def _convert(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Array:
         arr = to_string(arr)
     if pa.types.is_string(arr.type):
         if t.kind is Kind.TIMESTAMPTZ and zone is not None:
-            return _timestamp_from_text(arr, t, zone)
+            return _keeping_infinity(lambda a, tt: _timestamp_from_text(a, tt, zone))(arr, t)
         return _FROM_TEXT[t.kind](arr, t)
     return _from_typed(arr, t, target)
 
@@ -273,14 +274,55 @@ def _datetime_error(s: str, type_name: str) -> errors.QueryError:
     return errors.InvalidDatetimeFormat(f'invalid input syntax for type {type_name}: "{s}"')
 
 
+# The struct binary COPY reads a timetz as: local microseconds, zone seconds west.
+TIMETZ_PARTS = ("timetz_local", "timetz_zone")
+
+
+def _keeping_infinity(parse):
+    """A date/timestamp column parser that also reads 'infinity' and '-infinity' (any
+    case, spaces around), stored as the layout's extreme integers (kernels/infinite.py)."""
+    def run(arr: pa.Array, t: SqlType) -> pa.Array:
+        word = pc.utf8_lower(trim(arr))
+        pos, neg = (pc.fill_null(pc.equal(word, w), False) for w in ("infinity", "-infinity"))
+        if not (pc.any(pos).as_py() or pc.any(neg).as_py()):
+            return parse(arr, t)
+        rest = pc.if_else(pc.or_(pos, neg), null(arr.type), arr)
+        return infinite.put(parse(rest, t), (np.asarray(pos), np.asarray(neg)))
+    return run
+
+
+def _time_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
+    """time columns: the common forms vectorized, others (and errors, with their row)
+    value by value."""
+    fast = expr_cast.fast_time(arr)
+    if fast is None:
+        fast = _per_value(arr, temporal.parse_time, pa.time64("us"))
+    return fast if t.precision is None else expr_cast.round_time(fast, t.precision)
+
+
+def _per_value(arr: pa.Array, parse, target: pa.DataType) -> pa.Array:
+    """`parse` once per distinct text, spread to the rows; an error names its first row."""
+    distinct = pc.unique(arr.drop_null())
+    values = []
+    for s in distinct.to_pylist():
+        try:
+            values.append(parse(s))
+        except errors.QueryError as e:
+            raise_at(e, first_true(pc.equal(arr, s)))
+    return pa.array(values, target).take(pc.index_in(arr, value_set=distinct))
+
+
 _FROM_TEXT = {
     Kind.INT2: _int_from_text, Kind.INT4: _int_from_text, Kind.INT8: _int_from_text,
     Kind.FLOAT4: _float_from_text, Kind.FLOAT8: _float_from_text,
     Kind.BOOL: _bool_from_text, Kind.TEXT: _string_from_text,
     Kind.VARCHAR: _string_from_text, Kind.CHAR: _string_from_text,
-    Kind.DATE: _date_from_text, Kind.TIMESTAMP: _timestamp_from_text,
-    Kind.TIMESTAMPTZ: _timestamp_from_text, Kind.INTERVAL: interval.interval_from_text,
-    Kind.NUMERIC: numeric.numeric_from_text,
+    Kind.DATE: _keeping_infinity(_date_from_text),
+    Kind.TIMESTAMP: _keeping_infinity(_timestamp_from_text),
+    Kind.TIMESTAMPTZ: _keeping_infinity(_timestamp_from_text), Kind.INTERVAL: interval.interval_from_text,
+    Kind.NUMERIC: numeric.numeric_from_text, Kind.TIME: _time_from_text,
+    Kind.TIMETZ: lambda arr, t: _per_value(arr, lambda s: temporal.parse_timetz(s).pack(),
+                                           pa.int64()),
 }
 for _k in (Kind.ARRAY, Kind.INT2VECTOR, Kind.OIDVECTOR):  # '{1,2,NULL}' (array_in)
     _FROM_TEXT[_k] = expr_pgarray.from_text
@@ -325,6 +367,13 @@ def _from_typed(arr: pa.Array, t: SqlType, target: pa.DataType) -> pa.Array:
         return arr.cast(target)
     if t.kind is Kind.INTERVAL and pa.types.is_interval(src):
         return arr.cast(target)
+    if t.kind is Kind.TIME and pa.types.is_time(src):
+        arr = arr.cast(target)
+        return arr if t.precision is None else expr_cast.round_time(arr, t.precision)
+    if t.kind is Kind.TIMETZ and pa.types.is_struct(src) and \
+            tuple(f.name for f in src) == TIMETZ_PARTS:  # binary COPY's (copy_binary.py)
+        local, zone = (arr.field(i).to_numpy(zero_copy_only=False) for i in range(2))
+        return expr_timetz.pack(local, zone, xa.valid_mask(arr), len(arr))
     # Anything else goes through text, like PostgreSQL's I/O conversion on assignment.
     text = try_cast(arr, pa.string())
     if text is None:
