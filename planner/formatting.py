@@ -1,0 +1,847 @@
+"""PostgreSQL's formatting templates (to_char): parsing them and formatting with them.
+
+A template is parsed once into nodes as PostgreSQL's formatting.c parses it: keywords are
+matched longest first at each position (`HH24` before `HH`), an `FM` or `TM` prefix and a
+`TH`, `th` or `SP` suffix attach to the keyword they touch, double-quoted text is copied
+(a backslash quoting the next character) and anything else is a literal character.
+
+Dates and times (`dch_pieces`): the nodes become *pieces*, each a literal or one field of
+the value printed one way (zero-padded to a width, a name from a table, ...). The pieces
+are interpreted here over one value (`format_datetime`, constant folding) and by
+segment/kernels/expr_format.py over Arrow arrays, both computing the fields with the same
+formulas (`derived_field`), written against a small set of integer operations (`Ops`) that
+Python ints and numpy arrays both provide.
+
+Numbers (`format_number`): the digit template (9 0 . , D G S PL MI SG PR L RN TH V EEEE
+FM B) is PostgreSQL's NUM_processor ported one value at a time; segments apply it once per
+distinct value. The C locale is PostgreSQL's: ',' groups, '.' is the decimal point, the
+currency symbol is a blank. planner/format_input.py reads text with the same templates
+(to_timestamp, to_date, to_number).
+"""
+
+from __future__ import annotations
+
+import decimal
+import functools
+import math
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from planner import errors
+
+# --- template parsing ------------------------------------------------------------------------
+# (name, id, is_digit): PostgreSQL's DCH_keywords in their order (longest first per letter);
+# lower-case spellings print like their upper-case keyword unless their case shows.
+DCH_KEYWORDS = (
+    ("A.D.", "A.D.", False), ("A.M.", "A.M.", False), ("AD", "AD", False), ("AM", "AM", False),
+    ("B.C.", "A.D.", False), ("BC", "AD", False), ("CC", "CC", True), ("DAY", "DAY", False),
+    ("DDD", "DDD", True), ("DD", "DD", True), ("DY", "DY", False), ("Day", "Day", False),
+    ("Dy", "Dy", False), ("D", "D", True), ("FF1", "FF1", True), ("FF2", "FF2", True),
+    ("FF3", "FF3", True), ("FF4", "FF4", True), ("FF5", "FF5", True), ("FF6", "FF6", True),
+    ("FX", "FX", False), ("HH24", "HH24", True), ("HH12", "HH12", True), ("HH", "HH", True),
+    ("IDDD", "IDDD", True), ("ID", "ID", True), ("IW", "IW", True), ("IYYY", "IYYY", True),
+    ("IYY", "IYY", True), ("IY", "IY", True), ("I", "I", True), ("J", "J", True),
+    ("MI", "MI", True), ("MM", "MM", True), ("MONTH", "MONTH", False), ("MON", "MON", False),
+    ("MS", "MS", True), ("Month", "Month", False), ("Mon", "Mon", False), ("OF", "OF", False),
+    ("P.M.", "A.M.", False), ("PM", "AM", False), ("Q", "Q", True), ("RM", "RM", False),
+    ("SSSSS", "SSSS", True), ("SSSS", "SSSS", True), ("SS", "SS", True), ("TZH", "TZH", False),
+    ("TZM", "TZM", True), ("TZ", "TZ", False), ("US", "US", True), ("WW", "WW", True),
+    ("W", "W", True), ("Y,YYY", "Y,YYY", True), ("YYYY", "YYYY", True), ("YYY", "YYY", True),
+    ("YY", "YY", True), ("Y", "Y", True),
+    ("a.d.", "a.d.", False), ("a.m.", "a.m.", False), ("ad", "ad", False), ("am", "am", False),
+    ("b.c.", "a.d.", False), ("bc", "ad", False), ("cc", "CC", True), ("day", "day", False),
+    ("ddd", "DDD", True), ("dd", "DD", True), ("dy", "dy", False), ("d", "D", True),
+    ("ff1", "FF1", True), ("ff2", "FF2", True), ("ff3", "FF3", True), ("ff4", "FF4", True),
+    ("ff5", "FF5", True), ("ff6", "FF6", True), ("fx", "FX", False), ("hh24", "HH24", True),
+    ("hh12", "HH12", True), ("hh", "HH", True), ("iddd", "IDDD", True), ("id", "ID", True),
+    ("iw", "IW", True), ("iyyy", "IYYY", True), ("iyy", "IYY", True), ("iy", "IY", True),
+    ("i", "I", True), ("j", "J", True), ("mi", "MI", True), ("mm", "MM", True),
+    ("month", "month", False), ("mon", "mon", False), ("ms", "MS", True), ("of", "OF", False),
+    ("p.m.", "a.m.", False), ("pm", "am", False), ("q", "Q", True), ("rm", "rm", False),
+    ("sssss", "SSSS", True), ("ssss", "SSSS", True), ("ss", "SS", True), ("tzh", "TZH", False),
+    ("tzm", "TZM", True), ("tz", "tz", False), ("us", "US", True), ("ww", "WW", True),
+    ("w", "W", True), ("y,yyy", "Y,YYY", True), ("yyyy", "YYYY", True), ("yyy", "YYY", True),
+    ("yy", "YY", True), ("y", "Y", True),
+)
+NUM_KEYWORDS = (
+    (",", ","), (".", "."), ("0", "0"), ("9", "9"), ("B", "B"), ("C", "C"), ("D", "D"),
+    ("EEEE", "EEEE"), ("FM", "FM"), ("G", "G"), ("L", "L"), ("MI", "MI"), ("PL", "PL"),
+    ("PR", "PR"), ("RN", "RN"), ("SG", "SG"), ("SP", "SP"), ("S", "S"), ("TH", "TH"),
+    ("V", "V"), ("b", "B"), ("c", "C"), ("d", "D"), ("eeee", "EEEE"), ("fm", "FM"),
+    ("g", "G"), ("l", "L"), ("mi", "MI"), ("pl", "PL"), ("pr", "PR"), ("rn", "rn"),
+    ("sg", "SG"), ("sp", "SP"), ("s", "S"), ("th", "th"), ("v", "V"),
+)
+_PREFIXES = (("FM", "FM"), ("fm", "FM"), ("TM", "TM"), ("tm", "TM"))
+_POSTFIXES = (("TH", "TH"), ("th", "th"), ("SP", "SP"))
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """A keyword (`key` its id, `name` as PostgreSQL names it in errors, `suffix` the set
+    of FM/TM/TH/th/SP) or one literal character (`key` None; `kind` 'char', 'space' or
+    'separator', which only reading text distinguishes)."""
+
+    key: str | None
+    text: str                      # the keyword's spelling, or the character
+    suffix: frozenset = frozenset()
+    is_digit: bool = False
+    kind: str = "action"
+
+
+def _by_letter(table):
+    index: dict[str, list] = {}
+    for entry in table:
+        index.setdefault(entry[0][0], []).append(entry)
+    return index
+
+
+_DCH_INDEX = _by_letter(DCH_KEYWORDS)
+_NUM_INDEX = _by_letter(NUM_KEYWORDS)
+
+
+def _is_separator(c: str) -> bool:
+    """ASCII punctuation: what to_timestamp lets stand for any separator."""
+    return 0x20 < ord(c) < 0x7F and not c.isalnum()
+
+
+def _parse(fmt: str, index: dict, datetime: bool) -> list[Node]:
+    nodes, i, n = [], 0, len(fmt)
+    while i < n:
+        suffix = set()
+        if datetime:
+            for spelling, sid in _PREFIXES:
+                if fmt.startswith(spelling, i):
+                    suffix.add(sid)
+                    i += 2
+                    break
+        key = None
+        if i < n:
+            key = next((k for k in index.get(fmt[i], ()) if fmt.startswith(k[0], i)), None)
+        if key is not None:
+            i += len(key[0])
+            if datetime and i < n:
+                for spelling, sid in _POSTFIXES:
+                    if fmt.startswith(spelling, i):
+                        suffix.add(sid)
+                        i += 2
+                        break
+            nodes.append(Node(key[1], key[0], frozenset(suffix),
+                              key[2] if datetime else False))
+        elif i < n:
+            if fmt[i] == '"':  # quoted text; a backslash quotes the next character
+                i += 1
+                while i < n and fmt[i] != '"':
+                    if fmt[i] == "\\" and i + 1 < n:
+                        i += 1
+                    nodes.append(Node(None, fmt[i], kind="char"))
+                    i += 1
+                i += 1
+                continue
+            if fmt[i] == "\\" and i + 1 < n and fmt[i + 1] == '"':
+                i += 1
+            c = fmt[i]
+            kind = "separator" if datetime and _is_separator(c) else (
+                "space" if c in " \t\n\r\v\f" else "char")
+            nodes.append(Node(None, c, kind=kind))
+            i += 1
+    return nodes
+
+
+@functools.lru_cache(maxsize=256)
+def parse_datetime_template(fmt: str) -> tuple[Node, ...]:
+    """The nodes of a date/time template (to_char, to_timestamp, to_date)."""
+    return tuple(_parse(fmt, _DCH_INDEX, True))
+
+
+# --- date/time output --------------------------------------------------------------------------
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+          "September", "October", "November", "December")
+DAYS = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
+ROMAN_MONTHS = ("I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII")
+_INVALID_FOR_INTERVAL = frozenset({
+    "A.D.", "AD", "a.d.", "ad", "MONTH", "Month", "month", "MON", "Mon", "mon", "DAY", "Day",
+    "day", "DY", "Dy", "dy", "D", "ID", "TZ", "tz", "TZH", "TZM", "OF"})
+# ISO-week fields of an interval: PostgreSQL computes them from the interval's parts as if
+# they were a date; raympp refuses them rather than reproduce that.
+_ISO_FIELDS = frozenset({"IYYY", "IYY", "IY", "I", "IW", "IDDD", "J"})
+
+
+class Ops:
+    """Integer operations with C's truncating division, over Python ints (this class) or
+    numpy arrays (segment/kernels/expr_format.py's subclass)."""
+
+    @staticmethod
+    def where(cond, a, b):
+        return a if cond else b
+
+    @staticmethod
+    def cdiv(a, b: int):
+        q = abs(a) // b
+        return q if a >= 0 else -q
+
+    def cmod(self, a, b: int):
+        return a - b * self.cdiv(a, b)
+
+
+def derived_field(name: str, f: dict, ops: Ops):
+    """Field `name` of a value whose base fields are `f` (year as PostgreSQL keeps it,
+    0 = 1 BC; mon, mday, hour, min, sec, fsec, yday; wday 0 = Sunday, isoyear, isoweek,
+    isodow and j for dates; `interval` says whether it is an interval)."""
+    w, cdiv, cmod = ops.where, ops.cdiv, ops.cmod
+    y = f["year"]
+    if name == "yadj":  # ADJUST_YEAR: BC years count from 1 backwards
+        return y if f["interval"] else w(y <= 0, 1 - y, y)
+    if name == "iyadj":
+        iy = f["isoyear"]
+        return w(iy <= 0, 1 - iy, iy)
+    if name == "hour12":
+        h = cmod(f["hour"], 12)
+        return w(h == 0, 12, h)
+    if name.startswith("ff"):
+        return cdiv(f["fsec"], 10 ** (6 - int(name[2:])))
+    if name == "ssss":
+        return f["hour"] * 3600 + f["min"] * 60 + f["sec"]
+    if name == "d":
+        return f["wday"] + 1
+    if name == "id":
+        return w(f["wday"] == 0, 7, f["wday"])
+    if name == "ww":
+        return cdiv(f["yday"] - 1, 7) + 1
+    if name == "w":
+        return cdiv(f["mday"] - 1, 7) + 1
+    if name == "q":
+        return cdiv(f["mon"] - 1, 3) + 1
+    if name == "iddd":
+        return (f["isoweek"] - 1) * 7 + f["isodow"]
+    if name == "cc":
+        if f["interval"]:
+            return cdiv(y, 100)
+        return w(y > 0, cdiv(y - 1, 100) + 1, cdiv(y, 100) - 1)
+    if name.startswith("mod"):  # mod<k><field>: the field modulo 10^k, C's remainder
+        k = int(name[3])
+        return cmod(derived_field(name[4:], f, ops), 10 ** k)
+    if name == "pm":
+        return cmod(f["hour"], 24) >= 12
+    if name == "bc":
+        return y <= 0
+    return f[name]
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """One part of a to_char result. kind:
+    'lit'   text
+    'int'   field printed as C's "%0*d" with `width` (`neg_width` when `sign_field` < 0)
+    'sep'   the thousands of field yadj as "%d,%03d" (Y,YYY)
+    'name'  table[field - offset] left-justified to `width` (month and day names, RM)
+    'q'     the quarter, nothing for an interval without months
+    'pick'  table[1] where the boolean field holds, else table[0] (AM/PM, AD/BC)
+    'rm'    an interval's month in Roman numerals (`table` upper or lower case)
+    'tz'    the zone abbreviation (`text`), lower-cased when table == ('lower',)
+    `th` is 'TH' or 'th' to append an ordinal suffix to a number."""
+
+    kind: str
+    text: str = ""
+    field: str = ""
+    width: int = 0
+    neg_width: int = 0
+    sign_field: str = ""
+    th: str = ""
+    table: tuple = ()
+    offset: int = 0
+
+
+def _int(fld: str, width: int, node: Node, sign_field: str = "", neg_extra: int = 1) -> Piece:
+    fm = "FM" in node.suffix
+    th = "TH" if "TH" in node.suffix else ("th" if "th" in node.suffix else "")
+    return Piece("int", field=fld, width=0 if fm else width,
+                 neg_width=0 if fm else width + neg_extra, sign_field=sign_field or fld, th=th)
+
+
+def _case(names, key: str) -> tuple:
+    if key.isupper():
+        return tuple(n.upper() for n in names)
+    if key.islower():
+        return tuple(n.lower() for n in names)
+    return tuple(names)
+
+
+@functools.lru_cache(maxsize=256)
+def dch_pieces(fmt: str, is_interval: bool, tz_name: str | None) -> tuple[Piece, ...]:
+    """The pieces of to_char(value, fmt) for a timestamp (tz_name: the zone abbreviation
+    of a timestamptz, None for a timestamp) or an interval, with PostgreSQL's refusals."""
+    out: list[Piece] = []
+    for node in parse_datetime_template(fmt):
+        if node.key is None:
+            out.append(Piece("lit", node.text))
+            continue
+        k = node.key
+        if is_interval and k in _INVALID_FOR_INTERVAL:
+            raise errors.QueryError("invalid format specification for an interval value",
+                                    "22007", hint="Intervals are not tied to specific "
+                                    "calendar dates.")
+        if is_interval and k in _ISO_FIELDS:
+            raise errors.FeatureNotSupported(f'to_char of an interval with "{node.text}"')
+        fm = "FM" in node.suffix
+        pad9 = 0 if fm or "TM" in node.suffix else 9
+        simple = {  # key: (field, width, whether a negative value widens it)
+            "HH24": ("hour", 2, True),
+            "MI": ("min", 2, True), "SS": ("sec", 2, True), "MM": ("mon", 2, True),
+            "DD": ("mday", 2, False), "DDD": ("yday", 3, False), "IDDD": ("iddd", 3, False),
+            "D": ("d", 0, False), "ID": ("id", 0, False), "WW": ("ww", 2, False),
+            "IW": ("isoweek", 2, False), "W": ("w", 0, False), "J": ("j", 0, False),
+            "SSSS": ("ssss", 0, False), "Y": ("mod1yadj", 1, False),
+            "I": ("mod1iyadj", 1, False),
+        }
+        if k in ("HH", "HH12"):
+            out.append(_int("hour12", 2, node, sign_field="hour"))
+        elif k in simple:
+            fld, width, signed = simple[k]
+            piece = _int(fld, width, node, neg_extra=1 if signed else 0)
+            out.append(piece)
+        elif k.startswith("FF") or k in ("MS", "US"):
+            digits = {"MS": 3, "US": 6}.get(k) or int(k[2])
+            th = "TH" if "TH" in node.suffix else ("th" if "th" in node.suffix else "")
+            out.append(Piece("int", field=f"ff{digits}", width=digits, neg_width=digits,
+                             sign_field=f"ff{digits}", th=th))
+        elif k in ("YYYY", "IYYY"):
+            fld = "yadj" if k == "YYYY" else "iyadj"
+            out.append(_int(fld, 4, node))
+        elif k in ("YYY", "IYY", "YY", "IY"):
+            base = "yadj" if k[0] == "Y" else "iyadj"
+            digits = 3 if k in ("YYY", "IYY") else 2
+            out.append(_int(f"mod{digits}{base}", digits, node, sign_field=base))
+        elif k == "Y,YYY":
+            th = "TH" if "TH" in node.suffix else ("th" if "th" in node.suffix else "")
+            out.append(Piece("sep", field="yadj", th=th))
+        elif k == "CC":
+            out.append(_int("cc", 2, node))
+        elif k == "Q":
+            th = "TH" if "TH" in node.suffix else ("th" if "th" in node.suffix else "")
+            out.append(Piece("q", field="q", th=th))
+        elif k in ("AM", "am", "A.M.", "a.m."):
+            out.append(Piece("pick", field="pm", table=(k, {"AM": "PM", "am": "pm",
+                                                            "A.M.": "P.M.", "a.m.": "p.m."}[k])))
+        elif k in ("AD", "ad", "A.D.", "a.d."):
+            out.append(Piece("pick", field="bc", table=(k, {"AD": "BC", "ad": "bc",
+                                                            "A.D.": "B.C.", "a.d.": "b.c."}[k])))
+        elif k in ("MONTH", "Month", "month"):
+            out.append(Piece("name", field="mon", width=pad9, table=_case(MONTHS, k), offset=1))
+        elif k in ("MON", "Mon", "mon"):
+            out.append(Piece("name", field="mon", table=_case([m[:3] for m in MONTHS], k),
+                             offset=1))
+        elif k in ("DAY", "Day", "day"):
+            out.append(Piece("name", field="wday", width=pad9, table=_case(DAYS, k)))
+        elif k in ("DY", "Dy", "dy"):
+            out.append(Piece("name", field="wday", table=_case([d[:3] for d in DAYS], k)))
+        elif k in ("RM", "rm"):
+            table = _case(ROMAN_MONTHS, k)
+            if is_interval:
+                out.append(Piece("rm", width=0 if fm else 4, table=table))
+            else:
+                out.append(Piece("name", field="mon", width=0 if fm else 4, table=table,
+                                 offset=1))
+        elif k in ("TZ", "tz"):
+            name = tz_name or ""
+            out.append(Piece("lit", name.lower() if k == "tz" else name))
+        elif k == "TZH":
+            out.append(Piece("lit", "+00"))  # the session zone is UTC
+        elif k == "TZM":
+            out.append(Piece("lit", "00"))
+        elif k == "OF":
+            out.append(Piece("lit", "+0" if fm else "+00"))
+        # FX does nothing in to_char
+    return tuple(out)
+
+
+def ordinal(value: int, upper: bool) -> str:
+    """The suffix PostgreSQL's get_th gives the printed number `value`."""
+    v = abs(value)
+    last, tens = v % 10, (v // 10) % 10
+    suffix = "th" if tens == 1 or last not in (1, 2, 3) else ("st", "nd", "rd")[last - 1]
+    return suffix.upper() if upper else suffix
+
+
+def datetime_fields(v, is_interval: bool) -> dict:
+    """The base fields of one value: a datetime (date or timestamp) or an Interval."""
+    if is_interval:
+        months, days, micros = v.months, v.days, v.micros
+        ops = Ops()
+        year, mon = ops.cdiv(months, 12), ops.cmod(months, 12)
+        hour = ops.cdiv(micros, 3_600_000_000)
+        rest = micros - hour * 3_600_000_000
+        minute = ops.cdiv(rest, 60_000_000)
+        rest -= minute * 60_000_000
+        sec = ops.cdiv(rest, 1_000_000)
+        return {"interval": True, "year": year, "mon": mon, "mday": days, "hour": hour,
+                "min": minute, "sec": sec, "fsec": rest - sec * 1_000_000,
+                "yday": (year * 12 + mon) * 30 + days}
+    iso = v.isocalendar()
+    wday = (v.weekday() + 1) % 7
+    return {"interval": False, "year": v.year, "mon": v.month, "mday": v.day,
+            "hour": getattr(v, "hour", 0), "min": getattr(v, "minute", 0),
+            "sec": getattr(v, "second", 0), "fsec": getattr(v, "microsecond", 0),
+            "yday": v.timetuple().tm_yday, "wday": wday, "isoyear": iso[0],
+            "isoweek": iso[1], "isodow": iso[2], "j": v.toordinal() + 1721425}
+
+
+def format_datetime(pieces: tuple[Piece, ...], f: dict) -> str:
+    """One value's to_char text from its pieces and base fields."""
+    ops = Ops()
+    out = []
+    for p in pieces:
+        if p.kind == "lit":
+            out.append(p.text)
+            continue
+        if p.kind == "rm":
+            out.append(_interval_roman(f["mon"], f["year"], p.table).ljust(p.width)
+                       if f["mon"] or f["year"] else "")
+            continue
+        value = derived_field(p.field, f, ops)
+        if p.kind == "pick":
+            out.append(p.table[1] if value else p.table[0])
+            continue
+        if p.kind == "name":
+            out.append(p.table[value - p.offset].ljust(p.width))
+            continue
+        if p.kind == "q" and not f["mon"]:
+            continue  # an interval without months has no quarter
+        if p.kind == "sep":
+            i = ops.cdiv(value, 1000)
+            s = "%d,%03d" % (i, value - i * 1000)
+        elif p.kind == "q":
+            s = "%d" % value
+        else:
+            sign = derived_field(p.sign_field, f, ops)
+            s = "%0*d" % (p.width if sign >= 0 else p.neg_width, value)
+        if p.th:
+            s += ordinal(int(s[-1]) + 10 * (len(s) > 1 and s[-2] == "1"), p.th == "TH")
+        out.append(s)
+    return "".join(out)
+
+
+def _interval_roman(mon: int, year: int, table: tuple) -> str:
+    """RM of an interval: its month part, counted back from December when negative."""
+    if mon == 0:
+        return table[11] if year >= 0 else table[0]
+    return table[mon - 1] if mon > 0 else table[12 + mon]
+
+
+# --- number output -----------------------------------------------------------------------------
+@dataclass(slots=True)
+class NumDesc:
+    """What a number template asks for (PostgreSQL's NUMDesc)."""
+
+    pre: int = 0            # digit positions before the decimal point
+    post: int = 0           # and after it
+    lsign: str = ""         # 'pre' / 'post': where S puts the sign
+    flags: set = field(default_factory=set)
+    pre_lsign_num: int = 0
+    multi: int = 0          # V: digits multiplied in
+    zero_start: int = 0
+    zero_end: int = 0
+
+
+def _syntax(msg: str, detail: str | None = None) -> errors.QueryError:
+    return errors.QueryError(msg, "42601", detail=detail)
+
+
+def _num_prepare(num: NumDesc, key: str) -> None:
+    """PostgreSQL's NUMDesc_prepare: one keyword's effect on the description."""
+    fl = num.flags
+    if "EEEE" in fl and key != "EEEE":
+        raise _syntax('"EEEE" must be the last pattern used')
+    if key == "9":
+        if "PR" in fl:
+            raise _syntax('"9" must be ahead of "PR"')
+        if "V" in fl:
+            num.multi += 1
+        elif "." in fl:
+            num.post += 1
+        else:
+            num.pre += 1
+    elif key == "0":
+        if "PR" in fl:
+            raise _syntax('"0" must be ahead of "PR"')
+        if "0" not in fl and "." not in fl:
+            fl.add("0")
+            num.zero_start = num.pre + 1
+        if "." not in fl:
+            num.pre += 1
+        else:
+            num.post += 1
+        num.zero_end = num.pre + num.post
+    elif key == "B":
+        if num.pre == 0 and num.post == 0 and "0" not in fl:
+            fl.add("B")
+    elif key in ("D", "."):
+        if "." in fl:
+            raise _syntax("multiple decimal points")
+        if "V" in fl:
+            raise _syntax('cannot use "V" and decimal point together')
+        fl.add(".")
+    elif key == "FM":
+        fl.add("FM")
+    elif key == "S":
+        if "S" in fl:
+            raise _syntax('cannot use "S" twice')
+        if fl & {"PL", "MI", "PR"}:
+            raise _syntax('cannot use "S" and "PL"/"MI"/"SG"/"PR" together')
+        if "." not in fl:
+            num.lsign, num.pre_lsign_num = "pre", num.pre
+            fl.add("S")
+        elif not num.lsign:
+            num.lsign = "post"
+            fl.add("S")
+    elif key in ("MI", "PL", "SG"):
+        if "S" in fl:
+            raise _syntax(f'cannot use "S" and "{key}" together')
+        if key in ("MI", "SG"):
+            fl.add("MI")
+        if key in ("PL", "SG"):
+            fl.add("PL")
+    elif key == "PR":
+        if fl & {"S", "PL", "MI"}:
+            raise _syntax('cannot use "PR" and "S"/"PL"/"MI"/"SG" together')
+        fl.add("PR")
+    elif key in ("RN", "rn"):
+        fl.add("RN")
+    elif key == "V":
+        if "." in fl:
+            raise _syntax('cannot use "V" and decimal point together')
+        fl.add("V")
+    elif key == "EEEE":
+        if "EEEE" in fl:
+            raise _syntax('cannot use "EEEE" twice')
+        if fl & {"B", "FM", "S", "PR", "MI", "PL", "RN", "V"}:
+            raise _syntax('"EEEE" is incompatible with other formats',
+                          '"EEEE" may only be used together with digit and decimal point '
+                          'patterns.')
+        fl.add("EEEE")
+
+
+@functools.lru_cache(maxsize=256)
+def parse_number_template(fmt: str) -> tuple[tuple[Node, ...], NumDesc]:
+    """The nodes and description of a number template (to_char, to_number); 42601 for the
+    combinations PostgreSQL rejects."""
+    nodes = _parse(fmt, _NUM_INDEX, False)
+    num = NumDesc()
+    for n in nodes:
+        if n.key is not None:
+            _num_prepare(num, n.key)
+    return tuple(nodes), num
+
+
+def _copy(num: NumDesc) -> NumDesc:
+    return NumDesc(num.pre, num.post, num.lsign, set(num.flags), num.pre_lsign_num, num.multi,
+                   num.zero_start, num.zero_end)
+
+
+_RM = (("", "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX"),
+       ("", "X", "XX", "XXX", "XL", "L", "LX", "LXX", "LXXX", "XC"),
+       ("", "C", "CC", "CCC", "CD", "D", "DC", "DCC", "DCCC", "CM"))
+
+
+def int_to_roman(n: int) -> str:
+    """Roman numerals of 1..3999; fifteen '#' otherwise, as PostgreSQL."""
+    if not 1 <= n <= 3999:
+        return "#" * 15
+    out = "M" * (n // 1000)
+    for power in (2, 1, 0):
+        out += _RM[power][n // 10 ** power % 10]
+    return out
+
+
+_HALF_UP = decimal.Context(prec=1000, rounding=decimal.ROUND_HALF_UP)
+
+
+def _round_numeric(x: Decimal, scale: int) -> Decimal:
+    q = x.quantize(Decimal(1).scaleb(-scale), context=_HALF_UP)
+    return q.copy_abs() if q == 0 else q  # numeric has no negative zero
+
+
+def numeric_sci(x: Decimal, scale: int) -> str:
+    """PostgreSQL's numeric_out_sci: the significand rounded (half away from zero) to
+    `scale` places after the exponent of the unrounded leading digit, 'e', the signed
+    exponent of at least two digits. A significand that rounds up to 10 stays so."""
+    exponent = x.adjusted() if x != 0 else 0
+    sig = _round_numeric(x.scaleb(-exponent), max(scale, 0))
+    return f"{sig:f}e{exponent:+03d}"
+
+
+def _fill(pre: int, post: int) -> str:
+    """The '#' overflow string: pre + post + 1 marks, a '.' after the pre-digits."""
+    s = ["#"] * (pre + post + 1)
+    s[pre] = "."
+    return "".join(s)
+
+
+def _to_int4(v: int) -> int:
+    if not -2**31 <= v < 2**31:
+        raise errors.NumericOutOfRange("integer out of range")
+    return v
+
+
+def number_digits(value, kind: str, num: NumDesc) -> tuple[str, str, int, NumDesc]:
+    """(digits string, sign '+'/'-', leading blanks, description adjusted) for one value
+    of kind 'int4', 'int8', 'numeric', 'float4' or 'float8', as PostgreSQL's *_to_char
+    functions prepare it for NUM_processor."""
+    num = _copy(num)
+    fl = num.flags
+    if "RN" in fl:
+        if kind in ("float4", "float8"):
+            # C's (int) rint(x): a value out of int's range becomes INT_MIN, no numeral
+            r = round(value) if math.isfinite(value) and abs(value) < 2**31 else 0
+            return int_to_roman(r), "+", 0, num
+        if kind == "numeric":
+            r = int(_round_numeric(value, 0))
+        else:
+            r = value
+        return int_to_roman(_to_int4(r)), "+", 0, num
+    if "EEEE" in fl:
+        if kind in ("float4", "float8") and (math.isnan(value) or math.isinf(value)):
+            s = ["#"] * (num.pre + num.post + 6)
+            s[0], s[num.pre + 1] = " ", "."
+            return "".join(s), "+", 0, num
+        if kind in ("int4", "float4", "float8"):
+            s = "%+.*e" % (num.post, float(value))
+            return (" " + s[1:] if s[0] == "+" else s), "+", 0, num
+        s = numeric_sci(Decimal(value), num.post)
+        return (s if s.startswith("-") else " " + s), "+", 0, num
+    if kind in ("int4", "int8"):
+        if "V" in fl:
+            value = value * 10 ** num.multi
+            if kind == "int4":  # C's int multiplication, wrapped
+                value = (value + 2**31) % 2**32 - 2**31
+            elif not -2**63 <= value < 2**63:
+                raise errors.NumericOutOfRange("bigint out of range")
+            num.pre += num.multi
+        digits = str(abs(value))
+        sign = "-" if value < 0 else "+"
+        pre_len = len(digits)
+        if num.post:
+            digits += "." + "0" * num.post
+    elif kind == "numeric":
+        if "V" in fl:
+            value = value * Decimal(10) ** num.multi
+            num.pre += num.multi
+        text = f"{_round_numeric(value, num.post):f}"
+        sign, digits = ("-", text[1:]) if text.startswith("-") else ("+", text)
+        pre_len = digits.find(".") if "." in digits else len(digits)
+    else:
+        dig = 6 if kind == "float4" else 15
+        val = value
+        if "V" in fl:
+            val = _float4(value * _float4(10.0 ** num.multi)) if kind == "float4" \
+                else value * 10.0 ** num.multi
+            num.pre += num.multi
+        pre_len = len(_c_float("%.0f", 0, abs(val)))
+        if pre_len >= dig:
+            num.post = 0
+        elif pre_len + num.post > dig:
+            num.post = dig - pre_len
+        if math.isnan(val):
+            text = "NaN"
+        elif math.isinf(val):  # no digits fit: the '#' fill, signed
+            return _fill(num.pre, num.post), "-" if val < 0 else "+", 0, num
+        else:
+            text = _c_float("%.*f", num.post, val)
+        sign, digits = ("-", text[1:]) if text.startswith("-") else ("+", text)
+        pre_len = digits.find(".") if "." in digits else len(digits)
+    pre_spaces = 0
+    if pre_len < num.pre:
+        pre_spaces = num.pre - pre_len
+    elif pre_len > num.pre:
+        digits = _fill(num.pre, num.post)
+    return digits, sign, pre_spaces, num
+
+
+def _float4(v: float) -> float:
+    import struct
+    return struct.unpack("f", struct.pack("f", v))[0]
+
+
+def _c_float(spec: str, prec: int, v: float) -> str:
+    """printf of a float as C prints it (Python's % is C's, but for NaN and infinity)."""
+    if not math.isfinite(v):
+        return "nan" if math.isnan(v) else "inf"
+    return spec % (prec, v) if "*" in spec else spec % v
+
+
+def format_number(value, kind: str, fmt: str) -> str:
+    """to_char(value, fmt) of one number of kind int4/int8/numeric/float4/float8."""
+    if not fmt:
+        return ""
+    nodes, num = parse_number_template(fmt)
+    digits, sign, pre_spaces, num = number_digits(value, kind, num)
+    return _num_to_char(nodes, num, digits, pre_spaces, sign)
+
+
+def _last_relevant(number: str) -> int | None:
+    """Index of the last non-zero digit after the point (the point itself when all are
+    zero), None without a point."""
+    p = number.find(".")
+    if p < 0:
+        return None
+    last = p
+    for i in range(p + 1, len(number)):
+        if number[i] != "0":
+            last = i
+    return last
+
+
+class _NumOut:
+    """NUM_processor's state while writing one number."""
+
+    def __init__(self, num: NumDesc, number: str, pre_spaces: int, sign: str):
+        self.num, self.number, self.pre_spaces, self.sign = num, number, pre_spaces, sign
+        self.out: list[str] = []
+        self.p = 0               # position in number
+        self.num_curr = 0
+        self.num_in = False
+        self.sign_wrote = False
+        self.last_relevant: int | None = None
+        self.num_count = 0
+
+    def cur(self) -> str:
+        return self.number[self.p] if self.p < len(self.number) else "\0"
+
+    def relevant_is_point(self) -> bool:
+        lr = self.last_relevant
+        return lr is not None and lr < len(self.number) and self.number[lr] == "."
+
+    def predec_space(self) -> bool:
+        fl = self.num.flags
+        return ("0" not in fl and self.p == 0 and self.number[:1] == "0"
+                and self.num.post != 0)
+
+    def numpart(self, key: str) -> None:
+        num, fl = self.num, self.num.flags
+        if "RN" in fl:
+            return
+        self.num_in = False
+        if (not self.sign_wrote
+                and (self.num_curr >= self.pre_spaces
+                     or ("0" in fl and num.zero_start == self.num_curr))
+                and (not self.predec_space() or self.relevant_is_point())):
+            if "S" in fl:
+                if num.lsign == "pre":
+                    self.out.append("-" if self.sign == "-" else "+")
+                    self.sign_wrote = True
+            elif "PR" in fl:
+                self.out.append(" " if self.sign == "+" else "<")
+                self.sign_wrote = True
+            elif self.sign == "+":
+                if "FM" not in fl:
+                    self.out.append(" ")
+                self.sign_wrote = True
+            elif self.sign == "-":
+                self.out.append("-")
+                self.sign_wrote = True
+        if self.num_curr < self.pre_spaces and (num.zero_start > self.num_curr or "0" not in fl):
+            if "FM" not in fl:
+                self.out.append(" ")
+        elif "0" in fl and self.num_curr < self.pre_spaces and num.zero_start <= self.num_curr:
+            self.out.append("0")
+            self.num_in = True
+        else:
+            c = self.cur()
+            if c == ".":
+                if not self.relevant_is_point() or "FM" in fl:
+                    self.out.append(".")
+            elif self.last_relevant is not None and self.p > self.last_relevant and key != "0":
+                pass
+            elif self.predec_space():
+                if "FM" not in fl:
+                    self.out.append(" ")
+                elif self.relevant_is_point():
+                    self.out.append("0")
+            else:
+                self.out.append(c)
+                self.num_in = True
+            if self.p < len(self.number):
+                self.p += 1
+        end = self.num_count + (1 if self.pre_spaces else 0) + (1 if "." in fl else 0)
+        if self.last_relevant is not None and self.last_relevant == self.p:
+            end = self.num_curr
+        if self.num_curr + 1 == end:
+            if self.sign_wrote and "PR" in fl:
+                self.out.append(" " if self.sign == "+" else ">")
+            elif "S" in fl and num.lsign == "post":
+                self.out.append("-" if self.sign == "-" else "+")
+        self.num_curr += 1
+
+
+def _num_to_char(nodes, num: NumDesc, number: str, pre_spaces: int, sign: str) -> str:
+    """PostgreSQL's NUM_processor writing `number` (digits prepared by number_digits)."""
+    fl = num.flags
+    if num.zero_start:
+        num.zero_start -= 1
+    if "EEEE" in fl:
+        return number
+    if "RN" in fl:
+        num.lsign, num.pre_lsign_num, num.post, num.pre = "", 0, 0, 0
+        pre_spaces, sign = 0, ""
+        num.flags = fl = {"RN"} | ({"FM"} & fl)
+    st = _NumOut(num, number, pre_spaces, sign)
+    if fl & {"PL", "MI"}:
+        st.sign_wrote = not ("PL" in fl and "MI" not in fl)
+    else:
+        if sign != "-" and "FM" in fl:
+            fl.discard("PR")
+        st.sign_wrote = sign == "+" and "FM" in fl and "S" not in fl
+        if num.lsign == "pre" and num.pre == num.pre_lsign_num:
+            num.lsign = "post"
+    st.num_count = num.post + num.pre - 1
+    if "FM" in fl and "." in fl:
+        st.last_relevant = _last_relevant(number)
+        if st.last_relevant is not None and num.zero_end > pre_spaces:
+            last_zero = min(len(number) - 1, num.zero_end - pre_spaces)
+            st.last_relevant = max(st.last_relevant, last_zero)
+    if not st.sign_wrote and pre_spaces == 0:
+        st.num_count += 1
+    out = st.out
+    for n in nodes:
+        if n.key is None:
+            out.append(n.text)
+            continue
+        k = n.key
+        if k in ("9", "0", ".", "D"):
+            st.numpart(k)
+        elif k in (",", "G"):
+            if not st.num_in:
+                if "FM" not in fl:
+                    out.append(" ")
+            else:
+                out.append(",")
+        elif k == "L":
+            out.append(" ")  # the C locale has no currency symbol
+        elif k in ("RN", "rn"):
+            roman = number[st.p:]
+            roman = roman.lower() if k == "rn" else roman
+            out.append(roman if "FM" in fl else roman.rjust(15))
+        elif k in ("TH", "th"):
+            if "RN" in fl or number[:1] == "#" or sign == "-" or "." in fl:
+                continue
+            out.append(_get_th(number, k == "TH"))
+        elif k == "MI":
+            if sign == "-":
+                out.append("-")
+            elif "FM" not in fl:
+                out.append(" ")
+        elif k == "PL":
+            if sign == "+":
+                out.append("+")
+            elif "FM" not in fl:
+                out.append(" ")
+        elif k == "SG":
+            out.append(sign or "\0")
+    return "".join(out).split("\0", 1)[0]
+
+
+def _get_th(number: str, upper: bool) -> str:
+    last = number[-1:]
+    if not last.isdigit():
+        raise errors.InvalidTextRepresentation(f'"{number}" is not a number')
+    tens = 1 if len(number) > 1 and number[-2] == "1" else 0
+    return ordinal(int(last) + 10 * tens, upper)
