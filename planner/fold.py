@@ -18,6 +18,7 @@ from decimal import Decimal
 from planner import errors
 from planner import expr as ex
 from planner.expr import Call, Cast, Func, Literal
+from planner.format_values import constant_call as formatting_call
 from planner.row_functions import call_row
 from planner.temporal import TEMPORAL, USECS_PER_DAY, add_interval, interval_key, interval_scale
 from planner.types import Kind, SqlType
@@ -354,6 +355,8 @@ _CONST_CALLS = {
         Func.SIN, Func.COS, Func.TAN, Func.ASIN, Func.ACOS, Func.ATAN, Func.ATAN2)},
     Func.GCD: lambda e, a, b: gcd_lcm(e.func, e.type, a, b),
     Func.LCM: lambda e, a, b: gcd_lcm(e.func, e.type, a, b),
+    **{f: lambda e, *v: formatting_call(e, list(v)) for f in (
+        Func.TO_CHAR, Func.TO_DATE, Func.TO_TIMESTAMP, Func.TO_NUMBER)},
 }
 
 MAX_ALLOC = 0x3FFFFFFF  # PostgreSQL's MaxAllocSize: no value is larger

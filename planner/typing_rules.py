@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from planner import array_rules, errors, json_rules, types
+from planner import array_rules, errors, format_rules, json_rules, types
 from planner import expr as ex
 from planner.coercion import (
     adopt, as_bool, as_bpchar, as_numeric, bind_cast, coerce, common_type, int_digits, is_unknown,
@@ -411,6 +411,7 @@ RULES = {
     Func.EXTRACT: _rule_datetime, Func.DATE_PART: _rule_datetime,
     Func.DATE_TRUNC: _rule_datetime, Func.NOW: _rule_now,
     **array_rules.RULES,
+    **format_rules.RULES,
 }
 
 

@@ -30,6 +30,7 @@ from segment.kernels import expr_arith as xarith
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_cast as xcast
 from segment.kernels import expr_datetime as xd
+from segment.kernels import expr_format as xf
 from segment.kernels import expr_json as xj
 from segment.kernels import expr_numeric as xn
 from segment.kernels import expr_pgarray as xpa
@@ -425,6 +426,7 @@ _CALLS = {
     Func.DATE_TRUNC: _field_kernel(xd.date_trunc),
     Func.ONE_ROW: lambda e, args, n: _one_row(args),
     **xpa.CALLS,
+    **xf.CALLS,
     **xj.CALLS,
     **xr.CALLS,
     **xls.CALLS,
