@@ -635,7 +635,8 @@ def number_digits(value, kind: str, num: NumDesc) -> tuple[str, str, int, NumDes
             val = _float4(value * _float4(10.0 ** num.multi)) if kind == "float4" \
                 else value * 10.0 ** num.multi
             num.pre += num.multi
-        pre_len = len(_c_float("%.0f", 0, abs(val)))
+        # PostgreSQL measures NaN and infinity as 'NaN' and 'Infinity'
+        pre_len = 3 if math.isnan(val) else 8 if math.isinf(val) else len("%.0f" % abs(val))
         if pre_len >= dig:
             num.post = 0
         elif pre_len + num.post > dig:
@@ -645,7 +646,7 @@ def number_digits(value, kind: str, num: NumDesc) -> tuple[str, str, int, NumDes
         elif math.isinf(val):  # no digits fit: the '#' fill, signed
             return _fill(num.pre, num.post), "-" if val < 0 else "+", 0, num
         else:
-            text = _c_float("%.*f", num.post, val)
+            text = "%.*f" % (num.post, val)
         sign, digits = ("-", text[1:]) if text.startswith("-") else ("+", text)
         pre_len = digits.find(".") if "." in digits else len(digits)
     pre_spaces = 0
@@ -659,13 +660,6 @@ def number_digits(value, kind: str, num: NumDesc) -> tuple[str, str, int, NumDes
 def _float4(v: float) -> float:
     import struct
     return struct.unpack("f", struct.pack("f", v))[0]
-
-
-def _c_float(spec: str, prec: int, v: float) -> str:
-    """printf of a float as C prints it (Python's % is C's, but for NaN and infinity)."""
-    if not math.isfinite(v):
-        return "nan" if math.isnan(v) else "inf"
-    return spec % (prec, v) if "*" in spec else spec % v
 
 
 def format_number(value, kind: str, fmt: str) -> str:

@@ -20,6 +20,7 @@ from planner import (analyze_statement, bind_json, clause_guard, copy_statement,
 from planner.bind_array import catalog_array_names
 from planner.type_names import sql_type
 from planner.schema import ColumnDef, DistKind, DistPolicy, RelationName
+from planner.sql_dialect import RaymppPostgres
 from planner.bind_array import mark_subscripts
 
 
@@ -189,7 +190,7 @@ def classify(text: str) -> Statement:
 
 def parse_one(text: str) -> exp.Expression:
     try:
-        trees = sqlglot.parse(_space_placeholders(catalog_array_names(text)), dialect="postgres",
+        trees = sqlglot.parse(_space_placeholders(catalog_array_names(text)), dialect=RaymppPostgres,
                               error_level=sqlglot.ErrorLevel.RAISE)
     except sqlglot.errors.ParseError as e:
         first = e.errors[0] if getattr(e, "errors", None) else {}
