@@ -20,9 +20,9 @@ from planner import errors, types
 from planner import expr as ex
 from planner.coercion import coerce, is_unknown, no_function, numeric_type, type_name
 from planner.expr import Call, Func, Literal
-from planner.format_input import to_number
 from planner.format_values import DATETIME_KINDS as _DATETIME, NUMBER_KINDS
-from planner.formatting import parse_number_template
+from planner.number_format import parse_number_template
+from planner.number_input import to_number
 from planner.types import Kind
 from planner.values import numeric_type_of
 

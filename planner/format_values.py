@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from planner import errors
 from planner.expr import Call, Func
-from planner.format_input import epoch_to_timestamp, to_date, to_number, to_timestamp
-from planner.formatting import datetime_fields, dch_pieces, format_datetime, format_number
+from planner.format_input import epoch_to_timestamp, to_date, to_timestamp
+from planner.formatting import datetime_fields, dch_pieces, format_datetime
+from planner.number_format import format_number
+from planner.number_input import to_number
 from planner.types import Kind, SqlType
 
 NUMBER_KINDS = {Kind.INT4: "int4", Kind.INT8: "int8", Kind.NUMERIC: "numeric",

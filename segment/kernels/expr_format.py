@@ -18,11 +18,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner import errors, types
+from planner import types
 from planner.expr import Call, Func
-from planner.format_input import epoch_to_timestamp, to_date, to_number, to_timestamp
+from planner.format_input import epoch_to_timestamp, to_date, to_timestamp
 from planner.format_values import NUMBER_KINDS, check_number_scale
-from planner.formatting import Ops, Piece, dch_pieces, derived_field, format_number
+from planner.formatting import Ops, Piece, dch_pieces, derived_field
+from planner.number_format import format_number
+from planner.number_input import to_number
 from planner.types import Kind
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_cast as xcast

@@ -13,9 +13,11 @@ import pytest
 from planner import errors
 from planner import types as T
 from planner.expr import Call, ColumnRef, Func, Interval, Literal
-from planner.format_input import date2j, j2date, to_date, to_number, to_timestamp
+from planner.format_input import date2j, j2date, to_date, to_timestamp
 from planner.format_values import to_char_value
-from planner.formatting import format_number, parse_datetime_template
+from planner.formatting import parse_datetime_template
+from planner.number_format import format_number
+from planner.number_input import to_number
 from segment.expr import evaluate
 
 TEMPLATES = [
