@@ -225,7 +225,6 @@ class Piece:
     'q'     the quarter, nothing for an interval without months
     'pick'  table[1] where the boolean field holds, else table[0] (AM/PM, AD/BC)
     'rm'    an interval's month in Roman numerals (`table` upper or lower case)
-    'tz'    the zone abbreviation (`text`), lower-cased when table == ('lower',)
     `th` is 'TH' or 'th' to append an ordinal suffix to a number."""
 
     kind: str
@@ -239,11 +238,32 @@ class Piece:
     offset: int = 0
 
 
+def _th(node: Node) -> str:
+    return "TH" if "TH" in node.suffix else ("th" if "th" in node.suffix else "")
+
+
 def _int(fld: str, width: int, node: Node, sign_field: str = "", neg_extra: int = 1) -> Piece:
+    """A number printed "%0*d" (FM: unpadded); a negative value gets neg_extra more width."""
     fm = "FM" in node.suffix
-    th = "TH" if "TH" in node.suffix else ("th" if "th" in node.suffix else "")
     return Piece("int", field=fld, width=0 if fm else width,
-                 neg_width=0 if fm else width + neg_extra, sign_field=sign_field or fld, th=th)
+                 neg_width=0 if fm else width + neg_extra, sign_field=sign_field or fld,
+                 th=_th(node))
+
+
+# keyword: (field, width, whether a negative value (of an interval) widens it by its sign)
+_NUMBERS = {
+    "HH24": ("hour", 2, True), "MI": ("min", 2, True), "SS": ("sec", 2, True),
+    "MM": ("mon", 2, True), "DD": ("mday", 2, False), "DDD": ("yday", 3, False),
+    "IDDD": ("iddd", 3, False), "D": ("d", 0, False), "ID": ("id", 0, False),
+    "WW": ("ww", 2, False), "IW": ("isoweek", 2, False), "W": ("w", 0, False),
+    "J": ("j", 0, False), "SSSS": ("ssss", 0, False), "Y": ("mod1yadj", 1, False),
+    "I": ("mod1iyadj", 1, False), "CC": ("cc", 2, True), "YYYY": ("yadj", 4, True),
+    "IYYY": ("iyadj", 4, True),
+}
+# keyword: (its other spelling, the boolean field choosing it)
+_PICKS = {"AM": ("PM", "pm"), "am": ("pm", "pm"), "A.M.": ("P.M.", "pm"),
+          "a.m.": ("p.m.", "pm"), "AD": ("BC", "bc"), "ad": ("bc", "bc"),
+          "A.D.": ("B.C.", "bc"), "a.d.": ("b.c.", "bc")}
 
 
 def _case(names, key: str) -> tuple:
@@ -272,47 +292,26 @@ def dch_pieces(fmt: str, is_interval: bool, tz_name: str | None) -> tuple[Piece,
             raise errors.FeatureNotSupported(f'to_char of an interval with "{node.text}"')
         fm = "FM" in node.suffix
         pad9 = 0 if fm or "TM" in node.suffix else 9
-        simple = {  # key: (field, width, whether a negative value widens it)
-            "HH24": ("hour", 2, True),
-            "MI": ("min", 2, True), "SS": ("sec", 2, True), "MM": ("mon", 2, True),
-            "DD": ("mday", 2, False), "DDD": ("yday", 3, False), "IDDD": ("iddd", 3, False),
-            "D": ("d", 0, False), "ID": ("id", 0, False), "WW": ("ww", 2, False),
-            "IW": ("isoweek", 2, False), "W": ("w", 0, False), "J": ("j", 0, False),
-            "SSSS": ("ssss", 0, False), "Y": ("mod1yadj", 1, False),
-            "I": ("mod1iyadj", 1, False),
-        }
         if k in ("HH", "HH12"):
             out.append(_int("hour12", 2, node, sign_field="hour"))
-        elif k in simple:
-            fld, width, signed = simple[k]
-            piece = _int(fld, width, node, neg_extra=1 if signed else 0)
-            out.append(piece)
-        elif k.startswith("FF") or k in ("MS", "US"):
+        elif k in _NUMBERS:
+            fld, width, signed = _NUMBERS[k]
+            out.append(_int(fld, width, node, neg_extra=1 if signed else 0))
+        elif k.startswith("FF") or k in ("MS", "US"):  # fixed width, even with FM
             digits = {"MS": 3, "US": 6}.get(k) or int(k[2])
-            th = "TH" if "TH" in node.suffix else ("th" if "th" in node.suffix else "")
             out.append(Piece("int", field=f"ff{digits}", width=digits, neg_width=digits,
-                             sign_field=f"ff{digits}", th=th))
-        elif k in ("YYYY", "IYYY"):
-            fld = "yadj" if k == "YYYY" else "iyadj"
-            out.append(_int(fld, 4, node))
-        elif k in ("YYY", "IYY", "YY", "IY"):
+                             sign_field=f"ff{digits}", th=_th(node)))
+        elif k in ("YYY", "IYY", "YY", "IY"):  # the last digits; the year's sign widens
             base = "yadj" if k[0] == "Y" else "iyadj"
             digits = 3 if k in ("YYY", "IYY") else 2
             out.append(_int(f"mod{digits}{base}", digits, node, sign_field=base))
         elif k == "Y,YYY":
-            th = "TH" if "TH" in node.suffix else ("th" if "th" in node.suffix else "")
-            out.append(Piece("sep", field="yadj", th=th))
-        elif k == "CC":
-            out.append(_int("cc", 2, node))
+            out.append(Piece("sep", field="yadj", th=_th(node)))
         elif k == "Q":
-            th = "TH" if "TH" in node.suffix else ("th" if "th" in node.suffix else "")
-            out.append(Piece("q", field="q", th=th))
-        elif k in ("AM", "am", "A.M.", "a.m."):
-            out.append(Piece("pick", field="pm", table=(k, {"AM": "PM", "am": "pm",
-                                                            "A.M.": "P.M.", "a.m.": "p.m."}[k])))
-        elif k in ("AD", "ad", "A.D.", "a.d."):
-            out.append(Piece("pick", field="bc", table=(k, {"AD": "BC", "ad": "bc",
-                                                            "A.D.": "B.C.", "a.d.": "b.c."}[k])))
+            out.append(Piece("q", field="q", th=_th(node)))
+        elif k in _PICKS:
+            other, fld = _PICKS[k]
+            out.append(Piece("pick", field=fld, table=(k, other)))
         elif k in ("MONTH", "Month", "month"):
             out.append(Piece("name", field="mon", width=pad9, table=_case(MONTHS, k), offset=1))
         elif k in ("MON", "Mon", "mon"):
