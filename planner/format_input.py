@@ -62,6 +62,7 @@ class _Fields:
     tzsign: int = 0
     tzh: int = 0
     tzm: int = 0
+    ff: int = 0      # FF1..FF6: the fractional digits the result is rounded to
 
 
 def _set(f: _Fields, attr: str, value: int, node: Node) -> None:
@@ -308,6 +309,8 @@ def _read_number(f: _Fields, k: str, s: str, pos: int, nodes, i: int) -> int:
             _set(f, "ms", v, n)
             f.ms *= {1: 100, 2: 10}.get(used, 1)
         else:
+            if k != "US":
+                f.ff = int(k[2])
             _set(f, "us", v, n)
             f.us *= 10 ** (6 - used) if 1 <= used <= 5 else 1
     elif k == "Q":  # read but ignored, as PostgreSQL: the month decides
@@ -362,9 +365,10 @@ def _is_leap(y: int) -> bool:
 _MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
-def parse_datetime(text: str, fmt: str) -> tuple[int, int, int, int, int, int, int, int]:
-    """(year, month, day, hour, minute, second, microsecond, offset seconds east of UTC)
-    that to_timestamp(text, fmt) reads, PostgreSQL's year numbering (0 = 1 BC)."""
+def parse_datetime(text: str, fmt: str) -> tuple[int, ...]:
+    """(year, month, day, hour, minute, second, microsecond, offset seconds east of UTC,
+    fractional digits to round to or 0) that to_timestamp(text, fmt) reads, PostgreSQL's
+    year numbering (0 = 1 BC)."""
     f = _from_char(parse_datetime_template(fmt), text) if fmt else _Fields()
     year, mon, mday, hour, minute, sec = 0, 1, 1, 0, 0, 0
     fmask = set()
@@ -459,7 +463,7 @@ def parse_datetime(text: str, fmt: str) -> tuple[int, int, int, int, int, int, i
         if not (0 <= f.tzh <= 15 and 0 <= f.tzm < 60):
             raise errors.QueryError(f'time zone displacement out of range: "{text}"', "22009")
         offset = (f.tzh * 60 + f.tzm) * 60 * (1 if f.tzsign > 0 else -1)
-    return year, mon, mday, hour, minute, sec, fsec, offset
+    return year, mon, mday, hour, minute, sec, fsec, offset, f.ff
 
 
 def _cmod(a: int, b: int) -> int:
@@ -472,10 +476,14 @@ _REFUSED = "raympp's dates and timestamps run from year 1 to 9999"
 
 def to_timestamp(text: str, fmt: str) -> dt.datetime:
     """to_timestamp(text, fmt): a timestamptz (UTC, the session zone)."""
-    y, mo, d, h, mi, s, us, offset = parse_datetime(text, fmt)
-    days = date2j(y, mo, d) - 2440588  # days since 1970-01-01; mday may run past the month
+    y, mo, d, h, mi, s, us, offset, fprec = parse_datetime(text, fmt)
+    days = date2j(y, mo, d) - 2451545  # days since 2000-01-01; mday may run past the month
     micros = ((days * 86400 + h * 3600 + mi * 60 + s - offset) * 10**6) + us
-    return _timestamp_of(micros)
+    if fprec:  # FFn rounds to n digits, half away from zero from PostgreSQL's 2000 epoch
+        scale = 10 ** (6 - fprec)
+        rounded = (abs(micros) + scale // 2) // scale * scale
+        micros = rounded if micros >= 0 else -rounded
+    return _timestamp_of(micros + 946684800 * 10**6)
 
 
 def _timestamp_of(micros: int) -> dt.datetime:
