@@ -16,7 +16,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 from planner import errors
-from planner.formatting import DAYS, MONTHS, Node, parse_datetime_template
+from planner.formatting import DAYS, MONTHS, Node, is_separator, parse_datetime_template
 
 _SPACE = " \t\n\r\v\f"
 _DATE_MODE = {  # keyword -> 'greg' or 'iso' (PostgreSQL's FromCharDateMode)
@@ -167,20 +167,20 @@ def _from_char(nodes, s: str) -> _Fields:
             while pos < len(s) and s[pos] in _SPACE:
                 pos += 1
                 extra += 1
+        c = s[pos] if pos < len(s) else ""  # C's string ends in a NUL
         if n.key is None:
             if n.kind in ("space", "separator"):
                 if not fx:
                     extra -= 1
-                    if s[pos] in _SPACE or (s[pos].isascii() and 0x20 < ord(s[pos]) < 0x7F
-                                            and not s[pos].isalnum()):
+                    if c and (c in _SPACE or is_separator(c)):
                         pos += 1
                         extra += 1
                 else:
-                    pos += 1
+                    pos = min(pos + 1, len(s))
             elif not fx and extra > 0:
                 extra -= 1
             else:
-                pos += 1
+                pos = min(pos + 1, len(s))
             continue
         k = n.key
         mode = _DATE_MODE.get(k)
@@ -232,8 +232,8 @@ def _from_char(nodes, s: str) -> _Fields:
             pos = _read_y_yyy(f, s, pos, n)
         elif k in ("TZH", "TZM"):
             if k == "TZH":
-                if s[pos] in "+- ":
-                    f.tzsign = -1 if s[pos] == "-" else 1
+                if c and c in "+- ":
+                    f.tzsign = -1 if c == "-" else 1
                     pos += 1
                 else:
                     f.tzsign = -1 if extra > 0 and pos > 0 and s[pos - 1] == "-" else 1
@@ -472,17 +472,28 @@ def _cmod(a: int, b: int) -> int:
 
 
 _REFUSED = "raympp's dates and timestamps run from year 1 to 9999"
+_MIN_TIMESTAMP = -211813488000000000      # 4714-11-24 BC, from PostgreSQL's 2000 epoch
+_END_TIMESTAMP = 9223371331200000000      # 294277-01-01
+
+
+def _valid_julian(y: int, m: int) -> bool:
+    """PostgreSQL's IS_VALID_JULIAN: dates its Julian-day arithmetic takes."""
+    return (y > -4713 or (y == -4713 and m >= 11)) and (y < 5874898 or (y == 5874898 and m < 6))
 
 
 def to_timestamp(text: str, fmt: str) -> dt.datetime:
     """to_timestamp(text, fmt): a timestamptz (UTC, the session zone)."""
     y, mo, d, h, mi, s, us, offset, fprec = parse_datetime(text, fmt)
+    if not _valid_julian(y, mo):
+        raise errors.QueryError("timestamp out of range", "22008")
     days = date2j(y, mo, d) - 2451545  # days since 2000-01-01; mday may run past the month
     micros = ((days * 86400 + h * 3600 + mi * 60 + s - offset) * 10**6) + us
     if fprec:  # FFn rounds to n digits, half away from zero from PostgreSQL's 2000 epoch
         scale = 10 ** (6 - fprec)
         rounded = (abs(micros) + scale // 2) // scale * scale
         micros = rounded if micros >= 0 else -rounded
+    if not _MIN_TIMESTAMP <= micros < _END_TIMESTAMP:
+        raise errors.QueryError("timestamp out of range", "22008")
     return _timestamp_of(micros + 946684800 * 10**6)
 
 
@@ -499,9 +510,9 @@ def _timestamp_of(micros: int) -> dt.datetime:
 def to_date(text: str, fmt: str) -> dt.date:
     """to_date(text, fmt): the date part of what to_timestamp reads."""
     y, mo, d, *_ = parse_datetime(text, fmt)
-    jd = date2j(y, mo, d)
+    jd = date2j(y, mo, d) if _valid_julian(y, mo) else -1
     if not date2j(1, 1, 1) <= jd <= date2j(9999, 12, 31):
-        if jd < 0 or jd > date2j(5874898, 1, 1):
+        if not 0 <= jd < 2147483494:  # PostgreSQL's own range of dates
             raise errors.QueryError(f'date out of range: "{text}"', "22008")
         raise errors.FeatureNotSupported(f"to_date() result outside years 1 to 9999 ({_REFUSED})")
     return dt.date.fromordinal(jd - 1721425)

@@ -85,7 +85,7 @@ def keyword_index(table) -> dict:
 _DCH_INDEX = keyword_index(DCH_KEYWORDS)
 
 
-def _is_separator(c: str) -> bool:
+def is_separator(c: str) -> bool:
     """ASCII punctuation: what to_timestamp lets stand for any separator."""
     return 0x20 < ord(c) < 0x7F and not c.isalnum()
 
@@ -128,7 +128,7 @@ def parse_nodes(fmt: str, index: dict, datetime: bool) -> list[Node]:
             if fmt[i] == "\\" and i + 1 < n and fmt[i + 1] == '"':
                 i += 1
             c = fmt[i]
-            kind = "separator" if datetime and _is_separator(c) else (
+            kind = "separator" if datetime and is_separator(c) else (
                 "space" if c in " \t\n\r\v\f" else "char")
             nodes.append(Node(None, c, kind=kind))
             i += 1
