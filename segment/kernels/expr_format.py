@@ -71,23 +71,40 @@ def _date2j(y: np.ndarray, m, d) -> np.ndarray:
     return y2 * 365 - 32167 + y2 // 4 - century + century // 4 + 7834 * m2 // 256 + d
 
 
-def _timestamp_fields(x: pa.Array) -> dict:
-    us = pc.fill_null(x.cast(pa.int64()), 0).to_numpy(zero_copy_only=False).astype(np.int64)
-    days = us // US_PER_DAY
-    tod = us - days * US_PER_DAY
-    j = days + UNIX_EPOCH_JD
-    year, mon, mday = _j2date(j)
-    wday = (j + 1) % 7
-    isodow = np.where(wday == 0, 7, wday)
-    thursday = j - isodow + 4
-    isoyear, _, _ = _j2date(thursday)
-    return {"interval": False, "year": year, "mon": mon, "mday": mday,
-            "hour": tod // 3_600_000_000, "min": tod // 60_000_000 % 60,
-            "sec": tod // 1_000_000 % 60, "fsec": tod % 1_000_000,
-            "yday": j - _date2j(year, np.ones_like(year), np.ones_like(year)) + 1,
-            "wday": wday, "j": j, "isodow": isodow, "isoyear": isoyear,
-            "isoweek": (thursday - _date2j(isoyear, np.ones_like(year),
-                                           np.ones_like(year))) // 7 + 1}
+class _TimestampFields(dict):
+    """The base fields of a timestamp array, each computed when a piece first needs it
+    (a template of dates only never divides out the time of day)."""
+
+    def __init__(self, x: pa.Array):
+        super().__init__(interval=False)
+        self.us = pc.fill_null(x.cast(pa.int64()), 0).to_numpy(
+            zero_copy_only=False).astype(np.int64)
+
+    def __missing__(self, name: str):
+        self.update(self._compute(name))
+        return self[name]
+
+    def _compute(self, name: str) -> dict:
+        if name == "j":
+            return {"j": self.us // US_PER_DAY + UNIX_EPOCH_JD}
+        if name in ("year", "mon", "mday"):
+            return dict(zip(("year", "mon", "mday"), _j2date(self["j"])))
+        if name in ("hour", "min", "sec", "fsec"):
+            tod = self.us % US_PER_DAY
+            return {"hour": tod // 3_600_000_000, "min": tod // 60_000_000 % 60,
+                    "sec": tod // 1_000_000 % 60, "fsec": tod % 1_000_000}
+        if name == "yday":
+            y = self["year"]
+            return {"yday": self["j"] - _date2j(y, np.ones_like(y), np.ones_like(y)) + 1}
+        if name in ("wday", "isodow"):
+            wday = (self["j"] + 1) % 7
+            return {"wday": wday, "isodow": np.where(wday == 0, 7, wday)}
+        # ISO year and week: those of the week's Thursday
+        thursday = self["j"] - self["isodow"] + 4
+        isoyear = _j2date(thursday)[0]
+        one = np.ones_like(isoyear)
+        return {"isoyear": isoyear,
+                "isoweek": (thursday - _date2j(isoyear, one, one)) // 7 + 1}
 
 
 def _interval_fields(x: pa.Array) -> dict:
@@ -104,11 +121,15 @@ def _interval_fields(x: pa.Array) -> dict:
             "yday": (year * 12 + mon) * 30 + days}
 
 
-def _c_int(v: np.ndarray, width: np.ndarray) -> pa.Array:
-    """C's "%0*d" of each value with its width (the sign counts in the width)."""
+def _c_int(v: np.ndarray, width: int, neg_width: int = 0, sign=None) -> pa.Array:
+    """C's "%0*d" of each value: `width` wide, `neg_width` where `sign` (default v) is
+    negative; a minus sign counts in the width."""
     digits = pc.cast(pa.array(np.abs(v)), pa.string())
     neg = v < 0
-    pad = np.where(neg, width - 1, width)
+    wide = (v if sign is None else sign) < 0
+    if not wide.any() and not neg.any():  # the common case: one width
+        return pc.utf8_lpad(digits, width, "0") if width > 1 else digits
+    pad = np.where(wide, neg_width, width) - neg
     out = digits
     for w in np.unique(pad):
         if w > 1:
@@ -142,12 +163,12 @@ def _piece(p: Piece, f: dict, ops: NumpyOps, n: int):
     if p.kind == "sep":
         thousands = ops.cdiv(v, 1000)
         s = pc.binary_join_element_wise(pc.cast(pa.array(thousands), pa.string()),
-                                        _c_int(v - thousands * 1000, np.full(n, 3)), ",")
+                                        _c_int(v - thousands * 1000, 3, 3), ",")
     elif p.kind == "q":
         s = pc.cast(pa.array(v), pa.string())
     else:
         sign = np.broadcast_to(np.asarray(derived_field(p.sign_field, f, ops)), (n,))
-        s = _c_int(v, np.where(sign >= 0, p.width, p.neg_width))
+        s = _c_int(v, p.width, p.neg_width, sign)
     if p.th:
         s = pc.binary_join_element_wise(s, _ordinals(_th_value(p, v, ops), p.th == "TH"), "")
     if p.kind == "q":
@@ -167,7 +188,7 @@ def format_datetimes(x: pa.Array, kind: Kind, fmt: str) -> pa.Array:
         return pa.nulls(n, pa.string())
     is_interval = kind is Kind.INTERVAL
     pieces = dch_pieces(fmt, is_interval, "UTC" if kind is Kind.TIMESTAMPTZ else None)
-    f = _interval_fields(x) if is_interval else _timestamp_fields(x)
+    f = _interval_fields(x) if is_interval else _TimestampFields(x)
     ops = NumpyOps()
     parts = [_piece(p, f, ops, n) for p in pieces]
     if not parts:
