@@ -195,7 +195,9 @@ def format_datetimes(x: pa.Array, kind: Kind, fmt: str) -> pa.Array:
         out = xa.as_array(pa.scalar(""), n)
     else:
         out = xa.as_array(pc.binary_join_element_wise(*parts, ""), n)
-    return out if x.null_count == 0 else pc.if_else(pc.is_valid(x), out, pa.scalar(None, pa.string()))
+    if x.null_count:
+        out = pc.if_else(pc.is_valid(x), out, pa.scalar(None, pa.string()))
+    return out
 
 
 def _python_values(x: pa.Array, t) -> list:

@@ -73,7 +73,8 @@ def test_interval_kernel_matches_one_value_formatter(fmt):
 def test_timestamp_outputs_as_postgresql():
     ts = dt.datetime(2024, 2, 29, 13, 4, 5, 123456)
     f = lambda fmt: to_char_value(ts, T.TIMESTAMP, fmt)  # noqa: E731
-    assert f("Day, DD Month YYYY HH12:MI:SS.MS PM") == "Thursday , 29 February  2024 01:04:05.123 PM"
+    assert f("Day, DD Month YYYY HH12:MI:SS.MS PM") == \
+        "Thursday , 29 February  2024 01:04:05.123 PM"
     assert f("FMDay FMDDth FMMonth") == "Thursday 29th February"
     assert f("IYYY-IW-ID DDD J") == "2024-09-4 060 2460370"
     assert f("TZ|OF") == "|+00"
@@ -90,26 +91,29 @@ def test_interval_refusals():
 
 
 @pytest.mark.parametrize("value, kind, fmt, want", [
-    (485, "int4", "999", " 485"), (-485, "int4", "999", "-485"), (1485, "int4", "9,999", " 1,485"),
-    (12345, "int4", "999", " ###"), (485, "int4", "FM999th", "485th"), (3999, "int4", "RN", "MMMCMXCIX".rjust(15)),
+    (485, "int4", "999", " 485"), (-485, "int4", "999", "-485"),
+    (1485, "int4", "9,999", " 1,485"), (12345, "int4", "999", " ###"),
+    (485, "int4", "FM999th", "485th"), (3999, "int4", "RN", "MMMCMXCIX".rjust(15)),
     (Decimal("0.5"), "numeric", "9", " 1"), (Decimal("-0.1"), "numeric", "FM9.9", "-.1"),
-    (Decimal("148.5"), "numeric", "999.999", " 148.500"), (Decimal("0.1"), "numeric", "0.9", " 0.1"),
-    (Decimal("-12.345"), "numeric", "FM999.99MI", "12.35-"), (Decimal("12.3"), "numeric", "9.99EEEE", " 1.23e+01"),
+    (Decimal("148.5"), "numeric", "999.999", " 148.500"),
+    (Decimal("0.1"), "numeric", "0.9", " 0.1"),
+    (Decimal("-12.345"), "numeric", "FM999.99MI", "12.35-"),
+    (Decimal("12.3"), "numeric", "9.99EEEE", " 1.23e+01"),
     (Decimal("-1234.5678"), "numeric", "9G999G999D9PR", "    <1,234.6>"),
-    (1.5, "float8", "9", " 2"), (2.5, "float8", "9", " 2"), (float("inf"), "float8", "9999.99", " ####.##"),
-    (float("nan"), "float8", "9999", "  NaN"), (1e14, "float8", "999999999999999.99", " 100000000000000"),
+    (1.5, "float8", "9", " 2"), (2.5, "float8", "9", " 2"),
+    (float("inf"), "float8", "9999.99", " ####.##"), (float("nan"), "float8", "9999", "  NaN"),
+    (1e14, "float8", "999999999999999.99", " 100000000000000"),
     (12, "int4", "", ""), (-1, "int4", "S0000", "-0001"), (5, "int4", "99V99", "  500"),
 ])
 def test_numbers_as_postgresql(value, kind, fmt, want):
     assert format_number(value, kind, fmt) == want
 
 
-@pytest.mark.parametrize("fmt, sqlstate", [("9.9.9", "42601"), ("9EEEE9", "42601"),
-                                          ("S9S", "42601"), ("9PR9", "42601"), ("FM9EEEE", "42601")])
-def test_number_template_errors(fmt, sqlstate):
+@pytest.mark.parametrize("fmt", ["9.9.9", "9EEEE9", "S9S", "9PR9", "FM9EEEE", "99V9.9"])
+def test_number_template_errors(fmt):
     with pytest.raises(errors.QueryError) as e:
         format_number(1, "int4", fmt)
-    assert e.value.sqlstate == sqlstate
+    assert e.value.sqlstate == "42601"
 
 
 def test_reading_dates_and_timestamps():
