@@ -34,15 +34,11 @@ def to_char_value(value, t: SqlType, fmt: str):
 def to_number_value(text: str, fmt: str, t: SqlType):
     """to_number of one string into a column of type t, whose scale it must have."""
     value, scale = to_number(text, fmt)
-    check_number_scale(scale, t)
-    return value
-
-
-def check_number_scale(scale: int, t: SqlType) -> None:
     if scale != t.scale:
         raise errors.FeatureNotSupported(
             f"to_number() read {scale} decimal places where its template has {t.scale} "
             "(raympp keeps one scale per result column)")
+    return value
 
 
 def constant_call(e: Call, vals: list):

@@ -21,10 +21,9 @@ import pyarrow.compute as pc
 from planner import types
 from planner.expr import Call, Func
 from planner.format_input import epoch_to_timestamp, to_date, to_timestamp
-from planner.format_values import NUMBER_KINDS, check_number_scale
+from planner.format_values import NUMBER_KINDS, to_number_value
 from planner.formatting import Ops, Piece, dch_pieces, derived_field
 from planner.number_format import format_number
-from planner.number_input import to_number
 from planner.types import Kind
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_cast as xcast
@@ -217,6 +216,7 @@ def _per_distinct(x: pa.Array, fn, out_type: types.SqlType, in_type=None) -> pa.
 
 
 def to_char(e: Call, args: list, n: int) -> pa.Array:
+    """to_char(x, template), once per distinct template."""
     t = e.args[0].type
 
     def one(x: pa.Array, fmt: pa.Scalar) -> pa.Array:
@@ -229,6 +229,8 @@ def to_char(e: Call, args: list, n: int) -> pa.Array:
 
 
 def _reader(fn, out_type):
+    """A kernel reading text with a template: fn(call, text, template) once per distinct
+    string and template, into out_type(call)."""
     def run(e: Call, args: list, n: int) -> pa.Array:
         def one(x: pa.Array, fmt: pa.Scalar) -> pa.Array:
             f = fmt.as_py()
@@ -236,12 +238,6 @@ def _reader(fn, out_type):
         return per_pattern(one, xa.as_array(args[0], n), [args[1]], n,
                            out_type(e).arrow_type())
     return run
-
-
-def _number(e: Call, text: str, fmt: str):
-    value, scale = to_number(text, fmt)
-    check_number_scale(scale, e.type)
-    return value
 
 
 _MIN_SECONDS, _MAX_SECONDS = -62135596800, 253402300800  # years 1 to 9999
@@ -275,5 +271,5 @@ CALLS = {
     Func.TO_CHAR: to_char,
     Func.TO_DATE: _reader(lambda c, v, f: to_date(v, f), lambda c: types.DATE),
     Func.TO_TIMESTAMP: _to_timestamp,
-    Func.TO_NUMBER: _reader(_number, lambda c: c.type),
+    Func.TO_NUMBER: _reader(lambda c, v, f: to_number_value(v, f, c.type), lambda c: c.type),
 }
