@@ -149,9 +149,6 @@ ROMAN_MONTHS = ("I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI
 _INVALID_FOR_INTERVAL = frozenset({
     "A.D.", "AD", "a.d.", "ad", "MONTH", "Month", "month", "MON", "Mon", "mon", "DAY", "Day",
     "day", "DY", "Dy", "dy", "D", "ID", "TZ", "tz", "TZH", "TZM", "OF"})
-# ISO-week fields of an interval: PostgreSQL computes them from the interval's parts as if
-# they were a date; raympp refuses them rather than reproduce that.
-_ISO_FIELDS = frozenset({"IYYY", "IYY", "IY", "I", "IW", "IDDD", "J"})
 
 
 class Ops:
@@ -179,9 +176,11 @@ def derived_field(name: str, f: dict, ops: Ops):
     y = f["year"]
     if name == "yadj":  # ADJUST_YEAR: BC years count from 1 backwards
         return y if f["interval"] else w(y <= 0, 1 - y, y)
+    if f["interval"] and name in ("j", "isoyear", "isoweek", "iddd"):
+        return _interval_iso(name, f, ops)
     if name == "iyadj":
-        iy = f["isoyear"]
-        return w(iy <= 0, 1 - iy, iy)
+        iy = derived_field("isoyear", f, ops)
+        return iy if f["interval"] else w(iy <= 0, 1 - iy, iy)
     if name == "hour12":
         h = cmod(f["hour"], 12)
         return w(h == 0, 12, h)
@@ -213,6 +212,45 @@ def derived_field(name: str, f: dict, ops: Ops):
     if name == "bc":
         return y <= 0
     return f[name]
+
+
+# --- an interval's "date" fields, as PostgreSQL computes them from its parts -------------------
+def _date2j(y, m, d, ops: Ops):
+    """PostgreSQL's date2j with C's division (an interval's parts may be negative)."""
+    late = m > 2
+    m2, y2 = ops.where(late, m + 1, m + 13), ops.where(late, y + 4800, y + 4799)
+    century = ops.cdiv(y2, 100)
+    return (y2 * 365 - 32167 + ops.cdiv(y2, 4) - century + ops.cdiv(century, 4)
+            + ops.cdiv(7834 * m2, 256) + d)
+
+
+def _week1(year, ops: Ops):
+    """The Julian day of the Monday starting ISO week 1 of `year` (isoweek2j(year, 1))."""
+    day4 = _date2j(year, 1, 4, ops)
+    r = ops.cmod(day4, 7)  # j2day(day4 - 1): 0 is Sunday
+    return day4 - ops.where(r < 0, r + 7, r)
+
+
+def _interval_iso(name: str, f: dict, ops: Ops):
+    """J, ISO year, ISO week and ISO day of year of an interval's (year, month, day), by
+    PostgreSQL's date2j / date2isoyear / date2isoweek / date2isoyearday, their one-year
+    corrections included."""
+    y, dayn = f["year"], _date2j(f["year"], f["mon"], f["mday"], ops)
+    if name == "j":
+        return dayn
+    start = _week1(y, ops)
+    before = dayn < start
+    start1 = ops.where(before, _week1(y - 1, ops), start)
+    week = ops.cdiv(dayn - start1, 7) + 1
+    if name == "isoweek":
+        nxt = _week1(y + 1, ops)
+        later = (week >= 52) & (dayn >= nxt)
+        return ops.where(later, ops.cdiv(dayn - nxt, 7) + 1, week)
+    y1 = ops.where(before, y - 1, y)
+    isoyear = ops.where((week >= 52) & (dayn >= _week1(y1 + 1, ops)), y1 + 1, y1)
+    if name == "isoyear":
+        return isoyear
+    return dayn - _week1(isoyear, ops) + 1  # iddd
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,7 +296,6 @@ _NUMBERS = {
     "WW": ("ww", 2, False), "IW": ("isoweek", 2, False), "W": ("w", 0, False),
     "J": ("j", 0, False), "SSSS": ("ssss", 0, False), "Y": ("mod1yadj", 1, False),
     "I": ("mod1iyadj", 1, False), "CC": ("cc", 2, True), "YYYY": ("yadj", 4, True),
-    "IYYY": ("iyadj", 4, True),
 }
 # keyword: (its other spelling, the boolean field choosing it)
 _PICKS = {"AM": ("PM", "pm"), "am": ("pm", "pm"), "A.M.": ("P.M.", "pm"),
@@ -288,8 +325,6 @@ def dch_pieces(fmt: str, is_interval: bool, tz_name: str | None) -> tuple[Piece,
             raise errors.QueryError("invalid format specification for an interval value",
                                     "22007", hint="Intervals are not tied to specific "
                                     "calendar dates.")
-        if is_interval and k in _ISO_FIELDS:
-            raise errors.FeatureNotSupported(f'to_char of an interval with "{node.text}"')
         fm = "FM" in node.suffix
         pad9 = 0 if fm or "TM" in node.suffix else 9
         if k in ("HH", "HH12"):
@@ -301,10 +336,11 @@ def dch_pieces(fmt: str, is_interval: bool, tz_name: str | None) -> tuple[Piece,
             digits = {"MS": 3, "US": 6}.get(k) or int(k[2])
             out.append(Piece("int", field=f"ff{digits}", width=digits, neg_width=digits,
                              sign_field=f"ff{digits}", th=_th(node)))
-        elif k in ("YYY", "IYY", "YY", "IY"):  # the last digits; the year's sign widens
-            base = "yadj" if k[0] == "Y" else "iyadj"
-            digits = 3 if k in ("YYY", "IYY") else 2
-            out.append(_int(f"mod{digits}{base}", digits, node, sign_field=base))
+        elif k in ("IYYY", "YYY", "IYY", "YY", "IY"):  # the (last) digits; the sign of
+            base = "yadj" if k[0] == "Y" else "iyadj"  # the calendar year widens them
+            digits = {"IYYY": 4, "YYY": 3, "IYY": 3}.get(k, 2)
+            fld = base if k == "IYYY" else f"mod{digits}{base}"
+            out.append(_int(fld, digits, node, sign_field="yadj"))
         elif k == "Y,YYY":
             out.append(Piece("sep", field="yadj", th=_th(node)))
         elif k == "Q":

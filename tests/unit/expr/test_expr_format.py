@@ -31,6 +31,7 @@ TEMPLATES = [
 INTERVAL_TEMPLATES = [
     "YYYY MM DD HH24 HH HH12 MI SS MS US SSSS FF1 FF2", "Y,YYY YYY YY Y CC Q WW W DDD RM rm FMRM",
     "FMHH24:FMMI FMSS HH24th AM pm Qth Y,YYYth DDDth", "YYYYth MMTH",
+    "IYYY IYY IY I IW IDDD J FMIYYY IWth",
 ]
 
 
@@ -82,12 +83,13 @@ def test_timestamp_outputs_as_postgresql():
     assert f("") is None
 
 
-def test_interval_refusals():
+def test_intervals_as_postgresql():
     with pytest.raises(errors.QueryError) as e:
         to_char_value(Interval(0, 1, 0), T.INTERVAL, "Day")
     assert e.value.sqlstate == "22007"
-    with pytest.raises(errors.FeatureNotSupported):
-        to_char_value(Interval(0, 1, 0), T.INTERVAL, "IW")
+    # PostgreSQL's date arithmetic over the parts (year 0, month 0, day 0)
+    assert to_char_value(Interval(0, 0, 0), T.INTERVAL, "IYYY IW J") == "-001 48 1721028"
+    assert to_char_value(Interval(-14, 0, 0), T.INTERVAL, "IYYY") == "-0002"
 
 
 @pytest.mark.parametrize("value, kind, fmt, want", [
