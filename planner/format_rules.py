@@ -7,11 +7,11 @@ and to_timestamp(float8) -> timestamptz; to_number(text, text) -> numeric. Templ
 read by planner/formatting.py when a value is formatted, so a bad template fails only when
 a row reaches it, as in PostgreSQL (planner/format_values.py formats one value).
 
-to_number's result takes the scale of the digits it read: a batch column has one scale, so
-the template must be a constant (its decimal places fix the column's scale) and a value
-read with fewer decimal places than the template has is refused at run time (0A000)
-rather than shown with PostgreSQL's other scale; constant arguments are typed by their
-value.
+to_number's result takes the scale of the digits it read (16 with V, which divides by
+numeric's power(10, n)): a batch column has one scale, so the template must be a constant
+(its decimal places fix the column's scale) and a value read with fewer decimal places
+than the template has is refused at run time (0A000) rather than shown with PostgreSQL's
+other scale; constant arguments are typed by their value.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from planner.coercion import coerce, is_unknown, no_function, numeric_type, type
 from planner.expr import Call, Func, Literal
 from planner.format_values import DATETIME_KINDS as _DATETIME, NUMBER_KINDS
 from planner.number_format import parse_number_template
-from planner.number_input import to_number
+from planner.number_input import V_SCALE_DIGITS, to_number
 from planner.types import Kind
 from planner.values import numeric_type_of
 
@@ -86,13 +86,15 @@ def _rule_to_number(func: Func, args) -> ex.Expr:
         return Call(func, (text, fmt), types.numeric(None, 0))  # fails when a row comes
     if isinstance(text, Literal):
         if text.value is None:
-            return Literal(None, numeric_type(desc.pre, desc.post))
+            return Literal(None, numeric_type(desc.pre, V_SCALE_DIGITS if "V" in desc.flags
+                                              else desc.post))
         try:
             value, _ = to_number(text.value, fmt.value)
             return Literal(value, numeric_type_of(value))
         except errors.QueryError:
             pass  # left for run time, where the row may never be reached
-    return Call(func, (text, fmt), numeric_type(desc.pre, desc.post))
+    scale = V_SCALE_DIGITS if "V" in desc.flags else desc.post
+    return Call(func, (text, fmt), numeric_type(desc.pre, scale))
 
 
 RULES = {Func.TO_CHAR: _rule_to_char, Func.TO_DATE: _rule_to_date,

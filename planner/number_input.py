@@ -9,6 +9,7 @@ template's digits (22003) as numeric_in checks a typmod.
 
 from __future__ import annotations
 
+import decimal
 from decimal import Decimal
 
 from planner import errors
@@ -127,19 +128,21 @@ class _NumIn:
                 self.sign = c
 
 
+V_SCALE_DIGITS = 16  # the scale of PostgreSQL's power(10::numeric, -n), which V divides by
+V_SCALE = Decimal(1).scaleb(-V_SCALE_DIGITS)
+
+
 def to_number(text: str, fmt: str) -> tuple[Decimal, int]:
     """(to_number(text, fmt), its scale); 22P02 when no digits were read, 22003 when they
     do not fit the template's digits."""
     digits, scale = parse_number(text, fmt)
-    nodes, desc = parse_number_template(fmt)
-    if "V" in desc.flags:
-        raise errors.FeatureNotSupported('to_number() with "V"')
+    _, desc = parse_number_template(fmt)
     body = digits.strip()
     if body in ("", "+", "-", ".", "+.", "-.") or not any(c.isdigit() for c in body):
         raise errors.InvalidTextRepresentation(
             f'invalid input syntax for type numeric: "{digits}"')
     value = Decimal(body.replace(" ", ""))
-    precision = desc.pre + scale
+    precision = desc.pre + desc.multi + scale
     value = value.quantize(Decimal(1).scaleb(-scale))
     if value != 0 and value.adjusted() >= precision - scale:
         limit = precision - scale
@@ -147,6 +150,9 @@ def to_number(text: str, fmt: str) -> tuple[Decimal, int]:
             "numeric field overflow",
             detail=f"A field with precision {precision}, scale {scale} must round to an "
             f"absolute value less than {'1' if limit <= 0 else '10^' + str(limit)}.")
+    if "V" in desc.flags:  # times power(10, -n): numeric's 16 places, rounded
+        factor = (Decimal(10) ** -desc.multi).quantize(V_SCALE, rounding=decimal.ROUND_HALF_UP)
+        value, scale = (value * factor).quantize(V_SCALE), V_SCALE_DIGITS
     if value == 0:
         value = value.copy_abs()
     return value, scale

@@ -149,6 +149,7 @@ def test_reading_numbers():
     assert to_number("12,454.8-", "99G999D9S") == (Decimal("-12454.8"), 1)
     assert to_number("<123>", "999PR") == (Decimal("-123"), 0)
     assert to_number("-12.345", "99.99") == (Decimal("-12.34"), 2)
+    assert to_number("12", "99V9") == (Decimal("1.2000000000000000"), 16)
     with pytest.raises(errors.QueryError) as e:
         to_number("abc", "999")
     assert e.value.sqlstate == "22P02"
