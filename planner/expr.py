@@ -102,6 +102,11 @@ class Func(enum.Enum):
     TSTZ_OUT = "?tstz_out"      # (timestamptz, zone) -> text, with the zone's offset
     TSTZ_IN = "?tstz_in"        # (text, zone) -> timestamptz: read there unless it has an offset
     ISFINITE = "isfinite"  # date, timestamp(tz): not +/-infinity; interval: always true
+    # formatting templates (planner/format_rules.py, segment/kernels/expr_format.py)
+    TO_CHAR = "to_char"            # (x, template): dates, times, intervals and numbers
+    TO_DATE = "to_date"            # (text, template)
+    TO_TIMESTAMP = "to_timestamp"  # (text, template), or (float8 seconds since 1970)
+    TO_NUMBER = "to_number"        # (text, template)
     CONCAT_FN = "concat"      # concat(a, b, ...): NULL arguments are skipped, unlike ||
     FIT_STRING = "fit_string"  # text stored into varchar(n)/char(n): 22001 if too long
     # one_row(rows, value): a correlated scalar subquery's value; 21000 when it had rows > 1

@@ -19,6 +19,7 @@ from planner import errors
 from planner import expr as ex
 from planner.expr import Call, Cast, Func, Literal
 from planner import time_zones
+from planner.format_values import constant_call as formatting_call
 from planner.row_functions import call_row
 from planner.temporal import (TEMPORAL, Infinite, USECS_PER_DAY, add_interval, interval_key,
                               interval_scale, time_arith)
@@ -373,6 +374,8 @@ _CONST_CALLS = {
     Func.FROM_LOCAL: lambda e, v, z: time_zones.from_local(v, time_zones.Zone.from_spec(z)),
     Func.TSTZ_OUT: lambda e, v, z: time_zones.text_in_zone(v, time_zones.Zone.from_spec(z)),
     Func.TSTZ_IN: lambda e, s, z: time_zones.parse_in_zone(s, time_zones.Zone.from_spec(z)),
+    **{f: lambda e, *v: formatting_call(e, list(v)) for f in (
+        Func.TO_CHAR, Func.TO_DATE, Func.TO_TIMESTAMP, Func.TO_NUMBER)},
 }
 
 MAX_ALLOC = 0x3FFFFFFF  # PostgreSQL's MaxAllocSize: no value is larger

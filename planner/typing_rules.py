@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from planner import array_rules, errors, interval_rules, json_rules, types, zone_rules
+from planner import (array_rules, errors, format_rules, interval_rules, json_rules, types,
+                     zone_rules)
 from planner import expr as ex
 from planner.coercion import (
     adopt, as_bool, as_bpchar, as_numeric, bind_cast, coerce, common_type, int_digits, is_unknown,
@@ -501,6 +502,7 @@ RULES = {
     Func.DATE_TRUNC: _rule_datetime, Func.NOW: _rule_now, Func.ISFINITE: _rule_isfinite,
     **array_rules.RULES,
     **interval_rules.RULES,
+    **format_rules.RULES,
 }
 
 

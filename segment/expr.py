@@ -32,6 +32,7 @@ from segment.kernels import expr_cast as xcast
 from segment.kernels import expr_datetime as xd
 from segment.kernels import expr_interval as xiv
 from segment.kernels import infinite as xinf
+from segment.kernels import expr_format as xf
 from segment.kernels import expr_json as xj
 from segment.kernels import expr_numeric as xn
 from segment.kernels import expr_pgarray as xpa
@@ -429,6 +430,7 @@ _CALLS = {
     Func.ISFINITE: lambda e, args, n: xinf.isfinite(xa.as_array(args[0], n)),
     Func.ONE_ROW: lambda e, args, n: _one_row(args),
     **xpa.CALLS,
+    **xf.CALLS,
     **xj.CALLS,
     **xr.CALLS,
     **xls.CALLS,
