@@ -107,7 +107,8 @@ CONSUMED: dict[type, frozenset[str]] = {k: frozenset(v) for k, v in {
     exp.Trim: {"this", "expression", "position"},
     exp.Round: {"this", "decimals"},
     # single_replace: sqlglot's note of PostgreSQL's first-match-only default.
-    exp.RegexpReplace: {"this", "expression", "replacement", "modifiers", "single_replace"},
+    exp.RegexpReplace: {"this", "expression", "replacement", "position", "occurrence",
+                        "modifiers", "single_replace"},
     exp.Left: {"this", "expression"},
     exp.Right: {"this", "expression"},
     exp.Interval: {"this", "unit"},
@@ -143,7 +144,7 @@ CONSUMED: dict[type, frozenset[str]] = {k: frozenset(v) for k, v in {
     exp.Parameter: {"this"},
     # --- the system catalog's idioms (planner/catalog_functions.py)
     exp.Operator: {"this", "operator", "expression"},   # OPERATOR(pg_catalog.~)
-    exp.RegexpLike: {"this", "expression"},              # ~ (flag: refused)
+    exp.RegexpLike: {"this", "expression", "flag"},      # ~; regexp_like(s, p, flags)
     exp.RegexpILike: {"this", "expression"},             # ~*
     exp.Dot: {"this", "expression"},                     # pg_catalog.f(...)
     exp.ObjectIdentifier: {"this"},                      # ::oid, ::regclass
@@ -214,7 +215,6 @@ _CLAUSE_NAMES: dict[tuple[type, str], str] = {
 # them too, but under a less helpful name).
 REFUSED: dict[type, str] = {
     exp.AtTimeZone: "AT TIME ZONE",
-    exp.SimilarTo: "SIMILAR TO",
 }
 
 

@@ -1,0 +1,198 @@
+"""Binding of the regular-expression functions, SIMILAR TO and the quoting/format functions.
+
+`bind_function(name, node, args)` types regexp_match, regexp_like, regexp_count,
+regexp_instr, regexp_substr, regexp_split_to_array and regexp_replace (PostgreSQL 15's
+overloads: text arguments, int4 start/N/endoption/subexpr), format, quote_literal,
+quote_nullable and overlay; `bind_operator` the ~ ~* !~ !~* operators (regexp_like with the
+flags 'c' or 'i'); `bind_similar` SIMILAR TO ... [ESCAPE e]; `rule_srf` the set-returning
+regexp_matches and regexp_split_to_table as the arrays a ProjectSet unnests (bind_srfs,
+bind_lateral). Values are computed by planner/pg_regex.py (folding) and
+segment/kernels/expr_regex.py (batches); a constant pattern is checked here, at bind time.
+"""
+
+from __future__ import annotations
+
+from planner import errors, pg_regex, types
+from planner import expr as ex
+from planner.coercion import bind_cast, coerce, is_unknown, no_function
+from planner.expr import Call, Func, Literal
+from planner.fold import fold_constants
+from planner.types import Kind, SqlType
+
+TEXT_ARRAY = types.array_of(types.TEXT)
+# regexp_matches' rows: an array of text[] values, only ever unnested by a ProjectSet.
+MATCH_ROWS = SqlType(Kind.ARRAY, element=TEXT_ARRAY)
+
+# name -> (Func, result type, the argument signatures PostgreSQL 15 has: s text, i int4)
+_FUNCTIONS = {
+    "regexp_match": (Func.REGEXP_MATCH, TEXT_ARRAY, ("ss", "sss")),
+    "regexp_split_to_array": (Func.REGEXP_SPLIT, TEXT_ARRAY, ("ss", "sss")),
+    "regexp_like": (Func.REGEXP_LIKE, types.BOOL, ("ss", "sss")),
+    "regexp_count": (Func.REGEXP_COUNT, types.INT4, ("ss", "ssi", "ssis")),
+    "regexp_instr": (Func.REGEXP_INSTR, types.INT4,
+                     ("ss", "ssi", "ssii", "ssiii", "ssiiis", "ssiiisi")),
+    "regexp_substr": (Func.REGEXP_SUBSTR, types.TEXT, ("ss", "ssi", "ssii", "ssiis", "ssiisi")),
+    "regexp_replace": (Func.REGEXP_REPLACE, types.TEXT,
+                       ("sss", "ssss", "sssi", "sssii", "sssiis")),
+    "quote_literal": (Func.QUOTE_LITERAL, types.TEXT, ("s",)),
+    "quote_nullable": (Func.QUOTE_NULLABLE, types.TEXT, ("s",)),
+    "overlay": (Func.OVERLAY, types.TEXT, ("ssi", "ssii")),
+}
+SRFS = ("regexp_matches", "regexp_split_to_table")
+_SRF_SIGS = {"regexp_matches": (Func.REGEXP_MATCHES, MATCH_ROWS),
+             "regexp_split_to_table": (Func.REGEXP_SPLIT, TEXT_ARRAY)}
+NAMES = frozenset(_FUNCTIONS) | {"format"}
+_GLOBAL_OK = ("regexp_replace", "regexp_matches")
+
+
+def _fits(kind: str, e: ex.Expr) -> bool:
+    if is_unknown(e):
+        return True
+    if kind == "s":
+        return e.type.is_string
+    return e.type.kind in (Kind.INT2, Kind.INT4)
+
+
+def _signature(name: str, sigs, args) -> str:
+    """The overload PostgreSQL picks: the one every argument fits, an unknown literal
+    preferring text (regexp_replace(s, p, r, 'g') is the flags form)."""
+    fitting = [s for s in sigs if len(s) == len(args) and all(_fits(k, a) for k, a in zip(s, args))]
+    if not fitting:
+        raise no_function(name, args)
+    return max(fitting, key=lambda s: sum(k == "s" and is_unknown(a) for k, a in zip(s, args)))
+
+
+def _typed(sig: str, args) -> tuple:
+    return tuple(coerce(a, types.TEXT) if k == "s" and (is_unknown(a) or a.type.kind
+                                                          is not Kind.TEXT)
+                 else coerce(a, types.INT4) if k == "i" else a for k, a in zip(sig, args))
+
+
+def bind_function(name: str, args: list[ex.Expr]) -> ex.Expr:
+    """A call of one of NAMES, typed, checked and folded when its arguments are constants."""
+    if name == "format":
+        return _format(args)
+    func, result, sigs = _FUNCTIONS[name]
+    if func in (Func.QUOTE_LITERAL, Func.QUOTE_NULLABLE) and len(args) == 1 and not (
+            args[0].type.is_string or is_unknown(args[0])):
+        if args[0].type.is_array or args[0].type.kind is Kind.RECORD:
+            raise errors.FeatureNotSupported(f"{name}() of an array or record")
+        args = [_as_text(args[0])]  # the anyelement overload: the value's text
+    sig = _signature(name, sigs, args)
+    typed = _typed(sig, args)
+    _check_constants(name, sig, typed)
+    return fold_constants(Call(func, typed, result))
+
+
+def _check_constants(name: str, sig: str, args) -> None:
+    """A constant pattern and flags are checked at bind time, as PostgreSQL compiles them
+    on first use (a statement over no rows fails the same way)."""
+    if not name.startswith("regexp_"):
+        return
+    first = 3 if name == "regexp_replace" else 2  # the replacement text comes before
+    at = [i for i, k in enumerate(sig) if k == "s" and i >= first]
+    flags = args[at[0]] if at else Literal("", types.TEXT)
+    if isinstance(flags, Literal) and flags.value is not None:
+        opts = pg_regex.parse_flags(flags.value, name, allow_global=name in _GLOBAL_OK)
+        p = args[1]
+        if isinstance(p, Literal) and p.value is not None:
+            pg_regex.compile_are(p.value, opts)
+
+
+def rule_srf(name: str, args: list[ex.Expr]) -> list[tuple[ex.Expr, str | None]]:
+    """regexp_matches / regexp_split_to_table as the array a ProjectSet unnests (named
+    after the function, as PostgreSQL names a function's single column)."""
+    func, result = _SRF_SIGS[name]
+    sig = _signature(name, ("ss", "sss"), args)
+    typed = _typed(sig, args)
+    if len(typed) == 3 and isinstance(typed[2], Literal) and typed[2].value is not None:
+        opts = pg_regex.parse_flags(typed[2].value, name, allow_global=name in _GLOBAL_OK)
+        if isinstance(typed[1], Literal) and typed[1].value is not None:
+            pg_regex.compile_are(typed[1].value, opts)
+    return [(fold_constants(Call(func, typed, result)), None)]
+
+
+_OPERATORS = {"~": ("c", False), "~*": ("i", False), "!~": ("c", True), "!~*": ("i", True)}
+
+
+def bind_operator(op: str, s: ex.Expr, p: ex.Expr) -> ex.Expr:
+    """s ~ p and its case-insensitive and negated forms: regexp_like with flags c or i
+    (negated with NOT)."""
+    flags, negate = _OPERATORS[op]
+    for e in (s, p):
+        if not (e.type.is_string or is_unknown(e)):
+            raise errors.UndefinedFunction(f"operator does not exist: {s.type} {op} {p.type}")
+    args = _typed("sss", [s, p, Literal(flags, types.TEXT)])
+    if isinstance(args[1], Literal) and args[1].value is not None:
+        pg_regex.compile_are(args[1].value, pg_regex.parse_flags(flags))
+    out = fold_constants(Call(Func.REGEXP_LIKE, args, types.BOOL))
+    return fold_constants(Call(Func.NOT, (out,), types.BOOL)) if negate else out
+
+
+def bind_similar(s: ex.Expr, pattern: ex.Expr, escape: ex.Expr | None, negate: bool
+                 ) -> ex.Expr:
+    """s [NOT] SIMILAR TO pattern [ESCAPE e]: text arguments (42883 otherwise)."""
+    args = [s, pattern] + ([escape] if escape is not None else [])
+    if not all(a.type.is_string or is_unknown(a) for a in args):
+        name = "similar_to_escape" if escape is not None else "similar_escape"
+        raise no_function(name, args[1:])
+    if escape is None:
+        escape = Literal("\\", types.TEXT)
+    typed = _typed("sss", [s, pattern, escape])
+    if all(isinstance(a, Literal) and a.value is not None for a in typed[1:]):
+        pg_regex.compile_are(pg_regex.similar_to_are(typed[1].value, typed[2].value),
+                             pg_regex.Options())
+    out = fold_constants(Call(Func.SIMILAR, typed, types.BOOL))
+    return fold_constants(Call(Func.NOT, (out,), types.BOOL)) if negate else out
+
+
+def bind_substring_regex(s: ex.Expr, pattern: ex.Expr) -> ex.Expr:
+    """substring(s FROM pattern) with a text pattern: the POSIX regular-expression form."""
+    typed = _typed("ss", [s, pattern])
+    if isinstance(typed[1], Literal) and typed[1].value is not None:
+        pg_regex.compile_are(typed[1].value, pg_regex.Options())
+    return fold_constants(Call(Func.SUBSTRING_REGEX, typed, types.TEXT))
+
+
+def _format(args: list[ex.Expr]) -> ex.Expr:
+    """format(fmt, args...): the format text, then any values, each given as its text
+    (a NULL stays NULL: %s prints '' and %L NULL). Constant formats are checked now."""
+    if not args:
+        raise no_function("format", args)
+    fmt = args[0]
+    if not (fmt.type.is_string or is_unknown(fmt)):
+        raise no_function("format", args)
+    rest = []
+    for a in args[1:]:
+        if a.type.is_array or a.type.kind is Kind.RECORD:
+            raise errors.FeatureNotSupported("format() of an array or record argument")
+        rest.append(coerce(a, types.TEXT) if is_unknown(a) else _as_text(a))
+    typed = (coerce(fmt, types.TEXT) if is_unknown(fmt) else fmt,) + tuple(rest)
+    return fold_constants(Call(Func.FORMAT, typed, types.TEXT))
+
+
+def _as_text(a: ex.Expr) -> ex.Expr:
+    if a.type.kind is Kind.BOOL:  # format prints a boolean with its output function
+        return fold_constants(ex.Case(((a, Literal("t", types.TEXT)),
+                                       (Call(Func.NOT, (a,), types.BOOL),
+                                        Literal("f", types.TEXT))),
+                                      Literal(None, types.TEXT), types.TEXT))
+    return a if a.type.kind is Kind.TEXT else bind_cast(a, types.TEXT)
+
+
+def _rule(func: Func, args) -> ex.Expr:
+    """The typing rule of these functions for functions.bind_call (by their names)."""
+    if func is Func.FORMAT:
+        return _format(list(args))
+    if func is Func.SIMILAR and len(args) == 3:
+        return bind_similar(args[0], args[1], args[2], negate=False)
+    if func is Func.SUBSTRING_REGEX and len(args) == 2:
+        return bind_substring_regex(*args)
+    name = next((n for n, (f, _, _) in _FUNCTIONS.items() if f is func), None)
+    if name is None:
+        raise no_function(func.value, args)
+    return bind_function(name, list(args))
+
+
+RULES = {f: _rule for f in [f for f, _, _ in _FUNCTIONS.values()]
+         + [Func.FORMAT, Func.SIMILAR, Func.SUBSTRING_REGEX]}
