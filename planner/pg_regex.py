@@ -8,7 +8,8 @@ the newline-sensitive modes (flags n, p, w), expanded syntax (x), literal patter
 construct Python cannot match the same way is 0A000.
 
 Matching rules. PostgreSQL chooses the match that starts first and, among those, the longest
-(the shortest when the first quantifier is non-greedy); Python's backtracking takes the first
+(the shortest when the RE is non-greedy: its first atom with a greediness, by PostgreSQL's
+rules, has a non-greedy quantifier); Python's backtracking takes the first
 alternative that succeeds. The two agree on where a match starts, and on its end whenever
 the pattern has no alternation, optional or non-greedy part and no quantified group
 (`simple`). For other patterns the end is found by trying every end with `fullmatch`
@@ -155,7 +156,7 @@ class Regex:
     rx: re.Pattern
     groups: int
     simple: bool          # Python's match is PostgreSQL's (see the module's docstring)
-    shortest: bool        # the first quantifier is non-greedy: the shortest match wins
+    shortest: bool        # the RE is non-greedy: the shortest match wins
     looks_ahead: bool     # $, \Z, word anchors or lookahead: looks past a match's end
     free_groups: bool     # Python's captures within PostgreSQL's match are PostgreSQL's
     source: str
@@ -196,12 +197,11 @@ class _Translator:
         self.groups = 0
         self.ambiguous = False
         self.alternation = False  # | or a non-greedy quantifier: captures chosen otherwise
+        self.greed: bool | None = None  # the last (sub)expression's greediness, None: none
         self.shortest = False
-        self.first_quantifier = True
         self.looks_ahead = False
         self.first_group_spans = False
         self.body_start = 0
-        self.last_single = False
 
     def run(self) -> str:
         p = self.p
@@ -219,6 +219,7 @@ class _Translator:
         body = self._alternation(depth=0, in_look=False)
         if self.i < len(p):  # a ')' without its '('
             raise bad_regex("parentheses () not balanced")
+        self.shortest = self.greed is False
         return body
 
     def _embedded_options(self) -> None:
@@ -233,17 +234,22 @@ class _Translator:
     # --- structure ---------------------------------------------------------------------
 
     def _alternation(self, depth: int, in_look: bool) -> str:
+        """Branches separated by |; sets `greed`: greedy with two or more branches, else
+        the branch's."""
         branches = [self._branch(depth, in_look)]
         while self.i < len(self.p) and self.p[self.i] == "|":
             self.i += 1
             self.ambiguous = self.alternation = True
             branches.append(self._branch(depth, in_look))
+        if len(branches) > 1:
+            self.greed = True
         return "|".join(branches)
 
     def _branch(self, depth: int, in_look: bool) -> str:
         parts: list[str] = []
         atom_ok = False   # whether the last item can take a quantifier
         single = False    # whether it matches exactly one character
+        greeds: list[bool | None] = []  # each item's greediness (PostgreSQL's rules)
         p = self.p
         while self.i < len(p):
             c = p[self.i]
@@ -261,13 +267,19 @@ class _Translator:
             if c in "*+?" or (c == "{" and self._bound_follows()):
                 if not atom_ok:
                     raise bad_regex("quantifier operand invalid")
-                q = self._quantifier(single)
+                q, fixed, lazy = self._quantifier(single)
                 parts[-1] = "(?:" + parts[-1] + ")" + q
+                greeds[-1] = False if lazy else (greeds[-1] if fixed else True)
                 atom_ok = False
                 continue
+            self.greed = None
+            # one character: anything but a group or a back reference
+            single = c != "(" and not (c == "\\" and p[self.i + 1:self.i + 2].isdigit())
             atom, atom_ok = self._atom(depth, in_look)
-            single = atom_ok and self.last_single
+            single = single and atom_ok
             parts.append(atom)
+            greeds.append(self.greed)
+        self.greed = next((g for g in greeds if g is not None), None)
         return "".join(parts)
 
     def _bound_follows(self) -> bool:
@@ -275,7 +287,8 @@ class _Translator:
         j = self.i + 1
         return j < len(self.p) and self.p[j].isdigit()
 
-    def _quantifier(self, single: bool) -> str:
+    def _quantifier(self, single: bool) -> tuple[str, bool, bool]:
+        """The quantifier's Python text, whether it is a fixed count {m}, whether lazy."""
         p = self.p
         c = p[self.i]
         self.i += 1
@@ -293,29 +306,23 @@ class _Translator:
             self.i = j + 1
             q = "{" + body + "}"
             variable = "," in body and hi != lo
+            fixed = "," not in body
         else:
-            q, variable = c, True
+            q, variable, fixed = c, True, False
         lazy = self.i < len(p) and p[self.i] == "?"
         if lazy:
             self.i += 1
             q += "?"
             self.ambiguous = self.alternation = True
-        if self.first_quantifier:
-            self.shortest = lazy
-            self.first_quantifier = False
         if variable and (c == "?" or c == "{" or not single):
             self.ambiguous = True
-        return q
+        return q, fixed, lazy
 
     def _atom(self, depth: int, in_look: bool) -> tuple[str, bool]:
-        """The next atom, translated, and whether a quantifier may follow it;
-        `last_single` tells whether it matches exactly one character."""
+        """The next atom, translated, and whether a quantifier may follow it."""
         p = self.p
         c = p[self.i]
         self.i += 1
-        self.last_single = c not in "(\\"
-        if c == "\\" and self.i < len(p) and not p[self.i].isdigit():
-            self.last_single = True
         if c == "(":
             return self._group(depth, in_look)
         if c == "[":
@@ -364,6 +371,8 @@ class _Translator:
         if capture and number == 1 and start_group == self.body_start and \
                 self.p[self.i:].strip(" \t\n\r\f\v" if self.expanded else "") == "":
             self.first_group_spans = True
+        if look:
+            self.greed = None  # a constraint has no greediness
         return head + body + ")", not look
 
     def _escape(self, in_look: bool) -> tuple[str, bool]:
