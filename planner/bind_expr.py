@@ -318,10 +318,7 @@ class ExprBinder:
             if node.args.get("length") is not None:
                 args.append(b(node.args["length"]))
             if _text_pattern(args[1]):  # substring(s FROM pattern): text, not a position
-                if len(args) == 3:
-                    raise errors.FeatureNotSupported(
-                        "substring(s FROM pattern FOR escape) (SQL regular expressions)")
-                return regex_rules.bind_substring_regex(args[0], args[1])
+                return regex_rules.bind_substring_regex(*args)
             return functions.bind_call(Func.SUBSTRING, args)
         if isinstance(node, exp.StrPosition):
             return functions.bind_call(Func.POSITION, [b(node.this), b(node.args["substr"])])

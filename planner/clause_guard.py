@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from planner import bitwise_aggregates, errors, json_rules, regression_aggregates
+from planner import bitwise_aggregates, errors, json_rules, regex_rules, regression_aggregates
 
 _QUERY_MODIFIERS = {"with_", "where", "group", "having", "order", "limit", "offset"}
 
@@ -263,7 +263,8 @@ def check(tree: exp.Expression) -> None:
                                   exp.JSONObjectAgg, exp.JSONBObjectAgg)):
                 continue  # array_agg / string_agg / json_agg (x ORDER BY ...): the binder reads it
             if key == "ordinality" and isinstance(node, (exp.Table, exp.Lateral)) and isinstance(
-                    node.this, exp.Anonymous) and node.this.name.lower() in json_rules.SRFS:
+                    node.this, exp.Anonymous) and node.this.name.lower() in (
+                        json_rules.SRFS + regex_rules.SRFS):
                 continue  # jsonb_array_elements(j) WITH ORDINALITY (planner/bind_lateral.py)
             if key not in allowed and _is_set(value):
                 raise errors.FeatureNotSupported(f"{_describe(node, key)} is not supported")

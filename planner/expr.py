@@ -101,6 +101,7 @@ class Func(enum.Enum):
     REGEXP_SUBSTR = "regexp_substr"        # (s, pattern [, start [, N [, flags [, subexpr]]]])
     SIMILAR = "?similar"                   # (s, pattern, escape): s SIMILAR TO pattern
     SUBSTRING_REGEX = "?substring_regex"   # (s, pattern): substring(s FROM pattern)
+    SUBSTRING_SIMILAR = "?substring_similar"  # (s, pattern, escape): FROM p FOR e
     FORMAT = "format"                      # (fmt, args as text...)
     QUOTE_LITERAL = "quote_literal"
     QUOTE_NULLABLE = "quote_nullable"      # NULL -> 'NULL' (not strict)

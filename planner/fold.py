@@ -355,6 +355,7 @@ _CONST_CALLS = {
         (Func.REGEXP_LIKE, pg_regex.like), (Func.REGEXP_COUNT, pg_regex.count),
         (Func.REGEXP_INSTR, pg_regex.instr), (Func.REGEXP_SUBSTR, pg_regex.substr),
         (Func.SIMILAR, pg_regex.similar), (Func.SUBSTRING_REGEX, pg_regex.substring_posix),
+        (Func.SUBSTRING_SIMILAR, pg_regex.substring_similar),
         (Func.QUOTE_LITERAL, string_format.quote_literal),
         (Func.OVERLAY, string_format.overlay))},
     Func.REGEXP_SPLIT: lambda e, s, p, flags=None: pg_regex.split(s, p, flags),

@@ -730,24 +730,30 @@ def similar_to_are(pattern: str, escape: str | None = "\\") -> str:
     """The ARE of a SIMILAR TO pattern (PostgreSQL's similar_to_escape): anchored at both
     ends, % and _ wildcards, `escape` quoting the next character; escape-double-quote
     marks the part substring(... SIMILAR ...) returns."""
+    parts = similar_parts(pattern, escape)
+    heads = ("^(?:", "){1,1}?(", "){1,1}(?:")
+    return "".join(h + p for h, p in zip(heads, parts)) + ")$"
+
+
+def similar_parts(pattern: str, escape: str | None = "\\") -> list[str]:
+    """The ARE of each part of a SIMILAR TO pattern between its escape-double-quote
+    separators (one to three parts)."""
     if escape is not None and len(escape) > 1:
         raise errors.QueryError("invalid escape string", "22025",
                                 hint="Escape string must be empty or one character.")
     esc = escape or None
-    out = ["^(?:"]
-    after_escape, in_class, quotes = False, False, 0
+    parts: list[list[str]] = [[]]
+    out = parts[0]
+    after_escape, in_class = False, False
     for c in pattern:
         if after_escape:
             if c == '"' and not in_class:
-                if quotes == 0:
-                    out.append("){1,1}?(")
-                elif quotes == 1:
-                    out.append("){1,1}(?:")
-                else:
+                if len(parts) == 3:
                     raise errors.QueryError("SQL regular expression may not contain more "
                                             "than two escape-double-quote separators",
                                             "2201B")
-                quotes += 1
+                out = []
+                parts.append(out)
             else:
                 out.append("\\" + c)
             after_escape = False
@@ -775,10 +781,30 @@ def similar_to_are(pattern: str, escape: str | None = "\\") -> str:
     if after_escape:
         raise errors.QueryError("invalid escape string", "22025",
                                 hint="Escape string must be empty or one character.")
-    out.append(")$")
-    return "".join(out)
+    return ["".join(p) for p in parts]
 
 
 def similar(s: str, pattern: str, escape: str | None = "\\") -> bool:
     """s SIMILAR TO pattern [ESCAPE escape]."""
     return like(s, similar_to_are(pattern, escape))
+
+
+def substring_similar(s: str, pattern: str, escape: str) -> str | None:
+    """substring(s SIMILAR pattern ESCAPE escape) (also written FROM pattern FOR escape):
+    the part between the escape-double-quotes when the whole string matches, the first
+    part as short as possible and the middle one then as long as possible (PostgreSQL's
+    non-greedy {1,1}? on the first part); the whole string without separators."""
+    parts = [compile_are(p, Options()).rx for p in similar_parts(pattern, escape)]
+    n = len(s)
+    if len(parts) == 1:
+        return s if parts[0].fullmatch(s) is not None else None
+    first, middle = parts[0], parts[1]
+    last = parts[2] if len(parts) == 3 else None
+    for i in range(n + 1):
+        if first.fullmatch(s, 0, i) is None:
+            continue
+        for j in range(n, i - 1, -1) if last is not None else (n,):
+            if middle.fullmatch(s, i, j) is not None and (
+                    last is None or last.fullmatch(s, j, n) is not None):
+                return s[i:j]
+    return None

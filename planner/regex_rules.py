@@ -146,10 +146,21 @@ def bind_similar(s: ex.Expr, pattern: ex.Expr, escape: ex.Expr | None, negate: b
     return fold_constants(Call(Func.NOT, (out,), types.BOOL)) if negate else out
 
 
-def bind_substring_regex(s: ex.Expr, pattern: ex.Expr) -> ex.Expr:
-    """substring(s FROM pattern) with a text pattern: the POSIX regular-expression form."""
-    typed = _typed("ss", [s, pattern])
-    if isinstance(typed[1], Literal) and typed[1].value is not None:
+def bind_substring_regex(s: ex.Expr, pattern: ex.Expr, escape: ex.Expr | None = None
+                         ) -> ex.Expr:
+    """substring(s FROM pattern) with a text pattern, the POSIX regular-expression form;
+    with FOR escape the SQL (SIMILAR) form."""
+    args = [s, pattern] + ([escape] if escape is not None else [])
+    if not all(a.type.is_string or is_unknown(a) for a in args):
+        raise no_function("substring", args)
+    typed = _typed("sss"[:len(args)], args)
+    constant = all(isinstance(a, Literal) and a.value is not None for a in typed[1:])
+    if escape is not None:
+        if constant:
+            for part in pg_regex.similar_parts(typed[1].value, typed[2].value):
+                pg_regex.compile_are(part, pg_regex.Options())
+        return fold_constants(Call(Func.SUBSTRING_SIMILAR, typed, types.TEXT))
+    if constant:
         pg_regex.compile_are(typed[1].value, pg_regex.Options())
     return fold_constants(Call(Func.SUBSTRING_REGEX, typed, types.TEXT))
 
@@ -186,7 +197,7 @@ def _rule(func: Func, args) -> ex.Expr:
         return _format(list(args))
     if func is Func.SIMILAR and len(args) == 3:
         return bind_similar(args[0], args[1], args[2], negate=False)
-    if func is Func.SUBSTRING_REGEX and len(args) == 2:
+    if func in (Func.SUBSTRING_REGEX, Func.SUBSTRING_SIMILAR) and len(args) in (2, 3):
         return bind_substring_regex(*args)
     name = next((n for n, (f, _, _) in _FUNCTIONS.items() if f is func), None)
     if name is None:
@@ -195,4 +206,4 @@ def _rule(func: Func, args) -> ex.Expr:
 
 
 RULES = {f: _rule for f in [f for f, _, _ in _FUNCTIONS.values()]
-         + [Func.FORMAT, Func.SIMILAR, Func.SUBSTRING_REGEX]}
+         + [Func.FORMAT, Func.SIMILAR, Func.SUBSTRING_REGEX, Func.SUBSTRING_SIMILAR]}

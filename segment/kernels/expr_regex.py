@@ -107,6 +107,7 @@ CALLS = {
     Func.REGEXP_SUBSTR: _simple(pg_regex.substr),
     Func.SIMILAR: _simple(pg_regex.similar),
     Func.SUBSTRING_REGEX: _simple(pg_regex.substring_posix),
+    Func.SUBSTRING_SIMILAR: _simple(pg_regex.substring_similar),
     Func.FORMAT: _simple(_format, strict=False),
     Func.QUOTE_LITERAL: _simple(string_format.quote_literal),
     Func.QUOTE_NULLABLE: _simple(string_format.quote_nullable, strict=False),
