@@ -95,6 +95,7 @@ class Func(enum.Enum):
     REGEXP_MATCH = "regexp_match"          # (s, pattern [, flags]) -> text[] or NULL
     REGEXP_MATCHES = "?regexp_matches"     # the rows of regexp_matches: an array of text[]
     REGEXP_SPLIT = "regexp_split_to_array"  # (s, pattern [, flags]) -> text[]
+    REGEXP_SPLIT_ROWS = "?regexp_split_to_table"  # the same, the rows of regexp_split_to_table
     REGEXP_LIKE = "regexp_like"            # (s, pattern, flags): also ~ (flags c) and ~* (i)
     REGEXP_COUNT = "regexp_count"          # (s, pattern [, start [, flags]])
     REGEXP_INSTR = "regexp_instr"          # (s, pattern [, start [, N [, endoption [, flags [, subexpr]]]]])

@@ -359,6 +359,8 @@ _CONST_CALLS = {
         (Func.QUOTE_LITERAL, string_format.quote_literal),
         (Func.OVERLAY, string_format.overlay))},
     Func.REGEXP_SPLIT: lambda e, s, p, flags=None: pg_regex.split(s, p, flags),
+    Func.REGEXP_SPLIT_ROWS: lambda e, s, p, flags=None: pg_regex.split(
+        s, p, flags, "regexp_split_to_table"),
     Func.REGEXP_REPLACE: lambda e, *v: regexp_replace(e, *v),
     Func.CBRT: lambda e, x: math.cbrt(x),
     Func.SIGN: lambda e, x: 1.0 if x > 0 else (-1.0 if x < 0 else 0.0),

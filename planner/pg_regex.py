@@ -206,15 +206,15 @@ class _Translator:
     def run(self) -> str:
         p = self.p
         if p.startswith("***="):
-            return re.escape(p[4:])
+            return _literal(p[4:])
         if p.startswith("***:"):
             self.i = 4
         if self.literal:
-            return re.escape(p)
+            return _literal(p)
         if p.startswith("(?", self.i) and self.i + 2 < len(p) and p[self.i + 2].isalpha():
             self._embedded_options()
         if self.literal:
-            return re.escape(p[self.i:])
+            return _literal(p[self.i:])
         self.body_start = self.i
         body = self._alternation(depth=0, in_look=False)
         if self.i < len(p):  # a ')' without its '('
@@ -314,7 +314,7 @@ class _Translator:
             self.i += 1
             q += "?"
             self.ambiguous = self.alternation = True
-        if variable and (c == "?" or c == "{" or not single):
+        if variable and not single:
             self.ambiguous = True
         return q, fixed, lazy
 
@@ -506,7 +506,15 @@ class _Translator:
 
 
 def _lit(c: str) -> str:
-    return re.escape(c) if c not in "\n\t" else {"\n": "\\n", "\t": "\\t"}[c]
+    """One literal character as Python's re and RE2 both read it: only the characters
+    special to them escaped (re.escape also escapes spaces, which RE2 rejects)."""
+    if c in ".^$*+?{}[]\\|()":
+        return "\\" + c
+    return {"\n": "\\n", "\t": "\\t"}.get(c, c)
+
+
+def _literal(text: str) -> str:
+    return "".join(_lit(c) for c in text)
 
 
 def _class_char(c: str) -> str:

@@ -40,7 +40,7 @@ _FUNCTIONS = {
 }
 SRFS = ("regexp_matches", "regexp_split_to_table")
 _SRF_SIGS = {"regexp_matches": (Func.REGEXP_MATCHES, MATCH_ROWS),
-             "regexp_split_to_table": (Func.REGEXP_SPLIT, TEXT_ARRAY)}
+             "regexp_split_to_table": (Func.REGEXP_SPLIT_ROWS, TEXT_ARRAY)}
 NAMES = frozenset(_FUNCTIONS) | {"format"}
 _GLOBAL_OK = ("regexp_replace", "regexp_matches")
 

@@ -3,8 +3,11 @@
 Each is PostgreSQL's semantics as planner/pg_regex.py and planner/string_format.py compute
 one value, applied once per distinct tuple of the arguments that vary by row
 (`per_distinct`): a constant pattern is compiled once, and a column's repeated values cost
-one call. `regexp_like` and the ~ operators with a constant pattern whose translation RE2
-reads the same way run as one pyarrow match_substring_regex over the batch instead.
+one call. `regexp_like`, the ~ operators and regexp_replace(s, p, r [, flags]) with
+constant pattern, replacement and flags run as one pyarrow (RE2) kernel over the batch
+instead when RE2 reads the translation the same way: no lookaround or back reference, and,
+for a replacement, a pattern whose first match is PostgreSQL's (`simple`) and that cannot
+match the empty string (RE2 and PostgreSQL step past empty matches differently).
 """
 
 from __future__ import annotations
@@ -19,8 +22,10 @@ from planner import pg_regex, string_format
 from planner.expr import Call, Func
 from segment.kernels import expr_arrays as xa
 
-# Python constructs RE2 lacks or reads otherwise: lookaround, \Z, back references.
-_NOT_RE2 = ("(?=", "(?!", "(?<", "\\Z", "(?:\\")
+# Python constructs RE2 lacks: lookaround and back references (written (?:\N)).
+_NOT_RE2 = re.compile(r"\(\?[=!<]|\(\?:\\[1-9]\)")
+# Python's \Z (the end of the string) is RE2's \z: an unescaped backslash before Z.
+_END = re.compile(r"(?<!\\)((?:\\\\)*)\\Z")
 
 
 def per_distinct(fn, args: list, n: int, out_type: pa.DataType, strict: bool = True
@@ -51,18 +56,57 @@ def per_distinct(fn, args: list, n: int, out_type: pa.DataType, strict: bool = T
     return pa.array(out, out_type).take(pa.array(inverse.ravel()))
 
 
-def _re2_like(s: xa.Datum, pattern: str, flags: str) -> xa.Datum | None:
-    """s ~ pattern with RE2 over the batch, or None when the translation is not one RE2
-    reads the same way."""
-    r = pg_regex.compile_are(pattern, pg_regex.parse_flags(flags, "regexp_like"))
+def _re2(r: pg_regex.Regex) -> str | None:
+    """The RE2 text of a translated pattern, None when RE2 would read it otherwise."""
     text = r.rx.pattern
-    if any(c in text for c in _NOT_RE2):
+    if _NOT_RE2.search(text):
         return None
-    prefix = "(?" + ("i" if r.rx.flags & re.IGNORECASE else "") + (
-        "s" if r.rx.flags & re.DOTALL else "") + ("m" if r.rx.flags & re.MULTILINE else "") + ")"
+    flags = "".join(f for f, bit in (("i", re.IGNORECASE), ("s", re.DOTALL),
+                                     ("m", re.MULTILINE)) if r.rx.flags & bit)
+    return ("(?" + flags + ")" if flags else "") + _END.sub(r"\1\\z", text)
+
+
+def _re2_like(s: xa.Datum, pattern: str, flags: str) -> xa.Datum | None:
+    """s ~ pattern with RE2 over the batch, or None when RE2 cannot."""
+    text = _re2(pg_regex.compile_are(pattern, pg_regex.parse_flags(flags, "regexp_like")))
+    if text is None:
+        return None
     try:
-        return pc.match_substring_regex(s, (prefix if prefix != "(?)" else "") + text)
+        return pc.match_substring_regex(s, text)
     except pa.ArrowInvalid:
+        return None
+
+
+def _rewrite(replacement: str) -> str:
+    """PostgreSQL's replacement text as an RE2 rewrite: \\1..\\9 groups, \\& the match,
+    \\\\ a backslash; any other backslash is itself."""
+    out, i = [], 0
+    while i < len(replacement):
+        c, nxt = replacement[i], replacement[i + 1:i + 2]
+        if c == "\\" and nxt and nxt in "123456789":
+            out.append("\\" + nxt)
+            i += 2
+        elif c == "\\" and nxt in ("&", "\\") and nxt:
+            out.append("\\0" if nxt == "&" else "\\\\")
+            i += 2
+        else:
+            out.append("\\\\" if c == "\\" else c)
+            i += 1
+    return "".join(out)
+
+
+def _re2_replace(s: xa.Datum, pattern: str, replacement: str, flags: str
+                 ) -> xa.Datum | None:
+    """regexp_replace(s, p, r, flags) with RE2 over the batch, or None when RE2 cannot."""
+    opts = pg_regex.parse_flags(flags, "regexp_replace", allow_global=True)
+    r = pg_regex.compile_are(pattern, opts)
+    text = _re2(r)
+    if text is None or not r.simple or r.rx.fullmatch("") is not None:
+        return None
+    try:
+        return pc.replace_substring_regex(s, text, _rewrite(replacement),
+                                          max_replacements=None if opts.glob else 1)
+    except pa.ArrowInvalid:  # e.g. \\3 of a pattern with two groups: PostgreSQL's ''
         return None
 
 
@@ -80,6 +124,15 @@ def regexp_like(e: Call, args: list, n: int) -> xa.Datum:
 
 def regexp_replace(e: Call, args: list, n: int) -> xa.Datum:
     """regexp_replace's overloads: (s, p, r [, flags]) and (s, p, r, start [, N [, flags]])."""
+    flags_form = len(args) == 3 or (len(args) == 4 and e.args[3].type.is_string)
+    s, rest = args[0], args[1:]
+    if flags_form and isinstance(s, pa.Array) and all(isinstance(a, pa.Scalar) for a in rest):
+        if not all(a.is_valid for a in rest):
+            return pa.nulls(n, pa.string())
+        fast = _re2_replace(s, rest[0].as_py(), rest[1].as_py(),
+                            rest[2].as_py() if len(rest) > 2 else "")
+        if fast is not None:
+            return fast
     if len(args) == 4 and e.args[3].type.is_string:
         return per_distinct(lambda s, p, r, f: pg_regex.replace(s, p, r, flags=f), args, n,
                             pa.string())
@@ -102,6 +155,8 @@ CALLS = {
     Func.REGEXP_MATCH: _simple(pg_regex.match),
     Func.REGEXP_MATCHES: _simple(pg_regex.matches),
     Func.REGEXP_SPLIT: _simple(pg_regex.split),
+    Func.REGEXP_SPLIT_ROWS: _simple(lambda s, p, flags=None: pg_regex.split(
+        s, p, flags, "regexp_split_to_table")),
     Func.REGEXP_COUNT: _simple(pg_regex.count),
     Func.REGEXP_INSTR: _simple(pg_regex.instr),
     Func.REGEXP_SUBSTR: _simple(pg_regex.substr),

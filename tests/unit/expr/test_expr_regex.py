@@ -167,3 +167,21 @@ def test_bound_calls_fold_constants():
     assert e.value == 2
     with pytest.raises(errors.QueryError):
         F.bind_call(Func.REGEXP_LIKE, [L("a"), L("("), L("")])
+
+
+@pytest.mark.parametrize("pattern,replacement,flags", [
+    ("o", "0", "g"), ("(l+)", "[\\1]", "g"), ("^(\\w+) (\\w+)$", "\\2 \\1", ""),
+    ("[[:space:]]+", "_", "g"), ("L", "<\\&>", "gi"), ("o$", "\\\\", ""), ("b", "\\q", "g")])
+def test_re2_replace_agrees_with_python(batch, pattern, replacement, flags):
+    s = batch.column(0)
+    fast = xre._re2_replace(s, pattern, replacement, flags)
+    assert fast is not None
+    assert fast.to_pylist() == [None if v is None else pg_regex.replace(
+        v, pattern, replacement, flags=flags) for v in s.to_pylist()]
+
+
+def test_re2_replace_leaves_empty_matches_and_ambiguous_patterns_to_python(batch):
+    s = batch.column(0)
+    assert xre._re2_replace(s, "x*", "-", "g") is None       # can match ''
+    assert xre._re2_replace(s, "a|ab", "-", "g") is None     # leftmost-longest
+    assert xre._re2_replace(s, "(?=o)", "-", "g") is None    # lookahead
