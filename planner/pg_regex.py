@@ -386,7 +386,7 @@ class _Translator:
         if c == "d":
             return "[0-9]", True
         if c == "D":
-            return "[^0-9" + ("\\n" if self.nl_stop else "") + "]", True
+            return "[^0-9]", True  # matches a newline even in newline-sensitive mode
         if c == "s":
             return "[" + _SPACE + "]", True
         if c == "S":
@@ -394,7 +394,7 @@ class _Translator:
         if c == "w":
             return "[" + class_set("alnum") + "_]", True
         if c == "W":
-            return "[^" + class_set("alnum") + "_" + ("\\n" if self.nl_stop else "") + "]", True
+            return "[^" + class_set("alnum") + "_]", True
         if c in "mMyY":
             self.looks_ahead = True
             w = "[" + class_set("alnum") + "_]"

@@ -122,11 +122,20 @@ def bind_operator(op: str, s: ex.Expr, p: ex.Expr) -> ex.Expr:
     for e in (s, p):
         if not (e.type.is_string or is_unknown(e)):
             raise errors.UndefinedFunction(f"operator does not exist: {s.type} {op} {p.type}")
-    args = _typed("sss", [s, p, Literal(flags, types.TEXT)])
+    args = _typed("sss", [_padded(s), p, Literal(flags, types.TEXT)])
     if isinstance(args[1], Literal) and args[1].value is not None:
         pg_regex.compile_are(args[1].value, pg_regex.parse_flags(flags))
     out = fold_constants(Call(Func.REGEXP_LIKE, args, types.BOOL))
     return fold_constants(Call(Func.NOT, (out,), types.BOOL)) if negate else out
+
+
+def _padded(s: ex.Expr) -> ex.Expr:
+    """A char(n) value as the regex operators see it: with its trailing spaces (stored
+    without them; the functions, which take text, drop them as PostgreSQL's cast does)."""
+    if s.type.kind is Kind.CHAR and s.type.length is not None:
+        return fold_constants(Call(Func.RPAD, (coerce(s, types.TEXT),
+                                               Literal(s.type.length, types.INT4)), types.TEXT))
+    return s
 
 
 def bind_similar(s: ex.Expr, pattern: ex.Expr, escape: ex.Expr | None, negate: bool
@@ -138,7 +147,7 @@ def bind_similar(s: ex.Expr, pattern: ex.Expr, escape: ex.Expr | None, negate: b
         raise no_function(name, args[1:])
     if escape is None:
         escape = Literal("\\", types.TEXT)
-    typed = _typed("sss", [s, pattern, escape])
+    typed = _typed("sss", [_padded(s), pattern, escape])
     if all(isinstance(a, Literal) and a.value is not None for a in typed[1:]):
         pg_regex.compile_are(pg_regex.similar_to_are(typed[1].value, typed[2].value),
                              pg_regex.Options())

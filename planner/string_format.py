@@ -148,5 +148,5 @@ def _width(w: str | None) -> int:
         raise errors.InvalidTextRepresentation(
             f'invalid input syntax for type integer: "{w}"') from None
     if not -2**31 <= value <= 2**31 - 1:
-        raise errors.NumericOutOfRange("number is out of range")
+        raise errors.NumericOutOfRange(f'value "{w}" is out of range for type integer')
     return value

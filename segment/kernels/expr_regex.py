@@ -38,6 +38,9 @@ def per_distinct(fn, args: list, n: int, out_type: pa.DataType, strict: bool = T
         return pa.scalar(None, out_type) if not varying else pa.nulls(n, out_type)
     if not varying:
         return pa.scalar(fn(*consts), out_type)
+    if len(varying) == 1:
+        return _one_varying(fn, consts, varying[0], xa.as_array(args[varying[0]], n), out_type,
+                            strict)
     codes, dictionaries = [], []
     for i in varying:
         enc = pc.dictionary_encode(xa.as_array(args[i], n))
@@ -54,6 +57,22 @@ def per_distinct(fn, args: list, n: int, out_type: pa.DataType, strict: bool = T
             vals[i] = None if c < 0 else dictionaries[j][c]
         out.append(None if strict and any(v is None for v in vals) else fn(*vals))
     return pa.array(out, out_type).take(pa.array(inverse.ravel()))
+
+
+def _one_varying(fn, consts: list, at: int, arr: pa.Array, out_type: pa.DataType,
+                 strict: bool) -> pa.Array:
+    """per_distinct with one row-varying argument: fn over its dictionary, spread by the
+    indices (a NULL row takes fn's value for NULL unless strict)."""
+    enc = pc.dictionary_encode(arr)
+
+    def call(v):
+        vals = list(consts)
+        vals[at] = v
+        return fn(*vals)
+    out = pa.array([call(v) for v in enc.dictionary.to_pylist()], out_type).take(enc.indices)
+    if strict or arr.null_count == 0:
+        return out
+    return pc.if_else(pc.is_null(arr), pa.scalar(call(None), out_type), out)
 
 
 def _re2(r: pg_regex.Regex) -> str | None:
