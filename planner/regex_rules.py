@@ -75,8 +75,8 @@ def bind_function(name: str, args: list[ex.Expr]) -> ex.Expr:
     func, result, sigs = _FUNCTIONS[name]
     if func in (Func.QUOTE_LITERAL, Func.QUOTE_NULLABLE) and len(args) == 1 and not (
             args[0].type.is_string or is_unknown(args[0])):
-        if args[0].type.is_array or args[0].type.kind is Kind.RECORD:
-            raise errors.FeatureNotSupported(f"{name}() of an array or record")
+        if args[0].type.kind is Kind.RECORD:
+            raise errors.FeatureNotSupported(f"{name}() of a record")
         args = [_as_text(args[0])]  # the anyelement overload: the value's text
     sig = _signature(name, sigs, args)
     typed = _typed(sig, args)
@@ -184,8 +184,8 @@ def _format(args: list[ex.Expr]) -> ex.Expr:
         raise no_function("format", args)
     rest = []
     for a in args[1:]:
-        if a.type.is_array or a.type.kind is Kind.RECORD:
-            raise errors.FeatureNotSupported("format() of an array or record argument")
+        if a.type.kind is Kind.RECORD:
+            raise errors.FeatureNotSupported("format() of a record argument")
         rest.append(coerce(a, types.TEXT) if is_unknown(a) else _as_text(a))
     typed = (coerce(fmt, types.TEXT) if is_unknown(fmt) else fmt,) + tuple(rest)
     return fold_constants(Call(Func.FORMAT, typed, types.TEXT))
