@@ -1,13 +1,15 @@
 """Binding of the regular-expression functions, SIMILAR TO and the quoting/format functions.
 
-`bind_function(name, node, args)` types regexp_match, regexp_like, regexp_count,
+`bind_function(name, args)` types regexp_match, regexp_like, regexp_count,
 regexp_instr, regexp_substr, regexp_split_to_array and regexp_replace (PostgreSQL 15's
 overloads: text arguments, int4 start/N/endoption/subexpr), format, quote_literal,
 quote_nullable and overlay; `bind_operator` the ~ ~* !~ !~* operators (regexp_like with the
 flags 'c' or 'i'); `bind_similar` SIMILAR TO ... [ESCAPE e]; `rule_srf` the set-returning
 regexp_matches and regexp_split_to_table as the arrays a ProjectSet unnests (bind_srfs,
 bind_lateral). Values are computed by planner/pg_regex.py (folding) and
-segment/kernels/expr_regex.py (batches); a constant pattern is checked here, at bind time.
+segment/kernels/expr_regex.py (batches). A function's bad pattern fails when a row is
+computed, as PostgreSQL's do (not over no rows); the operators' and SIMILAR TO's constant
+patterns are checked at bind time, where PostgreSQL's planner compiles them.
 """
 
 from __future__ import annotations
@@ -42,7 +44,6 @@ SRFS = ("regexp_matches", "regexp_split_to_table")
 _SRF_SIGS = {"regexp_matches": (Func.REGEXP_MATCHES, MATCH_ROWS),
              "regexp_split_to_table": (Func.REGEXP_SPLIT_ROWS, TEXT_ARRAY)}
 NAMES = frozenset(_FUNCTIONS) | {"format"}
-_GLOBAL_OK = ("regexp_replace", "regexp_matches")
 
 
 def _fits(kind: str, e: ex.Expr) -> bool:
@@ -79,24 +80,9 @@ def bind_function(name: str, args: list[ex.Expr]) -> ex.Expr:
             raise errors.FeatureNotSupported(f"{name}() of a record")
         args = [_as_text(args[0])]  # the anyelement overload: the value's text
     sig = _signature(name, sigs, args)
-    typed = _typed(sig, args)
-    _check_constants(name, sig, typed)
-    return fold_constants(Call(func, typed, result))
-
-
-def _check_constants(name: str, sig: str, args) -> None:
-    """A constant pattern and flags are checked at bind time, as PostgreSQL compiles them
-    on first use (a statement over no rows fails the same way)."""
-    if not name.startswith("regexp_"):
-        return
-    first = 3 if name == "regexp_replace" else 2  # the replacement text comes before
-    at = [i for i, k in enumerate(sig) if k == "s" and i >= first]
-    flags = args[at[0]] if at else Literal("", types.TEXT)
-    if isinstance(flags, Literal) and flags.value is not None:
-        opts = pg_regex.parse_flags(flags.value, name, allow_global=name in _GLOBAL_OK)
-        p = args[1]
-        if isinstance(p, Literal) and p.value is not None:
-            pg_regex.compile_are(p.value, opts)
+    # A bad constant pattern or flag fails when a row is computed, as in PostgreSQL
+    # (constant arguments: at once, by folding's fallback to the segments).
+    return fold_constants(Call(func, _typed(sig, args), result))
 
 
 def rule_srf(name: str, args: list[ex.Expr]) -> list[tuple[ex.Expr, str | None]]:
@@ -104,12 +90,7 @@ def rule_srf(name: str, args: list[ex.Expr]) -> list[tuple[ex.Expr, str | None]]
     after the function, as PostgreSQL names a function's single column)."""
     func, result = _SRF_SIGS[name]
     sig = _signature(name, ("ss", "sss"), args)
-    typed = _typed(sig, args)
-    if len(typed) == 3 and isinstance(typed[2], Literal) and typed[2].value is not None:
-        opts = pg_regex.parse_flags(typed[2].value, name, allow_global=name in _GLOBAL_OK)
-        if isinstance(typed[1], Literal) and typed[1].value is not None:
-            pg_regex.compile_are(typed[1].value, opts)
-    return [(fold_constants(Call(func, typed, result)), None)]
+    return [(fold_constants(Call(func, _typed(sig, args), result)), None)]
 
 
 _OPERATORS = {"~": ("c", False), "~*": ("i", False), "!~": ("c", True), "!~*": ("i", True)}
@@ -163,15 +144,8 @@ def bind_substring_regex(s: ex.Expr, pattern: ex.Expr, escape: ex.Expr | None = 
     if not all(a.type.is_string or is_unknown(a) for a in args):
         raise no_function("substring", args)
     typed = _typed("sss"[:len(args)], args)
-    constant = all(isinstance(a, Literal) and a.value is not None for a in typed[1:])
-    if escape is not None:
-        if constant:
-            for part in pg_regex.similar_parts(typed[1].value, typed[2].value):
-                pg_regex.compile_are(part, pg_regex.Options())
-        return fold_constants(Call(Func.SUBSTRING_SIMILAR, typed, types.TEXT))
-    if constant:
-        pg_regex.compile_are(typed[1].value, pg_regex.Options())
-    return fold_constants(Call(Func.SUBSTRING_REGEX, typed, types.TEXT))
+    func = Func.SUBSTRING_SIMILAR if escape is not None else Func.SUBSTRING_REGEX
+    return fold_constants(Call(func, typed, types.TEXT))
 
 
 def _format(args: list[ex.Expr]) -> ex.Expr:

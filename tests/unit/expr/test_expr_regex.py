@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
-from expr_helpers import L, col, py_values, raises_sqlstate
+from expr_helpers import L, col, one, py_values, raises_sqlstate
 
-from planner import errors, pg_regex, string_format
+from planner import errors, pg_regex, regex_rules, string_format
 from planner import functions as F
 from planner import types as T
 from planner.expr import Func
@@ -165,8 +165,11 @@ def test_re2_fast_path_agrees_with_python(batch, pattern, flags):
 def test_bound_calls_fold_constants():
     e = F.bind_call(Func.REGEXP_COUNT, [L("banana"), L("an")])
     assert e.value == 2
+    # A bad pattern is left for the rows (none may come); the ~ operator fails at once.
+    bad = F.bind_call(Func.REGEXP_LIKE, [L("a"), L("("), L("")])
+    raises_sqlstate("2201B", one, bad)
     with pytest.raises(errors.QueryError):
-        F.bind_call(Func.REGEXP_LIKE, [L("a"), L("("), L("")])
+        regex_rules.bind_operator("~", S, L("("))
 
 
 @pytest.mark.parametrize("pattern,replacement,flags", [
