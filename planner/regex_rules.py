@@ -14,6 +14,10 @@ patterns are checked at bind time, where PostgreSQL's planner compiles them.
 
 from __future__ import annotations
 
+from sqlglot.dialects.postgres import Postgres
+from sqlglot.errors import TokenError
+from sqlglot.tokens import TokenType
+
 from planner import errors, pg_regex, types
 from planner import expr as ex
 from planner.coercion import bind_cast, coerce, is_unknown, no_function
@@ -190,3 +194,37 @@ def _rule(func: Func, args) -> ex.Expr:
 
 RULES = {f: _rule for f in [f for f, _, _ in _FUNCTIONS.values()]
          + [Func.FORMAT, Func.SIMILAR, Func.SUBSTRING_REGEX, Func.SUBSTRING_SIMILAR]}
+
+
+def substring_similar_syntax(text: str) -> str:
+    """SQL text with `substring(s SIMILAR p ESCAPE e)`, which sqlglot does not parse,
+    written as PostgreSQL's equivalent `substring(s FROM p FOR e)` (outside strings and
+    comments: the statement's tokens are read)."""
+    low = text.lower()
+    if "substring" not in low or "similar" not in low:
+        return text
+    try:
+        tokens = Postgres().tokenize(text)
+    except TokenError:
+        return text  # the parser reports it
+    edits = []
+    for i, tok in enumerate(tokens[:-1]):
+        if tok.text.lower() != "substring" or tokens[i + 1].token_type is not TokenType.L_PAREN:
+            continue
+        depth, found = 0, []
+        for t in tokens[i + 1:]:
+            if t.token_type is TokenType.L_PAREN:
+                depth += 1
+            elif t.token_type is TokenType.R_PAREN:
+                depth -= 1
+                if depth == 0:
+                    break
+            elif depth == 1 and t.token_type is TokenType.VAR and t.text.lower() == "similar":
+                found.append((t, "FROM"))
+            elif depth == 1 and t.token_type is TokenType.ESCAPE and found:
+                found.append((t, "FOR"))
+        if len(found) == 2:  # without ESCAPE it is a syntax error, as in PostgreSQL
+            edits.extend(found)
+    for t, word in sorted(edits, key=lambda e: -e[0].start):
+        text = text[:t.start] + word + text[t.end + 1:]
+    return text
