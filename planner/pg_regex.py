@@ -160,6 +160,10 @@ class Regex:
     looks_ahead: bool     # $, \Z, word anchors or lookahead: looks past a match's end
     free_groups: bool     # Python's captures within PostgreSQL's match are PostgreSQL's
     source: str
+    # The top-level items (Python text, shortest first, capture group number or 0) when
+    # the pattern is one concatenation whose captures are whole unquantified groups
+    # without groups inside: their texts are then found as PostgreSQL's dissection does.
+    items: tuple | None = None
 
 
 @functools.lru_cache(maxsize=512)
@@ -182,7 +186,10 @@ def compile_are(pattern: str, opts: Options) -> Regex:
     except RecursionError:
         raise errors.FeatureNotSupported("a regular expression nested this deeply") from None
     free = not t.alternation or (t.groups == 1 and t.first_group_spans)
-    return Regex(rx, t.groups, not t.ambiguous, t.shortest, t.looks_ahead, free, pattern)
+    items = None if t.backref or t.top_items is None or any(
+        k is None for _, _, k in t.top_items) else tuple(t.top_items)
+    return Regex(rx, t.groups, not t.ambiguous, t.shortest, t.looks_ahead, free, pattern,
+                 items)
 
 
 class _Translator:
@@ -201,6 +208,8 @@ class _Translator:
         self.shortest = False
         self.looks_ahead = False
         self.first_group_spans = False
+        self.backref = False
+        self.top_items: list | None = None  # (text, shortest, group: 0 none, None other)
         self.body_start = 0
 
     def run(self) -> str:
@@ -243,6 +252,8 @@ class _Translator:
             branches.append(self._branch(depth, in_look))
         if len(branches) > 1:
             self.greed = True
+            if depth == 0:
+                self.top_items = None
         return "|".join(branches)
 
     def _branch(self, depth: int, in_look: bool) -> str:
@@ -250,6 +261,7 @@ class _Translator:
         atom_ok = False   # whether the last item can take a quantifier
         single = False    # whether it matches exactly one character
         greeds: list[bool | None] = []  # each item's greediness (PostgreSQL's rules)
+        kinds: list[int | None] = []  # its capture group: 0 none, None other than whole
         p = self.p
         while self.i < len(p):
             c = p[self.i]
@@ -270,16 +282,23 @@ class _Translator:
                 q, fixed, lazy = self._quantifier(single)
                 parts[-1] = "(?:" + parts[-1] + ")" + q
                 greeds[-1] = False if lazy else (greeds[-1] if fixed else True)
+                kinds[-1] = 0 if kinds[-1] == 0 else None
                 atom_ok = False
                 continue
             self.greed = None
             # one character: anything but a group or a back reference
             single = c != "(" and not (c == "\\" and p[self.i + 1:self.i + 2].isdigit())
+            before = self.groups
             atom, atom_ok = self._atom(depth, in_look)
             single = single and atom_ok
             parts.append(atom)
             greeds.append(self.greed)
+            made = self.groups - before
+            kinds.append(0 if made == 0 else before + 1 if made == 1 and c == "(" and
+                         atom.startswith("(") and not atom.startswith("(?") else None)
         self.greed = next((g for g in greeds if g is not None), None)
+        if depth == 0:
+            self.top_items = [(t, g is False, k) for t, g, k in zip(parts, greeds, kinds)]
         return "".join(parts)
 
     def _bound_follows(self) -> bool:
@@ -428,7 +447,7 @@ class _Translator:
             n = int(c)
             if n > self.groups or in_look:
                 raise bad_regex("invalid backreference number")
-            self.ambiguous = True
+            self.ambiguous = self.backref = True
             return f"(?:\\{n})", True
         if c.isalnum():
             raise bad_regex("invalid escape \\ sequence")
@@ -552,12 +571,75 @@ def _find(r: Regex, s: str, pos: int, groups: bool) -> re.Match | None:
     m = r.rx.search(s, pos)
     if m is None or r.simple:
         return m
-    if groups and r.groups and not r.free_groups:
+    dissect = groups and r.groups and not r.free_groups
+    if dissect and r.items is None:
         raise errors.FeatureNotSupported(
             f"capture groups of regular expression {r.source!r}: with alternatives or "
             "non-greedy parts PostgreSQL assigns them by other rules")
     e = _end(r, s, m)
+    if dissect:
+        return _dissect(r, s, m.start(), e)
     return m if e == m.end() else _ends_at(r, s, m.start(), e)
+
+
+class _Groups:
+    """The capture groups of a match found by `_dissect`, read as a re.Match's."""
+
+    def __init__(self, s: str, spans: list):
+        self.s, self.spans = s, spans
+
+    def span(self, k: int = 0) -> tuple[int, int]:
+        return self.spans[k] if self.spans[k] is not None else (-1, -1)
+
+    def start(self, k: int = 0) -> int:
+        return self.span(k)[0]
+
+    def end(self, k: int = 0) -> int:
+        return self.span(k)[1]
+
+    def group(self, k: int = 0) -> str | None:
+        b, e = self.span(k)
+        return None if b < 0 else self.s[b:e]
+
+    def groups(self) -> tuple:
+        return tuple(self.group(k) for k in range(1, len(self.spans)))
+
+
+def _dissect(r: Regex, s: str, b: int, e: int) -> _Groups:
+    """The groups of the match s[b:e] as PostgreSQL's dissection assigns them: each
+    top-level item in turn takes its longest (a non-greedy one its shortest) part that
+    leaves a match of the rest; a whole group's text is its item's."""
+    spans: list = [None] * (r.groups + 1)
+    spans[0] = (b, e)
+    texts = [t for t, _, _ in r.items]
+    pos = b
+    for i, (text, shortest, group) in enumerate(r.items):
+        if i == len(texts) - 1:
+            ends = (e,)
+        else:
+            ends = range(pos, e + 1) if shortest else range(e, pos - 1, -1)
+        rest = "".join(texts[i + 1:])
+        for m in ends:
+            if _piece(text, r, s, pos, m) and (not rest or _piece(rest, r, s, m, e)):
+                break
+        else:
+            raise errors.InternalError(f"no dissection of a match of {r.source!r}")
+        if group:
+            spans[group] = (pos, m)
+        pos = m
+    return _Groups(s, spans)
+
+
+def _piece(text: str, r: Regex, s: str, b: int, e: int) -> bool:
+    """Whether Python pattern `text` (r's flags) matches exactly s[b:e] in s."""
+    if r.looks_ahead:
+        return _remaining(text, r.rx.flags, len(s) - e).match(s, b) is not None
+    return _compiled(text, r.rx.flags).fullmatch(s, b, e) is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(text: str, flags: int) -> re.Pattern:
+    return re.compile(text, flags)
 
 
 def iterate(r: Regex, s: str, start: int = 0, glob: bool = True, groups: bool = False):

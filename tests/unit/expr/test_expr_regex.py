@@ -66,10 +66,22 @@ def test_leftmost_longest_and_greediness():
     assert pg_regex.match("ab\n", "b$") is None
 
 
-def test_captures_by_other_rules_are_refused():
-    raises_sqlstate("0A000", pg_regex.match, "ab", "(a|ab)(b?)")
+def test_captures_dissected_as_postgres():
+    """With alternatives or non-greedy parts, each top-level item takes its longest (a
+    non-greedy one its shortest) part of PostgreSQL's match, leaving a match of the rest."""
+    assert pg_regex.match("ab", "(a|ab)(b?)") == ("ab", "")
+    assert pg_regex.match("abb", "a+(b*?)(b*)") == ("", "bb")
+    assert pg_regex.match("abb", "a*?(b|bb)(b?)") == ("b", "")
+    assert pg_regex.match("abcd", "(a|ab)(c|bcd)(d*)") == ("ab", "c", "d")
+    assert pg_regex.match("aab", "(a*)(a|ab)") == ("a", "ab")
+    assert pg_regex.instr("xabb", "x(a|ab)(b*)", 1, 1, 0, "", 2) == 4
     assert pg_regex.match("abc", "(a|ab)") == ("ab",)  # one group around everything
-    assert pg_regex.like("ab", "(a|ab)(b?)")           # no groups read
+
+
+def test_captures_nested_in_alternatives_are_refused():
+    raises_sqlstate("0A000", pg_regex.match, "ab", "((a)|ab)(b?)")
+    raises_sqlstate("0A000", pg_regex.match, "ab", "(a|b)+(b?)")
+    assert pg_regex.like("ab", "((a)|ab)(b?)")  # no groups read
 
 
 def test_character_classes_follow_c_utf8():
