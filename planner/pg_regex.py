@@ -544,11 +544,22 @@ def _class_char(c: str) -> str:
 def _end(r: Regex, s: str, first: re.Match) -> int:
     """The end PostgreSQL picks for the match that starts where `first` does."""
     b = first.start()
-    order = range(b, len(s) + 1) if r.shortest else range(len(s), b - 1, -1)
+    last = min(len(s), b + _widest(r.rx.pattern, r.rx.flags))
+    order = range(b, last + 1) if r.shortest else range(last, b - 1, -1)
     for e in order:
         if _ends_at(r, s, b, e) is not None:
             return e
     return first.end()
+
+
+@functools.lru_cache(maxsize=512)
+def _widest(pattern: str, flags: int) -> int:
+    """The most characters a match of the Python pattern can span (its parser's bound;
+    huge when unbounded), so the ends tried stop there."""
+    try:
+        return min(re._parser.parse(pattern, flags).getwidth()[1], 2**62)
+    except Exception:  # noqa: BLE001 - a private parser: without it every end is tried
+        return 2**62
 
 
 def _ends_at(r: Regex, s: str, b: int, e: int) -> re.Match | None:
