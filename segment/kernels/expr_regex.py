@@ -3,11 +3,12 @@
 Each is PostgreSQL's semantics as planner/pg_regex.py and planner/string_format.py compute
 one value, applied once per distinct tuple of the arguments that vary by row
 (`per_distinct`): a constant pattern is compiled once, and a column's repeated values cost
-one call. `regexp_like`, the ~ operators and regexp_replace(s, p, r [, flags]) with
-constant pattern, replacement and flags run as one pyarrow (RE2) kernel over the batch
-instead when RE2 reads the translation the same way: no lookaround or back reference, and,
-for a replacement, a pattern whose first match is PostgreSQL's (`simple`) and that cannot
-match the empty string (RE2 and PostgreSQL step past empty matches differently).
+one call. `regexp_like`, the ~ operators, regexp_replace(s, p, r [, flags]),
+regexp_count(s, p) and regexp_split_to_array / _to_table with constant pattern (and
+replacement, flags) run as one pyarrow (RE2) kernel over the batch instead when RE2 reads
+the translation the same way: no lookaround or back reference, and, where matches are
+replaced, counted or split at, a pattern whose first match is PostgreSQL's (`simple`) and
+that cannot match the empty string (RE2 and PostgreSQL step past empty matches otherwise).
 """
 
 from __future__ import annotations
@@ -114,13 +115,25 @@ def _rewrite(replacement: str) -> str:
     return "".join(out)
 
 
+def _re2_matches(pattern: str, opts: pg_regex.Options, anchors: bool = True) -> str | None:
+    """The RE2 text of a pattern whose successive matches RE2 finds as PostgreSQL does;
+    `anchors`: whether it may hold ^ or \\A (pyarrow's count and split kernels search
+    again from each match's end as if the text began there)."""
+    r = pg_regex.compile_are(pattern, opts)
+    text = _re2(r)
+    if text is None or not r.simple or r.rx.fullmatch("") is not None:
+        return None
+    if not anchors and ("^" in text.replace("[^", "") or "\\A" in text):
+        return None
+    return text
+
+
 def _re2_replace(s: xa.Datum, pattern: str, replacement: str, flags: str
                  ) -> xa.Datum | None:
     """regexp_replace(s, p, r, flags) with RE2 over the batch, or None when RE2 cannot."""
     opts = pg_regex.parse_flags(flags, "regexp_replace", allow_global=True)
-    r = pg_regex.compile_are(pattern, opts)
-    text = _re2(r)
-    if text is None or not r.simple or r.rx.fullmatch("") is not None:
+    text = _re2_matches(pattern, opts)
+    if text is None:
         return None
     try:
         return pc.replace_substring_regex(s, text, _rewrite(replacement),
@@ -158,6 +171,46 @@ def regexp_replace(e: Call, args: list, n: int) -> xa.Datum:
     return per_distinct(pg_regex.replace, args, n, pa.string())
 
 
+def _constant_tail(args: list) -> list | None:
+    """The Python values of the arguments after the string when the string varies by row
+    and they are all constants and not NULL; None otherwise."""
+    if not isinstance(args[0], pa.Array) or not all(
+            isinstance(a, pa.Scalar) and a.is_valid for a in args[1:]):
+        return None
+    return [a.as_py() for a in args[1:]]
+
+
+def regexp_count(e: Call, args: list, n: int) -> xa.Datum:
+    """regexp_count(s, p [, 1 [, flags]]): RE2's count_substring_regex when it can."""
+    tail = _constant_tail(args)
+    if tail is not None and (len(tail) < 2 or tail[1] == 1):
+        text = _re2_matches(tail[0], pg_regex.parse_flags(
+            tail[2] if len(tail) > 2 else "", "regexp_count"), anchors=False)
+        if text is not None:
+            try:
+                return pc.cast(pc.count_substring_regex(args[0], text), pa.int32())
+            except pa.ArrowInvalid:
+                pass
+    return per_distinct(pg_regex.count, args, n, pa.int32())
+
+
+def regexp_split(e: Call, args: list, n: int) -> xa.Datum:
+    """regexp_split_to_array / _to_table: RE2's split_pattern_regex when it can (the
+    pieces between non-empty matches, as PostgreSQL's)."""
+    fname = "regexp_split_to_array" if e.func is Func.REGEXP_SPLIT else "regexp_split_to_table"
+    tail = _constant_tail(args)
+    if tail is not None:
+        text = _re2_matches(tail[0], pg_regex.parse_flags(tail[1] if len(tail) > 1 else "",
+                                                          fname), anchors=False)
+        if text is not None:
+            try:
+                return pc.split_pattern_regex(args[0], text).cast(e.type.arrow_type())
+            except pa.ArrowInvalid:
+                pass
+    return per_distinct(lambda s, p, flags=None: pg_regex.split(s, p, flags, fname), args, n,
+                        e.type.arrow_type())
+
+
 def _simple(fn, strict: bool = True):
     def run(e: Call, args: list, n: int) -> xa.Datum:
         return per_distinct(fn, args, n, e.type.arrow_type(), strict)
@@ -173,10 +226,9 @@ CALLS = {
     Func.REGEXP_REPLACE: regexp_replace,
     Func.REGEXP_MATCH: _simple(pg_regex.match),
     Func.REGEXP_MATCHES: _simple(pg_regex.matches),
-    Func.REGEXP_SPLIT: _simple(pg_regex.split),
-    Func.REGEXP_SPLIT_ROWS: _simple(lambda s, p, flags=None: pg_regex.split(
-        s, p, flags, "regexp_split_to_table")),
-    Func.REGEXP_COUNT: _simple(pg_regex.count),
+    Func.REGEXP_SPLIT: regexp_split,
+    Func.REGEXP_SPLIT_ROWS: regexp_split,
+    Func.REGEXP_COUNT: regexp_count,
     Func.REGEXP_INSTR: _simple(pg_regex.instr),
     Func.REGEXP_SUBSTR: _simple(pg_regex.substr),
     Func.SIMILAR: _simple(pg_regex.similar),

@@ -10,7 +10,7 @@ from expr_helpers import L, col, one, py_values, raises_sqlstate
 from planner import errors, pg_regex, regex_rules, string_format
 from planner import functions as F
 from planner import types as T
-from planner.expr import Func
+from planner.expr import Call, Func
 from segment.kernels import expr_regex as xre
 
 S = col(0, T.TEXT, "s")
@@ -134,7 +134,6 @@ def test_format_and_quoting():
 
 
 def _call(func, *args, t=T.TEXT):
-    from planner.expr import Call
     return Call(func, tuple(args), t)
 
 
@@ -200,3 +199,17 @@ def test_re2_replace_leaves_empty_matches_and_ambiguous_patterns_to_python(batch
     assert xre._re2_replace(s, "x*", "-", "g") is None       # can match ''
     assert xre._re2_replace(s, "a|ab", "-", "g") is None     # leftmost-longest
     assert xre._re2_replace(s, "(?=o)", "-", "g") is None    # lookahead
+
+
+def test_re2_count_and_split_agree_with_python(batch):
+    s = batch.column(0)
+    count = Call(Func.REGEXP_COUNT, (), T.INT4)
+    split = Call(Func.REGEXP_SPLIT, (), T.array_of(T.TEXT))
+    for pattern in ("o", "l+", "[[:space:]]", "^h", "[^a]$"):
+        got = xre.regexp_count(count, [s, pa.scalar(pattern), pa.scalar(1), pa.scalar("")],
+                               len(s))
+        assert got.to_pylist() == [None if v is None else pg_regex.count(v, pattern)
+                                   for v in s.to_pylist()]
+        got = xre.regexp_split(split, [s, pa.scalar(pattern)], len(s))
+        assert got.to_pylist() == [None if v is None else list(pg_regex.split(v, pattern))
+                                   for v in s.to_pylist()]
