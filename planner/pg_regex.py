@@ -2,25 +2,28 @@
 
 `compile_are(pattern, flags)` translates an ARE into an equivalent Python pattern: PostgreSQL's
 escapes (\\m \\M \\y \\Y word anchors, \\B for a backslash, \\d as [0-9], \\s as the C.UTF-8
-space class), bracket expressions with [[:class:]] names, `$` only at the end of the string,
-the newline-sensitive modes (flags n, p, w), expanded syntax (x), literal patterns (q,
-***=) and embedded options (?i). A bad pattern is 2201B with PostgreSQL's message; a
-construct Python cannot match the same way is 0A000.
+space class), bracket expressions with [[:class:]] names (classes as glibc's C.UTF-8 ctype
+has them), `$` only at the end of the string, the newline-sensitive modes (flags n, p, w),
+expanded syntax (x), literal patterns (q, ***=) and embedded options (?i). A bad pattern is
+2201B with PostgreSQL's message; what Python cannot match the same way (a lookbehind of
+varying length, \\D inside brackets, octal escapes) is 0A000.
 
-Matching rules. PostgreSQL chooses the match that starts first and, among those, the longest
-(the shortest when the RE is non-greedy: its first atom with a greediness, by PostgreSQL's
-rules, has a non-greedy quantifier); Python's backtracking takes the first
-alternative that succeeds. The two agree on where a match starts, and on its end whenever
-the pattern has no alternation, optional or non-greedy part and no quantified group
-(`simple`). For other patterns the end is found by trying every end with `fullmatch`
-(exact, since nothing in such a pattern looks past the end of its match), and a pattern
-that also looks ahead ($, \\y, lookahead) is 0A000. Which text each capture group gets
-inside an ambiguous match also follows different rules, so such patterns are 0A000 where a
-function returns groups, unless one group spans the whole pattern.
+Which match. PostgreSQL takes the match that starts first and, among those, the longest (the
+shortest when the RE is non-greedy); Python's backtracking takes the first alternative that
+succeeds. They agree on where a match starts, and on its end when the pattern has no
+alternation, non-greedy part, quantified group or back reference (`simple`). Otherwise the
+end is found by trying each end with `fullmatch` (or, for a pattern that looks past its
+match: $, \\y, lookahead, with a lookahead on the length that remains), from the longest.
+
+Which groups. Inside that match Python's captures are PostgreSQL's unless the pattern has
+alternatives or non-greedy parts; then, when its captures are whole unquantified groups of
+one top-level concatenation, they are found as PostgreSQL's dissection does (`_dissect`),
+and otherwise reading them is 0A000 (a match without groups is still computed).
 
 The functions below (`match`, `matches`, `split`, `count`, `instr`, `substr`, `replace`,
-`like`, `similar_to_are`) compute one value with PostgreSQL's semantics; constant folding
-calls them directly and the segments once per distinct argument tuple
+`like`, `similar`, `substring_posix`, `substring_similar`) compute one value with
+PostgreSQL's semantics; constant folding calls them directly and the segments once per
+distinct argument tuple, or through RE2 where it reads a pattern the same way
 (segment/kernels/expr_regex.py).
 """
 
@@ -39,7 +42,7 @@ from planner import errors
 _SPACE = "\t\n\v\f\r \u1680\u2000-\u2006\u2008-\u200a\u2028\u2029\u205f\u3000"
 _FIXED_CLASSES = {"digit": "0-9", "xdigit": "0-9A-Fa-f", "space": _SPACE, "blank": " \\t"}
 _CLASSES = ("alpha", "alnum", "upper", "lower", "punct", "cntrl", "graph", "print", "digit",
-            "xdigit", "space", "blank")
+            "xdigit", "space", "blank", "word")
 _LAST_CODE_POINT = 0x2FFFF  # classes are built over the BMP and the next two planes
 
 
@@ -67,6 +70,8 @@ def class_set(name: str) -> str:
     """The body of a Python character class for [:name:] as PostgreSQL's C.UTF-8 ctype."""
     if name in _FIXED_CLASSES:
         return _FIXED_CLASSES[name]
+    if name == "word":
+        name = "alnum"  # with "_", which the caller adds
     test = _PREDICATES[name]
     out, run_start, prev = [], None, None
     for code in range(_LAST_CODE_POINT + 1):
@@ -200,7 +205,6 @@ class _Translator:
         self.i = 0
         self.icase, self.nl_stop, self.nl_anchor = opts.icase, opts.nl_stop, opts.nl_anchor
         self.expanded, self.literal = opts.expanded, opts.literal
-        self.out: list[str] = []
         self.groups = 0
         self.ambiguous = False
         self.alternation = False  # | or a non-greedy quantifier: captures chosen otherwise
@@ -232,7 +236,7 @@ class _Translator:
         return body
 
     def _embedded_options(self) -> None:
-        j = self.p.index(")", self.i) if ")" in self.p[self.i:] else -1
+        j = self.p.find(")", self.i)
         if j < 0:
             raise bad_regex("parentheses () not balanced")
         o = parse_flags(self.p[self.i + 2:j].replace("g", "?"))
@@ -479,7 +483,12 @@ class _Translator:
                     raise bad_regex("invalid character class")
                 if name in ("upper", "lower") and self.icase:
                     name = "alpha"  # PostgreSQL: case-insensitive [:upper:] is [:alpha:]
-                items.append(class_set(name))
+                items.append(class_set(name) + ("_" if name == "word" else ""))
+                continue
+            if p.startswith("\\", self.i) and p[self.i + 1:self.i + 2] in ("d", "s", "w"):
+                items.append({"d": "0-9", "s": _SPACE,
+                              "w": class_set("alnum") + "_"}[p[self.i + 1]])
+                self.i += 2
                 continue
             lo = self._bracket_char()
             if p.startswith("-", self.i) and self.i + 1 < len(p) and p[self.i + 1] != "]":
@@ -515,9 +524,8 @@ class _Translator:
             self.i += 1
             if e in _ESCAPE_CHARS:
                 return _ESCAPE_CHARS[e]
-            if e in "dswDSW":
-                raise errors.FeatureNotSupported("class escapes (\\d, \\s, \\w) inside a "
-                                                 "bracket expression")
+            if e in "DSW":
+                raise errors.FeatureNotSupported("\\D, \\S or \\W inside a bracket expression")
             if e.isalnum():
                 raise bad_regex("invalid escape \\ sequence")
             return e
