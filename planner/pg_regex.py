@@ -176,7 +176,10 @@ def compile_are(pattern: str, opts: Options) -> Regex:
     """The Python translation of ARE `pattern` under `opts` (cached)."""
     t = _Translator(pattern, opts)
     py = t.run()
-    flags = re.IGNORECASE if t.icase else 0
+    # Case-insensitivity is spelled out in the pattern (`_char`), as PostgreSQL adds each
+    # character's towlower/towupper: re.IGNORECASE folds more (σ ς Σ, ſ s); a back
+    # reference still needs it.
+    flags = re.IGNORECASE if t.icase and t.backref else 0
     if not t.nl_stop:
         flags |= re.DOTALL
     if t.nl_anchor:
@@ -359,7 +362,15 @@ class _Translator:
             return ("$" if self.nl_anchor else "\\Z"), False
         if c == "\\":
             return self._escape(in_look)
-        return _lit(c), True
+        return self._char(c), True
+
+    def _char(self, c: str) -> str:
+        """One literal character; with case-insensitivity, a class of it and its cases."""
+        if not self.icase:
+            return _lit(c)
+        cases = _cases(c)
+        return _lit(cases[0]) if len(cases) == 1 else "[" + "".join(
+            _class_char(v) for v in cases) + "]"
 
     def _group(self, depth: int, in_look: bool) -> tuple[str, bool]:
         p = self.p
@@ -405,7 +416,7 @@ class _Translator:
         c = p[self.i]
         self.i += 1
         if c in _ESCAPE_CHARS:
-            return _lit(_ESCAPE_CHARS[c]), True
+            return self._char(_ESCAPE_CHARS[c]), True
         if c == "d":
             return "[0-9]", True
         if c == "D":
@@ -433,7 +444,7 @@ class _Translator:
             if self.i >= len(p):
                 raise bad_regex("invalid escape \\ sequence")
             self.i += 1
-            return _lit(chr(ord(p[self.i - 1]) & 0x1F)), True
+            return self._char(chr(ord(p[self.i - 1]) & 0x1F)), True
         if c in "uUx":
             size = {"u": 4, "U": 8, "x": 8}[c]
             m = re.match(r"[0-9A-Fa-f]{1,%d}" % size, p[self.i:])
@@ -443,7 +454,7 @@ class _Translator:
             code = int(m.group(), 16)
             if code == 0 or code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
                 raise bad_regex("invalid escape \\ sequence")
-            return _lit(chr(code)), True
+            return self._char(chr(code)), True
         if c.isdigit():
             if c == "0" or (self.i < len(p) and p[self.i].isdigit()):
                 raise errors.FeatureNotSupported("octal escapes and back references above "
@@ -455,7 +466,7 @@ class _Translator:
             return f"(?:\\{n})", True
         if c.isalnum():
             raise bad_regex("invalid escape \\ sequence")
-        return _lit(c), True
+        return self._char(c), True
 
     def _bracket(self) -> str:
         """A bracket expression [...] (the '[' read) as one Python atom."""
@@ -497,8 +508,11 @@ class _Translator:
                 if ord(hi) < ord(lo):
                     raise bad_regex("invalid character range")
                 items.append(_class_char(lo) + "-" + _class_char(hi))
+                if self.icase and ord(hi) - ord(lo) < _CASED_RANGE:
+                    items.extend(_class_char(v) for code in range(ord(lo), ord(hi) + 1)
+                                 for v in _cases(chr(code)) if not lo <= v <= hi)
             else:
-                items.append(_class_char(lo))
+                items.extend(_class_char(v) for v in (_cases(lo) if self.icase else (lo,)))
         body = "".join(items)
         if negate:
             return "[^" + body + ("\\n" if self.nl_stop else "") + "]"
@@ -530,6 +544,19 @@ class _Translator:
                 raise bad_regex("invalid escape \\ sequence")
             return e
         return c
+
+
+_CASED_RANGE = 4096  # ranges up to this size get their characters' other cases
+
+
+def _cases(c: str) -> tuple[str, ...]:
+    """What a case-insensitive c matches: its lower and upper case (towlower/towupper, one
+    character each), not c itself when it is neither (PostgreSQL's allcases: title-case
+    ǅ matches ǆ and Ǆ only)."""
+    low, up = c.lower(), c.upper()
+    low = low if len(low) == 1 else ("i" if c == "\u0130" else c)  # İ's simple lower case
+    up = up if len(up) == 1 else c
+    return (low,) if low == up else (low, up)
 
 
 def _lit(c: str) -> str:

@@ -213,3 +213,11 @@ def test_re2_count_and_split_agree_with_python(batch):
         got = xre.regexp_split(split, [s, pa.scalar(pattern)], len(s))
         assert got.to_pylist() == [None if v is None else list(pg_regex.split(v, pattern))
                                    for v in s.to_pylist()]
+
+
+def test_case_insensitivity_is_postgres_own():
+    """PostgreSQL adds each pattern character's towlower/towupper, no wider folding."""
+    assert not pg_regex.like("ς", "Σ", "i") and not pg_regex.like("ſ", "s", "i")
+    assert pg_regex.like("k", "\u212a", "i") and pg_regex.like("i", "\u0130", "i")
+    assert not pg_regex.like("ǅ", "ǅ", "i") and pg_regex.like("ǆ", "ǅ", "i")
+    assert pg_regex.like("É", "[à-é]", "i") and not pg_regex.like("x", "[^X]", "i")
