@@ -160,7 +160,7 @@ class Regex:
 
     rx: re.Pattern
     groups: int
-    simple: bool          # Python's match is PostgreSQL's (see the module's docstring)
+    simple: bool          # Python's match (not always its groups) is PostgreSQL's
     shortest: bool        # the RE is non-greedy: the shortest match wins
     looks_ahead: bool     # $, \Z, word anchors or lookahead: looks past a match's end
     free_groups: bool     # Python's captures within PostgreSQL's match are PostgreSQL's
@@ -196,8 +196,12 @@ def compile_are(pattern: str, opts: Options) -> Regex:
     free = not t.alternation or (t.groups == 1 and t.first_group_spans)
     items = None if t.backref or t.top_items is None or any(
         k is None for _, _, k in t.top_items) else tuple(t.top_items)
-    return Regex(rx, t.groups, not t.ambiguous, t.shortest, t.looks_ahead, free, pattern,
-                 items)
+    # Anchored at both ends (^...$ without the newline modes), a match is the whole string
+    # whichever alternatives Python tries first.
+    whole = t.top_items is not None and len(t.top_items) >= 2 and not t.nl_anchor and \
+        t.top_items[0][0] in ("^", "\\A") and t.top_items[-1][0] == "\\Z"
+    return Regex(rx, t.groups, whole or not t.ambiguous, t.shortest, t.looks_ahead, free,
+                 pattern, items)
 
 
 class _Translator:
@@ -615,14 +619,16 @@ def _find(r: Regex, s: str, pos: int, groups: bool) -> re.Match | None:
     """The first match at or after character `pos`, as PostgreSQL chooses it; `groups`:
     the caller reads its capture groups."""
     m = r.rx.search(s, pos)
-    if m is None or r.simple:
-        return m
+    if m is None:
+        return None
     dissect = groups and r.groups and not r.free_groups
+    if r.simple and not dissect:
+        return m
     if dissect and r.items is None:
         raise errors.FeatureNotSupported(
             f"capture groups of regular expression {r.source!r}: with alternatives or "
             "non-greedy parts PostgreSQL assigns them by other rules")
-    e = _end(r, s, m)
+    e = m.end() if r.simple else _end(r, s, m)
     if dissect:
         return _dissect(r, s, m.start(), e)
     return m if e == m.end() else _ends_at(r, s, m.start(), e)

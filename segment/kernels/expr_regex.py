@@ -133,7 +133,8 @@ def _re2_replace(s: xa.Datum, pattern: str, replacement: str, flags: str
     """regexp_replace(s, p, r, flags) with RE2 over the batch, or None when RE2 cannot."""
     opts = pg_regex.parse_flags(flags, "regexp_replace", allow_global=True)
     text = _re2_matches(pattern, opts)
-    if text is None:
+    if text is None or (pg_regex.uses_groups(replacement) and not pg_regex.compile_are(
+            pattern, opts).free_groups):
         return None
     try:
         return pc.replace_substring_regex(s, text, _rewrite(replacement),

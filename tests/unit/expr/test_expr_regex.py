@@ -221,3 +221,12 @@ def test_case_insensitivity_is_postgres_own():
     assert pg_regex.like("k", "\u212a", "i") and pg_regex.like("i", "\u0130", "i")
     assert not pg_regex.like("ǅ", "ǅ", "i") and pg_regex.like("ǆ", "ǅ", "i")
     assert pg_regex.like("É", "[à-é]", "i") and not pg_regex.like("x", "[^X]", "i")
+
+
+def test_patterns_anchored_at_both_ends_take_re2():
+    """^...$ leaves one possible match, so optional parts do not stop the RE2 path."""
+    urls = pa.array(["https://www.example.com/a/b", "http://x.org/", "nope", None])
+    pattern = "^https?://(?:www\\.)?([^/]+)/.*$"
+    assert pg_regex.compile_are(pattern, pg_regex.Options()).simple
+    fast = xre._re2_replace(urls, pattern, "\\1", "")
+    assert fast is not None and fast.to_pylist() == ["example.com", "x.org", "nope", None]
