@@ -91,6 +91,22 @@ class Func(enum.Enum):
     ASCII = "ascii"
     CHR = "chr"
     TRANSLATE = "translate"
+    # regular expressions (planner/regex_rules.py, planner/pg_regex.py, kernels/expr_regex.py)
+    REGEXP_MATCH = "regexp_match"          # (s, pattern [, flags]) -> text[] or NULL
+    REGEXP_MATCHES = "?regexp_matches"     # the rows of regexp_matches: an array of text[]
+    REGEXP_SPLIT = "regexp_split_to_array"  # (s, pattern [, flags]) -> text[]
+    REGEXP_SPLIT_ROWS = "?regexp_split_to_table"  # the same, the rows of regexp_split_to_table
+    REGEXP_LIKE = "regexp_like"            # (s, pattern, flags): also ~ (flags c) and ~* (i)
+    REGEXP_COUNT = "regexp_count"          # (s, pattern [, start [, flags]])
+    REGEXP_INSTR = "regexp_instr"          # (s, pattern [, start [, N [, endoption [, flags [, subexpr]]]]])
+    REGEXP_SUBSTR = "regexp_substr"        # (s, pattern [, start [, N [, flags [, subexpr]]]])
+    SIMILAR = "?similar"                   # (s, pattern, escape): s SIMILAR TO pattern
+    SUBSTRING_REGEX = "?substring_regex"   # (s, pattern): substring(s FROM pattern)
+    SUBSTRING_SIMILAR = "?substring_similar"  # (s, pattern, escape): FROM p FOR e
+    FORMAT = "format"                      # (fmt, args as text...)
+    QUOTE_LITERAL = "quote_literal"
+    QUOTE_NULLABLE = "quote_nullable"      # NULL -> 'NULL' (not strict)
+    OVERLAY = "overlay"                    # (s, placing, from [, for])
     # dates and times; first argument of EXTRACT and DATE_TRUNC is a text Literal field name
     EXTRACT = "extract"       # extract(field, ts) -> numeric for PG >= 14; we return FLOAT8/INT per field
     DATE_TRUNC = "date_trunc"  # date_trunc(field, ts) -> timestamp

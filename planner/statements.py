@@ -16,7 +16,7 @@ from sqlglot import exp
 from sqlglot import tokens as sqltokens
 
 from planner import (analyze_statement, bind_json, clause_guard, copy_statement, errors,
-                     role_statement, types)
+                     regex_rules, role_statement, types)
 from planner.bind_array import catalog_array_names
 from planner.type_names import sql_type
 from planner.schema import ColumnDef, DistKind, DistPolicy, RelationName
@@ -190,6 +190,7 @@ def classify(text: str) -> Statement:
 
 def parse_one(text: str) -> exp.Expression:
     try:
+        text = regex_rules.substring_similar_syntax(text)  # sqlglot lacks SIMILAR in substring
         trees = sqlglot.parse(_space_placeholders(catalog_array_names(text)), dialect=RaymppPostgres,
                               error_level=sqlglot.ErrorLevel.RAISE)
     except sqlglot.errors.ParseError as e:
