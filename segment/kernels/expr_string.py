@@ -334,7 +334,13 @@ def split_part(e: Call, args: list, n: int) -> xa.Datum:
             ok = np.abs(k) == 1
             out = pc.if_else(pa.array(ok), s, "")
         else:
-            parts = pc.split_pattern(s, d)
+            # Splitting stops after the field asked for: the rest of the string stays one
+            # part, which no k reads.
+            live_k = _where(live, k)
+            if len(live_k) and (live_k > 0).all():
+                parts = pc.split_pattern(s, d, max_splits=int(live_k.max()))
+            else:
+                parts = pc.split_pattern(s, d)
             offsets = parts.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
             flat = pa.concat_arrays([parts.values, pa.array([""])])
             count = np.diff(offsets)
