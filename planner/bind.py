@@ -29,6 +29,7 @@ from planner.typing_rules import agg_result_type
 from planner.schema import CatalogView, identifier, relation_name
 from planner.system_tables import resolve_relation
 from planner.scope import LayeredScope, Scope, ScopeColumn
+from planner.temporal import TEMPORAL
 
 
 @dataclass(frozen=True)
@@ -429,6 +430,10 @@ class QueryBinder:
         return node, Scope([ScopeColumn(q, n, f.type) for n, f in zip(names, node.fields)])
 
     def _generate_series(self, gs, alias, col_aliases) -> tuple[pl.Node, Scope]:
+        args = [functions.fold_constants(ExprBinder(Scope([]), self.params).bind(gs.args[k]))
+                for k in ("start", "end", "step") if gs.args.get(k) is not None]
+        if any(a.type.kind in TEMPORAL + (types.Kind.INTERVAL,) for a in args):
+            return self._timestamp_series(args, alias, col_aliases)
         vals, wide = [], False
         for key in ("start", "end", "step"):
             arg = gs.args.get(key)
@@ -444,6 +449,17 @@ class QueryBinder:
         name = col_aliases[0] if col_aliases else (alias or "generate_series")
         fields = (pl.Field(name, t),)
         node = pl.GenerateSeries(start=vals[0], stop=vals[1], step=vals[2], fields=fields)
+        return node, Scope([ScopeColumn(alias or "generate_series", name, t)])
+
+    @staticmethod
+    def _timestamp_series(args, alias, col_aliases) -> tuple[pl.Node, Scope]:
+        """generate_series of timestamps over constants: its array (Func.SERIES) unnested
+        by a ProjectSet over one row."""
+        series = functions.bind_call(ex.Func.SERIES, args)
+        t = series.type.elem
+        name = col_aliases[0] if col_aliases else (alias or "generate_series")
+        node = pl.ProjectSet(pl.Values(rows=((),), fields=()), (series,), (False,),
+                             pl.fields_of([(name, t)]))
         return node, Scope([ScopeColumn(alias or "generate_series", name, t)])
 
     # --- SELECT --------------------------------------------------------------------------

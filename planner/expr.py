@@ -48,6 +48,13 @@ class Func(enum.Enum):
     ATAN2 = "atan2"          # atan2(y, x)
     GCD = "gcd"              # int4 / int8 (int2 promotes); result never negative
     LCM = "lcm"
+    # planner/math_rules.py, segment/kernels/expr_math.py
+    LOG = "log"              # log(x) base 10, log(b, x)
+    LOG10 = "log10"
+    DIV_INT = "div"          # div(a, b): the integer quotient of numerics, truncated
+    FACTORIAL = "factorial"  # factorial(int8) -> numeric
+    WIDTH_BUCKET = "width_bucket"  # (op, low, high, count) over float8 or numeric
+    RANDOM = "random"        # volatile: a new value per row, never folded
     # comparison
     EQ = "="
     NE = "<>"
@@ -96,6 +103,17 @@ class Func(enum.Enum):
     DATE_TRUNC = "date_trunc"  # date_trunc(field, ts) -> timestamp
     DATE_PART = "date_part"   # date_part(field, ts) -> float8
     NOW = "now"
+    # planner/datetime_rules.py, segment/kernels/expr_make_datetime.py
+    MAKE_DATE = "make_date"
+    MAKE_TIMESTAMP = "make_timestamp"
+    MAKE_TIMESTAMPTZ = "make_timestamptz"
+    MAKE_INTERVAL = "make_interval"   # (years, months, weeks, days, hours, mins, secs)
+    JUSTIFY_DAYS = "justify_days"
+    JUSTIFY_HOURS = "justify_hours"
+    JUSTIFY_INTERVAL = "justify_interval"
+    AGE = "age"                       # age(a, b); age(a) binds as age(current midnight, a)
+    DATE_BIN = "date_bin"             # (stride, source, origin)
+    ISFINITE = "isfinite"
     CONCAT_FN = "concat"      # concat(a, b, ...): NULL arguments are skipped, unlike ||
     FIT_STRING = "fit_string"  # text stored into varchar(n)/char(n): 22001 if too long
     # one_row(rows, value): a correlated scalar subquery's value; 21000 when it had rows > 1
@@ -378,7 +396,12 @@ def columns_used(e: Expr) -> set[int]:
 
 def is_constant(e: Expr) -> bool:
     return not any(isinstance(n, ColumnRef) for n in walk(e)) and not any(
-        isinstance(n, Call) and n.func is Func.NOW for n in walk(e))
+        isinstance(n, Call) and n.func in (Func.NOW, Func.RANDOM) for n in walk(e))
+
+
+def is_volatile(e: Expr) -> bool:
+    """Whether e calls random(): a value per evaluation, never shared between rows."""
+    return any(isinstance(n, Call) and n.func is Func.RANDOM for n in walk(e))
 
 
 _INFIX = {Func.ADD, Func.SUB, Func.MUL, Func.DIV, Func.MOD, Func.EQ, Func.NE, Func.LT,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from planner import array_rules, errors, json_rules, types
+from planner import array_rules, datetime_rules, errors, json_rules, math_rules, types
 from planner import expr as ex
 from planner.coercion import (
     adopt, as_bool, as_bpchar, as_numeric, bind_cast, coerce, common_type, int_digits, is_unknown,
@@ -210,6 +210,13 @@ def _rule_float_math(func: Func, args) -> ex.Expr:
     return Call(func, tuple(out), types.FLOAT8)
 
 
+def _rule_ln_power(func: Func, args) -> ex.Expr:
+    """ln and power: the numeric versions for numeric arguments (planner/math_rules.py),
+    else float8."""
+    e = (math_rules.rule_ln if func is Func.LN else math_rules.rule_power)(func, args)
+    return e if e is not None else _rule_float_math(func, args)
+
+
 def _rule_sign_fn(func: Func, args) -> ex.Expr:
     """sign(): float8 for integers and floats (float8 is the preferred numeric type), and
     for numeric -1, 0 or 1 at scale 0, bound as a CASE over comparisons with zero."""
@@ -399,8 +406,8 @@ RULES = {
                                   Func.SHIFT_LEFT, Func.SHIFT_RIGHT)},
     Func.ROUND: _rule_rounding, Func.TRUNC: _rule_rounding, Func.FLOOR: _rule_rounding,
     Func.CEIL: _rule_rounding,
-    Func.SQRT: _rule_float_math, Func.LN: _rule_float_math, Func.EXP: _rule_float_math,
-    Func.POWER: _rule_float_math,
+    Func.SQRT: _rule_float_math, Func.LN: _rule_ln_power, Func.EXP: _rule_float_math,
+    Func.POWER: _rule_ln_power, **math_rules.RULES,
     **{f: _rule_float_math for f in (Func.CBRT, Func.SIN, Func.COS, Func.TAN, Func.ASIN,
                                      Func.ACOS, Func.ATAN, Func.ATAN2)},
     Func.SIGN: _rule_sign_fn, Func.GCD: _rule_gcd, Func.LCM: _rule_gcd,
@@ -409,7 +416,7 @@ RULES = {
     **{f: _rule_string for f in _STRING_SIGS},
     Func.CONCAT: _rule_concat, Func.CONCAT_FN: _rule_concat, Func.CONCAT_WS: _rule_concat,
     Func.EXTRACT: _rule_datetime, Func.DATE_PART: _rule_datetime,
-    Func.DATE_TRUNC: _rule_datetime, Func.NOW: _rule_now,
+    Func.DATE_TRUNC: _rule_datetime, Func.NOW: _rule_now, **datetime_rules.RULES,
     **array_rules.RULES,
 }
 

@@ -31,6 +31,8 @@ from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_cast as xcast
 from segment.kernels import expr_datetime as xd
 from segment.kernels import expr_json as xj
+from segment.kernels import expr_make_datetime as xmd
+from segment.kernels import expr_math as xm
 from segment.kernels import expr_numeric as xn
 from segment.kernels import expr_pgarray as xpa
 from segment.kernels import expr_list_agg as xla
@@ -125,7 +127,7 @@ def _dictionary_values(e: ex.Expr, f: Frame):
     dictionary (a value that no row still holds may fail a cast) falls back to the rows,
     which decide (None)."""
     used = _columns_of(e)
-    if len(used) != 1:
+    if len(used) != 1 or _volatile(e):  # random() differs between rows of one value
         return None
     (i,) = used
     col = f.columns[i]
@@ -147,6 +149,11 @@ def _dictionary_values(e: ex.Expr, f: Frame):
     except (errors.QueryError, pa.ArrowException):
         return None
     return d, indices
+
+
+@functools.lru_cache(maxsize=4096)
+def _volatile(e: ex.Expr) -> bool:
+    return ex.is_volatile(e)
 
 
 def _finish(d: xa.Datum, t: SqlType, n: int) -> pa.Array:
@@ -211,6 +218,8 @@ def _call(e: ex.Call, f: Frame) -> xa.Datum:
         return _coalesce(e, f)
     if func is Func.NOW:
         return pa.scalar(f.now, e.type.arrow_type())
+    if func is Func.RANDOM:  # volatile: one value per row, never computed once
+        return xm.random(f.n)
     args = [_eval(a, f) for a in e.args]
     impl = _CALLS.get(func)
     if impl is None:
@@ -424,6 +433,9 @@ _CALLS = {
     Func.EXTRACT: _field_kernel(xd.extract), Func.DATE_PART: _field_kernel(xd.extract),
     Func.DATE_TRUNC: _field_kernel(xd.date_trunc),
     Func.ONE_ROW: lambda e, args, n: _one_row(args),
+    Func.LOG: xm.log10, Func.LOG10: xm.log10, Func.DIV_INT: xm.div,
+    Func.FACTORIAL: xm.factorial, Func.WIDTH_BUCKET: xm.width_bucket,
+    **xmd.CALLS,
     **xpa.CALLS,
     **xj.CALLS,
     **xr.CALLS,

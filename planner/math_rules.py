@@ -1,0 +1,149 @@
+"""Typing rules of log, log10, ln and power over numerics, div, mod(), factorial,
+width_bucket and random(), as PostgreSQL 15 resolves them.
+
+PostgreSQL has numeric and float8 versions of ln, log and power: an integer argument
+resolves to float8 (the preferred type), a numeric one to numeric. The numeric versions
+pick their result's scale per value (planner/numeric_math.py), which a batch column cannot
+hold: they are folded here over constants and refused (0A000) over columns. log(b, x)
+exists for numerics only. Batch kernels: segment/kernels/expr_math.py.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from planner import errors, numeric_math, types
+from planner import expr as ex
+from planner.coercion import adopt, as_numeric, coerce, int_digits, is_unknown, no_function, \
+    numeric_type
+from planner.expr import Call, Func, Literal
+from planner.fold import fold_constants
+from planner.types import Kind
+from planner.values import numeric_type_of
+
+
+def _number(func_name: str, a: ex.Expr, args, default: types.SqlType) -> ex.Expr:
+    a = adopt(a, default) if is_unknown(a) else a
+    if not a.type.is_number:
+        raise no_function(func_name, args)
+    return a
+
+
+def _numeric_args(func_name: str, args) -> list[ex.Expr]:
+    """Arguments of a numeric-only signature: integers and numerics (floats are 42883:
+    float8 -> numeric is no implicit cast)."""
+    out = []
+    for a in args:
+        a = adopt(a, types.numeric(None, 0)) if is_unknown(a) else a
+        if not (a.type.is_integer or a.type.is_numeric):
+            raise no_function(func_name, args)
+        out.append(as_numeric(a))
+    return out
+
+
+def _wants_numeric(args) -> bool:
+    """PostgreSQL's choice between f(float8...) and f(numeric...): numeric when an argument
+    is numeric and none is a float."""
+    return any(a.type.is_numeric for a in args) and not any(a.type.is_float for a in args)
+
+
+def _constant_numeric(name: str, args, compute) -> ex.Expr:
+    """A numeric function of per-value scale: folded over constants, 0A000 otherwise."""
+    if not all(isinstance(a, Literal) for a in args):
+        raise errors.FeatureNotSupported(
+            f"{name}() of numeric values that are not constants (PostgreSQL picks the "
+            "result's scale per value)")
+    if any(a.value is None for a in args):
+        return Literal(None, types.numeric(None, numeric_math.MIN_SIG_DIGITS))
+    value = compute(*[x for a in args for x in (a.value, a.type.scale)])
+    return Literal(value, numeric_type_of(value))
+
+
+def rule_ln(func: Func, args) -> ex.Expr | None:
+    """ln(numeric): numeric; None for the float8 version (typing_rules' float math)."""
+    if len(args) == 1 and _wants_numeric(args):
+        return _constant_numeric("ln", args, numeric_math.ln)
+    return None
+
+
+def rule_power(func: Func, args) -> ex.Expr | None:
+    """power(numeric, numeric) and numeric ^ numeric; None for the float8 version."""
+    if len(args) == 2 and _wants_numeric(args):
+        return _constant_numeric("power", _numeric_args("power", args), numeric_math.power)
+    return None
+
+
+def rule_log(func: Func, args) -> ex.Expr:
+    """log(x) and log10(x): float8 or numeric (log(10, x)); log(b, x): numeric only."""
+    if func is Func.LOG and len(args) == 2:
+        return _constant_numeric("log", _numeric_args("log", args), numeric_math.log)
+    if len(args) != 1:
+        raise no_function(func.value, args)
+    x = _number(func.value, args[0], args, types.FLOAT8)
+    if x.type.is_numeric:
+        ten = Literal(Decimal(10), types.numeric(2, 0))
+        return _constant_numeric(func.value, [ten, x], numeric_math.log)
+    return Call(func, (coerce(x, types.FLOAT8),), types.FLOAT8)
+
+
+def rule_div(func: Func, args) -> ex.Expr:
+    """div(a, b): the quotient of numerics truncated toward zero, at scale 0."""
+    if len(args) != 2:
+        raise no_function("div", args)
+    a, b = _numeric_args("div", args)
+    ia = int_digits(a.type)
+    return Call(func, (a, b), numeric_type(None if ia is None else ia + b.type.scale, 0))
+
+
+def rule_factorial(func: Func, args) -> ex.Expr:
+    """factorial(int8) -> numeric."""
+    if len(args) != 1:
+        raise no_function(func.value, args)
+    x = adopt(args[0], types.INT8) if is_unknown(args[0]) else args[0]
+    if not x.type.is_integer:
+        raise no_function(func.value, args)
+    return Call(func, (coerce(x, types.INT8),), types.numeric(None, 0))
+
+
+def rule_width_bucket(func: Func, args) -> ex.Expr:
+    """width_bucket(op, low, high, count int4) over float8 or numeric; the thresholds-array
+    form is 0A000."""
+    if len(args) == 2:
+        raise errors.FeatureNotSupported("width_bucket(operand, thresholds array)")
+    if len(args) != 4:
+        raise no_function(func.value, args)
+    bounds = [adopt(a, types.FLOAT8) if is_unknown(a) else a for a in args[:3]]
+    count = adopt(args[3], types.INT4) if is_unknown(args[3]) else args[3]
+    if not all(a.type.is_number for a in bounds) or count.type.kind not in (Kind.INT2, Kind.INT4):
+        raise no_function(func.value, args)
+    if _wants_numeric(bounds):
+        bounds = [as_numeric(a) for a in bounds]
+    else:
+        bounds = [coerce(a, types.FLOAT8) for a in bounds]
+    return Call(func, tuple(bounds) + (coerce(count, types.INT4),), types.INT4)
+
+
+def bind_setseed(args) -> ex.Expr:
+    """setseed(x): PostgreSQL's range check (22023 outside [-1, 1]), then 0A000: raympp's
+    random() draws on every segment at once, with no session-wide sequence to seed."""
+    if len(args) != 1:
+        raise no_function("setseed", args)
+    x = _number("setseed", args[0], args, types.FLOAT8)
+    x = fold_constants(coerce(x, types.FLOAT8))
+    if isinstance(x, Literal) and x.value is not None and not -1.0 <= x.value <= 1.0:
+        raise errors.InvalidParameterValue(
+            f"setseed parameter {x.value:g} is out of allowed range [-1,1]")
+    raise errors.FeatureNotSupported("setseed() (a repeatable random() sequence)")
+
+
+def rule_random(func: Func, args) -> ex.Expr:
+    if args:
+        raise no_function(func.value, args)
+    return Call(func, (), types.FLOAT8)
+
+
+RULES = {
+    Func.LOG: rule_log, Func.LOG10: rule_log, Func.DIV_INT: rule_div,
+    Func.FACTORIAL: rule_factorial, Func.WIDTH_BUCKET: rule_width_bucket,
+    Func.RANDOM: rule_random,
+}

@@ -1,0 +1,124 @@
+"""log / log10 of float8, div, factorial, width_bucket and random() over batches, with
+PostgreSQL's errors (planner/math_rules.py types them).
+
+random() draws from one generator per segment process, seeded from the OS: every
+evaluation gives new values, a different one per row.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from planner import errors, types
+from planner.expr import Call, Func
+from segment.kernels import expr_arrays as xa
+from segment.kernels import expr_numeric as xn
+
+_RNG = np.random.default_rng()
+# factorial(n) for every n whose value fits a raympp numeric (38 digits): 0! .. 33!
+_FACTORIALS = pa.array([Decimal(math.factorial(k)) for k in range(34)], pa.decimal128(38, 0))
+
+
+def _floats(d: xa.Datum, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(values with NULLs as 0, validity) of a float8 datum, as n rows."""
+    arr = xa.as_array(d, n)
+    valid = xa.valid_mask(arr)
+    values = pc.fill_null(arr, 0.0).to_numpy(zero_copy_only=False)
+    return values, np.ones(n, bool) if valid is None else valid
+
+
+def _ints(d: xa.Datum, n: int) -> tuple[np.ndarray, np.ndarray]:
+    arr = xa.as_array(d, n)
+    valid = xa.valid_mask(arr)
+    values = pc.fill_null(arr, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    return values, np.ones(n, bool) if valid is None else valid
+
+
+def log10(e: Call, args: list, n: int) -> xa.Datum:
+    """log(float8) and log10(float8): base 10, 2201E for zero and negative numbers."""
+    x = args[0]
+    if bool(pc.any(pc.equal(x, 0.0)).as_py()):
+        raise errors.QueryError("cannot take logarithm of zero", "2201E")
+    if bool(pc.any(pc.less(x, 0.0)).as_py()):
+        raise errors.QueryError("cannot take logarithm of a negative number", "2201E")
+    return pc.log10(x)
+
+
+def div(e: Call, args: list, n: int) -> xa.Datum:
+    """div(a, b) of numerics: the quotient truncated toward zero (scale 0)."""
+    a, b = (xn.to_num(x, arg.type) for x, arg in zip(args, e.args))
+    s = max(a.scale, b.scale)
+    q = xn.divide_ints(xn.upscale(a, s), xn.upscale(b, s), xn.MODE_TRUNC, 0)
+    return xn.to_array(q, e.type, n)
+
+
+def factorial(e: Call, args: list, n: int) -> xa.Datum:
+    """factorial(int8): 22003 for a negative argument, and beyond 33! (more digits than
+    a raympp numeric holds; PostgreSQL's limit is 32177!)."""
+    k, valid = _ints(args[0], n)
+    if (valid & (k < 0)).any():
+        raise errors.NumericOutOfRange("factorial of a negative number is undefined")
+    if (valid & (k >= len(_FACTORIALS))).any():
+        raise errors.NumericOutOfRange("value overflows numeric format",
+                                       detail="raympp numerics hold at most 38 digits")
+    idx = pa.array(np.where(valid, k, 0), pa.int64(), mask=~valid)
+    out = _FACTORIALS.take(idx)
+    return out if out.type == e.type.arrow_type() else xn.to_array(
+        xn.to_num(out, types.numeric(None, 0)), e.type, n)
+
+
+def _bucket_errors(count, valid_count, low_eq_high) -> None:
+    if (valid_count & (count <= 0)).any():
+        raise errors.QueryError("count must be greater than zero", "2201G")
+    if low_eq_high.any():
+        raise errors.QueryError("lower bound cannot equal upper bound", "2201G")
+
+
+def width_bucket(e: Call, args: list, n: int) -> xa.Datum:
+    """width_bucket(op, low, high, count): 0 below the range, count + 1 at or above it,
+    else the 1-based equal-width bucket (PostgreSQL 15's width_bucket_float8 and the
+    exact numeric computation of compute_bucket)."""
+    count, vc = _ints(args[3], n)
+    if e.args[0].type.is_float:
+        (op, vo), (lo, vl), (hi, vh) = (_floats(a, n) for a in args[:3])
+        valid = vo & vl & vh & vc
+        if (valid & (np.isnan(op) | np.isnan(lo) | np.isnan(hi))).any():
+            raise errors.QueryError("operand, lower bound, and upper bound cannot be NaN",
+                                    "2201G")
+        if (valid & ~(np.isfinite(lo) & np.isfinite(hi))).any():
+            raise errors.QueryError("lower and upper bounds must be finite", "2201G")
+        _bucket_errors(count, vc, valid & (lo == hi))
+        with np.errstate(all="ignore"):
+            up = lo < hi
+            inside = np.where(up, (op >= lo) & (op < hi), (op <= lo) & (op > hi))
+            above = np.where(up, op >= hi, op <= hi)
+            frac = np.where(up, count * (op - lo) / np.where(hi != lo, hi - lo, 1.0),
+                            count * (lo - op) / np.where(hi != lo, lo - hi, 1.0))
+            inner = np.where(inside, np.trunc(frac) + 1, 0).astype(np.int64)
+    else:
+        nums = [xn.to_num(a, t.type) for a, t in zip(args[:3], e.args[:3])]
+        s = max(x.scale for x in nums)
+        (op, vo), (lo, vl), (hi, vh) = (xn.wide_values(xn.upscale(x, s), n) for x in nums)
+        valid = vo & vl & vh & vc
+        _bucket_errors(count, vc, valid & (lo == hi))
+        up = lo < hi
+        inside = np.where(up, (op >= lo) & (op < hi), (op <= lo) & (op > hi)) & valid
+        num = np.where(inside, np.where(up, op - lo, lo - op) * count.astype(object), 0)
+        den = np.where(inside, np.where(up, hi - lo, lo - hi), 1)
+        inner = np.where(inside, num // den + 1, 0).astype(np.int64)
+        above = np.where(up, op >= hi, op <= hi)
+    above = above & valid
+    if (above & (count == 2**31 - 1)).any():
+        raise errors.NumericOutOfRange("integer out of range")
+    out = np.where(above, count + 1, inner)
+    return xa.from_numpy(out.astype(np.int32), pa.int32(), valid)
+
+
+def random(n: int) -> pa.Array:
+    """n values uniformly in [0, 1)."""
+    return pa.array(_RNG.random(n), pa.float64())
