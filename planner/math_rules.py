@@ -18,6 +18,7 @@ from planner.coercion import adopt, as_numeric, coerce, int_digits, is_unknown, 
     numeric_type
 from planner.expr import Call, Func, Literal
 from planner.fold import fold_constants
+from planner.session_info import SESSION_INFO
 from planner.types import Kind
 from planner.values import numeric_type_of
 
@@ -59,10 +60,14 @@ def _constant_numeric(name: str, args, compute) -> ex.Expr:
     return Literal(value, numeric_type_of(value))
 
 
-def rule_ln(func: Func, args) -> ex.Expr | None:
-    """ln(numeric): numeric; None for the float8 version (typing_rules' float math)."""
+_UNARY = {Func.LN: numeric_math.ln, Func.EXP: numeric_math.exp, Func.SQRT: numeric_math.sqrt}
+
+
+def rule_unary(func: Func, args) -> ex.Expr | None:
+    """ln, exp and sqrt of a numeric: numeric; None for the float8 versions
+    (typing_rules' float math)."""
     if len(args) == 1 and _wants_numeric(args):
-        return _constant_numeric("ln", args, numeric_math.ln)
+        return _constant_numeric(func.value, args, _UNARY[func])
     return None
 
 
@@ -124,22 +129,37 @@ def rule_width_bucket(func: Func, args) -> ex.Expr:
 
 
 def bind_setseed(args) -> ex.Expr:
-    """setseed(x): PostgreSQL's range check (22023 outside [-1, 1]), then 0A000: raympp's
-    random() draws on every segment at once, with no session-wide sequence to seed."""
+    """setseed(x), x in [-1, 1] (22023 outside): the random() calls bound after it in the
+    session draw repeatable sequences (session_info.RandomSeed; not PostgreSQL's numbers,
+    whose sequence is its own). Done when the statement is bound, as set_config() is;
+    the value is an empty text (PostgreSQL's void prints as nothing)."""
     if len(args) != 1:
         raise no_function("setseed", args)
     x = _number("setseed", args[0], args, types.FLOAT8)
     x = fold_constants(coerce(x, types.FLOAT8))
-    if isinstance(x, Literal) and x.value is not None and not -1.0 <= x.value <= 1.0:
+    if not isinstance(x, Literal):
+        raise errors.FeatureNotSupported("setseed() of a value that is not a constant")
+    if x.value is None:
+        return Literal(None, types.TEXT)
+    if not -1.0 <= x.value <= 1.0:
         raise errors.InvalidParameterValue(
             f"setseed parameter {x.value:g} is out of allowed range [-1,1]")
-    raise errors.FeatureNotSupported("setseed() (a repeatable random() sequence)")
+    state = SESSION_INFO.get().get("random")
+    if state is None:
+        raise errors.FeatureNotSupported("setseed() outside a session")
+    state.set(x.value)
+    return Literal("", types.TEXT)
 
 
 def rule_random(func: Func, args) -> ex.Expr:
+    """random(): a new value per row; after setseed(), the call carries its seed and
+    number (int8 Literals, session_info.RandomSeed) from which segments draw a
+    repeatable sequence."""
     if args:
         raise no_function(func.value, args)
-    return Call(func, (), types.FLOAT8)
+    state = SESSION_INFO.get().get("random")
+    seeded = state.next_call() if state is not None else None
+    return Call(func, tuple(Literal(v, types.INT8) for v in seeded or ()), types.FLOAT8)
 
 
 RULES = {

@@ -98,6 +98,26 @@ def ln(x: Decimal, dscale: int) -> Decimal:
     return _round(x.ln(_context(rscale, dweight)), rscale)
 
 
+def exp(x: Decimal, dscale: int) -> Decimal:
+    """exp(numeric) at numeric_exp's scale."""
+    val = min(max(float(x) * 0.434294481903252, -MAX_RESULT_SCALE), MAX_RESULT_SCALE)
+    if val > MAX_DIGITS:
+        raise errors.NumericOutOfRange("value overflows numeric format",
+                                       detail="raympp numerics hold at most 38 digits")
+    rscale = _clamp_scale(max(MIN_SIG_DIGITS - int(val), dscale))
+    return _round(x.exp(_context(rscale, int(val) + 1)), rscale)
+
+
+def sqrt(x: Decimal, dscale: int) -> Decimal:
+    """sqrt(numeric) at numeric_sqrt's scale (from the base-10000 weight of x)."""
+    if x < 0:
+        raise errors.QueryError("cannot take square root of a negative number", "2201F")
+    groups, weight = _nbase(x)
+    sweight = (weight + 1 if groups else 1) * 2 - 1  # (weight + 1) * DEC_DIGITS / 2 - 1
+    rscale = _clamp_scale(max(MIN_SIG_DIGITS - sweight, dscale))
+    return _round(x.sqrt(_context(rscale, sweight)), rscale)
+
+
 def log(base: Decimal, bscale: int, x: Decimal, xscale: int) -> Decimal:
     """log(base, x) of numerics at log_var's scale (log(x) is log(10, x))."""
     result_dweight = estimate_ln_dweight(x) - estimate_ln_dweight(base)

@@ -198,8 +198,8 @@ def _rule_rounding(func: Func, args) -> ex.Expr:
 
 
 def _rule_float_math(func: Func, args) -> ex.Expr:
-    """sqrt, ln, exp, power, cbrt, the trigonometric functions: float8 (numeric inputs
-    are computed in float8 too, as PostgreSQL has only the float8 versions of most)."""
+    """sqrt, ln, exp, power of non-numerics, cbrt, the trigonometric functions: float8
+    (PostgreSQL has only float8 versions of cbrt and the trigonometric functions)."""
     _arity(func, args, 2 if func in (Func.POWER, Func.ATAN2) else 1)
     out = []
     for a in args:
@@ -210,10 +210,10 @@ def _rule_float_math(func: Func, args) -> ex.Expr:
     return Call(func, tuple(out), types.FLOAT8)
 
 
-def _rule_ln_power(func: Func, args) -> ex.Expr:
-    """ln and power: the numeric versions for numeric arguments (planner/math_rules.py),
-    else float8."""
-    e = (math_rules.rule_ln if func is Func.LN else math_rules.rule_power)(func, args)
+def _rule_numeric_or_float(func: Func, args) -> ex.Expr:
+    """ln, exp, sqrt and power: the numeric versions for numeric arguments
+    (planner/math_rules.py), else float8."""
+    e = (math_rules.rule_power if func is Func.POWER else math_rules.rule_unary)(func, args)
     return e if e is not None else _rule_float_math(func, args)
 
 
@@ -406,8 +406,8 @@ RULES = {
                                   Func.SHIFT_LEFT, Func.SHIFT_RIGHT)},
     Func.ROUND: _rule_rounding, Func.TRUNC: _rule_rounding, Func.FLOOR: _rule_rounding,
     Func.CEIL: _rule_rounding,
-    Func.SQRT: _rule_float_math, Func.LN: _rule_ln_power, Func.EXP: _rule_float_math,
-    Func.POWER: _rule_ln_power, **math_rules.RULES,
+    **{f: _rule_numeric_or_float for f in (Func.SQRT, Func.LN, Func.EXP, Func.POWER)},
+    **math_rules.RULES,
     **{f: _rule_float_math for f in (Func.CBRT, Func.SIN, Func.COS, Func.TAN, Func.ASIN,
                                      Func.ACOS, Func.ATAN, Func.ATAN2)},
     Func.SIGN: _rule_sign_fn, Func.GCD: _rule_gcd, Func.LCM: _rule_gcd,

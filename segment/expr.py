@@ -219,7 +219,7 @@ def _call(e: ex.Call, f: Frame) -> xa.Datum:
     if func is Func.NOW:
         return pa.scalar(f.now, e.type.arrow_type())
     if func is Func.RANDOM:  # volatile: one value per row, never computed once
-        return xm.random(f.n)
+        return xm.random(f.n, tuple(a.value for a in e.args) or None)
     args = [_eval(a, f) for a in e.args]
     impl = _CALLS.get(func)
     if impl is None:

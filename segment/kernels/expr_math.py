@@ -2,12 +2,17 @@
 PostgreSQL's errors (planner/math_rules.py types them).
 
 random() draws from one generator per segment process, seeded from the OS: every
-evaluation gives new values, a different one per row.
+evaluation gives new values, a different one per row. A call bound after setseed()
+carries a seed and a number: its values come from a generator of that seed and the
+process (each segment draws its own sequence), kept by the call's number so that the
+batches of one run continue it; repeatable while the session's segments live.
 """
 
 from __future__ import annotations
 
+import collections
 import math
+import os
 from decimal import Decimal
 
 import numpy as np
@@ -20,6 +25,8 @@ from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_numeric as xn
 
 _RNG = np.random.default_rng()
+_SEEDED: collections.OrderedDict[int, np.random.Generator] = collections.OrderedDict()
+_SEEDED_KEPT = 64  # generators of recent seeded calls, by call number
 # factorial(n) for every n whose value fits a raympp numeric (38 digits): 0! .. 33!
 _FACTORIALS = pa.array([Decimal(math.factorial(k)) for k in range(34)], pa.decimal128(38, 0))
 
@@ -119,6 +126,14 @@ def width_bucket(e: Call, args: list, n: int) -> xa.Datum:
     return xa.from_numpy(out.astype(np.int32), pa.int32(), valid)
 
 
-def random(n: int) -> pa.Array:
-    """n values uniformly in [0, 1)."""
-    return pa.array(_RNG.random(n), pa.float64())
+def random(n: int, seeded: tuple[int, int] | None = None) -> pa.Array:
+    """n values uniformly in [0, 1): the next ones of the seeded call's (seed, number)
+    sequence in this process, or fresh ones."""
+    rng = _RNG
+    if seeded is not None:
+        seed, call = seeded
+        rng = _SEEDED.pop(call, None) or np.random.default_rng([seed, os.getpid()])
+        _SEEDED[call] = rng
+        while len(_SEEDED) > _SEEDED_KEPT:
+            _SEEDED.popitem(last=False)
+    return pa.array(rng.random(n), pa.float64())
