@@ -15,7 +15,7 @@ import hashlib
 import math
 from decimal import Decimal
 
-from planner import errors
+from planner import datetime_values, errors, math_values
 from planner import expr as ex
 from planner.expr import Call, Cast, Func, Literal
 from planner.row_functions import call_row
@@ -354,6 +354,20 @@ _CONST_CALLS = {
         Func.SIN, Func.COS, Func.TAN, Func.ASIN, Func.ACOS, Func.ATAN, Func.ATAN2)},
     Func.GCD: lambda e, a, b: gcd_lcm(e.func, e.type, a, b),
     Func.LCM: lambda e, a, b: gcd_lcm(e.func, e.type, a, b),
+    Func.LOG: lambda e, x: math_values.log10(x), Func.LOG10: lambda e, x: math_values.log10(x),
+    Func.DIV_INT: lambda e, a, b: fit_numeric(math_values.div(a, b), e.type),
+    Func.FACTORIAL: lambda e, n: math_values.factorial(n),
+    Func.WIDTH_BUCKET: lambda e, *v: math_values.width_bucket(*v),
+    Func.MAKE_DATE: lambda e, *v: datetime_values.make_date(*v),
+    Func.MAKE_TIMESTAMP: lambda e, *v: datetime_values.make_timestamp(*v),
+    Func.MAKE_TIMESTAMPTZ: lambda e, *v: datetime_values.make_timestamp(*v, tz=True),
+    Func.MAKE_INTERVAL: lambda e, *v: datetime_values.make_interval(*v),
+    Func.JUSTIFY_DAYS: lambda e, iv: datetime_values.justify("days", iv),
+    Func.JUSTIFY_HOURS: lambda e, iv: datetime_values.justify("hours", iv),
+    Func.JUSTIFY_INTERVAL: lambda e, iv: datetime_values.justify("interval", iv),
+    Func.AGE: lambda e, a, b: datetime_values.age(a, b),
+    Func.DATE_BIN: lambda e, *v: datetime_values.date_bin(*v),
+    Func.ISFINITE: lambda e, x: True,
 }
 
 MAX_ALLOC = 0x3FFFFFFF  # PostgreSQL's MaxAllocSize: no value is larger
