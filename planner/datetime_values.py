@@ -19,6 +19,7 @@ US_PER_SEC = 1_000_000
 DAYS_PER_MONTH = 30
 MAX_YEAR = 9999  # raympp's dates and timestamps end with year 9999
 _EPOCH = dt.datetime(1970, 1, 1)
+MAX_INTERVAL_MICROS = (2**63 - 1) // 1000
 
 
 def _date(func: str, y: int, m: int, d: int) -> dt.date:
@@ -61,10 +62,13 @@ def _wrap32(v: int) -> int:
 
 def make_interval(years: int, months: int, weeks: int, days: int, hours: int, mins: int,
                   secs: float) -> Interval:
-    """make_interval; infinite or NaN seconds are 22008."""
+    """make_interval; infinite or NaN seconds, and a time part beyond what raympp's
+    intervals hold (nanoseconds in an int64), are 22008."""
     if not math.isfinite(secs) or abs(round(secs * US_PER_SEC)) >= 2**63:
         raise errors.QueryError("interval out of range", "22008")
     time = hours * 3600 * US_PER_SEC + mins * 60 * US_PER_SEC + int(round(secs * US_PER_SEC))
+    if abs(time) > MAX_INTERVAL_MICROS:
+        raise errors.QueryError("interval out of range", "22008")
     return Interval(_wrap32(_wrap32(years * 12) + months), _wrap32(_wrap32(weeks * 7) + days),
                     time)
 

@@ -18,6 +18,10 @@ US_PER_DAY = xd.US_PER_DAY
 US_PER_SEC = 1_000_000
 DAYS_PER_MONTH = 30
 _MAX_YEAR = 9999
+# An interval's time part is held in nanoseconds (Arrow's month_day_nano): no more
+# microseconds than this (PostgreSQL's int64 microseconds reach 1000 times further).
+MAX_INTERVAL_MICROS = (2**63 - 1) // 1000
+_END_MICROS = (np.datetime64("10000-01-01", "D").astype(np.int64)) * US_PER_DAY
 
 
 def _ints(d: xa.Datum, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -105,12 +109,15 @@ def make_timestamp(e: Call, args: list, n: int) -> xa.Datum:
         raise errors.QueryError(
             f"time field value out of range: {h[i]}:{mi[i]:02d}:{sec[i]:02g}", "22008")
     out = days * US_PER_DAY + clock
+    if (valid & (out >= _END_MICROS)).any():  # 9999-12-31 24:00:00
+        raise errors.QueryError("timestamp out of range", "22008")
     return xa.from_numpy(out, e.type.arrow_type(), valid)
 
 
 def make_interval(e: Call, args: list, n: int) -> xa.Datum:
     """make_interval: months and days wrap as PostgreSQL 15's int32 arithmetic does;
-    infinite or NaN seconds are 22008."""
+    infinite or NaN seconds, and a time part beyond what an interval column holds, are
+    22008."""
     parts = [_ints(a, n) for a in args[:6]]
     secs, vs = _floats(args[6], n)
     valid = vs.copy()
@@ -126,6 +133,8 @@ def make_interval(e: Call, args: list, n: int) -> xa.Datum:
     mon = wrap32(wrap32(years * 12) + months)
     day = wrap32(wrap32(weeks * 7) + days)
     time = hours * 3600 * US_PER_SEC + mins * 60 * US_PER_SEC + us.astype(np.int64)
+    if (valid & (np.abs(time) > MAX_INTERVAL_MICROS)).any():
+        raise errors.QueryError("interval out of range", "22008")
     return xd.interval_array(mon, day, time, valid, n)
 
 
