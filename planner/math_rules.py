@@ -14,8 +14,8 @@ from decimal import Decimal
 
 from planner import errors, numeric_math, types
 from planner import expr as ex
-from planner.coercion import adopt, as_numeric, coerce, int_digits, is_unknown, no_function, \
-    numeric_type
+from planner.coercion import adopt, as_numeric, bind_cast, coerce, common_type, int_digits, \
+    is_unknown, no_function, numeric_type
 from planner.expr import Call, Func, Literal
 from planner.fold import fold_constants
 from planner.session_info import SESSION_INFO
@@ -111,10 +111,11 @@ def rule_factorial(func: Func, args) -> ex.Expr:
 
 
 def rule_width_bucket(func: Func, args) -> ex.Expr:
-    """width_bucket(op, low, high, count int4) over float8 or numeric; the thresholds-array
-    form is 0A000."""
+    """width_bucket(op, low, high, count int4) over float8 or numeric, and
+    width_bucket(op, thresholds) of numbers: op and the array's elements in their common
+    type."""
     if len(args) == 2:
-        raise errors.FeatureNotSupported("width_bucket(operand, thresholds array)")
+        return _rule_width_bucket_array(func, args)
     if len(args) != 4:
         raise no_function(func.value, args)
     bounds = [adopt(a, types.FLOAT8) if is_unknown(a) else a for a in args[:3]]
@@ -126,6 +127,22 @@ def rule_width_bucket(func: Func, args) -> ex.Expr:
     else:
         bounds = [coerce(a, types.FLOAT8) for a in bounds]
     return Call(func, tuple(bounds) + (coerce(count, types.INT4),), types.INT4)
+
+
+def _rule_width_bucket_array(func: Func, args) -> ex.Expr:
+    op, arr = args
+    if not arr.type.is_array:
+        raise no_function(func.value, args)
+    elem = arr.type.elem
+    op = adopt(op, elem) if is_unknown(op) else op
+    if not (op.type.is_number and elem.is_number):
+        raise errors.FeatureNotSupported(
+            "width_bucket(operand, thresholds) of other than numbers")
+    t = common_type(op.type, elem, "width_bucket")
+    if t.is_numeric:  # one scale holding both exactly
+        t = types.numeric(None, max(x.scale for x in (op.type, elem) if x.is_numeric))
+    arr = arr if elem == t else bind_cast(arr, types.array_of(t))
+    return Call(func, (coerce(op, t), arr), types.INT4)
 
 
 def bind_setseed(args) -> ex.Expr:

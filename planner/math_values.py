@@ -39,8 +39,11 @@ def factorial(n: int) -> Decimal:
     return Decimal(math.factorial(n))
 
 
-def width_bucket(op, low, high, count: int) -> int:
-    """width_bucket over float8 (width_bucket_float8) or numeric (compute_bucket, exact)."""
+def width_bucket(op, low, high=None, count: int | None = None) -> int:
+    """width_bucket over float8 (width_bucket_float8) or numeric (compute_bucket, exact);
+    with two arguments, over a thresholds array."""
+    if count is None:
+        return width_bucket_array(op, low)
     if count <= 0:
         raise errors.QueryError("count must be greater than zero", "2201G")
     exact = isinstance(op, Decimal)
@@ -65,3 +68,19 @@ def width_bucket(op, low, high, count: int) -> int:
     if exact:
         return int(num * count // den) + 1
     return int(count * num / den) + 1
+
+
+def width_bucket_array(op, thresholds: tuple) -> int:
+    """width_bucket(op, thresholds): PostgreSQL's binary search for the first threshold
+    above op (floats: NaN above everything)."""
+    if any(v is None for v in thresholds):
+        raise errors.QueryError("thresholds array must not contain NULLs", "22004")
+    key = (lambda v: (math.isnan(v), v)) if isinstance(op, float) else (lambda v: v)
+    left, right = 0, len(thresholds)
+    while left < right:
+        mid = (left + right) // 2
+        if key(op) < key(thresholds[mid]):
+            right = mid
+        else:
+            left = mid + 1
+    return left

@@ -90,6 +90,8 @@ def width_bucket(e: Call, args: list, n: int) -> xa.Datum:
     """width_bucket(op, low, high, count): 0 below the range, count + 1 at or above it,
     else the 1-based equal-width bucket (PostgreSQL 15's width_bucket_float8 and the
     exact numeric computation of compute_bucket)."""
+    if len(args) == 2:
+        return _width_bucket_array(e, args, n)
     count, vc = _ints(args[3], n)
     if e.args[0].type.is_float:
         (op, vo), (lo, vl), (hi, vh) = (_floats(a, n) for a in args[:3])
@@ -124,6 +126,53 @@ def width_bucket(e: Call, args: list, n: int) -> xa.Datum:
         raise errors.NumericOutOfRange("integer out of range")
     out = np.where(above, count + 1, inner)
     return xa.from_numpy(out.astype(np.int32), pa.int32(), valid)
+
+
+def _comparable(d: xa.Datum, t: types.SqlType, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Values that numpy compares as the SQL type orders them (numerics as their integers
+    at the type's scale), and validity."""
+    if t.is_float:
+        return _floats(d, n)
+    if t.is_numeric:
+        return xn.wide_values(xn.to_num(d, t), n)
+    return _ints(d, n)
+
+
+def _less(a: np.ndarray, b: np.ndarray, t: types.SqlType) -> np.ndarray:
+    """a < b, NaN above every other float as PostgreSQL orders them."""
+    if t.is_float:
+        return (~np.isnan(a) & np.isnan(b)) | (a < b)
+    return (a < b).astype(bool)
+
+
+def _width_bucket_array(e: Call, args: list, n: int) -> pa.Array:
+    """width_bucket(op, thresholds): PostgreSQL's binary search for the first threshold
+    above op (the count of those not above it, for sorted thresholds), row by row in
+    lockstep; 22004 for a NULL threshold."""
+    t = e.args[0].type
+    lists = xa.as_array(args[1], n)
+    values = lists.values
+    offsets = np.asarray(lists.offsets, np.int64)
+    op, vo = _comparable(args[0], t, n)
+    valid = vo & pc.is_valid(lists).to_numpy(zero_copy_only=False)
+    lengths = np.where(valid, offsets[1:] - offsets[:-1], 0)
+    if values.null_count:  # only rows it is called for: a NULL operand is not
+        nulls = np.concatenate([[0], np.cumsum(pc.is_null(values).to_numpy(
+            zero_copy_only=False))])
+        if (valid & (nulls[offsets[1:]] > nulls[offsets[:-1]])).any():
+            raise errors.QueryError("thresholds array must not contain NULLs", "22004")
+    vals, _ = _comparable(values, t, len(values)) if len(values) else (np.zeros(0), None)
+    left, right = np.zeros(n, np.int64), lengths.astype(np.int64)
+    while True:
+        active = left < right
+        if not active.any():
+            break
+        mid = (left + right) // 2
+        probe = vals[np.where(active, offsets[:-1] + mid, 0)]
+        below = _less(op, probe, t) & active
+        right = np.where(below, mid, right)
+        left = np.where(active & ~below, mid + 1, left)
+    return xa.from_numpy(left.astype(np.int32), pa.int32(), valid)
 
 
 def random(n: int, seeded: tuple[int, int] | None = None) -> pa.Array:

@@ -167,3 +167,16 @@ def test_numeric_math_errors():
         numeric_math.power(Decimal("1.1"), 1, Decimal(1000), 0)
     with pytest.raises(errors.DivisionByZero):
         numeric_math.log(Decimal(1), 0, Decimal(10), 0)
+
+
+def test_width_bucket_thresholds_match_folder():
+    """The binary search over unsorted thresholds too, and over arrays per row."""
+    rng = random.Random(6)
+    ops = _maybe_null([rng.choice([rng.uniform(-5, 15), float("nan")]) for _ in range(N)], rng)
+    arrays = [tuple(sorted(rng.uniform(0, 10) for _ in range(rng.randint(0, 6))))
+              if rng.random() < 0.7 else tuple(rng.uniform(0, 10) for _ in range(rng.randint(0, 6)))
+              for _ in range(N)]
+    _check(Func.WIDTH_BUCKET, [(ops, T.FLOAT8), (arrays, T.array_of(T.FLOAT8))])
+    ints = [rng.randint(-3, 12) for _ in range(N)]
+    int_arrays = [tuple(rng.randint(0, 10) for _ in range(rng.randint(0, 5))) for _ in range(N)]
+    _check(Func.WIDTH_BUCKET, [(ints, T.INT4), (int_arrays, T.array_of(T.INT4))])
