@@ -289,7 +289,7 @@ def _rule_series(func: Func, args) -> ex.Expr:
     as PostgreSQL resolves it; the other signatures (numeric, timestamps) are 0A000."""
     if len(args) not in (2, 3):
         raise no_function("generate_series", args)
-    if any(not is_unknown(a) and a.type.kind in TEMPORAL for a in args):
+    if any(not is_unknown(a) and a.type.kind in TEMPORAL + (Kind.INTERVAL,) for a in args):
         if len(args) != 3:
             raise no_function("generate_series", args)
         start, stop = datetime_rules.timestamp_args("generate_series", args[:2])

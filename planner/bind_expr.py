@@ -18,6 +18,7 @@ from planner import (bind_array, bind_json, bitwise_aggregates, catalog_function
                      datetime_rules, errors, functions, math_rules, pg_functions,
                      regression_aggregates, row_comparison, types)
 from planner import expr as ex
+from planner.coercion import is_unknown
 from planner.expr import Func
 from planner.schema import identifier
 from planner.scope import Scope
@@ -524,11 +525,7 @@ class ExprBinder:
             f = Func.DIV if name == "degrees" else Func.MUL
             return functions.bind_call(f, [x, ex.Literal(RADIANS_PER_DEGREE, types.FLOAT8)])
         if name == "age" and len(args) == 1:
-            # age(x) is age(current_date at midnight, x), of x's type (timestamptz for a date)
-            midnight = functions.bind_cast(functions.bind_call(Func.NOW, []), types.DATE)
-            return functions.bind_call(Func.AGE, [midnight, args[0]]) \
-                if args[0].type.kind is not types.Kind.TIMESTAMP else functions.bind_call(
-                    Func.AGE, [functions.bind_cast(midnight, types.TIMESTAMP), args[0]])
+            return _age_from_today(args[0])
         if name == "setseed":
             return math_rules.bind_setseed(args)
         if name in _NAMED:
@@ -539,6 +536,16 @@ class ExprBinder:
 
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE)
+
+
+def _age_from_today(x: ex.Expr) -> ex.Expr:
+    """age(x): age(current_date at midnight, x), as timestamp for a timestamp, else as
+    timestamptz (a date too); an unknown literal is 42725, as in PostgreSQL."""
+    if is_unknown(x):
+        raise datetime_rules.not_unique("age")
+    today = functions.bind_cast(functions.bind_call(Func.NOW, []), types.DATE)
+    t = types.TIMESTAMP if x.type.kind is types.Kind.TIMESTAMP else types.TIMESTAMPTZ
+    return functions.bind_call(Func.AGE, [functions.bind_cast(today, t), x])
 
 
 def _subquery_predicate(node) -> bool:

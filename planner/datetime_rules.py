@@ -14,7 +14,7 @@ from sqlglot import exp
 from planner import errors, types
 from planner import expr as ex
 from planner.coercion import adopt, coerce, is_unknown, no_function
-from planner.expr import Call, Func
+from planner.expr import Call, Func, Literal
 from planner.temporal import TEMPORAL
 from planner.types import Kind
 
@@ -40,7 +40,12 @@ def _float8(func: Func, a: ex.Expr, args) -> ex.Expr:
 def _rule_make(func: Func, args) -> ex.Expr:
     """make_date(y, m, d); make_timestamp[tz](y, m, d, h, mi, sec float8)."""
     if func is Func.MAKE_TIMESTAMPTZ and len(args) == 7:
-        raise errors.FeatureNotSupported("make_timestamptz() with a time zone argument")
+        zone = args[6]
+        if not (isinstance(zone, Literal) and isinstance(zone.value, str)
+                and zone.value.strip().upper() in ("UTC", "GMT")):
+            raise errors.FeatureNotSupported(
+                "make_timestamptz() with a time zone other than a constant 'UTC'")
+        args = args[:6]
     want = 3 if func is Func.MAKE_DATE else 6
     if len(args) != want:
         raise no_function(func.value, args)
@@ -101,9 +106,9 @@ def _rule_justify(func: Func, args) -> ex.Expr:
 def timestamp_args(name: str, args) -> tuple[ex.Expr, ...]:
     """Arguments of a (timestamp, timestamp) / (timestamptz, timestamptz) pair of
     signatures: timestamp when an argument is one and none is timestamptz (more exact
-    matches), else timestamptz (the preferred type)."""
+    matches), else timestamptz (the preferred type; also for unknown literals alone)."""
     known = [a for a in args if not is_unknown(a)]
-    if not known or any(a.type.kind not in TEMPORAL for a in known):
+    if any(a.type.kind not in TEMPORAL for a in known):
         raise no_function(name, args)
     kinds = {a.type.kind for a in known}
     t = types.TIMESTAMP if Kind.TIMESTAMP in kinds and Kind.TIMESTAMPTZ not in kinds \
@@ -128,10 +133,19 @@ def _rule_date_bin(func: Func, args) -> ex.Expr:
     return Call(func, (stride, source, origin), source.type)
 
 
+def not_unique(name: str) -> errors.QueryError:
+    """42725 for f(unknown) where PostgreSQL has f of types of several categories."""
+    return errors.QueryError(f"function {name}(unknown) is not unique", "42725",
+                             hint="Could not choose a best candidate function. You might "
+                                  "need to add explicit type casts.")
+
+
 def _rule_isfinite(func: Func, args) -> ex.Expr:
     if len(args) != 1:
         raise no_function(func.value, args)
-    a = adopt(args[0], types.TIMESTAMPTZ) if is_unknown(args[0]) else args[0]
+    a = args[0]
+    if is_unknown(a):
+        raise not_unique(func.value)
     if a.type.kind not in TEMPORAL + (Kind.INTERVAL,):
         raise no_function(func.value, args)
     return Call(func, (a,), types.BOOL)
