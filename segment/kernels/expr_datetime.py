@@ -75,7 +75,8 @@ def interval_negate(d: xa.Datum, n: int) -> pa.Array:
 
 
 # --- arithmetic ----------------------------------------------------------------------------
-def _micros(d: xa.Datum, n: int) -> tuple[np.ndarray, np.ndarray | None]:
+def micros_of(d: xa.Datum, n: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """Microseconds since 1970 of a date, timestamp or timestamptz datum, and validity."""
     arr = xa.as_array(d, n)
     if pa.types.is_date32(arr.type):
         return xa.np_view(arr, np.int32).astype(np.int64) * US_PER_DAY, xa.valid_mask(arr)
@@ -108,14 +109,14 @@ def temporal_arith(e: Call, args: list, n: int) -> xa.Datum:
         except pa.ArrowInvalid:
             raise _out_of_range("date")
     if ka in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ) and kb is Kind.INTERVAL:
-        ts, tvalid = _micros(a, n)
+        ts, tvalid = micros_of(a, n)
         m, d, us, ivalid = interval_parts(b)
         sign = 1 if f is Func.ADD else -1
         valid = _valid_n(n, tvalid, ivalid)
         out = add_interval(np.broadcast_to(ts, (n,)), sign * m, sign * d, sign * us, valid)
         return xa.from_numpy(out, e.type.arrow_type(), valid)
     if ka in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):  # timestamp - timestamp
-        (x, vx), (y, vy) = _micros(a, n), _micros(b, n)
+        (x, vx), (y, vy) = micros_of(a, n), micros_of(b, n)
         diff = x - y
         if (((x ^ y) & (x ^ diff)) < 0).any():  # int64 wrapped around
             raise _out_of_range("interval")
@@ -162,7 +163,7 @@ def _field_values(field: str, x: pa.Array, kind: Kind) -> tuple[np.ndarray, int]
     if kind is Kind.INTERVAL:
         return _interval_field(field, x)
     if field in ("second", "milliseconds", "microseconds", "epoch", "julian"):
-        us, _ = _micros(x, len(x))
+        us, _ = micros_of(x, len(x))
         if field == "epoch":
             return (us // 10**6, 0) if kind is Kind.DATE else (us, 6)
         if field == "julian":
@@ -228,7 +229,7 @@ def extract(e: Call, args: list, n: int) -> xa.Datum:
 def date_trunc(e: Call, args: list, n: int) -> xa.Datum:
     field = args[0].as_py()
     x = xa.as_array(args[1], n)
-    us, valid = _micros(x, len(x))
+    us, valid = micros_of(x, len(x))
     if field in _DAY_UNITS:
         unit = _DAY_UNITS[field]
         out = np.floor_divide(us, unit) * unit

@@ -24,22 +24,8 @@ MAX_INTERVAL_MICROS = (2**63 - 1) // 1000
 _END_MICROS = (np.datetime64("10000-01-01", "D").astype(np.int64)) * US_PER_DAY
 
 
-def _ints(d: xa.Datum, n: int) -> tuple[np.ndarray, np.ndarray]:
-    arr = xa.as_array(d, n)
-    valid = xa.valid_mask(arr)
-    vals = arr.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-    return vals, np.ones(n, bool) if valid is None else valid
-
-
-def _floats(d: xa.Datum, n: int) -> tuple[np.ndarray, np.ndarray]:
-    arr = xa.as_array(d, n)
-    valid = xa.valid_mask(arr)
-    vals = arr.fill_null(0.0).to_numpy(zero_copy_only=False).astype(np.float64)
-    return vals, np.ones(n, bool) if valid is None else valid
-
-
 def _timestamps(d: xa.Datum, n: int) -> tuple[np.ndarray, np.ndarray]:
-    vals, valid = xd._micros(d, n)
+    vals, valid = xd.micros_of(d, n)
     vals = np.broadcast_to(vals, (n,))
     return vals, np.ones(n, bool) if valid is None else np.broadcast_to(valid, (n,))
 
@@ -85,7 +71,7 @@ def _dates(e: Call, y, m, d, valid) -> np.ndarray:
 
 
 def make_date(e: Call, args: list, n: int) -> xa.Datum:
-    (y, vy), (m, vm), (d, vd) = (_ints(a, n) for a in args)
+    (y, vy), (m, vm), (d, vd) = (xa.filled(a, n, np.int64) for a in args)
     valid = vy & vm & vd
     days = _dates(e, y, m, d, valid)
     return xa.from_numpy(days.astype(np.int32), pa.date32(), valid)
@@ -94,8 +80,8 @@ def make_date(e: Call, args: list, n: int) -> xa.Datum:
 def make_timestamp(e: Call, args: list, n: int) -> xa.Datum:
     """make_timestamp / make_timestamptz: the fields as a timestamp (UTC); the seconds
     are a float8 rounded to microseconds, hour 24 and second 60 allowed up to 24:00:00."""
-    (y, vy), (m, vm), (d, vd), (h, vh), (mi, vmi) = (_ints(a, n) for a in args[:5])
-    sec, vs = _floats(args[5], n)
+    (y, vy), (m, vm), (d, vd), (h, vh), (mi, vmi) = (xa.filled(a, n, np.int64) for a in args[:5])
+    sec, vs = xa.filled(args[5], n, np.float64)
     valid = vy & vm & vd & vh & vmi & vs
     days = _dates(e, y, m, d, valid)
     with np.errstate(invalid="ignore"):
@@ -118,8 +104,8 @@ def make_interval(e: Call, args: list, n: int) -> xa.Datum:
     """make_interval: months and days wrap as PostgreSQL 15's int32 arithmetic does;
     infinite or NaN seconds, and a time part beyond what an interval column holds, are
     22008."""
-    parts = [_ints(a, n) for a in args[:6]]
-    secs, vs = _floats(args[6], n)
+    parts = [xa.filled(a, n, np.int64) for a in args[:6]]
+    secs, vs = xa.filled(args[6], n, np.float64)
     valid = vs.copy()
     for _, v in parts:
         valid &= v

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from planner import errors, types
-from planner.expr import Call, Func
+from planner.expr import Call
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_numeric as xn
 
@@ -29,21 +29,6 @@ _SEEDED: collections.OrderedDict[int, np.random.Generator] = collections.Ordered
 _SEEDED_KEPT = 64  # generators of recent seeded calls, by call number
 # factorial(n) for every n whose value fits a raympp numeric (38 digits): 0! .. 33!
 _FACTORIALS = pa.array([Decimal(math.factorial(k)) for k in range(34)], pa.decimal128(38, 0))
-
-
-def _floats(d: xa.Datum, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(values with NULLs as 0, validity) of a float8 datum, as n rows."""
-    arr = xa.as_array(d, n)
-    valid = xa.valid_mask(arr)
-    values = pc.fill_null(arr, 0.0).to_numpy(zero_copy_only=False)
-    return values, np.ones(n, bool) if valid is None else valid
-
-
-def _ints(d: xa.Datum, n: int) -> tuple[np.ndarray, np.ndarray]:
-    arr = xa.as_array(d, n)
-    valid = xa.valid_mask(arr)
-    values = pc.fill_null(arr, 0).to_numpy(zero_copy_only=False).astype(np.int64)
-    return values, np.ones(n, bool) if valid is None else valid
 
 
 def log10(e: Call, args: list, n: int) -> xa.Datum:
@@ -67,7 +52,7 @@ def div(e: Call, args: list, n: int) -> xa.Datum:
 def factorial(e: Call, args: list, n: int) -> xa.Datum:
     """factorial(int8): 22003 for a negative argument, and beyond 33! (more digits than
     a raympp numeric holds; PostgreSQL's limit is 32177!)."""
-    k, valid = _ints(args[0], n)
+    k, valid = xa.filled(args[0], n, np.int64)
     if (valid & (k < 0)).any():
         raise errors.NumericOutOfRange("factorial of a negative number is undefined")
     if (valid & (k >= len(_FACTORIALS))).any():
@@ -92,9 +77,9 @@ def width_bucket(e: Call, args: list, n: int) -> xa.Datum:
     exact numeric computation of compute_bucket)."""
     if len(args) == 2:
         return _width_bucket_array(e, args, n)
-    count, vc = _ints(args[3], n)
+    count, vc = xa.filled(args[3], n, np.int64)
     if e.args[0].type.is_float:
-        (op, vo), (lo, vl), (hi, vh) = (_floats(a, n) for a in args[:3])
+        (op, vo), (lo, vl), (hi, vh) = (xa.filled(a, n, np.float64) for a in args[:3])
         valid = vo & vl & vh & vc
         if (valid & (np.isnan(op) | np.isnan(lo) | np.isnan(hi))).any():
             raise errors.QueryError("operand, lower bound, and upper bound cannot be NaN",
@@ -132,10 +117,10 @@ def _comparable(d: xa.Datum, t: types.SqlType, n: int) -> tuple[np.ndarray, np.n
     """Values that numpy compares as the SQL type orders them (numerics as their integers
     at the type's scale), and validity."""
     if t.is_float:
-        return _floats(d, n)
+        return xa.filled(d, n, np.float64)
     if t.is_numeric:
         return xn.wide_values(xn.to_num(d, t), n)
-    return _ints(d, n)
+    return xa.filled(d, n, np.int64)
 
 
 def _less(a: np.ndarray, b: np.ndarray, t: types.SqlType) -> np.ndarray:

@@ -48,7 +48,8 @@ def _check(func: Func, columns: list[tuple[list, T.SqlType]]):
 
 
 def _ts(rng: random.Random, tz: bool = False):
-    t = dt.datetime(1900, 1, 1) + dt.timedelta(microseconds=rng.randrange(0, 200 * 365 * 86400 * 10**6))
+    span = 200 * 365 * 86400 * 10**6  # microseconds of 1900 .. 2100
+    t = dt.datetime(1900, 1, 1) + dt.timedelta(microseconds=rng.randrange(0, span))
     t = t.replace(microsecond=rng.choice([0, t.microsecond]))
     return t.replace(tzinfo=UTC) if tz else t
 
