@@ -286,7 +286,9 @@ def _rule_regr(func: Func, args) -> ex.Expr:
 
 def _rule_series(func: Func, args) -> ex.Expr:
     """generate_series(start, stop[, step]) of integers: int4 unless an argument is int8,
-    as PostgreSQL resolves it; the other signatures (numeric, timestamps) are 0A000."""
+    as PostgreSQL resolves it; of timestamps with an interval step: timestamp, or
+    timestamptz when an argument is one or a date (datetime_rules.timestamp_args); the
+    numeric signature is 0A000."""
     if len(args) not in (2, 3):
         raise no_function("generate_series", args)
     if any(not is_unknown(a) and a.type.kind in TEMPORAL + (Kind.INTERVAL,) for a in args):

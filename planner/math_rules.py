@@ -1,11 +1,11 @@
-"""Typing rules of log, log10, ln and power over numerics, div, mod(), factorial,
-width_bucket and random(), as PostgreSQL 15 resolves them.
+"""Typing rules of log, log10, ln, exp, sqrt and power over numerics, div, factorial,
+width_bucket, random() and setseed(), as PostgreSQL 15 resolves them.
 
-PostgreSQL has numeric and float8 versions of ln, log and power: an integer argument
-resolves to float8 (the preferred type), a numeric one to numeric. The numeric versions
-pick their result's scale per value (planner/numeric_math.py), which a batch column cannot
-hold: they are folded here over constants and refused (0A000) over columns. log(b, x)
-exists for numerics only. Batch kernels: segment/kernels/expr_math.py.
+PostgreSQL has numeric and float8 versions of ln, log, exp, sqrt and power: an integer
+argument resolves to float8 (the preferred type), a numeric one to numeric. The numeric
+versions pick their result's scale per value (planner/numeric_math.py), which a batch
+column cannot hold: they are folded here over constants and refused (0A000) over columns.
+log(b, x) exists for numerics only. Batch kernels: segment/kernels/expr_math.py.
 """
 
 from __future__ import annotations
@@ -56,8 +56,15 @@ def _constant_numeric(name: str, args, compute) -> ex.Expr:
             "result's scale per value)")
     if any(a.value is None for a in args):
         return Literal(None, types.numeric(None, numeric_math.MIN_SIG_DIGITS))
-    value = compute(*[x for a in args for x in (a.value, a.type.scale)])
+    value = compute(*[x for a in args for x in (a.value, _display_scale(a))])
     return Literal(value, numeric_type_of(value))
+
+
+def _display_scale(a: Literal) -> int:
+    """A constant's display scale as PostgreSQL keeps it: its type's, or the digits it
+    was written with ('2.50'::numeric has 2)."""
+    written = -a.value.as_tuple().exponent if isinstance(a.value, Decimal) else 0
+    return max(a.type.scale or 0, written, 0)
 
 
 _UNARY = {Func.LN: numeric_math.ln, Func.EXP: numeric_math.exp, Func.SQRT: numeric_math.sqrt}
