@@ -10,6 +10,7 @@ group_subqueries.py).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from dataclasses import fields as dataclass_fields
 
 from sqlglot import exp
 
@@ -36,6 +37,18 @@ from planner.temporal import TEMPORAL
 class BoundQuery:
     node: pl.Node
     names: tuple[str, ...]
+
+
+def _calls_random(node: pl.Node) -> bool:
+    """Whether any expression of the plan calls random()."""
+    for n in pl.walk(node):
+        for f in dataclass_fields(n):
+            value = getattr(n, f.name)
+            for e in value if isinstance(value, tuple) else (value,):
+                e = e.arg if isinstance(e, ex.AggCall) else e  # sum(random())
+                if isinstance(e, ex.Expr) and ex.is_volatile(e):
+                    return True
+    return False
 
 
 class QueryBinder:
@@ -82,8 +95,13 @@ class QueryBinder:
                     raise errors.QueryError(
                         f'WITH query "{cte.alias_or_name}" has {len(bq.names)} columns '
                         f"available but {len(cols)} columns specified", "42P10")
+                node = bq.node
+                if self.run_plan is not None and _calls_random(node):
+                    # Each reference reads the same rows, as PostgreSQL's CTE scan does
+                    # (a plan per reference would draw random() anew).
+                    node = pl.Materialized(self.run_plan(node), node.fields)
                 self.ctes[identifier(cte.args["alias"].this)] = BoundQuery(
-                    bq.node, tuple(cols) + bq.names[len(cols):])
+                    node, tuple(cols) + bq.names[len(cols):])
         if isinstance(tree, exp.Select):
             return self._select(tree)
         if isinstance(tree, (exp.Union, exp.Intersect, exp.Except)):
