@@ -228,6 +228,17 @@ CALLS = {
 }
 
 
+# The most timestamps one generate_series call's arrays hold in a batch: each is built
+# whole in memory (PostgreSQL streams them).
+MAX_SERIES = 50_000_000
+
+
+def _check_size(total: int) -> None:
+    if total > MAX_SERIES:
+        raise errors.FeatureNotSupported(
+            f"generate_series of timestamps with more than {MAX_SERIES} values in a batch")
+
+
 def timestamp_series(e: Call, args: list, n: int) -> pa.Array:
     """Each row's generate_series(start, stop, step interval) of timestamps as an array:
     the step added again and again (months on the calendar, so Jan 31 + 1 month + 1 month
@@ -247,17 +258,20 @@ def timestamp_series(e: Call, args: list, n: int) -> pa.Array:
         span = np.where(valid, stop - start, 0)
         counts = np.where(valid & ((span == 0) | ((span > 0) == (step > 0))),
                           span // step + 1, 0).astype(np.int64)
+        _check_size(int(counts.sum()))
         rank = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(
             np.cumsum(counts) - counts, counts)
         values = np.repeat(start, counts) + rank * np.repeat(step, counts)
     else:  # calendar months: step all rows in lockstep until each has passed its stop
-        rows, parts, current = [], [], np.where(valid, start, 0)
+        rows, parts, current, total = [], [], np.where(valid, start, 0), 0
         live = valid.copy()
         while True:
             live &= np.where(key > 0, current <= stop, current >= stop)
             if not live.any():
                 break
             idx = np.flatnonzero(live)
+            total += len(idx)
+            _check_size(total)
             rows.append(idx)
             parts.append(current[idx])
             current = current.copy()
