@@ -53,8 +53,10 @@ class Func(enum.Enum):
     LOG10 = "log10"
     DIV_INT = "div"          # div(a, b): the integer quotient of numerics, truncated
     FACTORIAL = "factorial"  # factorial(int8) -> numeric
-    WIDTH_BUCKET = "width_bucket"  # (op, low, high, count) over float8 or numeric
-    RANDOM = "random"        # volatile: a new value per row, never folded
+    WIDTH_BUCKET = "width_bucket"  # (op, low, high, count) or (op, thresholds array)
+    # volatile: a new value per row, never folded; after setseed() its args are the int8
+    # Literals (seed, call number) of a repeatable sequence (planner/session_info.py)
+    RANDOM = "random"
     # comparison
     EQ = "="
     NE = "<>"
