@@ -23,8 +23,7 @@ MAX_INTERVAL_MICROS = (2**63 - 1) // 1000
 
 
 def _date(func: str, y: int, m: int, d: int) -> dt.date:
-    if y == 0 or not 1 <= m <= 12 or d < 1 or d > calendar.monthrange(
-            min(max(y, 1), MAX_YEAR), m)[1]:
+    if y == 0 or not 1 <= m <= 12 or d < 1 or d > calendar.monthrange(max(y, 1), m)[1]:
         raise errors.QueryError(f"date field value out of range: {y}-{m:02d}-{d:02d}", "22008")
     if not 1 <= y <= MAX_YEAR:
         raise errors.FeatureNotSupported(f"{func}() of a year outside 1 to 9999")

@@ -59,15 +59,15 @@ def _dates(e: Call, y, m, d, valid) -> np.ndarray:
     """Days since 1970 of the fields, with make_date's errors on the first bad row."""
     bad = valid & ((y == 0) | (m < 1) | (m > 12))
     ok_month = np.where((m >= 1) & (m <= 12), m, 1)
-    safe_y = np.clip(y, 1, _MAX_YEAR)
-    bad |= valid & ((d < 1) | (d > month_days(safe_y, ok_month)))
+    # the month's length in the year asked for (10000-02-29 is a date, refused below)
+    bad |= valid & ((d < 1) | (d > month_days(np.clip(y, 1, 10**6), ok_month)))
     i = _first(bad)
     if i is not None:
         raise errors.QueryError(f"date field value out of range: {y[i]}-{m[i]:02d}-{d[i]:02d}",
                                 "22008")
     if (valid & ((y < 1) | (y > _MAX_YEAR))).any():
         raise errors.FeatureNotSupported(f"{e.func.value}() of a year outside 1 to 9999")
-    return first_day(safe_y, ok_month) + np.where(valid, d, 1) - 1
+    return first_day(np.where(valid, y, 1970), ok_month) + np.where(valid, d, 1) - 1
 
 
 def make_date(e: Call, args: list, n: int) -> xa.Datum:
