@@ -19,6 +19,7 @@ from planner.coercion import adopt, as_numeric, bind_cast, coerce, common_type, 
 from planner.expr import Call, Func, Literal
 from planner.fold import fold_constants
 from planner.session_info import SESSION_INFO
+from planner.temporal import TEMPORAL
 from planner.types import Kind
 from planner.values import numeric_type_of
 
@@ -119,8 +120,8 @@ def rule_factorial(func: Func, args) -> ex.Expr:
 
 def rule_width_bucket(func: Func, args) -> ex.Expr:
     """width_bucket(op, low, high, count int4) over float8 or numeric, and
-    width_bucket(op, thresholds) of numbers: op and the array's elements in their common
-    type."""
+    width_bucket(op, thresholds) of numbers, dates and timestamps or text (in the C
+    collation's order): op and the array's elements in their common type."""
     if len(args) == 2:
         return _rule_width_bucket_array(func, args)
     if len(args) != 4:
@@ -142,9 +143,12 @@ def _rule_width_bucket_array(func: Func, args) -> ex.Expr:
         raise no_function(func.value, args)
     elem = arr.type.elem
     op = adopt(op, elem) if is_unknown(op) else op
-    if not (op.type.is_number and elem.is_number):
+    kinds = {op.type.kind, elem.kind}
+    if not ((op.type.is_number and elem.is_number) or kinds <= set(TEMPORAL)
+            or kinds <= {Kind.TEXT, Kind.VARCHAR}):
         raise errors.FeatureNotSupported(
-            "width_bucket(operand, thresholds) of other than numbers")
+            "width_bucket(operand, thresholds) of other than numbers, dates and "
+            "timestamps, or text")
     t = common_type(op.type, elem, "width_bucket")
     if t.is_numeric:  # one scale holding both exactly
         t = types.numeric(None, max(x.scale for x in (op.type, elem) if x.is_numeric))

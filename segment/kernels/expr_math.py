@@ -20,8 +20,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from planner import errors, types
+from planner.temporal import TEMPORAL
 from planner.expr import Call
 from segment.kernels import expr_arrays as xa
+from segment.kernels import expr_datetime as xd
 from segment.kernels import expr_numeric as xn
 
 _RNG = np.random.default_rng()
@@ -115,11 +117,20 @@ def width_bucket(e: Call, args: list, n: int) -> xa.Datum:
 
 def _comparable(d: xa.Datum, t: types.SqlType, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Values that numpy compares as the SQL type orders them (numerics as their integers
-    at the type's scale), and validity."""
+    at the type's scale, timestamps as microseconds, text as Python strings), and
+    validity."""
     if t.is_float:
         return xa.filled(d, n, np.float64)
     if t.is_numeric:
         return xn.wide_values(xn.to_num(d, t), n)
+    if t.kind in TEMPORAL:
+        values, valid = xd.micros_of(d, n)
+        return np.broadcast_to(values, (n,)), np.ones(n, bool) if valid is None else valid
+    if t.is_string:  # code point order is UTF-8's byte order: the C collation's
+        arr = xa.as_array(d, n)
+        valid = xa.valid_mask(arr)
+        return (np.array(arr.fill_null("").to_pylist(), dtype=object),
+                np.ones(n, bool) if valid is None else valid)
     return xa.filled(d, n, np.int64)
 
 
