@@ -16,7 +16,8 @@ from sqlglot import exp
 
 from planner import (bind_array, bind_join, bind_json, bind_lateral, bind_lateral_subquery,
                      bind_recursive, bind_srfs, bind_subquery, bind_window, catalog_functions,
-                     bitwise_aggregates, distinct_on, errors, functions, grouping_sets,
+                     bitwise_aggregates, datetime_values, distinct_on, errors, functions,
+                     grouping_sets,
                      hypothetical_aggregates, json_aggregates, json_grouping, json_rules,
                      ordered_aggregates, regression_aggregates, set_operations,
                      statistics_aggregates, string_aggregates, subquery_domain, system_tables,
@@ -30,7 +31,7 @@ from planner.typing_rules import agg_result_type
 from planner.schema import CatalogView, identifier, relation_name
 from planner.system_tables import resolve_relation
 from planner.scope import LayeredScope, Scope, ScopeColumn
-from planner.temporal import TEMPORAL
+from planner.temporal import TEMPORAL, USECS_PER_DAY
 
 
 @dataclass(frozen=True)
@@ -471,14 +472,30 @@ class QueryBinder:
 
     @staticmethod
     def _timestamp_series(args, alias, col_aliases) -> tuple[pl.Node, Scope]:
-        """generate_series of timestamps over constants: its array (Func.SERIES) unnested
-        by a ProjectSet over one row."""
+        """generate_series of timestamps over constants. With a step of days and time, the
+        integer series of k = 0 .. count - 1 as start + k * step (streamed, and split over
+        the segments when long, as an integer series is); a step of months moves on the
+        calendar: its array (Func.SERIES) unnested by a ProjectSet over one row."""
         series = functions.bind_call(ex.Func.SERIES, args)
         t = series.type.elem
         name = col_aliases[0] if col_aliases else (alias or "generate_series")
+        scope = Scope([ScopeColumn(alias or "generate_series", name, t)])
+        start, stop, step = series.args
+        if all(isinstance(a, ex.Literal) and a.value is not None for a in series.args) \
+                and step.value.months == 0:
+            step_us = step.value.days * USECS_PER_DAY + step.value.micros
+            if step_us == 0:
+                raise errors.InvalidParameterValue("step size cannot equal zero")
+            span = datetime_values.micros(stop.value) - datetime_values.micros(start.value)
+            count = span // step_us + 1 if span == 0 or (span > 0) == (step_us > 0) else 0
+            k = pl.GenerateSeries(start=0, stop=count - 1, step=1,
+                                  fields=(pl.Field("?k", types.INT8),))
+            value = ex.Call(ex.Func.TIMESTAMP_STEP, (start, ex.ColumnRef(0, types.INT8, "?k"),
+                                                     ex.Literal(step_us, types.INT8)), t)
+            return pl.Project(k, (value,), pl.fields_of([(name, t)])), scope
         node = pl.ProjectSet(pl.Values(rows=((),), fields=()), (series,), (False,),
                              pl.fields_of([(name, t)]))
-        return node, Scope([ScopeColumn(alias or "generate_series", name, t)])
+        return node, scope
 
     # --- SELECT --------------------------------------------------------------------------
     def _select(self, select: exp.Select) -> BoundQuery:

@@ -131,7 +131,8 @@ def age(a: dt.datetime, b: dt.datetime) -> Interval:
                     sign * (((hr * 60 + mi) * 60 + sec) * US_PER_SEC + us))
 
 
-def _micros(t: dt.datetime) -> int:
+def micros(t: dt.datetime) -> int:
+    """Microseconds since 1970 of a timestamp or timestamptz value."""
     delta = _naive(t) - _EPOCH
     return (delta.days * 86400 + delta.seconds) * US_PER_SEC + delta.microseconds
 
@@ -144,6 +145,6 @@ def date_bin(stride: Interval, source: dt.datetime, origin: dt.datetime) -> dt.d
     step = stride.days * USECS_PER_DAY + stride.micros
     if step <= 0:
         raise errors.QueryError("stride must be greater than zero", "22008")
-    diff = _micros(source) - _micros(origin)
+    diff = micros(source) - micros(origin)
     out = origin + dt.timedelta(microseconds=diff - diff % step)
     return out

@@ -116,6 +116,9 @@ class Func(enum.Enum):
     AGE = "age"                       # age(a, b); age(a) binds as age(current midnight, a)
     DATE_BIN = "date_bin"             # (stride, source, origin)
     ISFINITE = "isfinite"
+    # (start, k int8, Literal(step microseconds int8)): start + k * step, exactly; the rows
+    # of a constant generate_series of timestamps over an int8 series of k (planner/bind.py)
+    TIMESTAMP_STEP = "?timestamp_step"
     CONCAT_FN = "concat"      # concat(a, b, ...): NULL arguments are skipped, unlike ||
     FIT_STRING = "fit_string"  # text stored into varchar(n)/char(n): 22001 if too long
     # one_row(rows, value): a correlated scalar subquery's value; 21000 when it had rows > 1

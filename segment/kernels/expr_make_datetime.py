@@ -214,6 +214,15 @@ def date_bin(e: Call, args: list, n: int) -> xa.Datum:
     return xa.from_numpy(org + delta, e.type.arrow_type(), valid)
 
 
+def timestamp_step(e: Call, args: list, n: int) -> xa.Datum:
+    """start + k * step microseconds: the rows of a long generate_series of timestamps
+    (k counts up to a last value the binder computed within range)."""
+    start, vs = _timestamps(args[0], n)
+    k, vk = xa.filled(args[1], n, np.int64)
+    out = start + k * np.int64(args[2].as_py())
+    return xa.from_numpy(out, e.type.arrow_type(), vs & vk)
+
+
 def isfinite(e: Call, args: list, n: int) -> xa.Datum:
     """raympp holds no infinite dates, timestamps or intervals: true for every value."""
     valid = xa.valid_mask(xa.as_array(args[0], n))
@@ -225,6 +234,7 @@ CALLS = {
     Func.MAKE_TIMESTAMPTZ: make_timestamp, Func.MAKE_INTERVAL: make_interval,
     Func.JUSTIFY_DAYS: justify, Func.JUSTIFY_HOURS: justify, Func.JUSTIFY_INTERVAL: justify,
     Func.AGE: age, Func.DATE_BIN: date_bin, Func.ISFINITE: isfinite,
+    Func.TIMESTAMP_STEP: timestamp_step,
 }
 
 
