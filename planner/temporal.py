@@ -76,6 +76,7 @@ TEMPORAL = (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ)
 UTC = dt.timezone.utc
 USECS_PER_DAY = 86_400_000_000
 _WS = " \t\n\r\v\f"  # what PostgreSQL's scanners treat as skippable space
+_UNIX_EPOCH = dt.datetime(1970, 1, 1)
 _TS_RE = re.compile(r"\s*(\d{4,})-(\d{1,2})-(\d{1,2})(?:(?:\s+|T)(\d{1,2}):(\d{1,2})"
                     r"(?::(\d{1,2})(?:\.(\d*))?)?)?\s*(Z|[+-]\d{1,2}(?::?\d{2})?)?\s*\Z",
                     re.A | re.I)
@@ -184,6 +185,37 @@ def format_offset(zone: int) -> str:
     mi, sec = divmod(rest, 60)
     return f"{'-' if east < 0 else '+'}{h:02d}" + (f":{mi:02d}" if mi or sec else "") + (
         f":{sec:02d}" if sec else "")
+
+
+PG_EPOCH_MICROS = 946_684_800_000_000  # 2000-01-01, where PostgreSQL's timestamps count from
+
+
+def round_micros(us: int, precision: int, epoch: int = 0) -> int:
+    """Microseconds rounded to `precision` fractional digits, half away from zero from
+    `epoch` (AdjustTimestampForTypmod counts from 2000-01-01, AdjustTimeForTypmod from
+    midnight)."""
+    q = 10 ** (6 - precision)
+    rel = us - epoch
+    r = (abs(rel) + q // 2) // q * q
+    return epoch + (r if rel >= 0 else -r)
+
+
+def round_timestamp(v, precision: int | None):
+    """A timestamp(tz) rounded for timestamp(p) (+/-infinity as they are)."""
+    if precision is None or v is None or isinstance(v, Infinite):
+        return v
+    naive = v.replace(tzinfo=None)
+    us = (naive - _UNIX_EPOCH) // dt.timedelta(microseconds=1)
+    out = _UNIX_EPOCH + dt.timedelta(microseconds=round_micros(us, precision, PG_EPOCH_MICROS))
+    return out.replace(tzinfo=v.tzinfo)
+
+
+def round_timetz(v: "TimeTz", precision: int | None) -> "TimeTz":
+    """A timetz rounded for timetz(p): its local time, as round_time."""
+    if precision is None or v is None:
+        return v
+    local = time_micros(round_time(time_of_micros(v.local), precision))
+    return TimeTz(local + v.zone * 10**6, v.zone)
 
 
 def round_time(v: dt.time, precision: int | None) -> dt.time:

@@ -25,6 +25,10 @@ _SQLGLOT_TYPES = {
 }
 
 
+_PRECISION = {"TIME": "time", "TIMETZ": "time", "TIMESTAMP": "timestamp",
+              "TIMESTAMPTZ": "timestamp"}
+
+
 def sql_type(dt: exp.DataType) -> types.SqlType:
     """The SqlType a sqlglot DataType names (`numeric(15,2)`, `varchar(25)`, ...)."""
     name = dt.this.name
@@ -36,14 +40,12 @@ def sql_type(dt: exp.DataType) -> types.SqlType:
         return types.varchar(args[0] if args else None)
     if name in ("CHAR", "NCHAR", "BPCHAR"):
         return types.char(args[0] if args else 1)
-    if name == "TIME" and args:  # time(p): p fractional digits (6 and above: all of them)
+    if name in _PRECISION and args:  # time(p) & co.: p fractional digits (6: all of them)
         if args[0] < 0:
-            raise errors.InvalidParameterValue(f"TIME({args[0]}) precision must not be negative")
-        return types.TIME if args[0] >= 6 else SqlType(Kind.TIME, precision=args[0])
-    if name in ("TIMETZ", "TIMESTAMP", "TIMESTAMPTZ") and args and args[0] < 6:
-        # timetz(p), timestamp(p) round to p fractional digits; raympp keeps microseconds
-        raise errors.FeatureNotSupported(f"type {dt.sql(dialect='postgres')} (precision "
-                                         "below 6)")
+            raise errors.InvalidParameterValue(
+                f"{_PRECISION[name].upper()}({args[0]}) precision must not be negative")
+        kind = _SQLGLOT_TYPES[name].kind
+        return SqlType(kind) if args[0] >= 6 else SqlType(kind, precision=args[0])
     if name == "INTERVAL" and args and args[0] < 6:
         # interval(p) rounds the seconds to p digits; raympp keeps microseconds
         raise errors.FeatureNotSupported(f"type {dt.sql(dialect='postgres')} (interval "

@@ -126,6 +126,8 @@ INTEGER_KINDS = (Kind.INT2, Kind.INT4, Kind.INT8)
 FLOAT_KINDS = (Kind.FLOAT4, Kind.FLOAT8)
 # name, "char" and pg_node_tree behave as text (PostgreSQL casts them to text implicitly).
 STRING_KINDS = (Kind.TEXT, Kind.VARCHAR, Kind.CHAR, Kind.NAME, Kind.CHAR1, Kind.PG_NODE_TREE)
+# Kinds with fractional-second precision p < 6 (time(p), timestamp(p), ...): `precision`
+PRECISION_KINDS = (Kind.TIME, Kind.TIMETZ, Kind.TIMESTAMP, Kind.TIMESTAMPTZ)
 MAX_SCALED_PRECISION = 18  # numeric(p, s) with p <= 18 fits a scaled int64
 NUMERIC_DEFAULT_SCALE = 16  # scale given to results of unconstrained numeric division/avg
 
@@ -133,7 +135,8 @@ NUMERIC_DEFAULT_SCALE = 16  # scale given to results of unconstrained numeric di
 @dataclass(frozen=True, slots=True)
 class SqlType:
     """A SQL type. `precision`/`scale` for numeric (`precision` also the fractional
-    digits of time(p), p < 6), `length` for varchar(n)/char(n),
+    digits of time(p), timetz(p), timestamp(p), timestamptz(p), p < 6), `length` for
+    varchar(n)/char(n),
     `element` for an array (Kind.ARRAY) the type of its elements, `fields` for a record
     its (name, type) pairs."""
 
@@ -196,7 +199,7 @@ class SqlType:
             return ((self.precision << 16) | self.scale) + 4
         if self.kind in (Kind.VARCHAR, Kind.CHAR) and self.length is not None:
             return self.length + 4
-        if self.kind is Kind.TIME and self.precision is not None:
+        if self.kind in PRECISION_KINDS and self.precision is not None:
             return self.precision
         return -1
 
@@ -250,8 +253,9 @@ class SqlType:
             return f"numeric({self.precision},{self.scale})"
         if self.kind in (Kind.VARCHAR, Kind.CHAR) and self.length is not None:
             return f"{self.kind.value}({self.length})"
-        if self.kind is Kind.TIME and self.precision is not None:
-            return f"time({self.precision}) without time zone"
+        if self.kind in PRECISION_KINDS and self.precision is not None:
+            word, zone = self.kind.value.split(" ", 1)  # 'timestamp(3) with time zone'
+            return f"{word}({self.precision}) {zone}"
         return self.kind.value
 
     def __str__(self) -> str:
@@ -432,8 +436,8 @@ def common_type(a: SqlType, b: SqlType) -> SqlType:
     """The type two operands are coerced to (UNION, CASE, comparison, arithmetic)."""
     if a == b:
         return a
-    if a.kind is b.kind is Kind.TIME:  # time(p) and time(q): time
-        return TIME
+    if a.kind is b.kind and a.kind in PRECISION_KINDS:  # time(p) and time(q): time
+        return SqlType(a.kind)
     if a.kind is Kind.UNKNOWN:
         return b
     if b.kind is Kind.UNKNOWN:
@@ -470,9 +474,9 @@ def common_type(a: SqlType, b: SqlType) -> SqlType:
     if a.is_string and b.is_string:
         return TEXT
     if a.kind is Kind.DATE and b.kind in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
-        return b
+        return SqlType(b.kind)
     if b.kind is Kind.DATE and a.kind in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
-        return a
+        return SqlType(a.kind)
     if a.is_string and b.kind is not Kind.UNKNOWN:
         return b
     if b.is_string:

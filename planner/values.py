@@ -122,13 +122,15 @@ def parse_text(text: str, t: SqlType):
         return fit_numeric(to_decimal(text), t)
     if k in TEMPORAL:
         v = parse_timestamp(text, t)
-        return v.date() if k is Kind.DATE and isinstance(v, dt.datetime) else v
+        if k is Kind.DATE:
+            return v.date() if isinstance(v, dt.datetime) else v
+        return temporal.round_timestamp(v, t.precision)
     if k is Kind.INTERVAL:
         return parse_interval(text)
     if k is Kind.TIME:
         return temporal.round_time(temporal.parse_time(text), t.precision)
     if k is Kind.TIMETZ:
-        return temporal.parse_timetz(text)
+        return temporal.round_timetz(temporal.parse_timetz(text), t.precision)
     if k in (Kind.JSON, Kind.JSONB):
         return json_values.to_json_kind(text, types.TEXT, t)
     raise errors.FeatureNotSupported(f"input of type {t}")
@@ -272,11 +274,12 @@ def cast_value(v, src: SqlType, dst: SqlType):
     if d in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
         if not isinstance(v, dt.datetime):
             v = dt.datetime.combine(v, dt.time())
-        return v.replace(tzinfo=UTC if d is Kind.TIMESTAMPTZ else None)
+        return temporal.round_timestamp(v.replace(tzinfo=UTC if d is Kind.TIMESTAMPTZ else None),
+                                        dst.precision)
     if d is Kind.TIME:
         return temporal.round_time(temporal.to_time(v, s), dst.precision)
     if d is Kind.TIMETZ:
-        return temporal.to_timetz(v)
+        return temporal.round_timetz(temporal.to_timetz(v), dst.precision)
     if d is Kind.INTERVAL:
         return temporal.time_interval(v) if s is Kind.TIME else v
     raise errors.QueryError(f"cannot cast type {src} to {dst}", "42846")

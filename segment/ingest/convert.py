@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from planner import errors, temporal
 from planner.schema import ColumnDef
-from planner.types import Kind, SqlType
+from planner.types import PRECISION_KINDS, Kind, SqlType
 from segment.ingest import interval, numeric
 from segment.ingest.base import WS, fail_at, first_true, null, raise_at, to_string, trim, try_cast
 from segment.kernels import expr_arrays as xa
@@ -96,9 +96,11 @@ def _convert(arr: pa.Array, t: SqlType) -> pa.Array:
     if pa.types.is_large_string(arr.type) or pa.types.is_string_view(arr.type) \
             or pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type):
         arr = to_string(arr)
-    if pa.types.is_string(arr.type):
-        return _FROM_TEXT[t.kind](arr, t)
-    return _from_typed(arr, t, target)
+    out = _FROM_TEXT[t.kind](arr, t) if pa.types.is_string(arr.type) else \
+        _from_typed(arr, t, target)
+    if t.precision is not None and t.kind in PRECISION_KINDS:  # time(p), timestamp(p), ...
+        return expr_cast.round_fraction(out, t)
+    return out
 
 
 # --- text input ---------------------------------------------------------------------------
@@ -288,9 +290,7 @@ def _time_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
     """time columns: the common forms vectorized, others (and errors, with their row)
     value by value."""
     fast = expr_cast.fast_time(arr)
-    if fast is None:
-        fast = _per_value(arr, temporal.parse_time, pa.time64("us"))
-    return fast if t.precision is None else expr_cast.round_time(fast, t.precision)
+    return fast if fast is not None else _per_value(arr, temporal.parse_time, pa.time64("us"))
 
 
 def _per_value(arr: pa.Array, parse, target: pa.DataType) -> pa.Array:
@@ -361,8 +361,7 @@ def _from_typed(arr: pa.Array, t: SqlType, target: pa.DataType) -> pa.Array:
     if t.kind is Kind.INTERVAL and pa.types.is_interval(src):
         return arr.cast(target)
     if t.kind is Kind.TIME and pa.types.is_time(src):
-        arr = arr.cast(target)
-        return arr if t.precision is None else expr_cast.round_time(arr, t.precision)
+        return arr.cast(target)
     if t.kind is Kind.TIMETZ and pa.types.is_struct(src) and \
             tuple(f.name for f in src) == TIMETZ_PARTS:  # binary COPY's (copy_binary.py)
         local, zone = (arr.field(i).to_numpy(zero_copy_only=False) for i in range(2))

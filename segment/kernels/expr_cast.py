@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from planner import errors, temporal
 from planner.temporal import TEMPORAL, Infinite
 from planner.values import DEC, parse_text
-from planner.types import Kind, SqlType
+from planner.types import PRECISION_KINDS, Kind, SqlType
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_datetime as xd
 from segment.kernels import expr_kernels as xk
@@ -78,9 +78,26 @@ def to_arrow(values: list, t: SqlType) -> pa.Array:
 def cast(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
     """CAST(arr AS dst) for an array of type src."""
     out = _cast(arr, src, dst)
-    if dst.kind is Kind.TIME and dst.precision is not None:
-        return round_time(out, dst.precision)
-    return out
+    return out if dst.precision is None or dst.kind not in PRECISION_KINDS else \
+        round_fraction(out, dst)
+
+
+def round_fraction(arr: pa.Array, t: SqlType) -> pa.Array:
+    """Values of time(p), timetz(p), timestamp(p) or timestamptz(p) rounded to p digits
+    as PostgreSQL stores them (timestamps half away from zero from 2000-01-01, times half
+    up from midnight; +/-infinity kept)."""
+    if t.kind is Kind.TIME:
+        return round_time(arr, t.precision)
+    if t.kind is Kind.TIMETZ:
+        local, zone, valid = xtz.unpack(arr)
+        times = round_time(xa.from_numpy(local, pa.time64("us"), valid), t.precision)
+        return xtz.pack(xa.np_view(times, np.int64), zone, valid, len(arr))
+    inf = infinite.infinities(arr)
+    us = xa.np_view(infinite.finite(arr, inf), np.int64)
+    q, epoch = 10 ** (6 - t.precision), temporal.PG_EPOCH_MICROS
+    rel = us - epoch
+    out = epoch + np.sign(rel) * ((np.abs(rel) + q // 2) // q * q)
+    return infinite.put(xa.from_numpy(out, arr.type, xa.valid_mask(arr)), inf)
 
 
 def round_time(arr: pa.Array, precision: int) -> pa.Array:

@@ -60,8 +60,10 @@ def from_text(arr: pa.Array) -> pa.Array:
 
 def cast(arr: pa.Array, src: Kind, dst: Kind) -> pa.Array:
     """time -> timetz and timestamptz -> timetz (the session's zone, UTC; NULL for
-    +/-infinity), timetz -> time (its local time)."""
+    +/-infinity), timetz -> time (its local time); timetz -> timetz as it is."""
     n = len(arr)
+    if src is dst:  # timetz -> timetz(p): the caller rounds
+        return arr
     if src is Kind.TIMETZ:
         local, _, valid = unpack(arr)
         return xa.from_numpy(local, pa.time64("us"), valid)
