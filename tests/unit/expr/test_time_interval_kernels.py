@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 import pytest
 
 from planner import errors, temporal
+from planner import values as V
 from planner import types as T
 from planner.temporal import Interval
 from segment.kernels import expr_cast, expr_timetz, infinite, interval_order
@@ -145,3 +146,18 @@ def test_time_precision_rounds_half_up(text, p, out):
     arr = expr_cast.round_time(pa.array([temporal.parse_time(text)], pa.time64("us")), p)
     assert temporal.format_time(arr[0].as_py()) == out
     assert t.typmod == p and t.sql() == f"time({p}) without time zone"
+
+
+@pytest.mark.parametrize(("text", "p", "out"), [
+    ("1999-12-31 23:59:59.5", 0, "1999-12-31 23:59:59"),   # half away from zero from 2000
+    ("1969-12-31 23:59:59.5", 0, "1969-12-31 23:59:59"),
+    ("2000-01-01 00:00:00.5", 0, "2000-01-01 00:00:01"),
+    ("2020-01-01 12:00:00.125", 2, "2020-01-01 12:00:00.13"),
+    ("infinity", 1, "infinity")])
+def test_timestamp_precision_rounds_as_postgres(text, p, out):
+    t = T.SqlType(T.Kind.TIMESTAMP, precision=p)
+    v = temporal.round_timestamp(temporal.parse_timestamp(text, T.TIMESTAMP), p)
+    assert V.format_text(v, T.TIMESTAMP) == out
+    arr = expr_cast.to_arrow([temporal.parse_timestamp(text, T.TIMESTAMP)], T.TIMESTAMP)
+    assert expr_cast.to_text(expr_cast.round_fraction(arr, t), T.TIMESTAMP).to_pylist() == [out]
+    assert t.sql() == f"timestamp({p}) without time zone"
