@@ -19,7 +19,8 @@ _SQLGLOT_TYPES = {
     "BOOLEAN": types.BOOL, "SMALLINT": types.INT2, "INT": types.INT4, "BIGINT": types.INT8,
     "FLOAT": types.FLOAT4, "DOUBLE": types.FLOAT8, "TEXT": types.TEXT, "DATE": types.DATE,
     "TIMESTAMP": types.TIMESTAMP, "TIMESTAMPTZ": types.TIMESTAMPTZ,
-    "INTERVAL": types.INTERVAL, "TIME": types.TIME, "TIMETZ": types.TIMETZ, "TINYINT": types.INT2, "SERIAL": types.INT4,
+    "INTERVAL": types.INTERVAL, "TIME": types.TIME, "TIMETZ": types.TIMETZ, "TINYINT": types.INT2,
+    "SERIAL": types.INT4,
     "BIGSERIAL": types.INT8, "SMALLSERIAL": types.INT2,
     "JSON": types.JSON, "JSONB": types.JSONB,
 }

@@ -75,7 +75,8 @@ OIDS = {
     Kind.BOOL: 16, Kind.INT2: 21, Kind.INT4: 23, Kind.INT8: 20, Kind.FLOAT4: 700,
     Kind.FLOAT8: 701, Kind.NUMERIC: 1700, Kind.TEXT: 25, Kind.VARCHAR: 1043,
     Kind.CHAR: 1042, Kind.DATE: 1082, Kind.TIMESTAMP: 1114, Kind.TIMESTAMPTZ: 1184,
-    Kind.INTERVAL: 1186, Kind.TIME: 1083, Kind.TIMETZ: 1266, Kind.UNKNOWN: 25, Kind.JSON: 114, Kind.JSONB: 3802,
+    Kind.INTERVAL: 1186, Kind.TIME: 1083, Kind.TIMETZ: 1266, Kind.UNKNOWN: 25, Kind.JSON: 114,
+    Kind.JSONB: 3802,
     Kind.OID: 26, Kind.XID: 28, Kind.NAME: 19, Kind.CHAR1: 18, Kind.REGCLASS: 2205,
     Kind.REGTYPE: 2206, Kind.REGPROC: 24, Kind.REGNAMESPACE: 4089, Kind.REGROLE: 4096,
     Kind.PG_NODE_TREE: 194, Kind.INET: 869, Kind.BYTEA: 17, Kind.OIDVECTOR: 30,
@@ -87,7 +88,8 @@ ARRAY_OIDS = {
     Kind.INT2VECTOR: 1006, Kind.INT4: 1007, Kind.REGPROC: 1008, Kind.TEXT: 1009,
     Kind.XID: 1011, Kind.OIDVECTOR: 1013, Kind.CHAR: 1014, Kind.VARCHAR: 1015,
     Kind.INT8: 1016, Kind.FLOAT4: 1021, Kind.FLOAT8: 1022, Kind.OID: 1028, Kind.INET: 1041,
-    Kind.TIMESTAMP: 1115, Kind.DATE: 1182, Kind.TIMESTAMPTZ: 1185, Kind.INTERVAL: 1187, Kind.TIME: 1183, Kind.TIMETZ: 1270,
+    Kind.TIMESTAMP: 1115, Kind.DATE: 1182, Kind.TIMESTAMPTZ: 1185, Kind.INTERVAL: 1187,
+    Kind.TIME: 1183, Kind.TIMETZ: 1270,
     Kind.NUMERIC: 1231, Kind.REGCLASS: 2210, Kind.REGTYPE: 2211, Kind.REGNAMESPACE: 4090,
     Kind.REGROLE: 4097, Kind.JSON: 199, Kind.JSONB: 3807, Kind.UNKNOWN: 1009,
     Kind.RECORD: 2287,
@@ -118,7 +120,8 @@ KIND_BY_OID.pop(22, None)  # int2vector and oidvector parameters arrive as text
 KIND_BY_OID.pop(30, None)
 TYPLEN = {Kind.BOOL: 1, Kind.INT2: 2, Kind.INT4: 4, Kind.INT8: 8, Kind.FLOAT4: 4,
           Kind.FLOAT8: 8, Kind.DATE: 4, Kind.TIMESTAMP: 8, Kind.TIMESTAMPTZ: 8,
-          Kind.INTERVAL: 16, Kind.TIME: 8, Kind.TIMETZ: 12, Kind.OID: 4, Kind.XID: 4, Kind.NAME: 64, Kind.CHAR1: 1,
+          Kind.INTERVAL: 16, Kind.TIME: 8, Kind.TIMETZ: 12, Kind.OID: 4, Kind.XID: 4,
+          Kind.NAME: 64, Kind.CHAR1: 1,
           Kind.REGCLASS: 4, Kind.REGTYPE: 4, Kind.REGPROC: 4, Kind.REGNAMESPACE: 4,
           Kind.REGROLE: 4}
 

@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner import errors, temporal
+from planner import errors, time_values
 from planner.schema import ColumnDef
 from planner.types import PRECISION_KINDS, Kind, SqlType
 from segment.ingest import interval, numeric
@@ -290,7 +290,7 @@ def _time_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
     """time columns: the common forms vectorized, others (and errors, with their row)
     value by value."""
     fast = expr_cast.fast_time(arr)
-    return fast if fast is not None else _per_value(arr, temporal.parse_time, pa.time64("us"))
+    return fast if fast is not None else _per_value(arr, time_values.parse_time, pa.time64("us"))
 
 
 def _per_value(arr: pa.Array, parse, target: pa.DataType) -> pa.Array:
@@ -312,9 +312,10 @@ _FROM_TEXT = {
     Kind.VARCHAR: _string_from_text, Kind.CHAR: _string_from_text,
     Kind.DATE: _keeping_infinity(_date_from_text),
     Kind.TIMESTAMP: _keeping_infinity(_timestamp_from_text),
-    Kind.TIMESTAMPTZ: _keeping_infinity(_timestamp_from_text), Kind.INTERVAL: interval.interval_from_text,
+    Kind.TIMESTAMPTZ: _keeping_infinity(_timestamp_from_text),
+    Kind.INTERVAL: interval.interval_from_text,
     Kind.NUMERIC: numeric.numeric_from_text, Kind.TIME: _time_from_text,
-    Kind.TIMETZ: lambda arr, t: _per_value(arr, lambda s: temporal.parse_timetz(s).pack(),
+    Kind.TIMETZ: lambda arr, t: _per_value(arr, lambda s: time_values.parse_timetz(s).pack(),
                                            pa.int64()),
 }
 for _k in (Kind.ARRAY, Kind.INT2VECTOR, Kind.OIDVECTOR):  # '{1,2,NULL}' (array_in)

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner import errors, temporal
+from planner import errors, temporal, time_values
 from planner.temporal import TEMPORAL, Infinite
 from planner.values import DEC, parse_text
 from planner.types import PRECISION_KINDS, Kind, SqlType
@@ -358,7 +358,7 @@ def from_text(arr: pa.Array, dst: SqlType) -> pa.Array:
 
 def fast_time(arr: pa.Array) -> pa.Array | None:
     """time from text in its common forms, vectorized; None when some value needs
-    planner.temporal.parse_time (a rarer form, or an error to report)."""
+    planner.time_values.parse_time (a rarer form, or an error to report)."""
     try:
         return _text_time(arr)
     except (_Reparse, pa.ArrowInvalid):
@@ -367,7 +367,7 @@ def fast_time(arr: pa.Array) -> pa.Array | None:
 
 def _text_time(arr: pa.Array) -> pa.Array:
     """HH:MM[:SS[.frac]] (the common form of time input) without a Python loop; others
-    go value by value (planner.temporal.parse_time)."""
+    go value by value (planner.time_values.parse_time)."""
     parts = pc.extract_regex(arr, r"^[ \t\n\r\v\f]*(?P<h>[0-9]{1,2}):(?P<m>[0-9]{1,2})"
                                   r"(?::(?P<s>[0-9]{1,2})(?:\.(?P<f>[0-9]{0,6}))?)?"
                                   r"[ \t\n\r\v\f]*$")
