@@ -103,6 +103,14 @@ def round_micros(us: int, precision: int, epoch: int = 0) -> int:
     return epoch + (r if rel >= 0 else -r)
 
 
+def round_interval(v: Interval, precision: int | None) -> Interval:
+    """An interval rounded for interval(p): its time part, half away from zero
+    (AdjustIntervalForTypmod)."""
+    if precision is None or v is None:
+        return v
+    return Interval(v.months, v.days, round_micros(v.micros, precision))
+
+
 def round_timestamp(v, precision: int | None):
     """A timestamp(tz) rounded for timestamp(p) (+/-infinity as they are)."""
     if precision is None or v is None or isinstance(v, Infinite):

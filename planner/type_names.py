@@ -27,7 +27,7 @@ _SQLGLOT_TYPES = {
 
 
 _PRECISION = {"TIME": "time", "TIMETZ": "time", "TIMESTAMP": "timestamp",
-              "TIMESTAMPTZ": "timestamp"}
+              "TIMESTAMPTZ": "timestamp", "INTERVAL": "interval"}
 
 
 def sql_type(dt: exp.DataType) -> types.SqlType:
@@ -47,10 +47,6 @@ def sql_type(dt: exp.DataType) -> types.SqlType:
                 f"{_PRECISION[name].upper()}({args[0]}) precision must not be negative")
         kind = _SQLGLOT_TYPES[name].kind
         return SqlType(kind) if args[0] >= 6 else SqlType(kind, precision=args[0])
-    if name == "INTERVAL" and args and args[0] < 6:
-        # interval(p) rounds the seconds to p digits; raympp keeps microseconds
-        raise errors.FeatureNotSupported(f"type {dt.sql(dialect='postgres')} (interval "
-                                         "precision below 6)")
     if name in _SQLGLOT_TYPES:
         return _SQLGLOT_TYPES[name]
     if name in ("ARRAY", "USERDEFINED"):  # int[], text[], _int4, int2vector

@@ -130,7 +130,7 @@ FLOAT_KINDS = (Kind.FLOAT4, Kind.FLOAT8)
 # name, "char" and pg_node_tree behave as text (PostgreSQL casts them to text implicitly).
 STRING_KINDS = (Kind.TEXT, Kind.VARCHAR, Kind.CHAR, Kind.NAME, Kind.CHAR1, Kind.PG_NODE_TREE)
 # Kinds with fractional-second precision p < 6 (time(p), timestamp(p), ...): `precision`
-PRECISION_KINDS = (Kind.TIME, Kind.TIMETZ, Kind.TIMESTAMP, Kind.TIMESTAMPTZ)
+PRECISION_KINDS = (Kind.TIME, Kind.TIMETZ, Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.INTERVAL)
 MAX_SCALED_PRECISION = 18  # numeric(p, s) with p <= 18 fits a scaled int64
 NUMERIC_DEFAULT_SCALE = 16  # scale given to results of unconstrained numeric division/avg
 
@@ -138,7 +138,7 @@ NUMERIC_DEFAULT_SCALE = 16  # scale given to results of unconstrained numeric di
 @dataclass(frozen=True, slots=True)
 class SqlType:
     """A SQL type. `precision`/`scale` for numeric (`precision` also the fractional
-    digits of time(p), timetz(p), timestamp(p), timestamptz(p), p < 6), `length` for
+    digits of time(p), timetz(p), timestamp(p), timestamptz(p), interval(p), p < 6), `length` for
     varchar(n)/char(n),
     `element` for an array (Kind.ARRAY) the type of its elements, `fields` for a record
     its (name, type) pairs."""
@@ -202,6 +202,8 @@ class SqlType:
             return ((self.precision << 16) | self.scale) + 4
         if self.kind in (Kind.VARCHAR, Kind.CHAR) and self.length is not None:
             return self.length + 4
+        if self.kind is Kind.INTERVAL and self.precision is not None:
+            return (0x7FFF << 16) | self.precision  # INTERVAL_TYPMOD(p, INTERVAL_FULL_RANGE)
         if self.kind in PRECISION_KINDS and self.precision is not None:
             return self.precision
         return -1
@@ -256,6 +258,8 @@ class SqlType:
             return f"numeric({self.precision},{self.scale})"
         if self.kind in (Kind.VARCHAR, Kind.CHAR) and self.length is not None:
             return f"{self.kind.value}({self.length})"
+        if self.kind is Kind.INTERVAL and self.precision is not None:
+            return f"interval({self.precision})"
         if self.kind in PRECISION_KINDS and self.precision is not None:
             word, zone = self.kind.value.split(" ", 1)  # 'timestamp(3) with time zone'
             return f"{word}({self.precision}) {zone}"

@@ -126,7 +126,7 @@ def parse_text(text: str, t: SqlType):
             return v.date() if isinstance(v, dt.datetime) else v
         return temporal.round_timestamp(v, t.precision)
     if k is Kind.INTERVAL:
-        return parse_interval(text)
+        return temporal.round_interval(parse_interval(text), t.precision)
     if k is Kind.TIME:
         return time_values.round_time(time_values.parse_time(text), t.precision)
     if k is Kind.TIMETZ:
@@ -281,7 +281,8 @@ def cast_value(v, src: SqlType, dst: SqlType):
     if d is Kind.TIMETZ:
         return time_values.round_timetz(time_values.to_timetz(v), dst.precision)
     if d is Kind.INTERVAL:
-        return time_values.time_interval(v) if s is Kind.TIME else v
+        return temporal.round_interval(time_values.time_interval(v) if s is Kind.TIME else v,
+                                       dst.precision)
     raise errors.QueryError(f"cannot cast type {src} to {dst}", "42846")
 
 

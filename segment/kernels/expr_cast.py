@@ -83,11 +83,16 @@ def cast(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
 
 
 def round_fraction(arr: pa.Array, t: SqlType) -> pa.Array:
-    """Values of time(p), timetz(p), timestamp(p) or timestamptz(p) rounded to p digits
-    as PostgreSQL stores them (timestamps half away from zero from 2000-01-01, times half
-    up from midnight; +/-infinity kept)."""
+    """Values of time(p), timetz(p), timestamp(p), timestamptz(p) or interval(p) rounded
+    to p digits as PostgreSQL stores them (timestamps half away from zero from 2000-01-01,
+    an interval's time part from 0, times half up from midnight; +/-infinity kept)."""
     if t.kind is Kind.TIME:
         return round_time(arr, t.precision)
+    if t.kind is Kind.INTERVAL:  # its time part, half away from zero
+        m, d, us, valid = xd.interval_parts(arr)
+        q = 10 ** (6 - t.precision)
+        return xd.interval_array(m, d, np.sign(us) * ((np.abs(us) + q // 2) // q * q), valid,
+                                 len(arr))
     if t.kind is Kind.TIMETZ:
         local, zone, valid = xtz.unpack(arr)
         times = round_time(xa.from_numpy(local, pa.time64("us"), valid), t.precision)
