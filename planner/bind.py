@@ -1012,6 +1012,10 @@ def _output_name(e: exp.Expression) -> str:
         return "interval"
     if isinstance(e, AGGREGATES):
         return _AGG_NAMES.get(type(e), type(e).__name__.lower())
+    if isinstance(e, exp.Uuid):
+        return "gen_random_uuid"
+    if isinstance(e, exp.SHA2Digest):
+        return f"sha{e.args['length'].name}"
     if isinstance(e, (exp.Func,)) and not isinstance(e, exp.Anonymous):
         name = e.sql_name().lower()
         return {"timestamp_trunc": "date_trunc", "current_version": "version",

@@ -14,8 +14,9 @@ from typing import Callable
 
 from sqlglot import exp
 
-from planner import (bind_array, bind_json, bitwise_aggregates, catalog_functions, errors,
-                     functions, pg_functions, regression_aggregates, row_comparison, types)
+from planner import (binary_values, bind_array, bind_json, bitwise_aggregates,
+                     catalog_functions, errors, functions, pg_functions,
+                     regression_aggregates, row_comparison, types)
 from planner import expr as ex
 from planner.expr import Func
 from planner.schema import identifier
@@ -457,6 +458,10 @@ class ExprBinder:
         name = (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
         args = [self.bind(a) for a in node.args.get("expressions") or []] if isinstance(
             node, exp.Anonymous) else [self.bind(a) for a in node.iter_expressions()]
+        if isinstance(node, exp.Uuid):  # sqlglot's name for gen_random_uuid()
+            name = "gen_random_uuid"
+        elif isinstance(node, exp.SHA2Digest):  # sha256(x): (x, 256)
+            name, args = f"sha{node.args['length'].name}", args[:1]
         if name in catalog_functions.NAMES:
             return catalog_functions.bind_function(name, node, args)
         if name in ("version", "current_schema", "current_database", "current_user",
@@ -616,6 +621,10 @@ def to_literal(value, declared: "types.SqlType | None") -> exp.Expression:
         if isinstance(value, float) or (isinstance(value, decimal.Decimal) and not value.is_finite()):
             lit = exp.Literal.string(repr(value) if isinstance(value, float) else str(value))
             declared = declared or types.FLOAT8
+    elif isinstance(value, bytes):  # bytea and uuid parameters: their text form
+        lit = exp.Literal.string(
+            binary_values.format_uuid(value) if declared is not None
+            and declared.kind is types.Kind.UUID else binary_values.format_bytea(value))
     else:
         lit = exp.Literal.string(str(value))
     if declared is None or declared.kind is types.Kind.UNKNOWN:

@@ -292,6 +292,6 @@ def compare_operands(func: Func, a: ex.Expr, b: ex.Expr) -> tuple[ex.Expr, ex.Ex
                 return (x, day) if x is a else (day, x)
         t = common_type(ta, tb, "")
         return coerce(a, t), coerce(b, t)
-    if ta.kind is tb.kind and ta.kind in (Kind.BOOL, Kind.INTERVAL):
+    if ta.kind is tb.kind and ta.kind in (Kind.BOOL, Kind.INTERVAL) + types.BINARY_KINDS:
         return a, b
     raise no_operator(func, (a, b))

@@ -91,6 +91,23 @@ class Func(enum.Enum):
     ASCII = "ascii"
     CHR = "chr"
     TRANSLATE = "translate"
+    # bytea and uuid (planner/binary_rules.py, segment/kernels/expr_binary.py); the ?bytea_
+    # forms are what length, octet_length, ||, substring and md5 bind to over bytea
+    BYTEA_LENGTH = "?bytea_length"
+    BYTEA_CONCAT = "?bytea_concat"
+    BYTEA_SUBSTRING = "?bytea_substring"
+    BYTEA_MD5 = "?bytea_md5"
+    SHA224 = "sha224"
+    SHA256 = "sha256"
+    SHA384 = "sha384"
+    SHA512 = "sha512"
+    ENCODE = "encode"                  # (bytea, format text) -> text
+    DECODE = "decode"                  # (text, format text) -> bytea
+    GET_BYTE = "get_byte"
+    SET_BYTE = "set_byte"
+    CONVERT_TO = "convert_to"          # (text, 'UTF8') -> bytea
+    CONVERT_FROM = "convert_from"      # (bytea, 'UTF8') -> text
+    GEN_RANDOM_UUID = "gen_random_uuid"  # volatile: a new uuid per row, never folded
     # dates and times; first argument of EXTRACT and DATE_TRUNC is a text Literal field name
     EXTRACT = "extract"       # extract(field, ts) -> numeric for PG >= 14; we return FLOAT8/INT per field
     DATE_TRUNC = "date_trunc"  # date_trunc(field, ts) -> timestamp
@@ -376,9 +393,14 @@ def columns_used(e: Expr) -> set[int]:
     return {n.index for n in walk(e) if isinstance(n, ColumnRef)}
 
 
+# Calls without column arguments that are no constants: now() is the statement's time
+# (evaluated where the statement runs), gen_random_uuid() a new value for every row.
+NOT_CONSTANT = frozenset((Func.NOW, Func.GEN_RANDOM_UUID))
+
+
 def is_constant(e: Expr) -> bool:
     return not any(isinstance(n, ColumnRef) for n in walk(e)) and not any(
-        isinstance(n, Call) and n.func is Func.NOW for n in walk(e))
+        isinstance(n, Call) and n.func in NOT_CONSTANT for n in walk(e))
 
 
 _INFIX = {Func.ADD, Func.SUB, Func.MUL, Func.DIV, Func.MOD, Func.EQ, Func.NE, Func.LT,
@@ -396,7 +418,7 @@ def show(e: Expr) -> str:
             return "NULL"
         if isinstance(e.value, str):
             return "'" + e.value.replace("'", "''") + "'"
-        if isinstance(e.value, tuple):
+        if isinstance(e.value, (tuple, bytes)):  # arrays, bytea, uuid
             return "'" + format_text(e.value, e.type).replace("'", "''") + "'::" + e.type.sql()
         if isinstance(e.value, Interval):
             return f"interval '{e.value.months} mons {e.value.days} days {e.value.micros} us'"

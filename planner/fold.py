@@ -15,6 +15,7 @@ import hashlib
 import math
 from decimal import Decimal
 
+from planner import binary_values as bv
 from planner import errors
 from planner import expr as ex
 from planner.expr import Call, Cast, Func, Literal
@@ -52,7 +53,7 @@ def fold_constants(e: ex.Expr) -> ex.Expr:
     if folded != kids:
         e = _with_children(e, folded)
     constant = all(isinstance(k, Literal) for k in folded)
-    if not constant or (isinstance(e, Call) and e.func is Func.NOW):
+    if not constant or (isinstance(e, Call) and e.func in ex.NOT_CONSTANT):
         return _at_column_scale(e) if isinstance(e, Call) and e.func in _ORDERED else e
     try:
         return Literal(evaluate_constant(e, [k.value for k in folded]), e.type)
@@ -354,6 +355,17 @@ _CONST_CALLS = {
         Func.SIN, Func.COS, Func.TAN, Func.ASIN, Func.ACOS, Func.ATAN, Func.ATAN2)},
     Func.GCD: lambda e, a, b: gcd_lcm(e.func, e.type, a, b),
     Func.LCM: lambda e, a, b: gcd_lcm(e.func, e.type, a, b),
+    Func.BYTEA_LENGTH: lambda e, v: len(v), Func.BYTEA_CONCAT: lambda e, a, b: a + b,
+    Func.BYTEA_SUBSTRING: lambda e, v, *a: bv.substring(v, *a),
+    Func.BYTEA_MD5: lambda e, v: hashlib.md5(v).hexdigest(),
+    **{f: lambda e, v: bv.DIGESTS[e.func.value](v).digest() for f in (
+        Func.SHA224, Func.SHA256, Func.SHA384, Func.SHA512)},
+    Func.ENCODE: lambda e, v, fmt: bv.encode(v, fmt),
+    Func.DECODE: lambda e, s, fmt: bv.decode(s, fmt),
+    Func.GET_BYTE: lambda e, v, k: bv.get_byte(v, k),
+    Func.SET_BYTE: lambda e, v, k, b: bv.set_byte(v, k, b),
+    Func.CONVERT_TO: lambda e, s, name: s.encode(),
+    Func.CONVERT_FROM: lambda e, v, name: bv.convert_from_utf8(v),
 }
 
 MAX_ALLOC = 0x3FFFFFFF  # PostgreSQL's MaxAllocSize: no value is larger

@@ -21,7 +21,7 @@ _SQLGLOT_TYPES = {
     "TIMESTAMP": types.TIMESTAMP, "TIMESTAMPTZ": types.TIMESTAMPTZ,
     "INTERVAL": types.INTERVAL, "TINYINT": types.INT2, "SERIAL": types.INT4,
     "BIGSERIAL": types.INT8, "SMALLSERIAL": types.INT2,
-    "JSON": types.JSON, "JSONB": types.JSONB,
+    "JSON": types.JSON, "JSONB": types.JSONB, "VARBINARY": types.BYTEA, "UUID": types.UUID,
 }
 
 

@@ -1,8 +1,8 @@
 """SQL values as Python values: their text input and output, casts, and numeric fitting.
 
 Literal.value is bool, int, float, Decimal (numeric, quantized to the type's scale), str,
-datetime.date, datetime.datetime (naive for timestamp, UTC-aware for timestamptz) or
-expr.Interval. `parse_text` / `format_text` are PostgreSQL's input and output functions,
+datetime.date, datetime.datetime (naive for timestamp, UTC-aware for timestamptz),
+expr.Interval or bytes (bytea, uuid). `parse_text` / `format_text` are PostgreSQL's input and output functions,
 `cast_value` is CAST of one value, `fit_numeric` / `fit_string` / `fit_length` bring a value
 to a type's typmod with PostgreSQL's errors. The typing rules convert literals with these at
 bind time, planner/fold.py folds constants with them, and segment/kernels use them for
@@ -18,7 +18,7 @@ import re
 import struct
 from decimal import Decimal
 
-from planner import array_text, catalog_names, errors, json_values, types
+from planner import array_text, binary_values, catalog_names, errors, json_values, types
 from planner.temporal import TEMPORAL, UTC, format_interval, parse_interval, parse_timestamp
 from planner.types import Kind, SqlType
 
@@ -127,6 +127,10 @@ def parse_text(text: str, t: SqlType):
         return parse_interval(text)
     if k in (Kind.JSON, Kind.JSONB):
         return json_values.to_json_kind(text, types.TEXT, t)
+    if k is Kind.BYTEA:
+        return binary_values.parse_bytea(text)
+    if k is Kind.UUID:
+        return binary_values.parse_uuid(text)
     raise errors.FeatureNotSupported(f"input of type {t}")
 
 
@@ -197,6 +201,10 @@ def format_text(v, t: SqlType) -> str | None:
         return s + ("+00" if k is Kind.TIMESTAMPTZ else "")
     if k is Kind.INTERVAL:
         return format_interval(v)
+    if k is Kind.BYTEA:
+        return binary_values.format_bytea(v)
+    if k is Kind.UUID:
+        return binary_values.format_uuid(v)
     return v if isinstance(v, str) else str(v)
 
 
@@ -261,7 +269,7 @@ def cast_value(v, src: SqlType, dst: SqlType):
         if not isinstance(v, dt.datetime):
             v = dt.datetime.combine(v, dt.time())
         return v.replace(tzinfo=UTC if d is Kind.TIMESTAMPTZ else None)
-    if d is Kind.INTERVAL:
+    if d is Kind.INTERVAL or s is d:
         return v
     raise errors.QueryError(f"cannot cast type {src} to {dst}", "42846")
 

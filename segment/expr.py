@@ -28,6 +28,7 @@ from planner.expr import Func
 from planner.types import Kind, SqlType
 from segment.kernels import expr_arith as xarith
 from segment.kernels import expr_arrays as xa
+from segment.kernels import expr_binary as xbin
 from segment.kernels import expr_cast as xcast
 from segment.kernels import expr_datetime as xd
 from segment.kernels import expr_json as xj
@@ -211,6 +212,8 @@ def _call(e: ex.Call, f: Frame) -> xa.Datum:
         return _coalesce(e, f)
     if func is Func.NOW:
         return pa.scalar(f.now, e.type.arrow_type())
+    if func is Func.GEN_RANDOM_UUID:  # no arguments, yet one value per row
+        return xbin.gen_random_uuid(f.n)
     args = [_eval(a, f) for a in e.args]
     impl = _CALLS.get(func)
     if impl is None:
@@ -426,6 +429,7 @@ _CALLS = {
     Func.ONE_ROW: lambda e, args, n: _one_row(args),
     **xpa.CALLS,
     **xj.CALLS,
+    **xbin.CALLS,
     **xr.CALLS,
     **xls.CALLS,
     **xla.CALLS,

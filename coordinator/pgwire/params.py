@@ -1,7 +1,7 @@
 """Bind parameters: text or binary bytes from the client -> Python values for the engine.
 
 The engine receives int, float, Decimal, str, bool, date, datetime (aware in UTC for
-timestamptz) or None. Untyped (UNKNOWN) parameters stay text, for the engine to coerce the
+timestamptz), bytes (bytea, uuid) or None. Untyped (UNKNOWN) parameters stay text, for the engine to coerce the
 way PostgreSQL resolves an unknown literal; intervals also arrive as PostgreSQL interval
 text, since no Python type holds months. Input errors carry PostgreSQL's SQLSTATEs:
 22P02 for bad text, 22007/22008 for bad dates, 22003 out of range, 08P01 for malformed
@@ -16,7 +16,7 @@ import re
 import struct
 
 from coordinator.pgwire import codec, numeric, values
-from planner import errors
+from planner import binary_values, errors
 from planner.types import Kind, SqlType
 from planner.array_text import quote_element
 from planner.values import format_array
@@ -114,6 +114,8 @@ _FROM_TEXT = {
     Kind.BOOL: _bool, Kind.INT2: _int, Kind.INT4: _int, Kind.INT8: _int,
     Kind.FLOAT4: _float, Kind.FLOAT8: _float, Kind.NUMERIC: _numeric,
     Kind.DATE: _date, Kind.TIMESTAMP: _timestamp, Kind.TIMESTAMPTZ: _timestamp,
+    Kind.BYTEA: lambda text, t: binary_values.parse_bytea(text),
+    Kind.UUID: lambda text, t: binary_values.parse_uuid(text),
 }
 
 
@@ -173,7 +175,16 @@ _FROM_BINARY = {
     Kind.DATE: _binary_date, Kind.TIMESTAMP: _binary_timestamp,
     Kind.TIMESTAMPTZ: _binary_timestamp, Kind.INTERVAL: _binary_interval,
     Kind.OID: _unpack("!I"),  # name and the other catalog types: text (utf8)
+    Kind.BYTEA: lambda data, t: bytes(data),
+    Kind.UUID: lambda data, t: _binary_uuid(data, t),
 }
+
+
+def _binary_uuid(data: bytes, t: SqlType) -> bytes:
+    """uuid_recv: exactly 16 bytes."""
+    if len(data) != 16:
+        raise _bad_binary(t)
+    return bytes(data)
 
 
 def _binary_jsonb(data: bytes, t: SqlType) -> str:

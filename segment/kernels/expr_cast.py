@@ -19,8 +19,9 @@ import pyarrow.compute as pc
 
 from planner import errors
 from planner.values import DEC, parse_text
-from planner.types import Kind, SqlType
+from planner.types import BINARY_KINDS, Kind, SqlType
 from segment.kernels import expr_arrays as xa
+from segment.kernels import expr_binary as xbin
 from segment.kernels import expr_datetime as xd
 from segment.kernels import expr_kernels as xk
 from segment.kernels import expr_numeric as xn
@@ -75,6 +76,8 @@ def cast(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
         return pa.nulls(n, dst.arrow_type())
     if src.is_array or dst.is_array:
         return _arrays().cast(arr, src, dst)
+    if src.kind is dst.kind and src.kind in BINARY_KINDS:
+        return arr
     if dst.is_string:
         return _fit_strings(to_text(arr, src), dst)
     if src.is_string:
@@ -195,6 +198,8 @@ def to_text(arr: pa.Array, src: SqlType) -> pa.Array:
         return pc.binary_join_element_wise(text, "+00", "") if k is Kind.TIMESTAMPTZ else text
     if k is Kind.INTERVAL:
         return xd.format_intervals(arr)
+    if k in BINARY_KINDS:
+        return xbin.to_text(arr, src)
     return pc.cast(arr, pa.string())
 
 
@@ -271,6 +276,8 @@ def _layout_floats(raw: pa.Array, float4: bool) -> pa.Array:
 def from_text(arr: pa.Array, dst: SqlType) -> pa.Array:
     """Parse text as dst; fast paths for the common forms, value by value otherwise."""
     k = dst.kind
+    if k in BINARY_KINDS:
+        return xbin.from_text(arr, dst)
     try:
         if k is Kind.INTERVAL:
             return xd.parse_intervals(arr)

@@ -1,0 +1,106 @@
+"""Typing rules of the bytea and uuid functions, as PostgreSQL 15 resolves them.
+
+length, octet_length, substring, md5 and || have bytea versions next to their text ones:
+typing_rules hands a call whose (first) argument is bytea to `rule_bytea`, which binds the
+?bytea_ Funcs. The functions only bytea has (sha224..sha512, encode, decode, get_byte,
+set_byte, convert_to, convert_from) and gen_random_uuid() are RULES here. An unknown
+literal where a bytea is expected is read as bytea ('\\x01', 'abc'), as PostgreSQL does.
+The kernels are segment/kernels/expr_binary.py's, the folding planner/fold.py's over
+planner/binary_values.py.
+"""
+
+from __future__ import annotations
+
+from planner import binary_values, errors, types
+from planner import expr as ex
+from planner.coercion import coerce, is_unknown, no_function
+from planner.expr import Call, Func, Literal
+from planner.types import Kind
+
+_BYTEA_FORMS = {Func.LENGTH: Func.BYTEA_LENGTH, Func.OCTET_LENGTH: Func.BYTEA_LENGTH,
+                Func.SUBSTRING: Func.BYTEA_SUBSTRING, Func.MD5: Func.BYTEA_MD5}
+
+
+def takes_bytea(func: Func, args) -> bool:
+    """Whether a text function's call is its bytea version (its first argument is bytea)."""
+    return func in _BYTEA_FORMS and bool(args) and args[0].type.kind is Kind.BYTEA
+
+
+def rule_bytea(func: Func, args) -> ex.Expr:
+    """length/octet_length(bytea) int4, substring(bytea, int[, int]) bytea, md5(bytea)
+    text."""
+    f = _BYTEA_FORMS[func]
+    if f is Func.BYTEA_SUBSTRING:
+        if len(args) not in (2, 3):
+            raise no_function(func.value, args)
+        return Call(f, (args[0],) + tuple(_arg(func, a, types.INT4, args) for a in args[1:]),
+                    types.BYTEA)
+    if len(args) != 1:
+        raise no_function(func.value, args)
+    return Call(f, (args[0],), types.TEXT if f is Func.BYTEA_MD5 else types.INT4)
+
+
+def bytea_concat(a: ex.Expr, b: ex.Expr) -> bool:
+    """Whether `a || b` is bytea's: a bytea side and the other bytea or unknown."""
+    return (a.type.kind is Kind.BYTEA or b.type.kind is Kind.BYTEA) and all(
+        x.type.kind is Kind.BYTEA or is_unknown(x) for x in (a, b))
+
+
+def rule_concat(a: ex.Expr, b: ex.Expr) -> ex.Expr:
+    return Call(Func.BYTEA_CONCAT, (coerce(a, types.BYTEA), coerce(b, types.BYTEA)),
+                types.BYTEA)
+
+
+def _arg(func: Func, e: ex.Expr, t: types.SqlType, args) -> ex.Expr:
+    """e as an argument of type t: an unknown literal reads as t, an integer widens to
+    int4; anything else is no such function (42883)."""
+    if is_unknown(e):
+        return coerce(e, t)
+    if t.kind is Kind.INT4 and e.type.kind in (Kind.INT2, Kind.INT4):
+        return coerce(e, t)
+    if t.kind is Kind.TEXT and e.type.is_string:
+        return e
+    if e.type.kind is not t.kind:
+        raise no_function(func.value, args)
+    return e
+
+
+def _signature(*arg_types: types.SqlType, result: types.SqlType):
+    def rule(func: Func, args) -> ex.Expr:
+        if len(args) != len(arg_types):
+            raise no_function(func.value, args)
+        out = tuple(_arg(func, a, t, args) for a, t in zip(args, arg_types))
+        return Call(func, out, result)
+    return rule
+
+
+def _rule_convert(func: Func, args) -> ex.Expr:
+    """convert_to(text, name) / convert_from(bytea, name): the database's UTF8 only, and
+    the encoding a constant (checked now)."""
+    src = types.TEXT if func is Func.CONVERT_TO else types.BYTEA
+    result = types.BYTEA if func is Func.CONVERT_TO else types.TEXT
+    call = _signature(src, types.TEXT, result=result)(func, args)
+    name = call.args[1]
+    if not isinstance(name, Literal):
+        raise errors.FeatureNotSupported(f"{func.value}() with an encoding that is not a constant")
+    if name.value is not None:
+        binary_values.encoding_check(name.value, func.value)
+    return call
+
+
+def _rule_gen_random_uuid(func: Func, args) -> ex.Expr:
+    if args:
+        raise no_function(func.value, args)
+    return Call(func, (), types.UUID)
+
+
+RULES = {
+    **{f: _signature(types.BYTEA, result=types.BYTEA)
+       for f in (Func.SHA224, Func.SHA256, Func.SHA384, Func.SHA512)},
+    Func.ENCODE: _signature(types.BYTEA, types.TEXT, result=types.TEXT),
+    Func.DECODE: _signature(types.TEXT, types.TEXT, result=types.BYTEA),
+    Func.GET_BYTE: _signature(types.BYTEA, types.INT4, result=types.INT4),
+    Func.SET_BYTE: _signature(types.BYTEA, types.INT4, types.INT4, result=types.BYTEA),
+    Func.CONVERT_TO: _rule_convert, Func.CONVERT_FROM: _rule_convert,
+    Func.GEN_RANDOM_UUID: _rule_gen_random_uuid,
+}
