@@ -428,6 +428,8 @@ def agg_result_type(func: ex.AggFunc, t: types.SqlType) -> types.SqlType:
     if func in (ex.AggFunc.MIN, ex.AggFunc.MAX):
         if t.kind is types.Kind.UNKNOWN:
             return types.TEXT
+        if t.kind in types.BINARY_KINDS:  # PostgreSQL 15 has no min/max of bytea or uuid
+            raise errors.UndefinedFunction(f"function {func.value}({t}) does not exist")
         return t
     if not (t.is_number or t.kind is types.Kind.UNKNOWN):
         raise errors.UndefinedFunction(f"function {func.value}({t}) does not exist")
