@@ -21,14 +21,24 @@ _BYTEA_FORMS = {Func.LENGTH: Func.BYTEA_LENGTH, Func.OCTET_LENGTH: Func.BYTEA_LE
                 Func.SUBSTRING: Func.BYTEA_SUBSTRING, Func.MD5: Func.BYTEA_MD5}
 
 
+# bytea versions of text functions that PostgreSQL has and raympp does not compute
+_REFUSED = {Func.POSITION: "position", Func.TRIM: "btrim", Func.LTRIM: "ltrim",
+            Func.RTRIM: "rtrim"}
+
+
 def takes_bytea(func: Func, args) -> bool:
-    """Whether a text function's call is its bytea version (its first argument is bytea)."""
+    """Whether a text function's call is its bytea version (its first argument is bytea;
+    any argument for the refused ones)."""
+    if func in _REFUSED:
+        return any(a.type.kind is Kind.BYTEA for a in args)
     return func in _BYTEA_FORMS and bool(args) and args[0].type.kind is Kind.BYTEA
 
 
 def rule_bytea(func: Func, args) -> ex.Expr:
     """length/octet_length(bytea) int4, substring(bytea, int[, int]) bytea, md5(bytea)
-    text."""
+    text; 0A000 for position and the trims of bytea."""
+    if func in _REFUSED:
+        raise errors.FeatureNotSupported(f"{_REFUSED[func]}() of bytea values")
     f = _BYTEA_FORMS[func]
     if f is Func.BYTEA_SUBSTRING:
         if len(args) not in (2, 3):

@@ -409,6 +409,11 @@ _INFIX = {Func.ADD, Func.SUB, Func.MUL, Func.DIV, Func.MOD, Func.EQ, Func.NE, Fu
           Func.JSON_PATH, Func.JSON_PATH_TEXT}
 
 
+# Functions bound to Funcs of their own that EXPLAIN shows by the name written
+_SHOWN = {Func.BYTEA_LENGTH: "length", Func.BYTEA_SUBSTRING: "substring",
+          Func.BYTEA_MD5: "md5"}
+
+
 def show(e: Expr) -> str:
     """Deterministic SQL-ish text of an expression, for EXPLAIN."""
     if isinstance(e, ColumnRef):
@@ -433,7 +438,10 @@ def show(e: Expr) -> str:
             return f"(-{show(e.args[0])})"
         if e.func is Func.NOT:
             return f"(NOT {show(e.args[0])})"
-        return f"{e.func.value}({', '.join(show(a) for a in e.args)})"
+        if e.func is Func.BYTEA_CONCAT:
+            return "(" + " || ".join(show(a) for a in e.args) + ")"
+        name = _SHOWN.get(e.func, e.func.value)
+        return f"{name}({', '.join(show(a) for a in e.args)})"
     if isinstance(e, Cast):
         return f"{show(e.arg)}::{e.type.sql()}"
     if isinstance(e, Case):

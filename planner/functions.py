@@ -141,6 +141,9 @@ def bind_like(arg: ex.Expr, pattern: ex.Expr, negated: bool = False,
               case_insensitive: bool = False) -> ex.Expr:
     """arg [NOT] LIKE/ILIKE pattern (both text; backslash escapes as PostgreSQL)."""
     op = "~~*" if case_insensitive else "~~"
+    if not case_insensitive and Kind.BYTEA in (arg.type.kind, pattern.type.kind) and all(
+            is_unknown(x) or x.type.kind is Kind.BYTEA for x in (arg, pattern)):
+        raise errors.FeatureNotSupported("LIKE on bytea")  # PostgreSQL's bytealike
     if not (is_unknown(arg) or arg.type.is_string) or not (
             is_unknown(pattern) or pattern.type.is_string):
         op = ("!" if negated else "") + op
