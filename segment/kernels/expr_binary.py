@@ -54,7 +54,6 @@ def _rows(offsets: np.ndarray) -> np.ndarray:
 
 def hex_digits(arr: pa.Array, prefix: bytes = b"") -> pa.Array:
     """Each value as `prefix` + its bytes in lowercase hex (byteaout, encode(x, 'hex'))."""
-    arr = xa.as_array(arr, 1) if isinstance(arr, pa.Scalar) else arr
     offsets, data = _buffers(arr)
     n, k = len(arr), len(prefix)
     out_off = offsets * 2 + np.arange(n + 1) * k
@@ -120,20 +119,17 @@ def from_text(arr: pa.Array, t: SqlType) -> pa.Array:
 
 
 # --- per distinct value ----------------------------------------------------------------
-def _per_value(fn, arr: xa.Datum, out_type: pa.DataType) -> xa.Datum:
+def _per_value(fn, arr: pa.Array, out_type: pa.DataType) -> pa.Array:
     """fn(value) once per distinct non-NULL value (NULL stays NULL)."""
-    if isinstance(arr, pa.Scalar):
-        return pa.scalar(None if not arr.is_valid else fn(arr.as_py()), out_type)
     enc = pc.dictionary_encode(arr)
     out = pa.array([fn(v) for v in enc.dictionary.to_pylist()], out_type)
     return out.take(enc.indices)
 
 
-def _per_row_args(fn, args: list, n: int, out_type: pa.DataType) -> xa.Datum:
-    """fn(*values) once per distinct combination of the arguments; NULL where any is."""
-    if all(isinstance(a, pa.Scalar) for a in args):
-        vals = [a.as_py() for a in args]
-        return pa.scalar(None if any(v is None for v in vals) else fn(*vals), out_type)
+def _per_row_args(fn, args: list, n: int, out_type: pa.DataType) -> pa.Array:
+    """fn(*values) once per distinct combination of the arguments (some may be constant
+    scalars, not all: segment/expr.py computes an all-constant call on a one-row batch);
+    NULL where any is NULL."""
     codes = np.zeros(n, np.int64)
     lookups = []
     for a in args:
@@ -173,24 +169,23 @@ def _substring(e: Call, args: list, n: int) -> xa.Datum:
     x, bounds = args[0], args[1:]
     if all(isinstance(b, pa.Scalar) for b in bounds):
         if not all(b.is_valid for b in bounds):
-            return pa.scalar(None, pa.binary()) if isinstance(x, pa.Scalar) else \
-                pa.nulls(n, pa.binary())
+            return pa.nulls(n, pa.binary())  # x is an array when the bounds are constant
         start = bounds[0].as_py()
         begin = max(start, 1) - 1
         if len(bounds) == 1:
             return pc.binary_slice(x, begin)
         count = bounds[1].as_py()
-        if count < 0:
+        if count < 0 and x.null_count < len(x):  # strict: a NULL value never raises
             raise errors.QueryError("negative substring length not allowed", "22011")
         return pc.binary_slice(x, begin, max(start + count - 1, begin))
     return _per_row_args(bv.substring, args, n, pa.binary())
 
 
 def _encode(e: Call, args: list, n: int) -> xa.Datum:
-    fmt = args[1]
-    if isinstance(fmt, pa.Scalar) and fmt.is_valid and bv.encoding_name(fmt.as_py()) == "hex":
-        return hex_digits(xa.as_array(args[0], 1), b"")[0] if isinstance(args[0], pa.Scalar) \
-            else hex_digits(args[0], b"")
+    x, fmt = args
+    if isinstance(x, pa.Array) and isinstance(fmt, pa.Scalar) and fmt.is_valid \
+            and fmt.as_py().lower() == "hex":
+        return hex_digits(x, b"")
     return _per_row_args(bv.encode, args, n, pa.string())
 
 
@@ -214,10 +209,7 @@ def _convert_to(e: Call, args: list, n: int) -> xa.Datum:
 def _convert_from(e: Call, args: list, n: int) -> xa.Datum:
     """convert_from(bytea, 'UTF8'): the bytes as text once they are valid UTF-8 without
     NUL (22021 for the first value that is not)."""
-    x = args[0]
-    if isinstance(x, pa.Scalar):
-        return pa.scalar(None if not x.is_valid else bv.convert_from_utf8(x.as_py()),
-                         pa.string())
+    x = args[0]  # an array: the encoding is a constant, so x is not (segment/expr.py)
     nul = pc.any(pc.match_substring(x.cast(pa.binary()), "\x00")).as_py()
     if not nul:
         try:

@@ -123,3 +123,7 @@ def test_psycopg_round_trip(conn, table, binary):
         f"SELECT array_agg(u ORDER BY id), array_agg(b ORDER BY id) FROM {t} "
         "WHERE id < 3").fetchone()
     assert arrays == ([r[2] for r in rows[:3]], [r[1] for r in rows[:3]])
+    back = conn.cursor(binary=binary).execute(
+        f"SELECT {placeholder}::uuid[], {placeholder}::bytea[]",
+        ([rows[0][2], None], [b"\x00\\", None, b""])).fetchone()
+    assert back == ([rows[0][2], None], [b"\x00\\", None, b""])
