@@ -45,8 +45,6 @@ def rule_bytea(func: Func, args) -> ex.Expr:
             raise no_function(func.value, args)
         return Call(f, (args[0],) + tuple(_arg(func, a, types.INT4, args) for a in args[1:]),
                     types.BYTEA)
-    if func is Func.LENGTH and len(args) == 2:
-        raise errors.FeatureNotSupported("length(bytea, encoding)")
     if len(args) != 1:
         raise no_function(func.value, args)
     return Call(f, (args[0],), types.TEXT if f is Func.BYTEA_MD5 else types.INT4)

@@ -30,6 +30,7 @@ for _i, _c in enumerate(b"0123456789abcdef"):
     _NIBBLE[_c] = _i
 for _i, _c in enumerate(b"ABCDEF"):
     _NIBBLE[_c] = 10 + _i
+_MAX_LEN = 2**31 - 1  # no value in a batch is longer (int32 offsets)
 # uuid text positions of the 32 hex digits within its 36 characters
 _UUID_DIGITS = np.array([i for i in range(36) if i not in (8, 13, 18, 23)])
 
@@ -171,13 +172,13 @@ def _substring(e: Call, args: list, n: int) -> xa.Datum:
         if not all(b.is_valid for b in bounds):
             return pa.nulls(n, pa.binary())  # x is an array when the bounds are constant
         start = bounds[0].as_py()
-        begin = max(start, 1) - 1
-        if len(bounds) == 1:
-            return pc.binary_slice(x, begin)
+        begin = min(max(start, 1) - 1, _MAX_LEN)
+        if len(bounds) == 1:  # an explicit stop: Arrow's open-ended slice fails on ''
+            return pc.binary_slice(x, begin, _MAX_LEN)
         count = bounds[1].as_py()
         if count < 0 and x.null_count < len(x):  # strict: a NULL value never raises
             raise errors.QueryError("negative substring length not allowed", "22011")
-        return pc.binary_slice(x, begin, max(start + count - 1, begin))
+        return pc.binary_slice(x, begin, min(max(start + count - 1, begin), _MAX_LEN))
     return _per_row_args(bv.substring, args, n, pa.binary())
 
 
