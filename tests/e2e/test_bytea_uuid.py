@@ -10,6 +10,8 @@ import uuid
 
 import pytest
 
+from tests.conftest import asyncpg_connect, run_async
+
 COLUMNS = "(id int, b bytea, u uuid, t text)"
 # Rows whose bytea holds what COPY must escape or quote: backslash, tab, newline, carriage
 # return, NUL, quote, comma, bytes >= 0x80, the empty value, NULL.
@@ -127,3 +129,26 @@ def test_psycopg_round_trip(conn, table, binary):
         f"SELECT {placeholder}::uuid[], {placeholder}::bytea[]",
         ([rows[0][2], None], [b"\x00\\", None, b""])).fetchone()
     assert back == ([rows[0][2], None], [b"\x00\\", None, b""])
+
+
+def test_asyncpg_binary_round_trip(server, table):
+    """asyncpg speaks the binary format for both types (bytea, uuid and their arrays)."""
+    t = table()
+    values = [(1, b"\x00\\\xff", uuid.UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11")),
+              (2, None, None), (3, b"", uuid.UUID(int=0))]
+
+    async def go():
+        c = await asyncpg_connect(server)
+        try:
+            await c.execute(f"CREATE TABLE {t} (id int, b bytea, u uuid)")
+            await c.executemany(f"INSERT INTO {t} VALUES ($1, $2, $3)", values)
+            rows = await c.fetch(f"SELECT id, b, u FROM {t} ORDER BY id")
+            found = await c.fetchval(f"SELECT id FROM {t} WHERE u = $1", values[0][2])
+            arrays = await c.fetchrow(f"SELECT array_agg(b ORDER BY id), array_agg(u ORDER BY id) "
+                                      f"FROM {t}")
+            return [tuple(r) for r in rows], found, tuple(arrays)
+        finally:
+            await c.close()
+    rows, found, arrays = run_async(go())
+    assert rows == values and found == 1
+    assert arrays == ([v[1] for v in values], [v[2] for v in values])
