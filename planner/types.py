@@ -38,8 +38,8 @@ class Kind(enum.Enum):
     JSON = "json"
     JSONB = "jsonb"
     # Binary types (planner/binary_values.py): Arrow binary, bytea its bytes, uuid its 16
-    # bytes (binary, not fixed_size_binary(16), so that hashing, sorting, grouping, joins,
-    # min/max and chunk statistics take it as they take bytea; both order bytewise).
+    # bytes (binary, not fixed_size_binary(16), so that hashing, sorting, grouping, joins
+    # and chunk statistics take it as they take bytea; both order bytewise, as in PG).
     BYTEA = "bytea"
     UUID = "uuid"
     UNKNOWN = "unknown"  # the type of a bare NULL or an untyped parameter

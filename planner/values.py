@@ -2,11 +2,12 @@
 
 Literal.value is bool, int, float, Decimal (numeric, quantized to the type's scale), str,
 datetime.date, datetime.datetime (naive for timestamp, UTC-aware for timestamptz),
-expr.Interval or bytes (bytea, uuid). `parse_text` / `format_text` are PostgreSQL's input and output functions,
-`cast_value` is CAST of one value, `fit_numeric` / `fit_string` / `fit_length` bring a value
-to a type's typmod with PostgreSQL's errors. The typing rules convert literals with these at
-bind time, planner/fold.py folds constants with them, and segment/kernels use them for
-their rare per-value paths. Dates, timestamps and intervals are planner/temporal.py's.
+expr.Interval or bytes (bytea, uuid). `parse_text` / `format_text` are PostgreSQL's input
+and output functions, `cast_value` is CAST of one value, `fit_numeric` / `fit_string` /
+`fit_length` bring a value to a type's typmod with PostgreSQL's errors. The typing rules
+convert literals with these at bind time, planner/fold.py folds constants with them, and
+segment/kernels use them for their rare per-value paths. Dates, timestamps and intervals
+are planner/temporal.py's, bytea and uuid planner/binary_values.py's.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """Bind parameters: text or binary bytes from the client -> Python values for the engine.
 
 The engine receives int, float, Decimal, str, bool, date, datetime (aware in UTC for
-timestamptz), bytes (bytea, uuid) or None. Untyped (UNKNOWN) parameters stay text, for the engine to coerce the
-way PostgreSQL resolves an unknown literal; intervals also arrive as PostgreSQL interval
-text, since no Python type holds months. Input errors carry PostgreSQL's SQLSTATEs:
-22P02 for bad text, 22007/22008 for bad dates, 22003 out of range, 08P01 for malformed
-binary data.
+timestamptz), bytes (bytea, uuid) or None. Untyped (UNKNOWN) parameters stay text, for
+the engine to coerce the way PostgreSQL resolves an unknown literal; intervals also arrive
+as PostgreSQL interval text, since no Python type holds months. Input errors carry
+PostgreSQL's SQLSTATEs: 22P02 for bad text, 22007/22008 for bad dates, 22003 out of
+range, 08P01 for malformed binary data.
 """
 
 from __future__ import annotations

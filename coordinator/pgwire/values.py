@@ -251,8 +251,9 @@ _BINARY = {
 }
 
 # The system catalog's types (planner/types.py CATALOG_KINDS): oid and xid are integers
-# (unsigned 4 bytes in binary); the others are held as the text they print as. Binary output of reg* and arrays is their text (PostgreSQL's is
-# an oid or an array structure): clients read catalogs in text.
+# (unsigned 4 bytes in binary); the others are held as the text they print as. Binary
+# output of reg* and arrays is their text (PostgreSQL's is an oid or an array structure):
+# clients read catalogs in text.
 for _k in CATALOG_KINDS:
     if _k in (Kind.OID, Kind.XID):
         _TEXT[_k], _BINARY[_k] = _TEXT[Kind.INT8], _packed(">u4")

@@ -55,7 +55,8 @@ def test_bytea_input_fast_and_per_value_paths():
 
 
 @pytest.mark.parametrize("text,sqlstate", [
-    ("\\x4", "22023"), ("\\xzz", "22023"), ("\\x4 1", "22023"), ("a\\b", "22P02"), ("\\400", "22P02"),
+    ("\\x4", "22023"), ("\\xzz", "22023"), ("\\x4 1", "22023"), ("a\\b", "22P02"),
+    ("\\400", "22P02"),
     ("\\", "22P02"), ("\\X41", "22P02"),
 ])
 def test_bytea_input_errors(text, sqlstate):
