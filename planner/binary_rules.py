@@ -3,7 +3,7 @@
 length, octet_length, substring, md5 and || have bytea versions next to their text ones:
 typing_rules hands a call whose (first) argument is bytea to `rule_bytea`, which binds the
 ?bytea_ Funcs. The functions only bytea has (sha224..sha512, encode, decode, get_byte,
-set_byte, convert_to, convert_from) and gen_random_uuid() are RULES here. An unknown
+set_byte, get_bit, set_bit, convert_to, convert_from) and gen_random_uuid() are RULES here. An unknown
 literal where a bytea is expected is read as bytea ('\\x01', 'abc'), as PostgreSQL does.
 The kernels are segment/kernels/expr_binary.py's, the folding planner/fold.py's over
 planner/binary_values.py.
@@ -61,12 +61,16 @@ def rule_concat(a: ex.Expr, b: ex.Expr) -> ex.Expr:
                 types.BYTEA)
 
 
+# integer arguments: the integer types that widen to them implicitly
+_WIDENS = {Kind.INT4: (Kind.INT2, Kind.INT4), Kind.INT8: (Kind.INT2, Kind.INT4, Kind.INT8)}
+
+
 def _arg(func: Func, e: ex.Expr, t: types.SqlType, args) -> ex.Expr:
-    """e as an argument of type t: an unknown literal reads as t, an integer widens to
-    int4; anything else is no such function (42883)."""
+    """e as an argument of type t: an unknown literal reads as t, a narrower integer
+    widens; anything else is no such function (42883)."""
     if is_unknown(e):
         return coerce(e, t)
-    if t.kind is Kind.INT4 and e.type.kind in (Kind.INT2, Kind.INT4):
+    if e.type.kind in _WIDENS.get(t.kind, ()):
         return coerce(e, t)
     if t.kind is Kind.TEXT and e.type.is_string:
         return e
@@ -111,6 +115,8 @@ RULES = {
     Func.DECODE: _signature(types.TEXT, types.TEXT, result=types.BYTEA),
     Func.GET_BYTE: _signature(types.BYTEA, types.INT4, result=types.INT4),
     Func.SET_BYTE: _signature(types.BYTEA, types.INT4, types.INT4, result=types.BYTEA),
+    Func.GET_BIT: _signature(types.BYTEA, types.INT8, result=types.INT4),
+    Func.SET_BIT: _signature(types.BYTEA, types.INT8, types.INT4, result=types.BYTEA),
     Func.CONVERT_TO: _rule_convert, Func.CONVERT_FROM: _rule_convert,
     Func.GEN_RANDOM_UUID: _rule_gen_random_uuid,
 }

@@ -217,6 +217,26 @@ def set_byte(v: bytes, n: int, b: int) -> bytes:
     return bytes(v[:n]) + bytes([b & 0xFF]) + bytes(v[n + 1:])
 
 
+def _bit_index(v: bytes, n: int) -> None:
+    if not 0 <= n < len(v) * 8:
+        raise errors.QueryError(f"index {n} out of valid range, 0..{len(v) * 8 - 1}", "2202E")
+
+
+def get_bit(v: bytes, n: int) -> int:
+    """get_bit(bytea, n): bit n % 8 (least significant first) of byte n / 8."""
+    _bit_index(v, n)
+    return (v[n // 8] >> (n % 8)) & 1
+
+
+def set_bit(v: bytes, n: int, bit: int) -> bytes:
+    """set_bit(bytea, n, bit): v with that bit set to `bit` (0 or 1, else 22023)."""
+    _bit_index(v, n)
+    if bit not in (0, 1):
+        raise errors.InvalidParameterValue("new bit must be 0 or 1")
+    byte = (v[n // 8] & ~(1 << (n % 8))) | (bit << (n % 8))
+    return bytes(v[:n // 8]) + bytes([byte]) + bytes(v[n // 8 + 1:])
+
+
 def encoding_check(name: str, func: str) -> None:
     """convert_to/convert_from take UTF8 (the database encoding) only: any other known
     encoding name is refused 0A000, an unknown one 22023 as PostgreSQL's."""

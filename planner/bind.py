@@ -1016,6 +1016,8 @@ def _output_name(e: exp.Expression) -> str:
         return "gen_random_uuid"
     if isinstance(e, exp.SHA2Digest):
         return f"sha{e.args['length'].name}"
+    if isinstance(e, exp.Getbit):
+        return "get_bit"
     if isinstance(e, (exp.Func,)) and not isinstance(e, exp.Anonymous):
         name = e.sql_name().lower()
         return {"timestamp_trunc": "date_trunc", "current_version": "version",

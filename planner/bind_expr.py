@@ -462,6 +462,8 @@ class ExprBinder:
             name = "gen_random_uuid"
         elif isinstance(node, exp.SHA2Digest):  # sha256(x): (x, 256)
             name, args = f"sha{node.args['length'].name}", args[:1]
+        elif isinstance(node, exp.Getbit):  # sqlglot's name for get_bit(x, n)
+            name = "get_bit"
         if name in catalog_functions.NAMES:
             return catalog_functions.bind_function(name, node, args)
         if name in ("version", "current_schema", "current_database", "current_user",

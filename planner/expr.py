@@ -105,6 +105,8 @@ class Func(enum.Enum):
     DECODE = "decode"                  # (text, format text) -> bytea
     GET_BYTE = "get_byte"
     SET_BYTE = "set_byte"
+    GET_BIT = "get_bit"                # bit n of the bytes, the least significant first
+    SET_BIT = "set_bit"
     CONVERT_TO = "convert_to"          # (text, 'UTF8') -> bytea
     CONVERT_FROM = "convert_from"      # (bytea, 'UTF8') -> text
     GEN_RANDOM_UUID = "gen_random_uuid"  # volatile: a new uuid per row, never folded

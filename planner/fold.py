@@ -364,6 +364,8 @@ _CONST_CALLS = {
     Func.DECODE: lambda e, s, fmt: bv.decode(s, fmt),
     Func.GET_BYTE: lambda e, v, k: bv.get_byte(v, k),
     Func.SET_BYTE: lambda e, v, k, b: bv.set_byte(v, k, b),
+    Func.GET_BIT: lambda e, v, k: bv.get_bit(v, k),
+    Func.SET_BIT: lambda e, v, k, b: bv.set_bit(v, k, b),
     Func.CONVERT_TO: lambda e, s, name: s.encode(),
     Func.CONVERT_FROM: lambda e, v, name: bv.convert_from_utf8(v),
 }

@@ -202,6 +202,14 @@ def _set_byte(e: Call, args: list, n: int) -> xa.Datum:
     return _per_row_args(bv.set_byte, args, n, pa.binary())
 
 
+def _get_bit(e: Call, args: list, n: int) -> xa.Datum:
+    return _per_row_args(bv.get_bit, args, n, pa.int32())
+
+
+def _set_bit(e: Call, args: list, n: int) -> xa.Datum:
+    return _per_row_args(bv.set_bit, args, n, pa.binary())
+
+
 def _convert_to(e: Call, args: list, n: int) -> xa.Datum:
     """convert_to(text, 'UTF8'): the text's bytes (the database encoding is UTF8)."""
     return args[0].cast(pa.binary())
@@ -238,6 +246,7 @@ CALLS = {
                             Func.SHA512)},
     Func.BYTEA_LENGTH: _length, Func.BYTEA_CONCAT: _concat,
     Func.BYTEA_SUBSTRING: _substring, Func.ENCODE: _encode, Func.DECODE: _decode,
-    Func.GET_BYTE: _get_byte, Func.SET_BYTE: _set_byte, Func.CONVERT_TO: _convert_to,
+    Func.GET_BYTE: _get_byte, Func.SET_BYTE: _set_byte, Func.GET_BIT: _get_bit,
+    Func.SET_BIT: _set_bit, Func.CONVERT_TO: _convert_to,
     Func.CONVERT_FROM: _convert_from,
 }
