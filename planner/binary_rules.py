@@ -1,6 +1,7 @@
 """Typing rules of the bytea and uuid functions, as PostgreSQL 15 resolves them.
 
-length, octet_length, substring, md5 and || have bytea versions next to their text ones:
+length, octet_length, substring, md5, position, btrim/ltrim/rtrim and || have bytea
+versions next to their text ones:
 typing_rules hands a call whose (first) argument is bytea to `rule_bytea`, which binds the
 ?bytea_ Funcs. The functions only bytea has (sha224..sha512, encode, decode, get_byte,
 set_byte, get_bit, set_bit, convert_to, convert_from) and gen_random_uuid() are RULES here. An unknown
@@ -21,24 +22,28 @@ _BYTEA_FORMS = {Func.LENGTH: Func.BYTEA_LENGTH, Func.OCTET_LENGTH: Func.BYTEA_LE
                 Func.SUBSTRING: Func.BYTEA_SUBSTRING, Func.MD5: Func.BYTEA_MD5}
 
 
-# bytea versions of text functions that PostgreSQL has and raympp does not compute
-_REFUSED = {Func.POSITION: "position", Func.TRIM: "btrim", Func.LTRIM: "ltrim",
-            Func.RTRIM: "rtrim"}
+# Text functions of two arguments whose bytea versions take two bytea: (Func, result)
+_PAIRS = {Func.POSITION: (Func.BYTEA_POSITION, types.INT4),
+          Func.TRIM: (Func.BYTEA_TRIM, types.BYTEA), Func.LTRIM: (Func.BYTEA_LTRIM, types.BYTEA),
+          Func.RTRIM: (Func.BYTEA_RTRIM, types.BYTEA)}
 
 
 def takes_bytea(func: Func, args) -> bool:
     """Whether a text function's call is its bytea version (its first argument is bytea;
-    any argument for the refused ones)."""
-    if func in _REFUSED:
+    any argument for position and the trims)."""
+    if func in _PAIRS:
         return any(a.type.kind is Kind.BYTEA for a in args)
     return func in _BYTEA_FORMS and bool(args) and args[0].type.kind is Kind.BYTEA
 
 
 def rule_bytea(func: Func, args) -> ex.Expr:
     """length/octet_length(bytea) int4, substring(bytea, int[, int]) bytea, md5(bytea)
-    text; 0A000 for position and the trims of bytea."""
-    if func in _REFUSED:
-        raise errors.FeatureNotSupported(f"{_REFUSED[func]}() of bytea values")
+    text, position(bytea in bytea) int4, btrim/ltrim/rtrim(bytea, bytea) bytea."""
+    if func in _PAIRS:
+        f, result = _PAIRS[func]
+        if len(args) != 2:
+            raise no_function(func.value, args)
+        return Call(f, tuple(_arg(func, a, types.BYTEA, args) for a in args), result)
     f = _BYTEA_FORMS[func]
     if f is Func.BYTEA_SUBSTRING:
         if len(args) not in (2, 3):

@@ -92,11 +92,16 @@ class Func(enum.Enum):
     CHR = "chr"
     TRANSLATE = "translate"
     # bytea and uuid (planner/binary_rules.py, segment/kernels/expr_binary.py); the ?bytea_
-    # forms are what length, octet_length, ||, substring and md5 bind to over bytea
+    # forms are what length, octet_length, ||, substring, md5, position and the trims bind
+    # to over bytea
     BYTEA_LENGTH = "?bytea_length"
     BYTEA_CONCAT = "?bytea_concat"
     BYTEA_SUBSTRING = "?bytea_substring"
     BYTEA_MD5 = "?bytea_md5"
+    BYTEA_POSITION = "?bytea_position"  # (bytes, sub): 1-based, 0 when absent
+    BYTEA_TRIM = "?bytea_btrim"        # (bytes, set): the bytes of set off both ends
+    BYTEA_LTRIM = "?bytea_ltrim"
+    BYTEA_RTRIM = "?bytea_rtrim"
     SHA224 = "sha224"
     SHA256 = "sha256"
     SHA384 = "sha384"
@@ -413,7 +418,8 @@ _INFIX = {Func.ADD, Func.SUB, Func.MUL, Func.DIV, Func.MOD, Func.EQ, Func.NE, Fu
 
 # Functions bound to Funcs of their own that EXPLAIN shows by the name written
 _SHOWN = {Func.BYTEA_LENGTH: "length", Func.BYTEA_SUBSTRING: "substring",
-          Func.BYTEA_MD5: "md5"}
+          Func.BYTEA_MD5: "md5", Func.BYTEA_POSITION: "position", Func.BYTEA_TRIM: "btrim",
+          Func.BYTEA_LTRIM: "ltrim", Func.BYTEA_RTRIM: "rtrim"}
 
 
 def show(e: Expr) -> str:

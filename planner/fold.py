@@ -358,6 +358,10 @@ _CONST_CALLS = {
     Func.BYTEA_LENGTH: lambda e, v: len(v), Func.BYTEA_CONCAT: lambda e, a, b: a + b,
     Func.BYTEA_SUBSTRING: lambda e, v, *a: bv.substring(v, *a),
     Func.BYTEA_MD5: lambda e, v: hashlib.md5(v).hexdigest(),
+    Func.BYTEA_POSITION: lambda e, v, sub: v.find(sub) + 1,
+    Func.BYTEA_TRIM: lambda e, v, cut: v.strip(cut),
+    Func.BYTEA_LTRIM: lambda e, v, cut: v.lstrip(cut),
+    Func.BYTEA_RTRIM: lambda e, v, cut: v.rstrip(cut),
     **{f: lambda e, v: bv.DIGESTS[e.func.value](v).digest() for f in (
         Func.SHA224, Func.SHA256, Func.SHA384, Func.SHA512)},
     Func.ENCODE: lambda e, v, fmt: bv.encode(v, fmt),

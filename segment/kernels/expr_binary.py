@@ -5,8 +5,9 @@ the data buffer (every byte through a 256-entry table of hex digit pairs); text 
 takes a vectorized path for the forms clients and COPY write (`\\x` hex for bytea, the
 canonical 8-4-4-4-12 and its variants for uuid) and otherwise parses once per distinct
 value with planner/binary_values.py, which also raises PostgreSQL's error for a bad one.
-Digests, encode/decode and the byte functions run once per distinct value; length,
-||, substring with constant bounds and convert_to/convert_from are Arrow kernels.
+Digests, encode/decode, position, the trims and the byte and bit functions run once per
+distinct combination of their arguments; length, ||, substring with constant bounds and
+convert_to/convert_from are Arrow kernels.
 """
 
 from __future__ import annotations
@@ -202,6 +203,18 @@ def _set_byte(e: Call, args: list, n: int) -> xa.Datum:
     return _per_row_args(bv.set_byte, args, n, pa.binary())
 
 
+def _position(e: Call, args: list, n: int) -> xa.Datum:
+    return _per_row_args(lambda v, sub: v.find(sub) + 1, args, n, pa.int32())
+
+
+_TRIMS = {Func.BYTEA_TRIM: bytes.strip, Func.BYTEA_LTRIM: bytes.lstrip,
+          Func.BYTEA_RTRIM: bytes.rstrip}
+
+
+def _trim(e: Call, args: list, n: int) -> xa.Datum:
+    return _per_row_args(_TRIMS[e.func], args, n, pa.binary())
+
+
 def _get_bit(e: Call, args: list, n: int) -> xa.Datum:
     return _per_row_args(bv.get_bit, args, n, pa.int32())
 
@@ -245,7 +258,9 @@ CALLS = {
     **{f: _digest for f in (Func.BYTEA_MD5, Func.SHA224, Func.SHA256, Func.SHA384,
                             Func.SHA512)},
     Func.BYTEA_LENGTH: _length, Func.BYTEA_CONCAT: _concat,
-    Func.BYTEA_SUBSTRING: _substring, Func.ENCODE: _encode, Func.DECODE: _decode,
+    Func.BYTEA_SUBSTRING: _substring, Func.BYTEA_POSITION: _position,
+    **{f: _trim for f in _TRIMS},
+    Func.ENCODE: _encode, Func.DECODE: _decode,
     Func.GET_BYTE: _get_byte, Func.SET_BYTE: _set_byte, Func.GET_BIT: _get_bit,
     Func.SET_BIT: _set_bit, Func.CONVERT_TO: _convert_to,
     Func.CONVERT_FROM: _convert_from,

@@ -123,6 +123,10 @@ def test_functions_over_columns_match_the_folder():
         (F.bind_call(ex.Func.SUBSTRING, [x, F.literal(-2**31), F.literal(2**31 - 1)]),
          lambda v, n: bv.substring(v, -2**31, 2**31 - 1)),
         (F.bind_call(ex.Func.SUBSTRING, [x, k]), lambda v, n: bv.substring(v, n)),
+        (F.bind_call(ex.Func.POSITION, [x, F.literal("\\x00")]), lambda v, n: v.find(b"\0") + 1),
+        (F.bind_call(ex.Func.TRIM, [x, F.literal("\\x005c")]), lambda v, n: v.strip(b"\0\\")),
+        (F.bind_call(ex.Func.GET_BIT, [x, F.literal(0)]),
+         lambda v, n: bv.get_bit(v, 0) if v else "error"),
         (F.bind_call(ex.Func.SUBSTRING, [x, F.literal(1), k]),
          lambda v, n: bv.substring(v, 1, n) if n >= 0 else "error"),
     ]
@@ -130,9 +134,18 @@ def test_functions_over_columns_match_the_folder():
     for e, fn in cases:
         want = [None if v is None else fn(v, n) for v, n in zip(BYTES, ks)]
         if "error" in want:
-            raises_sqlstate("22011", py_values, e, batch)
+            raises_sqlstate("2202E" if e.func is ex.Func.GET_BIT else "22011",
+                            py_values, e, batch)
         else:
             assert py_values(e, batch) == want, e
+
+
+def test_bits_least_significant_first():
+    assert [bv.get_bit(b"\x01\x80", i) for i in (0, 1, 7, 8, 15)] == [1, 0, 0, 0, 1]
+    assert bv.set_bit(b"\x00\x00", 9, 1) == b"\x00\x02"
+    raises_sqlstate("22023", bv.set_bit, b"\x00", 0, 2)
+    assert raises_sqlstate("2202E", bv.get_bit, b"\x00", 8).message == \
+        "index 8 out of valid range, 0..7"
 
 
 def test_byte_access_errors_name_the_range():
