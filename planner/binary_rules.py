@@ -55,8 +55,9 @@ def rule_bytea(func: Func, args) -> ex.Expr:
     return Call(f, (args[0],), types.TEXT if f is Func.BYTEA_MD5 else types.INT4)
 
 
-def bytea_concat(a: ex.Expr, b: ex.Expr) -> bool:
-    """Whether `a || b` is bytea's: a bytea side and the other bytea or unknown."""
+def bytea_operands(a: ex.Expr, b: ex.Expr) -> bool:
+    """Whether `a || b` (`a LIKE b`) is bytea's: a bytea side and the other bytea or
+    unknown."""
     return (a.type.kind is Kind.BYTEA or b.type.kind is Kind.BYTEA) and all(
         x.type.kind is Kind.BYTEA or is_unknown(x) for x in (a, b))
 
@@ -123,5 +124,6 @@ RULES = {
     Func.GET_BIT: _signature(types.BYTEA, types.INT8, result=types.INT4),
     Func.SET_BIT: _signature(types.BYTEA, types.INT8, types.INT4, result=types.BYTEA),
     Func.CONVERT_TO: _rule_convert, Func.CONVERT_FROM: _rule_convert,
+    Func.BYTEA_LIKE: _signature(types.BYTEA, types.BYTEA, result=types.BOOL),
     Func.GEN_RANDOM_UUID: _rule_gen_random_uuid,
 }

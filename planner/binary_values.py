@@ -12,6 +12,7 @@ paths (segment/kernels/expr_binary.py) share these, so both fail alike.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import re
 
@@ -215,6 +216,34 @@ def set_byte(v: bytes, n: int, b: int) -> bytes:
     """set_byte(bytea, n, b): v with byte n set to b's low 8 bits."""
     _byte_index(v, n)
     return bytes(v[:n]) + bytes([b & 0xFF]) + bytes(v[n + 1:])
+
+
+@functools.lru_cache(maxsize=256)
+def _like_regex(pattern: bytes) -> re.Pattern:
+    """A bytea LIKE pattern as a regex over the bytes read as latin-1: % any bytes, _ one
+    byte, a backslash takes the next byte literally (22025 when nothing follows)."""
+    out, i = [], 0
+    while i < len(pattern):
+        b = pattern[i]
+        if b == 0x5C:
+            if i + 1 == len(pattern):
+                raise errors.QueryError("LIKE pattern must not end with escape character",
+                                        "22025")
+            i += 1
+            out.append(re.escape(chr(pattern[i])))
+        elif b == 0x25:
+            out.append(".*")
+        elif b == 0x5F:
+            out.append(".")
+        else:
+            out.append(re.escape(chr(b)))
+        i += 1
+    return re.compile("".join(out), re.DOTALL)
+
+
+def like(v: bytes, pattern: bytes) -> bool:
+    """bytea LIKE pattern (bytealike): matched byte by byte."""
+    return _like_regex(bytes(pattern)).fullmatch(bytes(v).decode("latin-1")) is not None
 
 
 def _bit_index(v: bytes, n: int) -> None:

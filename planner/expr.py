@@ -102,6 +102,7 @@ class Func(enum.Enum):
     BYTEA_TRIM = "?bytea_btrim"        # (bytes, set): the bytes of set off both ends
     BYTEA_LTRIM = "?bytea_ltrim"
     BYTEA_RTRIM = "?bytea_rtrim"
+    BYTEA_LIKE = "?bytea_like"         # (bytes, pattern): LIKE byte by byte (NOT LIKE: NOT)
     SHA224 = "sha224"
     SHA256 = "sha256"
     SHA384 = "sha384"
@@ -419,7 +420,7 @@ _INFIX = {Func.ADD, Func.SUB, Func.MUL, Func.DIV, Func.MOD, Func.EQ, Func.NE, Fu
 # Functions bound to Funcs of their own that EXPLAIN shows by the name written
 _SHOWN = {Func.BYTEA_LENGTH: "length", Func.BYTEA_SUBSTRING: "substring",
           Func.BYTEA_MD5: "md5", Func.BYTEA_POSITION: "position", Func.BYTEA_TRIM: "btrim",
-          Func.BYTEA_LTRIM: "ltrim", Func.BYTEA_RTRIM: "rtrim"}
+          Func.BYTEA_LTRIM: "ltrim", Func.BYTEA_RTRIM: "rtrim", Func.BYTEA_LIKE: "bytealike"}
 
 
 def show(e: Expr) -> str:

@@ -360,6 +360,7 @@ _CONST_CALLS = {
     Func.BYTEA_MD5: lambda e, v: hashlib.md5(v).hexdigest(),
     Func.BYTEA_POSITION: lambda e, v, sub: v.find(sub) + 1,
     Func.BYTEA_TRIM: lambda e, v, cut: v.strip(cut),
+    Func.BYTEA_LIKE: lambda e, v, pattern: bv.like(v, pattern),
     Func.BYTEA_LTRIM: lambda e, v, cut: v.lstrip(cut),
     Func.BYTEA_RTRIM: lambda e, v, cut: v.rstrip(cut),
     **{f: lambda e, v: bv.DIGESTS[e.func.value](v).digest() for f in (

@@ -300,7 +300,7 @@ def _rule_concat(func: Func, args) -> ex.Expr:
         a, b = args
         if json_rules.jsonb_concat(a, b):
             return json_rules.rule_concat(a, b)
-        if binary_rules.bytea_concat(a, b):
+        if binary_rules.bytea_operands(a, b):
             return binary_rules.rule_concat(a, b)
         if a.type.is_array or b.type.is_array:
             if (a.type.is_array or is_unknown(a)) and (b.type.is_array or is_unknown(b)):

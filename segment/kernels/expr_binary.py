@@ -5,9 +5,9 @@ the data buffer (every byte through a 256-entry table of hex digit pairs); text 
 takes a vectorized path for the forms clients and COPY write (`\\x` hex for bytea, the
 canonical 8-4-4-4-12 and its variants for uuid) and otherwise parses once per distinct
 value with planner/binary_values.py, which also raises PostgreSQL's error for a bad one.
-Digests, encode/decode, position, the trims and the byte and bit functions run once per
-distinct combination of their arguments; length, ||, substring with constant bounds and
-convert_to/convert_from are Arrow kernels.
+Digests, encode/decode, position, the trims, LIKE and the byte and bit functions run once
+per distinct combination of their arguments; length, ||, substring with constant bounds
+and convert_to/convert_from are Arrow kernels.
 """
 
 from __future__ import annotations
@@ -215,6 +215,10 @@ def _trim(e: Call, args: list, n: int) -> xa.Datum:
     return _per_row_args(_TRIMS[e.func], args, n, pa.binary())
 
 
+def _like(e: Call, args: list, n: int) -> xa.Datum:
+    return _per_row_args(bv.like, args, n, pa.bool_())
+
+
 def _get_bit(e: Call, args: list, n: int) -> xa.Datum:
     return _per_row_args(bv.get_bit, args, n, pa.int32())
 
@@ -261,7 +265,7 @@ CALLS = {
     Func.BYTEA_SUBSTRING: _substring, Func.BYTEA_POSITION: _position,
     **{f: _trim for f in _TRIMS},
     Func.ENCODE: _encode, Func.DECODE: _decode,
-    Func.GET_BYTE: _get_byte, Func.SET_BYTE: _set_byte, Func.GET_BIT: _get_bit,
+    Func.BYTEA_LIKE: _like, Func.GET_BYTE: _get_byte, Func.SET_BYTE: _set_byte, Func.GET_BIT: _get_bit,
     Func.SET_BIT: _set_bit, Func.CONVERT_TO: _convert_to,
     Func.CONVERT_FROM: _convert_from,
 }

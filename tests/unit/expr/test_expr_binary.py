@@ -189,3 +189,13 @@ def test_binary_chunk_statistics_prune():
     assert not skip(ex.Func.GT, b"\x20")
     long = column_stats(_arr([b"\x01" * (MAX_STRING_CHARS + 1)]))
     assert long.min == "01" * MAX_STRING_CHARS and long.max is None
+
+
+def test_like_matches_byte_by_byte():
+    assert bv.like(b"\xc3\xa9", b"__") and not bv.like(b"\xc3\xa9", b"_")  # bytes, not chars
+    assert bv.like(b"a\nb", b"a%b") and bv.like(b"a%b", b"a\\%b") and not bv.like(b"ab", b"a\\%b")
+    assert bv.like(b".*", b".*") and not bv.like(b"ab", b".*")  # no regex leaks through
+    raises_sqlstate("22025", bv.like, b"a", b"a\\")
+    e = F.bind_like(col(0, T.BYTEA), F.literal("%\\000%"), negated=True)
+    batch = pa.record_batch({"b": _arr([b"\x00", b"x", None])})
+    assert py_values(e, batch) == [False, True, None]
