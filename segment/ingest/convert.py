@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner import errors
+from planner import errors, values
 from planner.schema import ColumnDef
 from planner.types import BINARY_KINDS, Kind, SqlType
 from segment.ingest import interval, numeric
@@ -282,8 +282,31 @@ for _k in (Kind.ARRAY, Kind.INT2VECTOR, Kind.OIDVECTOR):  # '{1,2,NULL}' (array_
     _FROM_TEXT[_k] = expr_pgarray.from_text
 for _k in (Kind.JSON, Kind.JSONB):  # validated (json) or made canonical (jsonb)
     _FROM_TEXT[_k] = lambda arr, t: expr_json.cast(arr, SqlType(Kind.TEXT), t)
-for _k in BINARY_KINDS:  # byteain (hex or escape format), uuid_in
-    _FROM_TEXT[_k] = expr_binary.from_text
+
+
+def _binary_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
+    """byteain (hex or escape format) / uuid_in; an error names the first bad row."""
+    def attempt(a: pa.Array) -> pa.Array | None:
+        try:
+            return expr_binary.from_text(a, t)
+        except errors.QueryError:
+            return None
+    out = attempt(arr)
+    if out is None:
+        fail_at(arr, attempt, lambda s: _binary_error(s, t))
+    return out
+
+
+def _binary_error(s: str, t: SqlType) -> errors.QueryError:
+    try:
+        values.parse_text(s, t)
+    except errors.QueryError as e:
+        return e
+    raise errors.InternalError(f"{t} input accepted {s!r} alone but not in its column")
+
+
+for _k in BINARY_KINDS:
+    _FROM_TEXT[_k] = _binary_from_text
 
 
 def _binary_values(arr: pa.Array, t: SqlType) -> pa.Array:

@@ -99,9 +99,10 @@ def test_copy_from_escape_format_and_errors(conn, table, pg):
     conn.execute(f"CREATE TABLE {u} (u uuid)")
     with pytest.raises(Exception) as e:
         with conn.cursor().copy(f"COPY {u} FROM STDIN") as cp:
-            cp.write("not-a-uuid\n")
+            cp.write("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11\nnot-a-uuid\n")
     assert e.value.diag.sqlstate == "22P02"
-    assert 'invalid input syntax for type uuid: "not-a-uuid"' in str(e.value)
+    assert e.value.diag.message_primary == 'invalid input syntax for type uuid: "not-a-uuid"'
+    assert e.value.diag.context.startswith(f"COPY {u}, line 2, column u")
 
 
 @pytest.mark.parametrize("binary", [False, True])
