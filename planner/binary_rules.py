@@ -1,11 +1,12 @@
 """Typing rules of the bytea and uuid functions, as PostgreSQL 15 resolves them.
 
-length, octet_length, substring, md5, position, btrim/ltrim/rtrim and || have bytea
-versions next to their text ones:
-typing_rules hands a call whose (first) argument is bytea to `rule_bytea`, which binds the
-?bytea_ Funcs. The functions only bytea has (sha224..sha512, encode, decode, get_byte,
-set_byte, get_bit, set_bit, convert_to, convert_from) and gen_random_uuid() are RULES here. An unknown
-literal where a bytea is expected is read as bytea ('\\x01', 'abc'), as PostgreSQL does.
+length, octet_length, substring, md5, position, btrim/ltrim/rtrim, || and LIKE have bytea
+versions next to their text ones: typing_rules hands a call whose (first) argument is
+bytea to `rule_bytea` (|| and LIKE: `bytea_operands`), which binds the ?bytea_ Funcs.
+The functions only bytea has (sha224..sha512, encode, decode, get_byte, set_byte,
+get_bit, set_bit, convert_to, convert_from) and gen_random_uuid() are RULES here. An
+unknown literal where a bytea is expected is read as bytea ('\\x01', 'abc'), as
+PostgreSQL does.
 The kernels are segment/kernels/expr_binary.py's, the folding planner/fold.py's over
 planner/binary_values.py.
 """
@@ -102,7 +103,8 @@ def _rule_convert(func: Func, args) -> ex.Expr:
     call = _signature(src, types.TEXT, result=result)(func, args)
     name = call.args[1]
     if not isinstance(name, Literal):
-        raise errors.FeatureNotSupported(f"{func.value}() with an encoding that is not a constant")
+        raise errors.FeatureNotSupported(
+            f"{func.value}() with an encoding that is not a constant")
     if name.value is not None:
         binary_values.encoding_check(name.value, func.value)
     return call

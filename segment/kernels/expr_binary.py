@@ -264,8 +264,7 @@ CALLS = {
     Func.BYTEA_LENGTH: _length, Func.BYTEA_CONCAT: _concat,
     Func.BYTEA_SUBSTRING: _substring, Func.BYTEA_POSITION: _position,
     **{f: _trim for f in _TRIMS},
-    Func.ENCODE: _encode, Func.DECODE: _decode,
-    Func.BYTEA_LIKE: _like, Func.GET_BYTE: _get_byte, Func.SET_BYTE: _set_byte, Func.GET_BIT: _get_bit,
-    Func.SET_BIT: _set_bit, Func.CONVERT_TO: _convert_to,
-    Func.CONVERT_FROM: _convert_from,
+    Func.BYTEA_LIKE: _like, Func.ENCODE: _encode, Func.DECODE: _decode,
+    Func.GET_BYTE: _get_byte, Func.SET_BYTE: _set_byte, Func.GET_BIT: _get_bit,
+    Func.SET_BIT: _set_bit, Func.CONVERT_TO: _convert_to, Func.CONVERT_FROM: _convert_from,
 }

@@ -104,8 +104,8 @@ def test_encode_formats_as_postgresql():
 def test_functions_over_columns_match_the_folder():
     x = col(0, T.BYTEA)
     k = col(1, T.INT4)
-    batch = pa.record_batch({"b": _arr(BYTES), "k": pa.array([i % 7 - 2 for i in range(len(BYTES))],
-                                                               pa.int32())})
+    ks = pa.array([i % 7 - 2 for i in range(len(BYTES))], pa.int32())
+    batch = pa.record_batch({"b": _arr(BYTES), "k": ks})
     cases = [
         (F.bind_call(ex.Func.LENGTH, [x]), lambda v, n: len(v)),
         (F.bind_call(ex.Func.MD5, [x]), lambda v, n: bv.DIGESTS["md5"](v).hexdigest()),
