@@ -30,9 +30,11 @@ _TEXT_ESCAPES = (("\\", "\\\\"), ("\b", "\\b"), ("\f", "\\f"), ("\n", "\\n"),
 
 
 def encode_copy(batches: Iterable[pa.RecordBatch], types: list[SqlType], fmt: CopyFormat,
-                options: CopyOptions, names: list[str] | None = None) -> Iterator[bytes]:
+                options: CopyOptions, names: list[str] | None = None,
+                zone=None) -> Iterator[bytes]:
     """CopyData payloads for the rows of `batches` (columns laid out as `types` say).
-    `names` label the header line (default: the first batch's column names)."""
+    `names` label the header line (default: the first batch's column names); timestamptz
+    text is shown in `zone` (a planner.time_zones.Zone, None: UTC)."""
     out = _Chunker()
     header = fmt is not CopyFormat.BINARY and options.header
     if fmt is CopyFormat.BINARY:
@@ -52,8 +54,9 @@ def encode_copy(batches: Iterable[pa.RecordBatch], types: list[SqlType], fmt: Co
                                              batch.schema.names)
         for start in range(0, batch.num_rows, SLICE_ROWS):
             part = batch.slice(start, SLICE_ROWS)
-            rows = _binary_rows(part, types) if fmt is CopyFormat.BINARY else \
-                _text_rows(part, types, fmt, options, forced or [])
+            with values.text_zone(zone):
+                rows = _binary_rows(part, types) if fmt is CopyFormat.BINARY else \
+                    _text_rows(part, types, fmt, options, forced or [])
             yield from out.add_rows(rows)
     if fmt is CopyFormat.BINARY:
         out.add(copy_binary.TRAILER)

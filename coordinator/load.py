@@ -8,6 +8,7 @@ and each keeps its own share: no rows cross the network.
 
 from __future__ import annotations
 
+
 from dataclasses import replace
 
 from sqlglot import exp
@@ -243,6 +244,9 @@ def _unsplit(node: pl.Node) -> pl.Node:
 def copy(session, spec: copy_statement.CopySpec, txn, cancel) -> QueryResult:
     opts = parse_copy_options(
         {k: ("true" if v is None else v) for k, v in spec.options.items()})
+    zone = session.time_zone()
+    if not zone.is_utc:
+        opts = replace(opts, time_zone=zone.spec)
     fmt = opts.format if opts.format in _WIRE_FORMATS else None
     view = session.catalog_view(txn)
     rel = RelationName(spec.table, spec.schema, spec.catalog) if spec.table is not None else None
@@ -330,7 +334,8 @@ def _copy_to_stdout(session, source, fmt, opts, txn, cancel) -> QueryResult:
         for b in qrun.batches():
             count[0] += b.num_rows
             yield b
-    chunks = copy_out.encode_copy(counted(), col_types, fmt, opts, names=list(names))
+    chunks = copy_out.encode_copy(counted(), col_types, fmt, opts, names=list(names),
+                                  zone=session.time_zone())
     return QueryResult(ResultKind.COPY_OUT, tag=lambda: f"COPY {count[0]}",
                        copy_out=CopyOut(fmt, len(col_types), chunks, lambda: count[0]))
 

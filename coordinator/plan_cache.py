@@ -7,7 +7,8 @@ A plan is reused only under a key holding everything its making read:
   holds them (folded, pushed into scans);
 - the catalog version (`Catalog.version`, bumped by every committed CREATE/DROP, by
   ANALYZE and by the row estimates loads keep), and search_path, user and database, which
-  name resolution reads (`SessionCatalog`).
+  name resolution reads (`SessionCatalog`), and TimeZone, which plans carry
+  (planner/zone_rules.py).
 Plans that read anything else are not kept:
 - plans that read the session through SESSION_INFO (current_user, current_setting(),
   set_config(), pg_backend_pid(), the system catalog's rows): `LentInfo` counts the reads;
@@ -56,6 +57,7 @@ class Key:
     search_path: str
     user: str
     database: str
+    time_zone: str = "UTC"
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ def key(session, text: str, param_types, values) -> Key | None:
         if sum(len(r) for _, r in values) > MAX_TEXT:
             return None
     return Key(version, text, tuple(param_types), values, session.settings.show("search_path"),
-               session.user, session.database)
+               session.user, session.database, session.settings.show("TimeZone"))
 
 
 class LentInfo(Mapping):
@@ -100,9 +102,12 @@ class LentInfo(Mapping):
     which a plan that depends on the session is told from one that depends on its key
     alone."""
 
-    def __init__(self, values: dict[str, Any]):
+    def __init__(self, values: dict[str, Any], zone=None):
         self._values = dict(values)
         self.reads = 0
+        # The session's TimeZone (planner/time_zones.session_zone): in the key, so reading
+        # it is no read of the session.
+        self.zone = zone
 
     def __getitem__(self, name: str):
         self.reads += 1

@@ -164,7 +164,7 @@ def select(session, tree, txn, cancel: CancelToken, cancel_event=None,
             count[0] += b.num_rows
             yield b
     return QueryResult(ResultKind.ROWS, tag=lambda: f"SELECT {count[0]}", columns=columns,
-                       batches=batches())
+                       batches=batches(), time_zone=session.time_zone())
 
 
 def explain(session, tree, txn, cancel: CancelToken, analyze: bool) -> QueryResult:

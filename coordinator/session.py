@@ -27,7 +27,7 @@ from coordinator.pgwire.boundary import (CancelToken, PreparedStatement, QueryRe
                                          ResultColumn, ResultKind, TransactionStatus)
 from coordinator.settings import Settings, split_identifiers
 from coordinator.transaction import State, Transaction
-from planner import bind_expr, errors, session_info, statements, types
+from planner import bind_expr, errors, session_info, statements, time_zones, types
 from planner.statements import Kind
 
 _pids = itertools.count(1)
@@ -515,4 +515,9 @@ class Session:
             "schema": self.catalog_view().current_schema, "pg_backend_pid": self.pid,
             "max_recursive_rows": self.settings.get("raympp.max_recursive_rows"),
             # pg_catalog's rows and the catalog functions' data
-            "system": system_catalog.SystemCatalog(self)}))
+            "system": system_catalog.SystemCatalog(self)}, zone=self.time_zone()))
+
+    def time_zone(self) -> time_zones.Zone:
+        """The session's TimeZone setting as a zone."""
+        value = self.settings.show("TimeZone")
+        return time_zones.named_zone(value) or time_zones.posix_zone(value)

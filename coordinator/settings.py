@@ -9,7 +9,8 @@ unit and range-checked; bools take on/off/true/false/yes/no/1/0 and unique prefi
 prints an integer in the largest unit that divides it ("1s", "1500ms", "64MB", "0").
 
 Settings whose other values raympp does not implement accept only the values it does and
-refuse the rest with 0A000 rather than accepting and ignoring them: TimeZone (UTC only),
+refuse the rest with 0A000 rather than accepting and ignoring them: TimeZone (no POSIX
+rules of summer time),
 DateStyle (ISO, MDY), isolation levels (statements see the data committed when they start,
 i.e. read committed; PostgreSQL runs read uncommitted as read committed too),
 IntervalStyle, bytea_output, standard_conforming_strings, extra_float_digits <= 0 (floats
@@ -49,13 +50,12 @@ from __future__ import annotations
 import enum
 import math
 import re
-import zoneinfo
 from dataclasses import dataclass
 from typing import Callable
 
 from planner import errors
 from planner.bind_expr import SERVER_VERSION
-from planner import temporal
+from planner import temporal, time_zones
 from planner.catalog_names import quote_ident
 
 INT_MAX = 2**31 - 1
@@ -292,33 +292,16 @@ def split_identifiers(text: str, separator: str = ",") -> list[str] | None:
 
 
 # --- checks of settings raympp implements partly --------------------------------------------
-_UTC_ZONES = ("UTC", "UCT", "Universal", "Zulu", "GMT", "GMT0", "GMT+0", "GMT-0", "Greenwich",
-              "Etc/UTC", "Etc/UCT", "Etc/Universal", "Etc/Zulu", "Etc/GMT", "Etc/GMT0",
-              "Etc/GMT+0", "Etc/GMT-0", "Etc/Greenwich")
-_ZONES: dict[str, str] | None = None
-_POSIX_TZ = re.compile(r"(<[^>]*>|[^\d,+-]*)([+-]?)(\d{1,3})(?::(\d{1,2})(?::(\d{1,2}))?)?(.*)",
-                       re.DOTALL)
-_TZ_HINT = "raympp only runs in UTC yet: SET TIME ZONE 'UTC'"
-
-
-def _zone_names() -> dict[str, str]:
-    """Time zone names PostgreSQL would know (its lookup ignores case) -> their spelling."""
-    global _ZONES
-    if _ZONES is None:
-        try:
-            names = set(zoneinfo.available_timezones())
-        except Exception:  # no tz database on this machine: the UTC names still work
-            names = set()
-        names.update(_UTC_ZONES)
-        _ZONES = {n.lower(): n for n in names}
-    return _ZONES
+def _fixed_zone_name(seconds_east: int) -> str:
+    """PostgreSQL's name of a zone set as a number or an interval: <+05:30>-05:30."""
+    iso = time_zones.offset_text(seconds_east)
+    posix = ("-" if seconds_east >= 0 else "+") + time_zones.offset_text(abs(seconds_east))[1:]
+    return f"<{iso}>{posix}"
 
 
 def _check_timezone(value: str, settings) -> str:
-    """PostgreSQL's check_timezone (INTERVAL '...', a number of hours, a zone name, a POSIX
-    spec), keeping only the zones that are UTC."""
-    refused = _unsupported(f"SET TIME ZONE '{value}' is not supported: only UTC is "
-                           "implemented", _TZ_HINT)
+    """PostgreSQL's check_timezone: INTERVAL '...', a number of hours (east of UTC), a zone
+    name of the tz database, or a POSIX spec (hours west); what SHOW prints then."""
     if value[:8].lower() == "interval":
         m = re.fullmatch(r"(?is)interval\s*'([^']*)'", value)
         if not m:
@@ -331,26 +314,27 @@ def _check_timezone(value: str, settings) -> str:
             raise _invalid("TimeZone", value, detail="Cannot specify months in time zone interval.")
         if iv.days:
             raise _invalid("TimeZone", value, detail="Cannot specify days in time zone interval.")
-        if iv.micros // 1_000_000:
-            raise refused
-        return "<+00>-00"
+        if iv.micros % 60_000_000:
+            raise _unsupported(f"SET TIME ZONE '{value}': offsets with seconds")
+        return _fixed_zone_name(iv.micros // 1_000_000)
     if _STRTOD.fullmatch(value):
-        if float(value) != 0:
-            raise refused
-        return "<+00>-00"
-    zone = _zone_names().get(value.lower())
-    if zone is not None:
-        if zone not in _UTC_ZONES:
-            raise refused
-        return zone
-    m = _POSIX_TZ.fullmatch(value.upper())
-    if m and value and value[0] != ":" and m.group(3) is not None:
-        hours, minutes, seconds = int(m.group(3)), int(m.group(4) or 0), int(m.group(5) or 0)
-        if hours > 24 * 7 or minutes > 59 or seconds > 59:
+        seconds = round(float(value) * 3600)
+        if abs(seconds) >= 7 * 24 * 3600:
             raise _invalid("TimeZone", value)
-        if hours or minutes or seconds or m.group(6):
-            raise refused
-        return value.upper()
+        if seconds % 60:
+            raise _unsupported(f"SET TIME ZONE '{value}': offsets with seconds")
+        return _fixed_zone_name(seconds)
+    zone = time_zones.zone_names().get(value.lower())
+    if zone is not None:
+        return zone
+    try:
+        posix = time_zones.posix_zone(value)
+    except errors.InvalidParameterValue:
+        raise _invalid("TimeZone", value) from None
+    except errors.FeatureNotSupported as e:
+        raise _unsupported(str(e)) from None
+    if posix is not None:
+        return value
     raise _invalid("TimeZone", value)
 
 

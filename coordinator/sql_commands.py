@@ -399,7 +399,8 @@ class SessionCommands:
                 if st.kind is Kind.MOVE:
                     return _command(f"MOVE {got}")
                 return QueryResult(ResultKind.ROWS, tag=lambda: f"FETCH {got}",
-                                   columns=list(columns), batches=iter(batches))
+                                   columns=list(columns), batches=iter(batches),
+                                   time_zone=self.session.time_zone())
         c = self._cursor(st.name)
         skip = 0
         if direction == "forward" and count != 0:
@@ -432,7 +433,8 @@ class SessionCommands:
         if st.kind is Kind.MOVE:
             return _command(f"MOVE {got}")
         return QueryResult(ResultKind.ROWS, tag=lambda: f"FETCH {got}", columns=list(c.columns),
-                           batches=iter(batches), binary=c.binary)
+                           batches=iter(batches), binary=c.binary,
+                           time_zone=self.session.time_zone())
 
     def _close(self, st, stmt, params, cancel) -> QueryResult:
         if st.name == "all":

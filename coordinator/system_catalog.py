@@ -427,8 +427,9 @@ def _column_type_info(t: types.SqlType, tid: int) -> dict:
         out["numeric_precision_radix"] = 10
     elif k is Kind.NUMERIC:
         out["numeric_precision_radix"] = 10
-    if k in (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
-        out["datetime_precision"] = 0 if k is Kind.DATE else 6
+    if k in (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.TIME, Kind.TIMETZ):
+        out["datetime_precision"] = 0 if k is Kind.DATE else (
+            6 if t.precision is None else t.precision)
     if k is Kind.INTERVAL:
         out["datetime_precision"] = 6
     if k in (Kind.TEXT, Kind.VARCHAR, Kind.CHAR, Kind.NAME):

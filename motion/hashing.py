@@ -10,7 +10,8 @@ a new HASH_VERSION and a redistribution of every stored table. tests/unit/motion
 
 Canonical values (equal values of comparable types hash alike):
 - integers of every width, bool (0/1), date32 (days), date64 (days), timestamp and duration
-  (int64 microseconds, other units converted, ns floored), interval (total microseconds,
+  (int64 microseconds, other units converted, ns floored), time64[us] (microseconds
+  since midnight), interval (total microseconds,
   month = 30 days, day = 24 hours, as PostgreSQL compares intervals) hash as an int64;
 - numerics: a scaled int64 column (`scales[i]` given) and decimal128 values are reduced to
   (mantissa, scale) without trailing decimal zeros, so numeric 5.00 hashes like integer 5
@@ -297,6 +298,8 @@ def _as_int64_view(arr: pa.Array) -> np.ndarray:
     t = arr.type
     if pa.types.is_date64(t):
         return _values(arr, np.int64) // 86_400_000
+    if t == pa.time64("us"):  # a time of day: microseconds since midnight
+        return _values(arr, np.int64)
     if pa.types.is_timestamp(t) or pa.types.is_duration(t):
         v = _values(arr, np.int64)
         mult = _US_PER[t.unit]

@@ -13,15 +13,16 @@ from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
-from planner import (bind_array, bind_join, bind_json, bind_lateral, bind_lateral_subquery,
-                     bind_recursive, bind_srfs, bind_subquery, bind_window, catalog_functions,
+from planner import (binary_rules, bind_array, bind_join, bind_json, bind_lateral,
+                     bind_lateral_subquery, bind_recursive, bind_srfs, bind_subquery,
+                     bind_window, catalog_functions,
                      bitwise_aggregates, distinct_on, errors, functions, grouping_sets,
                      hypothetical_aggregates, json_aggregates, json_grouping, json_rules,
                      ordered_aggregates, regression_aggregates, set_operations,
                      statistics_aggregates, string_aggregates, subquery_domain, system_tables,
                      table_functions, types)
 from planner import expr as ex
-from planner import group_subqueries
+from planner import group_subqueries, interval_aggregates
 from planner import plan as pl
 from planner import row_aggregates
 from planner.bind_expr import AGGREGATES, STATISTICS, ExprBinder, find_aggregate, row_of
@@ -716,6 +717,8 @@ class QueryBinder:
                 return binder.bind(ordered_aggregates.distinct_array_agg(tree))
             if isinstance(tree, json_aggregates.NODES):  # json_agg & co. over array_agg
                 return json_aggregates.bind(tree, binder.bind)
+            if interval_aggregates.applies(tree, plain.bind):  # sum/avg/min/max(interval)
+                return binder.bind(interval_aggregates.rewrite(tree))
             if isinstance(tree, AGGREGATES):
                 call = self._agg_call(tree, scope)
                 primary = next((a.order for a in aggs
@@ -819,6 +822,8 @@ class QueryBinder:
             return ex.AggCall(func, arg, distinct, types.BOOL)
         func = {exp.Count: ex.AggFunc.COUNT, exp.Sum: ex.AggFunc.SUM, exp.Avg: ex.AggFunc.AVG,
                 exp.Min: ex.AggFunc.MIN, exp.Max: ex.AggFunc.MAX}[type(tree)]
+        if func in (ex.AggFunc.MIN, ex.AggFunc.MAX):
+            binary_rules.check_min_max(func.value, arg)
         return ex.AggCall(func, arg, distinct, agg_result_type(func, arg.type))
 
     def _array_agg(self, inner, distinct: bool, scope) -> ex.AggCall:

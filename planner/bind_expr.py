@@ -16,7 +16,7 @@ from sqlglot import exp
 
 from planner import (binary_values, bind_array, bind_json, bitwise_aggregates,
                      catalog_functions, errors, functions, pg_functions,
-                     regression_aggregates, row_comparison, types)
+                     regression_aggregates, row_comparison, time_zones, types, zone_rules)
 from planner import expr as ex
 from planner.expr import Func
 from planner.schema import identifier
@@ -192,6 +192,8 @@ class ExprBinder:
         arr = bind_array.bind(self, node)  # ARRAY[...], a[i], array functions, ANY (array)
         if arr is not None:
             return arr
+        if isinstance(node, exp.AtTimeZone):
+            return self._at_time_zone(b(node.this), node.args["zone"])
         if isinstance(node, exp.Collate):
             # Text compares byte-wise, which is what the "C" and "POSIX" collations do
             # (and "default", the database's, which is C here).
@@ -341,6 +343,13 @@ class ExprBinder:
             return functions.bind_call(Func.NOW, [])
         if isinstance(node, exp.CurrentDate):
             return functions.bind_cast(functions.bind_call(Func.NOW, []), types.DATE)
+        if isinstance(node, exp.Localtimestamp):
+            if node.this is not None:
+                raise errors.FeatureNotSupported("LOCALTIMESTAMP with a precision")
+            return functions.bind_cast(functions.bind_call(Func.NOW, []), types.TIMESTAMP)
+        if isinstance(node, (exp.CurrentTime, exp.Localtime)):  # the statement's, in UTC
+            t = types.TIMETZ if isinstance(node, exp.CurrentTime) else types.TIME
+            return functions.bind_cast(functions.bind_call(Func.NOW, []), t)
         if isinstance(node, exp.CurrentVersion):
             return ex.Literal(VERSION_TEXT, types.TEXT)
         if isinstance(node, (exp.CurrentSchema, exp.CurrentDatabase, exp.CurrentUser)):
@@ -443,6 +452,48 @@ class ExprBinder:
             out = functions.bind_call(join, [out, p])
         return out
 
+    def _at_time_zone(self, x: ex.Expr, zone_node: exp.Expression) -> ex.Expr:
+        """x AT TIME ZONE zone (and timezone(zone, x)): a timestamptz's wall clock there,
+        or the instant of a timestamp's wall clock there."""
+        if isinstance(zone_node, exp.Interval) or (
+                isinstance(zone_node, exp.Cast) and zone_node.to.is_type("interval")):
+            iv = self.bind(zone_node)
+            iv = functions.bind_cast(iv, types.INTERVAL)
+            if not isinstance(iv, ex.Literal):
+                raise errors.FeatureNotSupported("AT TIME ZONE with a zone that is not a constant")
+            if iv.value is None:
+                return ex.Literal(None, types.TIMESTAMP if x.type.kind is types.Kind.TIMESTAMPTZ
+                                  else types.TIMESTAMPTZ)
+            v = iv.value
+            zone = time_zones.interval_zone(v.months, v.days, v.micros, zone_node.sql("postgres"))
+        else:
+            z = self.bind(zone_node)
+            if not isinstance(z, ex.Literal) or not (z.type.is_string or
+                                                    z.type.kind is types.Kind.UNKNOWN):
+                if z.type.is_string or z.type.kind is types.Kind.UNKNOWN:
+                    raise errors.FeatureNotSupported(
+                        "AT TIME ZONE with a zone that is not a constant")
+                raise errors.UndefinedFunction(
+                    f"function timezone({z.type}, {x.type}) does not exist")
+            if z.value is None:
+                zone = None
+            else:
+                zone = time_zones.parse_at_zone(z.value)
+        k = x.type.kind
+        if k is types.Kind.TIMESTAMP:
+            out_type = types.TIMESTAMPTZ
+        elif k in (types.Kind.TIMESTAMPTZ, types.Kind.DATE, types.Kind.UNKNOWN) or (
+                isinstance(x, ex.Literal) and x.type.is_string):
+            x = functions.bind_cast(x, types.TIMESTAMPTZ)
+            out_type = types.TIMESTAMP
+        else:
+            raise errors.FeatureNotSupported(f"AT TIME ZONE of type {x.type}")
+        if zone is None:
+            return ex.Literal(None, out_type)
+        if out_type is types.TIMESTAMPTZ:
+            return zone_rules.from_local(x, zone)
+        return zone_rules.to_local(x, zone)
+
     def _case(self, node: exp.Case) -> ex.Expr:
         subject = self.bind(node.this) if node.this is not None else None
         whens = []
@@ -474,6 +525,8 @@ class ExprBinder:
                 return ex.Literal(VERSION_TEXT, types.TEXT)
             return ex.Literal(SESSION_INFO.get().get(key, "public" if key == "schema" else "raympp"),
                               types.INT4 if name == "pg_backend_pid" else types.TEXT)
+        if name == "timezone" and isinstance(node, exp.Anonymous) and len(args) == 2:
+            return self._at_time_zone(args[1], node.expressions[0])
         if name in ("date_part", "datepart"):
             return functions.bind_call(Func.DATE_PART, args)
         if name == "row":  # ROW(a, b): fields f1, f2, ... (an unknown literal is text)

@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from planner import (bitwise_aggregates, errors, functions, json_aggregates, json_grouping,
-                     ordered_aggregates, regression_aggregates, statistics_aggregates,
-                     string_aggregates, types)
+from planner import (binary_rules, bitwise_aggregates, errors, functions, json_aggregates,
+                     json_grouping, ordered_aggregates, regression_aggregates,
+                     statistics_aggregates, string_aggregates, types)
 from planner import expr as ex
 from planner import plan as pl
 from planner import window as wn
@@ -219,8 +219,6 @@ class WindowBinder:
             if nf is None or ("NULLS FIRST" not in text and "NULLS LAST" not in text):
                 nf = desc
             order.append((functions.fold_constants(binder.bind(o.this)), desc, bool(nf)))
-        for e in partition + [o[0] for o in order]:
-            _orderable(e, "window PARTITION BY / ORDER BY")
         frame = self._frame(spec.frame, order, binder)
         over_base = self._over_base_aggregates(tree, func_tree, binder, cond)
         if over_base is not None:
@@ -346,6 +344,7 @@ class WindowBinder:
             if func in (wn.WindowFunc.MIN, wn.WindowFunc.MAX):
                 if arg.type.kind is types.Kind.BOOL:
                     raise errors.UndefinedFunction(f"function {name}(boolean) does not exist")
+                binary_rules.check_min_max(name, arg)
                 _orderable(arg, f"{name}() over a window")
             return func, [arg], 1, agg_result_type(_AGG_FUNCS[func], arg.type)
         raise errors.FeatureNotSupported(f"{name}() as a window function is not supported")
@@ -604,6 +603,7 @@ def _cast(e: ex.Expr, t: types.SqlType) -> ex.Expr:
 
 
 def _orderable(e: ex.Expr, what: str) -> None:
-    """Intervals neither sort nor compare in the operators yet: 0A000 while planning."""
+    """min/max over a window of intervals (the window operator's min/max are Arrow's,
+    which does not order intervals by their span): 0A000 while planning."""
     if e.type.kind is types.Kind.INTERVAL:
         raise errors.FeatureNotSupported(f"{what} of intervals is not supported")

@@ -35,6 +35,7 @@ CONSUMED: dict[type, frozenset[str]] = {k: frozenset(v) for k, v in {
     exp.Subquery: {"this", "alias", "order", "limit", "offset", "with_"},
     exp.Values: {"expressions", "alias", "order", "limit", "offset"},
     exp.Tuple: {"expressions"},
+    exp.AtTimeZone: {"this", "zone"},
     exp.With: {"expressions", "recursive"},
     exp.CTE: {"this", "alias"},
     exp.From: {"this"},
@@ -137,6 +138,8 @@ CONSUMED: dict[type, frozenset[str]] = {k: frozenset(v) for k, v in {
     exp.Max: {"this"},
     exp.CurrentTimestamp: set(),
     exp.CurrentDate: set(),
+    exp.CurrentTime: set(),  # current_time(p), localtime(p): the precision is refused
+    exp.Localtime: set(),
     exp.Div: {"this", "expression", "typed", "safe"},  # typed/safe: dialect annotations
     exp.DPipe: {"this", "expression", "safe"},
     exp.Placeholder: {"this"},
@@ -213,7 +216,6 @@ _CLAUSE_NAMES: dict[tuple[type, str], str] = {
 # Constructs refused wherever they appear, named as SQL (the binder would refuse most of
 # them too, but under a less helpful name).
 REFUSED: dict[type, str] = {
-    exp.AtTimeZone: "AT TIME ZONE",
     exp.SimilarTo: "SIMILAR TO",
 }
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from planner import catalog_types, errors, types
+from planner import catalog_types, errors, types, zone_rules
 from planner.array_text import split_array_text
 from planner import expr as ex
 from planner.expr import Call, Cast, Func, Literal
@@ -52,6 +52,12 @@ def cast_type_ok(src: SqlType, dst: SqlType) -> bool:
         return True
     if {s, d} == {Kind.BOOL, Kind.INT4}:
         return True
+    if d is Kind.TIME:  # pg_cast: timestamp(tz) -> time, interval -> time, timetz -> time
+        return s in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.INTERVAL, Kind.TIMETZ)
+    if d is Kind.TIMETZ:  # time -> timetz, timestamptz -> timetz
+        return s in (Kind.TIME, Kind.TIMESTAMPTZ)
+    if s is Kind.TIME:
+        return d is Kind.INTERVAL
     return s in TEMPORAL and d in TEMPORAL and not (s is d is Kind.DATE)
 
 
@@ -64,6 +70,9 @@ def bind_cast(e: ex.Expr, dst: SqlType) -> ex.Expr:
         raise errors.QueryError(f"cannot cast type {e.type} to {dst}", "42846")
     if dst.is_array and dst.elem == types.numeric(None, 0):
         dst = _unconstrained_array(e)
+    zone = zone_rules.zoned()
+    if zone is not None and zone_rules.involves(e.type, dst):
+        return zone_rules.cast(e, dst, zone)
     if dst.kind is Kind.NUMERIC and dst.precision is None and dst.scale == 0:
         if isinstance(e, Literal) and e.value is not None:
             value = cast_value(e.value, e.type, dst) if e.type.kind in _JSON else \
@@ -91,6 +100,8 @@ def bind_assign(e: ex.Expr, dst: SqlType, column: str = "") -> ex.Expr:
                or (src.kind in _JSON and dst.kind in _JSON)
                or (src.is_number and dst.is_number)
                or (src.kind in TEMPORAL and dst.kind in TEMPORAL)
+               or (dst.kind in (Kind.TIME, Kind.TIMETZ) and cast_type_ok(src, dst))
+               or (src.kind is Kind.TIME and dst.kind is Kind.INTERVAL)
                or (dst.is_array and (src.kind is Kind.UNKNOWN or src.is_array and (
                    src.elem.kind is dst.elem.kind or dst.elem.is_string
                    or (src.elem.is_number and dst.elem.is_number)))))
@@ -137,6 +148,9 @@ def coerce(e: ex.Expr, t: SqlType) -> ex.Expr:
         return catalog_types.convert(e, t)
     if e.type == t or (e.type.is_string and t.kind is Kind.TEXT):
         return e
+    zone = zone_rules.zoned()
+    if zone is not None and zone_rules.involves(e.type, t):
+        return zone_rules.cast(e, t, zone)
     if isinstance(e, Literal):
         return Literal(cast_value(e.value, e.type, t), t)
     return Cast(e, t)
@@ -286,12 +300,14 @@ def compare_operands(func: Func, a: ex.Expr, b: ex.Expr) -> tuple[ex.Expr, ex.Ex
         return a, b
     if ta.kind in TEMPORAL and tb.kind in TEMPORAL:
         for x, y in ((a, b), (b, a)):  # date vs midnight: compare dates, not every row cast
-            if x.type.kind is Kind.DATE and isinstance(y, Literal) and y.value is not None \
-                    and y.type.kind is not Kind.DATE and y.value.time() == dt.time(0):
+            if x.type.kind is Kind.DATE and isinstance(y, Literal) \
+                    and isinstance(y.value, dt.datetime) and y.type.kind is not Kind.DATE \
+                    and y.value.time() == dt.time(0):
                 day = Literal(y.value.date(), types.DATE)
                 return (x, day) if x is a else (day, x)
         t = common_type(ta, tb, "")
         return coerce(a, t), coerce(b, t)
-    if ta.kind is tb.kind and ta.kind in (Kind.BOOL, Kind.INTERVAL) + types.BINARY_KINDS:
+    if ta.kind is tb.kind and ta.kind in (Kind.BOOL, Kind.INTERVAL, Kind.TIME,
+                                          Kind.TIMETZ) + types.BINARY_KINDS:
         return a, b
     raise no_operator(func, (a, b))

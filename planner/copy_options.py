@@ -43,6 +43,9 @@ class CopyOptions:
     force_quote: tuple[str, ...] = ()      # COPY TO: quote every non-null value
     force_not_null: tuple[str, ...] = ()   # COPY FROM: the null string is a value
     force_null: tuple[str, ...] = ()       # COPY FROM: the quoted null string is NULL
+    # COPY FROM: the zone timestamptz text without an offset is read in (the session's
+    # TimeZone, a planner.time_zones.Zone spec, which the coordinator fills in)
+    time_zone: str | None = None
 
 
 def _boolean(name: str, value: str | None, allow_match: bool = False) -> bool | str:

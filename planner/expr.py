@@ -121,6 +121,12 @@ class Func(enum.Enum):
     DATE_TRUNC = "date_trunc"  # date_trunc(field, ts) -> timestamp
     DATE_PART = "date_part"   # date_part(field, ts) -> float8
     NOW = "now"
+    # Time zones (planner/zone_rules.py): the second argument is a Zone's spec, a constant
+    TO_LOCAL = "?to_local"      # (timestamptz, zone) -> timestamp: the wall clock there
+    FROM_LOCAL = "?from_local"  # (timestamp, zone) -> timestamptz: that wall clock's instant
+    TSTZ_OUT = "?tstz_out"      # (timestamptz, zone) -> text, with the zone's offset
+    TSTZ_IN = "?tstz_in"        # (text, zone) -> timestamptz: read there unless it has an offset
+    ISFINITE = "isfinite"  # date, timestamp(tz): not +/-infinity; interval: always true
     CONCAT_FN = "concat"      # concat(a, b, ...): NULL arguments are skipped, unlike ||
     FIT_STRING = "fit_string"  # text stored into varchar(n)/char(n): 22001 if too long
     # one_row(rows, value): a correlated scalar subquery's value; 21000 when it had rows > 1
@@ -180,6 +186,14 @@ class Func(enum.Enum):
     # (xs float8[], ys float8[], Literal(name)): regr_* / corr / covar_* of float8 pairs
     # (planner/regression_aggregates.py)
     REGR = "?regr"
+    # sum/avg/min/max of intervals as aggregates over these (planner/interval_aggregates.py,
+    # segment/kernels/expr_interval.py): (x, Literal('months'|'days'|'micros')) -> int8;
+    # (sum of months, of days, of micros) -> interval, 22008 beyond its range; (x) ->
+    # bytea that orders as x and holds it; and back (bytea) -> interval.
+    INTERVAL_PART = "?interval_part"
+    INTERVAL_FROM_SUMS = "?interval_from_sums"
+    INTERVAL_KEYED = "?interval_keyed"
+    INTERVAL_UNKEYED = "?interval_unkeyed"
     ARRAY_SORT_KEY = "array_sort_key"  # bytes that order as the array: < <= > >= of arrays
     ANY_OF = "any"                     # any(op, x, a): x op ANY (a); op a text Literal
     ALL_OF = "all"

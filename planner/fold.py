@@ -19,8 +19,10 @@ from planner import binary_values as bv
 from planner import errors
 from planner import expr as ex
 from planner.expr import Call, Cast, Func, Literal
+from planner import time_zones
 from planner.row_functions import call_row
-from planner.temporal import TEMPORAL, USECS_PER_DAY, add_interval, interval_key, interval_scale
+from planner.temporal import (TEMPORAL, Infinite, USECS_PER_DAY, add_interval, interval_key,
+                              interval_scale, time_arith)
 from planner.types import Kind, SqlType
 from planner.values import DEC, cast_value, check_int, fit_length, fit_numeric, to_float4
 
@@ -139,6 +141,8 @@ def evaluate_constant(e: ex.Expr, vals: list):
     if not isinstance(e, Call):
         raise NotFoldable
     f = e.func
+    if f not in _ORDER_ONLY and any(isinstance(v, Infinite) for v in vals):
+        raise NotFoldable  # arithmetic on +/-infinity: the kernels' (PostgreSQL's rules)
     if f in _ARRAY_FUNCS:  # computed by the batch kernels (several take NULL arguments)
         if f is Func.ARRAY:
             return tuple(vals)
@@ -203,6 +207,8 @@ def _c_arith(e: Call, a, b):
         r = {Func.ADD: DEC.add, Func.SUB: DEC.subtract, Func.MUL: DEC.multiply,
              Func.DIV: DEC.divide, Func.MOD: DEC.remainder}[f](a, b)
         return fit_numeric(r, t)
+    if Kind.TIME in (ta.kind, tb.kind) or ta.kind is Kind.TIMETZ:
+        return time_arith(f is Func.ADD, a, b)
     if ta.kind is Kind.DATE and tb.kind is Kind.DATE:
         return (a - b).days
     if ta.kind is Kind.DATE:
@@ -242,8 +248,11 @@ def float_arith(f: Func, a: float, b: float, float4: bool = False) -> float:
 def _c_sign(e: Call, x):
     if e.type.kind is Kind.INTERVAL:
         return ex.Interval(-x.months, -x.days, -x.micros)
-    r = -x if e.func is Func.NEG else abs(x)
-    return check_int(r, e.type) if e.type.is_integer else r
+    if e.type.is_integer:
+        return check_int(-x if e.func is Func.NEG else abs(x), e.type)
+    if isinstance(x, Decimal):  # in DEC: Python's - and abs() round to 28 digits
+        return DEC.minus(x) if e.func is Func.NEG else DEC.abs(x)
+    return -x if e.func is Func.NEG else abs(x)
 
 
 _ROUNDING = {Func.ROUND: decimal.ROUND_HALF_UP, Func.TRUNC: decimal.ROUND_DOWN,
@@ -314,7 +323,13 @@ def bitwise(f: Func, kind: Kind, a: int, b: int | None = None) -> int:
     return r - (1 << bits) if r >> (bits - 1) else r
 
 
+# Calls that only compare or pick their arguments: they fold over +/-infinity too.
+_ORDER_ONLY = frozenset((Func.EQ, Func.NE, Func.LT, Func.LE, Func.GT, Func.GE, Func.AND,
+                         Func.OR, Func.COALESCE, Func.GREATEST, Func.LEAST, Func.NULLIF,
+                         Func.ISFINITE))
+
 _CONST_CALLS = {
+    Func.ISFINITE: lambda e, x: not isinstance(x, Infinite),
     **{f: _c_arith for f in (Func.ADD, Func.SUB, Func.MUL, Func.DIV, Func.MOD)},
     **{f: _c_compare for f in (Func.EQ, Func.NE, Func.LT, Func.LE, Func.GT, Func.GE)},
     Func.NOT: lambda e, x: not x,
@@ -355,14 +370,18 @@ _CONST_CALLS = {
         Func.SIN, Func.COS, Func.TAN, Func.ASIN, Func.ACOS, Func.ATAN, Func.ATAN2)},
     Func.GCD: lambda e, a, b: gcd_lcm(e.func, e.type, a, b),
     Func.LCM: lambda e, a, b: gcd_lcm(e.func, e.type, a, b),
+    Func.TO_LOCAL: lambda e, v, z: time_zones.to_local(v, time_zones.Zone.from_spec(z)),
+    Func.FROM_LOCAL: lambda e, v, z: time_zones.from_local(v, time_zones.Zone.from_spec(z)),
+    Func.TSTZ_OUT: lambda e, v, z: time_zones.text_in_zone(v, time_zones.Zone.from_spec(z)),
+    Func.TSTZ_IN: lambda e, s, z: time_zones.parse_in_zone(s, time_zones.Zone.from_spec(z)),
     Func.BYTEA_LENGTH: lambda e, v: len(v), Func.BYTEA_CONCAT: lambda e, a, b: a + b,
     Func.BYTEA_SUBSTRING: lambda e, v, *a: bv.substring(v, *a),
     Func.BYTEA_MD5: lambda e, v: hashlib.md5(v).hexdigest(),
     Func.BYTEA_POSITION: lambda e, v, sub: v.find(sub) + 1,
     Func.BYTEA_TRIM: lambda e, v, cut: v.strip(cut),
-    Func.BYTEA_LIKE: lambda e, v, pattern: bv.like(v, pattern),
     Func.BYTEA_LTRIM: lambda e, v, cut: v.lstrip(cut),
     Func.BYTEA_RTRIM: lambda e, v, cut: v.rstrip(cut),
+    Func.BYTEA_LIKE: lambda e, v, pattern: bv.like(v, pattern),
     **{f: lambda e, v: bv.DIGESTS[e.func.value](v).digest() for f in (
         Func.SHA224, Func.SHA256, Func.SHA384, Func.SHA512)},
     Func.ENCODE: lambda e, v, fmt: bv.encode(v, fmt),

@@ -40,7 +40,7 @@ __all__ = ["bind_assign", "bind_call", "bind_case", "bind_cast", "bind_in", "bin
 def literal(value) -> Literal:
     """A Literal typed as PostgreSQL types a constant: 42 int4, 3000000000 int8, larger
     ints and Decimals numeric with a tight precision (Decimal('1.5') is numeric(2,1)),
-    float float8, str text (an unknown literal), date, datetime (aware: timestamptz),
+    float float8, str text (an unknown literal), date, datetime (aware: timestamptz), time,
     Interval, None unknown."""
     if value is None:
         return Literal(None, types.UNKNOWN)
@@ -64,6 +64,8 @@ def literal(value) -> Literal:
         return Literal(value, types.TIMESTAMP)
     if isinstance(value, dt.date):
         return Literal(value, types.DATE)
+    if isinstance(value, dt.time):
+        return Literal(value, types.TIME)
     if isinstance(value, ex.Interval):
         return Literal(value, types.INTERVAL)
     raise TypeError(f"no SQL literal for {type(value).__name__}")

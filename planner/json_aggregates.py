@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from planner import bind_json, errors, ordered_aggregates, types
+from planner import bind_json, errors, ordered_aggregates, types, zone_rules
 from planner import expr as ex
 from planner.expr import Func
 from planner.types import Kind
@@ -74,6 +74,7 @@ def bind(tree: exp.Expression, bind_agg, cond: exp.Expression | None = None) -> 
 
     out = types.JSONB if name.startswith("jsonb") else types.JSON
     arrays = tuple(array_agg(a) for a in args)
+    zone_rules.refuse_in_json(name, arrays)
     if len(arrays) == 1:
         return ex.Call(Func.JSON_AGG, arrays, out)
     key = arrays[0].type.elem

@@ -10,7 +10,7 @@ constants on one row.
 
 from __future__ import annotations
 
-from planner import errors, types
+from planner import errors, types, zone_rules
 from planner import expr as ex
 from planner.coercion import bind_cast, coerce, is_unknown, no_function, type_name
 from planner.expr import Call, Func
@@ -150,6 +150,7 @@ _RESULTS = {Func.JSON_TYPEOF: types.TEXT, Func.JSONB_TYPEOF: types.TEXT,
 
 def rule_function(func: Func, name: str, args: list) -> ex.Expr:
     """The typed call of a json function named `name` (as written) over bound args."""
+    zone_rules.refuse_in_json(name, args)
     jsonb = "jsonb" in name
     t = types.JSONB if jsonb else types.JSON
     if func in _RESULTS:

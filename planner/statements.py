@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import sqlglot
 from sqlglot import exp
 from sqlglot import tokens as sqltokens
+from sqlglot.dialects.postgres import Postgres
 
 from planner import (analyze_statement, bind_json, clause_guard, copy_statement, errors,
                      role_statement, types, volatile_calls)
@@ -185,6 +186,12 @@ def classify(text: str) -> Statement:
     if isinstance(tree, exp.TruncateTable):
         return Statement(Kind.TRUNCATE, text, tree)
     raise errors.FeatureNotSupported(f"statement {word} {second}".strip())
+
+
+# sqlglot reads date_part(f, x) as EXTRACT(f FROM x), but PostgreSQL's date_part returns
+# double precision where EXTRACT returns numeric: left a plain call, the binder types it
+# as date_part (planner/typing_rules.py).
+Postgres.Parser.FUNCTION_PARSERS.pop("DATE_PART", None)
 
 
 def parse_one(text: str) -> exp.Expression:

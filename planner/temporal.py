@@ -32,6 +32,46 @@ class Interval:
     micros: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class Infinite:
+    """The date, timestamp or timestamptz 'infinity' (sign 1) or '-infinity' (sign -1):
+    above (below) every other value of its type and equal to itself. In batches they are
+    the extreme integers, as PostgreSQL's binary format has them (INFINITE_DAYS,
+    INFINITE_MICROS); the constant folder leaves arithmetic on them to the kernels."""
+
+    sign: int
+
+    def _key(self, other):
+        if isinstance(other, Infinite):
+            return self.sign, other.sign
+        if isinstance(other, (dt.date, dt.datetime)):
+            return self.sign, 0
+        return None
+
+    def __lt__(self, other):
+        k = self._key(other)
+        return NotImplemented if k is None else k[0] < k[1]
+
+    def __le__(self, other):
+        k = self._key(other)
+        return NotImplemented if k is None else k[0] <= k[1]
+
+    def __gt__(self, other):
+        k = self._key(other)
+        return NotImplemented if k is None else k[0] > k[1]
+
+    def __ge__(self, other):
+        k = self._key(other)
+        return NotImplemented if k is None else k[0] >= k[1]
+
+    def __str__(self) -> str:
+        return "infinity" if self.sign > 0 else "-infinity"
+
+
+INFINITY, NEG_INFINITY = Infinite(1), Infinite(-1)
+# The physical values of +/-infinity: date32 days and timestamp microseconds.
+INFINITE_DAYS = (2**31 - 1, -2**31)
+INFINITE_MICROS = (2**63 - 1, -2**63)
 TEMPORAL = (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ)
 UTC = dt.timezone.utc
 USECS_PER_DAY = 86_400_000_000
@@ -47,9 +87,190 @@ def _syntax(t: SqlType, text: str) -> errors.QueryError:
     return errors.InvalidDatetimeFormat(f'invalid input syntax for type {name}: "{text}"')
 
 
-def parse_timestamp(text: str, t: SqlType) -> dt.datetime:
+_TIME_RE = re.compile(r"\s*(?:\d{4,}-\d{1,2}-\d{1,2}(?:\s+|T))?(\d{1,2}):(\d{1,2})"
+                      r"(?::(\d{1,2})(?:\.(\d*))?)?\s*(am|pm)?\s*"
+                      r"(z|utc|gmt|[+-]\d{1,2}(?::?\d{2}(?::?\d{2})?)?)?\s*\Z", re.A | re.I)
+
+
+def parse_time(text: str) -> dt.time:
+    """A time of day from its text ('12:34', '1:02:03.5 pm', '2020-01-01 12:34:56+02': a
+    date or zone is read and ignored, as PostgreSQL's time_in does). Microseconds are
+    rounded; 24:00:00 (which PostgreSQL accepts) is 0A000: raympp's times end before it."""
+    if text.strip(_WS).lower() == "allballs":
+        return dt.time()
+    m = _TIME_RE.match(text)
+    if not m:
+        raise errors.InvalidDatetimeFormat(
+            f'invalid input syntax for type time: "{text}"')
+    hh, mi, ss, frac, ampm, _ = m.groups()
+    h, minute, sec = int(hh), int(mi), int(ss or 0)
+    if ampm:
+        if h > 12:
+            raise errors.QueryError(f'date/time field value out of range: "{text}"', "22008")
+        h = h % 12 + (12 if ampm.lower() == "pm" else 0)
+    micros = int((Decimal("0." + frac) * 10**6).to_integral_value(decimal.ROUND_HALF_EVEN)) \
+        if frac else 0
+    if h > 24 or minute > 59 or sec > 60 or (h == 24 and (minute or sec or micros)):
+        raise errors.QueryError(f'date/time field value out of range: "{text}"', "22008")
+    total = ((h * 60 + minute) * 60 + sec) * 10**6 + micros
+    if total >= USECS_PER_DAY:
+        raise errors.FeatureNotSupported("time 24:00:00 is not supported")
+    return time_of_micros(total)
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class TimeTz:
+    """A time with time zone: the UTC instant it names (microseconds, local time plus the
+    zone) and the zone in seconds west of UTC, as PostgreSQL keeps it. Fields in this
+    order compare as PostgreSQL's timetz_cmp: by instant, then by zone."""
+
+    instant: int
+    zone: int
+
+    @property
+    def local(self) -> int:
+        """Microseconds since local midnight."""
+        return self.instant - self.zone * 10**6
+
+    def pack(self) -> int:
+        """The int64 of raympp's layout: ordered (and equal) as the values are."""
+        return (self.instant << 17) | (self.zone + (1 << 16))
+
+    @staticmethod
+    def unpack(key: int) -> "TimeTz":
+        return TimeTz(key >> 17, (key & 0x1FFFF) - (1 << 16))
+
+    def __str__(self) -> str:  # its text, as a parameter is substituted into SQL
+        return format_timetz(self)
+
+
+_ZONE_NAMED = re.compile(r"\s*(?:\d{4,}-\d{1,2}-\d{1,2}\s+)?\d{1,2}:\d{1,2}(?::\d{1,2}(?:\.\d*)?)?"
+                         r"\s*(?:am|pm)?\s*[a-z][a-z0-9/_+-]*\s*\Z", re.A | re.I)
+_MAX_ZONE = 15 * 3600 + 59 * 60 + 59  # PostgreSQL's TZDISP_LIMIT (15:59:59)
+
+
+def parse_timetz(text: str) -> TimeTz:
+    """time with time zone: a time (parse_time's forms) and a numeric offset, Z, UTC or
+    GMT; none means the session's TimeZone, UTC. Zone names are 0A000."""
+    m = _TIME_RE.match(text)
+    if not m:
+        if _ZONE_NAMED.match(text):  # a time and a zone name ('12:00 PST')
+            raise errors.FeatureNotSupported(f'time zone in "{text}"')
+        raise errors.InvalidDatetimeFormat(
+            f'invalid input syntax for type time with time zone: "{text}"')
+    local = time_micros(parse_time(text[:m.start(6)] if m.group(6) else text))
+    tz = (m.group(6) or "z").lower()
+    zone = 0
+    if tz not in ("z", "utc", "gmt"):
+        digits = tz[1:].replace(":", "")
+        h, rest = (digits[:2], digits[2:]) if len(digits) > 2 else (digits, "")
+        secs = int(h) * 3600 + (int(rest[:2]) * 60 if rest else 0) + (int(rest[2:4]) if
+                                                                     len(rest) > 2 else 0)
+        if secs > _MAX_ZONE:
+            raise errors.QueryError(f'time zone displacement out of range: "{text}"', "22009")
+        zone = secs if tz[0] == "-" else -secs
+    return TimeTz(local + zone * 10**6, zone)
+
+
+def format_timetz(v: TimeTz) -> str:
+    """timetz_out: the local time, then the offset +HH[:MM[:SS]] (east positive)."""
+    return format_time(time_of_micros(v.local)) + format_offset(v.zone)
+
+
+def format_offset(zone: int) -> str:
+    """A zone (seconds west) as PostgreSQL prints offsets: +HH, +HH:MM or +HH:MM:SS east."""
+    east = -zone
+    h, rest = divmod(abs(east), 3600)
+    mi, sec = divmod(rest, 60)
+    return f"{'-' if east < 0 else '+'}{h:02d}" + (f":{mi:02d}" if mi or sec else "") + (
+        f":{sec:02d}" if sec else "")
+
+
+def round_time(v: dt.time, precision: int | None) -> dt.time:
+    """A time rounded to `precision` fractional digits, half up (AdjustTimeForTypmod);
+    rounding up to 24:00:00 is 0A000, as that value is."""
+    if precision is None or v is None:
+        return v
+    q = 10 ** (6 - precision)
+    us = (time_micros(v) + q // 2) // q * q
+    if us >= USECS_PER_DAY:
+        raise errors.FeatureNotSupported("time 24:00:00 is not supported")
+    return time_of_micros(us)
+
+
+def time_of_micros(us: int) -> dt.time:
+    """The time us microseconds after midnight (0 <= us < one day)."""
+    secs, micros = divmod(us, 10**6)
+    return dt.time(secs // 3600, secs // 60 % 60, secs % 60, micros)
+
+
+def time_micros(v: dt.time) -> int:
+    """Microseconds since midnight of a time."""
+    return ((v.hour * 60 + v.minute) * 60 + v.second) * 10**6 + v.microsecond
+
+
+def to_time(v, src: Kind) -> dt.time | None:
+    """CAST to time: a timestamp's (timestamptz's, at UTC) time of day; an interval's time
+    part modulo a day (interval_time, which ignores days and months); a timetz's local
+    time."""
+    if isinstance(v, TimeTz):
+        return time_of_micros(v.local)
+    if isinstance(v, Interval):
+        return time_of_micros(v.micros % USECS_PER_DAY)
+    if isinstance(v, Infinite):  # timestamp_time: NULL
+        return None
+    if isinstance(v, dt.datetime):
+        return v.time()
+    return v
+
+
+def to_timetz(v) -> TimeTz | None:
+    """CAST to timetz: a time or a timestamptz's time of day, in the session's zone (UTC);
+    NULL for +/-infinity (timestamptz_timetz)."""
+    if isinstance(v, TimeTz):
+        return v
+    if isinstance(v, Infinite):
+        return None
+    return TimeTz(time_micros(v.time() if isinstance(v, dt.datetime) else v), 0)
+
+
+def time_interval(v: dt.time) -> Interval:
+    """CAST time AS interval: its microseconds."""
+    return Interval(0, 0, time_micros(v))
+
+
+def time_arith(add: bool, a, b):
+    """The constant folder's time arithmetic (typing_rules._time_arith's signatures, the
+    time or date first): time +/- interval wraps around the day and reads only the
+    interval's time part (time_pl_interval); time - time is an interval; date +/- time a
+    timestamp."""
+    sign = 1 if add else -1
+    if isinstance(a, TimeTz):  # timetz +/- interval: the local time wraps, the zone stays
+        local = (a.local + sign * b.micros) % USECS_PER_DAY
+        return TimeTz(local + a.zone * 10**6, a.zone)
+    if isinstance(b, Interval):
+        return time_of_micros((time_micros(a) + sign * b.micros) % USECS_PER_DAY)
+    if isinstance(a, dt.time):
+        return Interval(0, 0, time_micros(a) - time_micros(b))
+    try:
+        return dt.datetime.combine(a, dt.time()) + sign * dt.timedelta(
+            microseconds=time_micros(b))
+    except OverflowError:
+        raise errors.QueryError("timestamp out of range", "22008")
+
+
+def format_time(v: dt.time) -> str:
+    """time_out: HH:MM:SS and the fraction without trailing zeros."""
+    s = f"{v.hour:02d}:{v.minute:02d}:{v.second:02d}"
+    return s + (f".{v.microsecond:06d}".rstrip("0") if v.microsecond else "")
+
+
+def parse_timestamp(text: str, t: SqlType) -> dt.datetime | Infinite:
     """A date, timestamp or timestamptz (t) from its ISO text; an offset converts a
-    timestamptz to UTC."""
+    timestamptz to UTC. 'infinity' and '-infinity' (any case) are Infinite."""
+    word = text.strip(_WS).lower()
+    if word in ("infinity", "-infinity"):
+        return NEG_INFINITY if word[0] == "-" else INFINITY
     m = _TS_RE.match(text)
     if not m:
         raise _syntax(t, text)
@@ -71,6 +292,12 @@ def parse_timestamp(text: str, t: SqlType) -> dt.datetime:
             offset = -offset if tz[0] == "-" else offset
         v = (v - dt.timedelta(seconds=offset)).replace(tzinfo=UTC)
     return v
+
+
+def has_offset(text: str) -> bool:
+    """Whether timestamp text names its own UTC offset (then no time zone reads it)."""
+    m = _TS_RE.match(text)
+    return bool(m and m.group(8))
 
 
 _IV_UNITS = {"microseconds": (0, 0, 1), "milliseconds": (0, 0, 1000), "second": (0, 0, 10**6),

@@ -33,6 +33,10 @@ class Kind(enum.Enum):
     TIMESTAMP = "timestamp without time zone"
     TIMESTAMPTZ = "timestamp with time zone"
     INTERVAL = "interval"
+    TIME = "time without time zone"  # Arrow time64[us]: microseconds since midnight
+    # int64 packing (UTC instant, zone) so that int64 order is PostgreSQL's timetz order
+    # (planner/temporal.py TimeTz)
+    TIMETZ = "time with time zone"
     # JSON: Arrow strings. json keeps its input text, jsonb PostgreSQL's canonical text
     # (planner/json_values.py); neither is a string kind (no text functions take them).
     JSON = "json"
@@ -75,7 +79,7 @@ OIDS = {
     Kind.BOOL: 16, Kind.INT2: 21, Kind.INT4: 23, Kind.INT8: 20, Kind.FLOAT4: 700,
     Kind.FLOAT8: 701, Kind.NUMERIC: 1700, Kind.TEXT: 25, Kind.VARCHAR: 1043,
     Kind.CHAR: 1042, Kind.DATE: 1082, Kind.TIMESTAMP: 1114, Kind.TIMESTAMPTZ: 1184,
-    Kind.INTERVAL: 1186, Kind.UNKNOWN: 25, Kind.JSON: 114, Kind.JSONB: 3802,
+    Kind.INTERVAL: 1186, Kind.TIME: 1083, Kind.TIMETZ: 1266, Kind.UNKNOWN: 25, Kind.JSON: 114, Kind.JSONB: 3802,
     Kind.OID: 26, Kind.XID: 28, Kind.NAME: 19, Kind.CHAR1: 18, Kind.REGCLASS: 2205,
     Kind.REGTYPE: 2206, Kind.REGPROC: 24, Kind.REGNAMESPACE: 4089, Kind.REGROLE: 4096,
     Kind.PG_NODE_TREE: 194, Kind.INET: 869, Kind.BYTEA: 17, Kind.UUID: 2950, Kind.OIDVECTOR: 30,
@@ -87,16 +91,17 @@ ARRAY_OIDS = {
     Kind.INT2VECTOR: 1006, Kind.INT4: 1007, Kind.REGPROC: 1008, Kind.TEXT: 1009,
     Kind.XID: 1011, Kind.OIDVECTOR: 1013, Kind.CHAR: 1014, Kind.VARCHAR: 1015,
     Kind.INT8: 1016, Kind.FLOAT4: 1021, Kind.FLOAT8: 1022, Kind.OID: 1028, Kind.INET: 1041,
-    Kind.TIMESTAMP: 1115, Kind.DATE: 1182, Kind.TIMESTAMPTZ: 1185, Kind.INTERVAL: 1187,
+    Kind.TIMESTAMP: 1115, Kind.DATE: 1182, Kind.TIMESTAMPTZ: 1185, Kind.INTERVAL: 1187, Kind.TIME: 1183, Kind.TIMETZ: 1270,
     Kind.NUMERIC: 1231, Kind.REGCLASS: 2210, Kind.REGTYPE: 2211, Kind.REGNAMESPACE: 4090,
     Kind.REGROLE: 4097, Kind.JSON: 199, Kind.JSONB: 3807, Kind.UNKNOWN: 1009,
     Kind.RECORD: 2287, Kind.UUID: 2951,
 }
 ELEMENT_BY_ARRAY_OID = {oid: k for k, oid in ARRAY_OIDS.items()
-                        if k not in (Kind.UNKNOWN, Kind.INT2VECTOR, Kind.OIDVECTOR)}
-# Kinds that can be array elements (anything scalar with a layout of its own).
+                        if k not in (Kind.UNKNOWN, Kind.INT2VECTOR, Kind.OIDVECTOR, Kind.TIMETZ)}
+# Kinds that can be array elements (anything scalar with a layout of its own; not timetz,
+# whose packed int64 the array kernels do not read).
 ELEMENT_KINDS = tuple(k for k in ARRAY_OIDS if k not in (Kind.INT2VECTOR, Kind.OIDVECTOR,
-                                                        Kind.UNKNOWN))
+                                                        Kind.UNKNOWN, Kind.TIMETZ))
 # Catalog types: kinds a client-declared parameter OID does not map to, except oid and
 # name (parameters of other catalog types arrive as text, of unknown type).
 REG_KINDS = (Kind.REGCLASS, Kind.REGTYPE, Kind.REGPROC, Kind.REGNAMESPACE, Kind.REGROLE)
@@ -118,7 +123,7 @@ KIND_BY_OID.pop(22, None)  # int2vector and oidvector parameters arrive as text
 KIND_BY_OID.pop(30, None)
 TYPLEN = {Kind.BOOL: 1, Kind.INT2: 2, Kind.INT4: 4, Kind.INT8: 8, Kind.FLOAT4: 4,
           Kind.FLOAT8: 8, Kind.DATE: 4, Kind.TIMESTAMP: 8, Kind.TIMESTAMPTZ: 8,
-          Kind.INTERVAL: 16, Kind.OID: 4, Kind.XID: 4, Kind.NAME: 64, Kind.CHAR1: 1,
+          Kind.INTERVAL: 16, Kind.TIME: 8, Kind.TIMETZ: 12, Kind.OID: 4, Kind.XID: 4, Kind.NAME: 64, Kind.CHAR1: 1,
           Kind.REGCLASS: 4, Kind.REGTYPE: 4, Kind.REGPROC: 4, Kind.REGNAMESPACE: 4,
           Kind.REGROLE: 4, Kind.UUID: 16}
 
@@ -132,7 +137,8 @@ NUMERIC_DEFAULT_SCALE = 16  # scale given to results of unconstrained numeric di
 
 @dataclass(frozen=True, slots=True)
 class SqlType:
-    """A SQL type. `precision`/`scale` for numeric, `length` for varchar(n)/char(n),
+    """A SQL type. `precision`/`scale` for numeric (`precision` also the fractional
+    digits of time(p), p < 6), `length` for varchar(n)/char(n),
     `element` for an array (Kind.ARRAY) the type of its elements, `fields` for a record
     its (name, type) pairs."""
 
@@ -150,12 +156,20 @@ class SqlType:
         if self.kind is Kind.NUMERIC:
             if self.scale is None:
                 raise ValueError("numeric needs a scale (unconstrained numerics get one at bind time)")
-            if self.precision is not None and not (1 <= self.precision <= 38):
+            # PostgreSQL 15 takes precisions 1..1000 and scales -1000..1000; raympp's
+            # numerics are 128-bit decimals: at most 38 digits, 0 <= scale <= precision.
+            if self.precision is not None and not (1 <= self.precision <= 1000):
                 raise errors.InvalidParameterValue(
-                    f"NUMERIC precision {self.precision} must be between 1 and 38")
+                    f"NUMERIC precision {self.precision} must be between 1 and 1000")
+            if not -1000 <= self.scale <= 1000:
+                raise errors.InvalidParameterValue(
+                    f"NUMERIC scale {self.scale} must be between -1000 and 1000")
+            if self.precision is not None and self.precision > 38:
+                raise errors.FeatureNotSupported(
+                    f"NUMERIC precision {self.precision} (at most 38 digits are supported)")
             if self.scale < 0 or (self.precision is not None and self.scale > self.precision):
-                raise errors.InvalidParameterValue(
-                    f"NUMERIC scale {self.scale} must be between 0 and precision {self.precision}")
+                raise errors.FeatureNotSupported(
+                    f"NUMERIC scale {self.scale} outside 0 .. precision {self.precision}")
 
     # --- properties -------------------------------------------------------------------
     @property
@@ -195,6 +209,8 @@ class SqlType:
             return ((self.precision << 16) | self.scale) + 4
         if self.kind in (Kind.VARCHAR, Kind.CHAR) and self.length is not None:
             return self.length + 4
+        if self.kind is Kind.TIME and self.precision is not None:
+            return self.precision
         return -1
 
     @property
@@ -247,6 +263,8 @@ class SqlType:
             return f"numeric({self.precision},{self.scale})"
         if self.kind in (Kind.VARCHAR, Kind.CHAR) and self.length is not None:
             return f"{self.kind.value}({self.length})"
+        if self.kind is Kind.TIME and self.precision is not None:
+            return f"time({self.precision}) without time zone"
         return self.kind.value
 
     def __str__(self) -> str:
@@ -258,7 +276,9 @@ _ARROW = {
     Kind.FLOAT4: pa.float32(), Kind.FLOAT8: pa.float64(), Kind.TEXT: pa.string(),
     Kind.VARCHAR: pa.string(), Kind.CHAR: pa.string(), Kind.DATE: pa.date32(),
     Kind.TIMESTAMP: pa.timestamp("us"), Kind.TIMESTAMPTZ: pa.timestamp("us", tz="UTC"),
-    Kind.INTERVAL: pa.month_day_nano_interval(), Kind.UNKNOWN: pa.null(),
+    Kind.INTERVAL: pa.month_day_nano_interval(), Kind.TIME: pa.time64("us"),
+    Kind.TIMETZ: pa.int64(),
+    Kind.UNKNOWN: pa.null(),
     Kind.JSON: pa.string(), Kind.JSONB: pa.string(),
     Kind.OID: pa.int64(), Kind.XID: pa.int64(), Kind.BYTEA: pa.binary(),
     Kind.UUID: pa.binary(),
@@ -276,6 +296,8 @@ DATE = SqlType(Kind.DATE)
 TIMESTAMP = SqlType(Kind.TIMESTAMP)
 TIMESTAMPTZ = SqlType(Kind.TIMESTAMPTZ)
 INTERVAL = SqlType(Kind.INTERVAL)
+TIME = SqlType(Kind.TIME)
+TIMETZ = SqlType(Kind.TIMETZ)
 UNKNOWN = SqlType(Kind.UNKNOWN)
 JSON = SqlType(Kind.JSON)
 JSONB = SqlType(Kind.JSONB)
@@ -297,6 +319,8 @@ def array_of(t: SqlType) -> SqlType:
     """The array type of element type t (42704 for elements raympp has no arrays of)."""
     if t.kind is Kind.UNKNOWN:
         t = TEXT
+    if t.kind is Kind.TIMETZ:
+        raise errors.FeatureNotSupported("arrays of time with time zone")
     if t.kind not in ELEMENT_KINDS:
         raise errors.UndefinedObject(f"could not find array type for data type {t}")
     return SqlType(Kind.ARRAY, element=t)
@@ -326,6 +350,8 @@ _NAMES = {
     "timestamp": TIMESTAMP, "timestamp without time zone": TIMESTAMP, "datetime": TIMESTAMP,
     "timestamptz": TIMESTAMPTZ, "timestamp with time zone": TIMESTAMPTZ,
     "interval": INTERVAL,
+    "time": TIME, "time without time zone": TIME,
+    "timetz": TIMETZ, "time with time zone": TIMETZ,
     "json": JSON, "jsonb": JSONB,
     "bytea": BYTEA, "uuid": UUID,
 }
@@ -394,6 +420,8 @@ def from_arrow(t: pa.DataType) -> SqlType:
         return DATE
     if pa.types.is_timestamp(t):
         return TIMESTAMPTZ if t.tz else TIMESTAMP
+    if t == pa.time64("us"):
+        return TIME
     if pa.types.is_null(t):
         return UNKNOWN
     raise errors.FeatureNotSupported(f"Arrow type {t} is not supported")
@@ -420,6 +448,8 @@ def common_type(a: SqlType, b: SqlType) -> SqlType:
     """The type two operands are coerced to (UNION, CASE, comparison, arithmetic)."""
     if a == b:
         return a
+    if a.kind is b.kind is Kind.TIME:  # time(p) and time(q): time
+        return TIME
     if a.kind is Kind.UNKNOWN:
         return b
     if b.kind is Kind.UNKNOWN:

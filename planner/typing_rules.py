@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from planner import array_rules, binary_rules, errors, json_rules, types
+from planner import (array_rules, binary_rules, errors, interval_rules, json_rules, types,
+                     zone_rules)
 from planner import expr as ex
 from planner.coercion import (
     adopt, as_bool, as_bpchar, as_numeric, bind_cast, coerce, common_type, int_digits, is_unknown,
@@ -22,6 +23,7 @@ from planner.coercion import (
 from planner.expr import Call, Func, Literal
 from planner.fold import fold_constants
 from planner.temporal import TEMPORAL, field_name
+from planner.time_zones import session_zone
 from planner.types import Kind, SqlType
 from planner.values import div_scale
 
@@ -42,7 +44,8 @@ def _binary_unknowns(func: Func, a: ex.Expr, b: ex.Expr):
         raise not_unique(func, a, b)
     if ua or ub:
         known = b if ua else a
-        if func in _ARITH and known.type.kind in TEMPORAL + (Kind.INTERVAL,):
+        if func in _ARITH and known.type.kind in TEMPORAL + (Kind.INTERVAL, Kind.TIME,
+                                                             Kind.TIMETZ):
             raise not_unique(func, a, b)
         if ua:
             a = adopt(a, b.type)
@@ -91,8 +94,50 @@ def _numeric_result(func: Func, a: ex.Expr, b: ex.Expr) -> SqlType:
     return numeric_type(ia + sb if ia is not None else None, scale)
 
 
+def _time_arith(func: Func, a: ex.Expr, b: ex.Expr) -> ex.Expr | None:
+    """time + interval, interval + time, time - interval -> time; time - time ->
+    interval; date + time, time + date, date - time -> timestamp; timetz +/- interval ->
+    timetz."""
+    ka, kb = a.type.kind, b.type.kind
+    if Kind.TIMETZ in (ka, kb):
+        if func is Func.ADD and kb is Kind.TIMETZ and ka is Kind.INTERVAL:
+            a, b, ka, kb = b, a, kb, ka
+        if func in (Func.ADD, Func.SUB) and ka is Kind.TIMETZ and kb is Kind.INTERVAL:
+            return Call(func, (a, b), types.TIMETZ)
+        if func is Func.ADD and Kind.DATE in (ka, kb):
+            raise errors.FeatureNotSupported("date + time with time zone")
+        return None
+    if func is Func.ADD and kb is Kind.TIME and ka in (Kind.INTERVAL, Kind.DATE):
+        a, b, ka, kb = b, a, kb, ka  # addition commutes: keep the time first
+    if func in (Func.ADD, Func.SUB) and ka is Kind.TIME and kb is Kind.INTERVAL:
+        return Call(func, (a, b), types.TIME)
+    if func is Func.SUB and ka is kb is Kind.TIME:
+        return Call(func, (a, b), types.INTERVAL)
+    if func in (Func.ADD, Func.SUB) and ka is Kind.DATE and kb is Kind.TIME:
+        return Call(func, (a, b), types.TIMESTAMP)
+    if func is Func.ADD and ka is Kind.TIME and kb is Kind.DATE:
+        return Call(func, (b, a), types.TIMESTAMP)
+    if func is Func.ADD and ka is kb is Kind.TIME:  # PostgreSQL: several candidates
+        raise not_unique(func, a, b)
+    if func is Func.ADD and ka is Kind.TIME and kb in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
+        a, b, ka, kb = b, a, kb, ka
+    if func in (Func.ADD, Func.SUB) and kb is Kind.TIME and ka in (
+            Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.INTERVAL):
+        # no such operators: PostgreSQL casts the time to interval (implicit, pg_cast 'i')
+        return _temporal_arith(func, a, bind_cast(b, types.INTERVAL))
+    if func is Func.MUL and kb is Kind.TIME and a.type.is_number:
+        a, b, ka, kb = b, a, kb, ka
+    if func in (Func.MUL, Func.DIV) and ka is Kind.TIME and b.type.is_number:
+        # time casts to interval implicitly (pg_cast 'i'): interval * / float8
+        return Call(func, (bind_cast(a, types.INTERVAL), coerce(b, types.FLOAT8)),
+                    types.INTERVAL)
+    return None
+
+
 def _temporal_arith(func: Func, a: ex.Expr, b: ex.Expr) -> ex.Expr | None:
     ka, kb = a.type.kind, b.type.kind
+    if Kind.TIME in (ka, kb) or Kind.TIMETZ in (ka, kb):
+        return _time_arith(func, a, b)
     small_int = (Kind.INT2, Kind.INT4)
     if func is Func.ADD and (ka in small_int or ka is Kind.INTERVAL) and kb in TEMPORAL:
         a, b, ka, kb = b, a, kb, ka  # addition commutes: keep the date/timestamp first
@@ -101,6 +146,9 @@ def _temporal_arith(func: Func, a: ex.Expr, b: ex.Expr) -> ex.Expr | None:
             return Call(func, (a, coerce(b, types.INT4)), types.DATE)
         if ka in TEMPORAL and kb is Kind.INTERVAL:
             t = types.TIMESTAMP if ka is Kind.DATE else a.type
+            zone = zone_rules.zoned() if ka is Kind.TIMESTAMPTZ else None
+            if zone is not None:
+                return zone_rules.add_interval(func, a, b, zone)
             return Call(func, (coerce(a, t), b), t)
         if ka is kb is Kind.INTERVAL:
             return Call(func, (a, b), types.INTERVAL)
@@ -338,6 +386,7 @@ _EXTRACT = {
     "second": (8, 6), "milliseconds": (8, 3), "microseconds": (8, 0), "epoch": (18, 6),
     "julian": (10, 0),
 }
+_ZONE_FIELDS = ("timezone", "timezone_hour", "timezone_minute")
 _TIME_FIELDS = ("hour", "minute", "second", "milliseconds", "microseconds")
 _INTERVAL_FIELDS = ("year", "month", "day", "hour", "minute", "second", "milliseconds",
                     "microseconds", "epoch", "quarter", "decade", "century", "millennium")
@@ -356,20 +405,30 @@ def _rule_datetime(func: Func, args) -> ex.Expr:
     if is_unknown(x):
         x = coerce(x, types.TIMESTAMP)
     k = x.type.kind
-    if k not in TEMPORAL + (Kind.INTERVAL,):
+    if k not in TEMPORAL + (Kind.INTERVAL, Kind.TIME, Kind.TIMETZ):
         raise no_function(func.value, args)
     field = Literal(name, types.TEXT)
     if func is Func.DATE_TRUNC:
-        if k is Kind.INTERVAL:
-            raise errors.FeatureNotSupported("date_trunc of interval")
+        if k in (Kind.INTERVAL, Kind.TIME, Kind.TIMETZ):  # (time: PostgreSQL's, via interval)
+            raise errors.FeatureNotSupported(f"date_trunc of {x.type}")
         if name not in TRUNC_FIELDS:
             raise _unit_error(f.value, x.type, False)
         # PostgreSQL has no date_trunc(date): the date becomes timestamptz.
         t = types.TIMESTAMPTZ if k is Kind.DATE else x.type
+        zone = zone_rules.zoned() if t.kind is Kind.TIMESTAMPTZ else None
+        if zone is not None:
+            return zone_rules.date_trunc(field, coerce(x, t), zone)
         return Call(func, (field, coerce(x, t)), t)
+    if k is Kind.TIMESTAMPTZ and name in _ZONE_FIELDS:
+        return _zone_field(func, name, x)
     ok = _INTERVAL_FIELDS if k is Kind.INTERVAL else _EXTRACT
     if name not in ok:
         raise _unit_error(f.value, x.type, False)
+    if k in (Kind.TIME, Kind.TIMETZ) and name not in _TIME_FIELDS + ("epoch",):
+        raise _unit_error(f.value, x.type, True)
+    zone = zone_rules.zoned() if k is Kind.TIMESTAMPTZ and name != "epoch" else None
+    if zone is not None:  # the fields of the wall clock in the session's zone
+        x, k = zone_rules.to_local(x, zone), Kind.TIMESTAMP
     if func is Func.DATE_PART:
         x = coerce(x, types.TIMESTAMP) if k is Kind.DATE else x
         return Call(func, (field, x), types.FLOAT8)
@@ -383,10 +442,41 @@ def _rule_datetime(func: Func, args) -> ex.Expr:
     return Call(func, (field, x), types.numeric(precision, scale))
 
 
+def _zone_field(func: Func, name: str, x: ex.Expr) -> ex.Expr:
+    """EXTRACT(timezone[_hour|_minute] FROM timestamptz): the session zone's UTC offset
+    at x (seconds east), the difference of the wall clock's and the instant's epochs;
+    its hours and minutes truncated toward zero, as PostgreSQL's C division."""
+    zone = session_zone()
+    epoch = Literal("epoch", types.TEXT)
+    local = _rule_datetime(Func.EXTRACT, [epoch, zone_rules.to_local(x, zone)])
+    offset = coerce(_rule_arith(Func.SUB, [local, _rule_datetime(Func.EXTRACT, [epoch, x])]),
+                    types.INT4)
+    if name == "timezone_hour":
+        offset = _rule_arith(Func.DIV, [offset, Literal(3600, types.INT4)])
+    elif name == "timezone_minute":
+        minutes = _rule_arith(Func.DIV, [offset, Literal(60, types.INT4)])
+        offset = _rule_arith(Func.MOD, [minutes, Literal(60, types.INT4)])
+    return coerce(offset, types.FLOAT8 if func is Func.DATE_PART else types.numeric(6, 0))
+
+
 def _unit_error(unit: str, t: SqlType, known: bool) -> errors.QueryError:
     if known:
         return errors.FeatureNotSupported(f'unit "{unit}" not supported for type {t}')
     return errors.InvalidParameterValue(f'unit "{unit}" not recognized for type {t}')
+
+
+def _rule_isfinite(func: Func, args) -> ex.Expr:
+    _arity(func, args, 1)
+    (x,) = args
+    if is_unknown(x):
+        raise not_unique_function(func, args)
+    if x.type.kind not in TEMPORAL + (Kind.INTERVAL,):
+        raise no_function(func.value, args)
+    return Call(func, (x,), types.BOOL)
+
+
+def not_unique_function(func: Func, args) -> errors.QueryError:
+    return errors.QueryError(f"function {func.value}(unknown) is not unique", "42725")
 
 
 def _rule_now(func: Func, args) -> ex.Expr:
@@ -413,8 +503,9 @@ RULES = {
     **{f: _rule_string for f in _STRING_SIGS},
     Func.CONCAT: _rule_concat, Func.CONCAT_FN: _rule_concat, Func.CONCAT_WS: _rule_concat,
     Func.EXTRACT: _rule_datetime, Func.DATE_PART: _rule_datetime,
-    Func.DATE_TRUNC: _rule_datetime, Func.NOW: _rule_now,
+    Func.DATE_TRUNC: _rule_datetime, Func.NOW: _rule_now, Func.ISFINITE: _rule_isfinite,
     **array_rules.RULES,
+    **interval_rules.RULES,
     **binary_rules.RULES,
 }
 
@@ -428,9 +519,9 @@ def agg_result_type(func: ex.AggFunc, t: types.SqlType) -> types.SqlType:
     if func in (ex.AggFunc.MIN, ex.AggFunc.MAX):
         if t.kind is types.Kind.UNKNOWN:
             return types.TEXT
-        if t.kind in types.BINARY_KINDS:  # PostgreSQL 15 has no min/max of bytea or uuid
-            raise errors.UndefinedFunction(f"function {func.value}({t}) does not exist")
         return t
+    if t.kind is types.Kind.INTERVAL:  # as aggregates: planner/interval_aggregates.py
+        raise errors.FeatureNotSupported(f"{func.value}(interval) here")
     if not (t.is_number or t.kind is types.Kind.UNKNOWN):
         raise errors.UndefinedFunction(f"function {func.value}({t}) does not exist")
     if func is ex.AggFunc.SUM:

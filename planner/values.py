@@ -19,7 +19,8 @@ import re
 import struct
 from decimal import Decimal
 
-from planner import array_text, binary_values, catalog_names, errors, json_values, types
+from planner import (array_text, binary_values, catalog_names, errors, json_values, temporal,
+                     types)
 from planner.temporal import TEMPORAL, UTC, format_interval, parse_interval, parse_timestamp
 from planner.types import Kind, SqlType
 
@@ -64,7 +65,7 @@ def fit_numeric(d: Decimal, t: SqlType) -> Decimal:
                                        detail="raympp numerics cannot hold NaN or infinity")
     q = DEC.quantize(d, Decimal(1).scaleb(-t.scale))
     p = t.precision or 38
-    if abs(q) >= DEC.scaleb(Decimal(1), p - t.scale):
+    if DEC.abs(q) >= DEC.scaleb(Decimal(1), p - t.scale):  # abs(): 28 digits, would round
         if t.precision is None:
             raise errors.NumericOutOfRange("value overflows numeric format",
                                            detail="raympp numerics hold at most 38 digits")
@@ -123,9 +124,13 @@ def parse_text(text: str, t: SqlType):
         return fit_numeric(to_decimal(text), t)
     if k in TEMPORAL:
         v = parse_timestamp(text, t)
-        return v.date() if k is Kind.DATE else v
+        return v.date() if k is Kind.DATE and isinstance(v, dt.datetime) else v
     if k is Kind.INTERVAL:
         return parse_interval(text)
+    if k is Kind.TIME:
+        return temporal.round_time(temporal.parse_time(text), t.precision)
+    if k is Kind.TIMETZ:
+        return temporal.parse_timetz(text)
     if k in (Kind.JSON, Kind.JSONB):
         return json_values.to_json_kind(text, types.TEXT, t)
     if k is Kind.BYTEA:
@@ -194,6 +199,8 @@ def format_text(v, t: SqlType) -> str | None:
     if k is Kind.NUMERIC:
         q = DEC.quantize(v, Decimal(1).scaleb(-t.scale))
         return f"{abs(q) if q == 0 else q:f}"
+    if isinstance(v, temporal.Infinite):
+        return str(v)
     if k is Kind.DATE:
         return v.isoformat()
     if k in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
@@ -202,6 +209,10 @@ def format_text(v, t: SqlType) -> str | None:
         return s + ("+00" if k is Kind.TIMESTAMPTZ else "")
     if k is Kind.INTERVAL:
         return format_interval(v)
+    if k is Kind.TIME:
+        return temporal.format_time(v)
+    if k is Kind.TIMETZ:  # a Python value, or the packed int64 a batch holds
+        return temporal.format_timetz(temporal.TimeTz.unpack(v) if isinstance(v, int) else v)
     if k is Kind.BYTEA:
         return binary_values.format_bytea(v)
     if k is Kind.UUID:
@@ -264,13 +275,21 @@ def cast_value(v, src: SqlType, dst: SqlType):
         return fit_numeric(to_decimal(v, s is Kind.FLOAT4), dst)
     if d is Kind.BOOL:
         return v != 0
+    if d in TEMPORAL and isinstance(v, temporal.Infinite):
+        return v
     if d is Kind.DATE:
         return v.date() if isinstance(v, dt.datetime) else v
     if d in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
         if not isinstance(v, dt.datetime):
             v = dt.datetime.combine(v, dt.time())
         return v.replace(tzinfo=UTC if d is Kind.TIMESTAMPTZ else None)
-    if d is Kind.INTERVAL or s is d:
+    if d is Kind.TIME:
+        return temporal.round_time(temporal.to_time(v, s), dst.precision)
+    if d is Kind.TIMETZ:
+        return temporal.to_timetz(v)
+    if d is Kind.INTERVAL:
+        return temporal.time_interval(v) if s is Kind.TIME else v
+    if s is d:  # bytea, uuid
         return v
     raise errors.QueryError(f"cannot cast type {src} to {dst}", "42846")
 

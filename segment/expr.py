@@ -31,6 +31,8 @@ from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_binary as xbin
 from segment.kernels import expr_cast as xcast
 from segment.kernels import expr_datetime as xd
+from segment.kernels import expr_interval as xiv
+from segment.kernels import infinite as xinf
 from segment.kernels import expr_json as xj
 from segment.kernels import expr_numeric as xn
 from segment.kernels import expr_pgarray as xpa
@@ -38,6 +40,7 @@ from segment.kernels import expr_list_agg as xla
 from segment.kernels import expr_list_sort as xls
 from segment.kernels import expr_record as xr
 from segment.kernels import expr_string as xs
+from segment.kernels import expr_timezone as xtz
 from planner.row_functions import call_row
 
 _SUBSET_FRACTION = 0.25  # below this share of rows, evaluate a lazy branch on its rows only
@@ -426,6 +429,7 @@ _CALLS = {
     Func.LCM: xarith.gcd_lcm,
     Func.EXTRACT: _field_kernel(xd.extract), Func.DATE_PART: _field_kernel(xd.extract),
     Func.DATE_TRUNC: _field_kernel(xd.date_trunc),
+    Func.ISFINITE: lambda e, args, n: xinf.isfinite(xa.as_array(args[0], n)),
     Func.ONE_ROW: lambda e, args, n: _one_row(args),
     **xpa.CALLS,
     **xj.CALLS,
@@ -433,6 +437,8 @@ _CALLS = {
     **xr.CALLS,
     **xls.CALLS,
     **xla.CALLS,
+    **xtz.CALLS,
+    **xiv.CALLS,
 }
 
 

@@ -81,6 +81,9 @@ class QueryResult:
     # Rows in binary format when sent by the simple query protocol (FETCH from a BINARY
     # cursor); the extended protocol uses Bind's result formats, as PostgreSQL does.
     binary: bool = False
+    # The session's TimeZone (a planner.time_zones.Zone) timestamptz text is shown in;
+    # None: UTC.
+    time_zone: object = None
 
 
 @dataclass

@@ -16,7 +16,7 @@ import re
 import struct
 
 from coordinator.pgwire import codec, numeric, values
-from planner import binary_values, errors
+from planner import binary_values, errors, temporal
 from planner.types import Kind, SqlType
 from planner.array_text import quote_element
 from planner.values import format_array
@@ -86,7 +86,9 @@ def _iso(text: str) -> str:
     return text.strip() if m is None else m.group(1) + m.group(2)
 
 
-def _date(text: str, t: SqlType) -> datetime.date:
+def _date(text: str, t: SqlType) -> datetime.date | temporal.Infinite:
+    if (inf := _infinite(text)) is not None:
+        return inf
     spaced = _SPACED_ZONE.match(text.strip())
     try:  # date_in ignores a zone after the date
         return datetime.date.fromisoformat(spaced.group(1) if spaced else text.strip())
@@ -99,14 +101,23 @@ def _date(text: str, t: SqlType) -> datetime.date:
         raise _datetime_error(t, text) from None
 
 
-def _timestamp(text: str, t: SqlType) -> datetime.datetime:
+def _infinite(text: str) -> temporal.Infinite | None:
+    word = text.strip().lower()
+    return temporal.parse_timestamp(word, SqlType(Kind.TIMESTAMP)) if word in (
+        "infinity", "-infinity") else None
+
+
+def _timestamp(text: str, t: SqlType) -> datetime.datetime | temporal.Infinite:
+    if (inf := _infinite(text)) is not None:
+        return inf
     try:
         value = datetime.datetime.fromisoformat(_iso(text))
     except ValueError:
         raise _datetime_error(t, text) from None
     if t.kind is Kind.TIMESTAMPTZ:
-        # A time without an offset is in the session TimeZone, which is UTC.
-        return value.replace(tzinfo=_UTC) if value.tzinfo is None else value.astimezone(_UTC)
+        # A time without an offset stays a wall clock: bound as '...'::timestamptz, it is
+        # read in the session's TimeZone (planner/zone_rules.py).
+        return value if value.tzinfo is None else value.astimezone(_UTC)
     return value.replace(tzinfo=None)  # timestamp input ignores an offset, as PostgreSQL
 
 
@@ -114,6 +125,8 @@ _FROM_TEXT = {
     Kind.BOOL: _bool, Kind.INT2: _int, Kind.INT4: _int, Kind.INT8: _int,
     Kind.FLOAT4: _float, Kind.FLOAT8: _float, Kind.NUMERIC: _numeric,
     Kind.DATE: _date, Kind.TIMESTAMP: _timestamp, Kind.TIMESTAMPTZ: _timestamp,
+    Kind.TIME: lambda text, t: temporal.parse_time(text),
+    Kind.TIMETZ: lambda text, t: temporal.parse_timetz(text),
     Kind.BYTEA: lambda text, t: binary_values.parse_bytea(text),
     Kind.UUID: lambda text, t: binary_values.parse_uuid(text),
 }
@@ -137,16 +150,20 @@ def _out_of_range(what: str) -> errors.QueryError:
     return errors.QueryError(f"{what} out of range", "22008")
 
 
-def _binary_date(data: bytes, t: SqlType) -> datetime.date:
+def _binary_date(data: bytes, t: SqlType) -> datetime.date | temporal.Infinite:
     days = _unpack("!i")(data, t)
+    if days in temporal.INFINITE_DAYS:
+        return temporal.INFINITY if days > 0 else temporal.NEG_INFINITY
     try:
         return _PG_EPOCH_DATE + datetime.timedelta(days=days)
     except OverflowError:
         raise _out_of_range("date") from None
 
 
-def _binary_timestamp(data: bytes, t: SqlType) -> datetime.datetime:
+def _binary_timestamp(data: bytes, t: SqlType) -> datetime.datetime | temporal.Infinite:
     micros = _unpack("!q")(data, t)
+    if micros in temporal.INFINITE_MICROS:
+        return temporal.INFINITY if micros > 0 else temporal.NEG_INFINITY
     try:
         value = _PG_EPOCH + datetime.timedelta(microseconds=micros)
     except OverflowError:
@@ -159,6 +176,26 @@ def _binary_interval(data: bytes, t: SqlType) -> str:
         raise _bad_binary(t)
     micros, days, months = struct.unpack("!qii", data)
     return values.interval_text(months, days, micros)
+
+
+def _binary_time(data: bytes, t: SqlType) -> datetime.time:
+    micros = _unpack("!q")(data, t)
+    if micros == temporal.USECS_PER_DAY:
+        raise errors.FeatureNotSupported("time 24:00:00 is not supported")
+    if not 0 <= micros < temporal.USECS_PER_DAY:
+        raise _out_of_range("time")
+    return temporal.time_of_micros(micros)
+
+
+def _binary_timetz(data: bytes, t: SqlType) -> temporal.TimeTz:
+    if len(data) != 12:
+        raise _bad_binary(t)
+    micros, zone = struct.unpack("!qi", data)
+    if micros == temporal.USECS_PER_DAY:
+        raise errors.FeatureNotSupported("time 24:00:00 is not supported")
+    if not 0 <= micros < temporal.USECS_PER_DAY or abs(zone) > 15 * 3600 + 59 * 60 + 59:
+        raise _out_of_range("time with time zone")
+    return temporal.TimeTz(micros + zone * 10**6, zone)
 
 
 def _binary_bool(data: bytes, t: SqlType) -> bool:
@@ -174,6 +211,7 @@ _FROM_BINARY = {
     Kind.NUMERIC: lambda data, t: numeric.decode(data),
     Kind.DATE: _binary_date, Kind.TIMESTAMP: _binary_timestamp,
     Kind.TIMESTAMPTZ: _binary_timestamp, Kind.INTERVAL: _binary_interval,
+    Kind.TIME: _binary_time, Kind.TIMETZ: _binary_timetz,
     Kind.OID: _unpack("!I"),  # name and the other catalog types: text (utf8)
     Kind.BYTEA: lambda data, t: bytes(data),
     Kind.UUID: lambda data, t: _binary_uuid(data, t),

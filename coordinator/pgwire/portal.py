@@ -93,7 +93,9 @@ class RowStream:
             batch, self._pending = batch.slice(0, limit), batch.slice(limit)
         else:
             self._pending = None
-        return values.encode_data_rows(batch, self._types, self._formats), batch.num_rows, None
+        with values.text_zone(self._result.time_zone):
+            rows = values.encode_data_rows(batch, self._types, self._formats)
+        return rows, batch.num_rows, None
 
     def take(self, limit: int | None) -> tuple[list[pa.RecordBatch], int]:
         """Up to `limit` rows (None: all the rest) as Arrow batches, for SQL FETCH/MOVE

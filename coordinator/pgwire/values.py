@@ -11,6 +11,8 @@ client parameters is params.py's job.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 
 import numpy as np
@@ -18,10 +20,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from coordinator.pgwire import backend, codec, numeric
-from planner import errors
+from planner import errors, temporal
 from planner.types import BINARY_KINDS, CATALOG_KINDS, Kind, SqlType
 from segment.kernels import expr_binary as xbin
 from segment.kernels import expr_pgarray as xpa
+from segment.kernels import expr_timezone as xzone
+from segment.kernels import expr_timetz as xtz
+from segment.kernels import infinite
 
 PG_EPOCH_DAYS = 10_957                          # 2000-01-01 in days since 1970-01-01
 PG_EPOCH_MICROS = PG_EPOCH_DAYS * 86_400 * 10**6
@@ -146,10 +151,32 @@ def _numeric_text(arr: pa.Array, t: SqlType) -> pa.Array:
     return pc.binary_join_element_wise(whole, pc.utf8_slice_codeunits(magnitude, -scale), ".")
 
 
+# The zone timestamptz values print in (a planner.time_zones.Zone; None: UTC): the
+# session's TimeZone, set around the encoding of a statement's rows (`text_zone`).
+_TEXT_ZONE: contextvars.ContextVar = contextvars.ContextVar("text_zone", default=None)
+
+
+@contextlib.contextmanager
+def text_zone(zone):
+    """timestamptz values encoded as text inside this block print in `zone`."""
+    token = _TEXT_ZONE.set(zone)
+    try:
+        yield
+    finally:
+        _TEXT_ZONE.reset(token)
+
+
 def _timestamp_text(arr: pa.Array, t: SqlType) -> pa.Array:
+    zone = _TEXT_ZONE.get()
+    if t.kind is Kind.TIMESTAMPTZ and zone is not None and not zone.is_utc:
+        return xzone.tstz_out(None, [arr, pa.scalar(zone.spec)], len(arr))
+    return infinite.text(arr, lambda a: _finite_timestamp_text(a, t))
+
+
+def _finite_timestamp_text(arr: pa.Array, t: SqlType) -> pa.Array:
     naive = pa.Array.from_buffers(pa.timestamp("us"), len(arr), arr.buffers(), offset=arr.offset)
     text = pc.replace_substring_regex(pc.cast(naive, pa.string()), _TRAILING_ZEROS, r"\1")
-    if t.kind is Kind.TIMESTAMPTZ:  # values are UTC instants; the session TimeZone is UTC
+    if t.kind is Kind.TIMESTAMPTZ:  # values are UTC instants, shown in UTC
         text = pc.binary_join_element_wise(text, "+00", "")
     return text
 
@@ -178,10 +205,13 @@ _TEXT = {
     Kind.TEXT: lambda a, t: a,
     Kind.VARCHAR: lambda a, t: a,
     Kind.CHAR: _char_padded,
-    Kind.DATE: lambda a, t: pc.cast(a, pa.string()),
+    Kind.DATE: lambda a, t: infinite.text(a, lambda f: pc.cast(f, pa.string())),
     Kind.TIMESTAMP: _timestamp_text,
     Kind.TIMESTAMPTZ: _timestamp_text,
     Kind.INTERVAL: _interval_text_column,
+    Kind.TIME: lambda a, t: pc.replace_substring_regex(pc.cast(a, pa.string()),
+                                                       _TRAILING_ZEROS, r"\1"),
+    Kind.TIMETZ: lambda a, t: xtz.to_text(a),
 }
 
 
@@ -198,13 +228,18 @@ def _fixed(values: np.ndarray, nulls_from: pa.Array | None = None) -> pa.Array:
     return cells
 
 
-def _packed(big_endian: str, shift: int = 0, physical: pa.DataType | None = None):
+def _packed(big_endian: str, shift: int = 0, physical: pa.DataType | None = None,
+            infinities: tuple[int, int] | None = None):
     """Encoder of a fixed-width type: its values (seen as `physical` integers, minus
-    `shift` to move the epoch to 2000-01-01) in network byte order."""
+    `shift` to move the epoch to 2000-01-01) in network byte order; the `infinities`
+    (+/-infinity of dates and timestamps) are sent as they are, as PostgreSQL's."""
     def encode(arr: pa.Array, t: SqlType) -> pa.Array:
         values = arr.view(physical) if physical is not None else arr
         raw = values.fill_null(0).to_numpy(zero_copy_only=False)
-        return _fixed((raw - shift if shift else raw).astype(big_endian), arr)
+        out = raw - shift if shift else raw
+        if infinities is not None:
+            out = np.where((raw == infinities[0]) | (raw == infinities[1]), raw, out)
+        return _fixed(out.astype(big_endian), arr)
     return encode
 
 
@@ -229,6 +264,14 @@ def _interval_binary(arr: pa.Array, t: SqlType) -> pa.Array:
     return _fixed(out, arr)
 
 
+def _timetz_binary(arr: pa.Array, t: SqlType) -> pa.Array:
+    """timetz_send: int64 local microseconds, int32 zone seconds west."""
+    local, zone, _ = xtz.unpack(arr.fill_null(0))
+    out = np.empty(len(arr), dtype=[("micros", ">i8"), ("zone", ">i4")])
+    out["micros"], out["zone"] = local, zone
+    return _fixed(out, arr)
+
+
 def _utf8(arr: pa.Array, t: SqlType) -> pa.Array:
     return (_char_padded(arr, t) if t.kind is Kind.CHAR else arr).cast(pa.binary())
 
@@ -244,10 +287,12 @@ _BINARY = {
     Kind.TEXT: _utf8,
     Kind.VARCHAR: _utf8,
     Kind.CHAR: _utf8,
-    Kind.DATE: _packed(">i4", PG_EPOCH_DAYS, pa.int32()),
-    Kind.TIMESTAMP: _packed(">i8", PG_EPOCH_MICROS, pa.int64()),
-    Kind.TIMESTAMPTZ: _packed(">i8", PG_EPOCH_MICROS, pa.int64()),
+    Kind.DATE: _packed(">i4", PG_EPOCH_DAYS, pa.int32(), temporal.INFINITE_DAYS),
+    Kind.TIMESTAMP: _packed(">i8", PG_EPOCH_MICROS, pa.int64(), temporal.INFINITE_MICROS),
+    Kind.TIMESTAMPTZ: _packed(">i8", PG_EPOCH_MICROS, pa.int64(), temporal.INFINITE_MICROS),
     Kind.INTERVAL: _interval_binary,
+    Kind.TIME: _packed(">i8", 0, pa.int64()),  # microseconds since midnight
+    Kind.TIMETZ: _timetz_binary,
 }
 
 # The system catalog's types (planner/types.py CATALOG_KINDS): oid and xid are integers

@@ -23,12 +23,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner import errors, values
+from planner import errors, temporal, values
 from planner.schema import ColumnDef
 from planner.types import BINARY_KINDS, Kind, SqlType
 from segment.ingest import interval, numeric
 from segment.ingest.base import WS, fail_at, first_true, null, raise_at, to_string, trim, try_cast
-from segment.kernels import expr_binary, expr_json, expr_pgarray
+from planner.time_zones import Zone
+from segment.kernels import expr_arrays as xa
+from segment.kernels import (expr_binary, expr_cast, expr_json, expr_pgarray, expr_timetz,
+                             expr_timezone, infinite)
 
 _INT_LIMITS = {Kind.INT2: (-2**15, 2**15 - 1), Kind.INT4: (-2**31, 2**31 - 1),
                Kind.INT8: (-2**63, 2**63 - 1)}
@@ -41,8 +44,9 @@ _TIME_OFFSET = r"([0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]*)?)?) *" + _OFFSET
 
 
 def conform(data: pa.Table | pa.RecordBatch, columns: list[ColumnDef],
-            relation: str | None = None) -> pa.RecordBatch:
-    """Cast `data` (columns by position) to the physical types of `columns`.
+            relation: str | None = None, zone: str | None = None) -> pa.RecordBatch:
+    """Cast `data` (columns by position) to the physical types of `columns`. timestamptz
+    text without an offset is read in `zone` (a planner.time_zones.Zone spec; None: UTC).
 
     When several values are bad, the error is the one PostgreSQL's row-at-a-time load
     would meet first: lowest row, then conversion before NOT NULL, then leftmost column.
@@ -62,7 +66,7 @@ def conform(data: pa.Table | pa.RecordBatch, columns: list[ColumnDef],
             e.row = first_true(arr.is_null())
             failures.append((e.row, 1, i, e))
         try:
-            out = convert(arr, col.type)
+            out = convert(arr, col.type, zone)
         except errors.QueryError as e:
             e.column = col.name
             failures.append((getattr(e, "row", 0), 0, i, e))
@@ -74,19 +78,19 @@ def conform(data: pa.Table | pa.RecordBatch, columns: list[ColumnDef],
     return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
 
 
-def convert(arr: pa.Array, t: SqlType) -> pa.Array:
+def convert(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Array:
     """One column to the physical type of `t` (see module docstring). An error names the
     first bad row (`row`)."""
     try:
-        return _convert(arr, t)
+        return _convert(arr, t, zone)
     except errors.QueryError as e:
         row = getattr(e, "row", 0)
         if row > 0:  # checks run in phases (parse, then range): an earlier row may fail too
-            convert(arr.slice(0, row), t)
+            convert(arr.slice(0, row), t, zone)
         raise
 
 
-def _convert(arr: pa.Array, t: SqlType) -> pa.Array:
+def _convert(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Array:
     target = t.arrow_type()
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
@@ -99,6 +103,8 @@ def _convert(arr: pa.Array, t: SqlType) -> pa.Array:
             or pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type):
         arr = to_string(arr)
     if pa.types.is_string(arr.type):
+        if t.kind is Kind.TIMESTAMPTZ and zone is not None:
+            return _keeping_infinity(lambda a, tt: _timestamp_from_text(a, tt, zone))(arr, t)
         return _FROM_TEXT[t.kind](arr, t)
     return _from_typed(arr, t, target)
 
@@ -237,8 +243,9 @@ def _parse_naive(arr: pa.Array) -> pa.Array | None:
     return v
 
 
-def _parse_aware(arr: pa.Array) -> pa.Array | None:
-    """timestamptz: an explicit zone offset is honoured; none means UTC (the session zone)."""
+def _parse_aware(arr: pa.Array, zone: str | None = None) -> pa.Array | None:
+    """timestamptz: an explicit zone offset is honoured; none means the session's zone
+    (`zone`, a Zone spec; None: UTC)."""
     trimmed = pc.replace_substring_regex(_iso_date(arr), r"(?i) *(utc|gmt)$", "+00")
     has_offset = pc.match_substring_regex(trimmed, _TIME_OFFSET)
     target = pa.timestamp("us", tz="UTC")
@@ -246,11 +253,13 @@ def _parse_aware(arr: pa.Array) -> pa.Array | None:
     naive = _parse_naive(pc.if_else(has_offset, null(pa.string()), trimmed))
     if aware is None or naive is None:
         return None
+    if zone is not None and not Zone.from_spec(zone).is_utc:
+        naive = expr_timezone.from_local(None, [naive, pa.scalar(zone)], len(naive))
     return pc.coalesce(aware, naive.cast(target))
 
 
-def _timestamp_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
-    parse = _parse_naive if t.kind is Kind.TIMESTAMP else _parse_aware
+def _timestamp_from_text(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Array:
+    parse = _parse_naive if t.kind is Kind.TIMESTAMP else (lambda a: _parse_aware(a, zone))
     v = parse(arr)
     if v is None:
         fail_at(arr, parse, lambda s: _datetime_error(s, t.sql()))
@@ -269,14 +278,55 @@ def _datetime_error(s: str, type_name: str) -> errors.QueryError:
     return errors.InvalidDatetimeFormat(f'invalid input syntax for type {type_name}: "{s}"')
 
 
+# The struct binary COPY reads a timetz as: local microseconds, zone seconds west.
+TIMETZ_PARTS = ("timetz_local", "timetz_zone")
+
+
+def _keeping_infinity(parse):
+    """A date/timestamp column parser that also reads 'infinity' and '-infinity' (any
+    case, spaces around), stored as the layout's extreme integers (kernels/infinite.py)."""
+    def run(arr: pa.Array, t: SqlType) -> pa.Array:
+        word = pc.utf8_lower(trim(arr))
+        pos, neg = (pc.fill_null(pc.equal(word, w), False) for w in ("infinity", "-infinity"))
+        if not (pc.any(pos).as_py() or pc.any(neg).as_py()):
+            return parse(arr, t)
+        rest = pc.if_else(pc.or_(pos, neg), null(arr.type), arr)
+        return infinite.put(parse(rest, t), (np.asarray(pos), np.asarray(neg)))
+    return run
+
+
+def _time_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
+    """time columns: the common forms vectorized, others (and errors, with their row)
+    value by value."""
+    fast = expr_cast.fast_time(arr)
+    if fast is None:
+        fast = _per_value(arr, temporal.parse_time, pa.time64("us"))
+    return fast if t.precision is None else expr_cast.round_time(fast, t.precision)
+
+
+def _per_value(arr: pa.Array, parse, target: pa.DataType) -> pa.Array:
+    """`parse` once per distinct text, spread to the rows; an error names its first row."""
+    distinct = pc.unique(arr.drop_null())
+    values = []
+    for s in distinct.to_pylist():
+        try:
+            values.append(parse(s))
+        except errors.QueryError as e:
+            raise_at(e, first_true(pc.equal(arr, s)))
+    return pa.array(values, target).take(pc.index_in(arr, value_set=distinct))
+
+
 _FROM_TEXT = {
     Kind.INT2: _int_from_text, Kind.INT4: _int_from_text, Kind.INT8: _int_from_text,
     Kind.FLOAT4: _float_from_text, Kind.FLOAT8: _float_from_text,
     Kind.BOOL: _bool_from_text, Kind.TEXT: _string_from_text,
     Kind.VARCHAR: _string_from_text, Kind.CHAR: _string_from_text,
-    Kind.DATE: _date_from_text, Kind.TIMESTAMP: _timestamp_from_text,
-    Kind.TIMESTAMPTZ: _timestamp_from_text, Kind.INTERVAL: interval.interval_from_text,
-    Kind.NUMERIC: numeric.numeric_from_text,
+    Kind.DATE: _keeping_infinity(_date_from_text),
+    Kind.TIMESTAMP: _keeping_infinity(_timestamp_from_text),
+    Kind.TIMESTAMPTZ: _keeping_infinity(_timestamp_from_text), Kind.INTERVAL: interval.interval_from_text,
+    Kind.NUMERIC: numeric.numeric_from_text, Kind.TIME: _time_from_text,
+    Kind.TIMETZ: lambda arr, t: _per_value(arr, lambda s: temporal.parse_timetz(s).pack(),
+                                           pa.int64()),
 }
 for _k in (Kind.ARRAY, Kind.INT2VECTOR, Kind.OIDVECTOR):  # '{1,2,NULL}' (array_in)
     _FROM_TEXT[_k] = expr_pgarray.from_text
@@ -357,6 +407,13 @@ def _from_typed(arr: pa.Array, t: SqlType, target: pa.DataType) -> pa.Array:
         return arr.cast(target)
     if t.kind is Kind.INTERVAL and pa.types.is_interval(src):
         return arr.cast(target)
+    if t.kind is Kind.TIME and pa.types.is_time(src):
+        arr = arr.cast(target)
+        return arr if t.precision is None else expr_cast.round_time(arr, t.precision)
+    if t.kind is Kind.TIMETZ and pa.types.is_struct(src) and \
+            tuple(f.name for f in src) == TIMETZ_PARTS:  # binary COPY's (copy_binary.py)
+        local, zone = (arr.field(i).to_numpy(zero_copy_only=False) for i in range(2))
+        return expr_timetz.pack(local, zone, xa.valid_mask(arr), len(arr))
     # Anything else goes through text, like PostgreSQL's I/O conversion on assignment.
     text = try_cast(arr, pa.string())
     if text is None:

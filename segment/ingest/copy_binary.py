@@ -33,7 +33,7 @@ PG_EPOCH_DAYS = 10_957                           # 2000-01-01 in days since 1970
 PG_EPOCH_MICROS = PG_EPOCH_DAYS * 86_400_000_000
 _FIXED = {Kind.INT2: ">i2", Kind.INT4: ">i4", Kind.INT8: ">i8", Kind.FLOAT4: ">f4",
           Kind.FLOAT8: ">f8", Kind.DATE: ">i4", Kind.TIMESTAMP: ">i8",
-          Kind.TIMESTAMPTZ: ">i8", Kind.BOOL: "u1"}
+          Kind.TIMESTAMPTZ: ">i8", Kind.BOOL: "u1", Kind.TIME: ">i8"}
 MORE, TRAILER_SEEN, BAD_COUNT, BAD_SIZE = 0, 1, 2, 3
 
 
@@ -292,8 +292,8 @@ def _column(view: np.ndarray, starts: np.ndarray, lengths: np.ndarray, col: Colu
     """One column of a run of tuples, in the Arrow type nearest to the SQL type."""
     kind, n = col.type.kind, len(starts)
     valid = lengths >= 0
-    if kind in _FIXED or kind is Kind.INTERVAL:
-        width = 16 if kind is Kind.INTERVAL else np.dtype(_FIXED[kind]).itemsize
+    if kind in _FIXED or kind in (Kind.INTERVAL, Kind.TIMETZ):
+        width = {Kind.INTERVAL: 16, Kind.TIMETZ: 12}.get(kind) or np.dtype(_FIXED[kind]).itemsize
         wrong = valid & (lengths != width)
         if wrong.any():
             raise _bad(int(np.flatnonzero(wrong)[0]))
@@ -302,12 +302,16 @@ def _column(view: np.ndarray, starts: np.ndarray, lengths: np.ndarray, col: Colu
                       np.arange(len(live) + 1, dtype=np.int64) * width).reshape(-1, width)
         if kind is Kind.INTERVAL:
             return _interval(raw, valid)
+        if kind is Kind.TIMETZ:
+            return _timetz(raw, valid)
         values = np.zeros(n, np.dtype(_FIXED[kind]).newbyteorder("="))
         values[valid] = raw.view(_FIXED[kind]).ravel()
         if kind is Kind.BOOL:
             return pa.array(values != 0, mask=~valid)
         if kind is Kind.DATE:
             return _epoch(values, valid, PG_EPOCH_DAYS, pa.date32(), 2**31 - 1, -2**31)
+        if kind is Kind.TIME:
+            return _time(values, valid)
         if kind in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
             return _epoch(values, valid, PG_EPOCH_MICROS, col.type.arrow_type(),
                           2**63 - 1, -2**63)
@@ -359,15 +363,45 @@ def _strings(src: np.ndarray, starts: np.ndarray, lens: np.ndarray, valid: np.nd
 
 def _epoch(values: np.ndarray, valid: np.ndarray, shift: int, target: pa.DataType,
            plus_inf: int, minus_inf: int) -> pa.Array:
-    infinite = valid & ((values == plus_inf) | (values == minus_inf))
-    if infinite.any():
-        e = errors.FeatureNotSupported("infinite dates and timestamps cannot be stored")
-        e.row = int(np.flatnonzero(infinite)[0])
-        raise e
-    shifted = values.astype(np.int64) + shift
+    # +/-infinity are the same extreme integers in raympp's layout (kernels/infinite.py)
+    infinite = (values == plus_inf) | (values == minus_inf)
+    shifted = np.where(infinite, values.astype(np.int64), values.astype(np.int64) + shift)
     physical = pa.int32() if pa.types.is_date(target) else pa.int64()
     arr = pa.array(shifted.astype(physical.to_pandas_dtype()), mask=None if valid.all() else ~valid)
     return arr.view(target)
+
+
+def _time(values: np.ndarray, valid: np.ndarray) -> pa.Array:
+    """time_recv: microseconds since midnight (24:00:00, which PostgreSQL has, is 0A000)."""
+    day = 86_400_000_000
+    for bad, e in ((values == day, errors.FeatureNotSupported("time 24:00:00 is not supported")),
+                   ((values < 0) | (values > day), errors.QueryError("time out of range", "22008"))):
+        bad &= valid
+        if bad.any():
+            e.row = int(np.flatnonzero(bad)[0])
+            raise e
+    return pa.array(values.astype(np.int64), mask=None if valid.all() else ~valid).cast(
+        pa.time64("us"))
+
+
+def _timetz(raw: np.ndarray, valid: np.ndarray) -> pa.Array:
+    """timetz_recv: int64 local microseconds and int32 zone seconds west, as a struct of
+    the two that convert.py packs into raympp's layout (segment/kernels/expr_timetz.py)."""
+    wire = raw.view(np.dtype([("micros", ">i8"), ("zone", ">i4")])).ravel()
+    micros = np.zeros(len(valid), np.int64)
+    zone = np.zeros(len(valid), np.int64)
+    micros[valid], zone[valid] = wire["micros"], wire["zone"]
+    day = 86_400_000_000
+    for bad, e in ((micros == day, errors.FeatureNotSupported("time 24:00:00 is not supported")),
+                   ((micros < 0) | (micros > day) | (np.abs(zone) > 57_599),
+                    errors.QueryError("time with time zone out of range", "22008"))):
+        bad &= valid
+        if bad.any():
+            e.row = int(np.flatnonzero(bad)[0])
+            raise e
+    mask = None if valid.all() else pa.array(~valid)
+    return pa.StructArray.from_arrays(
+        [pa.array(micros), pa.array(zone)], names=list(convert.TIMETZ_PARTS), mask=mask)
 
 
 def _interval(raw: np.ndarray, valid: np.ndarray) -> pa.Array:

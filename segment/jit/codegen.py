@@ -32,6 +32,7 @@ from planner.types import Kind, SqlType
 
 F = ex.Func
 INT, FLOAT, BOOL = "i", "f", "b"  # the three machine kinds of a value in the loop
+_TEMPORAL = (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ)
 _INT_KINDS = (Kind.INT2, Kind.INT4, Kind.INT8, Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ)
 _INT_RANGE = {Kind.INT2: 1 << 15, Kind.INT4: 1 << 31}
 _ARITH = {F.ADD: "+", F.SUB: "-", F.MUL: "*"}
@@ -362,7 +363,8 @@ def _arith(g: _Gen, e: ex.Call, kind: str, ind: int):
     if kind == FLOAT and not (t.kind is Kind.FLOAT8 and a.type.kind is Kind.FLOAT8
                               and b.type.kind is Kind.FLOAT8):
         return None  # float4 arithmetic rounds to single precision at every step
-    if t.kind in (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ) or a.type.kind != b.type.kind \
+    # dates and timestamps: the general kernels (+/-infinity, PostgreSQL's errors)
+    if t.kind in _TEMPORAL or a.type.kind in _TEMPORAL or a.type.kind != b.type.kind \
             and not (a.type.is_integer and b.type.is_integer) \
             and not (a.type.is_numeric and b.type.is_numeric):
         return None

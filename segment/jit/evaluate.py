@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner import errors
+from planner import errors, temporal
 from planner import expr as ex
 from planner.types import Kind, SqlType
 from segment import expr as sexpr
@@ -204,6 +204,9 @@ def _physical(lit: ex.Literal, kind: str):
         if unscaled != unscaled.to_integral_value() or abs(unscaled) >= 2 ** 63:
             raise codegen.NotCompiled("a constant finer than its type's scale, or too wide")
         return np.int64(int(unscaled))
+    if isinstance(v, temporal.Infinite):  # as stored (segment/kernels/infinite.py)
+        pair = temporal.INFINITE_DAYS if t.kind is Kind.DATE else temporal.INFINITE_MICROS
+        return np.int64(pair[0] if v.sign > 0 else pair[1])
     if t.kind is Kind.DATE:
         return np.int64((v - _EPOCH_DATE).days)
     if t.kind in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):

@@ -17,7 +17,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner import errors
+from planner import errors, temporal
+from planner.temporal import TEMPORAL, Infinite
 from planner.values import DEC, parse_text
 from planner.types import BINARY_KINDS, Kind, SqlType
 from segment.kernels import expr_arrays as xa
@@ -25,6 +26,8 @@ from segment.kernels import expr_binary as xbin
 from segment.kernels import expr_datetime as xd
 from segment.kernels import expr_kernels as xk
 from segment.kernels import expr_numeric as xn
+from segment.kernels import expr_timetz as xtz
+from segment.kernels import infinite
 
 _WS = " \t\n\r\v\f"
 _INT64_NUMERIC = SqlType(Kind.NUMERIC, 18, 0)  # int64 layout at scale 0
@@ -66,11 +69,34 @@ def to_arrow(values: list, t: SqlType) -> pa.Array:
     if t.kind is Kind.INTERVAL:
         return pa.array([None if v is None else pa.MonthDayNano([v.months, v.days, v.micros * 1000])
                          for v in values], at)
+    if t.kind is Kind.TIMETZ:
+        return pa.array([None if v is None else v.pack() for v in values], pa.int64())
+    if t.kind in TEMPORAL and any(isinstance(v, Infinite) for v in values):
+        return infinite.with_infinities(values, t)
     return pa.array(values, at)
 
 
 def cast(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
     """CAST(arr AS dst) for an array of type src."""
+    out = _cast(arr, src, dst)
+    if dst.kind is Kind.TIME and dst.precision is not None:
+        return round_time(out, dst.precision)
+    return out
+
+
+def round_time(arr: pa.Array, precision: int) -> pa.Array:
+    """time values rounded to `precision` fractional digits, half up, as time(p) stores
+    them (24:00:00, where 23:59:59.9... rounds up to, is 0A000)."""
+    q = 10 ** (6 - precision)
+    us = xa.np_view(arr, np.int64)
+    out = (us + q // 2) // q * q
+    valid = xa.valid_mask(arr)
+    if ((out >= temporal.USECS_PER_DAY) & (True if valid is None else valid)).any():
+        raise errors.FeatureNotSupported("time 24:00:00 is not supported")
+    return xa.from_numpy(out, pa.time64("us"), valid)
+
+
+def _cast(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
     n = len(arr)
     if src.kind is Kind.UNKNOWN or arr.null_count == n:
         return pa.nulls(n, dst.arrow_type())
@@ -90,7 +116,12 @@ def cast(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
         return pc.cast(arr, dst.arrow_type())
     if src.kind is dst.kind is Kind.INTERVAL:
         return arr
-    return pc.cast(arr, dst.arrow_type())  # between date, timestamp and timestamptz (UTC)
+    if Kind.TIMETZ in (src.kind, dst.kind):
+        return xtz.cast(arr, src.kind, dst.kind)
+    if Kind.TIME in (src.kind, dst.kind):
+        return xd.time_cast(arr, src.kind, dst.kind)
+    # between date, timestamp and timestamptz (UTC)
+    return infinite.cast(arr, dst.arrow_type())
 
 
 def _fit_strings(arr: pa.Array, t: SqlType) -> pa.Array:
@@ -192,15 +223,26 @@ def to_text(arr: pa.Array, src: SqlType) -> pa.Array:
         return _float_text(arr, k is Kind.FLOAT4)
     if k is Kind.NUMERIC:
         return _numeric_text(arr, src.scale)
+    if k is Kind.DATE:
+        return infinite.text(arr, lambda a: pc.cast(a, pa.string()))
     if k in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
-        text = pc.cast(pc.cast(arr, pa.timestamp("us")), pa.string())
-        text = pc.replace_substring_regex(text, r"(\.\d*[1-9])0+$|\.0+$", r"\1")
-        return pc.binary_join_element_wise(text, "+00", "") if k is Kind.TIMESTAMPTZ else text
+        return infinite.text(arr, lambda a: _timestamp_text(a, k))
     if k is Kind.INTERVAL:
         return xd.format_intervals(arr)
+    if k is Kind.TIMETZ:
+        return xtz.to_text(arr)
+    if k is Kind.TIME:
+        return pc.replace_substring_regex(pc.cast(arr, pa.string()), r"(\.\d*[1-9])0+$|\.0+$",
+                                          r"\1")
     if k in BINARY_KINDS:
         return xbin.to_text(arr, src)
     return pc.cast(arr, pa.string())
+
+
+def _timestamp_text(arr: pa.Array, k: Kind) -> pa.Array:
+    text = pc.cast(pc.cast(arr, pa.timestamp("us")), pa.string())
+    text = pc.replace_substring_regex(text, r"(\.\d*[1-9])0+$|\.0+$", r"\1")
+    return pc.binary_join_element_wise(text, "+00", "") if k is Kind.TIMESTAMPTZ else text
 
 
 def _numeric_text(arr: pa.Array, s: int) -> pa.Array:
@@ -281,6 +323,10 @@ def from_text(arr: pa.Array, dst: SqlType) -> pa.Array:
     try:
         if k is Kind.INTERVAL:
             return xd.parse_intervals(arr)
+        if k is Kind.TIME:
+            return _text_time(arr)
+        if k is Kind.TIMETZ:
+            return xtz.from_text(arr)
         trimmed = pc.utf8_trim(arr, characters=_WS)
         if k is Kind.BOOL:
             return _text_bool(trimmed)
@@ -298,6 +344,36 @@ def from_text(arr: pa.Array, dst: SqlType) -> pa.Array:
         pass
     values = [None if v is None else parse_text(v, dst) for v in arr.to_pylist()]
     return to_arrow(values, dst)
+
+
+def fast_time(arr: pa.Array) -> pa.Array | None:
+    """time from text in its common forms, vectorized; None when some value needs
+    planner.temporal.parse_time (a rarer form, or an error to report)."""
+    try:
+        return _text_time(arr)
+    except (_Reparse, pa.ArrowInvalid):
+        return None
+
+
+def _text_time(arr: pa.Array) -> pa.Array:
+    """HH:MM[:SS[.frac]] (the common form of time input) without a Python loop; others
+    go value by value (planner.temporal.parse_time)."""
+    parts = pc.extract_regex(arr, r"^[ \t\n\r\v\f]*(?P<h>[0-9]{1,2}):(?P<m>[0-9]{1,2})"
+                                  r"(?::(?P<s>[0-9]{1,2})(?:\.(?P<f>[0-9]{0,6}))?)?"
+                                  r"[ \t\n\r\v\f]*$")
+    if parts.null_count != arr.null_count:
+        raise _Reparse
+    h, m, sec, frac = (pc.struct_field(parts, [i]) for i in range(4))
+
+    def ints(x, default):
+        return pc.cast(pc.if_else(pc.equal(x, ""), default, x), pa.int64())
+    h, m, sec = ints(h, "0"), ints(m, "0"), ints(sec, "0")
+    if not _all(pc.and_(pc.less(h, 24), pc.and_(pc.less(m, 60), pc.less(sec, 60)))):
+        raise _Reparse  # out of range (or 24:00:00): the slow path's error
+    micros = ints(pc.utf8_rpad(frac, 6, "0"), "0")
+    total = pc.add(pc.multiply(pc.add(pc.multiply(pc.add(pc.multiply(h, 60), m), 60), sec),
+                               1_000_000), micros)
+    return pc.cast(total, pa.time64("us"))
 
 
 def _all(d) -> bool:

@@ -20,6 +20,8 @@ from planner.types import Kind
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_kernels as xk
 from segment.kernels import expr_numeric as xn
+from segment.kernels import expr_timetz as xtz
+from segment.kernels import infinite, interval_order
 
 US_PER_DAY = 86_400_000_000
 MIN_TIMESTAMP = -210_866_803_200_000_000  # 4714-11-24 BC, PostgreSQL's lower bound
@@ -28,6 +30,10 @@ _IV_DTYPE = np.dtype([("months", "<i4"), ("days", "<i4"), ("nanos", "<i8")])
 _TRUNC_UNITS = {"month": 1, "quarter": 2, "year": 3, "decade": 4, "century": 5, "millennium": 6}
 _DAY_UNITS = {"microseconds": 1, "milliseconds": 1000, "second": 10**6, "minute": 60 * 10**6,
               "hour": 3600 * 10**6, "day": US_PER_DAY}
+
+
+# EXTRACT fields that are +/-Infinity at +/-infinity (PostgreSQL 15); the others are NULL
+_UNBOUNDED_FIELDS = ("year", "isoyear", "decade", "century", "millennium", "epoch", "julian")
 
 
 def _out_of_range(what: str) -> errors.QueryError:
@@ -60,13 +66,12 @@ def interval_array(months, days, micros, valid, n: int) -> pa.Array:
     return xa.from_numpy(out, pa.month_day_nano_interval(), valid)
 
 
-def interval_key(d: xa.Datum) -> pa.Array:
-    """The span PostgreSQL orders intervals by, in microseconds (a month is 30 days)."""
-    m, dd, us, valid = interval_parts(d)
-    key = (m * 30 + dd) * US_PER_DAY + us
+def interval_key(d: xa.Datum) -> xa.Datum:
+    """Bytes that compare as PostgreSQL orders intervals (their span, a month 30 days),
+    exact over the whole range (segment/kernels/interval_order.py)."""
     if isinstance(d, pa.Scalar):
-        return pa.scalar(int(key[0]) if d.is_valid else None, pa.int64())
-    return xa.from_numpy(key, pa.int64(), valid)
+        return interval_order.order_key(pa.array([d], d.type))[0]
+    return interval_order.order_key(d)
 
 
 def interval_negate(d: xa.Datum, n: int) -> pa.Array:
@@ -94,19 +99,71 @@ def add_interval(ts: np.ndarray, months, days, micros, valid=None) -> np.ndarray
     return out
 
 
+def time_arith(e: Call, args: list, n: int) -> pa.Array:
+    """time +/- interval (wrapping around the day, the interval's time part only, as
+    time_pl_interval), time - time -> interval, date +/- time -> timestamp; the time or
+    date comes first (planner/typing_rules._time_arith)."""
+    (a, b), kb = args, e.args[1].type.kind
+    sign = 1 if e.func is Func.ADD else -1
+    x, vx = _micros(a, n)
+    if kb is Kind.INTERVAL:
+        _, _, us, vb = interval_parts(b)
+        out = np.mod(np.broadcast_to(x, (n,)) + sign * us, US_PER_DAY)
+        return xa.from_numpy(out, pa.time64("us"), _valid_n(n, vx, vb))
+    y, vy = _micros(b, n)
+    if e.args[0].type.kind is Kind.TIME:
+        return interval_array(0, 0, x - y, _valid_n(n, vx, vy), n)
+    out = np.broadcast_to(x + sign * y, (n,)).copy()
+    valid = _valid_n(n, vx, vy)
+    bad = (out < MIN_TIMESTAMP) | (out > MAX_DAYS * US_PER_DAY)
+    if (bad if valid is None else bad & valid).any():
+        raise _out_of_range("timestamp")
+    return xa.from_numpy(out, pa.timestamp("us"), valid)
+
+
+def time_cast(arr: pa.Array, src: Kind, dst: Kind) -> pa.Array:
+    """timestamp(tz) -> time (the time of day, at UTC), interval -> time (its time part
+    modulo a day, as interval_time), time -> interval."""
+    n = len(arr)
+    if src is Kind.INTERVAL:
+        _, _, us, valid = interval_parts(arr)
+        return xa.from_numpy(np.mod(us, US_PER_DAY), pa.time64("us"), valid)
+    inf = infinite.infinities(arr)  # timestamp_time: NULL for +/-infinity
+    us, valid = _micros(infinite.finite(arr, inf), n)
+    if dst is Kind.INTERVAL:
+        return interval_array(0, 0, us, valid, n)
+    return infinite.without(xa.from_numpy(np.mod(us, US_PER_DAY), pa.time64("us"), valid), inf)
+
+
 def temporal_arith(e: Call, args: list, n: int) -> xa.Datum:
     """date +/- int, date - date, timestamp +/- interval, timestamp - timestamp,
-    interval +/- interval, interval * / float8."""
+    interval +/- interval, interval * / float8, and the time of day's (time_arith)."""
     f, (a, b) = e.func, args
     ka, kb = e.args[0].type.kind, e.args[1].type.kind
+    inf = infinite.infinities(a) if ka in temporal.TEMPORAL else None
+    if inf is not None or (kb in temporal.TEMPORAL and infinite.infinities(b) is not None):
+        # +/-infinity stays where it is (the date or timestamp comes first); a difference
+        # of two dates or timestamps has none (PostgreSQL's error)
+        if e.type.kind not in temporal.TEMPORAL:
+            what = "dates" if ka is Kind.DATE else "timestamps"
+            raise errors.QueryError(f"cannot subtract infinite {what}", "22008")
+        kept = temporal_arith(e, [infinite.finite(a, inf), b], n)
+        return infinite.put(xa.as_array(kept, n), inf)
+    if ka is Kind.TIMETZ:
+        return xtz.arith(e, args, n)
+    if Kind.TIME in (ka, kb):
+        return time_arith(e, args, n)
     if ka is Kind.DATE and kb is Kind.DATE:
         return pc.subtract_checked(pc.cast(a, pa.int32()), pc.cast(b, pa.int32()))
     if ka is Kind.DATE:
         kernel = pc.add_checked if f is Func.ADD else pc.subtract_checked
         try:
-            return pc.cast(kernel(pc.cast(a, pa.int32()), b), pa.date32())
+            out = pc.cast(kernel(pc.cast(a, pa.int32()), b), pa.date32())
         except pa.ArrowInvalid:
             raise _out_of_range("date")
+        if infinite.infinities(out) is not None:  # a finite date does not become infinity
+            raise _out_of_range("date")
+        return out
     if ka in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ) and kb is Kind.INTERVAL:
         ts, tvalid = _micros(a, n)
         m, d, us, ivalid = interval_parts(b)
@@ -161,6 +218,11 @@ def _field_values(field: str, x: pa.Array, kind: Kind) -> tuple[np.ndarray, int]
     """The integer values of an EXTRACT field and their decimal scale."""
     if kind is Kind.INTERVAL:
         return _interval_field(field, x)
+    if kind is Kind.TIMETZ:
+        return xtz.field_values(field, x)
+    if kind is Kind.TIME and field in ("hour", "minute"):
+        us, _ = _micros(x, len(x))
+        return (us // 3_600_000_000 if field == "hour" else us // 60_000_000 % 60), 0
     if field in ("second", "milliseconds", "microseconds", "epoch", "julian"):
         us, _ = _micros(x, len(x))
         if field == "epoch":
@@ -215,6 +277,12 @@ def extract(e: Call, args: list, n: int) -> xa.Datum:
     """EXTRACT(field FROM x) as numeric, or date_part(field, x) as float8."""
     field = args[0].as_py()
     x = xa.as_array(args[1], n)
+    inf = infinite.infinities(x)
+    if inf is not None:
+        if field in _UNBOUNDED_FIELDS:
+            raise errors.FeatureNotSupported(
+                f"EXTRACT({field}) of infinity (numeric Infinity)")
+        return infinite.without(extract(e, [args[0], infinite.finite(x, inf)], n), inf)
     vals, scale = _field_values(field, x, e.args[1].type.kind)
     vals = np.broadcast_to(np.asarray(vals, np.int64), (len(x),)).copy()
     valid = xa.valid_mask(x)
@@ -228,6 +296,9 @@ def extract(e: Call, args: list, n: int) -> xa.Datum:
 def date_trunc(e: Call, args: list, n: int) -> xa.Datum:
     field = args[0].as_py()
     x = xa.as_array(args[1], n)
+    inf = infinite.infinities(x)
+    if inf is not None:  # +/-infinity truncates to itself
+        return infinite.put(date_trunc(e, [args[0], infinite.finite(x, inf)], n), inf)
     us, valid = _micros(x, len(x))
     if field in _DAY_UNITS:
         unit = _DAY_UNITS[field]

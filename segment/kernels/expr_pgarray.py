@@ -21,6 +21,7 @@ from planner.expr import Call, Func
 from planner.types import Kind, SqlType
 from planner.values import parse_array
 from segment.kernels import expr_arith as xarith
+from segment.kernels import interval_order
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_cast as xcast
 
@@ -616,8 +617,8 @@ def element_keys(values: pa.Array) -> pa.Array:
     if pa.types.is_dictionary(t):
         return element_keys(values.dictionary_decode())
     if t == pa.month_day_nano_interval():
-        values = _interval_length(values)
-        t = values.type
+        key = pc.binary_join_element_wise(b"\x02", interval_order.order_key(values), b"")
+        return pc.if_else(values.is_valid(), key, pa.scalar(b"\x03", pa.binary()))
     sign = np.uint64(1 << 63)
     if pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_date(t) \
             or pa.types.is_timestamp(t) or pa.types.is_time(t):
@@ -645,15 +646,6 @@ def element_keys(values: pa.Array) -> pa.Array:
         raise errors.FeatureNotSupported(f"sorting arrays of {t}")
     keyed = pc.binary_join_element_wise(b"\x02", cells, b"")
     return pc.if_else(values.is_valid(), keyed, pa.scalar(b"\x03", pa.binary()))
-
-
-def _interval_length(values: pa.Array) -> pa.Array:
-    """Intervals as int64 microseconds, a month 30 days and a day 24 hours, as PostgreSQL
-    compares them."""
-    rec = np.frombuffer(values.buffers()[1], dtype=[("m", "<i4"), ("d", "<i4"), ("ns", "<i8")],
-                        count=values.offset + len(values))[values.offset:]
-    us = (rec["m"].astype(np.int64) * 30 + rec["d"]) * 86_400_000_000 + rec["ns"] // 1_000
-    return pa.array(us, pa.int64(), mask=np.asarray(values.is_null(), dtype=bool))
 
 
 xcast.register_arrays(sys.modules[__name__])  # expr_cast's array casts are these

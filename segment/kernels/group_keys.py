@@ -1,10 +1,13 @@
-"""Grouping by key columns that Arrow's hash aggregation cannot hash: arrays (Arrow lists).
+"""Grouping by key columns that Arrow's hash aggregation cannot hash as SQL groups them:
+arrays (Arrow lists) and intervals (equal by their span: '1 mon' = '30 days').
 
 Arrow groups by scalars only, so each array key is replaced by its binary sort key
 (segment/kernels/expr_pgarray.py `sort_key`), which is equal exactly where the arrays are
 equal as SQL groups them (element by element, NULL elements alike, -0.0 as 0.0, every
-NaN alike, intervals by their total length as PostgreSQL compares them); the grouping
-runs on that, and each group's array is taken back from the first row of the group. Everything is done with Arrow compute over whole columns.
+NaN alike, intervals by their total length as PostgreSQL compares them); an interval
+key by its order key (segment/kernels/interval_order.py); the grouping runs on that, and
+each group's array (interval) is taken back from the first row of the group. Everything is
+done with Arrow compute over whole columns.
 What it leaves to others: the aggregates themselves (segment/operators/hash_agg.py) and
 the distribution hash of arrays (motion/hashing.py).
 """
@@ -16,14 +19,16 @@ from typing import Sequence
 import numpy as np
 import pyarrow as pa
 
+from segment.kernels import interval_order
 from segment.kernels.expr_pgarray import sort_key
 
 _FIRST = "__first_row"
+_INTERVAL = pa.month_day_nano_interval()
 
 
 def needs_encoding(t: pa.DataType) -> bool:
     """Whether Arrow's grouping cannot take this key type as it is."""
-    return pa.types.is_list(t) or pa.types.is_large_list(t)
+    return pa.types.is_list(t) or pa.types.is_large_list(t) or t == _INTERVAL
 
 
 def group_by(table: pa.Table, keys: Sequence[str], aggs: list) -> pa.Table:
@@ -62,10 +67,12 @@ def group_by(table: pa.Table, keys: Sequence[str], aggs: list) -> pa.Table:
 
 
 def encode(arr: pa.Array) -> pa.Array:
-    """A binary column, NULL where arr is, equal where the arrays are equal: their sort
-    keys, which are canonical (expr_pgarray.sort_key)."""
+    """A binary column, NULL where arr is, equal where the arrays (intervals) are equal:
+    their sort keys, which are canonical (expr_pgarray.sort_key, interval_order)."""
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
+    if arr.type == _INTERVAL:
+        return interval_order.order_key(arr)
     return sort_key(arr)
 
 

@@ -3,7 +3,8 @@ direction and NULLS FIRST/LAST (Arrow's per-key null placement). Arrow sorts NaN
 the nulls, while SQL orders NaN above every number; where the two disagree (ASC NULLS
 FIRST, DESC NULLS LAST) an auxiliary is-NaN key goes first. Text sorts by bytes, as
 DESIGN.md asks. Integer-like keys that fit 64 bits together with the row number take a
-faster path (`_packed_order`). Arrays and jsonb sort by binary sort keys (`prepared`).
+faster path (`_packed_order`). Arrays, jsonb and intervals sort by binary sort keys
+(`prepared`).
 segment/operators/ordering.py evaluates the keys of a batch; Sort, Gather Merge and the
 in-array sort of array_agg's ORDER BY (expr_list_sort.py) order by them here.
 """
@@ -18,15 +19,17 @@ import pyarrow.compute as pc
 
 from planner import plan
 from planner.types import Kind, SqlType
-from segment.kernels import expr_json
+from segment.kernels import expr_json, interval_order
 from segment.kernels.expr_pgarray import sort_key
 
 
 def prepared(v: pa.Array, t: SqlType) -> pa.Array:
-    """A key column as it sorts: arrays as PostgreSQL orders them and jsonb in its btree
-    order, both by a binary key."""
+    """A key column as it sorts: arrays as PostgreSQL orders them, jsonb in its btree
+    order and intervals by their span (a month 30 days), each by a binary key."""
     if pa.types.is_list(v.type):
         return sort_key(v)
+    if v.type == pa.month_day_nano_interval():
+        return interval_order.order_key(v)
     if t.kind is Kind.JSONB:  # (planner/json_values.sort_key)
         return expr_json.sort_keys(v)
     return v

@@ -23,6 +23,7 @@ import math
 from typing import Any, Callable
 
 from planner import expr as ex
+from planner import temporal
 from planner.types import BINARY_KINDS, Kind, SqlType
 
 _EPOCH_DATE = datetime.date(1970, 1, 1)
@@ -156,6 +157,9 @@ def _logical(v: Any, t: SqlType) -> Any:
         if t.is_numeric:
             return decimal.Decimal(v).scaleb(-t.scale, context=_WIDE) if t.is_scaled_int \
                 else decimal.Decimal(v)
+        if t.kind in (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ) and v in (
+                temporal.INFINITE_DAYS if t.kind is Kind.DATE else temporal.INFINITE_MICROS):
+            return temporal.INFINITY if v > 0 else temporal.NEG_INFINITY
         if t.kind is Kind.DATE:
             return _EPOCH_DATE + datetime.timedelta(days=v)
         if t.kind is Kind.TIMESTAMP:
@@ -185,7 +189,7 @@ def _cast(v: Any, dst: SqlType) -> Any:
     if dst.is_numeric:
         return decimal.Decimal(v).quantize(decimal.Decimal(1).scaleb(-dst.scale),
                                            rounding=decimal.ROUND_HALF_UP, context=_WIDE)
-    if dst.kind in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ) and not isinstance(v, datetime.datetime):
+    if dst.kind in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ) and type(v) is datetime.date:
         out = datetime.datetime(v.year, v.month, v.day)
         return out.replace(tzinfo=datetime.timezone.utc) if dst.kind is Kind.TIMESTAMPTZ else out
     return v

@@ -95,8 +95,11 @@ _CREATE = re.compile(r"^\s*CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(\"?[\w.]+\
                      re.IGNORECASE)
 # The OIDs raympp can send; each is read back as the server's text, as psql shows it.
 _TEXT_OIDS = (16, 17, 19, 20, 21, 23, 25, 26, 114, 700, 701, 1042, 1043, 1082, 1083, 1114,
-              1184, 1186, 1700, 2950, 3802)
+              1184, 1186, 1266, 1700, 2950, 3802)
 _JSON_OIDS = (114, 3802)
+# time and interval: PostgreSQL's text on the oracle's side too (psycopg's timedelta
+# prints another way), compared with raympp's in T columns.
+_TIME_OIDS = (1083, 1186, 1266)
 _BYTEA_OIDS = (17,)  # bytea: its text (hex) form on both sides
 # Arrays and vectors: read as their text form on both sides (T columns compare it).
 _ARRAY_OIDS = (22, 30, 1000, 1002, 1003, 1005, 1006, 1007, 1009, 1014, 1015, 1016, 1021,
@@ -396,8 +399,8 @@ class PgOracle:
             self.admin.execute(f"CREATE DATABASE {self.dbname}")
             self.conn = server.connect(self.dbname)
             from psycopg.types.string import TextLoader
-            # json values and bytea compare as PostgreSQL's text
-            for oid in _ARRAY_OIDS + _JSON_OIDS + _BYTEA_OIDS:
+            # json, time, interval and bytea compare as PostgreSQL's text
+            for oid in _ARRAY_OIDS + _JSON_OIDS + _TIME_OIDS + _BYTEA_OIDS:
                 self.conn.adapters.register_loader(oid, TextLoader)
             for s in self.SETUP:
                 self.conn.execute(s)

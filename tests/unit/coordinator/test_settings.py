@@ -244,7 +244,7 @@ def test_reset_returns_to_the_startup_value():
 
 
 @pytest.mark.parametrize("startup, code", [
-    ({"no_such": "1"}, "42704"), ({"TimeZone": "Europe/Berlin"}, "0A000"),
+    ({"no_such": "1"}, "42704"), ({"TimeZone": "Mars/Olympus"}, "22023"),
     ({"statement_timeout": "abc"}, "22023"), ({"server_version": "9"}, "55P02"),
     ({"options": "-d 5"}, "0A000"),
 ])
@@ -302,18 +302,25 @@ def test_utc_time_zones(s, value, shown):
     assert s.show("TimeZone") == shown
 
 
+@pytest.mark.parametrize("value, shown", [
+    ("Europe/Berlin", "Europe/Berlin"), ("america/new_york", "America/New_York"),
+    ("EST5EDT", "EST5EDT"), ("-8", "<-08>+08"), ("5.5", "<+05:30>-05:30"),
+    ("+03:00", "+03:00"), ("UTC+3", "UTC+3"), ("INTERVAL '+01:00'", "<+01>-01"),
+])
+def test_other_time_zones(s, value, shown):
+    s.set("timezone", value)
+    assert s.show("TimeZone") == shown
+
+
 @pytest.mark.parametrize("value, code", [
-    ("Europe/Berlin", "0A000"), ("America/New_York", "0A000"), ("EST5EDT", "0A000"),
-    ("-8", "0A000"), ("+03:00", "0A000"), ("INTERVAL '+01:00'", "0A000"), ("PST8PDT", "0A000"),
+    ("XST5XDT4,M3.2.0,M11.1.0", "0A000"), ("INTERVAL '00:00:30'", "0A000"),
     ("no/such_zone", "22023"), ("Z", "22023"), ("", "22023"),
     ("INTERVAL '1 month'", "22023"),
 ])
-def test_other_time_zones_are_refused(s, value, code):
+def test_time_zones_refused(s, value, code):
     e = error(s.set, "timezone", value)
     assert e.sqlstate == code
-    if code == "0A000":
-        assert "SET TIME ZONE" in e.message
-    else:
+    if code == "22023":
         assert e.message == f'invalid value for parameter "TimeZone": "{value}"'
     assert s.show("timezone") == "UTC"
 
@@ -327,7 +334,8 @@ def test_set_time_zone_statement_forms(s):
     run_set(s, "SET TIME ZONE 0")
     run_set(s, "SET TIME ZONE DEFAULT")
     assert s.show("timezone") == "UTC"
-    assert error(run_set, s, "SET TIME ZONE 'Asia/Tokyo'").sqlstate == "0A000"
+    run_set(s, "SET TIME ZONE 'Asia/Tokyo'")
+    assert s.show("timezone") == "Asia/Tokyo"
 
 
 @pytest.mark.parametrize("sql", [

@@ -7,6 +7,7 @@ import datetime as dt
 import struct
 from decimal import Decimal
 
+import pyarrow as pa
 import pytest
 
 from coordinator.pgwire import numeric
@@ -150,10 +151,26 @@ def test_value_errors():
                  "constraint")
     e = error(cb.HEADER + tup(one, field(b"a\x00")) + cb.TRAILER, cols)
     assert e.sqlstate == "22021"
-    inf = cb.HEADER + tup(field(struct.pack("!i", 2**31 - 1))) + cb.TRAILER
-    assert error(inf, [ColumnDef("d", T.DATE)]).sqlstate == "0A000"
     big = cb.HEADER + tup(field(struct.pack("!h", 1))) + cb.TRAILER
     assert error(big, [ColumnDef("a", T.INT4)]).sqlstate == "22P03"
+
+
+def test_infinite_dates_and_times_of_day():
+    # +/-infinity arrive as the extreme integers and are stored as such (kernels/infinite.py)
+    data = cb.HEADER + b"".join(
+        tup(field(struct.pack("!i", d)), field(struct.pack("!q", ts)), field(struct.pack("!q", t)))
+        for d, ts, t in ((2**31 - 1, -2**63, 0), (-2**31, 2**63 - 1, 86_399_999_999),
+                         (0, 0, 45_296_500_000))) + cb.TRAILER
+    cols = [ColumnDef("d", T.DATE), ColumnDef("ts", T.TIMESTAMP), ColumnDef("t", T.TIME)]
+    parser = cb.BinaryCopyParser(cols, table="t")
+    (batch,) = parser.feed(data) + parser.finish()
+    assert batch.column(0).view(pa.int32()).to_pylist() == [2**31 - 1, -2**31, 10_957]
+    assert batch.column(1).view(pa.int64()).to_pylist() == [-2**63, 2**63 - 1, 946_684_800_000_000]
+    assert [str(v) for v in batch.column(2).to_pylist()] == ["00:00:00", "23:59:59.999999",
+                                                             "12:34:56.500000"]
+    day = cb.HEADER + tup(field(b"\0\0\0\0"), field(struct.pack("!q", 0)),
+                          field(struct.pack("!q", 86_400_000_000))) + cb.TRAILER
+    assert error(day, cols).sqlstate == "0A000"  # 24:00:00
 
 
 def test_first_error_in_row_order():

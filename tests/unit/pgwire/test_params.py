@@ -27,7 +27,8 @@ UTC = dt.timezone.utc
     (T.TIMESTAMP, "2024-01-02 03:04:05+05", dt.datetime(2024, 1, 2, 3, 4, 5)),
     (T.TIMESTAMPTZ, "2024-01-02 03:04:05+02",
      dt.datetime(2024, 1, 2, 1, 4, 5, tzinfo=UTC)),
-    (T.TIMESTAMPTZ, "2024-01-02 03:04:05", dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)),
+    # no offset: a wall clock, read in the session's TimeZone where it is bound
+    (T.TIMESTAMPTZ, "2024-01-02 03:04:05", dt.datetime(2024, 1, 2, 3, 4, 5)),
     (T.INTERVAL, "1 day", "1 day"),
     (T.UNKNOWN, "anything 1", "anything 1"),
 ])
