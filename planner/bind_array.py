@@ -35,7 +35,7 @@ _NAMED = {"cardinality": Func.CARDINALITY, "array_upper": Func.ARRAY_UPPER,
 # PostgreSQL's other array functions: refused by name rather than "does not exist".
 _REFUSED = ("array_remove", "array_replace", "array_fill", "array_positions", "trim_array",
             "array_sample", "array_shuffle", "unnest", "generate_subscripts", "array_agg",
-            "regexp_split_to_array", "array_to_json", "string_to_table")
+            "array_to_json", "string_to_table")
 _SRF = ("unnest", "generate_subscripts", "string_to_table")
 
 

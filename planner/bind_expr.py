@@ -15,7 +15,7 @@ from typing import Callable
 from sqlglot import exp
 
 from planner import (binary_values, bind_array, bind_json, bitwise_aggregates,
-                     catalog_functions, errors, functions, pg_functions,
+                     catalog_functions, errors, functions, pg_functions, regex_rules,
                      regression_aggregates, row_comparison, time_zones, types, zone_rules)
 from planner import expr as ex
 from planner.expr import Func
@@ -319,6 +319,8 @@ class ExprBinder:
             args = [b(node.this), b(node.args["start"]) if node.args.get("start") else ex.Literal(1, types.INT4)]
             if node.args.get("length") is not None:
                 args.append(b(node.args["length"]))
+            if _text_pattern(args[1]):  # substring(s FROM pattern): text, not a position
+                return regex_rules.bind_substring_regex(*args)
             return functions.bind_call(Func.SUBSTRING, args)
         if isinstance(node, exp.StrPosition):
             return functions.bind_call(Func.POSITION, [b(node.this), b(node.args["substr"])])
@@ -331,11 +333,18 @@ class ExprBinder:
         if isinstance(node, exp.Round):
             args = [b(node.this)] + ([b(node.args["decimals"])] if node.args.get("decimals") else [])
             return functions.bind_call(Func.ROUND, args)
-        if isinstance(node, exp.RegexpReplace):
-            args = [b(node.this), b(node.expression), b(node.args["replacement"])]
-            if node.args.get("modifiers") is not None:
-                args.append(b(node.args["modifiers"]))
-            return functions.bind_call(Func.REGEXP_REPLACE, args)
+        if isinstance(node, (exp.SimilarTo, exp.Escape)) and isinstance(
+                node.this if isinstance(node, exp.Escape) else node, exp.SimilarTo):
+            sim = node.this if isinstance(node, exp.Escape) else node
+            escape = b(node.expression) if isinstance(node, exp.Escape) else None
+            return regex_rules.bind_similar(b(sim.this), b(sim.expression), escape,
+                                            negate=False)
+        if isinstance(node, (exp.RegexpReplace, exp.RegexpSubstr, exp.RegexpCount,
+                             exp.RegexpInstr, exp.Overlay, exp.Format)):
+            name = {exp.RegexpReplace: "regexp_replace", exp.RegexpSubstr: "regexp_substr",
+                    exp.RegexpCount: "regexp_count", exp.RegexpInstr: "regexp_instr",
+                    exp.Overlay: "overlay", exp.Format: "format"}[type(node)]
+            return regex_rules.bind_function(name, [b(a) for a in _in_order(node)])
         if isinstance(node, (exp.Left, exp.Right)):
             f = Func.LEFT if isinstance(node, exp.Left) else Func.RIGHT
             return functions.bind_call(f, [b(node.this), b(node.expression)])
@@ -517,6 +526,8 @@ class ExprBinder:
             name = "get_bit"
         if name in catalog_functions.NAMES:
             return catalog_functions.bind_function(name, node, args)
+        if name in regex_rules.NAMES:
+            return regex_rules.bind_function(name, args)
         if name in ("version", "current_schema", "current_database", "current_user",
                     "session_user", "pg_backend_pid"):
             key = {"current_schema": "schema", "current_database": "database",
@@ -557,6 +568,25 @@ class ExprBinder:
 
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE)
+
+
+def _text_pattern(e: ex.Expr) -> bool:
+    """Whether substring's second argument is text (a pattern): PostgreSQL resolves an
+    unknown literal to the text overload too."""
+    return e.type.is_string or (isinstance(e, ex.Literal) and e.type.kind is types.Kind.UNKNOWN
+                                and e.value is not None)
+
+
+def _in_order(node: exp.Func) -> list[exp.Expression]:
+    """A sqlglot function's arguments in the order written (its arg_types' order)."""
+    out = []
+    for key in node.arg_types:
+        v = node.args.get(key)
+        if isinstance(v, list):
+            out.extend(v)
+        elif isinstance(v, exp.Expression):
+            out.append(v)
+    return out
 
 
 def _subquery_predicate(node) -> bool:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from planner import errors, functions, json_rules, types
+from planner import errors, functions, json_rules, regex_rules, types
 from planner import expr as ex
 from planner import plan as pl
 from planner.bind_expr import ExprBinder
@@ -85,9 +85,11 @@ def call_of(rel: exp.Expression) -> Call | None:
 
 
 def _json_srf(node) -> bool:
-    """jsonb_array_elements(j) & co. (json_rules.SRFS): a ProjectSet here, over one row
-    when its argument is a constant."""
-    return isinstance(node, exp.Anonymous) and node.name.lower() in json_rules.SRFS
+    """jsonb_array_elements(j) & co. (json_rules.SRFS) and regexp_matches /
+    regexp_split_to_table (regex_rules.SRFS): a ProjectSet here, over one row when its
+    arguments are constants."""
+    return isinstance(node, exp.Anonymous) and (node.name.lower() in json_rules.SRFS
+                                                 or node.name.lower() in regex_rules.SRFS)
 
 
 def unwrapped(rel: exp.Lateral) -> exp.Expression:
@@ -162,7 +164,8 @@ def _json(binder: ExprBinder, c: Call, base: int) -> Item:
     named as PostgreSQL names them (value; key, value; or the function's or alias's name),
     the aliases renaming them in order; WITH ORDINALITY counts the first one's elements."""
     name = c.call.name.lower()
-    pairs = json_rules.rule_srf(name, [binder.bind(a) for a in c.call.expressions])
+    rule = json_rules.rule_srf if name in json_rules.SRFS else regex_rules.rule_srf
+    pairs = rule(name, [binder.bind(a) for a in c.call.expressions])
     q = c.alias or name
     names = [n or q for _, n in pairs] + (["ordinality"] if c.ordinality else [])
     if len(c.col_aliases) > len(names):

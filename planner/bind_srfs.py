@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from planner import errors, functions, json_rules, types
+from planner import errors, functions, json_rules, regex_rules, types
 from planner import expr as ex
 from planner import plan as pl
 from planner.bind_expr import EXPANDARRAY_ROW, ExprBinder, find_aggregate
@@ -82,6 +82,8 @@ def _srf_name(node: exp.Expression) -> str | None:
     if isinstance(node, exp.Anonymous) and node.name.lower() in json_rules.SRFS and \
             "_each" not in node.name.lower():  # json_each & co. give records: not here
         return node.name.lower()
+    if isinstance(node, exp.Anonymous) and node.name.lower() in regex_rules.SRFS:
+        return node.name.lower()
     return None
 
 
@@ -138,8 +140,9 @@ def select_srfs(query_binder, select: exp.Select, node, scope):
             cols.append(ScopeColumn("?srf", col, arr.type.elem, hidden=True))
             replaced[id(call)] = (col, name)
             continue
-        if name in json_rules.SRFS:  # jsonb_array_elements(j) & co.: one array each
-            (arr, _), = json_rules.rule_srf(name, [binder.bind(a) for a in args])
+        if name in json_rules.SRFS or name in regex_rules.SRFS:  # one array each
+            rule = json_rules.rule_srf if name in json_rules.SRFS else regex_rules.rule_srf
+            (arr, _), = rule(name, [binder.bind(a) for a in args])
             arrays.append(arr)
             subs.append(False)
             cols.append(ScopeColumn("?srf", f"?srf{i}", arr.type.elem, hidden=True))

@@ -18,6 +18,7 @@ from sqlglot import exp
 
 from planner import coercion, errors, types
 from planner.bind_array import mark_subscripts
+from planner.sql_dialect import RaymppPostgres
 
 NODES = {exp.BitwiseAndAgg: "bit_and", exp.BitwiseOrAgg: "bit_or", exp.BitwiseXorAgg: "bit_xor"}
 _WIDTHS = {types.Kind.INT2: (16, "smallint"), types.Kind.INT4: (32, "integer"),
@@ -54,6 +55,6 @@ def rewrite(tree: exp.Expression, bind) -> exp.Expression:
             agg = f"count(CASE WHEN {on} THEN 1 END) % 2 = 1"
         bits.append(f"CASE WHEN {agg} THEN {c} ELSE (0)::{t} END")
     out = sqlglot.parse_one(f"CASE WHEN count({x}) > 0 THEN {' | '.join(bits)} END",
-                            read="postgres")
+                            read=RaymppPostgres)
     mark_subscripts(out)  # the argument's a[i] is 1-based, as statements.py marks it
     return out

@@ -8,8 +8,8 @@
   known at bind time are constants; the others are `expr.RowCall`s computed row by row
   by row_functions' `IMPLEMENTATIONS`, reading the oid/name pairs of the catalog as the
   statement was bound (`RowData`).
-- Regular expressions: `~`, `~*`, `!~`, `!~*` and OPERATOR(pg_catalog.~) with Python's
-  `re`, refusing (0A000) the constructs whose meaning differs from PostgreSQL's ARE.
+- Regular expressions: `~`, `~*`, `!~`, `!~*` and OPERATOR(pg_catalog.~), bound by
+  regex_rules (PostgreSQL's ARE as planner/pg_regex.py translates it).
 """
 
 from __future__ import annotations
@@ -17,13 +17,12 @@ from __future__ import annotations
 from sqlglot import exp
 
 from planner import catalog_names as cn
-from planner import catalog_types, errors, functions, types
+from planner import catalog_types, errors, regex_rules, types
 from planner import expr as ex
 from planner import schema as sch
 from planner import system_tables as st
 from planner.coercion import coerce, no_function
-from planner.expr import Func
-from planner.row_functions import call_row, compiled_regex, data
+from planner.row_functions import call_row, data
 from planner.session_info import catalog_context
 from planner.types import Kind, SqlType
 from planner.values import parse_text
@@ -236,34 +235,23 @@ def bind_function(name: str, node: exp.Expression, args: list[ex.Expr]) -> ex.Ex
 
 
 # --- regular expressions ------------------------------------------------------------------
-_OPERATORS = {"~": (False, False), "~*": (True, False), "!~": (False, True),
-              "!~*": (True, True)}
+_OPERATORS = ("~", "~*", "!~", "!~*")
 
 
 def bind_regex(node: exp.Expression, bind) -> ex.Expr:
-    """s ~ pattern (RegexpLike), ~* (RegexpILike), their negations, OPERATOR(pg_catalog.op)."""
+    """s ~ pattern (RegexpLike; with a flag regexp_like(s, p, flags)), ~* (RegexpILike),
+    their negations and OPERATOR(pg_catalog.op)."""
     if isinstance(node, exp.Operator):
         op = str(node.args.get("operator") or "").replace(" ", "")
         op = op[len("pg_catalog."):] if op.startswith("pg_catalog.") else op
         if op not in _OPERATORS:
             return _operator_call(op, node, bind)
-        icase, negate = _OPERATORS[op]
+    elif node.args.get("flag") is not None:
+        args = [bind(node.this), bind(node.expression), bind(node.args["flag"])]
+        return regex_rules.bind_function("regexp_like", args)
     else:
-        if node.args.get("flag") is not None:
-            raise errors.FeatureNotSupported("regular expression flags")
-        icase, negate = isinstance(node, exp.RegexpILike), False
-    s, p = bind(node.this), bind(node.expression)
-    for e in (s, p):
-        if not (e.type.is_string or e.type.kind is Kind.UNKNOWN):
-            raise errors.UndefinedFunction(f"operator does not exist: {s.type} ~ {p.type}")
-    s = s if s.type.kind is not Kind.UNKNOWN else ex.Literal(s.value, types.TEXT)
-    p = p if p.type.kind is not Kind.UNKNOWN else ex.Literal(p.value, types.TEXT)
-    if isinstance(p, ex.Literal) and p.value is not None:
-        compiled_regex(p.value, icase)  # a bad or unsupported pattern fails at bind time
-    out = _row("regex", [s, p], types.BOOL, ex.RowData((icase,)))
-    if negate:
-        return functions.bind_call(Func.NOT, [out])
-    return out
+        op = "~*" if isinstance(node, exp.RegexpILike) else "~"
+    return regex_rules.bind_operator(op, bind(node.this), bind(node.expression))
 
 
 def _operator_call(op: str, node, bind) -> ex.Expr:

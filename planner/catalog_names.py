@@ -75,20 +75,29 @@ def relations() -> list[tuple[int, str, str]]:
 
 def quote_ident(name: str) -> str:
     """The name as PostgreSQL's quote_identifier writes it (regclass output, quote_ident(),
-    search_path): bare when it is lower case and not a reserved word, else double-quoted."""
-    if re.fullmatch(r"[a-z_][a-z0-9_$]*", name) and name not in _RESERVED_WORDS:
+    format's %I, search_path): bare when it is lower case letters, digits and underscores
+    and no keyword but an unreserved one, else double-quoted."""
+    if re.fullmatch(r"[a-z_][a-z0-9_]*", name) and name not in _QUOTED_KEYWORDS:
         return name
     return '"' + name.replace('"', '""') + '"'
 
 
-_RESERVED_WORDS = frozenset(
+_QUOTED_KEYWORDS = frozenset(
     "all analyse analyze and any array as asc asymmetric both case cast check collate column "
     "constraint create current_catalog current_date current_role current_time "
     "current_timestamp current_user default deferrable desc distinct do else end except "
     "false fetch for foreign from grant group having in initially intersect into lateral "
     "leading limit localtime localtimestamp not null offset on only or order placing "
     "primary references returning select session_user some symmetric table then to "
-    "trailing true union unique user using variadic when where window with".split())
+    "trailing true union unique user using variadic when where window with "
+    # the column-name and type/function-name keywords, which quote_identifier quotes too
+    "authorization between bigint binary bit boolean char character coalesce collation "
+    "concurrently cross current_schema dec decimal exists extract float freeze full greatest "
+    "grouping ilike inner inout int integer interval is isnull join least left like national "
+    "natural nchar none normalize notnull nullif numeric out outer overlaps overlay position "
+    "precision real right row setof similar smallint substring tablesample time timestamp "
+    "treat trim values varchar verbose xmlattributes xmlconcat xmlelement xmlexists xmlforest "
+    "xmlnamespaces xmlparse xmlpi xmlroot xmlserialize xmltable".split())
 
 
 def relation_names() -> dict[int, str]:

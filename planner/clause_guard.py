@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from planner import bitwise_aggregates, errors, json_rules, regression_aggregates
+from planner import bitwise_aggregates, errors, json_rules, regex_rules, regression_aggregates
 
 _QUERY_MODIFIERS = {"with_", "where", "group", "having", "order", "limit", "offset"}
 
@@ -108,7 +108,8 @@ CONSUMED: dict[type, frozenset[str]] = {k: frozenset(v) for k, v in {
     exp.Trim: {"this", "expression", "position"},
     exp.Round: {"this", "decimals"},
     # single_replace: sqlglot's note of PostgreSQL's first-match-only default.
-    exp.RegexpReplace: {"this", "expression", "replacement", "modifiers", "single_replace"},
+    exp.RegexpReplace: {"this", "expression", "replacement", "position", "occurrence",
+                        "modifiers", "single_replace"},
     exp.Left: {"this", "expression"},
     exp.Right: {"this", "expression"},
     exp.Interval: {"this", "unit"},
@@ -146,7 +147,7 @@ CONSUMED: dict[type, frozenset[str]] = {k: frozenset(v) for k, v in {
     exp.Parameter: {"this"},
     # --- the system catalog's idioms (planner/catalog_functions.py)
     exp.Operator: {"this", "operator", "expression"},   # OPERATOR(pg_catalog.~)
-    exp.RegexpLike: {"this", "expression"},              # ~ (flag: refused)
+    exp.RegexpLike: {"this", "expression", "flag"},      # ~; regexp_like(s, p, flags)
     exp.RegexpILike: {"this", "expression"},             # ~*
     exp.Dot: {"this", "expression"},                     # pg_catalog.f(...)
     exp.ObjectIdentifier: {"this"},                      # ::oid, ::regclass
@@ -215,9 +216,7 @@ _CLAUSE_NAMES: dict[tuple[type, str], str] = {
 
 # Constructs refused wherever they appear, named as SQL (the binder would refuse most of
 # them too, but under a less helpful name).
-REFUSED: dict[type, str] = {
-    exp.SimilarTo: "SIMILAR TO",
-}
+REFUSED: dict[type, str] = {}
 
 
 def _default_consumed(node: exp.Expression) -> frozenset[str] | None:
@@ -265,7 +264,8 @@ def check(tree: exp.Expression) -> None:
                                   exp.JSONObjectAgg, exp.JSONBObjectAgg)):
                 continue  # array_agg / string_agg / json_agg (x ORDER BY ...): the binder reads it
             if key == "ordinality" and isinstance(node, (exp.Table, exp.Lateral)) and isinstance(
-                    node.this, exp.Anonymous) and node.this.name.lower() in json_rules.SRFS:
+                    node.this, exp.Anonymous) and node.this.name.lower() in (
+                        json_rules.SRFS + regex_rules.SRFS):
                 continue  # jsonb_array_elements(j) WITH ORDINALITY (planner/bind_lateral.py)
             if key not in allowed and _is_set(value):
                 raise errors.FeatureNotSupported(f"{_describe(node, key)} is not supported")

@@ -91,6 +91,22 @@ class Func(enum.Enum):
     ASCII = "ascii"
     CHR = "chr"
     TRANSLATE = "translate"
+    # regular expressions (planner/regex_rules.py, planner/pg_regex.py, kernels/expr_regex.py)
+    REGEXP_MATCH = "regexp_match"          # (s, pattern [, flags]) -> text[] or NULL
+    REGEXP_MATCHES = "?regexp_matches"     # the rows of regexp_matches: an array of text[]
+    REGEXP_SPLIT = "regexp_split_to_array"  # (s, pattern [, flags]) -> text[]
+    REGEXP_SPLIT_ROWS = "?regexp_split_to_table"  # the same, the rows of regexp_split_to_table
+    REGEXP_LIKE = "regexp_like"            # (s, pattern, flags): also ~ (flags c) and ~* (i)
+    REGEXP_COUNT = "regexp_count"          # (s, pattern [, start [, flags]])
+    REGEXP_INSTR = "regexp_instr"          # (s, pattern [, start [, N [, endoption [, flags [, subexpr]]]]])
+    REGEXP_SUBSTR = "regexp_substr"        # (s, pattern [, start [, N [, flags [, subexpr]]]])
+    SIMILAR = "?similar"                   # (s, pattern, escape): s SIMILAR TO pattern
+    SUBSTRING_REGEX = "?substring_regex"   # (s, pattern): substring(s FROM pattern)
+    SUBSTRING_SIMILAR = "?substring_similar"  # (s, pattern, escape): FROM p FOR e
+    FORMAT = "format"                      # (fmt, args as text...)
+    QUOTE_LITERAL = "quote_literal"
+    QUOTE_NULLABLE = "quote_nullable"      # NULL -> 'NULL' (not strict)
+    OVERLAY = "overlay"                    # (s, placing, from [, for])
     # bytea and uuid (planner/binary_rules.py, segment/kernels/expr_binary.py); the ?bytea_
     # forms are what length, octet_length, ||, substring, md5, position and the trims bind
     # to over bytea
@@ -127,6 +143,11 @@ class Func(enum.Enum):
     TSTZ_OUT = "?tstz_out"      # (timestamptz, zone) -> text, with the zone's offset
     TSTZ_IN = "?tstz_in"        # (text, zone) -> timestamptz: read there unless it has an offset
     ISFINITE = "isfinite"  # date, timestamp(tz): not +/-infinity; interval: always true
+    # formatting templates (planner/format_rules.py, segment/kernels/expr_format.py)
+    TO_CHAR = "to_char"            # (x, template): dates, times, intervals and numbers
+    TO_DATE = "to_date"            # (text, template)
+    TO_TIMESTAMP = "to_timestamp"  # (text, template), or (float8 seconds since 1970)
+    TO_NUMBER = "to_number"        # (text, template)
     CONCAT_FN = "concat"      # concat(a, b, ...): NULL arguments are skipped, unlike ||
     FIT_STRING = "fit_string"  # text stored into varchar(n)/char(n): 22001 if too long
     # one_row(rows, value): a correlated scalar subquery's value; 21000 when it had rows > 1

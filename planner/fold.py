@@ -16,10 +16,11 @@ import math
 from decimal import Decimal
 
 from planner import binary_values as bv
-from planner import errors
+from planner import errors, pg_regex, string_format
 from planner import expr as ex
 from planner.expr import Call, Cast, Func, Literal
 from planner import time_zones
+from planner.format_values import constant_call as formatting_call
 from planner.row_functions import call_row
 from planner.temporal import (TEMPORAL, Infinite, USECS_PER_DAY, add_interval, interval_key,
                               interval_scale, time_arith)
@@ -162,6 +163,8 @@ def evaluate_constant(e: ex.Expr, vals: list):
         return "".join(v for v in vals if v is not None)
     if f is Func.CONCAT_WS:
         return None if vals[0] is None else vals[0].join(v for v in vals[1:] if v is not None)
+    if f in NON_STRICT:
+        return NON_STRICT[f](e, *vals)
     if f is Func.NULLIF:
         key = _sort_key(e.type)
         return None if vals[1] is not None and vals[0] is not None and key(vals[0]) == key(
@@ -364,6 +367,18 @@ _CONST_CALLS = {
     Func.ASCII: lambda e, s: ord(s[0]) if s else 0,
     Func.CHR: lambda e, k: chr_text(k),
     Func.TRANSLATE: lambda e, s, a, b: s.translate(translate_table(a, b)),
+    **{f: (lambda fn: lambda e, *v: fn(*v))(fn) for f, fn in (
+        (Func.REGEXP_MATCH, pg_regex.match), (Func.REGEXP_MATCHES, pg_regex.matches),
+        (Func.REGEXP_LIKE, pg_regex.like), (Func.REGEXP_COUNT, pg_regex.count),
+        (Func.REGEXP_INSTR, pg_regex.instr), (Func.REGEXP_SUBSTR, pg_regex.substr),
+        (Func.SIMILAR, pg_regex.similar), (Func.SUBSTRING_REGEX, pg_regex.substring_posix),
+        (Func.SUBSTRING_SIMILAR, pg_regex.substring_similar),
+        (Func.QUOTE_LITERAL, string_format.quote_literal),
+        (Func.OVERLAY, string_format.overlay))},
+    Func.REGEXP_SPLIT: lambda e, s, p, flags=None: pg_regex.split(s, p, flags),
+    Func.REGEXP_SPLIT_ROWS: lambda e, s, p, flags=None: pg_regex.split(
+        s, p, flags, "regexp_split_to_table"),
+    Func.REGEXP_REPLACE: lambda e, *v: regexp_replace(e, *v),
     Func.CBRT: lambda e, x: math.cbrt(x),
     Func.SIGN: lambda e, x: 1.0 if x > 0 else (-1.0 if x < 0 else 0.0),
     **{f: lambda e, *v: trig(e.func, *v) for f in (
@@ -374,6 +389,8 @@ _CONST_CALLS = {
     Func.FROM_LOCAL: lambda e, v, z: time_zones.from_local(v, time_zones.Zone.from_spec(z)),
     Func.TSTZ_OUT: lambda e, v, z: time_zones.text_in_zone(v, time_zones.Zone.from_spec(z)),
     Func.TSTZ_IN: lambda e, s, z: time_zones.parse_in_zone(s, time_zones.Zone.from_spec(z)),
+    **{f: lambda e, *v: formatting_call(e, list(v)) for f in (
+        Func.TO_CHAR, Func.TO_DATE, Func.TO_TIMESTAMP, Func.TO_NUMBER)},
     Func.BYTEA_LENGTH: lambda e, v: len(v), Func.BYTEA_CONCAT: lambda e, a, b: a + b,
     Func.BYTEA_SUBSTRING: lambda e, v, *a: bv.substring(v, *a),
     Func.BYTEA_MD5: lambda e, v: hashlib.md5(v).hexdigest(),
@@ -393,6 +410,21 @@ _CONST_CALLS = {
     Func.CONVERT_TO: lambda e, s, name: s.encode(),
     Func.CONVERT_FROM: lambda e, v, name: bv.convert_from_utf8(v),
 }
+
+# Functions that take NULL arguments (the others give NULL for any).
+NON_STRICT = {
+    Func.FORMAT: lambda e, fmt, *args: None if fmt is None else string_format.format_text(
+        fmt, list(args)),
+    Func.QUOTE_NULLABLE: lambda e, s: string_format.quote_nullable(s),
+}
+
+
+def regexp_replace(e: Call, s: str, pattern: str, replacement: str, *rest):
+    """regexp_replace's overloads by their argument types: (flags), (start [, N [, flags]])."""
+    if rest and isinstance(rest[0], str):
+        return pg_regex.replace(s, pattern, replacement, flags=rest[0])
+    return pg_regex.replace(s, pattern, replacement, *rest)
+
 
 MAX_ALLOC = 0x3FFFFFFF  # PostgreSQL's MaxAllocSize: no value is larger
 VARHDRSZ = 4

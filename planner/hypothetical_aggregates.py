@@ -25,6 +25,7 @@ from sqlglot import exp
 from planner import coercion, errors
 from planner.bind_array import mark_subscripts
 from planner.bind_expr import find_aggregate
+from planner.sql_dialect import RaymppPostgres
 
 NODES = {exp.Rank: "rank", exp.DenseRank: "dense_rank", exp.PercentRank: "percent_rank",
          exp.CumeDist: "cume_dist"}
@@ -82,7 +83,7 @@ def rewrite(tree: exp.WithinGroup, bind, check_direct, cond: exp.Expression | No
         null_ahead = f"count(CASE WHEN {when}{before} AND {k} IS NULL THEN 1 END) > 0"
         sql = (f"count(DISTINCT CASE WHEN {when}{before} THEN {k} END) + 1 + "
                f"CASE WHEN {null_ahead} THEN 1 ELSE 0 END")
-    out = sqlglot.parse_one(sql, read="postgres")
+    out = sqlglot.parse_one(sql, read=RaymppPostgres)
     mark_subscripts(out)  # the keys' a[i] are 1-based, as statements.py marks them
     return out
 

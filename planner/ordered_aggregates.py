@@ -41,6 +41,7 @@ from sqlglot import exp
 from planner import (bitwise_aggregates, errors, expr as ex, regression_aggregates,
                      row_aggregates)
 from planner.bind_array import mark_subscripts
+from planner.sql_dialect import RaymppPostgres
 
 _IGNORING_NULLS = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max, exp.LogicalAnd,
                    exp.LogicalOr, exp.Stddev, exp.StddevSamp, exp.StddevPop, exp.Variance,
@@ -191,7 +192,7 @@ def within_group(tree: exp.WithinGroup, bind) -> exp.Expression:
                  f"{a}[floor({p})::int + 1]) * ({p} - floor({p}))")
     else:
         value = f"{a}[greatest(ceil({f!r}::float8 * count({x})), 1)::int]"
-    out = sqlglot.parse_one(f"CASE WHEN count({x}) > 0 THEN {value} END", read="postgres")
+    out = sqlglot.parse_one(f"CASE WHEN count({x}) > 0 THEN {value} END", read=RaymppPostgres)
     mark_subscripts(out)  # as statements.py does after parsing: a[i] is 1-based
     return out
 
@@ -221,12 +222,12 @@ def _multi(name: str, fractions: ex.Literal, order, bind) -> exp.Expression:
     text = "NULL" if values is None else "'{" + ",".join(
         "NULL" if v is None else repr(float(v)) for v in values) + "}'"
     out = sqlglot.parse_one(f"array_agg({arg} ORDER BY {x} {direction} NULLS LAST)",
-                            read="postgres")
+                            read=RaymppPostgres)
     mark_subscripts(out)
     func = ex.Func.PERCENTILE_CONT_MULTI if name == "percentile_cont" \
         else ex.Func.PERCENTILE_DISC_MULTI
     return exp.Anonymous(this=func.value, expressions=[
-        out, sqlglot.parse_one(f"{text}::float8[]", read="postgres")])
+        out, sqlglot.parse_one(f"{text}::float8[]", read=RaymppPostgres)])
 
 
 def _mode(tree: exp.WithinGroup) -> exp.Expression:
@@ -244,5 +245,5 @@ def _mode(tree: exp.WithinGroup) -> exp.Expression:
     x = key.this.sql(dialect="postgres")
     direction = "DESC" if key.args.get("desc") else "ASC"
     arr = sqlglot.parse_one(f"array_agg({x} ORDER BY {x} {direction} NULLS LAST)",
-                            read="postgres")
+                            read=RaymppPostgres)
     return exp.Anonymous(this=ex.Func.SORTED_MODE.value, expressions=[arr])

@@ -29,6 +29,7 @@ from sqlglot import exp
 from planner import coercion, errors, types
 from planner import expr as ex
 from planner.bind_array import mark_subscripts
+from planner.sql_dialect import RaymppPostgres
 
 NODES = {exp.RegrCount: "regr_count", exp.RegrSxx: "regr_sxx", exp.RegrSyy: "regr_syy",
          exp.RegrSxy: "regr_sxy", exp.RegrAvgx: "regr_avgx", exp.RegrAvgy: "regr_avgy",
@@ -99,7 +100,7 @@ def _exact(name: str, x: str, y: str) -> str:
 
 
 def _parse(sql: str) -> exp.Expression:
-    out = sqlglot.parse_one(sql, read="postgres")
+    out = sqlglot.parse_one(sql, read=RaymppPostgres)
     mark_subscripts(out)  # the arguments' a[i] are 1-based, as statements.py marks them
     return out
 

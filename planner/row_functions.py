@@ -5,7 +5,7 @@
 and the segments' evaluator run them, segment/expr.py). `data` carries what the call read
 from the catalog when it was bound (oid/name pairs), so a segment computes it without the
 catalog. Conversions between oid, the reg* types and integers; format_type and the
-pg_proc lookups; the regular-expression match with PostgreSQL's errors.
+pg_proc lookups.
 """
 
 from __future__ import annotations
@@ -83,29 +83,6 @@ def _reg_to_oid(e, v: str) -> int:
     return found if found is not None else int(v)
 
 
-def _regex(e, s: str, pattern: str) -> bool:
-    return compiled_regex(pattern, e.data.items[0] if e.data else False).search(s) is not None
-
-
-_REGEX_CACHE: dict = {}
-_ARE_ONLY = re.compile(r"\[\[[:.=]|\\[mMyY]|^\*\*\*|\\[0-9]{3}")
-
-
-def compiled_regex(pattern: str, icase: bool):
-    key = (pattern, icase)
-    if key not in _REGEX_CACHE:
-        if _ARE_ONLY.search(pattern):
-            raise errors.FeatureNotSupported(
-                f"regular expression {pattern!r}: POSIX classes ([[:alpha:]]), \\m \\M \\y "
-                "\\Y word anchors and *** directors differ from Python's re and are not "
-                "supported")
-        try:
-            _REGEX_CACHE[key] = re.compile(pattern, re.IGNORECASE if icase else 0)
-        except re.error as err:
-            raise errors.QueryError(f"invalid regular expression: {err}", "2201B") from None
-    return _REGEX_CACHE[key]
-
-
 def _array_items(text: str) -> list[str | None]:
     """The elements of a one-dimensional array's text form ('{a,"b c",NULL}')."""
     t = text.strip()
@@ -179,7 +156,6 @@ IMPLEMENTATIONS = {
     "lookup": strict(lambda e, v: _mapping(e).get(v)),
     "userbyid": strict(lambda e, v: _mapping(e).get(v, f"unknown (OID={v})")),
     "visible": strict(lambda e, v: _mapping(e).get(v)),
-    "regex": strict(_regex),
     "array_to_string": _array_to_string,
     "encoding_to_char": strict(lambda e, v: _ENCODINGS.get(v, "")),
     "char_to_encoding": strict(lambda e, v: {n.lower(): k for k, n in _ENCODINGS.items()}

@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 import sqlglot
 from sqlglot import exp
 from sqlglot import tokens as sqltokens
-from sqlglot.dialects.postgres import Postgres
 
 from planner import (analyze_statement, bind_json, clause_guard, copy_statement, errors,
-                     role_statement, types, volatile_calls)
+                     regex_rules, role_statement, types, volatile_calls)
 from planner.bind_array import catalog_array_names
 from planner.type_names import sql_type
 from planner.schema import ColumnDef, DistKind, DistPolicy, RelationName
+from planner.sql_dialect import RaymppPostgres
 from planner.bind_array import mark_subscripts
 
 
@@ -188,15 +188,10 @@ def classify(text: str) -> Statement:
     raise errors.FeatureNotSupported(f"statement {word} {second}".strip())
 
 
-# sqlglot reads date_part(f, x) as EXTRACT(f FROM x), but PostgreSQL's date_part returns
-# double precision where EXTRACT returns numeric: left a plain call, the binder types it
-# as date_part (planner/typing_rules.py).
-Postgres.Parser.FUNCTION_PARSERS.pop("DATE_PART", None)
-
-
 def parse_one(text: str) -> exp.Expression:
     try:
-        trees = sqlglot.parse(_space_placeholders(catalog_array_names(text)), dialect="postgres",
+        text = regex_rules.substring_similar_syntax(text)  # sqlglot lacks SIMILAR in substring
+        trees = sqlglot.parse(_space_placeholders(catalog_array_names(text)), dialect=RaymppPostgres,
                               error_level=sqlglot.ErrorLevel.RAISE)
     except sqlglot.errors.ParseError as e:
         first = e.errors[0] if getattr(e, "errors", None) else {}

@@ -150,8 +150,10 @@ class SqlType:
     fields: "tuple[tuple[str, SqlType], ...] | None" = None
 
     def __post_init__(self):
+        # An array of arrays is internal only: the rows of regexp_matches, unnested by a
+        # ProjectSet (planner/regex_rules.py); array_of() gives users none.
         if self.kind is Kind.ARRAY and (self.element is None or self.element.kind
-                                        not in ELEMENT_KINDS):
+                                        not in ELEMENT_KINDS + (Kind.ARRAY,)):
             raise ValueError(f"no array of {self.element}")
         if self.kind is Kind.NUMERIC:
             if self.scale is None:

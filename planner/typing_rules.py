@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from planner import (array_rules, binary_rules, errors, interval_rules, json_rules, types,
-                     zone_rules)
+from planner import (array_rules, binary_rules, errors, format_rules, interval_rules,
+                     json_rules, regex_rules, types, zone_rules)
 from planner import expr as ex
 from planner.coercion import (
     adopt, as_bool, as_bpchar, as_numeric, bind_cast, coerce, common_type, int_digits, is_unknown,
@@ -316,7 +316,7 @@ _STRING_SIGS = {
     Func.LOWER: ("s", types.TEXT), Func.UPPER: ("s", types.TEXT),
     Func.LENGTH: ("s", types.INT4), Func.OCTET_LENGTH: ("s", types.INT4),
     Func.SUBSTRING: ("si[i]", types.TEXT), Func.POSITION: ("ss", types.INT4),
-    Func.REPLACE: ("sss", types.TEXT), Func.REGEXP_REPLACE: ("sss[s]", types.TEXT),
+    Func.REPLACE: ("sss", types.TEXT),
     Func.TRIM: ("s[s]", types.TEXT), Func.LTRIM: ("s[s]", types.TEXT),
     Func.RTRIM: ("s[s]", types.TEXT), Func.LEFT: ("si", types.TEXT),
     Func.RIGHT: ("si", types.TEXT), Func.STARTS_WITH: ("ss", types.BOOL),
@@ -506,6 +506,8 @@ RULES = {
     Func.DATE_TRUNC: _rule_datetime, Func.NOW: _rule_now, Func.ISFINITE: _rule_isfinite,
     **array_rules.RULES,
     **interval_rules.RULES,
+    **format_rules.RULES,
+    **regex_rules.RULES,
     **binary_rules.RULES,
 }
 

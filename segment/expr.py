@@ -33,12 +33,14 @@ from segment.kernels import expr_cast as xcast
 from segment.kernels import expr_datetime as xd
 from segment.kernels import expr_interval as xiv
 from segment.kernels import infinite as xinf
+from segment.kernels import expr_format as xf
 from segment.kernels import expr_json as xj
 from segment.kernels import expr_numeric as xn
 from segment.kernels import expr_pgarray as xpa
 from segment.kernels import expr_list_agg as xla
 from segment.kernels import expr_list_sort as xls
 from segment.kernels import expr_record as xr
+from segment.kernels import expr_regex as xre
 from segment.kernels import expr_string as xs
 from segment.kernels import expr_timezone as xtz
 from planner.row_functions import call_row
@@ -416,7 +418,7 @@ _CALLS = {
     Func.CONCAT: xs.concat, Func.CONCAT_FN: xs.concat,
     **{f: xs.simple for f in (Func.LOWER, Func.UPPER, Func.LENGTH, Func.OCTET_LENGTH)},
     Func.SUBSTRING: xs.substring, Func.POSITION: xs.strpos, Func.REPLACE: xs.replace,
-    Func.REGEXP_REPLACE: xs.regexp_replace, Func.TRIM: xs.trim, Func.LTRIM: xs.trim,
+    Func.TRIM: xs.trim, Func.LTRIM: xs.trim,
     Func.RTRIM: xs.trim, Func.LEFT: xs.left_right, Func.RIGHT: xs.left_right,
     Func.STARTS_WITH: xs.starts_with, Func.FIT_STRING: xs.fit_string,
     Func.REPEAT: xs.repeat, Func.REVERSE: xs.reverse, Func.LPAD: xs.pad, Func.RPAD: xs.pad,
@@ -432,9 +434,11 @@ _CALLS = {
     Func.ISFINITE: lambda e, args, n: xinf.isfinite(xa.as_array(args[0], n)),
     Func.ONE_ROW: lambda e, args, n: _one_row(args),
     **xpa.CALLS,
+    **xf.CALLS,
     **xj.CALLS,
     **xbin.CALLS,
     **xr.CALLS,
+    **xre.CALLS,
     **xls.CALLS,
     **xla.CALLS,
     **xtz.CALLS,

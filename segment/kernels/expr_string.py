@@ -3,8 +3,7 @@
 Positions and lengths count characters, not bytes (1-based as SQL). Constant patterns go
 straight to pyarrow's UTF-8 kernels; a pattern that varies by row is applied once per
 distinct value (`per_pattern`), and substring/left/right with per-row bounds use a numba
-kernel over the UTF-8 bytes. regexp_replace translates PostgreSQL's replacement syntax
-(\\1, \\&) to RE2's and treats newlines as ordinary characters, as PostgreSQL's regexes do.
+kernel over the UTF-8 bytes. The regular-expression functions are expr_regex's.
 """
 
 from __future__ import annotations
@@ -198,47 +197,6 @@ def strpos(e: Call, args: list, n: int) -> xa.Datum:
     return per_pattern(one, xa.as_array(args[0], n), args[1:], n, pa.int32())
 
 
-def _pg_replacement(r: str) -> str:
-    """PostgreSQL regexp_replace replacement text -> RE2 rewrite string: \\1..\\9 and \\&
-    refer to groups, \\\\ is a backslash, any other backslash is literal."""
-    out, i = [], 0
-    while i < len(r):
-        c, nxt = r[i], r[i + 1:i + 2]
-        if c != "\\":
-            out.append(c)
-            i += 1
-        elif nxt and nxt in "123456789":
-            out.append("\\" + nxt)
-            i += 2
-        elif nxt in ("&", "\\") and nxt:
-            out.append("\\0" if nxt == "&" else "\\\\")
-            i += 2
-        else:
-            out.append("\\\\")
-            i += 1
-    return "".join(out)
-
-
-def regexp_replace(e: Call, args: list, n: int) -> xa.Datum:
-    def one(s, pattern, replacement, flags=None):
-        flags = flags.as_py() if flags is not None else ""
-        bad = set(flags) - set("gicn")
-        if bad:
-            raise errors.InvalidParameterValue(
-                f'invalid regular expression option: "{sorted(bad)[0]}"')
-        case = ""
-        for f in flags:
-            case = {"i": "i", "c": ""}.get(f, case)
-        prefix = f"(?{case}{'m' if 'n' in flags else 's'})"
-        try:
-            return pc.replace_substring_regex(s, prefix + pattern.as_py(),
-                                              _pg_replacement(replacement.as_py()),
-                                              max_replacements=None if "g" in flags else 1)
-        except pa.ArrowInvalid as exc:
-            raise errors.QueryError(f"invalid regular expression: {exc}", "2201B")
-    return per_pattern(one, xa.as_array(args[0], n), args[1:], n, pa.string())
-
-
 def replace(e: Call, args: list, n: int) -> xa.Datum:
     def one(s, old, new):
         if old.as_py() == "":
@@ -376,7 +334,13 @@ def split_part(e: Call, args: list, n: int) -> xa.Datum:
             ok = np.abs(k) == 1
             out = pc.if_else(pa.array(ok), s, "")
         else:
-            parts = pc.split_pattern(s, d)
+            # Splitting stops after the field asked for: the rest of the string stays one
+            # part, which no k reads.
+            live_k = _where(live, k)
+            if len(live_k) and (live_k > 0).all():
+                parts = pc.split_pattern(s, d, max_splits=int(live_k.max()))
+            else:
+                parts = pc.split_pattern(s, d)
             offsets = parts.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
             flat = pa.concat_arrays([parts.values, pa.array([""])])
             count = np.diff(offsets)
