@@ -17,6 +17,7 @@ from planner import binary_values, errors, types
 from planner import expr as ex
 from planner.coercion import coerce, is_unknown, no_function
 from planner.expr import Call, Func, Literal
+from planner.fold import fold_constants
 from planner.types import Kind
 
 _BYTEA_FORMS = {Func.LENGTH: Func.BYTEA_LENGTH, Func.OCTET_LENGTH: Func.BYTEA_LENGTH,
@@ -120,6 +121,26 @@ def check_min_max(name: str, arg: ex.Expr) -> None:
     if arg.type.kind in types.BINARY_KINDS and not (
             isinstance(arg, ex.Call) and arg.func in _KEYS):
         raise errors.UndefinedFunction(f"function {name}({arg.type}) does not exist")
+
+
+def rule_overlay(args) -> ex.Expr:
+    """overlay(bytes placing sub from start [for count]) as PostgreSQL's byteaoverlay
+    builds it: substring(bytes, 1, start - 1) || sub || substring(bytes, start + count),
+    count defaulting to length(sub) (so start < 1 is 22011, an overflowing start + count
+    22003, as there)."""
+    if len(args) not in (3, 4):
+        raise no_function("overlay", args)
+    b, sub = (_arg(Func.OVERLAY, a, types.BYTEA, args) for a in args[:2])
+    start = _arg(Func.OVERLAY, args[2], types.INT4, args)
+    count = _arg(Func.OVERLAY, args[3], types.INT4, args) if len(args) == 4 else \
+        Call(Func.BYTEA_LENGTH, (sub,), types.INT4)
+    one = Literal(1, types.INT4)
+    head = Call(Func.BYTEA_SUBSTRING, (b, one, Call(Func.SUB, (start, one), types.INT4)),
+                types.BYTEA)
+    tail = Call(Func.BYTEA_SUBSTRING, (b, Call(Func.ADD, (start, count), types.INT4)),
+                types.BYTEA)
+    return fold_constants(Call(Func.BYTEA_CONCAT, (
+        Call(Func.BYTEA_CONCAT, (head, sub), types.BYTEA), tail), types.BYTEA))
 
 
 def _rule_gen_random_uuid(func: Func, args) -> ex.Expr:
