@@ -67,6 +67,7 @@ class Session:
         self.settings = Settings(user, options)
         self.txn: Transaction | None = None
         self.pid = next(_pids)
+        self.random_seed = session_info.RandomSeed()  # setseed()
         self._lock = threading.Lock()
         # The running statement's cancel token and statement_timeout deadline (time.time()).
         self.cancel = CancelToken()
@@ -514,6 +515,7 @@ class Session:
             "user": self.user, "database": self.database,
             "schema": self.catalog_view().current_schema, "pg_backend_pid": self.pid,
             "max_recursive_rows": self.settings.get("raympp.max_recursive_rows"),
+            "random": self.random_seed,  # setseed() and the random() calls after it
             # pg_catalog's rows and the catalog functions' data
             "system": system_catalog.SystemCatalog(self)}, zone=self.time_zone()))
 

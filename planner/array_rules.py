@@ -7,7 +7,7 @@ type (`array_append(a, '3')`), as PostgreSQL's polymorphic resolution does.
 
 from __future__ import annotations
 
-from planner import errors, fold, types
+from planner import datetime_rules, errors, fold, types, zone_rules
 from planner import expr as ex
 from planner.coercion import (
     adopt,
@@ -20,6 +20,7 @@ from planner.coercion import (
     unify,
 )
 from planner.expr import Call, Func, Literal
+from planner.temporal import TEMPORAL
 from planner.types import Kind, SqlType
 
 _OPERATORS = (Func.ARRAY_CONTAINS, Func.ARRAY_CONTAINED, Func.ARRAY_OVERLAP)
@@ -285,9 +286,23 @@ def _rule_regr(func: Func, args) -> ex.Expr:
 
 def _rule_series(func: Func, args) -> ex.Expr:
     """generate_series(start, stop[, step]) of integers: int4 unless an argument is int8,
-    as PostgreSQL resolves it; the other signatures (numeric, timestamps) are 0A000."""
+    as PostgreSQL resolves it; of timestamps with an interval step: timestamp, or
+    timestamptz when an argument is one or a date (datetime_rules.timestamp_args); the
+    numeric signature is 0A000."""
     if len(args) not in (2, 3):
         raise no_function("generate_series", args)
+    if any(not is_unknown(a) and a.type.kind in TEMPORAL + (Kind.INTERVAL,) for a in args):
+        if len(args) != 3:
+            raise no_function("generate_series", args)
+        start, stop = datetime_rules.timestamp_args("generate_series", args[:2])
+        step = adopt(args[2], types.INTERVAL) if is_unknown(args[2]) else args[2]
+        if step.type.kind is not Kind.INTERVAL:
+            raise no_function("generate_series", args)
+        zone = zone_rules.zoned() if start.type.kind is Kind.TIMESTAMPTZ else None
+        if zone is not None and not (isinstance(step, Literal) and step.value is not None
+                                     and step.value.months == step.value.days == 0):
+            return zone_rules.tstz_series(start, stop, step, zone)
+        return Call(func, (start, stop, step), types.array_of(start.type))
     args = [coerce(adopt(a, types.INT4), types.INT4) if is_unknown(a) else a for a in args]
     if not all(a.type.is_integer for a in args):
         raise errors.FeatureNotSupported(

@@ -10,13 +10,14 @@ group_subqueries.py).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from dataclasses import fields as dataclass_fields
 
 from sqlglot import exp
 
 from planner import (binary_rules, bind_array, bind_join, bind_json, bind_lateral,
                      bind_lateral_subquery, bind_recursive, bind_srfs, bind_subquery,
-                     bind_window, catalog_functions,
-                     bitwise_aggregates, distinct_on, errors, functions, grouping_sets,
+                     bind_window, catalog_functions, bitwise_aggregates, datetime_values,
+                     distinct_on, errors, functions, grouping_sets,
                      hypothetical_aggregates, json_aggregates, json_grouping, json_rules,
                      ordered_aggregates, regression_aggregates, set_operations,
                      statistics_aggregates, string_aggregates, subquery_domain, system_tables,
@@ -30,12 +31,25 @@ from planner.typing_rules import agg_result_type
 from planner.schema import CatalogView, identifier, relation_name
 from planner.system_tables import resolve_relation
 from planner.scope import LayeredScope, Scope, ScopeColumn
+from planner.temporal import TEMPORAL, USECS_PER_DAY
 
 
 @dataclass(frozen=True)
 class BoundQuery:
     node: pl.Node
     names: tuple[str, ...]
+
+
+def _calls_random(node: pl.Node) -> bool:
+    """Whether any expression of the plan calls random()."""
+    for n in pl.walk(node):
+        for f in dataclass_fields(n):
+            value = getattr(n, f.name)
+            for e in value if isinstance(value, tuple) else (value,):
+                e = e.arg if isinstance(e, ex.AggCall) else e  # sum(random())
+                if isinstance(e, ex.Expr) and ex.is_volatile(e):
+                    return True
+    return False
 
 
 class QueryBinder:
@@ -82,8 +96,13 @@ class QueryBinder:
                     raise errors.QueryError(
                         f'WITH query "{cte.alias_or_name}" has {len(bq.names)} columns '
                         f"available but {len(cols)} columns specified", "42P10")
+                node = bq.node
+                if self.run_plan is not None and _calls_random(node):
+                    # Each reference reads the same rows, as PostgreSQL's CTE scan does
+                    # (a plan per reference would draw random() anew).
+                    node = pl.Materialized(self.run_plan(node), node.fields)
                 self.ctes[identifier(cte.args["alias"].this)] = BoundQuery(
-                    bq.node, tuple(cols) + bq.names[len(cols):])
+                    node, tuple(cols) + bq.names[len(cols):])
         if isinstance(tree, exp.Select):
             return self._select(tree)
         if isinstance(tree, (exp.Union, exp.Intersect, exp.Except)):
@@ -430,6 +449,10 @@ class QueryBinder:
         return node, Scope([ScopeColumn(q, n, f.type) for n, f in zip(names, node.fields)])
 
     def _generate_series(self, gs, alias, col_aliases) -> tuple[pl.Node, Scope]:
+        args = [functions.fold_constants(ExprBinder(Scope([]), self.params).bind(gs.args[k]))
+                for k in ("start", "end", "step") if gs.args.get(k) is not None]
+        if any(a.type.kind in TEMPORAL + (types.Kind.INTERVAL,) for a in args):
+            return self._timestamp_series(args, alias, col_aliases)
         vals, wide = [], False
         for key in ("start", "end", "step"):
             arg = gs.args.get(key)
@@ -446,6 +469,33 @@ class QueryBinder:
         fields = (pl.Field(name, t),)
         node = pl.GenerateSeries(start=vals[0], stop=vals[1], step=vals[2], fields=fields)
         return node, Scope([ScopeColumn(alias or "generate_series", name, t)])
+
+    @staticmethod
+    def _timestamp_series(args, alias, col_aliases) -> tuple[pl.Node, Scope]:
+        """generate_series of timestamps over constants. With a step of days and time, the
+        integer series of k = 0 .. count - 1 as start + k * step (streamed, and split over
+        the segments when long, as an integer series is); a step of months moves on the
+        calendar: its array (Func.SERIES) unnested by a ProjectSet over one row."""
+        series = functions.bind_call(ex.Func.SERIES, args)
+        t = series.type.elem
+        name = col_aliases[0] if col_aliases else (alias or "generate_series")
+        scope = Scope([ScopeColumn(alias or "generate_series", name, t)])
+        start, stop, step = series.args if isinstance(series, ex.Call) else (None, None, None)
+        if isinstance(series, ex.Call) and all(isinstance(a, ex.Literal) and a.value is not None for a in series.args) \
+                and step.value.months == 0:
+            step_us = step.value.days * USECS_PER_DAY + step.value.micros
+            if step_us == 0:
+                raise errors.InvalidParameterValue("step size cannot equal zero")
+            span = datetime_values.micros(stop.value) - datetime_values.micros(start.value)
+            count = span // step_us + 1 if span == 0 or (span > 0) == (step_us > 0) else 0
+            k = pl.GenerateSeries(start=0, stop=count - 1, step=1,
+                                  fields=(pl.Field("?k", types.INT8),))
+            value = ex.Call(ex.Func.TIMESTAMP_STEP, (start, ex.ColumnRef(0, types.INT8, "?k"),
+                                                     ex.Literal(step_us, types.INT8)), t)
+            return pl.Project(k, (value,), pl.fields_of([(name, t)])), scope
+        node = pl.ProjectSet(pl.Values(rows=((),), fields=()), (series,), (False,),
+                             pl.fields_of([(name, t)]))
+        return node, scope
 
     # --- SELECT --------------------------------------------------------------------------
     def _select(self, select: exp.Select) -> BoundQuery:

@@ -15,9 +15,11 @@ from typing import Callable
 from sqlglot import exp
 
 from planner import (binary_values, bind_array, bind_json, bitwise_aggregates,
-                     catalog_functions, errors, functions, pg_functions, regex_rules,
-                     regression_aggregates, row_comparison, time_zones, types, zone_rules)
+                     catalog_functions, datetime_rules, errors, functions, math_rules,
+                     pg_functions, regex_rules, regression_aggregates, row_comparison,
+                     time_zones, types, zone_rules)
 from planner import expr as ex
+from planner.coercion import is_unknown
 from planner.expr import Func
 from planner.schema import identifier
 from planner.scope import Scope
@@ -248,6 +250,9 @@ class ExprBinder:
             return functions.bind_call(Func.NOT, [b(node.this)])
         if type(node) in _UNARY:
             return functions.bind_call(_UNARY[type(node)], [b(node.this)])
+        dated = self._math_or_datetime(node)
+        if dated is not None:
+            return dated
         if isinstance(node, exp.Cast):
             target = cast_type(node.to)  # oid, regclass, pg_catalog.text
             return functions.bind_cast(b(node.this), target or sql_type(node.to))
@@ -367,11 +372,7 @@ class ExprBinder:
             default = "public" if key == "schema" else "raympp"
             return ex.Literal(SESSION_INFO.get().get(key, default), types.TEXT)
         if isinstance(node, (exp.Pow,)):
-            args = [b(node.this), b(node.expression)]
-            if any(a.type.is_numeric for a in args):
-                # PostgreSQL computes numeric ^ numeric exactly in numeric; ours is float8.
-                raise errors.FeatureNotSupported("power (^) of numeric values")
-            return functions.bind_call(Func.POWER, args)
+            return functions.bind_call(Func.POWER, [b(node.this), b(node.expression)])
         if isinstance(node, exp.AggFunc) and not isinstance(node, AGGREGATES):
             # Named before its arguments are bound, which could fail first (42803).
             raise errors.FeatureNotSupported(f"aggregate function {pg_name(node)}()")
@@ -394,6 +395,40 @@ class ExprBinder:
         raise errors.FeatureNotSupported(f"expression {node.sql(dialect='postgres')!r}")
 
     # --- pieces ------------------------------------------------------------------------
+    def _math_or_datetime(self, node) -> ex.Expr | None:
+        """The functions sqlglot parses into nodes of their own: log10 (a Log whose base
+        it made up), div (a cast of IntDiv), random (Rand), make_interval,
+        make_timestamp (TimestampFromParts), date_bin, make_time (TimeFromParts). None
+        for others."""
+        b = self.bind
+        if isinstance(node, exp.Log) and node.expression is not None \
+                and isinstance(node.this, exp.Literal) and not node.this.meta:
+            return functions.bind_call(Func.LOG10, [b(node.expression)])  # log10(x)
+        if isinstance(node, exp.Log):
+            args = [b(node.this)] + ([b(node.expression)] if node.expression else [])
+            return functions.bind_call(Func.LOG, args)
+        if isinstance(node, exp.Cast) and isinstance(node.this, exp.IntDiv):
+            return functions.bind_call(Func.DIV_INT, [b(node.this.this),
+                                                      b(node.this.expression)])
+        if isinstance(node, exp.Rand):
+            return functions.bind_call(Func.RANDOM, [b(a) for a in node.iter_expressions()])
+        if isinstance(node, exp.MakeInterval):
+            return functions.bind_call(Func.MAKE_INTERVAL,
+                                       datetime_rules.bind_make_interval(node, b))
+        if isinstance(node, exp.TimestampFromParts):
+            return functions.bind_call(Func.MAKE_TIMESTAMP,
+                                       [b(a) for a in node.iter_expressions()])
+        if isinstance(node, exp.DateBin):
+            # sqlglot reads a quoted origin as a unit name (a Var): it is a literal
+            origin = node.args.get("unit")
+            if isinstance(origin, exp.Var):
+                origin = exp.Literal.string(origin.name)
+            args = [node.this, node.expression] + ([origin] if origin is not None else [])
+            return functions.bind_call(Func.DATE_BIN, [b(a) for a in args])
+        if isinstance(node, exp.TimeFromParts):
+            raise errors.FeatureNotSupported("function make_time() (the time type)")
+        return None
+
     def _param(self, node) -> ex.Expr:
         text = node.this.this if isinstance(node.this, exp.Literal) else node.name
         try:
@@ -560,6 +595,10 @@ class ExprBinder:
             x = functions.bind_cast(args[0], types.FLOAT8)
             f = Func.DIV if name == "degrees" else Func.MUL
             return functions.bind_call(f, [x, ex.Literal(RADIANS_PER_DEGREE, types.FLOAT8)])
+        if name == "age" and len(args) == 1:
+            return _age_from_today(args[0])
+        if name == "setseed":
+            return math_rules.bind_setseed(args)
         if name in _NAMED:
             return functions.bind_call(_NAMED[name], args)
         if pg_functions.is_builtin(name):
@@ -587,6 +626,16 @@ def _in_order(node: exp.Func) -> list[exp.Expression]:
         elif isinstance(v, exp.Expression):
             out.append(v)
     return out
+
+
+def _age_from_today(x: ex.Expr) -> ex.Expr:
+    """age(x): age(current_date at midnight, x), as timestamp for a timestamp, else as
+    timestamptz (a date too); an unknown literal is 42725, as in PostgreSQL."""
+    if is_unknown(x):
+        raise datetime_rules.not_unique("age")
+    today = functions.bind_cast(functions.bind_call(Func.NOW, []), types.DATE)
+    t = types.TIMESTAMP if x.type.kind is types.Kind.TIMESTAMP else types.TIMESTAMPTZ
+    return functions.bind_call(Func.AGE, [functions.bind_cast(today, t), x])
 
 
 def _subquery_predicate(node) -> bool:

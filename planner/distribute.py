@@ -85,6 +85,15 @@ def _dist(node: pl.Node, n: int) -> pl.Node:
         return replace(node, locus=lc.STREWN if big else lc.GENERAL)
     if isinstance(node, pl.TableFunction):
         return replace(node, locus=lc.STREWN)  # each segment makes its part
+    if isinstance(node, (pl.Filter, pl.ProjectSet, pl.Project)) and _volatile(node):
+        # random() over rows every segment has (constants, a replicated table) must be
+        # drawn once per row, not once per segment: on one copy, at the coordinator.
+        child = _dist(node.child, n)
+        if child.locus.kind in (LocusKind.GENERAL, LocusKind.REPLICATED):
+            return replace(node, child=ensure_entry(child), locus=lc.ENTRY)
+        node = replace(node, child=child)
+        return replace(node, locus=_through_keys(child.locus, node.exprs)
+                       if isinstance(node, pl.Project) else child.locus)
     if isinstance(node, (pl.Filter, pl.ProjectSet)):  # rows stay where they are
         child = _dist(node.child, n)
         return replace(node, child=child, locus=child.locus)
@@ -115,6 +124,13 @@ def _dist(node: pl.Node, n: int) -> pl.Node:
         # Constants or one copy of replicated rows must not be repeated per segment.
         return replace(node, inputs=tuple(ensure_entry(c) for c in inputs), locus=lc.ENTRY)
     raise TypeError(f"distribute: unexpected node {type(node).__name__}")
+
+
+def _volatile(node: pl.Node) -> bool:
+    """Whether a Filter, ProjectSet or Project computes random()."""
+    exprs = (node.predicate,) if isinstance(node, pl.Filter) else (
+        node.arrays if isinstance(node, pl.ProjectSet) else node.exprs)
+    return any(ex.is_volatile(e) for e in exprs)
 
 
 def _scan_locus(scan: pl.Scan) -> lc.Locus:

@@ -48,6 +48,15 @@ class Func(enum.Enum):
     ATAN2 = "atan2"          # atan2(y, x)
     GCD = "gcd"              # int4 / int8 (int2 promotes); result never negative
     LCM = "lcm"
+    # planner/math_rules.py, segment/kernels/expr_math.py
+    LOG = "log"              # log(x) base 10, log(b, x)
+    LOG10 = "log10"
+    DIV_INT = "div"          # div(a, b): the integer quotient of numerics, truncated
+    FACTORIAL = "factorial"  # factorial(int8) -> numeric
+    WIDTH_BUCKET = "width_bucket"  # (op, low, high, count) or (op, thresholds array)
+    # volatile: a new value per row, never folded; after setseed() its args are the int8
+    # Literals (seed, call number) of a repeatable sequence (planner/session_info.py)
+    RANDOM = "random"
     # comparison
     EQ = "="
     NE = "<>"
@@ -148,6 +157,19 @@ class Func(enum.Enum):
     TO_DATE = "to_date"            # (text, template)
     TO_TIMESTAMP = "to_timestamp"  # (text, template), or (float8 seconds since 1970)
     TO_NUMBER = "to_number"        # (text, template)
+    # planner/datetime_rules.py, segment/kernels/expr_make_datetime.py
+    MAKE_DATE = "make_date"
+    MAKE_TIMESTAMP = "make_timestamp"
+    MAKE_TIMESTAMPTZ = "make_timestamptz"
+    MAKE_INTERVAL = "make_interval"   # (years, months, weeks, days, hours, mins, secs)
+    JUSTIFY_DAYS = "justify_days"
+    JUSTIFY_HOURS = "justify_hours"
+    JUSTIFY_INTERVAL = "justify_interval"
+    AGE = "age"                       # age(a, b); age(a) binds as age(current midnight, a)
+    DATE_BIN = "date_bin"             # (stride, source, origin)
+    # (start, k int8, Literal(step microseconds int8)): start + k * step, exactly; the rows
+    # of a constant generate_series of timestamps over an int8 series of k (planner/bind.py)
+    TIMESTAMP_STEP = "?timestamp_step"
     CONCAT_FN = "concat"      # concat(a, b, ...): NULL arguments are skipped, unlike ||
     FIT_STRING = "fit_string"  # text stored into varchar(n)/char(n): 22001 if too long
     # one_row(rows, value): a correlated scalar subquery's value; 21000 when it had rows > 1
@@ -437,13 +459,21 @@ def columns_used(e: Expr) -> set[int]:
 
 
 # Calls without column arguments that are no constants: now() is the statement's time
-# (evaluated where the statement runs), gen_random_uuid() a new value for every row.
-NOT_CONSTANT = frozenset((Func.NOW, Func.GEN_RANDOM_UUID))
+# (evaluated where the statement runs); random() and gen_random_uuid() are volatile, a
+# new value for every row.
+VOLATILE = frozenset((Func.RANDOM, Func.GEN_RANDOM_UUID))
+NOT_CONSTANT = frozenset((Func.NOW,)) | VOLATILE
 
 
 def is_constant(e: Expr) -> bool:
     return not any(isinstance(n, ColumnRef) for n in walk(e)) and not any(
         isinstance(n, Call) and n.func in NOT_CONSTANT for n in walk(e))
+
+
+def is_volatile(e: Expr) -> bool:
+    """Whether e calls random() or gen_random_uuid(): a value per evaluation, never
+    shared between rows."""
+    return any(isinstance(n, Call) and n.func in VOLATILE for n in walk(e))
 
 
 _INFIX = {Func.ADD, Func.SUB, Func.MUL, Func.DIV, Func.MOD, Func.EQ, Func.NE, Func.LT,

@@ -16,7 +16,7 @@ import math
 from decimal import Decimal
 
 from planner import binary_values as bv
-from planner import errors, pg_regex, string_format
+from planner import datetime_values, errors, math_values, pg_regex, string_format
 from planner import expr as ex
 from planner.expr import Call, Cast, Func, Literal
 from planner import time_zones
@@ -391,6 +391,18 @@ _CONST_CALLS = {
     Func.TSTZ_IN: lambda e, s, z: time_zones.parse_in_zone(s, time_zones.Zone.from_spec(z)),
     **{f: lambda e, *v: formatting_call(e, list(v)) for f in (
         Func.TO_CHAR, Func.TO_DATE, Func.TO_TIMESTAMP, Func.TO_NUMBER)},
+    Func.LOG: lambda e, x: math_values.log10(x), Func.LOG10: lambda e, x: math_values.log10(x),
+    Func.DIV_INT: lambda e, a, b: fit_numeric(math_values.div(a, b), e.type),
+    Func.FACTORIAL: lambda e, n: math_values.factorial(n),
+    Func.WIDTH_BUCKET: lambda e, *v: math_values.width_bucket(*v),
+    Func.MAKE_DATE: lambda e, *v: datetime_values.make_date(*v),
+    Func.MAKE_TIMESTAMP: lambda e, *v: datetime_values.make_timestamp(*v),
+    Func.MAKE_INTERVAL: lambda e, *v: datetime_values.make_interval(*v),
+    Func.JUSTIFY_DAYS: lambda e, iv: datetime_values.justify("days", iv),
+    Func.JUSTIFY_HOURS: lambda e, iv: datetime_values.justify("hours", iv),
+    Func.JUSTIFY_INTERVAL: lambda e, iv: datetime_values.justify("interval", iv),
+    Func.AGE: lambda e, a, b: datetime_values.age(a, b),
+    Func.DATE_BIN: lambda e, *v: datetime_values.date_bin(*v),
     Func.BYTEA_LENGTH: lambda e, v: len(v), Func.BYTEA_CONCAT: lambda e, a, b: a + b,
     Func.BYTEA_SUBSTRING: lambda e, v, *a: bv.substring(v, *a),
     Func.BYTEA_MD5: lambda e, v: hashlib.md5(v).hexdigest(),

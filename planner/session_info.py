@@ -12,6 +12,8 @@ read it.
 from __future__ import annotations
 
 import contextvars
+import hashlib
+import itertools
 from typing import Any, Protocol
 
 SESSION_INFO: contextvars.ContextVar[dict] = contextvars.ContextVar("session_info", default={})
@@ -45,3 +47,28 @@ def catalog_context() -> CatalogContext | None:
     """The statement's catalog provider (None outside a session: unit tests, EXPLAIN of
     fixtures), in which case callers fall back to the built-in objects alone."""
     return SESSION_INFO.get().get("system")
+
+
+class RandomSeed:
+    """A session's setseed() state (SESSION_INFO["random"]): the seed, and how many
+    random() calls have been bound since. Each call bound after setseed() gets a seed of
+    its own from these two, from which the segments draw a repeatable sequence, and a
+    number no other bound call has, which tells its sequence from another call's of the
+    same seed."""
+
+    _bound = itertools.count(1)
+
+    def __init__(self):
+        self.seed: float | None = None
+        self.calls = 0
+
+    def set(self, seed: float) -> None:
+        self.seed, self.calls = seed, 0
+
+    def next_call(self) -> tuple[int, int] | None:
+        """(the next random() call's seed, its number), None when no seed is set."""
+        if self.seed is None:
+            return None
+        self.calls += 1
+        digest = hashlib.blake2b(f"{self.seed!r}:{self.calls}".encode(), digest_size=8)
+        return int.from_bytes(digest.digest(), "little") >> 1, next(self._bound)

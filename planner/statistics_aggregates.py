@@ -55,7 +55,8 @@ def rewrite(tree: exp.Expression, arg_is_float: bool) -> exp.Expression:
         quotient = exp.Sqrt(this=quotient)
     elif isinstance(tree, _ROOT):
         # Rounding of the quotients could make a variance of equal values a hair below 0.
-        quotient = exp.Cast(this=exp.Sqrt(this=exp.Greatest(
-            this=quotient, expressions=[exp.Literal.number(0)])),
-            to=exp.DataType.build("numeric"))
+        # The root is float8's (numeric sqrt keeps per-value scales a column cannot).
+        quotient = exp.Cast(this=exp.Sqrt(this=exp.Cast(this=exp.Greatest(
+            this=quotient, expressions=[exp.Literal.number(0)]),
+            to=exp.DataType.build("float8"))), to=exp.DataType.build("numeric"))
     return exp.Case(ifs=[exp.If(this=enough, true=quotient)])

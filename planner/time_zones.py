@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from planner import errors, types
 from planner.session_info import SESSION_INFO
-from planner.temporal import Infinite, has_offset, parse_timestamp
+from planner.temporal import Infinite, Interval, add_interval, has_offset, parse_timestamp
 
 UTC = dt.timezone.utc
 _DAY = dt.timedelta(days=1)
@@ -237,3 +237,12 @@ def parse_in_zone(text: str, zone: Zone) -> dt.datetime:
     if isinstance(v, Infinite) or has_offset(text):
         return v
     return from_local(v.replace(tzinfo=None), zone)
+
+
+def add_in_zone(instant: dt.datetime, iv: Interval, zone: Zone, sign: int = 1) -> dt.datetime:
+    """timestamptz_pl_interval in `zone`: months, then days, on the wall clock (each read
+    back in the zone), then the time part on the instant."""
+    for part in (Interval(months=iv.months), Interval(days=iv.days)):
+        if part != Interval():
+            instant = from_local(add_interval(to_local(instant, zone), part, sign), zone)
+    return instant + dt.timedelta(microseconds=sign * iv.micros)

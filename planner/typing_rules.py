@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from planner import (array_rules, binary_rules, errors, format_rules, interval_rules,
-                     json_rules, regex_rules, types, zone_rules)
+from planner import (array_rules, binary_rules, datetime_rules, errors, format_rules,
+                     interval_rules, json_rules, math_rules, regex_rules, types, zone_rules)
 from planner import expr as ex
 from planner.coercion import (
     adopt, as_bool, as_bpchar, as_numeric, bind_cast, coerce, common_type, int_digits, is_unknown,
@@ -246,8 +246,8 @@ def _rule_rounding(func: Func, args) -> ex.Expr:
 
 
 def _rule_float_math(func: Func, args) -> ex.Expr:
-    """sqrt, ln, exp, power, cbrt, the trigonometric functions: float8 (numeric inputs
-    are computed in float8 too, as PostgreSQL has only the float8 versions of most)."""
+    """sqrt, ln, exp, power of non-numerics, cbrt, the trigonometric functions: float8
+    (PostgreSQL has only float8 versions of cbrt and the trigonometric functions)."""
     _arity(func, args, 2 if func in (Func.POWER, Func.ATAN2) else 1)
     out = []
     for a in args:
@@ -256,6 +256,13 @@ def _rule_float_math(func: Func, args) -> ex.Expr:
             raise no_function(func.value, args)
         out.append(coerce(a, types.FLOAT8))
     return Call(func, tuple(out), types.FLOAT8)
+
+
+def _rule_numeric_or_float(func: Func, args) -> ex.Expr:
+    """ln, exp, sqrt and power: the numeric versions for numeric arguments
+    (planner/math_rules.py), else float8."""
+    e = (math_rules.rule_power if func is Func.POWER else math_rules.rule_unary)(func, args)
+    return e if e is not None else _rule_float_math(func, args)
 
 
 def _rule_sign_fn(func: Func, args) -> ex.Expr:
@@ -493,8 +500,8 @@ RULES = {
                                   Func.SHIFT_LEFT, Func.SHIFT_RIGHT)},
     Func.ROUND: _rule_rounding, Func.TRUNC: _rule_rounding, Func.FLOOR: _rule_rounding,
     Func.CEIL: _rule_rounding,
-    Func.SQRT: _rule_float_math, Func.LN: _rule_float_math, Func.EXP: _rule_float_math,
-    Func.POWER: _rule_float_math,
+    **{f: _rule_numeric_or_float for f in (Func.SQRT, Func.LN, Func.EXP, Func.POWER)},
+    **math_rules.RULES,
     **{f: _rule_float_math for f in (Func.CBRT, Func.SIN, Func.COS, Func.TAN, Func.ASIN,
                                      Func.ACOS, Func.ATAN, Func.ATAN2)},
     Func.SIGN: _rule_sign_fn, Func.GCD: _rule_gcd, Func.LCM: _rule_gcd,
@@ -503,7 +510,8 @@ RULES = {
     **{f: _rule_string for f in _STRING_SIGS},
     Func.CONCAT: _rule_concat, Func.CONCAT_FN: _rule_concat, Func.CONCAT_WS: _rule_concat,
     Func.EXTRACT: _rule_datetime, Func.DATE_PART: _rule_datetime,
-    Func.DATE_TRUNC: _rule_datetime, Func.NOW: _rule_now, Func.ISFINITE: _rule_isfinite,
+    Func.DATE_TRUNC: _rule_datetime, Func.NOW: _rule_now, **datetime_rules.RULES,
+    Func.ISFINITE: _rule_isfinite,
     **array_rules.RULES,
     **interval_rules.RULES,
     **format_rules.RULES,

@@ -1,13 +1,12 @@
-"""Where a volatile call (gen_random_uuid(), a new value every time it runs) may appear.
+"""Where gen_random_uuid() (a new value every time it runs) may appear.
 
-PostgreSQL evaluates such a call once per row of the query level that holds it, and a
-WITH query once however often it is read. raympp reads a WITH query by planning it at
-every reference, and may decorrelate a subquery in an expression into a join that
-evaluates it per distinct outer value rather than per row, or an uncorrelated one per
-segment: either would give other values than PostgreSQL's. `check` refuses (0A000) a
-volatile call in a WITH query read more than once, and in any query that is not the
-statement's own, a FROM item, a set operation's branch or the query of an INSERT,
-CREATE TABLE AS or COPY, before anything is planned.
+PostgreSQL evaluates such a call once per row of the query level that holds it. raympp
+may decorrelate a subquery in an expression into a join that evaluates it per distinct
+outer value rather than per row, or an uncorrelated one per segment: either would give
+other values than PostgreSQL's. `check` refuses (0A000) the call in any query that is
+not the statement's own, a FROM item, a set operation's branch, a WITH query (those that
+call a volatile function are materialized once, planner/bind.py) or the query of an
+INSERT, CREATE TABLE AS or COPY, before anything is planned.
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ from __future__ import annotations
 from sqlglot import exp
 
 from planner import errors
-from planner.schema import identifier
 
 _QUERIES = (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Values)
 # What a query may sit in (through parentheses) and still run once per its own rows
@@ -36,14 +34,4 @@ def check(tree: exp.Expression) -> None:
                 if parent is not None and not isinstance(parent, _ALLOWED_PARENTS):
                     raise errors.FeatureNotSupported(
                         "gen_random_uuid() in a subquery expression or LATERAL")
-                if isinstance(parent, exp.CTE) and _reads(tree, parent.args["alias"].this) > 1:
-                    raise errors.FeatureNotSupported(
-                        "gen_random_uuid() in a WITH query read more than once")
             node = node.parent
-
-
-def _reads(tree: exp.Expression, name: exp.Identifier) -> int:
-    """How many FROM items of `tree` name the WITH query `name` (unqualified)."""
-    key = identifier(name)
-    return sum(1 for t in tree.find_all(exp.Table)
-               if not t.db and isinstance(t.this, exp.Identifier) and identifier(t.this) == key)

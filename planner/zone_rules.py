@@ -25,8 +25,8 @@ from planner import errors, types
 from planner import expr as ex
 from planner.expr import Call, Cast, Func, Literal
 from planner.fold import fold_constants
-from planner.temporal import Interval
-from planner.time_zones import Zone, session_zone
+from planner.temporal import Infinite, Interval, interval_key
+from planner.time_zones import Zone, add_in_zone, session_zone
 from planner.types import Kind, SqlType
 
 _TSTZ = Kind.TIMESTAMPTZ
@@ -144,3 +144,36 @@ def add_interval(func: Func, x: ex.Expr, iv: ex.Expr, zone: Zone) -> ex.Expr:
 
 def _times(iv: Interval, sign: int) -> Interval:
     return Interval(iv.months * sign, iv.days * sign, iv.micros * sign)
+
+
+SERIES_LIMIT = 10_000_000  # values of a timestamptz series computed while binding
+
+
+def tstz_series(start: ex.Expr, stop: ex.Expr, step: ex.Expr, zone: Zone) -> ex.Expr:
+    """generate_series(timestamptz, timestamptz, interval) with a step of days or months
+    in `zone`: each value the one before plus the step on the wall clock, as
+    generate_series_timestamptz adds it. Computed here from constants (an array literal
+    the caller unnests); other arguments are 0A000."""
+    args = (start, stop, step)
+    if not all(isinstance(a, Literal) for a in args):
+        raise errors.FeatureNotSupported(
+            "generate_series of timestamp with time zone by days or months over values that "
+            "are not constants, in a time zone other than UTC")
+    t = types.array_of(types.TIMESTAMPTZ)
+    if any(a.value is None for a in args):
+        return Literal(None, t)
+    lo, hi, iv = start.value, stop.value, step.value
+    direction = interval_key(iv)
+    if direction == 0:
+        raise errors.InvalidParameterValue("step size cannot equal zero")
+    if isinstance(lo, Infinite) or isinstance(hi, Infinite):
+        raise errors.FeatureNotSupported("generate_series from or to infinity")
+    out, cur = [], lo
+    while (cur <= hi) if direction > 0 else (cur >= hi):
+        out.append(cur)
+        if len(out) > SERIES_LIMIT:
+            raise errors.FeatureNotSupported(
+                f"generate_series of more than {SERIES_LIMIT} timestamp with time zone values "
+                "by days or months in a time zone other than UTC")
+        cur = add_in_zone(cur, iv, zone)
+    return Literal(tuple(out), t)

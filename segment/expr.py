@@ -35,6 +35,8 @@ from segment.kernels import expr_interval as xiv
 from segment.kernels import infinite as xinf
 from segment.kernels import expr_format as xf
 from segment.kernels import expr_json as xj
+from segment.kernels import expr_make_datetime as xmd
+from segment.kernels import expr_math as xm
 from segment.kernels import expr_numeric as xn
 from segment.kernels import expr_pgarray as xpa
 from segment.kernels import expr_list_agg as xla
@@ -131,7 +133,7 @@ def _dictionary_values(e: ex.Expr, f: Frame):
     dictionary (a value that no row still holds may fail a cast) falls back to the rows,
     which decide (None)."""
     used = _columns_of(e)
-    if len(used) != 1:
+    if len(used) != 1 or _volatile(e):  # random() differs between rows of one value
         return None
     (i,) = used
     col = f.columns[i]
@@ -153,6 +155,11 @@ def _dictionary_values(e: ex.Expr, f: Frame):
     except (errors.QueryError, pa.ArrowException):
         return None
     return d, indices
+
+
+@functools.lru_cache(maxsize=4096)
+def _volatile(e: ex.Expr) -> bool:
+    return ex.is_volatile(e)
 
 
 def _finish(d: xa.Datum, t: SqlType, n: int) -> pa.Array:
@@ -217,6 +224,8 @@ def _call(e: ex.Call, f: Frame) -> xa.Datum:
         return _coalesce(e, f)
     if func is Func.NOW:
         return pa.scalar(f.now, e.type.arrow_type())
+    if func is Func.RANDOM:  # volatile: one value per row, never computed once
+        return xm.random(f.n, tuple(a.value for a in e.args) or None)
     if func is Func.GEN_RANDOM_UUID:  # no arguments, yet one value per row
         return xbin.gen_random_uuid(f.n)
     args = [_eval(a, f) for a in e.args]
@@ -433,6 +442,9 @@ _CALLS = {
     Func.DATE_TRUNC: _field_kernel(xd.date_trunc),
     Func.ISFINITE: lambda e, args, n: xinf.isfinite(xa.as_array(args[0], n)),
     Func.ONE_ROW: lambda e, args, n: _one_row(args),
+    Func.LOG: xm.log10, Func.LOG10: xm.log10, Func.DIV_INT: xm.div,
+    Func.FACTORIAL: xm.factorial, Func.WIDTH_BUCKET: xm.width_bucket,
+    **xmd.CALLS,
     **xpa.CALLS,
     **xf.CALLS,
     **xj.CALLS,

@@ -10,7 +10,8 @@ are NULL in other sets; through a Sort without a limit; and into the side of a j
 the join preserves (either side of an inner join, the left of LEFT, SEMI and ANTI joins,
 the right of RIGHT). Elsewhere it stays where it is.
 
-A conjunct that folds to false or NULL empties its input: an Append input so filtered is
+A conjunct calling random() stays where it is. A conjunct that folds to false or NULL
+empties its input: an Append input so filtered is
 dropped, so a query over a view or CTE that unions branches tagged with constants reads
 only the branches its WHERE asks for (TPC-DS q04/q11/q74 filter `sale_type = 's'` over a
 UNION ALL of store, catalog and web sales).
@@ -72,6 +73,11 @@ def _push(node: pl.Node, preds: list[ex.Expr]) -> pl.Node:
     if any(_never(p) for p in preds):
         return _empty(node)
     preds = [p for p in preds if not (isinstance(p, ex.Literal) and p.value is True)]
+    if any(ex.is_volatile(p) for p in preds):
+        # random() is drawn where the query asked: once per row of this node's output
+        # (not per row of a join side, nor as a scan filter that chunk statistics read).
+        steady = [p for p in preds if not ex.is_volatile(p)]
+        return _on_top(_push(node, steady), [p for p in preds if ex.is_volatile(p)])
     if isinstance(node, pl.Filter):
         own = [functions.fold_constants(c) for c in _conjuncts(node.predicate)]
         return _push(node.child, own + preds)

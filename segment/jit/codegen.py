@@ -232,6 +232,8 @@ def _node(g: _Gen, e: ex.Expr, ind: int) -> tuple[str, str]:
 def _leaf(g: _Gen, e: ex.Expr, kind: str) -> tuple[str, str]:
     if e.type.is_numeric and not e.type.is_scaled_int:
         raise NotCompiled("a decimal128 column")  # only computed wide, never read
+    if ex.is_volatile(e):
+        raise NotCompiled("random()")  # leaves are shared by equality: random() - random()
     if isinstance(e, ex.ColumnRef):
         if e.index not in g.columns:
             g.columns[e.index] = f"col{e.index}"

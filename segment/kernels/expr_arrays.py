@@ -34,6 +34,17 @@ def np_view(arr: pa.Array, dtype) -> np.ndarray:
     return view[arr.offset * per:]
 
 
+def filled(d: Datum, n: int, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """d's values as n numpy values of dtype, NULLs as 0, and a validity array (never
+    None), for kernels that compute on every row and mask afterwards."""
+    arr = as_array(d, n)
+    if pa.types.is_null(arr.type):
+        return np.zeros(n, dtype), np.zeros(n, bool)
+    valid = valid_mask(arr)
+    values = pc.fill_null(arr, 0).to_numpy(zero_copy_only=False).astype(dtype)
+    return values, np.ones(n, bool) if valid is None else valid
+
+
 def valid_mask(arr: pa.Array) -> np.ndarray | None:
     """A bool array, True where arr is not null; None when there are no nulls."""
     if arr.null_count == 0:

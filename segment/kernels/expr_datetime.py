@@ -80,7 +80,8 @@ def interval_negate(d: xa.Datum, n: int) -> pa.Array:
 
 
 # --- arithmetic ----------------------------------------------------------------------------
-def _micros(d: xa.Datum, n: int) -> tuple[np.ndarray, np.ndarray | None]:
+def micros_of(d: xa.Datum, n: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """Microseconds since 1970 of a date, timestamp or timestamptz datum, and validity."""
     arr = xa.as_array(d, n)
     if pa.types.is_date32(arr.type):
         return xa.np_view(arr, np.int32).astype(np.int64) * US_PER_DAY, xa.valid_mask(arr)
@@ -105,12 +106,12 @@ def time_arith(e: Call, args: list, n: int) -> pa.Array:
     date comes first (planner/typing_rules._time_arith)."""
     (a, b), kb = args, e.args[1].type.kind
     sign = 1 if e.func is Func.ADD else -1
-    x, vx = _micros(a, n)
+    x, vx = micros_of(a, n)
     if kb is Kind.INTERVAL:
         _, _, us, vb = interval_parts(b)
         out = np.mod(np.broadcast_to(x, (n,)) + sign * us, US_PER_DAY)
         return xa.from_numpy(out, pa.time64("us"), _valid_n(n, vx, vb))
-    y, vy = _micros(b, n)
+    y, vy = micros_of(b, n)
     if e.args[0].type.kind is Kind.TIME:
         return interval_array(0, 0, x - y, _valid_n(n, vx, vy), n)
     out = np.broadcast_to(x + sign * y, (n,)).copy()
@@ -129,7 +130,7 @@ def time_cast(arr: pa.Array, src: Kind, dst: Kind) -> pa.Array:
         _, _, us, valid = interval_parts(arr)
         return xa.from_numpy(np.mod(us, US_PER_DAY), pa.time64("us"), valid)
     inf = infinite.infinities(arr)  # timestamp_time: NULL for +/-infinity
-    us, valid = _micros(infinite.finite(arr, inf), n)
+    us, valid = micros_of(infinite.finite(arr, inf), n)
     if dst is Kind.INTERVAL:
         return interval_array(0, 0, us, valid, n)
     return infinite.without(xa.from_numpy(np.mod(us, US_PER_DAY), pa.time64("us"), valid), inf)
@@ -165,14 +166,14 @@ def temporal_arith(e: Call, args: list, n: int) -> xa.Datum:
             raise _out_of_range("date")
         return out
     if ka in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ) and kb is Kind.INTERVAL:
-        ts, tvalid = _micros(a, n)
+        ts, tvalid = micros_of(a, n)
         m, d, us, ivalid = interval_parts(b)
         sign = 1 if f is Func.ADD else -1
         valid = _valid_n(n, tvalid, ivalid)
         out = add_interval(np.broadcast_to(ts, (n,)), sign * m, sign * d, sign * us, valid)
         return xa.from_numpy(out, e.type.arrow_type(), valid)
     if ka in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):  # timestamp - timestamp
-        (x, vx), (y, vy) = _micros(a, n), _micros(b, n)
+        (x, vx), (y, vy) = micros_of(a, n), micros_of(b, n)
         diff = x - y
         if (((x ^ y) & (x ^ diff)) < 0).any():  # int64 wrapped around
             raise _out_of_range("interval")
@@ -221,10 +222,10 @@ def _field_values(field: str, x: pa.Array, kind: Kind) -> tuple[np.ndarray, int]
     if kind is Kind.TIMETZ:
         return xtz.field_values(field, x)
     if kind is Kind.TIME and field in ("hour", "minute"):
-        us, _ = _micros(x, len(x))
+        us, _ = micros_of(x, len(x))
         return (us // 3_600_000_000 if field == "hour" else us // 60_000_000 % 60), 0
     if field in ("second", "milliseconds", "microseconds", "epoch", "julian"):
-        us, _ = _micros(x, len(x))
+        us, _ = micros_of(x, len(x))
         if field == "epoch":
             return (us // 10**6, 0) if kind is Kind.DATE else (us, 6)
         if field == "julian":
@@ -299,7 +300,7 @@ def date_trunc(e: Call, args: list, n: int) -> xa.Datum:
     inf = infinite.infinities(x)
     if inf is not None:  # +/-infinity truncates to itself
         return infinite.put(date_trunc(e, [args[0], infinite.finite(x, inf)], n), inf)
-    us, valid = _micros(x, len(x))
+    us, valid = micros_of(x, len(x))
     if field in _DAY_UNITS:
         unit = _DAY_UNITS[field]
         out = np.floor_divide(us, unit) * unit

@@ -121,6 +121,13 @@ def _wide(x: Num) -> tuple[np.ndarray, np.ndarray | None]:
     return vals, valid
 
 
+def wide_values(x: Num, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """x's integers as n Python ints (an object array; NULL rows 0) and its validity."""
+    w, valid = _wide(x)
+    w = np.broadcast_to(w, (n,)).copy() if len(w) != n else w
+    return w, np.ones(n, bool) if valid is None else np.broadcast_to(valid, (n,))
+
+
 def _is_null_scalar(x: Num) -> bool:
     return isinstance(x.fast, pa.Scalar) and not x.fast.is_valid
 

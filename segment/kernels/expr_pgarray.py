@@ -24,6 +24,7 @@ from segment.kernels import expr_arith as xarith
 from segment.kernels import interval_order
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_cast as xcast
+from segment.kernels import expr_make_datetime as xmd
 
 _SPACE_CLASS = r"[ \t\n\r\v\f]"
 
@@ -553,6 +554,8 @@ def quantified(e: Call, args: list, n: int) -> pa.Array:
 def series(e: Call, args: list, n: int) -> pa.Array:
     """Each row's generate_series(start, stop[, step]) as an array (empty when the range
     is, NULL when an argument is)."""
+    if e.type.elem.kind in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
+        return xmd.timestamp_series(e, args, n)
     start, sv = _ints(args[0], n)
     stop, ev = _ints(args[1], n)
     step, tv = _ints(args[2], n) if len(args) > 2 else (np.ones(n, np.int64), np.ones(n, bool))

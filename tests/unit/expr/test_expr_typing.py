@@ -142,7 +142,13 @@ def test_rounding_and_math_types():
     assert typ(Func.FLOOR, I8) == T.FLOAT8
     assert typ(Func.CEIL, N104) == T.numeric(7, 0)
     assert typ(Func.ABS, I2) == T.INT2 and typ(Func.NEG, N152) == T.numeric(15, 2)
-    assert typ(Func.SQRT, I4) == T.FLOAT8 and typ(Func.POWER, N152, L(2)) == T.FLOAT8
+    assert typ(Func.SQRT, I4) == T.FLOAT8 and typ(Func.POWER, I4, L(2)) == T.FLOAT8
+    assert typ(Func.POWER, N152, F8) == T.FLOAT8  # a float argument: power(float8, float8)
+    # numeric versions: PostgreSQL's scale varies per value, a column's cannot
+    raises_sqlstate("0A000", F.bind_call, Func.POWER, [N152, L(2)])
+    raises_sqlstate("0A000", F.bind_call, Func.LN, [N152])
+    assert F.bind_call(Func.LN, [L(Decimal("2.0"))]) == Literal(
+        Decimal("0.6931471805599453"), T.numeric(16, 16))
 
 
 def test_variadic_common_types():
