@@ -431,7 +431,7 @@ def _column_type_info(t: types.SqlType, tid: int) -> dict:
         out["datetime_precision"] = 0 if k is Kind.DATE else (
             6 if t.precision is None else t.precision)
     if k is Kind.INTERVAL:
-        out["datetime_precision"] = 6
+        out["datetime_precision"] = 6 if t.precision is None else t.precision
     if k in (Kind.TEXT, Kind.VARCHAR, Kind.CHAR, Kind.NAME):
         out["collation_name"] = None
     return out

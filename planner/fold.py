@@ -23,7 +23,8 @@ from planner import time_zones
 from planner.format_values import constant_call as formatting_call
 from planner.row_functions import call_row
 from planner.temporal import (TEMPORAL, Infinite, USECS_PER_DAY, add_interval, interval_key,
-                              interval_scale, time_arith)
+                              interval_scale)
+from planner.time_values import time_arith
 from planner.types import Kind, SqlType
 from planner.values import DEC, cast_value, check_int, fit_length, fit_numeric, to_float4
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 import sqlglot
 from sqlglot import exp
 from sqlglot import tokens as sqltokens
-from sqlglot.dialects.postgres import Postgres
 
 from planner import (analyze_statement, bind_json, clause_guard, copy_statement, errors,
                      regex_rules, role_statement, types, volatile_calls)
@@ -187,20 +186,6 @@ def classify(text: str) -> Statement:
     if isinstance(tree, exp.TruncateTable):
         return Statement(Kind.TRUNCATE, text, tree)
     raise errors.FeatureNotSupported(f"statement {word} {second}".strip())
-
-
-def _generate_series(args: list) -> exp.ExplodingGenerateSeries:
-    """sqlglot's generate_series builder, which rewrites a step '1 day' as INTERVAL '1'
-    DAY, but asserts on a step of several units ('1 mon 1 day'): that one is left as it
-    is (the binder reads the interval text)."""
-    try:
-        return _SQLGLOT_GENERATE_SERIES(list(args))
-    except AssertionError:
-        return exp.ExplodingGenerateSeries.from_arg_list(args)
-
-
-_SQLGLOT_GENERATE_SERIES = Postgres.Parser.FUNCTIONS["GENERATE_SERIES"]
-Postgres.Parser.FUNCTIONS["GENERATE_SERIES"] = _generate_series
 
 
 def parse_one(text: str) -> exp.Expression:

@@ -196,8 +196,9 @@ def format_type(oid: int | None, typmod: int | None) -> str | None:
         base = REGTYPE_NAMES[oid]
         word, rest = base.split(" ", 1)
         return f"{word}({typmod}) {rest}"
-    if oid == 1186 and typmod >= 0:
-        return "interval"
+    if oid == 1186 and typmod >= 0:  # INTERVAL_TYPMOD(precision, range): full range only
+        precision = typmod & 0xFFFF
+        return "interval" if precision == 0xFFFF else f"interval({precision})"
     return REGTYPE_NAMES[oid]
 
 

@@ -19,10 +19,15 @@ _SQLGLOT_TYPES = {
     "BOOLEAN": types.BOOL, "SMALLINT": types.INT2, "INT": types.INT4, "BIGINT": types.INT8,
     "FLOAT": types.FLOAT4, "DOUBLE": types.FLOAT8, "TEXT": types.TEXT, "DATE": types.DATE,
     "TIMESTAMP": types.TIMESTAMP, "TIMESTAMPTZ": types.TIMESTAMPTZ,
-    "INTERVAL": types.INTERVAL, "TIME": types.TIME, "TIMETZ": types.TIMETZ, "TINYINT": types.INT2, "SERIAL": types.INT4,
+    "INTERVAL": types.INTERVAL, "TIME": types.TIME, "TIMETZ": types.TIMETZ, "TINYINT": types.INT2,
+    "SERIAL": types.INT4,
     "BIGSERIAL": types.INT8, "SMALLSERIAL": types.INT2,
     "JSON": types.JSON, "JSONB": types.JSONB, "VARBINARY": types.BYTEA, "UUID": types.UUID,
 }
+
+
+_PRECISION = {"TIME": "time", "TIMETZ": "time", "TIMESTAMP": "timestamp",
+              "TIMESTAMPTZ": "timestamp", "INTERVAL": "interval"}
 
 
 def sql_type(dt: exp.DataType) -> types.SqlType:
@@ -36,18 +41,12 @@ def sql_type(dt: exp.DataType) -> types.SqlType:
         return types.varchar(args[0] if args else None)
     if name in ("CHAR", "NCHAR", "BPCHAR"):
         return types.char(args[0] if args else 1)
-    if name == "TIME" and args:  # time(p): p fractional digits (6 and above: all of them)
+    if name in _PRECISION and args:  # time(p) & co.: p fractional digits (6: all of them)
         if args[0] < 0:
-            raise errors.InvalidParameterValue(f"TIME({args[0]}) precision must not be negative")
-        return types.TIME if args[0] >= 6 else SqlType(Kind.TIME, precision=args[0])
-    if name in ("TIMETZ", "TIMESTAMP", "TIMESTAMPTZ") and args and args[0] < 6:
-        # timetz(p), timestamp(p) round to p fractional digits; raympp keeps microseconds
-        raise errors.FeatureNotSupported(f"type {dt.sql(dialect='postgres')} (precision "
-                                         "below 6)")
-    if name == "INTERVAL" and args and args[0] < 6:
-        # interval(p) rounds the seconds to p digits; raympp keeps microseconds
-        raise errors.FeatureNotSupported(f"type {dt.sql(dialect='postgres')} (interval "
-                                         "precision below 6)")
+            raise errors.InvalidParameterValue(
+                f"{_PRECISION[name].upper()}({args[0]}) precision must not be negative")
+        kind = _SQLGLOT_TYPES[name].kind
+        return SqlType(kind) if args[0] >= 6 else SqlType(kind, precision=args[0])
     if name in _SQLGLOT_TYPES:
         return _SQLGLOT_TYPES[name]
     if name in ("ARRAY", "USERDEFINED"):  # int[], text[], _int4, int2vector

@@ -79,7 +79,8 @@ OIDS = {
     Kind.BOOL: 16, Kind.INT2: 21, Kind.INT4: 23, Kind.INT8: 20, Kind.FLOAT4: 700,
     Kind.FLOAT8: 701, Kind.NUMERIC: 1700, Kind.TEXT: 25, Kind.VARCHAR: 1043,
     Kind.CHAR: 1042, Kind.DATE: 1082, Kind.TIMESTAMP: 1114, Kind.TIMESTAMPTZ: 1184,
-    Kind.INTERVAL: 1186, Kind.TIME: 1083, Kind.TIMETZ: 1266, Kind.UNKNOWN: 25, Kind.JSON: 114, Kind.JSONB: 3802,
+    Kind.INTERVAL: 1186, Kind.TIME: 1083, Kind.TIMETZ: 1266, Kind.UNKNOWN: 25, Kind.JSON: 114,
+    Kind.JSONB: 3802,
     Kind.OID: 26, Kind.XID: 28, Kind.NAME: 19, Kind.CHAR1: 18, Kind.REGCLASS: 2205,
     Kind.REGTYPE: 2206, Kind.REGPROC: 24, Kind.REGNAMESPACE: 4089, Kind.REGROLE: 4096,
     Kind.PG_NODE_TREE: 194, Kind.INET: 869, Kind.BYTEA: 17, Kind.UUID: 2950, Kind.OIDVECTOR: 30,
@@ -91,7 +92,8 @@ ARRAY_OIDS = {
     Kind.INT2VECTOR: 1006, Kind.INT4: 1007, Kind.REGPROC: 1008, Kind.TEXT: 1009,
     Kind.XID: 1011, Kind.OIDVECTOR: 1013, Kind.CHAR: 1014, Kind.VARCHAR: 1015,
     Kind.INT8: 1016, Kind.FLOAT4: 1021, Kind.FLOAT8: 1022, Kind.OID: 1028, Kind.INET: 1041,
-    Kind.TIMESTAMP: 1115, Kind.DATE: 1182, Kind.TIMESTAMPTZ: 1185, Kind.INTERVAL: 1187, Kind.TIME: 1183, Kind.TIMETZ: 1270,
+    Kind.TIMESTAMP: 1115, Kind.DATE: 1182, Kind.TIMESTAMPTZ: 1185, Kind.INTERVAL: 1187,
+    Kind.TIME: 1183, Kind.TIMETZ: 1270,
     Kind.NUMERIC: 1231, Kind.REGCLASS: 2210, Kind.REGTYPE: 2211, Kind.REGNAMESPACE: 4090,
     Kind.REGROLE: 4097, Kind.JSON: 199, Kind.JSONB: 3807, Kind.UNKNOWN: 1009,
     Kind.RECORD: 2287, Kind.UUID: 2951,
@@ -123,7 +125,8 @@ KIND_BY_OID.pop(22, None)  # int2vector and oidvector parameters arrive as text
 KIND_BY_OID.pop(30, None)
 TYPLEN = {Kind.BOOL: 1, Kind.INT2: 2, Kind.INT4: 4, Kind.INT8: 8, Kind.FLOAT4: 4,
           Kind.FLOAT8: 8, Kind.DATE: 4, Kind.TIMESTAMP: 8, Kind.TIMESTAMPTZ: 8,
-          Kind.INTERVAL: 16, Kind.TIME: 8, Kind.TIMETZ: 12, Kind.OID: 4, Kind.XID: 4, Kind.NAME: 64, Kind.CHAR1: 1,
+          Kind.INTERVAL: 16, Kind.TIME: 8, Kind.TIMETZ: 12, Kind.OID: 4, Kind.XID: 4,
+          Kind.NAME: 64, Kind.CHAR1: 1,
           Kind.REGCLASS: 4, Kind.REGTYPE: 4, Kind.REGPROC: 4, Kind.REGNAMESPACE: 4,
           Kind.REGROLE: 4, Kind.UUID: 16}
 
@@ -131,6 +134,8 @@ INTEGER_KINDS = (Kind.INT2, Kind.INT4, Kind.INT8)
 FLOAT_KINDS = (Kind.FLOAT4, Kind.FLOAT8)
 # name, "char" and pg_node_tree behave as text (PostgreSQL casts them to text implicitly).
 STRING_KINDS = (Kind.TEXT, Kind.VARCHAR, Kind.CHAR, Kind.NAME, Kind.CHAR1, Kind.PG_NODE_TREE)
+# Kinds with fractional-second precision p < 6 (time(p), timestamp(p), ...): `precision`
+PRECISION_KINDS = (Kind.TIME, Kind.TIMETZ, Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.INTERVAL)
 MAX_SCALED_PRECISION = 18  # numeric(p, s) with p <= 18 fits a scaled int64
 NUMERIC_DEFAULT_SCALE = 16  # scale given to results of unconstrained numeric division/avg
 
@@ -138,7 +143,8 @@ NUMERIC_DEFAULT_SCALE = 16  # scale given to results of unconstrained numeric di
 @dataclass(frozen=True, slots=True)
 class SqlType:
     """A SQL type. `precision`/`scale` for numeric (`precision` also the fractional
-    digits of time(p), p < 6), `length` for varchar(n)/char(n),
+    digits of time(p), timetz(p), timestamp(p), timestamptz(p), interval(p), p < 6), `length` for
+    varchar(n)/char(n),
     `element` for an array (Kind.ARRAY) the type of its elements, `fields` for a record
     its (name, type) pairs."""
 
@@ -211,7 +217,9 @@ class SqlType:
             return ((self.precision << 16) | self.scale) + 4
         if self.kind in (Kind.VARCHAR, Kind.CHAR) and self.length is not None:
             return self.length + 4
-        if self.kind is Kind.TIME and self.precision is not None:
+        if self.kind is Kind.INTERVAL and self.precision is not None:
+            return (0x7FFF << 16) | self.precision  # INTERVAL_TYPMOD(p, INTERVAL_FULL_RANGE)
+        if self.kind in PRECISION_KINDS and self.precision is not None:
             return self.precision
         return -1
 
@@ -265,8 +273,11 @@ class SqlType:
             return f"numeric({self.precision},{self.scale})"
         if self.kind in (Kind.VARCHAR, Kind.CHAR) and self.length is not None:
             return f"{self.kind.value}({self.length})"
-        if self.kind is Kind.TIME and self.precision is not None:
-            return f"time({self.precision}) without time zone"
+        if self.kind is Kind.INTERVAL and self.precision is not None:
+            return f"interval({self.precision})"
+        if self.kind in PRECISION_KINDS and self.precision is not None:
+            word, zone = self.kind.value.split(" ", 1)  # 'timestamp(3) with time zone'
+            return f"{word}({self.precision}) {zone}"
         return self.kind.value
 
     def __str__(self) -> str:
@@ -450,8 +461,8 @@ def common_type(a: SqlType, b: SqlType) -> SqlType:
     """The type two operands are coerced to (UNION, CASE, comparison, arithmetic)."""
     if a == b:
         return a
-    if a.kind is b.kind is Kind.TIME:  # time(p) and time(q): time
-        return TIME
+    if a.kind is b.kind and a.kind in PRECISION_KINDS:  # time(p) and time(q): time
+        return SqlType(a.kind)
     if a.kind is Kind.UNKNOWN:
         return b
     if b.kind is Kind.UNKNOWN:
@@ -488,9 +499,9 @@ def common_type(a: SqlType, b: SqlType) -> SqlType:
     if a.is_string and b.is_string:
         return TEXT
     if a.kind is Kind.DATE and b.kind in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
-        return b
+        return SqlType(b.kind)
     if b.kind is Kind.DATE and a.kind in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
-        return a
+        return SqlType(a.kind)
     if a.is_string and b.kind is not Kind.UNKNOWN:
         return b
     if b.is_string:

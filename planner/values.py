@@ -20,7 +20,7 @@ import struct
 from decimal import Decimal
 
 from planner import (array_text, binary_values, catalog_names, errors, json_values, temporal,
-                     types)
+                     time_values, types)
 from planner.temporal import TEMPORAL, UTC, format_interval, parse_interval, parse_timestamp
 from planner.types import Kind, SqlType
 
@@ -124,13 +124,15 @@ def parse_text(text: str, t: SqlType):
         return fit_numeric(to_decimal(text), t)
     if k in TEMPORAL:
         v = parse_timestamp(text, t)
-        return v.date() if k is Kind.DATE and isinstance(v, dt.datetime) else v
+        if k is Kind.DATE:
+            return v.date() if isinstance(v, dt.datetime) else v
+        return temporal.round_timestamp(v, t.precision)
     if k is Kind.INTERVAL:
-        return parse_interval(text)
+        return temporal.round_interval(parse_interval(text), t.precision)
     if k is Kind.TIME:
-        return temporal.round_time(temporal.parse_time(text), t.precision)
+        return time_values.round_time(time_values.parse_time(text), t.precision)
     if k is Kind.TIMETZ:
-        return temporal.parse_timetz(text)
+        return time_values.round_timetz(time_values.parse_timetz(text), t.precision)
     if k in (Kind.JSON, Kind.JSONB):
         return json_values.to_json_kind(text, types.TEXT, t)
     if k is Kind.BYTEA:
@@ -210,9 +212,9 @@ def format_text(v, t: SqlType) -> str | None:
     if k is Kind.INTERVAL:
         return format_interval(v)
     if k is Kind.TIME:
-        return temporal.format_time(v)
+        return time_values.format_time(v)
     if k is Kind.TIMETZ:  # a Python value, or the packed int64 a batch holds
-        return temporal.format_timetz(temporal.TimeTz.unpack(v) if isinstance(v, int) else v)
+        return time_values.format_timetz(time_values.TimeTz.unpack(v) if isinstance(v, int) else v)
     if k is Kind.BYTEA:
         return binary_values.format_bytea(v)
     if k is Kind.UUID:
@@ -282,13 +284,15 @@ def cast_value(v, src: SqlType, dst: SqlType):
     if d in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
         if not isinstance(v, dt.datetime):
             v = dt.datetime.combine(v, dt.time())
-        return v.replace(tzinfo=UTC if d is Kind.TIMESTAMPTZ else None)
+        return temporal.round_timestamp(v.replace(tzinfo=UTC if d is Kind.TIMESTAMPTZ else None),
+                                        dst.precision)
     if d is Kind.TIME:
-        return temporal.round_time(temporal.to_time(v, s), dst.precision)
+        return time_values.round_time(time_values.to_time(v, s), dst.precision)
     if d is Kind.TIMETZ:
-        return temporal.to_timetz(v)
+        return time_values.round_timetz(time_values.to_timetz(v), dst.precision)
     if d is Kind.INTERVAL:
-        return temporal.time_interval(v) if s is Kind.TIME else v
+        return temporal.round_interval(time_values.time_interval(v) if s is Kind.TIME else v,
+                                       dst.precision)
     if s is d:  # bytea, uuid
         return v
     raise errors.QueryError(f"cannot cast type {src} to {dst}", "42846")

@@ -16,7 +16,7 @@ import re
 import struct
 
 from coordinator.pgwire import codec, numeric, values
-from planner import binary_values, errors, temporal
+from planner import binary_values, errors, temporal, time_values
 from planner.types import Kind, SqlType
 from planner.array_text import quote_element
 from planner.values import format_array
@@ -125,8 +125,8 @@ _FROM_TEXT = {
     Kind.BOOL: _bool, Kind.INT2: _int, Kind.INT4: _int, Kind.INT8: _int,
     Kind.FLOAT4: _float, Kind.FLOAT8: _float, Kind.NUMERIC: _numeric,
     Kind.DATE: _date, Kind.TIMESTAMP: _timestamp, Kind.TIMESTAMPTZ: _timestamp,
-    Kind.TIME: lambda text, t: temporal.parse_time(text),
-    Kind.TIMETZ: lambda text, t: temporal.parse_timetz(text),
+    Kind.TIME: lambda text, t: time_values.parse_time(text),
+    Kind.TIMETZ: lambda text, t: time_values.parse_timetz(text),
     Kind.BYTEA: lambda text, t: binary_values.parse_bytea(text),
     Kind.UUID: lambda text, t: binary_values.parse_uuid(text),
 }
@@ -184,10 +184,10 @@ def _binary_time(data: bytes, t: SqlType) -> datetime.time:
         raise errors.FeatureNotSupported("time 24:00:00 is not supported")
     if not 0 <= micros < temporal.USECS_PER_DAY:
         raise _out_of_range("time")
-    return temporal.time_of_micros(micros)
+    return time_values.time_of_micros(micros)
 
 
-def _binary_timetz(data: bytes, t: SqlType) -> temporal.TimeTz:
+def _binary_timetz(data: bytes, t: SqlType) -> time_values.TimeTz:
     if len(data) != 12:
         raise _bad_binary(t)
     micros, zone = struct.unpack("!qi", data)
@@ -195,7 +195,7 @@ def _binary_timetz(data: bytes, t: SqlType) -> temporal.TimeTz:
         raise errors.FeatureNotSupported("time 24:00:00 is not supported")
     if not 0 <= micros < temporal.USECS_PER_DAY or abs(zone) > 15 * 3600 + 59 * 60 + 59:
         raise _out_of_range("time with time zone")
-    return temporal.TimeTz(micros + zone * 10**6, zone)
+    return time_values.TimeTz(micros + zone * 10**6, zone)
 
 
 def _binary_bool(data: bytes, t: SqlType) -> bool:

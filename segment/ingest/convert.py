@@ -23,9 +23,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner import errors, temporal, values
+from planner import errors, time_values, values
 from planner.schema import ColumnDef
-from planner.types import BINARY_KINDS, Kind, SqlType
+from planner.types import BINARY_KINDS, PRECISION_KINDS, Kind, SqlType
 from segment.ingest import interval, numeric
 from segment.ingest.base import WS, fail_at, first_true, null, raise_at, to_string, trim, try_cast
 from planner.time_zones import Zone
@@ -102,11 +102,15 @@ def _convert(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Array:
     if pa.types.is_large_string(arr.type) or pa.types.is_string_view(arr.type) \
             or pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type):
         arr = to_string(arr)
-    if pa.types.is_string(arr.type):
-        if t.kind is Kind.TIMESTAMPTZ and zone is not None:
-            return _keeping_infinity(lambda a, tt: _timestamp_from_text(a, tt, zone))(arr, t)
-        return _FROM_TEXT[t.kind](arr, t)
-    return _from_typed(arr, t, target)
+    if not pa.types.is_string(arr.type):
+        out = _from_typed(arr, t, target)
+    elif t.kind is Kind.TIMESTAMPTZ and zone is not None:
+        out = _keeping_infinity(lambda a, tt: _timestamp_from_text(a, tt, zone))(arr, t)
+    else:
+        out = _FROM_TEXT[t.kind](arr, t)
+    if t.precision is not None and t.kind in PRECISION_KINDS:  # time(p), timestamp(p), ...
+        return expr_cast.round_fraction(out, t)
+    return out
 
 
 # --- text input ---------------------------------------------------------------------------
@@ -299,9 +303,7 @@ def _time_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
     """time columns: the common forms vectorized, others (and errors, with their row)
     value by value."""
     fast = expr_cast.fast_time(arr)
-    if fast is None:
-        fast = _per_value(arr, temporal.parse_time, pa.time64("us"))
-    return fast if t.precision is None else expr_cast.round_time(fast, t.precision)
+    return fast if fast is not None else _per_value(arr, time_values.parse_time, pa.time64("us"))
 
 
 def _per_value(arr: pa.Array, parse, target: pa.DataType) -> pa.Array:
@@ -323,9 +325,10 @@ _FROM_TEXT = {
     Kind.VARCHAR: _string_from_text, Kind.CHAR: _string_from_text,
     Kind.DATE: _keeping_infinity(_date_from_text),
     Kind.TIMESTAMP: _keeping_infinity(_timestamp_from_text),
-    Kind.TIMESTAMPTZ: _keeping_infinity(_timestamp_from_text), Kind.INTERVAL: interval.interval_from_text,
+    Kind.TIMESTAMPTZ: _keeping_infinity(_timestamp_from_text),
+    Kind.INTERVAL: interval.interval_from_text,
     Kind.NUMERIC: numeric.numeric_from_text, Kind.TIME: _time_from_text,
-    Kind.TIMETZ: lambda arr, t: _per_value(arr, lambda s: temporal.parse_timetz(s).pack(),
+    Kind.TIMETZ: lambda arr, t: _per_value(arr, lambda s: time_values.parse_timetz(s).pack(),
                                            pa.int64()),
 }
 for _k in (Kind.ARRAY, Kind.INT2VECTOR, Kind.OIDVECTOR):  # '{1,2,NULL}' (array_in)
@@ -408,8 +411,7 @@ def _from_typed(arr: pa.Array, t: SqlType, target: pa.DataType) -> pa.Array:
     if t.kind is Kind.INTERVAL and pa.types.is_interval(src):
         return arr.cast(target)
     if t.kind is Kind.TIME and pa.types.is_time(src):
-        arr = arr.cast(target)
-        return arr if t.precision is None else expr_cast.round_time(arr, t.precision)
+        return arr.cast(target)
     if t.kind is Kind.TIMETZ and pa.types.is_struct(src) and \
             tuple(f.name for f in src) == TIMETZ_PARTS:  # binary COPY's (copy_binary.py)
         local, zone = (arr.field(i).to_numpy(zero_copy_only=False) for i in range(2))

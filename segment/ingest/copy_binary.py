@@ -374,8 +374,9 @@ def _epoch(values: np.ndarray, valid: np.ndarray, shift: int, target: pa.DataTyp
 def _time(values: np.ndarray, valid: np.ndarray) -> pa.Array:
     """time_recv: microseconds since midnight (24:00:00, which PostgreSQL has, is 0A000)."""
     day = 86_400_000_000
+    out_of_range = errors.QueryError("time out of range", "22008")
     for bad, e in ((values == day, errors.FeatureNotSupported("time 24:00:00 is not supported")),
-                   ((values < 0) | (values > day), errors.QueryError("time out of range", "22008"))):
+                   ((values < 0) | (values > day), out_of_range)):
         bad &= valid
         if bad.any():
             e.row = int(np.flatnonzero(bad)[0])

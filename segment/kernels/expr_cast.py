@@ -17,10 +17,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner import errors, temporal
+from planner import errors, temporal, time_values
 from planner.temporal import TEMPORAL, Infinite
 from planner.values import DEC, parse_text
-from planner.types import BINARY_KINDS, Kind, SqlType
+from planner.types import BINARY_KINDS, PRECISION_KINDS, Kind, SqlType
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_binary as xbin
 from segment.kernels import expr_datetime as xd
@@ -79,9 +79,31 @@ def to_arrow(values: list, t: SqlType) -> pa.Array:
 def cast(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
     """CAST(arr AS dst) for an array of type src."""
     out = _cast(arr, src, dst)
-    if dst.kind is Kind.TIME and dst.precision is not None:
-        return round_time(out, dst.precision)
-    return out
+    return out if dst.precision is None or dst.kind not in PRECISION_KINDS else \
+        round_fraction(out, dst)
+
+
+def round_fraction(arr: pa.Array, t: SqlType) -> pa.Array:
+    """Values of time(p), timetz(p), timestamp(p), timestamptz(p) or interval(p) rounded
+    to p digits as PostgreSQL stores them (timestamps half away from zero from 2000-01-01,
+    an interval's time part from 0, times half up from midnight; +/-infinity kept)."""
+    if t.kind is Kind.TIME:
+        return round_time(arr, t.precision)
+    if t.kind is Kind.INTERVAL:  # its time part, half away from zero
+        m, d, us, valid = xd.interval_parts(arr)
+        q = 10 ** (6 - t.precision)
+        return xd.interval_array(m, d, np.sign(us) * ((np.abs(us) + q // 2) // q * q), valid,
+                                 len(arr))
+    if t.kind is Kind.TIMETZ:
+        local, zone, valid = xtz.unpack(arr)
+        times = round_time(xa.from_numpy(local, pa.time64("us"), valid), t.precision)
+        return xtz.pack(xa.np_view(times, np.int64), zone, valid, len(arr))
+    inf = infinite.infinities(arr)
+    us = xa.np_view(infinite.finite(arr, inf), np.int64)
+    q, epoch = 10 ** (6 - t.precision), temporal.PG_EPOCH_MICROS
+    rel = us - epoch
+    out = epoch + np.sign(rel) * ((np.abs(rel) + q // 2) // q * q)
+    return infinite.put(xa.from_numpy(out, arr.type, xa.valid_mask(arr)), inf)
 
 
 def round_time(arr: pa.Array, precision: int) -> pa.Array:
@@ -348,7 +370,7 @@ def from_text(arr: pa.Array, dst: SqlType) -> pa.Array:
 
 def fast_time(arr: pa.Array) -> pa.Array | None:
     """time from text in its common forms, vectorized; None when some value needs
-    planner.temporal.parse_time (a rarer form, or an error to report)."""
+    planner.time_values.parse_time (a rarer form, or an error to report)."""
     try:
         return _text_time(arr)
     except (_Reparse, pa.ArrowInvalid):
@@ -357,7 +379,7 @@ def fast_time(arr: pa.Array) -> pa.Array | None:
 
 def _text_time(arr: pa.Array) -> pa.Array:
     """HH:MM[:SS[.frac]] (the common form of time input) without a Python loop; others
-    go value by value (planner.temporal.parse_time)."""
+    go value by value (planner.time_values.parse_time)."""
     parts = pc.extract_regex(arr, r"^[ \t\n\r\v\f]*(?P<h>[0-9]{1,2}):(?P<m>[0-9]{1,2})"
                                   r"(?::(?P<s>[0-9]{1,2})(?:\.(?P<f>[0-9]{0,6}))?)?"
                                   r"[ \t\n\r\v\f]*$")

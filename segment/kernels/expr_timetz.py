@@ -14,7 +14,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner import temporal
+from planner import temporal, time_values
+from planner.expr import Func
 from planner.types import Kind
 from segment.kernels import expr_arrays as xa
 from segment.kernels import infinite, interval_order
@@ -45,7 +46,7 @@ def to_text(arr: pa.Array) -> pa.Array:
     zones = np.unique(zone if valid is None else zone[valid])
     if not len(zones):  # every row NULL
         return pa.nulls(len(arr), pa.string())
-    offsets = pa.array([temporal.format_offset(int(z)) for z in zones], pa.string())
+    offsets = pa.array([time_values.format_offset(int(z)) for z in zones], pa.string())
     where = np.minimum(np.searchsorted(zones, zone), len(zones) - 1)  # (NULL rows: any)
     return pc.binary_join_element_wise(clock, offsets.take(pa.array(where)), "")
 
@@ -53,15 +54,17 @@ def to_text(arr: pa.Array) -> pa.Array:
 def from_text(arr: pa.Array) -> pa.Array:
     """timetz_in once per distinct text (zones make the forms many), spread to the rows."""
     distinct = pc.unique(arr.drop_null())
-    keys = [temporal.parse_timetz(s).pack() for s in distinct.to_pylist()]
+    keys = [time_values.parse_timetz(s).pack() for s in distinct.to_pylist()]
     idx = pc.index_in(arr, value_set=distinct)
     return pa.array(keys, pa.int64()).take(idx)
 
 
 def cast(arr: pa.Array, src: Kind, dst: Kind) -> pa.Array:
     """time -> timetz and timestamptz -> timetz (the session's zone, UTC; NULL for
-    +/-infinity), timetz -> time (its local time)."""
+    +/-infinity), timetz -> time (its local time); timetz -> timetz as it is."""
     n = len(arr)
+    if src is dst:  # timetz -> timetz(p): the caller rounds
+        return arr
     if src is Kind.TIMETZ:
         local, _, valid = unpack(arr)
         return xa.from_numpy(local, pa.time64("us"), valid)
@@ -77,7 +80,7 @@ def arith(e, args: list, n: int) -> pa.Array:
     a, b = (xa.as_array(x, n) for x in args)
     local, zone, va = unpack(a)
     us = interval_order.records(b)["ns"] // 1000
-    sign = 1 if e.func.name == "ADD" else -1
+    sign = 1 if e.func is Func.ADD else -1
     valid = va if b.null_count == 0 else (xa.valid_mask(b) if va is None else va & xa.valid_mask(b))
     return pack(np.mod(local + sign * us, US_PER_DAY), zone, valid, n)
 

@@ -12,7 +12,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from planner import errors, temporal
+from planner import errors, temporal, time_values
+from planner import values as V
 from planner import types as T
 from planner.temporal import Interval
 from segment.kernels import expr_cast, expr_timetz, infinite, interval_order
@@ -83,7 +84,7 @@ def test_infinite_python_values_order_against_dates():
     ("12:34", 45240 * 10**6), (" 1:02:03.5 pm ", 46923_500_000), ("12:00 am", 0),
     ("2020-01-01 23:59:59.9999994", 86399_999_999), ("allballs", 0), ("07:08:09+05", 25689 * 10**6)])
 def test_parse_time(text, micros):
-    assert temporal.time_micros(temporal.parse_time(text)) == micros
+    assert time_values.time_micros(time_values.parse_time(text)) == micros
 
 
 @pytest.mark.parametrize(("text", "state"), [("25:00", "22008"), ("12:60", "22008"),
@@ -91,7 +92,7 @@ def test_parse_time(text, micros):
                                              ("24:00", "0A000"), ("23:59:60", "0A000")])
 def test_parse_time_errors(text, state):
     with pytest.raises(errors.QueryError) as e:
-        temporal.parse_time(text)
+        time_values.parse_time(text)
     assert e.value.sqlstate == state
 
 
@@ -99,37 +100,37 @@ def test_vectorized_time_input_matches_the_parser():
     texts = pa.array(["00:00", "23:59:59.999999", None, " 7:5:3.25 ", "12:34:56"])
     fast = expr_cast.fast_time(texts)
     assert fast is not None
-    slow = [None if s is None else temporal.parse_time(s) for s in texts.to_pylist()]
+    slow = [None if s is None else time_values.parse_time(s) for s in texts.to_pylist()]
     assert fast.to_pylist() == slow
     assert expr_cast.fast_time(pa.array(["24:00"])) is None
     assert expr_cast.fast_time(pa.array(["1:00 pm"])) is None
 
 
 def test_time_arith_wraps_and_reads_only_the_time_part():
-    t = temporal.parse_time("23:30")
-    assert temporal.time_arith(True, t, Interval(1, 2, 3600 * 10**6)) == dt.time(0, 30)
-    assert temporal.time_arith(False, dt.time(0, 15), Interval(0, 0, 3600 * 10**6)) == dt.time(23, 15)
-    assert temporal.time_arith(False, dt.time(1), dt.time(2)) == Interval(0, 0, -3600 * 10**6)
-    assert temporal.to_time(Interval(0, 0, -1), T.Kind.INTERVAL) == dt.time(23, 59, 59, 999999)
+    t = time_values.parse_time("23:30")
+    assert time_values.time_arith(True, t, Interval(1, 2, 3600 * 10**6)) == dt.time(0, 30)
+    assert time_values.time_arith(False, dt.time(0, 15), Interval(0, 0, 3600 * 10**6)) == dt.time(23, 15)
+    assert time_values.time_arith(False, dt.time(1), dt.time(2)) == Interval(0, 0, -3600 * 10**6)
+    assert time_values.to_time(Interval(0, 0, -1), T.Kind.INTERVAL) == dt.time(23, 59, 59, 999999)
 
 
 def test_timetz_packing_orders_as_postgres():
     rng = random.Random(3)
-    values = [temporal.TimeTz(local + zone * 10**6, zone)
+    values = [time_values.TimeTz(local + zone * 10**6, zone)
               for local, zone in [(rng.randrange(temporal.USECS_PER_DAY),
                                    rng.randint(-57599, 57599)) for _ in range(500)]]
-    values += [temporal.parse_timetz(s) for s in ("12:00+02", "10:00+00", "11:00+01",
+    values += [time_values.parse_timetz(s) for s in ("12:00+02", "10:00+00", "11:00+01",
                                                   "00:00-15:59:59", "23:59:59.999999+15:59:59")]
     packed = [v.pack() for v in values]
     assert sorted(range(len(values)), key=lambda i: values[i]) == \
         sorted(range(len(values)), key=lambda i: packed[i])
-    assert all(temporal.TimeTz.unpack(p) == v for p, v in zip(packed, values))
+    assert all(time_values.TimeTz.unpack(p) == v for p, v in zip(packed, values))
     assert len(set(packed)) == len(set(values))
 
 
 def test_timetz_kernels_round_trip_text():
     texts = ["12:34:56.5+05:30", None, "00:00-08", "23:59:59.999999+15:59:59", "10:00"]
-    arr = pa.array([None if s is None else temporal.parse_timetz(s).pack() for s in texts],
+    arr = pa.array([None if s is None else time_values.parse_timetz(s).pack() for s in texts],
                    pa.int64())
     assert expr_timetz.to_text(arr).to_pylist() == [
         "12:34:56.5+05:30", None, "00:00:00-08", "23:59:59.999999+15:59:59", "10:00:00+00"]
@@ -141,7 +142,22 @@ def test_timetz_kernels_round_trip_text():
     ("00:00:00.004999", 2, "00:00:00"), ("12:34:56.5", 0, "12:34:57")])
 def test_time_precision_rounds_half_up(text, p, out):
     t = T.SqlType(T.Kind.TIME, precision=p)
-    assert temporal.format_time(temporal.round_time(temporal.parse_time(text), p)) == out
-    arr = expr_cast.round_time(pa.array([temporal.parse_time(text)], pa.time64("us")), p)
-    assert temporal.format_time(arr[0].as_py()) == out
+    assert time_values.format_time(time_values.round_time(time_values.parse_time(text), p)) == out
+    arr = expr_cast.round_time(pa.array([time_values.parse_time(text)], pa.time64("us")), p)
+    assert time_values.format_time(arr[0].as_py()) == out
     assert t.typmod == p and t.sql() == f"time({p}) without time zone"
+
+
+@pytest.mark.parametrize(("text", "p", "out"), [
+    ("1999-12-31 23:59:59.5", 0, "1999-12-31 23:59:59"),   # half away from zero from 2000
+    ("1969-12-31 23:59:59.5", 0, "1969-12-31 23:59:59"),
+    ("2000-01-01 00:00:00.5", 0, "2000-01-01 00:00:01"),
+    ("2020-01-01 12:00:00.125", 2, "2020-01-01 12:00:00.13"),
+    ("infinity", 1, "infinity")])
+def test_timestamp_precision_rounds_as_postgres(text, p, out):
+    t = T.SqlType(T.Kind.TIMESTAMP, precision=p)
+    v = temporal.round_timestamp(temporal.parse_timestamp(text, T.TIMESTAMP), p)
+    assert V.format_text(v, T.TIMESTAMP) == out
+    arr = expr_cast.to_arrow([temporal.parse_timestamp(text, T.TIMESTAMP)], T.TIMESTAMP)
+    assert expr_cast.to_text(expr_cast.round_fraction(arr, t), T.TIMESTAMP).to_pylist() == [out]
+    assert t.sql() == f"timestamp({p}) without time zone"

@@ -1,0 +1,204 @@
+"""Times of day as Python values: time (a datetime.time) and time with time zone (TimeTz),
+their text input and output with PostgreSQL's rules and errors, time(p) rounding, casts
+and the constant folder's arithmetic. 24:00:00, which PostgreSQL has, is 0A000 (raympp's
+times end before it), and so are zone names in timetz input; the session TimeZone is UTC.
+planner/values.py builds the typed text I/O and casts on these; the kernels are
+segment/kernels/expr_datetime.py (time) and expr_timetz.py (timetz).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+
+from planner import errors
+from planner.temporal import _WS, USECS_PER_DAY, Infinite, Interval
+from planner.types import Kind
+
+_TIME_RE = re.compile(r"\s*(?:\d{4,}-\d{1,2}-\d{1,2}(?:\s+|T))?(\d{1,2}):(\d{1,2})"
+                      r"(?::(\d{1,2})(?:\.(\d*))?)?\s*(am|pm)?\s*"
+                      r"(z|utc|gmt|[+-]\d{1,2}(?::?\d{2}(?::?\d{2})?)?)?\s*\Z", re.A | re.I)
+
+
+def parse_time(text: str) -> dt.time:
+    """A time of day from its text ('12:34', '1:02:03.5 pm', '2020-01-01 12:34:56+02': a
+    date or zone is read and ignored, as PostgreSQL's time_in does). Microseconds are
+    rounded; 24:00:00 (which PostgreSQL accepts) is 0A000: raympp's times end before it."""
+    if text.strip(_WS).lower() == "allballs":
+        return dt.time()
+    m = _TIME_RE.match(text)
+    if not m:
+        raise errors.InvalidDatetimeFormat(
+            f'invalid input syntax for type time: "{text}"')
+    hh, mi, ss, frac, ampm, _ = m.groups()
+    h, minute, sec = int(hh), int(mi), int(ss or 0)
+    if ampm:
+        if h > 12:
+            raise errors.QueryError(f'date/time field value out of range: "{text}"', "22008")
+        h = h % 12 + (12 if ampm.lower() == "pm" else 0)
+    micros = int((Decimal("0." + frac) * 10**6).to_integral_value(decimal.ROUND_HALF_EVEN)) \
+        if frac else 0
+    if h > 24 or minute > 59 or sec > 60 or (h == 24 and (minute or sec or micros)):
+        raise errors.QueryError(f'date/time field value out of range: "{text}"', "22008")
+    total = ((h * 60 + minute) * 60 + sec) * 10**6 + micros
+    if total >= USECS_PER_DAY:
+        raise errors.FeatureNotSupported("time 24:00:00 is not supported")
+    return time_of_micros(total)
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class TimeTz:
+    """A time with time zone: the UTC instant it names (microseconds, local time plus the
+    zone) and the zone in seconds west of UTC, as PostgreSQL keeps it. Fields in this
+    order compare as PostgreSQL's timetz_cmp: by instant, then by zone."""
+
+    instant: int
+    zone: int
+
+    @property
+    def local(self) -> int:
+        """Microseconds since local midnight."""
+        return self.instant - self.zone * 10**6
+
+    def pack(self) -> int:
+        """The int64 of raympp's layout: ordered (and equal) as the values are."""
+        return (self.instant << 17) | (self.zone + (1 << 16))
+
+    @staticmethod
+    def unpack(key: int) -> "TimeTz":
+        return TimeTz(key >> 17, (key & 0x1FFFF) - (1 << 16))
+
+    def __str__(self) -> str:  # its text, as a parameter is substituted into SQL
+        return format_timetz(self)
+
+
+_ZONE_NAMED = re.compile(r"\s*(?:\d{4,}-\d{1,2}-\d{1,2}\s+)?\d{1,2}:\d{1,2}(?::\d{1,2}(?:\.\d*)?)?"
+                         r"\s*(?:am|pm)?\s*[a-z][a-z0-9/_+-]*\s*\Z", re.A | re.I)
+_MAX_ZONE = 15 * 3600 + 59 * 60 + 59  # PostgreSQL's TZDISP_LIMIT (15:59:59)
+
+
+def parse_timetz(text: str) -> TimeTz:
+    """time with time zone: a time (parse_time's forms) and a numeric offset, Z, UTC or
+    GMT; none means the session's TimeZone, UTC. Zone names are 0A000."""
+    m = _TIME_RE.match(text)
+    if not m:
+        if _ZONE_NAMED.match(text):  # a time and a zone name ('12:00 PST')
+            raise errors.FeatureNotSupported(f'time zone in "{text}"')
+        raise errors.InvalidDatetimeFormat(
+            f'invalid input syntax for type time with time zone: "{text}"')
+    local = time_micros(parse_time(text[:m.start(6)] if m.group(6) else text))
+    tz = (m.group(6) or "z").lower()
+    zone = 0
+    if tz not in ("z", "utc", "gmt"):
+        digits = tz[1:].replace(":", "")
+        h, rest = (digits[:2], digits[2:]) if len(digits) > 2 else (digits, "")
+        secs = int(h) * 3600 + (int(rest[:2]) * 60 if rest else 0) + (int(rest[2:4]) if
+                                                                     len(rest) > 2 else 0)
+        if secs > _MAX_ZONE:
+            raise errors.QueryError(f'time zone displacement out of range: "{text}"', "22009")
+        zone = secs if tz[0] == "-" else -secs
+    return TimeTz(local + zone * 10**6, zone)
+
+
+def format_timetz(v: TimeTz) -> str:
+    """timetz_out: the local time, then the offset +HH[:MM[:SS]] (east positive)."""
+    return format_time(time_of_micros(v.local)) + format_offset(v.zone)
+
+
+def format_offset(zone: int) -> str:
+    """A zone (seconds west) as PostgreSQL prints offsets: +HH, +HH:MM or +HH:MM:SS east."""
+    east = -zone
+    h, rest = divmod(abs(east), 3600)
+    mi, sec = divmod(rest, 60)
+    return f"{'-' if east < 0 else '+'}{h:02d}" + (f":{mi:02d}" if mi or sec else "") + (
+        f":{sec:02d}" if sec else "")
+
+
+def round_timetz(v: "TimeTz", precision: int | None) -> "TimeTz":
+    """A timetz rounded for timetz(p): its local time, as round_time."""
+    if precision is None or v is None:
+        return v
+    local = time_micros(round_time(time_of_micros(v.local), precision))
+    return TimeTz(local + v.zone * 10**6, v.zone)
+
+
+def round_time(v: dt.time, precision: int | None) -> dt.time:
+    """A time rounded to `precision` fractional digits, half up (AdjustTimeForTypmod);
+    rounding up to 24:00:00 is 0A000, as that value is."""
+    if precision is None or v is None:
+        return v
+    q = 10 ** (6 - precision)
+    us = (time_micros(v) + q // 2) // q * q
+    if us >= USECS_PER_DAY:
+        raise errors.FeatureNotSupported("time 24:00:00 is not supported")
+    return time_of_micros(us)
+
+
+def time_of_micros(us: int) -> dt.time:
+    """The time us microseconds after midnight (0 <= us < one day)."""
+    secs, micros = divmod(us, 10**6)
+    return dt.time(secs // 3600, secs // 60 % 60, secs % 60, micros)
+
+
+def time_micros(v: dt.time) -> int:
+    """Microseconds since midnight of a time."""
+    return ((v.hour * 60 + v.minute) * 60 + v.second) * 10**6 + v.microsecond
+
+
+def to_time(v, src: Kind) -> dt.time | None:
+    """CAST to time: a timestamp's (timestamptz's, at UTC) time of day; an interval's time
+    part modulo a day (interval_time, which ignores days and months); a timetz's local
+    time."""
+    if isinstance(v, TimeTz):
+        return time_of_micros(v.local)
+    if isinstance(v, Interval):
+        return time_of_micros(v.micros % USECS_PER_DAY)
+    if isinstance(v, Infinite):  # timestamp_time: NULL
+        return None
+    if isinstance(v, dt.datetime):
+        return v.time()
+    return v
+
+
+def to_timetz(v) -> TimeTz | None:
+    """CAST to timetz: a time or a timestamptz's time of day, in the session's zone (UTC);
+    NULL for +/-infinity (timestamptz_timetz)."""
+    if isinstance(v, TimeTz):
+        return v
+    if isinstance(v, Infinite):
+        return None
+    return TimeTz(time_micros(v.time() if isinstance(v, dt.datetime) else v), 0)
+
+
+def time_interval(v: dt.time) -> Interval:
+    """CAST time AS interval: its microseconds."""
+    return Interval(0, 0, time_micros(v))
+
+
+def time_arith(add: bool, a, b):
+    """The constant folder's time arithmetic (typing_rules._time_arith's signatures, the
+    time or date first): time +/- interval wraps around the day and reads only the
+    interval's time part (time_pl_interval); time - time is an interval; date +/- time a
+    timestamp."""
+    sign = 1 if add else -1
+    if isinstance(a, TimeTz):  # timetz +/- interval: the local time wraps, the zone stays
+        local = (a.local + sign * b.micros) % USECS_PER_DAY
+        return TimeTz(local + a.zone * 10**6, a.zone)
+    if isinstance(b, Interval):
+        return time_of_micros((time_micros(a) + sign * b.micros) % USECS_PER_DAY)
+    if isinstance(a, dt.time):
+        return Interval(0, 0, time_micros(a) - time_micros(b))
+    try:
+        return dt.datetime.combine(a, dt.time()) + sign * dt.timedelta(
+            microseconds=time_micros(b))
+    except OverflowError:
+        raise errors.QueryError("timestamp out of range", "22008")
+
+
+def format_time(v: dt.time) -> str:
+    """time_out: HH:MM:SS and the fraction without trailing zeros."""
+    s = f"{v.hour:02d}:{v.minute:02d}:{v.second:02d}"
+    return s + (f".{v.microsecond:06d}".rstrip("0") if v.microsecond else "")
