@@ -14,10 +14,10 @@ from dataclasses import fields as dataclass_fields
 
 from sqlglot import exp
 
-from planner import (bind_array, bind_join, bind_json, bind_lateral, bind_lateral_subquery,
-                     bind_recursive, bind_srfs, bind_subquery, bind_window, catalog_functions,
-                     bitwise_aggregates, datetime_values, distinct_on, errors, functions,
-                     grouping_sets,
+from planner import (binary_rules, bind_array, bind_join, bind_json, bind_lateral,
+                     bind_lateral_subquery, bind_recursive, bind_srfs, bind_subquery,
+                     bind_window, catalog_functions, bitwise_aggregates, datetime_values,
+                     distinct_on, errors, functions, grouping_sets,
                      hypothetical_aggregates, json_aggregates, json_grouping, json_rules,
                      ordered_aggregates, regression_aggregates, set_operations,
                      statistics_aggregates, string_aggregates, subquery_domain, system_tables,
@@ -872,6 +872,8 @@ class QueryBinder:
             return ex.AggCall(func, arg, distinct, types.BOOL)
         func = {exp.Count: ex.AggFunc.COUNT, exp.Sum: ex.AggFunc.SUM, exp.Avg: ex.AggFunc.AVG,
                 exp.Min: ex.AggFunc.MIN, exp.Max: ex.AggFunc.MAX}[type(tree)]
+        if func in (ex.AggFunc.MIN, ex.AggFunc.MAX):
+            binary_rules.check_min_max(func.value, arg)
         return ex.AggCall(func, arg, distinct, agg_result_type(func, arg.type))
 
     def _array_agg(self, inner, distinct: bool, scope) -> ex.AggCall:
@@ -1065,6 +1067,12 @@ def _output_name(e: exp.Expression) -> str:
         return "interval"
     if isinstance(e, AGGREGATES):
         return _AGG_NAMES.get(type(e), type(e).__name__.lower())
+    if isinstance(e, exp.Uuid):
+        return "gen_random_uuid"
+    if isinstance(e, exp.SHA2Digest):
+        return f"sha{e.args['length'].name}"
+    if isinstance(e, exp.Getbit):
+        return "get_bit"
     if isinstance(e, (exp.Func,)) and not isinstance(e, exp.Anonymous):
         name = e.sql_name().lower()
         return {"timestamp_trunc": "date_trunc", "current_version": "version",

@@ -14,10 +14,10 @@ from typing import Callable
 
 from sqlglot import exp
 
-from planner import (bind_array, bind_json, bitwise_aggregates, catalog_functions,
-                     datetime_rules, errors, functions, math_rules, pg_functions,
-                     regex_rules, regression_aggregates, row_comparison, time_zones,
-                     types, zone_rules)
+from planner import (binary_values, bind_array, bind_json, bitwise_aggregates,
+                     catalog_functions, datetime_rules, errors, functions, math_rules,
+                     pg_functions, regex_rules, regression_aggregates, row_comparison,
+                     time_zones, types, zone_rules)
 from planner import expr as ex
 from planner.coercion import is_unknown
 from planner.expr import Func
@@ -553,6 +553,12 @@ class ExprBinder:
         name = (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
         args = [self.bind(a) for a in node.args.get("expressions") or []] if isinstance(
             node, exp.Anonymous) else [self.bind(a) for a in node.iter_expressions()]
+        if isinstance(node, exp.Uuid):  # sqlglot's name for gen_random_uuid()
+            name = "gen_random_uuid"
+        elif isinstance(node, exp.SHA2Digest):  # sha256(x): (x, 256)
+            name, args = f"sha{node.args['length'].name}", args[:1]
+        elif isinstance(node, exp.Getbit):  # sqlglot's name for get_bit(x, n)
+            name = "get_bit"
         if name in catalog_functions.NAMES:
             return catalog_functions.bind_function(name, node, args)
         if name in regex_rules.NAMES:
@@ -749,6 +755,10 @@ def to_literal(value, declared: "types.SqlType | None") -> exp.Expression:
         if isinstance(value, float) or (isinstance(value, decimal.Decimal) and not value.is_finite()):
             lit = exp.Literal.string(repr(value) if isinstance(value, float) else str(value))
             declared = declared or types.FLOAT8
+    elif isinstance(value, bytes):  # bytea and uuid parameters: their text form
+        lit = exp.Literal.string(
+            binary_values.format_uuid(value) if declared is not None
+            and declared.kind is types.Kind.UUID else binary_values.format_bytea(value))
     else:
         lit = exp.Literal.string(str(value))
     if declared is None or declared.kind is types.Kind.UNKNOWN:

@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from planner import (bitwise_aggregates, errors, functions, json_aggregates, json_grouping,
-                     ordered_aggregates, regression_aggregates, statistics_aggregates,
-                     string_aggregates, types)
+from planner import (binary_rules, bitwise_aggregates, errors, functions, json_aggregates,
+                     json_grouping, ordered_aggregates, regression_aggregates,
+                     statistics_aggregates, string_aggregates, types)
 from planner import expr as ex
 from planner import plan as pl
 from planner import window as wn
@@ -344,6 +344,7 @@ class WindowBinder:
             if func in (wn.WindowFunc.MIN, wn.WindowFunc.MAX):
                 if arg.type.kind is types.Kind.BOOL:
                     raise errors.UndefinedFunction(f"function {name}(boolean) does not exist")
+                binary_rules.check_min_max(name, arg)
                 _orderable(arg, f"{name}() over a window")
             return func, [arg], 1, agg_result_type(_AGG_FUNCS[func], arg.type)
         raise errors.FeatureNotSupported(f"{name}() as a window function is not supported")

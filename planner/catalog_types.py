@@ -1,4 +1,4 @@
-"""The catalog's types as values: oid, xid, the reg* types, bytea, inet and the catalog's
+"""The catalog's types as values: oid, xid, the reg* types, inet and the catalog's
 arrays and vectors (held as their text form).
 
 `convert` is every cast and implicit conversion from or to one of them (types.SPECIAL);
@@ -64,9 +64,7 @@ def convert(e: ex.Expr, dst: SqlType) -> ex.Expr:
             return _fold("to_text", e, dst)
         if s in types.REG_KINDS or s in types.ARRAY_KINDS or s is Kind.INET:
             return _fold("same", e, dst)
-        if s is Kind.BYTEA:
-            return _fold("bytea_text", e, dst)
-    if d in types.ARRAY_KINDS or d in (Kind.INET, Kind.BYTEA):
+    if d in types.ARRAY_KINDS or d is Kind.INET:
         if s is Kind.UNKNOWN or (lit and src.is_string):
             return _fold("same", e, dst)
     raise cannot_cast(src, dst)

@@ -307,6 +307,7 @@ def compare_operands(func: Func, a: ex.Expr, b: ex.Expr) -> tuple[ex.Expr, ex.Ex
                 return (x, day) if x is a else (day, x)
         t = common_type(ta, tb, "")
         return coerce(a, t), coerce(b, t)
-    if ta.kind is tb.kind and ta.kind in (Kind.BOOL, Kind.INTERVAL, Kind.TIME, Kind.TIMETZ):
+    if ta.kind is tb.kind and ta.kind in (Kind.BOOL, Kind.INTERVAL, Kind.TIME,
+                                          Kind.TIMETZ) + types.BINARY_KINDS:
         return a, b
     raise no_operator(func, (a, b))

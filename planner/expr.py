@@ -116,6 +116,31 @@ class Func(enum.Enum):
     QUOTE_LITERAL = "quote_literal"
     QUOTE_NULLABLE = "quote_nullable"      # NULL -> 'NULL' (not strict)
     OVERLAY = "overlay"                    # (s, placing, from [, for])
+    # bytea and uuid (planner/binary_rules.py, segment/kernels/expr_binary.py); the ?bytea_
+    # forms are what length, octet_length, ||, substring, md5, position and the trims bind
+    # to over bytea
+    BYTEA_LENGTH = "?bytea_length"
+    BYTEA_CONCAT = "?bytea_concat"
+    BYTEA_SUBSTRING = "?bytea_substring"
+    BYTEA_MD5 = "?bytea_md5"
+    BYTEA_POSITION = "?bytea_position"  # (bytes, sub): 1-based, 0 when absent
+    BYTEA_TRIM = "?bytea_btrim"        # (bytes, set): the bytes of set off both ends
+    BYTEA_LTRIM = "?bytea_ltrim"
+    BYTEA_RTRIM = "?bytea_rtrim"
+    BYTEA_LIKE = "?bytea_like"         # (bytes, pattern): LIKE byte by byte (NOT LIKE: NOT)
+    SHA224 = "sha224"
+    SHA256 = "sha256"
+    SHA384 = "sha384"
+    SHA512 = "sha512"
+    ENCODE = "encode"                  # (bytea, format text) -> text
+    DECODE = "decode"                  # (text, format text) -> bytea
+    GET_BYTE = "get_byte"
+    SET_BYTE = "set_byte"
+    GET_BIT = "get_bit"                # bit n of the bytes, the least significant first
+    SET_BIT = "set_bit"
+    CONVERT_TO = "convert_to"          # (text, 'UTF8') -> bytea
+    CONVERT_FROM = "convert_from"      # (bytea, 'UTF8') -> text
+    GEN_RANDOM_UUID = "gen_random_uuid"  # volatile: a new uuid per row, never folded
     # dates and times; first argument of EXTRACT and DATE_TRUNC is a text Literal field name
     EXTRACT = "extract"       # extract(field, ts) -> numeric for PG >= 14; we return FLOAT8/INT per field
     DATE_TRUNC = "date_trunc"  # date_trunc(field, ts) -> timestamp
@@ -433,20 +458,34 @@ def columns_used(e: Expr) -> set[int]:
     return {n.index for n in walk(e) if isinstance(n, ColumnRef)}
 
 
+# Calls without column arguments that are no constants: now() is the statement's time
+# (evaluated where the statement runs); random() and gen_random_uuid() are volatile, a
+# new value for every row.
+VOLATILE = frozenset((Func.RANDOM, Func.GEN_RANDOM_UUID))
+NOT_CONSTANT = frozenset((Func.NOW,)) | VOLATILE
+
+
 def is_constant(e: Expr) -> bool:
     return not any(isinstance(n, ColumnRef) for n in walk(e)) and not any(
-        isinstance(n, Call) and n.func in (Func.NOW, Func.RANDOM) for n in walk(e))
+        isinstance(n, Call) and n.func in NOT_CONSTANT for n in walk(e))
 
 
 def is_volatile(e: Expr) -> bool:
-    """Whether e calls random(): a value per evaluation, never shared between rows."""
-    return any(isinstance(n, Call) and n.func is Func.RANDOM for n in walk(e))
+    """Whether e calls random() or gen_random_uuid(): a value per evaluation, never
+    shared between rows."""
+    return any(isinstance(n, Call) and n.func in VOLATILE for n in walk(e))
 
 
 _INFIX = {Func.ADD, Func.SUB, Func.MUL, Func.DIV, Func.MOD, Func.EQ, Func.NE, Func.LT,
           Func.LE, Func.GT, Func.GE, Func.AND, Func.OR, Func.CONCAT, Func.ARRAY_CONTAINS,
           Func.ARRAY_CONTAINED, Func.ARRAY_OVERLAP, Func.JSON_GET, Func.JSON_GET_TEXT,
           Func.JSON_PATH, Func.JSON_PATH_TEXT}
+
+
+# Functions bound to Funcs of their own that EXPLAIN shows by the name written
+_SHOWN = {Func.BYTEA_LENGTH: "length", Func.BYTEA_SUBSTRING: "substring",
+          Func.BYTEA_MD5: "md5", Func.BYTEA_POSITION: "position", Func.BYTEA_TRIM: "btrim",
+          Func.BYTEA_LTRIM: "ltrim", Func.BYTEA_RTRIM: "rtrim", Func.BYTEA_LIKE: "bytealike"}
 
 
 def show(e: Expr) -> str:
@@ -458,7 +497,7 @@ def show(e: Expr) -> str:
             return "NULL"
         if isinstance(e.value, str):
             return "'" + e.value.replace("'", "''") + "'"
-        if isinstance(e.value, tuple):
+        if isinstance(e.value, (tuple, bytes)):  # arrays, bytea, uuid
             return "'" + format_text(e.value, e.type).replace("'", "''") + "'::" + e.type.sql()
         if isinstance(e.value, Interval):
             return f"interval '{e.value.months} mons {e.value.days} days {e.value.micros} us'"
@@ -473,7 +512,10 @@ def show(e: Expr) -> str:
             return f"(-{show(e.args[0])})"
         if e.func is Func.NOT:
             return f"(NOT {show(e.args[0])})"
-        return f"{e.func.value}({', '.join(show(a) for a in e.args)})"
+        if e.func is Func.BYTEA_CONCAT:
+            return "(" + " || ".join(show(a) for a in e.args) + ")"
+        name = _SHOWN.get(e.func, e.func.value)
+        return f"{name}({', '.join(show(a) for a in e.args)})"
     if isinstance(e, Cast):
         return f"{show(e.arg)}::{e.type.sql()}"
     if isinstance(e, Case):

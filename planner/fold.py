@@ -15,6 +15,7 @@ import hashlib
 import math
 from decimal import Decimal
 
+from planner import binary_values as bv
 from planner import datetime_values, errors, math_values, pg_regex, string_format
 from planner import expr as ex
 from planner.expr import Call, Cast, Func, Literal
@@ -56,7 +57,7 @@ def fold_constants(e: ex.Expr) -> ex.Expr:
     if folded != kids:
         e = _with_children(e, folded)
     constant = all(isinstance(k, Literal) for k in folded)
-    if not constant or (isinstance(e, Call) and e.func is Func.NOW):
+    if not constant or (isinstance(e, Call) and e.func in ex.NOT_CONSTANT):
         return _at_column_scale(e) if isinstance(e, Call) and e.func in _ORDERED else e
     try:
         return Literal(evaluate_constant(e, [k.value for k in folded]), e.type)
@@ -403,6 +404,24 @@ _CONST_CALLS = {
     Func.JUSTIFY_INTERVAL: lambda e, iv: datetime_values.justify("interval", iv),
     Func.AGE: lambda e, a, b: datetime_values.age(a, b),
     Func.DATE_BIN: lambda e, *v: datetime_values.date_bin(*v),
+    Func.BYTEA_LENGTH: lambda e, v: len(v), Func.BYTEA_CONCAT: lambda e, a, b: a + b,
+    Func.BYTEA_SUBSTRING: lambda e, v, *a: bv.substring(v, *a),
+    Func.BYTEA_MD5: lambda e, v: hashlib.md5(v).hexdigest(),
+    Func.BYTEA_POSITION: lambda e, v, sub: v.find(sub) + 1,
+    Func.BYTEA_TRIM: lambda e, v, cut: v.strip(cut),
+    Func.BYTEA_LTRIM: lambda e, v, cut: v.lstrip(cut),
+    Func.BYTEA_RTRIM: lambda e, v, cut: v.rstrip(cut),
+    Func.BYTEA_LIKE: lambda e, v, pattern: bv.like(v, pattern),
+    **{f: lambda e, v: bv.DIGESTS[e.func.value](v).digest() for f in (
+        Func.SHA224, Func.SHA256, Func.SHA384, Func.SHA512)},
+    Func.ENCODE: lambda e, v, fmt: bv.encode(v, fmt),
+    Func.DECODE: lambda e, s, fmt: bv.decode(s, fmt),
+    Func.GET_BYTE: lambda e, v, k: bv.get_byte(v, k),
+    Func.SET_BYTE: lambda e, v, k, b: bv.set_byte(v, k, b),
+    Func.GET_BIT: lambda e, v, k: bv.get_bit(v, k),
+    Func.SET_BIT: lambda e, v, k, b: bv.set_bit(v, k, b),
+    Func.CONVERT_TO: lambda e, s, name: s.encode(),
+    Func.CONVERT_FROM: lambda e, v, name: bv.convert_from_utf8(v),
 }
 
 # Functions that take NULL arguments (the others give NULL for any).

@@ -21,7 +21,7 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-from planner import errors, types
+from planner import binary_rules, errors, types
 from planner import expr as ex
 from planner.coercion import (  # bind_assign, cast_type_ok: part of this module's interface
     TS_RANK, adopt, as_bool, as_bpchar, as_numeric, bind_assign, bind_cast, cast_type_ok, coerce,
@@ -143,6 +143,9 @@ def bind_like(arg: ex.Expr, pattern: ex.Expr, negated: bool = False,
               case_insensitive: bool = False) -> ex.Expr:
     """arg [NOT] LIKE/ILIKE pattern (both text; backslash escapes as PostgreSQL)."""
     op = "~~*" if case_insensitive else "~~"
+    if not case_insensitive and binary_rules.bytea_operands(arg, pattern):
+        like = bind_call(Func.BYTEA_LIKE, [arg, pattern])  # PostgreSQL's bytealike
+        return bind_call(Func.NOT, [like]) if negated else like
     if not (is_unknown(arg) or arg.type.is_string) or not (
             is_unknown(pattern) or pattern.type.is_string):
         op = ("!" if negated else "") + op

@@ -18,7 +18,7 @@ from sqlglot.dialects.postgres import Postgres
 from sqlglot.errors import TokenError
 from sqlglot.tokens import TokenType
 
-from planner import errors, pg_regex, types
+from planner import binary_rules, errors, pg_regex, types
 from planner import expr as ex
 from planner.coercion import bind_cast, coerce, is_unknown, no_function
 from planner.expr import Call, Func, Literal
@@ -77,6 +77,8 @@ def bind_function(name: str, args: list[ex.Expr]) -> ex.Expr:
     """A call of one of NAMES, typed, checked and folded when its arguments are constants."""
     if name == "format":
         return _format(args)
+    if name == "overlay" and args and args[0].type.kind is Kind.BYTEA:
+        return binary_rules.rule_overlay(args)
     func, result, sigs = _FUNCTIONS[name]
     if func in (Func.QUOTE_LITERAL, Func.QUOTE_NULLABLE) and len(args) == 1 and not (
             args[0].type.is_string or is_unknown(args[0])):

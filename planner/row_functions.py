@@ -148,7 +148,6 @@ IMPLEMENTATIONS = {
     "text_to_oid": strict(_text_to_oid),
     "oid_to_int": strict(_oid_to_int),
     "to_text": strict(lambda e, v: str(v)),
-    "bytea_text": strict(lambda e, v: "\\x" + bytes(v).hex()),
     "oid_to_reg": strict(lambda e, v: "-" if v == 0 else
                           _mapping(e).get(_int_to_oid(e, v) if v < 0 else v, str(v))),
     "text_to_reg": strict(_text_to_reg),

@@ -16,7 +16,7 @@ from sqlglot import exp
 from sqlglot import tokens as sqltokens
 
 from planner import (analyze_statement, bind_json, clause_guard, copy_statement, errors,
-                     regex_rules, role_statement, types)
+                     regex_rules, role_statement, types, volatile_calls)
 from planner.bind_array import catalog_array_names
 from planner.type_names import sql_type
 from planner.schema import ColumnDef, DistKind, DistPolicy, RelationName
@@ -209,6 +209,7 @@ def parse_one(text: str) -> exp.Expression:
         raise errors.SyntaxError_(f'syntax error at or near "{tree.name or text.split()[0]}"')
     bind_json.mark_aggregates(tree)  # jsonb_agg(x) is an aggregate node
     clause_guard.check(tree)
+    volatile_calls.check(tree)
     mark_subscripts(tree)  # a[1]: sqlglot made it 0-based
     return tree
 

@@ -38,6 +38,8 @@ def rewrite(tree: exp.GroupConcat, bind) -> exp.Expression:
     if sep is None:
         raise errors.UndefinedFunction("function string_agg(text) does not exist")
     v, d = bind(value), bind(sep)
+    if v.type.kind.name == "BYTEA":  # string_agg(bytea, bytea) is bytea in PostgreSQL
+        raise errors.FeatureNotSupported("string_agg of bytea values")
     for e in (v, d):
         if not (e.type.is_string or e.type.kind.name == "UNKNOWN"):
             raise errors.UndefinedFunction(

@@ -22,7 +22,7 @@ _SQLGLOT_TYPES = {
     "INTERVAL": types.INTERVAL, "TIME": types.TIME, "TIMETZ": types.TIMETZ, "TINYINT": types.INT2,
     "SERIAL": types.INT4,
     "BIGSERIAL": types.INT8, "SMALLSERIAL": types.INT2,
-    "JSON": types.JSON, "JSONB": types.JSONB,
+    "JSON": types.JSON, "JSONB": types.JSONB, "VARBINARY": types.BYTEA, "UUID": types.UUID,
 }
 
 

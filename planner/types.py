@@ -41,6 +41,11 @@ class Kind(enum.Enum):
     # (planner/json_values.py); neither is a string kind (no text functions take them).
     JSON = "json"
     JSONB = "jsonb"
+    # Binary types (planner/binary_values.py): Arrow binary, bytea its bytes, uuid its 16
+    # bytes (binary, not fixed_size_binary(16), so that hashing, sorting, grouping, joins
+    # and chunk statistics take it as they take bytea; both order bytewise, as in PG).
+    BYTEA = "bytea"
+    UUID = "uuid"
     UNKNOWN = "unknown"  # the type of a bare NULL or an untyped parameter
     # --- types of the system catalog (planner/system_tables.py, catalog_functions.py) ---
     OID = "oid"                     # int64 in batches (0 .. 2^32-1)
@@ -54,7 +59,6 @@ class Kind(enum.Enum):
     REGROLE = "regrole"
     PG_NODE_TREE = "pg_node_tree"
     INET = "inet"
-    BYTEA = "bytea"
     # One-dimensional arrays of a scalar type (`element`), Arrow list<element's layout>
     # (planner/bind_array.py). int2vector and oidvector are arrays of int2 and oid whose
     # subscripts start at 0, as PostgreSQL's.
@@ -79,7 +83,7 @@ OIDS = {
     Kind.JSONB: 3802,
     Kind.OID: 26, Kind.XID: 28, Kind.NAME: 19, Kind.CHAR1: 18, Kind.REGCLASS: 2205,
     Kind.REGTYPE: 2206, Kind.REGPROC: 24, Kind.REGNAMESPACE: 4089, Kind.REGROLE: 4096,
-    Kind.PG_NODE_TREE: 194, Kind.INET: 869, Kind.BYTEA: 17, Kind.OIDVECTOR: 30,
+    Kind.PG_NODE_TREE: 194, Kind.INET: 869, Kind.BYTEA: 17, Kind.UUID: 2950, Kind.OIDVECTOR: 30,
     Kind.INT2VECTOR: 22, Kind.ANYARRAY: 2277, Kind.ACLITEM_ARRAY: 1034, Kind.RECORD: 2249,
 }
 # pg_type.typarray of each element kind: the oid of its array type (PostgreSQL 15's).
@@ -92,7 +96,7 @@ ARRAY_OIDS = {
     Kind.TIME: 1183, Kind.TIMETZ: 1270,
     Kind.NUMERIC: 1231, Kind.REGCLASS: 2210, Kind.REGTYPE: 2211, Kind.REGNAMESPACE: 4090,
     Kind.REGROLE: 4097, Kind.JSON: 199, Kind.JSONB: 3807, Kind.UNKNOWN: 1009,
-    Kind.RECORD: 2287,
+    Kind.RECORD: 2287, Kind.UUID: 2951,
 }
 ELEMENT_BY_ARRAY_OID = {oid: k for k, oid in ARRAY_OIDS.items()
                         if k not in (Kind.UNKNOWN, Kind.INT2VECTOR, Kind.OIDVECTOR, Kind.TIMETZ)}
@@ -107,10 +111,11 @@ REG_KINDS = (Kind.REGCLASS, Kind.REGTYPE, Kind.REGPROC, Kind.REGNAMESPACE, Kind.
 ARRAY_KINDS = (Kind.ANYARRAY, Kind.ACLITEM_ARRAY)
 # Real arrays (Arrow lists); a vector's element is implied by its kind.
 LIST_KINDS = (Kind.ARRAY, Kind.INT2VECTOR, Kind.OIDVECTOR)
-CATALOG_KINDS = (Kind.OID, Kind.XID, Kind.NAME, Kind.CHAR1, Kind.PG_NODE_TREE, Kind.INET,
-                 Kind.BYTEA) + REG_KINDS + ARRAY_KINDS
+CATALOG_KINDS = (Kind.OID, Kind.XID, Kind.NAME, Kind.CHAR1, Kind.PG_NODE_TREE,
+                 Kind.INET) + REG_KINDS + ARRAY_KINDS
 # Kinds that are not plain strings: conversions to and from them are catalog_types'.
-SPECIAL = (Kind.OID, Kind.XID, Kind.BYTEA, Kind.INET) + REG_KINDS + ARRAY_KINDS
+SPECIAL = (Kind.OID, Kind.XID, Kind.INET) + REG_KINDS + ARRAY_KINDS
+BINARY_KINDS = (Kind.BYTEA, Kind.UUID)
 KIND_BY_OID = {oid: kind for kind, oid in OIDS.items()
                if kind is not Kind.UNKNOWN and (kind not in CATALOG_KINDS
                                                  or kind in (Kind.OID, Kind.NAME))}
@@ -123,7 +128,7 @@ TYPLEN = {Kind.BOOL: 1, Kind.INT2: 2, Kind.INT4: 4, Kind.INT8: 8, Kind.FLOAT4: 4
           Kind.INTERVAL: 16, Kind.TIME: 8, Kind.TIMETZ: 12, Kind.OID: 4, Kind.XID: 4,
           Kind.NAME: 64, Kind.CHAR1: 1,
           Kind.REGCLASS: 4, Kind.REGTYPE: 4, Kind.REGPROC: 4, Kind.REGNAMESPACE: 4,
-          Kind.REGROLE: 4}
+          Kind.REGROLE: 4, Kind.UUID: 16}
 
 INTEGER_KINDS = (Kind.INT2, Kind.INT4, Kind.INT8)
 FLOAT_KINDS = (Kind.FLOAT4, Kind.FLOAT8)
@@ -289,8 +294,8 @@ _ARROW = {
     Kind.UNKNOWN: pa.null(),
     Kind.JSON: pa.string(), Kind.JSONB: pa.string(),
     Kind.OID: pa.int64(), Kind.XID: pa.int64(), Kind.BYTEA: pa.binary(),
-    **{k: pa.string() for k in CATALOG_KINDS
-       if k not in (Kind.OID, Kind.XID, Kind.BYTEA)},
+    Kind.UUID: pa.binary(),
+    **{k: pa.string() for k in CATALOG_KINDS if k not in (Kind.OID, Kind.XID)},
 }
 
 BOOL = SqlType(Kind.BOOL)
@@ -314,6 +319,8 @@ NAME = SqlType(Kind.NAME)
 CHAR1 = SqlType(Kind.CHAR1)
 REGCLASS = SqlType(Kind.REGCLASS)
 REGTYPE = SqlType(Kind.REGTYPE)
+BYTEA = SqlType(Kind.BYTEA)
+UUID = SqlType(Kind.UUID)
 
 
 def record_of(fields) -> SqlType:
@@ -359,6 +366,7 @@ _NAMES = {
     "time": TIME, "time without time zone": TIME,
     "timetz": TIMETZ, "time with time zone": TIMETZ,
     "json": JSON, "jsonb": JSONB,
+    "bytea": BYTEA, "uuid": UUID,
 }
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from planner import (array_rules, datetime_rules, errors, format_rules, interval_rules,
-                     json_rules, math_rules, regex_rules, types, zone_rules)
+from planner import (array_rules, binary_rules, datetime_rules, errors, format_rules,
+                     interval_rules, json_rules, math_rules, regex_rules, types, zone_rules)
 from planner import expr as ex
 from planner.coercion import (
     adopt, as_bool, as_bpchar, as_numeric, bind_cast, coerce, common_type, int_digits, is_unknown,
@@ -336,6 +336,8 @@ _STRING_SIGS = {
 
 
 def _rule_string(func: Func, args) -> ex.Expr:
+    if binary_rules.takes_bytea(func, args):
+        return binary_rules.rule_bytea(func, args)
     sig, result = _STRING_SIGS[func]
     required = sig.split("[")[0]
     kinds = sig.replace("[", "").replace("]", "")
@@ -353,6 +355,8 @@ def _rule_concat(func: Func, args) -> ex.Expr:
         a, b = args
         if json_rules.jsonb_concat(a, b):
             return json_rules.rule_concat(a, b)
+        if binary_rules.bytea_operands(a, b):
+            return binary_rules.rule_concat(a, b)
         if a.type.is_array or b.type.is_array:
             if (a.type.is_array or is_unknown(a)) and (b.type.is_array or is_unknown(b)):
                 return array_rules.RULES[Func.ARRAY_CAT](Func.ARRAY_CAT, args)
@@ -512,6 +516,7 @@ RULES = {
     **interval_rules.RULES,
     **format_rules.RULES,
     **regex_rules.RULES,
+    **binary_rules.RULES,
 }
 
 

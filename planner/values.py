@@ -1,12 +1,13 @@
 """SQL values as Python values: their text input and output, casts, and numeric fitting.
 
 Literal.value is bool, int, float, Decimal (numeric, quantized to the type's scale), str,
-datetime.date, datetime.datetime (naive for timestamp, UTC-aware for timestamptz) or
-expr.Interval. `parse_text` / `format_text` are PostgreSQL's input and output functions,
-`cast_value` is CAST of one value, `fit_numeric` / `fit_string` / `fit_length` bring a value
-to a type's typmod with PostgreSQL's errors. The typing rules convert literals with these at
-bind time, planner/fold.py folds constants with them, and segment/kernels use them for
-their rare per-value paths. Dates, timestamps and intervals are planner/temporal.py's.
+datetime.date, datetime.datetime (naive for timestamp, UTC-aware for timestamptz),
+expr.Interval or bytes (bytea, uuid). `parse_text` / `format_text` are PostgreSQL's input
+and output functions, `cast_value` is CAST of one value, `fit_numeric` / `fit_string` /
+`fit_length` bring a value to a type's typmod with PostgreSQL's errors. The typing rules
+convert literals with these at bind time, planner/fold.py folds constants with them, and
+segment/kernels use them for their rare per-value paths. Dates, timestamps and intervals
+are planner/temporal.py's, bytea and uuid planner/binary_values.py's.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import re
 import struct
 from decimal import Decimal
 
-from planner import array_text, catalog_names, errors, json_values, temporal, time_values, types
+from planner import (array_text, binary_values, catalog_names, errors, json_values, temporal,
+                     time_values, types)
 from planner.temporal import TEMPORAL, UTC, format_interval, parse_interval, parse_timestamp
 from planner.types import Kind, SqlType
 
@@ -133,6 +135,10 @@ def parse_text(text: str, t: SqlType):
         return time_values.round_timetz(time_values.parse_timetz(text), t.precision)
     if k in (Kind.JSON, Kind.JSONB):
         return json_values.to_json_kind(text, types.TEXT, t)
+    if k is Kind.BYTEA:
+        return binary_values.parse_bytea(text)
+    if k is Kind.UUID:
+        return binary_values.parse_uuid(text)
     raise errors.FeatureNotSupported(f"input of type {t}")
 
 
@@ -209,6 +215,10 @@ def format_text(v, t: SqlType) -> str | None:
         return time_values.format_time(v)
     if k is Kind.TIMETZ:  # a Python value, or the packed int64 a batch holds
         return time_values.format_timetz(time_values.TimeTz.unpack(v) if isinstance(v, int) else v)
+    if k is Kind.BYTEA:
+        return binary_values.format_bytea(v)
+    if k is Kind.UUID:
+        return binary_values.format_uuid(v)
     return v if isinstance(v, str) else str(v)
 
 
@@ -283,6 +293,8 @@ def cast_value(v, src: SqlType, dst: SqlType):
     if d is Kind.INTERVAL:
         return temporal.round_interval(time_values.time_interval(v) if s is Kind.TIME else v,
                                        dst.precision)
+    if s is d:  # bytea, uuid
+        return v
     raise errors.QueryError(f"cannot cast type {src} to {dst}", "42846")
 
 

@@ -28,6 +28,7 @@ from planner.expr import Func
 from planner.types import Kind, SqlType
 from segment.kernels import expr_arith as xarith
 from segment.kernels import expr_arrays as xa
+from segment.kernels import expr_binary as xbin
 from segment.kernels import expr_cast as xcast
 from segment.kernels import expr_datetime as xd
 from segment.kernels import expr_interval as xiv
@@ -225,6 +226,8 @@ def _call(e: ex.Call, f: Frame) -> xa.Datum:
         return pa.scalar(f.now, e.type.arrow_type())
     if func is Func.RANDOM:  # volatile: one value per row, never computed once
         return xm.random(f.n, tuple(a.value for a in e.args) or None)
+    if func is Func.GEN_RANDOM_UUID:  # no arguments, yet one value per row
+        return xbin.gen_random_uuid(f.n)
     args = [_eval(a, f) for a in e.args]
     impl = _CALLS.get(func)
     if impl is None:
@@ -445,6 +448,7 @@ _CALLS = {
     **xpa.CALLS,
     **xf.CALLS,
     **xj.CALLS,
+    **xbin.CALLS,
     **xr.CALLS,
     **xre.CALLS,
     **xls.CALLS,

@@ -1,11 +1,11 @@
 """Bind parameters: text or binary bytes from the client -> Python values for the engine.
 
 The engine receives int, float, Decimal, str, bool, date, datetime (aware in UTC for
-timestamptz) or None. Untyped (UNKNOWN) parameters stay text, for the engine to coerce the
-way PostgreSQL resolves an unknown literal; intervals also arrive as PostgreSQL interval
-text, since no Python type holds months. Input errors carry PostgreSQL's SQLSTATEs:
-22P02 for bad text, 22007/22008 for bad dates, 22003 out of range, 08P01 for malformed
-binary data.
+timestamptz), bytes (bytea, uuid) or None. Untyped (UNKNOWN) parameters stay text, for
+the engine to coerce the way PostgreSQL resolves an unknown literal; intervals also arrive
+as PostgreSQL interval text, since no Python type holds months. Input errors carry
+PostgreSQL's SQLSTATEs: 22P02 for bad text, 22007/22008 for bad dates, 22003 out of
+range, 08P01 for malformed binary data.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import re
 import struct
 
 from coordinator.pgwire import codec, numeric, values
-from planner import errors, temporal, time_values
+from planner import binary_values, errors, temporal, time_values
 from planner.types import Kind, SqlType
 from planner.array_text import quote_element
 from planner.values import format_array
@@ -127,6 +127,8 @@ _FROM_TEXT = {
     Kind.DATE: _date, Kind.TIMESTAMP: _timestamp, Kind.TIMESTAMPTZ: _timestamp,
     Kind.TIME: lambda text, t: time_values.parse_time(text),
     Kind.TIMETZ: lambda text, t: time_values.parse_timetz(text),
+    Kind.BYTEA: lambda text, t: binary_values.parse_bytea(text),
+    Kind.UUID: lambda text, t: binary_values.parse_uuid(text),
 }
 
 
@@ -211,7 +213,16 @@ _FROM_BINARY = {
     Kind.TIMESTAMPTZ: _binary_timestamp, Kind.INTERVAL: _binary_interval,
     Kind.TIME: _binary_time, Kind.TIMETZ: _binary_timetz,
     Kind.OID: _unpack("!I"),  # name and the other catalog types: text (utf8)
+    Kind.BYTEA: lambda data, t: bytes(data),
+    Kind.UUID: lambda data, t: _binary_uuid(data, t),
 }
+
+
+def _binary_uuid(data: bytes, t: SqlType) -> bytes:
+    """uuid_recv: exactly 16 bytes."""
+    if len(data) != 16:
+        raise _bad_binary(t)
+    return bytes(data)
 
 
 def _binary_jsonb(data: bytes, t: SqlType) -> str:

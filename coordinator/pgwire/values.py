@@ -21,7 +21,8 @@ import pyarrow.compute as pc
 
 from coordinator.pgwire import backend, codec, numeric
 from planner import errors, temporal
-from planner.types import CATALOG_KINDS, Kind, SqlType
+from planner.types import BINARY_KINDS, CATALOG_KINDS, Kind, SqlType
+from segment.kernels import expr_binary as xbin
 from segment.kernels import expr_pgarray as xpa
 from segment.kernels import expr_timezone as xzone
 from segment.kernels import expr_timetz as xtz
@@ -295,19 +296,18 @@ _BINARY = {
 }
 
 # The system catalog's types (planner/types.py CATALOG_KINDS): oid and xid are integers
-# (unsigned 4 bytes in binary); the others are held as the text they print as (bytea as
-# its bytes, hex in text). Binary output of reg* and arrays is their text (PostgreSQL's is
-# an oid or an array structure): clients read catalogs in text.
+# (unsigned 4 bytes in binary); the others are held as the text they print as. Binary
+# output of reg* and arrays is their text (PostgreSQL's is an oid or an array structure):
+# clients read catalogs in text.
 for _k in CATALOG_KINDS:
     if _k in (Kind.OID, Kind.XID):
         _TEXT[_k], _BINARY[_k] = _TEXT[Kind.INT8], _packed(">u4")
-    elif _k is Kind.BYTEA:
-        _TEXT[_k] = lambda a, t: pc.binary_join_element_wise(
-            "\\x", pa.array([None if v is None else v.hex() for v in a.to_pylist()],
-                             pa.string()), "")
-        _BINARY[_k] = lambda a, t: a
     else:
         _TEXT[_k], _BINARY[_k] = _TEXT[Kind.TEXT], _utf8
+
+# bytea and uuid: text as byteaout (hex) and uuid_out write it, binary their bytes.
+for _k in BINARY_KINDS:
+    _TEXT[_k], _BINARY[_k] = xbin.to_text, lambda a, t: a
 
 
 # json is its text in both formats; jsonb's binary format is a version byte (1) + its text.

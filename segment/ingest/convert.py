@@ -23,14 +23,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner import errors, time_values
+from planner import errors, time_values, values
 from planner.schema import ColumnDef
-from planner.types import PRECISION_KINDS, Kind, SqlType
+from planner.types import BINARY_KINDS, PRECISION_KINDS, Kind, SqlType
 from segment.ingest import interval, numeric
 from segment.ingest.base import WS, fail_at, first_true, null, raise_at, to_string, trim, try_cast
 from planner.time_zones import Zone
 from segment.kernels import expr_arrays as xa
-from segment.kernels import expr_cast, expr_json, expr_pgarray, expr_timetz, expr_timezone, infinite
+from segment.kernels import (expr_binary, expr_cast, expr_json, expr_pgarray, expr_timetz,
+                             expr_timezone, infinite)
 
 _INT_LIMITS = {Kind.INT2: (-2**15, 2**15 - 1), Kind.INT4: (-2**31, 2**31 - 1),
                Kind.INT8: (-2**63, 2**63 - 1)}
@@ -95,6 +96,9 @@ def _convert(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Array:
         arr = arr.dictionary_decode()
     if pa.types.is_null(arr.type):
         return pa.nulls(len(arr), target)
+    if t.kind in BINARY_KINDS and (pa.types.is_binary(arr.type)
+                                   or pa.types.is_large_binary(arr.type)):
+        return _binary_values(arr, t)  # bytes as they are (binary COPY, Parquet)
     if pa.types.is_large_string(arr.type) or pa.types.is_string_view(arr.type) \
             or pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type):
         arr = to_string(arr)
@@ -331,6 +335,42 @@ for _k in (Kind.ARRAY, Kind.INT2VECTOR, Kind.OIDVECTOR):  # '{1,2,NULL}' (array_
     _FROM_TEXT[_k] = expr_pgarray.from_text
 for _k in (Kind.JSON, Kind.JSONB):  # validated (json) or made canonical (jsonb)
     _FROM_TEXT[_k] = lambda arr, t: expr_json.cast(arr, SqlType(Kind.TEXT), t)
+
+
+def _binary_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
+    """byteain (hex or escape format) / uuid_in; an error names the first bad row."""
+    def attempt(a: pa.Array) -> pa.Array | None:
+        try:
+            return expr_binary.from_text(a, t)
+        except errors.QueryError:
+            return None
+    out = attempt(arr)
+    if out is None:
+        fail_at(arr, attempt, lambda s: _binary_error(s, t))
+    return out
+
+
+def _binary_error(s: str, t: SqlType) -> errors.QueryError:
+    try:
+        values.parse_text(s, t)
+    except errors.QueryError as e:
+        return e
+    raise errors.InternalError(f"{t} input accepted {s!r} alone but not in its column")
+
+
+for _k in BINARY_KINDS:
+    _FROM_TEXT[_k] = _binary_from_text
+
+
+def _binary_values(arr: pa.Array, t: SqlType) -> pa.Array:
+    """Bytes loaded as bytea or uuid: a uuid must have 16 (22P03 as PostgreSQL's
+    uuid_recv, which reads 16 and then finds the field too long or short)."""
+    if t.kind is Kind.UUID:
+        wrong = pc.fill_null(pc.not_equal(pc.binary_length(arr), 16), False)
+        if pc.any(wrong).as_py():
+            raise_at(errors.QueryError("incorrect binary data format", "22P03"),
+                     first_true(wrong))
+    return arr.cast(pa.binary())
 
 
 # --- typed input (Parquet, binary COPY) ---------------------------------------------------

@@ -337,14 +337,22 @@ def _column(view: np.ndarray, starts: np.ndarray, lengths: np.ndarray, col: Colu
                     e.row = r
                     raise e from None
         return text
+    if kind in (Kind.BYTEA, Kind.UUID):  # bytearecv / uuid_recv: the bytes themselves
+        lens = np.where(valid, lengths, 0)
+        return _strings(view, starts, lens, valid, pa.large_binary())
     raise errors.FeatureNotSupported(f"binary COPY of type {col.type.sql()}")
 
 
-def _strings(src: np.ndarray, starts: np.ndarray, lens: np.ndarray, valid: np.ndarray):
-    """A large_string array of src[starts[i]:starts[i]+lens[i]], gathered with numpy."""
+def _strings(src: np.ndarray, starts: np.ndarray, lens: np.ndarray, valid: np.ndarray,
+             layout: pa.DataType = pa.large_string()):
+    """A large_string array of src[starts[i]:starts[i]+lens[i]], gathered with numpy
+    (large_binary: any bytes, NUL too)."""
     offsets = np.zeros(len(lens) + 1, np.int64)
     np.cumsum(lens, out=offsets[1:])
     data = _gather(src, starts.astype(np.int64), lens.astype(np.int64), offsets)
+    if layout == pa.large_binary():
+        return pa.Array.from_buffers(layout, len(lens), [
+            _validity(valid), pa.py_buffer(offsets), pa.py_buffer(data)])
     if (data == 0).any():
         e = errors.QueryError('invalid byte sequence for encoding "UTF8": 0x00', "22021")
         e.row = int(np.searchsorted(offsets, np.flatnonzero(data == 0)[0], side="right") - 1)

@@ -20,8 +20,9 @@ import pyarrow.compute as pc
 from planner import errors, temporal, time_values
 from planner.temporal import TEMPORAL, Infinite
 from planner.values import DEC, parse_text
-from planner.types import PRECISION_KINDS, Kind, SqlType
+from planner.types import BINARY_KINDS, PRECISION_KINDS, Kind, SqlType
 from segment.kernels import expr_arrays as xa
+from segment.kernels import expr_binary as xbin
 from segment.kernels import expr_datetime as xd
 from segment.kernels import expr_kernels as xk
 from segment.kernels import expr_numeric as xn
@@ -123,6 +124,8 @@ def _cast(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
         return pa.nulls(n, dst.arrow_type())
     if src.is_array or dst.is_array:
         return _arrays().cast(arr, src, dst)
+    if src.kind is dst.kind and src.kind in BINARY_KINDS:
+        return arr
     if dst.is_string:
         return _fit_strings(to_text(arr, src), dst)
     if src.is_string:
@@ -253,6 +256,8 @@ def to_text(arr: pa.Array, src: SqlType) -> pa.Array:
     if k is Kind.TIME:
         return pc.replace_substring_regex(pc.cast(arr, pa.string()), r"(\.\d*[1-9])0+$|\.0+$",
                                           r"\1")
+    if k in BINARY_KINDS:
+        return xbin.to_text(arr, src)
     return pc.cast(arr, pa.string())
 
 
@@ -335,6 +340,8 @@ def _layout_floats(raw: pa.Array, float4: bool) -> pa.Array:
 def from_text(arr: pa.Array, dst: SqlType) -> pa.Array:
     """Parse text as dst; fast paths for the common forms, value by value otherwise."""
     k = dst.kind
+    if k in BINARY_KINDS:
+        return xbin.from_text(arr, dst)
     try:
         if k is Kind.INTERVAL:
             return xd.parse_intervals(arr)

@@ -8,10 +8,11 @@ constant false/NULL predicate. `column` may sit under monotone casts (int -> big
 int -> numeric, date -> timestamp, ...): the statistics are cast the same way first.
 
 Statistics are physical values (ints for integers, dates as days, timestamps as
-microseconds, scaled numerics as scaled ints); literals are logical Python values (int,
-Decimal, date, datetime). Both are compared as logical values, exactly. Float bounds
-follow PostgreSQL's order (segment/storage/stats.py: max is NaN when the chunk holds one);
-every comparison with NaN is false in Python, so a NaN bound never proves anything.
+microseconds, scaled numerics as scaled ints, bytea and uuid as hex); literals are logical
+Python values (int, Decimal, date, datetime, bytes). Both are compared as logical values,
+exactly. Float bounds follow PostgreSQL's order (segment/storage/stats.py: max is NaN when
+the chunk holds one); every comparison with NaN is false in Python, so a NaN bound never
+proves anything.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any, Callable
 
 from planner import expr as ex
 from planner import temporal
-from planner.types import Kind, SqlType
+from planner.types import BINARY_KINDS, Kind, SqlType
 
 _EPOCH_DATE = datetime.date(1970, 1, 1)
 _EPOCH = datetime.datetime(1970, 1, 1)
@@ -150,6 +151,8 @@ def _logical(v: Any, t: SqlType) -> Any:
         return v
     if isinstance(v, str) and t.is_numeric:
         return decimal.Decimal(v)  # decimal128 bounds are kept as exact strings
+    if isinstance(v, str) and t.kind in BINARY_KINDS:
+        return bytes.fromhex(v)  # bytea and uuid bounds are kept as hex
     if isinstance(v, int):
         if t.is_numeric:
             return decimal.Decimal(v).scaleb(-t.scale, context=_WIDE) if t.is_scaled_int \

@@ -12,6 +12,9 @@ min, max) can be answered from them, so a bound must never be wrong; it may be u
 - string: str, compared by bytes (PostgreSQL's "C" order, Arrow's order). Strings longer
   than MAX_STRING_CHARS keep a truncated min (still a lower bound) and an unknown max.
 - decimal128: str of the Decimal ("12.30"), exact.
+- binary (bytea, uuid): str, the lowercase hex of the bytes, which orders as the bytes do
+  (PostgreSQL's order of both); a min longer than MAX_STRING_CHARS bytes keeps a prefix,
+  a longer max is unknown, as for strings.
 - anything else, and columns with no non-null value: min = max = None.
 Computation uses pyarrow.compute (C++), never a Python loop over rows.
 """
@@ -69,6 +72,10 @@ def column_stats(arr: pa.Array | pa.ChunkedArray) -> ColumnStats:
     if pa.types.is_decimal128(t):
         lo, hi = _min_max(arr)
         return ColumnStats(str(lo), str(hi), nulls)
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        lo, hi = _min_max(arr)
+        return ColumnStats(lo[:MAX_STRING_CHARS].hex(),
+                           hi.hex() if len(hi) <= MAX_STRING_CHARS else None, nulls)
     return ColumnStats(None, None, nulls)
 
 

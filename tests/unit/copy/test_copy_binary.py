@@ -180,3 +180,15 @@ def test_first_error_in_row_order():
         tup(field(b"\x01"), field(b"ok")) + cb.TRAILER
     e = error(data, cols)  # the bad width of a is on line 3, the long s on line 2
     assert e.located == "COPY t, line 2, column s: value too long for type character varying(2)"
+
+
+def test_bytea_and_uuid_are_their_bytes():
+    u = bytes(range(16))
+    cols = [ColumnDef("b", T.BYTEA), ColumnDef("u", T.UUID)]
+    data = cb.HEADER + tup(field(b"\x00\\\xff"), field(u)) + tup(NULL, NULL) \
+        + tup(field(b""), field(u)) + cb.TRAILER
+    assert parse(data, cols) == [(b"\x00\\\xff", u), (None, None), (b"", u)]
+    assert parse(data, cols, pieces=[data[i:i + 3] for i in range(0, len(data), 3)]) \
+        == [(b"\x00\\\xff", u), (None, None), (b"", u)]
+    short = cb.HEADER + tup(field(b""), field(u[:15])) + cb.TRAILER
+    assert error(short, cols).sqlstate == "22P03"

@@ -248,3 +248,14 @@ def test_first_error_in_row_order():
     data = pa.table({"a": ["1", "2", None], "b": ["1", "2", "3"]})
     with pytest.raises(errors.NotNullViolation):
         convert.conform(data, cols)
+
+
+def test_bytea_and_uuid_from_text():
+    assert conform_text(T.BYTEA, ["\\x00ff", "a\\\\b\\001", "", None]) == \
+        [b"\x00\xff", b"a\\b\x01", b"", None]
+    assert conform_text(T.UUID, ["A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11", None]) == \
+        [bytes.fromhex("a0eebc999c0b4ef8bb6d6bb9bd380a11"), None]
+    e = error_of(T.UUID, ["a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "x"])
+    assert (e.sqlstate, e.row, e.message) == \
+        ("22P02", 1, 'invalid input syntax for type uuid: "x"')
+    assert error_of(T.BYTEA, ["\\x0"]).sqlstate == "22023"

@@ -2,6 +2,7 @@
 
 import datetime as dt
 import struct
+import uuid
 from decimal import Decimal
 
 import pytest
@@ -113,3 +114,25 @@ def test_resolve_formats():
         params.resolve_formats((0, 1), 1, "parameter")
     with pytest.raises(errors.ProtocolViolation, match="unsupported format code: 5"):
         params.resolve_formats((5,), 1, "parameter")
+
+
+def test_bytea_and_uuid_parameters():
+    u = uuid.UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11")
+    assert params.decode(b"\\x00ff", T.BYTEA, 0) == b"\x00\xff"
+    assert params.decode(b"a\\\\b", T.BYTEA, 0) == b"a\\b"     # escape format
+    assert params.decode(b"\x00\\", T.BYTEA, 1) == b"\x00\\"    # binary: the bytes
+    assert params.decode(str(u).upper().encode(), T.UUID, 0) == u.bytes
+    tx = Transformer()
+    # (psycopg's text dumper of bytes needs a connection: tests/e2e/test_bytea_uuid.py)
+    for value, t, fmts in ((b"\x00x", T.BYTEA, (PyFormat.BINARY,)),
+                           (u, T.UUID, (PyFormat.TEXT, PyFormat.BINARY))):
+        for fmt in fmts:
+            data = bytes(tx.get_dumper(value, fmt).dump(value))
+            got = params.decode(data, t, 1 if fmt is PyFormat.BINARY else 0)
+            assert got == (value.bytes if isinstance(value, uuid.UUID) else value)
+    with pytest.raises(errors.QueryError) as e:
+        params.decode(b"nope", T.UUID, 0)
+    assert e.value.sqlstate == "22P02"
+    with pytest.raises(errors.QueryError) as e:
+        params.decode(b"\x01", T.UUID, 1)
+    assert e.value.sqlstate == "08P01"

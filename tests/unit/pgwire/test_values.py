@@ -6,6 +6,7 @@ psycopg's own binary loaders (an independent implementation of the formats).
 
 import datetime as dt
 import struct
+import uuid
 from decimal import Decimal
 
 import pyarrow as pa
@@ -110,6 +111,7 @@ PY_VALUES = [
     (T.DATE, [dt.date(2024, 2, 29), dt.date(1970, 1, 1), dt.date(1900, 3, 1), None]),
     (T.TIMESTAMP, [dt.datetime(2024, 1, 2, 3, 4, 5, 6), dt.datetime(1960, 5, 6), None]),
     (T.TIMESTAMPTZ, [dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC), None]),
+    (T.BYTEA, [b"\x00\\\xff", b"", None, bytes(range(256))]),
 ]
 
 
@@ -211,3 +213,16 @@ def test_zero_column_rows():
 def test_unsupported_format_code():
     with pytest.raises(Exception, match="unsupported format code: 2"):
         values.encode_column(pa.array([1], pa.int32()), T.INT4, 2)
+
+
+def test_uuid_cells_in_both_formats():
+    u = uuid.UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11")
+    arr = pa.array([u.bytes, None, uuid.UUID(int=0).bytes], pa.binary())
+    assert text(arr, T.UUID) == [str(u), None, "00000000-0000-0000-0000-000000000000"]
+    assert binary(arr, T.UUID) == [u.bytes, None, bytes(16)]
+    tx = Transformer()
+    for fmt in (pq.Format.TEXT, pq.Format.BINARY):
+        cell = values.encode_column(arr, T.UUID, int(fmt))[0].as_py()
+        loaded = tx.get_loader(2950, fmt).load(cell if isinstance(cell, bytes) else cell.encode())
+        assert loaded == u
+    assert text(pa.array([b"\x01\xab"], pa.binary()), T.BYTEA) == ["\\x01ab"]
