@@ -514,6 +514,11 @@ def show(e: Expr) -> str:
             return f"(NOT {show(e.args[0])})"
         if e.func is Func.BYTEA_CONCAT:
             return "(" + " || ".join(show(a) for a in e.args) + ")"
+        if e.func in (Func.TO_LOCAL, Func.FROM_LOCAL):  # AT TIME ZONE, as PostgreSQL shows it
+            return f"timezone({show(e.args[1])}, {show(e.args[0])})"
+        if e.func in (Func.TSTZ_OUT, Func.TSTZ_IN):  # casts read in the session's zone
+            t = "text" if e.func is Func.TSTZ_OUT else "timestamp with time zone"
+            return f"({show(e.args[0])})::{t} AT ZONE {show(e.args[1])}"
         name = _SHOWN.get(e.func, e.func.value)
         return f"{name}({', '.join(show(a) for a in e.args)})"
     if isinstance(e, Cast):
