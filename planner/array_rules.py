@@ -17,6 +17,7 @@ from planner.coercion import (
     is_unknown,
     no_function,
     no_operator,
+    text_arg,
     unify,
 )
 from planner.expr import Call, Func, Literal
@@ -142,26 +143,18 @@ def _int_arg(func: Func, e: ex.Expr, args) -> ex.Expr:
     return coerce(e, types.INT4)
 
 
-def _text_arg(func: Func, e: ex.Expr, args) -> ex.Expr:
-    if is_unknown(e):
-        return coerce(e, types.TEXT)
-    if not e.type.is_string:
-        raise no_function(func.value, args)
-    return coerce(e, types.TEXT)
-
-
 def _rule_to_string(func: Func, args) -> ex.Expr:
     if len(args) not in (2, 3):
         raise no_function(func.value, args)
     _need_array(func, args[0], args)
-    return Call(func, (args[0],) + tuple(_text_arg(func, a, args) for a in args[1:]),
+    return Call(func, (args[0],) + tuple(text_arg(func, a, args) for a in args[1:]),
                 types.TEXT)
 
 
 def _rule_string_to_array(func: Func, args) -> ex.Expr:
     if len(args) not in (2, 3):
         raise no_function(func.value, args)
-    return Call(func, tuple(_text_arg(func, a, args) for a in args), types.array_of(types.TEXT))
+    return Call(func, tuple(text_arg(func, a, args) for a in args), types.array_of(types.TEXT))
 
 
 def _rule_cat(func: Func, args) -> ex.Expr:

@@ -195,6 +195,16 @@ def no_operator(func: Func, args) -> errors.QueryError:
         f"operator does not exist: {type_name(args[0])} {op} {type_name(args[1])}")
 
 
+def text_arg(func: Func, e: ex.Expr, args) -> ex.Expr:
+    """A text parameter of `func`: an unknown literal becomes text, another string type
+    stays as it is, anything else is 42883 for the call over `args`."""
+    if is_unknown(e):
+        return coerce(e, types.TEXT)
+    if not e.type.is_string:
+        raise no_function(func.value, args)
+    return e
+
+
 def no_function(name: str, args) -> errors.QueryError:
     return errors.UndefinedFunction(
         f"function {name}({', '.join(type_name(a) for a in args)}) does not exist")

@@ -20,7 +20,8 @@ import re
 
 from planner import errors, types, zone_rules
 from planner import expr as ex
-from planner.coercion import coerce, is_unknown, no_function, numeric_type, type_name
+from planner.coercion import (coerce, is_unknown, no_function, numeric_type, text_arg,
+                              type_name)
 from planner.expr import Call, Cast, Func, Literal
 from planner.format_values import DATETIME_KINDS as _DATETIME, NUMBER_KINDS
 from planner.number_format import parse_number_template
@@ -32,14 +33,6 @@ from planner.values import numeric_type_of
 def _arity(func: Func, args, *counts: int) -> None:
     if len(args) not in counts:
         raise no_function(func.value, args)
-
-
-def _text(func: Func, e: ex.Expr, args) -> ex.Expr:
-    if is_unknown(e):
-        return coerce(e, types.TEXT)
-    if not e.type.is_string:
-        raise no_function(func.value, args)
-    return e
 
 
 def _rule_to_char(func: Func, args) -> ex.Expr:
@@ -57,7 +50,7 @@ def _rule_to_char(func: Func, args) -> ex.Expr:
         x = coerce(x, types.INT4)
     elif k not in _DATETIME and k not in NUMBER_KINDS:
         raise no_function(func.value, args)
-    fmt = _text(func, fmt, args)
+    fmt = text_arg(func, fmt, args)
     zone = zone_rules.zoned() if x.type.kind is Kind.TIMESTAMPTZ else None
     if zone is not None:
         # The fields of the wall clock in the session's zone; the zone's own patterns
@@ -75,13 +68,13 @@ _ZONE_PATTERN = re.compile(r"(?i)tz|of")
 
 def _rule_to_date(func: Func, args) -> ex.Expr:
     _arity(func, args, 2)
-    return Call(func, tuple(_text(func, a, args) for a in args), types.DATE)
+    return Call(func, tuple(text_arg(func, a, args) for a in args), types.DATE)
 
 
 def _rule_to_timestamp(func: Func, args) -> ex.Expr:
     _arity(func, args, 1, 2)
     if len(args) == 2:
-        text, fmt = (_text(func, a, args) for a in args)
+        text, fmt = (text_arg(func, a, args) for a in args)
         read = Call(func, (text, fmt), types.TIMESTAMPTZ)
         zone = zone_rules.zoned()
         if zone is None:
@@ -100,7 +93,7 @@ def _rule_to_timestamp(func: Func, args) -> ex.Expr:
 
 def _rule_to_number(func: Func, args) -> ex.Expr:
     _arity(func, args, 2)
-    text, fmt = (_text(func, a, args) for a in args)
+    text, fmt = (text_arg(func, a, args) for a in args)
     if not isinstance(fmt, Literal):
         raise errors.FeatureNotSupported("to_number() with a template that is not a constant")
     if fmt.value is None or fmt.value == "":  # PostgreSQL returns NULL for an empty one

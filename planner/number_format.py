@@ -347,7 +347,7 @@ class _NumOut:
                 if not self.relevant_is_point() or "FM" in fl:
                     self.out.append(".")
             elif self.last_relevant is not None and self.p > self.last_relevant and key != "0":
-                pass
+                pass  # FM: a 9 past the last significant digit prints nothing
             elif self.predec_space():
                 if "FM" not in fl:
                     self.out.append(" ")

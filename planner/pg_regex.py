@@ -115,6 +115,16 @@ class Options:
     glob: bool = False
 
 
+# What each flag letter sets (parse_re_flags); later letters override earlier ones.
+_FLAGS = {
+    "g": {"glob": True}, "i": {"icase": True}, "c": {"icase": False},
+    "n": {"nl_stop": True, "nl_anchor": True}, "m": {"nl_stop": True, "nl_anchor": True},
+    "p": {"nl_stop": True, "nl_anchor": False}, "w": {"nl_stop": False, "nl_anchor": True},
+    "s": {"nl_stop": False, "nl_anchor": False}, "x": {"expanded": True},
+    "t": {"expanded": False}, "q": {"literal": True},
+}
+
+
 def parse_flags(flags: str | None, fname: str | None = None, allow_global: bool = False
                 ) -> Options:
     """The flags argument of a regexp function (PostgreSQL's parse_re_flags): 22023 for an
@@ -122,31 +132,12 @@ def parse_flags(flags: str | None, fname: str | None = None, allow_global: bool 
     opts = dict(icase=False, nl_stop=False, nl_anchor=False, expanded=False, literal=False,
                 glob=False)
     for c in flags or "":
-        if c == "g":
-            opts["glob"] = True
-        elif c == "i":
-            opts["icase"] = True
-        elif c == "c":
-            opts["icase"] = False
-        elif c in "nm":
-            opts["nl_stop"] = opts["nl_anchor"] = True
-        elif c == "p":
-            opts["nl_stop"], opts["nl_anchor"] = True, False
-        elif c == "w":
-            opts["nl_stop"], opts["nl_anchor"] = False, True
-        elif c == "s":
-            opts["nl_stop"] = opts["nl_anchor"] = False
-        elif c == "x":
-            opts["expanded"] = True
-        elif c == "t":
-            opts["expanded"] = False
-        elif c == "q":
-            opts["literal"] = True
-        elif c in "be":
+        if c in "be":
             raise errors.FeatureNotSupported(f'regular expression option "{c}" (basic or '
                                              "extended POSIX syntax)")
-        else:
+        if c not in _FLAGS:
             raise errors.InvalidParameterValue(f'invalid regular expression option: "{c}"')
+        opts.update(_FLAGS[c])
     if opts["glob"] and not allow_global and fname is not None:
         hint = "Use the regexp_matches function instead." if fname == "regexp_match" else None
         raise errors.QueryError(f'{fname}() does not support the "global" option', "22023",

@@ -39,6 +39,18 @@ def overlay(s: str, placing: str, start: int, count: int | None = None) -> str:
     return s[:start - 1] + placing + s[max(rest - 1, 0):]
 
 
+def _arg_position(fmt: str, i: int) -> tuple[int | None, int]:
+    """An `n$` argument position at i (1-based) and the index after it; (None, i) when
+    there is none."""
+    position, j = _number(fmt, i)
+    if position is None or j >= len(fmt) or fmt[j] != "$":
+        return None, i
+    if position == 0:
+        raise errors.InvalidParameterValue(
+            "format specifies argument 0, but arguments are numbered from 1")
+    return position, j + 1
+
+
 def _number(fmt: str, i: int) -> tuple[int | None, int]:
     j = i
     while j < len(fmt) and fmt[j].isdigit():
@@ -77,27 +89,15 @@ def format_text(fmt: str, args: list[str | None]) -> str:
             i += 1
             continue
         # [argpos$][-][width|*|*argpos$]type
-        position, j = _number(fmt, i)
-        if position is not None and j < len(fmt) and fmt[j] == "$":
-            if position == 0:
-                raise errors.InvalidParameterValue(
-                    "format specifies argument 0, but arguments are numbered from 1")
-            i = j + 1
-        else:
-            position = None
+        position, i = _arg_position(fmt, i)
         left = False
         while i < len(fmt) and fmt[i] == "-":
             left = True
             i += 1
         width = 0
         if i < len(fmt) and fmt[i] == "*":
-            i += 1
-            wpos, j = _number(fmt, i)
-            if wpos is not None and j < len(fmt) and fmt[j] == "$":
-                if wpos == 0:
-                    raise errors.InvalidParameterValue(
-                        "format specifies argument 0, but arguments are numbered from 1")
-                i = j + 1
+            wpos, i = _arg_position(fmt, i + 1)
+            if wpos is not None:
                 w = arg(wpos - 1)
                 next_arg = wpos
             else:

@@ -19,7 +19,7 @@ from planner import (array_rules, binary_rules, datetime_rules, errors, format_r
 from planner import expr as ex
 from planner.coercion import (
     adopt, as_bool, as_bpchar, as_numeric, bind_cast, coerce, common_type, int_digits, is_unknown,
-    compare_operands, no_function, no_operator, not_unique, numeric_type, unify)
+    compare_operands, no_function, no_operator, not_unique, numeric_type, text_arg, unify)
 from planner.expr import Call, Func, Literal
 from planner.fold import fold_constants
 from planner.temporal import TEMPORAL, field_name
@@ -302,14 +302,6 @@ def _rule_variadic(func: Func, args) -> ex.Expr:
     return Call(func, tuple(out), t)
 
 
-def _text_arg(func: Func, e: ex.Expr, args) -> ex.Expr:
-    if is_unknown(e):
-        return coerce(e, types.TEXT)
-    if not e.type.is_string:
-        raise no_function(func.value, args)
-    return e
-
-
 def _int_arg(func: Func, e: ex.Expr, args) -> ex.Expr:
     if is_unknown(e):
         return coerce(e, types.INT4)
@@ -343,7 +335,7 @@ def _rule_string(func: Func, args) -> ex.Expr:
     kinds = sig.replace("[", "").replace("]", "")
     if not len(required) <= len(args) <= len(kinds):
         raise no_function(func.value, args)
-    out = tuple((_text_arg if k == "s" else _int_arg)(func, a, args) for k, a in zip(kinds, args))
+    out = tuple((text_arg if k == "s" else _int_arg)(func, a, args) for k, a in zip(kinds, args))
     return Call(func, out, result)
 
 
@@ -370,7 +362,7 @@ def _rule_concat(func: Func, args) -> ex.Expr:
         if len(args) < 2:  # the separator and at least one VARIADIC argument
             raise no_function(func.value, args)
         rest = _rule_concat(Func.CONCAT_FN, args[1:])
-        return Call(func, (_text_arg(func, args[0], args),) + rest.args, types.TEXT)
+        return Call(func, (text_arg(func, args[0], args),) + rest.args, types.TEXT)
     out = tuple(coerce(a, types.TEXT) if is_unknown(a) else _bool_output(a)
                 if func is Func.CONCAT_FN and a.type.kind is Kind.BOOL else bind_cast(a, types.TEXT)
                 for a in args)

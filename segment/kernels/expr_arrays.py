@@ -141,3 +141,51 @@ def first_failure(ok: np.ndarray, valid: np.ndarray | None) -> int | None:
     bad = ~ok if valid is None else (~ok & valid)
     idx = np.flatnonzero(bad)
     return int(idx[0]) if len(idx) else None
+
+
+# --- Python functions once per distinct argument tuple -------------------------------------
+def per_distinct(fn, args: list, n: int, out_type: pa.DataType, strict: bool = True
+                 ) -> Datum:
+    """fn(*values) once per distinct tuple of the row-varying arguments (the constant ones
+    passed as they are); NULL wherever an argument is NULL when `strict`."""
+    consts = [a.as_py() if isinstance(a, pa.Scalar) else None for a in args]
+    varying = [i for i, a in enumerate(args) if not isinstance(a, pa.Scalar)]
+    if strict and any(consts[i] is None for i in range(len(args)) if i not in varying):
+        return pa.scalar(None, out_type) if not varying else pa.nulls(n, out_type)
+    if not varying:
+        return pa.scalar(fn(*consts), out_type)
+    if len(varying) == 1:
+        return _one_varying(fn, consts, varying[0], as_array(args[varying[0]], n), out_type,
+                            strict)
+    codes, dictionaries = [], []
+    for i in varying:
+        enc = pc.dictionary_encode(as_array(args[i], n))
+        codes.append(pc.fill_null(enc.indices, -1).to_numpy(zero_copy_only=False)
+                     .astype(np.int64))
+        dictionaries.append(enc.dictionary.to_pylist())
+    key = np.stack(codes, axis=1)
+    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    out = []
+    for row in first:
+        vals = list(consts)
+        for j, i in enumerate(varying):
+            c = codes[j][row]
+            vals[i] = None if c < 0 else dictionaries[j][c]
+        out.append(None if strict and any(v is None for v in vals) else fn(*vals))
+    return pa.array(out, out_type).take(pa.array(inverse.ravel()))
+
+
+def _one_varying(fn, consts: list, at: int, arr: pa.Array, out_type: pa.DataType,
+                 strict: bool) -> pa.Array:
+    """per_distinct with one row-varying argument: fn over its dictionary, spread by the
+    indices (a NULL row takes fn's value for NULL unless strict)."""
+    enc = pc.dictionary_encode(arr)
+
+    def call(v):
+        vals = list(consts)
+        vals[at] = v
+        return fn(*vals)
+    out = pa.array([call(v) for v in enc.dictionary.to_pylist()], out_type).take(enc.indices)
+    if strict or arr.null_count == 0:
+        return out
+    return pc.if_else(pc.is_null(arr), pa.scalar(call(None), out_type), out)

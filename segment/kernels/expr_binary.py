@@ -112,50 +112,22 @@ def from_text(arr: pa.Array, t: SqlType) -> pa.Array:
             out = _unhex(pc.replace_substring_regex(arr, "[-{}]", ""))
             if out is not None:
                 return out
-        return _per_value(bv.parse_uuid, arr, pa.binary())
+        return xa.per_distinct(bv.parse_uuid, [arr], len(arr), pa.binary())
     if pc.all(pc.starts_with(arr, "\\x")).as_py() in (True, None):
         out = _unhex(pc.utf8_slice_codeunits(arr, 2))
         if out is not None:
             return out
-    return _per_value(bv.parse_bytea, arr, pa.binary())
+    return xa.per_distinct(bv.parse_bytea, [arr], len(arr), pa.binary())
 
 
 # --- per distinct value ----------------------------------------------------------------
-def _per_value(fn, arr: pa.Array, out_type: pa.DataType) -> pa.Array:
-    """fn(value) once per distinct non-NULL value (NULL stays NULL)."""
-    enc = pc.dictionary_encode(arr)
-    out = pa.array([fn(v) for v in enc.dictionary.to_pylist()], out_type)
-    return out.take(enc.indices)
-
-
-def _per_row_args(fn, args: list, n: int, out_type: pa.DataType) -> pa.Array:
-    """fn(*values) once per distinct combination of the arguments (some may be constant
-    scalars, not all: segment/expr.py computes an all-constant call on a one-row batch);
-    NULL where any is NULL."""
-    codes = np.zeros(n, np.int64)
-    lookups = []
-    for a in args:
-        enc = pc.dictionary_encode(xa.as_array(a, n))
-        values = enc.dictionary.to_pylist() + [None]
-        idx = pc.fill_null(enc.indices, len(values) - 1).to_numpy(
-            zero_copy_only=False).astype(np.int64)
-        codes = codes * len(values) + idx
-        lookups.append((idx, values))
-    _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
-    results = []
-    for row in first:
-        vals = [values[idx[row]] for idx, values in lookups]
-        results.append(None if any(v is None for v in vals) else fn(*vals))
-    return pa.array(results, out_type).take(pa.array(inverse.reshape(-1)))
-
-
 # --- functions -------------------------------------------------------------------------
 def _digest(e: Call, args: list, n: int) -> xa.Datum:
     """md5(bytea) as hex text; sha224 .. sha512(bytea) as bytea."""
     h = bv.DIGESTS[e.func.value.removeprefix("?bytea_")]
     if e.func is Func.BYTEA_MD5:
-        return _per_value(lambda v: h(v).hexdigest(), args[0], pa.string())
-    return _per_value(lambda v: h(v).digest(), args[0], pa.binary())
+        return xa.per_distinct(lambda v: h(v).hexdigest(), [args[0]], len(args[0]), pa.string())
+    return xa.per_distinct(lambda v: h(v).digest(), [args[0]], len(args[0]), pa.binary())
 
 
 def _length(e: Call, args: list, n: int) -> xa.Datum:
@@ -180,7 +152,7 @@ def _substring(e: Call, args: list, n: int) -> xa.Datum:
         if count < 0 and x.null_count < len(x):  # strict: a NULL value never raises
             raise errors.QueryError("negative substring length not allowed", "22011")
         return pc.binary_slice(x, begin, min(max(start + count - 1, begin), _MAX_LEN))
-    return _per_row_args(bv.substring, args, n, pa.binary())
+    return xa.per_distinct(bv.substring, args, n, pa.binary())
 
 
 def _encode(e: Call, args: list, n: int) -> xa.Datum:
@@ -188,23 +160,23 @@ def _encode(e: Call, args: list, n: int) -> xa.Datum:
     if isinstance(x, pa.Array) and isinstance(fmt, pa.Scalar) and fmt.is_valid \
             and fmt.as_py().lower() == "hex":
         return hex_digits(x, b"")
-    return _per_row_args(bv.encode, args, n, pa.string())
+    return xa.per_distinct(bv.encode, args, n, pa.string())
 
 
 def _decode(e: Call, args: list, n: int) -> xa.Datum:
-    return _per_row_args(bv.decode, args, n, pa.binary())
+    return xa.per_distinct(bv.decode, args, n, pa.binary())
 
 
 def _get_byte(e: Call, args: list, n: int) -> xa.Datum:
-    return _per_row_args(bv.get_byte, args, n, pa.int32())
+    return xa.per_distinct(bv.get_byte, args, n, pa.int32())
 
 
 def _set_byte(e: Call, args: list, n: int) -> xa.Datum:
-    return _per_row_args(bv.set_byte, args, n, pa.binary())
+    return xa.per_distinct(bv.set_byte, args, n, pa.binary())
 
 
 def _position(e: Call, args: list, n: int) -> xa.Datum:
-    return _per_row_args(lambda v, sub: v.find(sub) + 1, args, n, pa.int32())
+    return xa.per_distinct(lambda v, sub: v.find(sub) + 1, args, n, pa.int32())
 
 
 _TRIMS = {Func.BYTEA_TRIM: bytes.strip, Func.BYTEA_LTRIM: bytes.lstrip,
@@ -212,19 +184,19 @@ _TRIMS = {Func.BYTEA_TRIM: bytes.strip, Func.BYTEA_LTRIM: bytes.lstrip,
 
 
 def _trim(e: Call, args: list, n: int) -> xa.Datum:
-    return _per_row_args(_TRIMS[e.func], args, n, pa.binary())
+    return xa.per_distinct(_TRIMS[e.func], args, n, pa.binary())
 
 
 def _like(e: Call, args: list, n: int) -> xa.Datum:
-    return _per_row_args(bv.like, args, n, pa.bool_())
+    return xa.per_distinct(bv.like, args, n, pa.bool_())
 
 
 def _get_bit(e: Call, args: list, n: int) -> xa.Datum:
-    return _per_row_args(bv.get_bit, args, n, pa.int32())
+    return xa.per_distinct(bv.get_bit, args, n, pa.int32())
 
 
 def _set_bit(e: Call, args: list, n: int) -> xa.Datum:
-    return _per_row_args(bv.set_bit, args, n, pa.binary())
+    return xa.per_distinct(bv.set_bit, args, n, pa.binary())
 
 
 def _convert_to(e: Call, args: list, n: int) -> xa.Datum:
@@ -241,7 +213,7 @@ def _convert_from(e: Call, args: list, n: int) -> xa.Datum:
         try:
             return x.cast(pa.string())
         except pa.ArrowInvalid:
-            pass
+            pass  # not valid UTF-8: the check below raises for the first bad value
     for v in pc.unique(x).to_pylist():  # raises for the first bad value
         if v is not None:
             bv.convert_from_utf8(v)

@@ -15,65 +15,18 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from planner import pg_regex, string_format
 from planner.expr import Call, Func
 from segment.kernels import expr_arrays as xa
+from segment.kernels.expr_arrays import per_distinct
 
 # Python constructs RE2 lacks: lookaround and back references (written (?:\N)).
 _NOT_RE2 = re.compile(r"\(\?[=!<]|\(\?:\\[1-9]\)")
 # Python's \Z (the end of the string) is RE2's \z: an unescaped backslash before Z.
 _END = re.compile(r"(?<!\\)((?:\\\\)*)\\Z")
-
-
-def per_distinct(fn, args: list, n: int, out_type: pa.DataType, strict: bool = True
-                 ) -> xa.Datum:
-    """fn(*values) once per distinct tuple of the row-varying arguments (the constant ones
-    passed as they are); NULL wherever an argument is NULL when `strict`."""
-    consts = [a.as_py() if isinstance(a, pa.Scalar) else None for a in args]
-    varying = [i for i, a in enumerate(args) if not isinstance(a, pa.Scalar)]
-    if strict and any(consts[i] is None for i in range(len(args)) if i not in varying):
-        return pa.scalar(None, out_type) if not varying else pa.nulls(n, out_type)
-    if not varying:
-        return pa.scalar(fn(*consts), out_type)
-    if len(varying) == 1:
-        return _one_varying(fn, consts, varying[0], xa.as_array(args[varying[0]], n), out_type,
-                            strict)
-    codes, dictionaries = [], []
-    for i in varying:
-        enc = pc.dictionary_encode(xa.as_array(args[i], n))
-        codes.append(pc.fill_null(enc.indices, -1).to_numpy(zero_copy_only=False)
-                     .astype(np.int64))
-        dictionaries.append(enc.dictionary.to_pylist())
-    key = np.stack(codes, axis=1)
-    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
-    out = []
-    for row in first:
-        vals = list(consts)
-        for j, i in enumerate(varying):
-            c = codes[j][row]
-            vals[i] = None if c < 0 else dictionaries[j][c]
-        out.append(None if strict and any(v is None for v in vals) else fn(*vals))
-    return pa.array(out, out_type).take(pa.array(inverse.ravel()))
-
-
-def _one_varying(fn, consts: list, at: int, arr: pa.Array, out_type: pa.DataType,
-                 strict: bool) -> pa.Array:
-    """per_distinct with one row-varying argument: fn over its dictionary, spread by the
-    indices (a NULL row takes fn's value for NULL unless strict)."""
-    enc = pc.dictionary_encode(arr)
-
-    def call(v):
-        vals = list(consts)
-        vals[at] = v
-        return fn(*vals)
-    out = pa.array([call(v) for v in enc.dictionary.to_pylist()], out_type).take(enc.indices)
-    if strict or arr.null_count == 0:
-        return out
-    return pc.if_else(pc.is_null(arr), pa.scalar(call(None), out_type), out)
 
 
 def _re2(r: pg_regex.Regex) -> str | None:
@@ -191,7 +144,7 @@ def regexp_count(e: Call, args: list, n: int) -> xa.Datum:
             try:
                 return pc.cast(pc.count_substring_regex(args[0], text), pa.int32())
             except pa.ArrowInvalid:
-                pass
+                pass  # RE2 refused the translated pattern: Python's re, below
     return per_distinct(pg_regex.count, args, n, pa.int32())
 
 
@@ -207,7 +160,7 @@ def regexp_split(e: Call, args: list, n: int) -> xa.Datum:
             try:
                 return pc.split_pattern_regex(args[0], text).cast(e.type.arrow_type())
             except pa.ArrowInvalid:
-                pass
+                pass  # RE2 refused the translated pattern: Python's re, below
     return per_distinct(lambda s, p, flags=None: pg_regex.split(s, p, flags, fname), args, n,
                         e.type.arrow_type())
 
