@@ -92,7 +92,7 @@ def _describe(node: pl.Node, n: int) -> str:
             text += " merge=[" + ", ".join(k.describe() for k in node.sort_keys) + "]"
         return text
     if isinstance(node, pl.Scan):
-        cols = ", ".join(node.table.columns[c].name for c in node.columns)
+        cols = ", ".join(node.table.column(c).name.lstrip("\0") for c in node.columns)
         text = f"Scan: {node.table.name}, columns=[{cols}]"
         if node.filter is not None:
             text += f", filter={ex.show(node.filter)}"
@@ -156,6 +156,8 @@ def _describe(node: pl.Node, n: int) -> str:
                     if node.keep is not None else ""))
     if isinstance(node, pl.Insert):
         return f"Insert: {node.table.name} ({node.table.policy.describe(node.table.columns)})"
+    if isinstance(node, pl.DeleteRows):
+        return f"Delete: {node.table.name}"
     return type(node).__name__
 
 

@@ -31,6 +31,8 @@ class Kind(enum.Enum):
     CREATE_TABLE_AS = "CREATE TABLE AS"
     DROP_TABLE = "DROP TABLE"
     INSERT = "INSERT"
+    DELETE = "DELETE"
+    UPDATE = "UPDATE"
     COPY = "COPY"
     TRUNCATE = "TRUNCATE"
     ANALYZE = "ANALYZE"
@@ -179,6 +181,10 @@ def classify(text: str) -> Statement:
         return Statement(Kind.QUERY, text, tree)
     if isinstance(tree, exp.Insert):
         return Statement(Kind.INSERT, text, tree)
+    if isinstance(tree, exp.Delete):
+        return Statement(Kind.DELETE, text, tree)
+    if isinstance(tree, exp.Update):
+        return Statement(Kind.UPDATE, text, tree)
     if isinstance(tree, exp.Drop):
         if (tree.args.get("kind") or "").upper() != "TABLE":
             raise errors.FeatureNotSupported(f"DROP {tree.args.get('kind')}")

@@ -118,7 +118,7 @@ class SegmentWorker:
         self.store.abort(txn_id)
 
     def table_rows(self, table_id: int, txn_id: int | None = None) -> int:
-        return sum(c.rows for c in self.store.snapshot(table_id, txn_id))
+        return sum(c.live_rows for c in self.store.snapshot(table_id, txn_id))
 
     def analyze(self, table: TableDef) -> ShardSample:
         """This shard's statistics for ANALYZE: rows, and per column nulls and a KMV
@@ -131,7 +131,7 @@ class SegmentWorker:
             sketch = np.empty(0, np.uint64)
             nulls = 0
             for chunk in chunks:
-                arr = self.store.read(chunk, [col.name]).column(0).combine_chunks()
+                arr = self.store.read_live(chunk, [col.name]).column(0).combine_chunks()
                 nulls += arr.null_count
                 sketch = kmv.update(sketch, arr, kmv.KMV_SIZE, scale)
             lows = [c.stats[col.name].min for c in chunks
@@ -140,7 +140,7 @@ class SegmentWorker:
                      if col.name in c.stats and c.stats[col.name].max is not None]
             columns[col.name] = ColumnSample(nulls, sketch, min(lows) if lows else None,
                                              max(highs) if highs else None)
-        return ShardSample(sum(c.rows for c in chunks), columns)
+        return ShardSample(sum(c.live_rows for c in chunks), columns)
 
     # --- queries -------------------------------------------------------------------------
     def motion_endpoint(self):
@@ -197,7 +197,7 @@ class SegmentWorker:
             return self._running
 
     def _run_slice(self, task: SliceTask) -> SliceResult:
-        if task.txn_id is not None and any(isinstance(n, pl.Insert)
+        if task.txn_id is not None and any(isinstance(n, (pl.Insert, pl.DeleteRows))
                                            for n in pl.walk(task.motion)):
             self._check_txn(task.txn_id)
         ctx = self._context(task.query_id, task.txn_id, task.analyze, task.work_mem)
