@@ -11,6 +11,8 @@ delete marks.
 
 from __future__ import annotations
 
+import time
+
 from sqlglot import exp
 
 from coordinator import ddl, query
@@ -20,11 +22,8 @@ from planner.schema import DistKind
 
 
 def run(session, tree: exp.Delete | exp.Update, txn, cancel) -> QueryResult:
-    word = "DELETE" if isinstance(tree, exp.Delete) else "UPDATE"
-    table = modify.target_table(session.catalog_view(txn), tree)
-    session.check_writable(word)
-    ddl.lock_name(session, txn, table.name)
-    m = plan(session, tree, txn)
+    word = _word(tree)
+    m = _locked_plan(session, tree, txn)
     txn.begin_write()
     qrun = query.run(session, m.root, txn, cancel)
     if m.columns is None:
@@ -41,6 +40,29 @@ def run(session, tree: exp.Delete | exp.Update, txn, cancel) -> QueryResult:
     return QueryResult(ResultKind.ROWS, tag=lambda: f"{word} {count[0]}",
                        columns=[ResultColumn(n, t) for n, t in m.columns], batches=batches(),
                        time_zone=session.time_zone())
+
+
+def explain(session, tree, txn, cancel, analyze: bool) -> QueryResult:
+    """EXPLAIN of DELETE or UPDATE: the distributed plan; ANALYZE runs the statement (its
+    changes commit with the transaction, as in PostgreSQL)."""
+    t0 = time.perf_counter()
+    m = _locked_plan(session, tree, txn) if analyze else plan(session, tree, txn)
+    planning_ms = (time.perf_counter() - t0) * 1000
+    if analyze:
+        txn.begin_write()
+    return query.explain_plan(session, m.root, txn, cancel, analyze, planning_ms)
+
+
+def _word(tree) -> str:
+    return "DELETE" if isinstance(tree, exp.Delete) else "UPDATE"
+
+
+def _locked_plan(session, tree, txn) -> modify.Modification:
+    """The plan, made once the transaction holds the table's lock (read-only: 25006)."""
+    table = modify.target_table(session.catalog_view(txn), tree)
+    session.check_writable(_word(tree))
+    ddl.lock_name(session, txn, table.name)
+    return plan(session, tree, txn)
 
 
 def plan(session, tree, txn, params=None) -> modify.Modification:

@@ -29,7 +29,10 @@ from planner import expr as ex
 from planner import locus as lc
 from planner import plan as pl
 from planner.bind import QueryBinder
+from planner.bind_expr import ExprBinder
 from planner.coercion import bind_assign
+from planner.fold import fold_constants
+from planner.scope import EMPTY
 from planner.schema import (MODIFY_TARGET, ROW_ID, SYSTEM_COLUMNS, SEGMENT_ID, CatalogView,
                             DistKind, TableDef, identifier, relation_name)
 from planner.system_tables import find as find_system, resolve_relation
@@ -63,7 +66,7 @@ def plan_delete(catalog: CatalogView, tree: exp.Delete, n_segments: int, params=
     target = _target(tree)
     table = resolve_relation(catalog, target)
     items = _returning_items(tree)
-    sel = _finder(tree, target, table, items or [], tree.args.get("using") or [])
+    sel = _finder(tree, target, items or [], tree.args.get("using") or [])
     bq = QueryBinder(catalog, params, run_plan=run_plan).bind(sel)
     node = distribute.place(rules.rewrite(bq.node), n_segments)
     n_out = len(node.fields) - 2
@@ -93,19 +96,23 @@ def plan_update(catalog: CatalogView, tree: exp.Update, n_segments: int, params=
         raise errors.FeatureNotSupported("UPDATE ... RETURNING of a replicated table")
     qualifier = _qualifier(target)
     old = [_column(qualifier, c.name) for c in table.columns]
-    sources = tree.args.get("from_") or tree.args.get("from")
-    others = [sources.this] + [j.this for j in sources.args.get("joins") or []] \
-        if sources is not None else []
-    sel = _finder(tree, target, table, old + [e for _, e in assigned], others)
+    others = _from_items(tree)
+    # A value that reads no column is bound as INSERT's VALUES are, so that a quoted
+    # literal or untyped parameter takes its column's type (PostgreSQL's unknown).
+    constants = {i: _constant(v, params) for i, v in assigned if _is_constant(v)}
+    computed = [(i, v) for i, v in assigned if i not in constants]
+    sel = _finder(tree, target, old + [v for _, v in computed], others)
     bq = QueryBinder(catalog, params, run_plan=run_plan).bind(sel)
     fields = bq.node.fields
     n = len(table.columns)
-    position = {i: n + j for j, (i, _) in enumerate(assigned)}
+    position = {i: n + j for j, (i, _) in enumerate(computed)}
     exprs = []
     for i, c in enumerate(table.columns):
         j = position.get(i, i)
         ref = ex.ColumnRef(j, fields[j].type, fields[j].name)
-        exprs.append(bind_assign(ref, c.type, c.name) if i in position else ref)
+        value = constants[i] if i in constants else ref
+        exprs.append(bind_assign(value, c.type, c.name)
+                     if i in position or i in constants else ref)
     seg, row = len(fields) - 2, len(fields) - 1
     exprs += [ex.ColumnRef(seg, fields[seg].type, fields[seg].name),
               ex.ColumnRef(row, fields[row].type, fields[row].name)]
@@ -118,7 +125,7 @@ def plan_update(catalog: CatalogView, tree: exp.Update, n_segments: int, params=
                                               for i, f in enumerate(row_fields)),
                                row_fields, locus=lc.STREWN)
     keys = table.policy.keys
-    if table.policy.kind is DistKind.HASHED and any(i in keys for i in position):
+    if table.policy.kind is DistKind.HASHED and any(i in keys for i, _ in assigned):
         rows = distribute.redistribute(rows, tuple(keys))  # the row moves with its key
     written = pl.Insert(rows, table, row_fields if returning else _COUNT, locus=lc.STREWN,
                         returning=returning is not None)
@@ -130,6 +137,25 @@ def plan_update(catalog: CatalogView, tree: exp.Update, n_segments: int, params=
                      locus=lc.STREWN)
     return Modification(table, distribute.finish(top),
                         tuple((nm, e.type) for nm, e in zip(names, exprs_out)))
+
+
+def inference_query(catalog: CatalogView, tree: exp.Delete | exp.Update) -> exp.Select:
+    """The statement as a query whose parameters stand where the statement's do, for
+    parameter type inference (coordinator/param_types.py): a parameter assigned to a
+    column is cast to the column's type, which is the type PostgreSQL infers for it."""
+    target = _target(tree)
+    if isinstance(tree, exp.Delete):
+        return _finder(tree, target, list(_returning_items(tree) or [exp.Literal.number(1)]),
+                       tree.args.get("using") or [], system=False)
+    table = resolve_relation(catalog, target)
+    items = []
+    for i, value in assignments(tree, table):
+        if isinstance(value, (exp.Placeholder, exp.Parameter)):
+            value = exp.Cast(this=value.copy(), to=exp.DataType.build(
+                table.columns[i].type.sql(), dialect="postgres"))
+        items.append(value)
+    return _finder(tree, target, items or [exp.Literal.number(1)], _from_items(tree),
+                   system=False)
 
 
 def assignments(tree: exp.Update, table: TableDef) -> list[tuple[int, exp.Expression]]:
@@ -223,14 +249,30 @@ def _column(qualifier: str, name: str) -> exp.Column:
                       table=exp.Identifier(this=qualifier, quoted=True))
 
 
-def _finder(tree, target: exp.Table, table: TableDef, items: list[exp.Expression],
-            others: list[exp.Expression]) -> exp.Select:
+def _from_items(tree: exp.Update) -> list[exp.Expression]:
+    sources = tree.args.get("from_") or tree.args.get("from")
+    if sources is None:
+        return []
+    return [sources.this] + [j.this for j in sources.args.get("joins") or []]
+
+
+def _is_constant(value: exp.Expression) -> bool:
+    return value.find(exp.Column, exp.Select, exp.Subquery, exp.Star) is None
+
+
+def _constant(value: exp.Expression, params) -> ex.Expr:
+    return fold_constants(ExprBinder(EMPTY, params).bind(value))
+
+
+def _finder(tree, target: exp.Table, items: list[exp.Expression], others: list[exp.Expression],
+            system: bool = True) -> exp.Select:
     """SELECT items, <segment>, <row id> FROM target, others WHERE (the statement's)."""
     marked = target.copy()
-    marked.meta[MODIFY_TARGET] = True
+    marked.meta[MODIFY_TARGET] = system
     q = _qualifier(target)
-    system = [_column(q, SYSTEM_COLUMNS[c].name) for c in (SEGMENT_ID, ROW_ID)]
-    sel = exp.Select(expressions=[e.copy() for e in items] + system).from_(marked)
+    columns = [_column(q, SYSTEM_COLUMNS[c].name) for c in (SEGMENT_ID, ROW_ID)] \
+        if system else []
+    sel = exp.Select(expressions=[e.copy() for e in items] + columns).from_(marked)
     for other in others:
         sel = sel.join(other.copy())
     where = tree.args.get("where")
