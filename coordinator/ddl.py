@@ -14,7 +14,7 @@ with PostgreSQL's errors for schemas and databases that do not exist.
 
 from __future__ import annotations
 
-from coordinator import autostats, load, table_stats
+from coordinator import autostats, compaction, load, table_stats
 from coordinator.pgwire.boundary import QueryResult, ResultKind
 from planner import errors, statements, types
 from planner.schema import ColumnDef, RelationName, TableDef, relation_name
@@ -128,9 +128,18 @@ def truncate(session, tree, txn) -> QueryResult:
 
 
 def analyze(session, st) -> QueryResult:
-    """ANALYZE [table, ...]: rows, null fraction and distinct estimates per column."""
+    """ANALYZE [table, ...]: rows, null fraction and distinct estimates per column.
+    VACUUM [table, ...] first compacts each table (coordinator/compaction.py: every chunk
+    with a deleted row rewritten), then analyzes it."""
+    vacuum = st.text.lstrip()[:7].upper() != "ANALYZE"
+    if vacuum and session.txn is not None and session.txn.explicit:
+        raise errors.QueryError("VACUUM cannot run inside a transaction block", "25001")
     view = session.catalog_view(session.txn)
     tables = [view.open(rel) for rel in st.relations] if st.relations else view.tables()
     for table in tables:
+        if vacuum:
+            ms = session.settings.milliseconds("lock_timeout")
+            compaction.compact(session.engine, table, 0.0, ms / 1000.0 if ms > 0 else None,
+                               session.cancel.event)
         table_stats.analyze_table(session, table)
-    return _command("ANALYZE" if st.text.lstrip()[:7].upper() == "ANALYZE" else "VACUUM")
+    return _command("VACUUM" if vacuum else "ANALYZE")

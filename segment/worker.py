@@ -55,6 +55,7 @@ class SegmentWorker:
                                     MOTION_MEMORY_BYTES)
         self._lock = threading.Lock()
         self._running = 0
+        self._vacuuming = False
         # What the slices of one query running here share (cancel event, memory budget),
         # until the last of them ends; and the queries cancelled lately, so that a slice
         # that starts after its query's cancel stops at once.
@@ -113,6 +114,30 @@ class SegmentWorker:
 
     def commit(self, txn_id: int) -> None:
         self.store.commit(txn_id)
+        self._vacuum_when_idle()
+
+    def compact(self, txn_id: int, table_id: int, min_dead_fraction: float) -> int:
+        self._check_txn(txn_id)
+        return self.store.compact(txn_id, table_id, min_dead_fraction)
+
+    def _vacuum_when_idle(self) -> None:
+        """Delete the files commits removed (TRUNCATE, compaction, replaced deletion
+        files) while no slice runs here: only a query running now can hold a snapshot
+        that still names them. In a thread: the caller is a query's or commit's reply."""
+        with self._lock:
+            if self._running or self._vacuuming or not self.store.has_garbage:
+                return
+            self._vacuuming = True
+
+        def run():
+            try:
+                self.store.vacuum()
+            except Exception as e:  # noqa: BLE001 - garbage stays for the next try
+                log.warning("segment %s: vacuum: %s", self.segment_id, e)
+            finally:
+                with self._lock:
+                    self._vacuuming = False
+        threading.Thread(target=run, name="vacuum", daemon=True).start()
 
     def abort(self, txn_id: int) -> None:
         self.store.abort(txn_id)
@@ -162,6 +187,7 @@ class SegmentWorker:
                 idle = self._running == 0
             if idle:
                 heap.at_idle()
+                self._vacuum_when_idle()
 
     def run_slices(self, tasks: tuple[SliceTask, ...]) -> tuple[SliceResult, ...]:
         """Run the slices of one query that this segment has a part in, all at once (one

@@ -93,6 +93,7 @@ class ShardStore:
         self._txns: dict[int, _Txn] = {}
         self._inflight: set[str] = set()  # chunk paths being written, not yet registered
         self._next_number: dict[int, int] = {}  # per table: the next chunk number
+        self._garbage = False  # files only older snapshots still refer to are on disk
         self._mapped = MappedChunks()  # chunks read lately, kept mapped for the next query
 
     # --- tables --------------------------------------------------------------------------
@@ -242,6 +243,33 @@ class ShardStore:
             self._switch_deletions(txn_id, table_id, chunk, merged)
         return fresh
 
+    def compact(self, txn_id: int, table_id: int, min_dead_fraction: float) -> int:
+        """Within txn_id, rewrite the committed chunks of which at least
+        `min_dead_fraction` (and at least one row) is deleted: their live rows become new
+        chunks and the old ones are removed at commit (as TRUNCATE removes them). The
+        coordinator holds the table's lock, so no other transaction deletes from them
+        meanwhile. Returns the number of chunks rewritten."""
+        with self._lock:
+            changes = self._active_txn(txn_id).tables.get(table_id)
+            mine = set(changes.deletes) | changes.removed if changes else set()
+        doomed = [c for c in self._manifest(table_id).chunks
+                  if c.deleted and c.deleted >= min_dead_fraction * c.rows
+                  and c.file not in mine]
+        if not doomed:
+            return 0
+        self.write(txn_id, table_id, (b for c in doomed if c.live_rows
+                                      for b in self.read_live(c).to_batches()))
+        with self._lock:
+            changes = self._active_txn(txn_id).tables.setdefault(table_id, _TableChanges())
+            changes.removed |= {c.file for c in doomed}
+        return len(doomed)
+
+    @property
+    def has_garbage(self) -> bool:
+        """Whether commits removed chunks whose files are still on disk (`vacuum` ends
+        them once no query reads an older snapshot)."""
+        return self._garbage
+
     def _switch_deletions(self, txn_id: int, table_id: int, chunk: ChunkInfo,
                           merged: np.ndarray) -> None:
         """Give `chunk` (committed, or pending in txn_id) the deletion file `merged`."""
@@ -386,10 +414,13 @@ class ShardStore:
     def vacuum(self) -> None:
         """Delete files no manifest, delta or live transaction references.
 
-        This includes chunks that committed TRUNCATEs removed: call it when no reader still
-        needs a snapshot older than the current manifests (memory-mapped reads in progress
-        are safe: an unlinked file lives on until unmapped).
+        This includes chunks that committed TRUNCATEs and compactions removed, and
+        deletion files later deletes replaced: call it when no reader still needs a
+        snapshot older than the current manifests (memory-mapped reads in progress are
+        safe: an unlinked file lives on until unmapped).
         """
+        with self._lock:
+            self._garbage = False
         for table_id in self.tables():
             with self._table_lock(table_id):
                 directory = self._dir(table_id)
@@ -539,6 +570,7 @@ class ShardStore:
             manifest.write_manifest(directory, new, self.sync)
             with self._lock:
                 self._manifests[table_id] = new
+                self._garbage = self._garbage or bool(delta.remove or delta.deletes)
             # Still under the table lock: no later commit can precede the delta's removal,
             # so a roll-forward after a crash never re-adds chunks a later TRUNCATE removed.
             manifest.remove_durably(os.path.join(directory, manifest.delta_name(delta.txn_id)),
