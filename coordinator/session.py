@@ -20,7 +20,7 @@ import time
 
 from sqlglot import exp
 
-from coordinator import (ddl, load, modify, param_types, plan_cache, query, roles, sql_commands,
+from coordinator import (alter, ddl, load, modify, param_types, plan_cache, query, roles, sql_commands,
                          system_catalog)
 from coordinator.catalog import SessionCatalog
 from coordinator.pgwire.boundary import (CancelToken, PreparedStatement, QueryResult,
@@ -37,7 +37,8 @@ _BEGIN_WORDS = re.compile(r"(?is)^\s*(BEGIN(\s+(WORK|TRANSACTION)\b)?|START\s+TR
 _EXITS = (Kind.COMMIT, Kind.ROLLBACK, Kind.ROLLBACK_TO)
 # PostgreSQL's command names in "cannot execute %s in a read-only transaction".
 _WRITE_COMMANDS = {Kind.CREATE_TABLE: "CREATE TABLE", Kind.CREATE_TABLE_AS: "CREATE TABLE AS",
-                   Kind.DROP_TABLE: "DROP TABLE", Kind.TRUNCATE: "TRUNCATE TABLE"}
+                   Kind.DROP_TABLE: "DROP TABLE", Kind.TRUNCATE: "TRUNCATE TABLE",
+                   Kind.ALTER_TABLE: "ALTER TABLE"}
 PARSED = 64  # query texts whose parsed statement a session keeps (up to MAX_TEXT long)
 
 
@@ -311,6 +312,8 @@ class Session:
                                   writes=True)
         if k is Kind.DROP_TABLE:
             return self._with_txn(lambda txn: ddl.drop_table(self, st, txn))
+        if k is Kind.ALTER_TABLE:
+            return self._with_txn(lambda txn: alter.alter(self, tree, txn))
         if k is Kind.ANALYZE:
             return ddl.analyze(self, st)
         if k is Kind.TRUNCATE:

@@ -93,6 +93,8 @@ _DISTRIBUTED = re.compile(r"\s+DISTRIBUTED\s+(?:BY\s*\([^)]*\)|RANDOMLY|REPLICAT
                           re.IGNORECASE)
 _CREATE = re.compile(r"^\s*CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(\"?[\w.]+\"?)",
                      re.IGNORECASE)
+_RENAME = re.compile(r"^\s*ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?[\w.\"]+\s+RENAME\s+TO\s+(\"?[\w.]+\"?)",
+                     re.IGNORECASE)
 # The OIDs raympp can send; each is read back as the server's text, as psql shows it.
 _TEXT_OIDS = (16, 17, 19, 20, 21, 23, 25, 26, 114, 700, 701, 1042, 1043, 1082, 1083, 1114,
               1184, 1186, 1266, 1700, 2950, 3802)
@@ -142,9 +144,10 @@ class SltFile:
     oracles: frozenset = frozenset({"duckdb"})   # the engines every statement is mirrored into
 
     def created_tables(self) -> list[str]:
+        """The tables the file creates (CREATE TABLE, ALTER TABLE ... RENAME TO)."""
         names = []
         for r in self.records:
-            m = _CREATE.match(r.sql)
+            m = _CREATE.match(r.sql) or _RENAME.match(r.sql)
             if m and "raympp" not in r.skip and m.group(1) not in names:
                 names.append(m.group(1))
         return names
