@@ -313,7 +313,7 @@ class Session:
         if k is Kind.DROP_TABLE:
             return self._with_txn(lambda txn: ddl.drop_table(self, st, txn))
         if k is Kind.ALTER_TABLE:
-            return self._with_txn(lambda txn: alter.alter(self, tree, txn))
+            return self._with_txn(lambda txn: alter.alter(self, st, txn, cancel))
         if k is Kind.ANALYZE:
             return ddl.analyze(self, st)
         if k is Kind.TRUNCATE:
