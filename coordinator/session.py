@@ -20,7 +20,7 @@ import time
 
 from sqlglot import exp
 
-from coordinator import (alter, ddl, load, modify, param_types, plan_cache, query, roles, sql_commands,
+from coordinator import (alter, ddl, load, merge, modify, param_types, plan_cache, query, roles, sql_commands,
                          system_catalog)
 from coordinator.catalog import SessionCatalog
 from coordinator.pgwire.boundary import (CancelToken, PreparedStatement, QueryResult,
@@ -326,6 +326,8 @@ class Session:
             return self._with_txn(lambda txn: load.copy(self, st.copy, txn, cancel))
         if k in (Kind.DELETE, Kind.UPDATE):
             return self._with_txn(lambda txn: modify.run(self, tree, txn, cancel))
+        if k is Kind.MERGE:
+            return self._with_txn(lambda txn: merge.run(self, tree, txn, cancel))
         raise errors.FeatureNotSupported(f"statement {k.value}")
 
     def _with_txn(self, run, writes: bool = False) -> QueryResult:

@@ -33,6 +33,7 @@ class Kind(enum.Enum):
     INSERT = "INSERT"
     ALTER_TABLE = "ALTER TABLE"
     DELETE = "DELETE"
+    MERGE = "MERGE"
     UPDATE = "UPDATE"
     COPY = "COPY"
     TRUNCATE = "TRUNCATE"
@@ -190,6 +191,8 @@ def classify(text: str) -> Statement:
         return Statement(Kind.INSERT, text, tree)
     if isinstance(tree, exp.Alter) and (tree.args.get("kind") or "").upper() == "TABLE":
         return Statement(Kind.ALTER_TABLE, text, tree)
+    if isinstance(tree, exp.Merge):
+        return Statement(Kind.MERGE, text, tree)
     if isinstance(tree, exp.Delete):
         return Statement(Kind.DELETE, text, tree)
     if isinstance(tree, exp.Update):
