@@ -63,8 +63,10 @@ def after_changes(session, txn, table, rows: int, word: str) -> None:
         return
     if word == "DELETE":
         autostats.note_load(session, txn, table, -rows)
-    engine = session.engine
-    txn.after_commit[f"compact:{table.id}"] = lambda: compaction.after_deletes(engine, table)
+    if session.settings.get("raympp.autocompact"):
+        engine = session.engine
+        txn.after_commit[f"compact:{table.id}"] = \
+            lambda: compaction.after_deletes(engine, table)
 
 
 def _word(tree) -> str:

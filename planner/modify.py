@@ -94,8 +94,8 @@ def plan_update(catalog: CatalogView, tree: exp.Update, n_segments: int, params=
         _new_row_returning(catalog, tree, target, items, params, run_plan)
     if returning is not None and table.policy.kind is DistKind.REPLICATED:
         raise errors.FeatureNotSupported("UPDATE ... RETURNING of a replicated table")
-    qualifier = qualifier(target)
-    old = [_column(qualifier, c.name) for c in table.columns]
+    q = qualifier(target)
+    old = [_column(q, c.name) for c in table.columns]
     others = _from_items(tree)
     # A value that reads no column is bound as INSERT's VALUES are, so that a quoted
     # literal or untyped parameter takes its column's type (PostgreSQL's unknown).
@@ -247,9 +247,9 @@ def qualifier(target: exp.Table) -> str:
     return identifier(alias.this) if alias is not None else relation_name(target).name
 
 
-def _column(qualifier: str, name: str) -> exp.Column:
+def _column(q: str, name: str) -> exp.Column:
     return exp.Column(this=exp.Identifier(this=name, quoted=True),
-                      table=exp.Identifier(this=qualifier, quoted=True))
+                      table=exp.Identifier(this=q, quoted=True))
 
 
 def _from_items(tree: exp.Update) -> list[exp.Expression]:
