@@ -9,6 +9,8 @@ File format (in the style of DuckDB's and DataFusion's .slt files):
     # comment lines start with '#'; records are separated by blank lines
     # segments: 2           (header, before the first record: run only at these counts)
     # heavy                 (header: the file belongs to the heavy suite)
+    # nojit: skip           (header: no run with jit off: the file's statements take no
+                             compiled path of their own, as DDL and DML files)
     # oracle: postgres      (header: the oracles the file is mirrored into: duckdb,
                              postgres or 'duckdb, postgres'; without it: duckdb)
 
@@ -142,6 +144,7 @@ class SltFile:
     segments: frozenset | None = None   # None: every segment count
     heavy: bool = False
     oracles: frozenset = frozenset({"duckdb"})   # the engines every statement is mirrored into
+    nojit: bool = True                  # also run at 2 segments with jit off
 
     def created_tables(self) -> list[str]:
         """The tables the file creates (CREATE TABLE, ALTER TABLE ... RENAME TO)."""
@@ -167,6 +170,7 @@ def parse(text: str, path: Path = Path("<string>")) -> SltFile:  # noqa: C901 - 
     records = []
     segments = None
     heavy = False
+    nojit = True
     oracles = frozenset({"duckdb"})
     skip: set[str] = set()
     i = 0
@@ -186,6 +190,8 @@ def parse(text: str, path: Path = Path("<string>")) -> SltFile:  # noqa: C901 - 
                 segments = frozenset(int(x) for x in re.split(r"[,\s]+", body[9:].strip()) if x)
             elif not records and body.lower() == "heavy":
                 heavy = True
+            elif not records and body.lower().replace(" ", "") == "nojit:skip":
+                nojit = False
             elif not records and body.lower().startswith("oracle:"):
                 names = [x for x in re.split(r"[,\s]+", body[7:].strip().lower()) if x]
                 if not names or any(n not in ORACLES for n in names):
@@ -230,7 +236,7 @@ def parse(text: str, path: Path = Path("<string>")) -> SltFile:  # noqa: C901 - 
         else:
             fail(f"unknown record '{words[0]}'")
         skip = set()
-    return SltFile(path, tuple(records), segments, heavy, oracles)
+    return SltFile(path, tuple(records), segments, heavy, oracles, nojit)
 
 
 def _statement(words, sql, line, skip, fail) -> Statement:

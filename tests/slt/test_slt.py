@@ -9,7 +9,9 @@ private server (fixture `pg_oracle`), started only when such a file runs; each r
 fresh database on it.
 At 2 segments every file runs twice: with `SET jit_above_cost = 0` (every operator that
 has a compiled path takes it, from the first batch, however small) and with `SET jit =
-off` (id `...-2seg-nojit`: the general Arrow operators), held to the same answers.
+off` (id `...-2seg-nojit`: the general Arrow operators), held to the same answers,
+unless its header says `# nojit: skip` (DDL and DML files, whose statements take no
+compiled path of their own).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ def _cases():
             if slt.segments is None or n in slt.segments:
                 yield pytest.param(path, n, "postgres" in slt.oracles, True,
                                    id=f"{path.stem}-{n}seg", marks=marks)
-        if slt.segments is None or NO_JIT_SEGMENTS in slt.segments:
+        if slt.nojit and (slt.segments is None or NO_JIT_SEGMENTS in slt.segments):
             yield pytest.param(path, NO_JIT_SEGMENTS, "postgres" in slt.oracles, False,
                                id=f"{path.stem}-{NO_JIT_SEGMENTS}seg-nojit", marks=marks)
 
