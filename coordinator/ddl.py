@@ -16,16 +16,23 @@ from __future__ import annotations
 
 from coordinator import autostats, load, table_stats
 from coordinator.pgwire.boundary import QueryResult, ResultKind
+from coordinator.transaction import LockTag, relation_tag
 from planner import errors, statements, types
-from planner.schema import ColumnDef, RelationName, TableDef, relation_name
+from planner.schema import ColumnDef, Namespace, RelationName, TableDef, relation_name
 from sqlglot import exp
 from coordinator import query
 
 
-def lock_name(session, txn, name: str) -> None:
-    """Lock table name `name` for `txn` until it ends, waiting at most lock_timeout."""
+def lock_name(session, txn, name: LockTag) -> None:
+    """Lock a table or schema name for `txn` until it ends, waiting at most lock_timeout."""
     ms = session.settings.milliseconds("lock_timeout")
     txn.lock(name, ms / 1000.0 if ms > 0 else None, session.cancel.event)
+
+
+def lock_table(session, txn, view, table: TableDef) -> None:
+    """Lock the name of `table` (found by `view`) for `txn`."""
+    lock_name(session, txn, relation_tag(table.namespace, view.schema_name(table.namespace),
+                                         table.name))
 
 
 def _command(tag: str) -> QueryResult:
@@ -38,39 +45,46 @@ def _target_relation(tree) -> RelationName:
     return relation_name(target)
 
 
-def new_table(session, txn, name: str, columns: list[ColumnDef], policy_clause) -> TableDef:
-    """Create table `name` in `txn` (its name already locked by it)."""
+def new_table(session, txn, schema: Namespace, name: str, columns: list[ColumnDef],
+              policy_clause) -> TableDef:
+    """Create table `name` in `schema` in `txn` (its name already locked by it)."""
     if not columns:
         raise errors.FeatureNotSupported("tables without columns")
     policy = statements.dist_policy(policy_clause, columns)
-    table = TableDef(session.engine.catalog.next_id("table"), name, tuple(columns), policy)
+    table = TableDef(session.engine.catalog.next_id("table"), name, tuple(columns), policy,
+                     namespace=schema.oid)
     txn.create_table(table)
     return table
 
 
-def _exists_after_lock(session, txn, view, name: str) -> bool:
-    """Lock `name`, then whether a table of that name is visible (another transaction
-    may have committed one while this one waited)."""
-    lock_name(session, txn, name)
-    return view.visible(name) is not None
+def _exists_after_lock(session, txn, view, schema: Namespace, name: str) -> bool:
+    """Lock `schema.name`, then whether a table of that name is visible (another
+    transaction may have committed one while this one waited)."""
+    lock_name(session, txn, relation_tag(schema.oid, schema.name, name))
+    return session.catalog_view(txn).visible(schema.oid, name) is not None
+
+
+def _exists(session, txn, view, schema: Namespace, name: str) -> bool:
+    return view.visible(schema.oid, name) is not None or \
+        _exists_after_lock(session, txn, view, schema, name)
 
 
 def create_table(session, st, txn) -> QueryResult:
     view = session.catalog_view(txn)
-    name = view.creation_name(_target_relation(st.tree))
-    if view.visible(name) is not None or _exists_after_lock(session, txn, view, name):
+    schema, name = view.creation_target(_target_relation(st.tree))
+    if _exists(session, txn, view, schema, name):
         if st.if_not_exists:
             return _command("CREATE TABLE")  # PostgreSQL: NOTICE ... already exists, skipping
         raise errors.DuplicateTable(f'relation "{name}" already exists')
-    new_table(session, txn, name, st.columns, st.policy_clause)
+    new_table(session, txn, schema, name, st.columns, st.policy_clause)
     return _command("CREATE TABLE")
 
 
 def create_table_as(session, st, tree, txn, cancel) -> QueryResult:
     view = session.catalog_view(txn)
-    name = view.creation_name(_target_relation(tree))
+    schema, name = view.creation_target(_target_relation(tree))
     root, names = query.plan(session, tree.expression)  # its errors first, as in PostgreSQL
-    if view.visible(name) is not None or _exists_after_lock(session, txn, view, name):
+    if _exists(session, txn, view, schema, name):
         if st.if_not_exists:
             return _command("CREATE TABLE AS")
         raise errors.DuplicateTable(f'relation "{name}" already exists')
@@ -81,7 +95,7 @@ def create_table_as(session, st, tree, txn, cancel) -> QueryResult:
     for i, (n, f) in enumerate(zip(names, root.fields)):
         t = types.TEXT if f.type.kind is types.Kind.UNKNOWN else f.type
         cols.append(ColumnDef(aliases[i] if i < len(aliases) else n, t))
-    table = new_table(session, txn, name, cols, st.policy_clause)
+    table = new_table(session, txn, schema, name, cols, st.policy_clause)
     # A failure from here on fails the statement: its transaction's abort removes the table.
     rows = load.insert_plan(session, table, tree.expression, None, txn, cancel)
     load.note_rows(session, txn, table, rows, ctas=True)
@@ -98,18 +112,20 @@ def drop_table(session, st, txn) -> QueryResult:
             if st.if_not_exists:
                 continue  # PostgreSQL: NOTICE schema ... does not exist, skipping
             view.check_schema(rel)
-        if view.lookup(rel) is None:
+        found = view.lookup(rel)
+        if found is None:
             if st.if_not_exists:
                 continue  # PostgreSQL: NOTICE table ... does not exist, skipping
             raise errors.UndefinedTable(f'table "{rel.name}" does not exist')
-        names.append(rel.name)
-    for name in names:
-        lock_name(session, txn, name)
-        table = view.visible(name)  # whatever holds the name now that it is ours
+        names.append(found)
+    for found in names:
+        lock_table(session, txn, view, found)
+        # whatever holds the name now that it is ours
+        table = session.catalog_view(txn).visible(found.namespace, found.name)
         if table is None:
             if st.if_not_exists:
                 continue
-            raise errors.UndefinedTable(f'table "{name}" does not exist')
+            raise errors.UndefinedTable(f'table "{found.name}" does not exist')
         txn.drop_table(table)
     return _command("DROP TABLE")
 
@@ -118,8 +134,8 @@ def truncate(session, tree, txn) -> QueryResult:
     view = session.catalog_view(txn)
     tables = [view.open(relation_name(t)) for t in tree.find_all(exp.Table)]
     for table in tables:
-        lock_name(session, txn, table.name)
-        current = view.visible(table.name)
+        lock_table(session, txn, view, table)
+        current = session.catalog_view(txn).visible(table.namespace, table.name)
         if current is None:
             raise errors.UndefinedTable(f'relation "{table.name}" does not exist')
         txn.truncate(current.id)

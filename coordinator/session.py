@@ -20,8 +20,8 @@ import time
 
 from sqlglot import exp
 
-from coordinator import (ddl, load, param_types, plan_cache, query, roles, sql_commands,
-                         system_catalog)
+from coordinator import (ddl, load, param_types, plan_cache, query, roles, schema_ddl,
+                         sql_commands, system_catalog)
 from coordinator.catalog import SessionCatalog
 from coordinator.pgwire.boundary import (CancelToken, PreparedStatement, QueryResult,
                                          ResultColumn, ResultKind, TransactionStatus)
@@ -212,6 +212,10 @@ class Session:
             raise errors.QueryError(f"cannot execute {command} in a read-only transaction",
                                     "25006")
 
+    def wants_notices(self) -> bool:
+        """Whether client_min_messages lets NOTICEs through (it ranks LOG below NOTICE)."""
+        return self.settings.get("client_min_messages") not in ("warning", "error")
+
     def segment_wait(self) -> float:
         """raympp.segment_wait_timeout: how long a statement waits for a restarting segment."""
         return self.settings.milliseconds("raympp.segment_wait_timeout") / 1000.0
@@ -285,6 +289,9 @@ class Session:
             return command("DISCARD ALL", self.settings.reset("all"))
         if k is Kind.ROLE:
             return roles.execute(self, st.role)
+        if k is Kind.SCHEMA:
+            self.check_writable(st.schema.command)  # before any name is looked up
+            return self._with_txn(lambda txn: schema_ddl.execute(self, st.schema, txn))
         tree = st.tree
         if params and tree is not None:
             tree = bind_expr.substitute_params(tree, *self.substitution(stmt, params))

@@ -52,7 +52,7 @@ from typing import Callable
 from coordinator import cluster as cl
 from coordinator.catalog import Catalog
 from planner import errors
-from planner.schema import TableDef
+from planner.schema import Namespace, TableDef
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +77,30 @@ class Savepoint:
     mark: int | None = None  # the segments' mark of its pending rows (None: none written)
 
 
+@dataclass(frozen=True)
+class LockTag:
+    """What DDL locks: a relation by (schema oid, name), or a schema by name. `shown`
+    names it in messages (`relation "s.t"`, `schema "s"`) and takes no part in equality."""
+
+    kind: str                  # "relation" or "schema"
+    key: tuple
+    shown: str = field(default="", compare=False)
+
+    def __str__(self) -> str:
+        return self.shown
+
+
+def relation_tag(namespace: int, schema: str, name: str) -> LockTag:
+    return LockTag("relation", (namespace, name), f'relation "{schema}.{name}"')
+
+
+def schema_tag(name: str) -> LockTag:
+    return LockTag("schema", (name,), f'schema "{name}"')
+
+
 class NameLocks:
-    """Exclusive locks on table names, each held by one transaction until it ends.
+    """Exclusive locks on table and schema names (`LockTag`s), each held by one
+    transaction until it ends.
 
     `acquire` waits while another transaction holds the name, at most `timeout` seconds
     (None: as long as it takes; then 55P03), stops when `cancel` is set (57014: a cancel
@@ -88,10 +110,10 @@ class NameLocks:
 
     def __init__(self):
         self._cond = threading.Condition()
-        self._owner: dict[str, Transaction] = {}
-        self._waiting: dict[Transaction, str] = {}
+        self._owner: dict[LockTag, Transaction] = {}
+        self._waiting: dict[Transaction, LockTag] = {}
 
-    def acquire(self, txn: Transaction, name: str, timeout: float | None = None,
+    def acquire(self, txn: Transaction, name: LockTag, timeout: float | None = None,
                 cancel: threading.Event | None = None) -> None:
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
@@ -104,7 +126,7 @@ class NameLocks:
                 if self._closes_cycle(txn, owner):
                     raise errors.QueryError(
                         "deadlock detected", "40P01",
-                        detail=f'Process {txn.pid} waits for a lock on relation "{name}"; '
+                        detail=f"Process {txn.pid} waits for a lock on {name}; "
                                f"blocked by process {owner.pid}.")
                 if cancel is not None and cancel.is_set():
                     raise errors.QueryCanceled(getattr(cancel, "reason", None)
@@ -185,16 +207,18 @@ class Transaction:
         self.incarnations: list[int] | None = None
         self.segment_wait = cl.SEGMENT_WAIT_SECONDS  # raympp.segment_wait_timeout
         self.locks = locks if locks is not None else NameLocks()
-        self.held: set[str] = set()  # table names locked by this transaction
+        self.held: set[LockTag] = set()  # the names locked by this transaction
         self.pid = 0  # the session's backend pid, for deadlock messages
         # Whether a statement has run in it (SET TRANSACTION READ WRITE must come first).
         self.queried = False
-        # Its DDL, seen by itself only until commit: the tables it created, by name (their
-        # latest definition), the committed ones it dropped, and every table id whose
-        # storage it created on the segments.
-        self.created: dict[str, TableDef] = {}
-        self.dropped: dict[str, TableDef] = {}
+        # Its DDL, seen by itself only until commit: the tables it created, by TableDef.key
+        # (their latest definition), the committed ones it dropped, every table id whose
+        # storage it created on the segments, and the schemas it created or changed
+        # (their latest definition) or dropped (None), by oid.
+        self.created: dict[tuple[int, str], TableDef] = {}
+        self.dropped: dict[tuple[int, str], TableDef] = {}
         self.new_ids: set[int] = set()
+        self.namespaces: dict[int, Namespace | None] = {}
         self.ended = False
         # Statements that began writing, those of them no ROLLBACK TO can undo (DDL and
         # TRUNCATE: rows added are undone by the segments' savepoint marks), and the
@@ -212,8 +236,8 @@ class Transaction:
         self.after_commit: dict[str, Callable[[], None]] = {}
 
     # --- DDL -------------------------------------------------------------------------------
-    def lock(self, name: str, timeout: float | None = None, cancel=None) -> None:
-        """Hold the table name `name` exclusively until this transaction ends."""
+    def lock(self, name: LockTag, timeout: float | None = None, cancel=None) -> None:
+        """Hold the table or schema name `name` exclusively until this transaction ends."""
         self.locks.acquire(self, name, timeout, cancel)
 
     def create_table(self, table: TableDef) -> None:
@@ -223,29 +247,36 @@ class Transaction:
         self.catalog.note_storage(table.id, self.id)
         self.new_ids.add(table.id)
         self.call_all("create_table", table)
-        self.created[table.name] = table
+        self.created[table.key] = table
 
     def drop_table(self, table: TableDef) -> None:
         """Hide `table` from this transaction; it is dropped for all at commit."""
         self.writes += 1
         self.fixed = self.writes
-        mine = self.created.get(table.name)
+        mine = self.created.get(table.key)
         if mine is not None and mine.id == table.id:
-            del self.created[table.name]  # its storage goes at the end (new_ids)
+            del self.created[table.key]  # its storage goes at the end (new_ids)
         else:
-            self.dropped[table.name] = table
+            self.dropped[table.key] = table
 
     def replace_created(self, table: TableDef) -> bool:
         """Keep a new definition (statistics) of a table this transaction created."""
-        mine = self.created.get(table.name)
+        mine = self.created.get(table.key)
         if mine is None or mine.id != table.id:
             return False
-        self.created[table.name] = table
+        self.created[table.key] = table
         return True
+
+    def change_namespace(self, oid: int, namespace: Namespace | None) -> None:
+        """Create, rename or give another owner to schema `oid` (None: drop it), seen by
+        this transaction only until commit (DDL: no ROLLBACK TO undoes it)."""
+        self.writes += 1
+        self.fixed = self.writes
+        self.namespaces[oid] = namespace
 
     @property
     def has_ddl(self) -> bool:
-        return bool(self.created or self.dropped or self.new_ids)
+        return bool(self.created or self.dropped or self.new_ids or self.namespaces)
 
     def begin_write(self) -> None:
         """Called before the transaction's first write: every segment learns of it (so a
@@ -332,7 +363,7 @@ class Transaction:
 
     def _commit(self) -> None:
         created, dropped = list(self.created.values()), list(self.dropped.values())
-        if not self.wrote and not created and not dropped:
+        if not self.wrote and not created and not dropped and not self.namespaces:
             return
         if self.wrote:
             try:
@@ -347,7 +378,8 @@ class Transaction:
         try:
             # The commit point: rows (segments roll the prepared deltas forward from here)
             # and catalog changes together.
-            self.catalog.commit_transaction(self.id, self.wrote, created, dropped)
+            self.catalog.commit_transaction(self.id, self.wrote, created, dropped,
+                                            self.namespaces)
         except BaseException:
             self.abort()
             raise
@@ -388,6 +420,7 @@ class Transaction:
                         log.warning("abort of transaction %d on segment %d: %s", self.id, seg, e)
             self.created.clear()
             self.dropped.clear()
+            self.namespaces.clear()
             self.after_commit.clear()
         finally:
             self._end()

@@ -28,7 +28,7 @@ from planner import plan as pl
 from planner import row_aggregates
 from planner.bind_expr import AGGREGATES, STATISTICS, ExprBinder, find_aggregate, row_of
 from planner.typing_rules import agg_result_type
-from planner.schema import CatalogView, identifier, relation_name
+from planner.schema import CatalogView, identifier, relation_name, schema_of
 from planner.system_tables import resolve_relation
 from planner.scope import LayeredScope, Scope, ScopeColumn
 from planner.temporal import TEMPORAL, USECS_PER_DAY
@@ -405,7 +405,8 @@ class QueryBinder:
             fields = tuple(pl.Field(c.name, c.type) for c in table.columns)
             q = alias or name
             names = col_aliases + [c.name for c in table.columns][len(col_aliases):]
-            scope = Scope([ScopeColumn(q, n, c.type, schema=None if alias else "public")
+            schema = None if alias else schema_of(self.catalog, table)
+            scope = Scope([ScopeColumn(q, n, c.type, schema=schema)
                            for n, c in zip(names, table.columns)])
             return pl.Scan(table=table, columns=cols, fields=fields), scope
         if isinstance(rel, exp.Values):  # (VALUES (...), ...) AS v(a, b)
