@@ -675,7 +675,10 @@ class QueryBinder:
                 continue
             for i in scope.star(star_of[0] or None):
                 c = scope.columns[i]
-                out.append(exp.column(c.name, c.qualifier, quoted=True))
+                # With its schema when FROM a.t, b.t has two tables called t.
+                db = c.schema if any(o.qualifier == c.qualifier and o.schema != c.schema
+                                     for o in scope.columns) else None
+                out.append(exp.column(c.name, c.qualifier, db=db, quoted=True))
         return out
 
     def _predicate(self, node, scope, clause: str, hook=None, subquery=None) -> ex.Expr:
