@@ -15,7 +15,7 @@ with PostgreSQL's errors for schemas and databases that do not exist.
 from __future__ import annotations
 
 from coordinator import autostats, load, table_stats
-from coordinator.pgwire.boundary import QueryResult, ResultKind
+from coordinator.pgwire.boundary import Notice, QueryResult, ResultKind
 from coordinator.transaction import LockTag, relation_tag
 from planner import errors, statements, types
 from planner.schema import ColumnDef, Namespace, RelationName, TableDef, relation_name
@@ -35,8 +35,14 @@ def lock_table(session, txn, view, table: TableDef) -> None:
                                          table.name))
 
 
-def _command(tag: str) -> QueryResult:
-    return QueryResult(ResultKind.COMMAND, tag=lambda: tag)
+def _command(tag: str, session=None, notices: list[Notice] | None = None) -> QueryResult:
+    """A command's result, with the NOTICEs client_min_messages lets through."""
+    shown = notices if notices and session is not None and session.wants_notices() else []
+    return QueryResult(ResultKind.COMMAND, tag=lambda: tag, notices=shown)
+
+
+def _exists_notice(name: str) -> Notice:
+    return Notice(f'relation "{name}" already exists, skipping', code="42P07")
 
 
 def _target_relation(tree) -> RelationName:
@@ -74,7 +80,7 @@ def create_table(session, st, txn) -> QueryResult:
     schema, name = view.creation_target(_target_relation(st.tree))
     if _exists(session, txn, view, schema, name):
         if st.if_not_exists:
-            return _command("CREATE TABLE")  # PostgreSQL: NOTICE ... already exists, skipping
+            return _command("CREATE TABLE", session, [_exists_notice(name)])
         raise errors.DuplicateTable(f'relation "{name}" already exists')
     new_table(session, txn, schema, name, st.columns, st.policy_clause)
     return _command("CREATE TABLE")
@@ -86,7 +92,7 @@ def create_table_as(session, st, tree, txn, cancel) -> QueryResult:
     root, names = query.plan(session, tree.expression)  # its errors first, as in PostgreSQL
     if _exists(session, txn, view, schema, name):
         if st.if_not_exists:
-            return _command("CREATE TABLE AS")
+            return _command("CREATE TABLE AS", session, [_exists_notice(name)])
         raise errors.DuplicateTable(f'relation "{name}" already exists')
     aliases = [c.name for c in st.columns]
     if len(aliases) > len(names):
@@ -104,18 +110,20 @@ def create_table_as(session, st, tree, txn, cancel) -> QueryResult:
 
 def drop_table(session, st, txn) -> QueryResult:
     view = session.catalog_view(txn)
-    names = []
+    names, notices = [], []
     for t in st.tree.find_all(exp.Table):
         rel = relation_name(t)
         view.check_database(rel)
         if rel.schema is not None and not view.schema_exists(rel.schema):
             if st.if_not_exists:
-                continue  # PostgreSQL: NOTICE schema ... does not exist, skipping
+                notices.append(Notice(f'schema "{rel.schema}" does not exist, skipping'))
+                continue
             view.check_schema(rel)
         found = view.lookup(rel)
         if found is None:
             if st.if_not_exists:
-                continue  # PostgreSQL: NOTICE table ... does not exist, skipping
+                notices.append(Notice(f'table "{rel.name}" does not exist, skipping'))
+                continue
             raise errors.UndefinedTable(f'table "{rel.name}" does not exist')
         names.append(found)
     for found in names:
@@ -127,7 +135,7 @@ def drop_table(session, st, txn) -> QueryResult:
                 continue
             raise errors.UndefinedTable(f'table "{found.name}" does not exist')
         txn.drop_table(table)
-    return _command("DROP TABLE")
+    return _command("DROP TABLE", session, notices)
 
 
 def truncate(session, tree, txn) -> QueryResult:

@@ -81,6 +81,34 @@ def test_notices_of_schema_statements(conn, schema):
     conn.execute("RESET client_min_messages")
     conn.execute(f"DROP SCHEMA {s} CASCADE")
     assert got == [("NOTICE", "00000", f"drop cascades to table {s}.single", None)]
+    got.clear()
+    # The tables' IF [NOT] EXISTS NOTICEs too.
+    conn.execute(f"CREATE SCHEMA {s}")
+    conn.execute(f"CREATE TABLE {s}.t (a int)")
+    conn.execute(f"CREATE TABLE IF NOT EXISTS {s}.t (a int)")
+    conn.execute(f"CREATE TABLE IF NOT EXISTS {s}.t AS SELECT 1 AS a")
+    conn.execute(f"DROP TABLE IF EXISTS e2e_no_such.t, {s}.no_such, {s}.t")
+    assert got == [("NOTICE", "42P07", 'relation "t" already exists, skipping', None)] * 2 + [
+        ("NOTICE", "00000", 'schema "e2e_no_such" does not exist, skipping', None),
+        ("NOTICE", "00000", 'table "no_such" does not exist, skipping', None)]
+
+
+def test_drop_schema_removes_the_storage_of_its_tables(server, conn, schema):
+    from tests.e2e.test_ddl_transactions import storage_dirs, wait_storage_gone
+
+    s = schema()
+    conn.execute(f"CREATE SCHEMA {s}")
+    conn.execute(f"CREATE TABLE {s}.t (k int8)")
+    conn.execute(f"INSERT INTO {s}.t SELECT g FROM generate_series(1, 1000) g")
+    nsp = conn.execute("SELECT oid FROM pg_namespace WHERE nspname = %s", (s,)).fetchone()[0]
+    table_id = server.engine.catalog.get_table("t", nsp).id
+    assert len(storage_dirs(server, table_id)) == 2
+    with server.connect(autocommit=False) as tx:  # rolled back: the rows stay
+        tx.execute(f"DROP SCHEMA {s} CASCADE")
+        tx.rollback()
+    assert conn.execute(f"SELECT count(*) FROM {s}.t").fetchone() == (1000,)
+    conn.execute(f"DROP SCHEMA {s} CASCADE")
+    wait_storage_gone(server, table_id)
 
 
 def test_copy_and_explain_of_a_table_in_a_schema(conn, schema):
