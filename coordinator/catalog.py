@@ -15,11 +15,20 @@ creation commits. What the list holds for a transaction that has ended is garbag
 transaction cut short by a crash, a removal that failed): coordinator/transaction.py
 `collect_garbage` removes it, also at start-up.
 
-`SessionCatalog` is what one statement of a session sees: the committed tables, then its
-transaction's own changes, with names resolved through search_path.
+Schemas (`schemas`: oid, name, owner) are the user's; pg_catalog, public and
+information_schema are built in (planner/schema.py BUILTIN_NAMESPACES) and never stored.
+A table row is keyed by (namespace, name), the namespace being its schema's oid, so a
+schema's rename changes no table; a data directory made when tables were keyed by name
+alone is upgraded on open (its tables are public's). A transaction's CREATE/DROP/ALTER
+SCHEMA commit with its tables in the same SQLite transaction, which checks that every
+table is left in a schema that exists (concurrent DDL on a schema and its tables meets
+there).
 
-`Catalog.version` counts the changes of committed tables (definitions and statistics) and
-of roles since the coordinator started: a plan made at one version holds while it is
+`SessionCatalog` is what one statement of a session sees: the committed schemas and
+tables, then its transaction's own changes, with names resolved through search_path.
+
+`Catalog.version` counts the changes of committed schemas, tables (definitions and
+statistics) and roles since the coordinator started: a plan made at one version holds while it is
 unchanged (coordinator/plan_cache.py).
 
 `roles` are PostgreSQL's pg_authid: `Role` records with SCRAM-SHA-256 secrets (never a
@@ -475,10 +484,6 @@ class SessionCatalog:
     def schema_name(self, oid: int) -> str:
         """The name of the schema `oid` (of a table this view found)."""
         return next(n.name for n in self._by_name.values() if n.oid == oid)
-
-    def qualified(self, table: TableDef) -> str:
-        """`schema.name` of a table, as PostgreSQL's DETAIL and NOTICE lines name it."""
-        return f"{self.schema_name(table.namespace)}.{table.name}"
 
     def schema_exists(self, name: str) -> bool:
         return name in self._by_name

@@ -9,7 +9,8 @@ sessions do not wait: they see the committed tables.
 
 Table names are resolved as PostgreSQL resolves them (coordinator/catalog.py
 `SessionCatalog`): `[[database.]schema.]name`, unqualified names through search_path,
-with PostgreSQL's errors for schemas and databases that do not exist.
+with PostgreSQL's errors for schemas and databases that do not exist; a name lock is on
+(schema oid, name). Schemas: coordinator/schema_ddl.py.
 """
 
 from __future__ import annotations
