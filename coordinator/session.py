@@ -520,7 +520,7 @@ class Session:
     def _bind_session_info(self):
         session_info.SESSION_INFO.set(plan_cache.LentInfo({
             "user": self.user, "database": self.database,
-            "schema": self.catalog_view().current_schema, "pg_backend_pid": self.pid,
+            "schema": self.catalog_view(self.txn).current_schema, "pg_backend_pid": self.pid,
             "max_recursive_rows": self.settings.get("raympp.max_recursive_rows"),
             "random": self.random_seed,  # setseed() and the random() calls after it
             # pg_catalog's rows and the catalog functions' data
