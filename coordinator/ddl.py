@@ -76,9 +76,14 @@ def _exists(session, txn, view, schema: Namespace, name: str) -> bool:
         _exists_after_lock(session, txn, view, schema, name)
 
 
-def create_table(session, st, txn) -> QueryResult:
+def create_table(session, st, txn, schema: Namespace | None = None) -> QueryResult:
+    """CREATE TABLE, in the schema its name or search_path gives, or in `schema` (a
+    schema element of CREATE SCHEMA: its name is the new schema's, if it has one)."""
     view = session.catalog_view(txn)
-    schema, name = view.creation_target(_target_relation(st.tree))
+    if schema is None:
+        schema, name = view.creation_target(_target_relation(st.tree))
+    else:
+        name = _target_relation(st.tree).name
     if _exists(session, txn, view, schema, name):
         if st.if_not_exists:
             return _command("CREATE TABLE", session, [_exists_notice(name)])

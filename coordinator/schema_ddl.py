@@ -17,12 +17,13 @@ here (0A000): pg_catalog and information_schema are computed, and public always 
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
-from coordinator.ddl import lock_name, lock_table
+from coordinator.ddl import create_table, lock_name, lock_table
 from coordinator.pgwire.boundary import Notice, QueryResult, ResultKind
 from coordinator.transaction import schema_tag
-from planner import errors
+from planner import errors, statements
 from planner import schema as sch
 from planner.role_statement import RoleSpec
 from planner.schema_statement import Action, SchemaStatement
@@ -123,7 +124,27 @@ def _create(session, st: SchemaStatement, txn, notices: list[Notice]) -> None:
         raise _duplicate(name)
     _check_name(name)
     oid = session.engine.catalog.new_schema_oid()
-    txn.change_namespace(oid, sch.Namespace(oid, name, owner.oid))
+    ns = sch.Namespace(oid, name, owner.oid)
+    txn.change_namespace(oid, ns)
+    for text in st.elements:
+        notices.extend(_element(session, txn, ns, text))
+
+
+def _element(session, txn, ns: sch.Namespace, text: str) -> list[Notice]:
+    """One schema element of CREATE SCHEMA: a CREATE TABLE, made in the new schema; its
+    NOTICEs."""
+    el = statements.classify(text)  # GRANT, CREATE VIEW/INDEX/...: refused there (0A000)
+    if el.kind is statements.Kind.CREATE_TABLE_AS:  # not a schema element
+        written = re.search(r"(?i)\bas\b", text).group(0)
+        raise errors.SyntaxError_(f'syntax error at or near "{written}"')
+    if el.kind is not statements.Kind.CREATE_TABLE:
+        raise errors.FeatureNotSupported(f"schema element {el.kind.value} in CREATE SCHEMA")
+    rel = sch.relation_name(el.tree.this.this)
+    session.catalog_view(txn).check_database(rel)
+    if rel.schema is not None and rel.schema != ns.name:
+        raise errors.QueryError(f"CREATE specifies a schema ({rel.schema}) different from the "
+                                f"one being created ({ns.name})", "42P15")
+    return create_table(session, el, txn, schema=ns).notices
 
 
 def _drop(session, st: SchemaStatement, txn, notices: list[Notice]) -> None:

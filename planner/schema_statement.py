@@ -1,21 +1,23 @@
 """Schema statements as PostgreSQL 15's grammar reads them:
 
-    CREATE SCHEMA [IF NOT EXISTS] name [AUTHORIZATION role_spec]
+    CREATE SCHEMA [IF NOT EXISTS] name [AUTHORIZATION role_spec] [schema_element ...]
     CREATE SCHEMA [IF NOT EXISTS] AUTHORIZATION role_spec     (named like the role)
     DROP SCHEMA [IF EXISTS] name [, ...] [CASCADE | RESTRICT]
     ALTER SCHEMA name RENAME TO new_name
     ALTER SCHEMA name OWNER TO role_spec
 
 `parse` returns a SchemaStatement; coordinator/schema_ddl.py applies it in the session's
-transaction. Syntax errors are PostgreSQL's (42601); schema elements (CREATE SCHEMA s
-CREATE TABLE ...) are refused with 0A000 before anything is created, and with IF NOT
-EXISTS with PostgreSQL's own 0A000.
+transaction. Syntax errors are PostgreSQL's (42601). The schema elements of CREATE SCHEMA s
+CREATE TABLE ... CREATE TABLE ... are kept as the text of each (statements.classify reads
+them when they run); with IF NOT EXISTS they are PostgreSQL's 0A000.
 """
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+
+from sqlglot import tokens as sqltokens
 
 from planner import errors
 # The lexer and role names of the role statements: schema statements share their grammar.
@@ -41,6 +43,7 @@ class SchemaStatement:
     new_name: str | None = None
     if_exists: bool = False
     cascade: bool = False
+    elements: tuple[str, ...] = ()  # CREATE SCHEMA's schema elements, as written
 
     @property
     def command(self) -> str:
@@ -54,7 +57,7 @@ def parse(text: str) -> SchemaStatement:
     verb = p.expect_word("create", "drop", "alter")
     p.expect_word("schema")
     if verb == "create":
-        st = _create(p)
+        st = _create(p, text)
     elif verb == "drop":
         st = _drop(p)
     else:
@@ -81,7 +84,7 @@ def _if(p: _Parser, *words: str) -> bool:
     return True
 
 
-def _create(p: _Parser) -> SchemaStatement:
+def _create(p: _Parser, text: str) -> SchemaStatement:
     if_not_exists = _if(p, "if", "not", "exists")
     name = None
     if not p.is_word("authorization"):
@@ -91,15 +94,40 @@ def _create(p: _Parser) -> SchemaStatement:
         p.next()
         role = p.role_spec()
     t = p.peek()
+    elements: tuple[str, ...] = ()
     if t.kind != "end" and not (t.kind == "other" and t.value == ";"):
         if not p.is_word("create", "grant"):
             raise _syntax_error(t)
         if if_not_exists:
             raise errors.FeatureNotSupported(
                 "CREATE SCHEMA IF NOT EXISTS cannot include schema elements")
-        raise errors.FeatureNotSupported(
-            "CREATE SCHEMA with schema elements (create the schema, then its objects)")
-    return SchemaStatement(Action.CREATE, (name,), role=role, if_exists=if_not_exists)
+        elements = _elements(text)
+        while p.peek().kind != "end":  # the elements' own grammar is theirs
+            p.next()
+    return SchemaStatement(Action.CREATE, (name,), role=role, if_exists=if_not_exists,
+                           elements=elements)
+
+
+_ELEMENT_STARTS = (sqltokens.TokenType.CREATE, sqltokens.TokenType.GRANT)
+
+
+def _elements(text: str) -> tuple[str, ...]:
+    """The text of each schema element: one starts at every CREATE or GRANT outside
+    parentheses after the statement's own CREATE."""
+    try:
+        toks = sqltokens.Tokenizer().tokenize(text)
+    except Exception as e:  # the tokenizer's own error type varies by version
+        raise errors.SyntaxError_(f"syntax error: {e}") from None
+    starts, depth = [], 0
+    for i, t in enumerate(toks):
+        if t.token_type is sqltokens.TokenType.L_PAREN:
+            depth += 1
+        elif t.token_type is sqltokens.TokenType.R_PAREN:
+            depth -= 1
+        elif i > 0 and depth == 0 and t.token_type in _ELEMENT_STARTS:
+            starts.append(t.start)
+    ends = starts[1:] + [len(text)]
+    return tuple(text[a:b].strip().rstrip(";").strip() for a, b in zip(starts, ends))
 
 
 def _drop(p: _Parser) -> SchemaStatement:

@@ -52,6 +52,11 @@ def error(fn, *args) -> errors.QueryError:
     ("DROP SCHEMA a, B cascade", SchemaStatement(Action.DROP, ("a", "b"), cascade=True)),
     ("DROP SCHEMA IF EXISTS a RESTRICT", SchemaStatement(Action.DROP, ("a",), if_exists=True)),
     ("ALTER SCHEMA a RENAME TO b", SchemaStatement(Action.RENAME, ("a",), new_name="b")),
+    ("CREATE SCHEMA s CREATE TABLE t (a int, b text DEFAULT 'create') "
+     "DISTRIBUTED BY (a) grant select on t to x CREATE TABLE \"create\" (c int);",
+     SchemaStatement(Action.CREATE, ("s",), elements=(
+         "CREATE TABLE t (a int, b text DEFAULT 'create') DISTRIBUTED BY (a)",
+         "grant select on t to x", 'CREATE TABLE "create" (c int)'))),
     ("ALTER SCHEMA a OWNER TO SESSION_USER",
      SchemaStatement(Action.OWNER, ("a",), role=RoleSpec(special="SESSION_USER"))),
 ])
@@ -64,7 +69,6 @@ def test_parse(sql, st):
     ("CREATE SCHEMA select", "42601"),
     ("CREATE SCHEMA s AUTHORIZATION", "42601"),
     ("CREATE SCHEMA s extra", "42601"),
-    ("CREATE SCHEMA s CREATE TABLE t (a int)", "0A000"),
     ("CREATE SCHEMA IF NOT EXISTS s CREATE TABLE t (a int)", "0A000"),
     ("DROP SCHEMA", "42601"),
     ("DROP SCHEMA a RESTRICT, b", "42601"),
