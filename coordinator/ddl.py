@@ -17,17 +17,26 @@ from __future__ import annotations
 
 from coordinator import autostats, load, table_stats
 from coordinator.pgwire.boundary import Notice, QueryResult, ResultKind
-from coordinator.transaction import LockTag, relation_tag
+from coordinator.transaction import LockTag, relation_tag, schema_tag
 from planner import errors, statements, types
 from planner.schema import ColumnDef, Namespace, RelationName, TableDef, relation_name
 from sqlglot import exp
 from coordinator import query
 
 
-def lock_name(session, txn, name: LockTag) -> None:
+def lock_name(session, txn, name: LockTag, shared: bool = False) -> None:
     """Lock a table or schema name for `txn` until it ends, waiting at most lock_timeout."""
     ms = session.settings.milliseconds("lock_timeout")
-    txn.lock(name, ms / 1000.0 if ms > 0 else None, session.cancel.event)
+    txn.lock(name, ms / 1000.0 if ms > 0 else None, session.cancel.event, shared)
+
+
+def _hold_schema(session, txn, schema: Namespace) -> None:
+    """Hold the name of the schema a table is created in shared: a DROP or ALTER SCHEMA
+    of it in another transaction waits for this one, and this one for theirs; 3F000 when
+    the schema is gone once the lock is ours."""
+    lock_name(session, txn, schema_tag(schema.name), shared=True)
+    if all(n.oid != schema.oid for n in session.catalog_view(txn).namespaces()):
+        raise errors.QueryError(f'schema "{schema.name}" does not exist', "3F000")
 
 
 def lock_table(session, txn, view, table: TableDef) -> None:
@@ -72,6 +81,7 @@ def _exists_after_lock(session, txn, view, schema: Namespace, name: str) -> bool
 
 
 def _exists(session, txn, view, schema: Namespace, name: str) -> bool:
+    _hold_schema(session, txn, schema)
     return view.visible(schema.oid, name) is not None or \
         _exists_after_lock(session, txn, view, schema, name)
 

@@ -24,7 +24,8 @@ unowned, idempotently, also at the coordinator's start.
 A transaction that creates, drops or truncates a table holds an exclusive lock on its
 name until it ends (`NameLocks`), as PostgreSQL's DDL holds its AccessExclusiveLock: a
 second transaction's DDL on that name waits (lock_timeout: 55P03; a cycle of waits: 40P01)
-and then sees the first one's outcome. Queries and writes do not take these locks: they
+and then sees the first one's outcome. CREATE, DROP and ALTER SCHEMA lock the schema's
+name exclusively, and CREATE TABLE holds the name of its table's schema shared. Queries and writes do not take these locks: they
 see the committed catalog (and their own transaction's changes) and never wait.
 
 Savepoints (SAVEPOINT, RELEASE, ROLLBACK TO) are marks in a block. `writes` counts the
@@ -99,35 +100,42 @@ def schema_tag(name: str) -> LockTag:
 
 
 class NameLocks:
-    """Exclusive locks on table and schema names (`LockTag`s), each held by one
-    transaction until it ends.
+    """Locks on table and schema names (`LockTag`s), held by a transaction until it ends:
+    exclusive (DDL on the name), or shared (CREATE TABLE holds its schema's name shared,
+    so that a DROP SCHEMA or ALTER SCHEMA waits for it and it for them, as PostgreSQL's
+    AccessShareLock on the namespace and their AccessExclusiveLock do).
 
-    `acquire` waits while another transaction holds the name, at most `timeout` seconds
-    (None: as long as it takes; then 55P03), stops when `cancel` is set (57014: a cancel
-    request or statement_timeout), and fails with 40P01 when waiting would close a cycle
-    of transactions waiting for each other (the waiter that finds the cycle fails, so one
-    of them does)."""
+    `acquire` waits while another transaction holds the name in a conflicting mode, at most
+    `timeout` seconds (None: as long as it takes; then 55P03), stops when `cancel` is set
+    (57014: a cancel request or statement_timeout), and fails with 40P01 when waiting would
+    close a cycle of transactions waiting for each other (the waiter that finds the cycle
+    fails, so one of them does)."""
 
     def __init__(self):
         self._cond = threading.Condition()
-        self._owner: dict[LockTag, Transaction] = {}
-        self._waiting: dict[Transaction, LockTag] = {}
+        self._owner: dict[LockTag, Transaction] = {}         # exclusive holders
+        self._sharers: dict[LockTag, set[Transaction]] = {}  # shared holders
+        self._waiting: dict[Transaction, tuple[LockTag, bool]] = {}  # (name, shared)
 
     def acquire(self, txn: Transaction, name: LockTag, timeout: float | None = None,
-                cancel: threading.Event | None = None) -> None:
+                cancel: threading.Event | None = None, shared: bool = False) -> None:
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
             while True:
-                owner = self._owner.get(name)
-                if owner is None or owner is txn:
-                    self._owner[name] = txn
+                blockers = self._blockers(txn, name, shared)
+                if not blockers:
+                    if shared:
+                        self._sharers.setdefault(name, set()).add(txn)
+                    else:
+                        self._owner[name] = txn
                     txn.held.add(name)
                     return
-                if self._closes_cycle(txn, owner):
+                if self._closes_cycle(txn, blockers):
+                    blocker = min(blockers, key=lambda t: t.pid)
                     raise errors.QueryError(
                         "deadlock detected", "40P01",
                         detail=f"Process {txn.pid} waits for a lock on {name}; "
-                               f"blocked by process {owner.pid}.")
+                               f"blocked by process {blocker.pid}.")
                 if cancel is not None and cancel.is_set():
                     raise errors.QueryCanceled(getattr(cancel, "reason", None)
                                                or errors.USER_CANCEL)
@@ -137,21 +145,32 @@ class NameLocks:
                     if remaining <= 0:
                         raise errors.LockNotAvailable("canceling statement due to lock timeout")
                     wait = min(wait, remaining)
-                self._waiting[txn] = name
+                self._waiting[txn] = (name, shared)
                 try:
                     self._cond.wait(wait)
                 finally:
                     self._waiting.pop(txn, None)
 
-    def _closes_cycle(self, txn: Transaction, owner: Transaction) -> bool:
-        seen = set()
-        t = owner
-        while t is not None and t not in seen:
+    def _blockers(self, txn: Transaction, name: LockTag, shared: bool) -> set[Transaction]:
+        """The other transactions holding `name` in a mode that conflicts with `shared`."""
+        owner = self._owner.get(name)
+        out = {owner} if owner is not None and owner is not txn else set()
+        if not shared:
+            out |= self._sharers.get(name, set()) - {txn}
+        return out
+
+    def _closes_cycle(self, txn: Transaction, blockers: set[Transaction]) -> bool:
+        seen, todo = set(), list(blockers)
+        while todo:
+            t = todo.pop()
             if t is txn:
                 return True
+            if t in seen:
+                continue
             seen.add(t)
             waits_for = self._waiting.get(t)
-            t = self._owner.get(waits_for) if waits_for is not None else None
+            if waits_for is not None:
+                todo.extend(self._blockers(t, *waits_for))
         return False
 
     def release_all(self, txn: Transaction) -> None:
@@ -159,6 +178,11 @@ class NameLocks:
             for name in txn.held:
                 if self._owner.get(name) is txn:
                     del self._owner[name]
+                sharers = self._sharers.get(name)
+                if sharers is not None:
+                    sharers.discard(txn)
+                    if not sharers:
+                        del self._sharers[name]
             txn.held.clear()
             self._cond.notify_all()
 
@@ -236,9 +260,11 @@ class Transaction:
         self.after_commit: dict[str, Callable[[], None]] = {}
 
     # --- DDL -------------------------------------------------------------------------------
-    def lock(self, name: LockTag, timeout: float | None = None, cancel=None) -> None:
-        """Hold the table or schema name `name` exclusively until this transaction ends."""
-        self.locks.acquire(self, name, timeout, cancel)
+    def lock(self, name: LockTag, timeout: float | None = None, cancel=None,
+             shared: bool = False) -> None:
+        """Hold the table or schema name `name` (exclusively unless `shared`) until this
+        transaction ends."""
+        self.locks.acquire(self, name, timeout, cancel, shared)
 
     def create_table(self, table: TableDef) -> None:
         """Create `table`'s storage on every segment, visible to this transaction only."""

@@ -166,24 +166,34 @@ def test_ddl_of_two_sessions_on_a_schema(server, schema):
     s, s2 = schema(), schema()
     with server.connect(autocommit=True) as c:
         c.execute(f"CREATE SCHEMA {s}")
-        # A table created in a schema another transaction drops first: the commit fails.
+        # A transaction creating a table in a schema holds its name: a DROP SCHEMA waits
+        # for it (lock_timeout), and finds the table once it is committed.
         with server.connect(autocommit=False) as tx:
             tx.execute(f"CREATE TABLE {s}.t (a int)")
-            tx.execute(f"INSERT INTO {s}.t VALUES (1)")
-            c.execute(f"DROP SCHEMA {s}")  # does not see the uncommitted table
-            with pytest.raises(errors.Error) as e:
-                tx.commit()
-            assert e.value.sqlstate == "3F000"
-        fails(c, f"SELECT * FROM {s}.t", "42P01")
-        # A schema dropped while another transaction commits a table into it.
-        c.execute(f"CREATE SCHEMA {s}")
+            c.execute("SET lock_timeout = '300ms'")
+            fails(c, f"DROP SCHEMA {s}", "55P03", "canceling statement due to lock timeout")
+            c.execute("RESET lock_timeout")
+            tx.commit()
+        fails(c, f"DROP SCHEMA {s}", "2BP01")
+        c.execute(f"DROP TABLE {s}.t")
+        # A CREATE TABLE waits for a DROP SCHEMA of its schema, then finds it gone.
         with server.connect(autocommit=False) as tx:
             tx.execute(f"DROP SCHEMA {s}")
-            c.execute(f"CREATE TABLE {s}.t (a int)")
-            with pytest.raises(errors.Error) as e:
-                tx.commit()
-            assert e.value.sqlstate == "2BP01"
-        assert c.execute(f"SELECT count(*) FROM {s}.t").fetchone() == (0,)
+            outcome = []
+
+            def create():
+                try:
+                    c.execute(f"CREATE TABLE {s}.t (a int)")
+                    outcome.append("created")
+                except errors.Error as e:
+                    outcome.append((e.sqlstate, e.diag.message_primary))
+            th = threading.Thread(target=create)
+            th.start()
+            time.sleep(0.5)
+            assert outcome == []  # waiting
+            tx.commit()
+            th.join(30)
+        assert outcome == [("3F000", f'schema "{s}" does not exist')]
         # Two transactions create one schema: the second waits, then finds it (42P06).
         with server.connect(autocommit=False) as tx:
             tx.execute(f"CREATE SCHEMA {s2}")

@@ -278,3 +278,32 @@ def test_copy_too_many_names():
     from planner import copy_statement
 
     assert error(copy_statement.parse, "COPY a.b.c.d FROM STDIN").sqlstate == "42601"
+
+
+def test_shared_name_locks():
+    """CREATE TABLE holds its schema's name shared: other sharers go on, an exclusive
+    request (DROP SCHEMA) waits for every one of them, and a cycle through a shared hold
+    is a deadlock."""
+    locks, a, b, c = NameLocks(), Txn(1), Txn(2), Txn(3)
+    s, x = schema_tag("s"), relation_tag(schema.PUBLIC_OID, "public", "x")
+    locks.acquire(a, s, shared=True)
+    locks.acquire(b, s, shared=True)
+    assert error(locks.acquire, c, s, 0.2).sqlstate == "55P03"
+    assert error(locks.acquire, a, s, 0.2).sqlstate == "55P03"  # b shares it too
+    locks.release_all(b)
+    locks.acquire(a, s)  # the only sharer may take it exclusively
+    assert error(locks.acquire, c, s, 0.2, None, True).sqlstate == "55P03"
+    locks.release_all(a)
+    # c shares s and waits for x (held by a); a waiting for s exclusively closes a cycle.
+    locks.acquire(a, x)
+    locks.acquire(c, s, shared=True)
+    got = []
+    th = threading.Thread(target=lambda: (locks.acquire(c, x, 5.0), got.append("c")))
+    th.start()
+    time.sleep(0.2)
+    e = error(locks.acquire, a, s)
+    assert (e.sqlstate, e.detail) == (
+        "40P01", 'Process 1 waits for a lock on schema "s"; blocked by process 3.')
+    locks.release_all(a)
+    th.join(5)
+    assert got == ["c"]  # the other one goes on once the chosen one ends
