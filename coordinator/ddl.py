@@ -73,17 +73,15 @@ def new_table(session, txn, schema: Namespace, name: str, columns: list[ColumnDe
     return table
 
 
-def _exists_after_lock(session, txn, view, schema: Namespace, name: str) -> bool:
-    """Lock `schema.name`, then whether a table of that name is visible (another
-    transaction may have committed one while this one waited)."""
-    lock_name(session, txn, relation_tag(schema.oid, schema.name, name))
-    return session.catalog_view(txn).visible(schema.oid, name) is not None
-
-
 def _exists(session, txn, view, schema: Namespace, name: str) -> bool:
+    """Whether table `name` of `schema` exists, its schema held and (when it does not
+    exist yet) its name locked by `txn`: another transaction may have committed one while
+    this one waited."""
     _hold_schema(session, txn, schema)
-    return view.visible(schema.oid, name) is not None or \
-        _exists_after_lock(session, txn, view, schema, name)
+    if view.visible(schema.oid, name) is not None:
+        return True
+    lock_name(session, txn, relation_tag(schema.oid, schema.name, name))
+    return view.visible(schema.oid, name) is not None
 
 
 def create_table(session, st, txn, schema: Namespace | None = None) -> QueryResult:
