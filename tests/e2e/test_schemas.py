@@ -254,6 +254,11 @@ def test_psql_describes_schemas(psql, conn, schema):
     rows = [[c.strip() for c in line.split("|")] for line in out.splitlines() if "|" in line]
     assert [r[:4] for r in rows[1:]] == [["a", "integer", "", "not null"],
                                          ["b", "character varying(10)", "", ""]]
+    assert f" {s} " in psql("-c", "\\dn+").stdout
+    assert f'Table "{s}.t"' in psql("-c", f"\\d+ {s}.t").stdout
+    # Not in the search path: \dt lists public's tables only, \dt *.* every schema's.
+    assert f" {s} " not in psql("-c", "\\dt").stdout
+    assert f" {s} | t " in psql("-c", "\\dt *.*").stdout
 
 
 def test_sqlalchemy_and_pandas_in_a_schema(server, schema):
@@ -276,6 +281,13 @@ def test_sqlalchemy_and_pandas_in_a_schema(server, schema):
         back = pd.read_sql(f"SELECT id, name FROM {s}.frame ORDER BY id, name", eng)
         assert back["id"].tolist() == [1, 1, 2, 2, 3, 3]
         assert sorted(sa.inspect(eng).get_table_names(schema=s)) == ["frame", "items"]
+        df.head(1).to_sql("frame", eng, schema=s, index=False, if_exists="replace")
+        assert pd.read_sql(f"SELECT count(*) AS n FROM {s}.frame", eng)["n"].tolist() == [1]
+        meta = sa.MetaData(schema=s)
+        sa.Table("made", meta, sa.Column("id", sa.Integer), sa.Column("label", sa.Text))
+        meta.create_all(eng)
+        assert "made" in sa.inspect(eng).get_table_names(schema=s)
+        meta.drop_all(eng)
         table = sa.Table("items", sa.MetaData(), autoload_with=eng, schema=s)
         with eng.begin() as c:
             c.execute(table.insert().values(id=7, name="seven"))
