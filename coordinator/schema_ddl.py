@@ -6,10 +6,13 @@ commit writes it to the catalog, with the tables it created and dropped, in one 
 transaction (catalog.py `commit_transaction`); ROLLBACK forgets it. Each statement holds
 the names of the schemas it creates, drops or renames (and of the tables DROP ... CASCADE
 drops) locked until its transaction ends, so another transaction's DDL on them waits and
-then sees the outcome. DDL on a table does not lock its schema: a table created in a
-schema that another transaction drops meanwhile, and a schema dropped while another
-transaction puts a table into it, meet at the second commit, which fails (3F000, 2BP01)
-and changes nothing (catalog.py `_check_namespaces`).
+then sees the outcome; CREATE TABLE holds its schema's name shared (coordinator/ddl.py),
+so a DROP SCHEMA waits for the transactions creating tables in the schema, and they for
+it. The commit checks again that every table is left in a schema that exists (catalog.py
+`_check_namespaces`: 3F000 or 2BP01, and nothing of the transaction commits).
+
+CREATE SCHEMA's schema elements (CREATE TABLE only; others 0A000) are made in the new
+schema, as PostgreSQL makes them (42P15 for an element naming another schema).
 
 Errors and NOTICEs are PostgreSQL 15's. The built-in schemas are not dropped or altered
 here (0A000): pg_catalog and information_schema are computed, and public always exists.
