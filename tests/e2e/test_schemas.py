@@ -82,6 +82,17 @@ def test_notices_of_schema_statements(conn, schema):
     conn.execute(f"DROP SCHEMA {s} CASCADE")
     assert got == [("NOTICE", "00000", f"drop cascades to table {s}.single", None)]
     got.clear()
+    # Several schemas: the last one named first, each one's tables oldest first.
+    s2 = schema()
+    conn.execute(f"CREATE SCHEMA {s}")
+    conn.execute(f"CREATE SCHEMA {s2}")
+    for t in (f"{s}.t1", f"{s2}.u1", f"{s}.t2"):
+        conn.execute(f"CREATE TABLE {t} (a int)")
+    conn.execute(f"DROP SCHEMA {s}, {s2} CASCADE")
+    assert got == [("NOTICE", "00000", "drop cascades to 3 other objects",
+                    f"drop cascades to table {s2}.u1\ndrop cascades to table {s}.t1\n"
+                    f"drop cascades to table {s}.t2")]
+    got.clear()
     # The tables' IF [NOT] EXISTS NOTICEs too.
     conn.execute(f"CREATE SCHEMA {s}")
     conn.execute(f"CREATE TABLE {s}.t (a int)")
