@@ -23,6 +23,7 @@ from dataclasses import replace
 
 from coordinator import ddl, load
 from coordinator.pgwire.boundary import QueryResult, ResultKind
+from coordinator.transaction import relation_tag
 from planner import alter_table, errors, statements
 from planner import plan as pl
 from planner.schema import TableDef, relation_name
@@ -38,19 +39,21 @@ def alter(session, st, txn, cancel) -> QueryResult:
         view.open(rel)  # 42P01 / 3F000 as PostgreSQL says them
     table = view.open(rel)
     session.check_writable("ALTER TABLE")
-    ddl.lock_name(session, txn, table.name)
-    table = view.visible(table.name)
+    ddl.lock_table(session, txn, view, table)
+    table = view.visible(table.namespace, table.name)
     if table is None:
         raise errors.UndefinedTable(f'relation "{rel.name}" does not exist')
     if st.policy_clause is not None:
         _redistribute(session, table, st.policy_clause, txn, cancel)
         return QueryResult(ResultKind.COMMAND, tag=lambda: "ALTER TABLE")
     change = alter_table.plan(table, tree)
-    if change.rename is not None and change.rename != table.name and \
-            view.visible(change.rename) is not None:
-        raise errors.DuplicateTable(f'relation "{change.rename}" already exists')
     if change.rename is not None:
-        ddl.lock_name(session, txn, change.rename)
+        ddl.lock_name(session, txn, relation_tag(table.namespace,
+                                                 view.schema_name(table.namespace),
+                                                 change.rename))
+        if change.rename != table.name and \
+                view.visible(table.namespace, change.rename) is not None:
+            raise errors.DuplicateTable(f'relation "{change.rename}" already exists')
     if change.rewrites:
         txn.begin_write()
         now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)

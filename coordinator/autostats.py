@@ -97,7 +97,7 @@ def note_truncate(session, txn, table: TableDef) -> None:
 
 def _created(txn, table: TableDef) -> TableDef | None:
     """The transaction's own definition of `table`, when it created it."""
-    mine = txn.created.get(table.name)
+    mine = txn.created.get(table.key)
     return mine if mine is not None and mine.id == table.id else None
 
 
@@ -124,7 +124,7 @@ def _wanted(session, stats, rows: int, ctas: bool, truncated: bool) -> bool:
 def _analyze(session, table: TableDef) -> None:
     """ANALYZE `table` as committed now, unless it was dropped (by the loading
     transaction itself, or by another since)."""
-    current = session.engine.catalog.get_table(table.name)
+    current = session.engine.catalog.table_by_id(table.id)
     if current is None or current.id != table.id:
         return
     table_stats.analyze_table(session, current)

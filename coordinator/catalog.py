@@ -15,11 +15,20 @@ creation commits. What the list holds for a transaction that has ended is garbag
 transaction cut short by a crash, a removal that failed): coordinator/transaction.py
 `collect_garbage` removes it, also at start-up.
 
-`SessionCatalog` is what one statement of a session sees: the committed tables, then its
-transaction's own changes, with names resolved through search_path.
+Schemas (`schemas`: oid, name, owner) are the user's; pg_catalog, public and
+information_schema are built in (planner/schema.py BUILTIN_NAMESPACES) and never stored.
+A table row is keyed by (namespace, name), the namespace being its schema's oid, so a
+schema's rename changes no table; a data directory made when tables were keyed by name
+alone is upgraded on open (its tables are public's). A transaction's CREATE/DROP/ALTER
+SCHEMA commit with its tables in the same SQLite transaction, which checks that every
+table is left in a schema that exists (concurrent DDL on a schema and its tables meets
+there).
 
-`Catalog.version` counts the changes of committed tables (definitions and statistics) and
-of roles since the coordinator started: a plan made at one version holds while it is
+`SessionCatalog` is what one statement of a session sees: the committed schemas and
+tables, then its transaction's own changes, with names resolved through search_path.
+
+`Catalog.version` counts the changes of committed schemas, tables (definitions and
+statistics) and roles since the coordinator started: a plan made at one version holds while it is
 unchanged (coordinator/plan_cache.py).
 
 `roles` are PostgreSQL's pg_authid: `Role` records with SCRAM-SHA-256 secrets (never a
@@ -34,18 +43,21 @@ import json
 import os
 import sqlite3
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from planner import errors, types
 from planner import schema as sch
-from planner.schema import (ColumnDef, ColumnStats, DistKind, DistPolicy, RelationName, TableDef,
-                            TableStats)
+from planner.schema import (ColumnDef, ColumnStats, DistKind, DistPolicy, Namespace,
+                            RelationName, TableDef, TableStats)
 from planner.system_tables import refuse_write
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS tables (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL,
-                                   definition TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tables (id INTEGER PRIMARY KEY, namespace INTEGER NOT NULL,
+                                   name TEXT NOT NULL, definition TEXT NOT NULL,
+                                   UNIQUE (namespace, name));
+CREATE TABLE IF NOT EXISTS schemas (oid INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL,
+                                    owner INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS commits (txn INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS storage (table_id INTEGER PRIMARY KEY, txn INTEGER NOT NULL);
@@ -53,6 +65,19 @@ CREATE TABLE IF NOT EXISTS roles (oid INTEGER PRIMARY KEY, name TEXT UNIQUE NOT 
                                   superuser INTEGER NOT NULL, login INTEGER NOT NULL,
                                   createrole INTEGER NOT NULL, inherit INTEGER NOT NULL,
                                   password TEXT);
+"""
+
+# A data directory made before schemas held tables keyed by name alone (`name UNIQUE`):
+# its rows all belong to public. SQLite cannot drop a UNIQUE constraint, so the table is
+# rebuilt, in one SQLite transaction (a crash leaves the old layout, upgraded next time).
+_UPGRADE_TABLES = f"""
+BEGIN IMMEDIATE;
+ALTER TABLE tables RENAME TO tables_by_name;
+CREATE TABLE tables (id INTEGER PRIMARY KEY, namespace INTEGER NOT NULL,
+                     name TEXT NOT NULL, definition TEXT NOT NULL, UNIQUE (namespace, name));
+INSERT INTO tables SELECT id, {sch.PUBLIC_OID}, name, definition FROM tables_by_name;
+DROP TABLE tables_by_name;
+COMMIT;
 """
 
 BOOTSTRAP_ROLE_OID = 10         # PostgreSQL's BOOTSTRAP_SUPERUSERID
@@ -123,11 +148,15 @@ class Catalog:
         self._db.execute("PRAGMA synchronous=FULL")
         self._lock = threading.RLock()
         with self._lock:
+            columns = [r[1] for r in self._db.execute("PRAGMA table_info(tables)")]
+            if columns and "namespace" not in columns:
+                self._db.executescript(_UPGRADE_TABLES)
             self._db.executescript(_SCHEMA)
             # The bootstrap superuser, as initdb creates it (no password until one is set).
             self._db.execute("INSERT OR IGNORE INTO roles VALUES (?, ?, 1, 1, 1, 1, NULL)",
                              (BOOTSTRAP_ROLE_OID, BOOTSTRAP_ROLE_NAME))
-        self._cache: dict[str, TableDef] = {}
+        self._cache: dict[tuple[int, str], TableDef] = {}  # by TableDef.key
+        self._schemas: dict[int, Namespace] = {}  # the user's schemas, by oid
         self._roles: dict[str, Role] = {}
         self._reserved: dict[str, tuple[int, int]] = {}  # counter -> (last given, last reserved)
         self._version = 0
@@ -135,11 +164,14 @@ class Catalog:
 
     def _load(self):
         with self._lock:
-            rows = self._db.execute("SELECT definition FROM tables").fetchall()
+            rows = self._db.execute("SELECT namespace, definition FROM tables").fetchall()
         self._cache = {}
-        for (text,) in rows:
-            t = table_from_json(json.loads(text))
-            self._cache[t.name] = t
+        for namespace, text in rows:
+            t = replace(table_from_json(json.loads(text)), namespace=namespace)
+            self._cache[t.key] = t
+        with self._lock:
+            self._schemas = {oid: Namespace(oid, name, owner) for oid, name, owner in
+                             self._db.execute("SELECT oid, name, owner FROM schemas")}
         with self._lock:
             self._roles = {r.name: r for r in map(_role_from_row, self._db.execute(
                 "SELECT oid, name, superuser, login, createrole, inherit, password FROM roles"))}
@@ -178,62 +210,96 @@ class Catalog:
         return self._version
 
     # --- tables --------------------------------------------------------------------------
-    def get_table(self, name: str) -> TableDef | None:
-        return self._cache.get(name)
+    def get_table(self, name: str, namespace: int = sch.PUBLIC_OID) -> TableDef | None:
+        """The committed table `name` of schema `namespace` (an oid)."""
+        return self._cache.get((namespace, name))
+
+    def table_by_id(self, table_id: int) -> TableDef | None:
+        """The committed definition of table `table_id`, None once it is dropped."""
+        with self._lock:
+            return next((t for t in self._cache.values() if t.id == table_id), None)
 
     def tables(self) -> list[TableDef]:
         with self._lock:  # changes of the cache happen under the lock
             values = list(self._cache.values())
-        return sorted(values, key=lambda t: t.name)
+        return sorted(values, key=lambda t: (t.name, t.namespace))
 
     def add_table(self, table: TableDef):
         with self._lock:
-            if table.name in self._cache:
+            if table.key in self._cache:
                 raise errors.DuplicateTable(f'relation "{table.name}" already exists')
-            self._db.execute("INSERT INTO tables VALUES (?, ?, ?)",
-                             (table.id, table.name, json.dumps(table_to_json(table))))
-            self._cache[table.name] = table
+            self._db.execute("INSERT INTO tables VALUES (?, ?, ?, ?)",
+                             (table.id, table.namespace, table.name,
+                              json.dumps(table_to_json(table))))
+            self._cache[table.key] = table
             self._version += 1
 
     def update_table(self, table: TableDef):
         """A new definition (statistics) of a committed table; nothing if it has been
         dropped (or replaced) meanwhile."""
         with self._lock:
-            current = self._cache.get(table.name)
+            current = self._cache.get(table.key)
             if current is None or current.id != table.id:
                 return
             self._db.execute("UPDATE tables SET definition = ? WHERE id = ?",
                              (json.dumps(table_to_json(table)), table.id))
-            self._cache[table.name] = table
+            self._cache[table.key] = table
             self._version += 1  # ANALYZE, and loads adding to the row estimate
 
-    def drop_table(self, name: str):
+    def drop_table(self, name: str, namespace: int = sch.PUBLIC_OID):
         with self._lock:
-            self._db.execute("DELETE FROM tables WHERE name = ?", (name,))
-            self._cache.pop(name, None)
+            self._db.execute("DELETE FROM tables WHERE namespace = ? AND name = ?",
+                             (namespace, name))
+            self._cache.pop((namespace, name), None)
             self._version += 1
+
+    # --- schemas -------------------------------------------------------------------------
+    def schemas(self) -> list[Namespace]:
+        """Every committed schema: PostgreSQL's built-in ones, then the user's, by oid."""
+        with self._lock:
+            mine = sorted(self._schemas.values(), key=lambda n: n.oid)
+        return list(sch.BUILTIN_NAMESPACES) + mine
+
+    def new_schema_oid(self) -> int:
+        """An oid for a new schema, from the tables' id counter: no table's oid
+        (16384 + its id) is ever the same."""
+        return FIRST_ROLE_OID + self.next_id("table")
 
     # --- transactional DDL ---------------------------------------------------------------
     def commit_transaction(self, txn: int, record: bool, created: list[TableDef],
-                           dropped: list[TableDef]) -> None:
+                           dropped: list[TableDef],
+                           namespaces: dict[int, Namespace | None] | None = None) -> None:
         """The commit point of transaction `txn`: in one SQLite transaction, its commit
         record (when it wrote on segments), the tables it created (their storage is then
-        accounted for) and the ones it dropped (their storage is noted for removal)."""
+        accounted for), the ones it dropped (their storage is noted for removal) and the
+        schemas it created, renamed or gave another owner (`namespaces`, by oid) or
+        dropped (None there)."""
+        namespaces = namespaces or {}
         with self._lock:
             for t in dropped:
-                if self._cache.get(t.name) is None or self._cache[t.name].id != t.id:
+                if self._cache.get(t.key) is None or self._cache[t.key].id != t.id:
                     raise errors.InternalError(f'table "{t.name}" changed under a lock')
+            gone = {t.key for t in dropped}
             for t in created:
-                if t.name in self._cache and all(d.name != t.name for d in dropped):
+                if t.key in self._cache and t.key not in gone:
                     raise errors.DuplicateTable(f'relation "{t.name}" already exists')
+            schemas = self._schemas_after(namespaces)
+            self._check_namespaces(schemas, created, gone)
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 for t in dropped:
                     self._db.execute("DELETE FROM tables WHERE id = ?", (t.id,))
                     self._db.execute("INSERT OR REPLACE INTO storage VALUES (?, ?)", (t.id, txn))
+                # A rename may swap two names: clear the changed rows first, so that no
+                # intermediate state breaks UNIQUE (name).
+                self._db.executemany("DELETE FROM schemas WHERE oid = ?",
+                                     [(oid,) for oid in namespaces])
+                self._db.executemany("INSERT INTO schemas VALUES (?, ?, ?)",
+                                     [(n.oid, n.name, n.owner) for n in namespaces.values()
+                                      if n is not None])
                 for t in created:
-                    self._db.execute("INSERT INTO tables VALUES (?, ?, ?)",
-                                     (t.id, t.name, json.dumps(table_to_json(t))))
+                    self._db.execute("INSERT INTO tables VALUES (?, ?, ?, ?)",
+                                     (t.id, t.namespace, t.name, json.dumps(table_to_json(t))))
                     self._db.execute("DELETE FROM storage WHERE table_id = ?", (t.id,))
                 if record:
                     self._db.execute("INSERT OR IGNORE INTO commits VALUES (?)", (txn,))
@@ -242,11 +308,48 @@ class Catalog:
                 self._db.execute("ROLLBACK")
                 raise
             for t in dropped:
-                self._cache.pop(t.name, None)
+                self._cache.pop(t.key, None)
             for t in created:
-                self._cache[t.name] = t
-            if created or dropped:
+                self._cache[t.key] = t
+            self._schemas = schemas
+            if created or dropped or namespaces:
                 self._version += 1
+
+    def _schemas_after(self, namespaces: dict[int, Namespace | None]) -> dict[int, Namespace]:
+        """The user's schemas once `namespaces` is applied; 42P06 for a name taken (by a
+        schema another transaction committed meanwhile)."""
+        after = dict(self._schemas)
+        for oid, ns in namespaces.items():
+            if ns is None:
+                after.pop(oid, None)
+            else:
+                after[oid] = ns
+        names = [n.name for n in after.values()] + [n.name for n in sch.BUILTIN_NAMESPACES]
+        for n in namespaces.values():
+            if n is not None and names.count(n.name) > 1:
+                raise errors.QueryError(f'schema "{n.name}" already exists', "42P06")
+        return after
+
+    def _check_namespaces(self, schemas: dict[int, Namespace], created: list[TableDef],
+                          gone: set) -> None:
+        """Every table must be in a schema that exists after the commit: a transaction's
+        new table in a schema another one dropped meanwhile is 3F000, and a schema this
+        one drops that another one put a table into meanwhile is 2BP01 (DDL on a schema
+        and on the tables in it do not wait for each other: they meet here)."""
+        builtin = {n.oid for n in sch.BUILTIN_NAMESPACES}
+        for t in created:
+            if t.namespace not in builtin and t.namespace not in schemas:
+                raise errors.QueryError(f"schema with OID {t.namespace} does not exist",
+                                        "3F000")
+        if self._schemas.keys() <= schemas.keys():
+            return  # no schema dropped: the committed tables keep theirs
+        for key, t in self._cache.items():
+            if key not in gone and t.namespace not in builtin and t.namespace not in schemas:
+                name = self._schemas[t.namespace].name
+                raise errors.QueryError(
+                    f'cannot drop schema {name} because other objects depend on it', "2BP01",
+                    detail=f"table {name}.{t.name} depends on schema {name}",
+                    hint="Use DROP ... CASCADE to drop the dependent objects too.")
 
     def note_storage(self, table_id: int, txn: int) -> None:
         """Before transaction `txn` creates storage for `table_id` on the segments: until
@@ -336,16 +439,16 @@ class Catalog:
 
 
 class SessionCatalog:
-    """The tables one statement sees (planner.schema.CatalogView): the committed catalog,
-    then the statement's transaction's own CREATEs and DROPs; names resolved as
-    PostgreSQL 15 resolves them.
+    """The schemas and tables one statement sees (planner.schema.CatalogView): the
+    committed catalog, then the statement's transaction's own CREATEs, DROPs and ALTER
+    SCHEMAs; names resolved as PostgreSQL 15 resolves them.
 
-    Only `public` holds tables; `pg_catalog` (searched first, implicitly, when search_path
-    does not list it) and `information_schema` hold the system catalog
-    (planner/system_tables.py), which the binder resolves before it asks this view. An unqualified name is looked up
-    in the schemas of search_path that exist (`"$user"` is the schema named like the user,
-    which does not exist unless the user is called public); it is created in the first
-    schema search_path lists that exists. A database name in front must be the session's.
+    `pg_catalog` (searched first, implicitly, when search_path does not list it) and
+    `information_schema` hold the system catalog (planner/system_tables.py), which the
+    binder resolves before it asks this view; `public` and the schemas users create hold
+    tables. An unqualified name is looked up in the schemas of search_path that exist
+    (`"$user"` is the schema named like the user); it is created in the first schema
+    search_path lists that exists. A database name in front must be the session's.
     """
 
     def __init__(self, catalog: Catalog, txn=None, search_path: list[str] | None = None,
@@ -353,25 +456,58 @@ class SessionCatalog:
         self.catalog = catalog
         self.txn = txn
         self.database = database
+        self._by_name = {n.name: n for n in self.namespaces()}
         listed = [user if s == "$user" else s
                   for s in (search_path if search_path is not None else ["$user", sch.PUBLIC])]
         self.explicit: list[str] = []  # the listed schemas that exist, in order, once each
         for s in listed:
-            if s in sch.SCHEMAS and s not in self.explicit:
+            if s in self._by_name and s not in self.explicit:
                 self.explicit.append(s)
         self.path = self.explicit if sch.PG_CATALOG in self.explicit else (
             [sch.PG_CATALOG] + self.explicit)
 
+    # --- schemas -------------------------------------------------------------------------
+    def namespaces(self) -> list[Namespace]:
+        """Every schema this transaction sees, by oid."""
+        found = {n.oid: n for n in self.catalog.schemas()}
+        if self.txn is not None:
+            for oid, ns in self.txn.namespaces.items():
+                if ns is None:
+                    found.pop(oid, None)
+                else:
+                    found[oid] = ns
+        return sorted(found.values(), key=lambda n: n.oid)
+
+    def namespace(self, name: str) -> Namespace | None:
+        return self._by_name.get(name)
+
+    def schema_name(self, oid: int) -> str:
+        """The name of the schema `oid` (of a table this view found)."""
+        return next(n.name for n in self._by_name.values() if n.oid == oid)
+
+    def schema_exists(self, name: str) -> bool:
+        return name in self._by_name
+
+    def check_schema(self, rel: RelationName) -> None:
+        """3F000 for a schema that does not exist."""
+        if rel.schema is not None and rel.schema not in self._by_name:
+            raise errors.QueryError(f'schema "{rel.schema}" does not exist', "3F000")
+
     # --- CatalogView ---------------------------------------------------------------------
     def get_table(self, name: str) -> TableDef | None:
         """An unqualified name through search_path."""
-        return self.visible(name) if sch.PUBLIC in self.path else None
+        for schema in self.path:
+            table = self.visible(self._by_name[schema].oid, name)
+            if table is not None:
+                return table
+        return None
 
     def lookup(self, rel: RelationName) -> TableDef | None:
         self.check_database(rel)
         if rel.schema is None:
             return self.get_table(rel.name)
-        return self.visible(rel.name) if rel.schema == sch.PUBLIC else None
+        ns = self._by_name.get(rel.schema)
+        return self.visible(ns.oid, rel.name) if ns is not None else None
 
     # --- the other ways statements name tables ---------------------------------------------
     @property
@@ -390,19 +526,10 @@ class SessionCatalog:
             raise errors.UndefinedTable(f'relation "{rel}" does not exist')
         return table
 
-    @staticmethod
-    def schema_exists(name: str) -> bool:
-        return name in sch.SCHEMAS
-
-    def check_schema(self, rel: RelationName) -> None:
-        """3F000 for a schema that does not exist."""
-        if rel.schema is not None and rel.schema not in sch.SCHEMAS:
-            raise errors.QueryError(f'schema "{rel.schema}" does not exist', "3F000")
-
-    def creation_name(self, rel: RelationName) -> str:
-        """The name a new table `rel` gets in public, or PostgreSQL's error for creating
-        it elsewhere (0A000 another database, 3F000 no such schema or none selected,
-        42501 pg_catalog)."""
+    def creation_target(self, rel: RelationName) -> tuple[Namespace, str]:
+        """The schema and name a new table `rel` gets, or PostgreSQL's error for creating
+        it there (0A000 another database, 3F000 no such schema or none selected, 42501
+        the system catalog's schemas)."""
         self.check_database(rel)
         if rel.schema is not None:
             self.check_schema(rel)
@@ -411,29 +538,36 @@ class SessionCatalog:
             schema = self.explicit[0]
         else:
             raise errors.QueryError("no schema has been selected to create in", "3F000")
-        if schema != sch.PUBLIC:
+        if schema in sch.SYSTEM_SCHEMAS:
             raise errors.QueryError(f'permission denied to create "{schema}.{rel.name}"',
                                     "42501", detail="System catalog modifications are "
                                     "currently disallowed.")
-        return rel.name
+        return self._by_name[schema], rel.name
 
     def tables(self) -> list[TableDef]:
         """Every table this transaction sees (in any schema: ANALYZE without names)."""
-        names = {t.name for t in self.catalog.tables()}
+        keys = {t.key for t in self.catalog.tables()}
         if self.txn is not None:
-            names |= set(self.txn.created)
-        return sorted((t for t in map(self.visible, names) if t is not None),
-                      key=lambda t: t.name)
+            keys |= set(self.txn.created)
+        return sorted((t for t in (self.visible(*k) for k in keys) if t is not None),
+                      key=lambda t: (t.name, t.namespace))
 
-    def visible(self, name: str) -> TableDef | None:
-        """The table named `name` in public as this transaction sees it."""
+    def tables_in(self, namespace: int) -> list[TableDef]:
+        """The tables of one schema this transaction sees, oldest first (the order
+        PostgreSQL's DROP SCHEMA ... CASCADE names them in)."""
+        return sorted((t for t in self.tables() if t.namespace == namespace),
+                      key=lambda t: t.id)
+
+    def visible(self, namespace: int, name: str) -> TableDef | None:
+        """The table `name` of schema `namespace` (an oid) as this transaction sees it."""
         txn = self.txn
+        key = (namespace, name)
         if txn is not None:
-            if name in txn.created:
-                return txn.created[name]
-            if name in txn.dropped:
+            if key in txn.created:
+                return txn.created[key]
+            if key in txn.dropped:
                 return None
-        return self.catalog.get_table(name)
+        return self.catalog.get_table(name, namespace)
 
     def check_database(self, rel: RelationName) -> None:
         """0A000 for a name qualified by another database than the session's."""

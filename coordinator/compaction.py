@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from coordinator.transaction import Transaction
+from coordinator.transaction import Transaction, relation_tag
 from planner import errors
 from planner.schema import TableDef
 
@@ -32,14 +32,14 @@ _AUTO_LOCK_WAIT = 0.0  # seconds: a busy table is left for later
 
 
 def compact(engine, table: TableDef, min_dead_fraction: float, lock_wait: float | None,
-            cancel=None) -> int:
+            cancel=None, schema: str = "") -> int:
     """Rewrite `table`'s chunks with at least `min_dead_fraction` deleted, in a
     transaction of its own. Returns the chunks rewritten (0: nothing committed)."""
     txn = Transaction(engine.catalog, engine.cluster, explicit=False, locks=engine.locks)
     ok = False
     try:
-        txn.lock(table.name, lock_wait, cancel)
-        current = engine.catalog.get_table(table.name)
+        txn.lock(relation_tag(table.namespace, schema, table.name), lock_wait, cancel)
+        current = engine.catalog.get_table(table.name, table.namespace)
         if current is None or current.id != table.id:
             return 0  # dropped (or replaced) meanwhile
         txn.begin_write()

@@ -9,27 +9,50 @@ sessions do not wait: they see the committed tables.
 
 Table names are resolved as PostgreSQL resolves them (coordinator/catalog.py
 `SessionCatalog`): `[[database.]schema.]name`, unqualified names through search_path,
-with PostgreSQL's errors for schemas and databases that do not exist.
+with PostgreSQL's errors for schemas and databases that do not exist; a name lock is on
+(schema oid, name). Schemas: coordinator/schema_ddl.py.
 """
 
 from __future__ import annotations
 
 from coordinator import autostats, compaction, load, table_stats
-from coordinator.pgwire.boundary import QueryResult, ResultKind
+from coordinator.pgwire.boundary import Notice, QueryResult, ResultKind
+from coordinator.transaction import LockTag, relation_tag, schema_tag
 from planner import errors, statements, types
-from planner.schema import ColumnDef, RelationName, TableDef, relation_name
+from planner.schema import ColumnDef, Namespace, RelationName, TableDef, relation_name
 from sqlglot import exp
 from coordinator import query
 
 
-def lock_name(session, txn, name: str) -> None:
-    """Lock table name `name` for `txn` until it ends, waiting at most lock_timeout."""
+def lock_name(session, txn, name: LockTag, shared: bool = False) -> None:
+    """Lock a table or schema name for `txn` until it ends, waiting at most lock_timeout."""
     ms = session.settings.milliseconds("lock_timeout")
-    txn.lock(name, ms / 1000.0 if ms > 0 else None, session.cancel.event)
+    txn.lock(name, ms / 1000.0 if ms > 0 else None, session.cancel.event, shared)
 
 
-def _command(tag: str) -> QueryResult:
-    return QueryResult(ResultKind.COMMAND, tag=lambda: tag)
+def _hold_schema(session, txn, schema: Namespace) -> None:
+    """Hold the name of the schema a table is created in shared: a DROP or ALTER SCHEMA
+    of it in another transaction waits for this one, and this one for theirs; 3F000 when
+    the schema is gone once the lock is ours."""
+    lock_name(session, txn, schema_tag(schema.name), shared=True)
+    if all(n.oid != schema.oid for n in session.catalog_view(txn).namespaces()):
+        raise errors.QueryError(f'schema "{schema.name}" does not exist', "3F000")
+
+
+def lock_table(session, txn, view, table: TableDef) -> None:
+    """Lock the name of `table` (found by `view`) for `txn`."""
+    lock_name(session, txn, relation_tag(table.namespace, view.schema_name(table.namespace),
+                                         table.name))
+
+
+def _command(tag: str, session=None, notices: list[Notice] | None = None) -> QueryResult:
+    """A command's result, with the NOTICEs client_min_messages lets through."""
+    shown = notices if notices and session is not None and session.wants_notices() else []
+    return QueryResult(ResultKind.COMMAND, tag=lambda: tag, notices=shown)
+
+
+def _exists_notice(name: str) -> Notice:
+    return Notice(f'relation "{name}" already exists, skipping', code="42P07")
 
 
 def _target_relation(tree) -> RelationName:
@@ -38,41 +61,52 @@ def _target_relation(tree) -> RelationName:
     return relation_name(target)
 
 
-def new_table(session, txn, name: str, columns: list[ColumnDef], policy_clause) -> TableDef:
-    """Create table `name` in `txn` (its name already locked by it)."""
+def new_table(session, txn, schema: Namespace, name: str, columns: list[ColumnDef],
+              policy_clause) -> TableDef:
+    """Create table `name` in `schema` in `txn` (its name already locked by it)."""
     if not columns:
         raise errors.FeatureNotSupported("tables without columns")
     policy = statements.dist_policy(policy_clause, columns)
-    table = TableDef(session.engine.catalog.next_id("table"), name, tuple(columns), policy)
+    table = TableDef(session.engine.catalog.next_id("table"), name, tuple(columns), policy,
+                     namespace=schema.oid)
     txn.create_table(table)
     return table
 
 
-def _exists_after_lock(session, txn, view, name: str) -> bool:
-    """Lock `name`, then whether a table of that name is visible (another transaction
-    may have committed one while this one waited)."""
-    lock_name(session, txn, name)
-    return view.visible(name) is not None
+def _exists(session, txn, view, schema: Namespace, name: str) -> bool:
+    """Whether table `name` of `schema` exists, its schema held and (when it does not
+    exist yet) its name locked by `txn`: another transaction may have committed one while
+    this one waited."""
+    _hold_schema(session, txn, schema)
+    if view.visible(schema.oid, name) is not None:
+        return True
+    lock_name(session, txn, relation_tag(schema.oid, schema.name, name))
+    return view.visible(schema.oid, name) is not None
 
 
-def create_table(session, st, txn) -> QueryResult:
+def create_table(session, st, txn, schema: Namespace | None = None) -> QueryResult:
+    """CREATE TABLE, in the schema its name or search_path gives, or in `schema` (a
+    schema element of CREATE SCHEMA: its name is the new schema's, if it has one)."""
     view = session.catalog_view(txn)
-    name = view.creation_name(_target_relation(st.tree))
-    if view.visible(name) is not None or _exists_after_lock(session, txn, view, name):
+    if schema is None:
+        schema, name = view.creation_target(_target_relation(st.tree))
+    else:
+        name = _target_relation(st.tree).name
+    if _exists(session, txn, view, schema, name):
         if st.if_not_exists:
-            return _command("CREATE TABLE")  # PostgreSQL: NOTICE ... already exists, skipping
+            return _command("CREATE TABLE", session, [_exists_notice(name)])
         raise errors.DuplicateTable(f'relation "{name}" already exists')
-    new_table(session, txn, name, st.columns, st.policy_clause)
+    new_table(session, txn, schema, name, st.columns, st.policy_clause)
     return _command("CREATE TABLE")
 
 
 def create_table_as(session, st, tree, txn, cancel) -> QueryResult:
     view = session.catalog_view(txn)
-    name = view.creation_name(_target_relation(tree))
+    schema, name = view.creation_target(_target_relation(tree))
     root, names = query.plan(session, tree.expression)  # its errors first, as in PostgreSQL
-    if view.visible(name) is not None or _exists_after_lock(session, txn, view, name):
+    if _exists(session, txn, view, schema, name):
         if st.if_not_exists:
-            return _command("CREATE TABLE AS")
+            return _command("CREATE TABLE AS", session, [_exists_notice(name)])
         raise errors.DuplicateTable(f'relation "{name}" already exists')
     aliases = [c.name for c in st.columns]
     if len(aliases) > len(names):
@@ -81,7 +115,7 @@ def create_table_as(session, st, tree, txn, cancel) -> QueryResult:
     for i, (n, f) in enumerate(zip(names, root.fields)):
         t = types.TEXT if f.type.kind is types.Kind.UNKNOWN else f.type
         cols.append(ColumnDef(aliases[i] if i < len(aliases) else n, t))
-    table = new_table(session, txn, name, cols, st.policy_clause)
+    table = new_table(session, txn, schema, name, cols, st.policy_clause)
     # A failure from here on fails the statement: its transaction's abort removes the table.
     rows = load.insert_plan(session, table, tree.expression, None, txn, cancel)
     load.note_rows(session, txn, table, rows, ctas=True)
@@ -90,36 +124,40 @@ def create_table_as(session, st, tree, txn, cancel) -> QueryResult:
 
 def drop_table(session, st, txn) -> QueryResult:
     view = session.catalog_view(txn)
-    names = []
+    names, notices = [], []
     for t in st.tree.find_all(exp.Table):
         rel = relation_name(t)
         view.check_database(rel)
         if rel.schema is not None and not view.schema_exists(rel.schema):
             if st.if_not_exists:
-                continue  # PostgreSQL: NOTICE schema ... does not exist, skipping
+                notices.append(Notice(f'schema "{rel.schema}" does not exist, skipping'))
+                continue
             view.check_schema(rel)
-        if view.lookup(rel) is None:
+        found = view.lookup(rel)
+        if found is None:
             if st.if_not_exists:
-                continue  # PostgreSQL: NOTICE table ... does not exist, skipping
+                notices.append(Notice(f'table "{rel.name}" does not exist, skipping'))
+                continue
             raise errors.UndefinedTable(f'table "{rel.name}" does not exist')
-        names.append(rel.name)
-    for name in names:
-        lock_name(session, txn, name)
-        table = view.visible(name)  # whatever holds the name now that it is ours
+        names.append(found)
+    for found in names:
+        lock_table(session, txn, view, found)
+        # whatever holds the name now that it is ours
+        table = session.catalog_view(txn).visible(found.namespace, found.name)
         if table is None:
             if st.if_not_exists:
                 continue
-            raise errors.UndefinedTable(f'table "{name}" does not exist')
+            raise errors.UndefinedTable(f'table "{found.name}" does not exist')
         txn.drop_table(table)
-    return _command("DROP TABLE")
+    return _command("DROP TABLE", session, notices)
 
 
 def truncate(session, tree, txn) -> QueryResult:
     view = session.catalog_view(txn)
     tables = [view.open(relation_name(t)) for t in tree.find_all(exp.Table)]
     for table in tables:
-        lock_name(session, txn, table.name)
-        current = view.visible(table.name)
+        lock_table(session, txn, view, table)
+        current = session.catalog_view(txn).visible(table.namespace, table.name)
         if current is None:
             raise errors.UndefinedTable(f'relation "{table.name}" does not exist')
         txn.truncate(current.id)
@@ -140,6 +178,6 @@ def analyze(session, st) -> QueryResult:
         if vacuum:
             ms = session.settings.milliseconds("lock_timeout")
             compaction.compact(session.engine, table, 0.0, ms / 1000.0 if ms > 0 else None,
-                               session.cancel.event)
+                               session.cancel.event, view.schema_name(table.namespace))
         table_stats.analyze_table(session, table)
     return _command("VACUUM" if vacuum else "ANALYZE")

@@ -22,7 +22,7 @@ from planner import plan as pl
 from planner.copy_options import CopyFormat, parse_copy_options
 from planner.bind import QueryBinder
 from planner.locus import GENERAL
-from planner.schema import PUBLIC, DistKind, RelationName, TableDef
+from planner.schema import DistKind, RelationName, TableDef
 from planner.system_tables import resolve_relation
 from segment.operators import base as ops
 from segment.ingest import convert, copy_binary, copy_text
@@ -279,7 +279,7 @@ def copy(session, spec: copy_statement.CopySpec, txn, cancel) -> QueryResult:
         source = exp.select(*[exp.column(c, quoted=True) if c != "*" else exp.Star()
                               for c in cols]).from_(
             exp.Table(this=exp.to_identifier(table.name, quoted=True),
-                      db=exp.to_identifier(PUBLIC, quoted=True)))
+                      db=exp.to_identifier(view.schema_name(table.namespace), quoted=True)))
     return _copy_to_stdout(session, source, fmt, opts, txn, cancel)
 
 

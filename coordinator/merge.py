@@ -12,9 +12,10 @@ from planner.schema import DistKind
 
 
 def run(session, tree, txn, cancel) -> QueryResult:
-    table = modify.target_table(session.catalog_view(txn), tree)
+    view = session.catalog_view(txn)
+    table = modify.target_table(view, tree)
     session.check_writable("MERGE")
-    ddl.lock_name(session, txn, table.name)
+    ddl.lock_table(session, txn, view, table)
     plans = merge.plan(session.catalog_view(txn), tree, session.engine.cluster.n_segments,
                        lambda n: query.run_initplan(session, n))
     txn.begin_write()

@@ -75,9 +75,10 @@ def _word(tree) -> str:
 
 def _locked_plan(session, tree, txn) -> modify.Modification:
     """The plan, made once the transaction holds the table's lock (read-only: 25006)."""
-    table = modify.target_table(session.catalog_view(txn), tree)
+    view = session.catalog_view(txn)
+    table = modify.target_table(view, tree)
     session.check_writable(_word(tree))
-    ddl.lock_name(session, txn, table.name)
+    ddl.lock_table(session, txn, view, table)
     return plan(session, tree, txn)
 
 

@@ -252,6 +252,11 @@ def _drop(catalog: Catalog, user: str, st: RoleStatement) -> None:
             if role.oid == BOOTSTRAP_ROLE_OID:
                 raise errors.QueryError(f"cannot drop role {role.name} because it is "
                                         "required by the database system", "2BP01")
+            owned = [n.name for n in catalog.schemas() if n.owner == role.oid]
+            if owned:  # a schema's owner must exist (committed schemas: the catalog's)
+                raise errors.QueryError(
+                    f'role "{role.name}" cannot be dropped because some objects depend on it',
+                    "2BP01", detail="\n".join(f"owner of schema {n}" for n in owned))
             del left[role.name]
             dropped.append(role)
         return [], dropped

@@ -20,8 +20,8 @@ import time
 
 from sqlglot import exp
 
-from coordinator import (alter, ddl, load, merge, modify, param_types, plan_cache, query, roles, sql_commands,
-                         system_catalog)
+from coordinator import (alter, ddl, load, merge, modify, param_types, plan_cache, query,
+                         roles, schema_ddl, sql_commands, system_catalog)
 from coordinator.catalog import SessionCatalog
 from coordinator.pgwire.boundary import (CancelToken, PreparedStatement, QueryResult,
                                          ResultColumn, ResultKind, TransactionStatus)
@@ -214,6 +214,10 @@ class Session:
             raise errors.QueryError(f"cannot execute {command} in a read-only transaction",
                                     "25006")
 
+    def wants_notices(self) -> bool:
+        """Whether client_min_messages lets NOTICEs through (it ranks LOG below NOTICE)."""
+        return self.settings.get("client_min_messages") not in ("warning", "error")
+
     def segment_wait(self) -> float:
         """raympp.segment_wait_timeout: how long a statement waits for a restarting segment."""
         return self.settings.milliseconds("raympp.segment_wait_timeout") / 1000.0
@@ -287,6 +291,9 @@ class Session:
             return command("DISCARD ALL", self.settings.reset("all"))
         if k is Kind.ROLE:
             return roles.execute(self, st.role)
+        if k is Kind.SCHEMA:
+            self.check_writable(st.schema.command)  # before any name is looked up
+            return self._with_txn(lambda txn: schema_ddl.execute(self, st.schema, txn))
         tree = st.tree
         if params and tree is not None:
             tree = bind_expr.substitute_params(tree, *self.substitution(stmt, params))
@@ -531,7 +538,7 @@ class Session:
     def _bind_session_info(self):
         session_info.SESSION_INFO.set(plan_cache.LentInfo({
             "user": self.user, "database": self.database,
-            "schema": self.catalog_view().current_schema, "pg_backend_pid": self.pid,
+            "schema": self.catalog_view(self.txn).current_schema, "pg_backend_pid": self.pid,
             "max_recursive_rows": self.settings.get("raympp.max_recursive_rows"),
             "random": self.random_seed,  # setseed() and the random() calls after it
             # pg_catalog's rows and the catalog functions' data

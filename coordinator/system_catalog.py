@@ -129,8 +129,15 @@ class SystemCatalog:
         return self._tables
 
     def relations(self) -> list[tuple[int, str, str]]:
-        return [(table_oid(t), sch.PUBLIC, t.name) for t in self.tables()] + [
+        return [(table_oid(t), self.view.schema_name(t.namespace), t.name)
+                for t in self.tables()] + [
             (r.oid, r.schema, r.name) for r in st.RELATIONS.values()]
+
+    def namespaces(self) -> list[tuple[str, int]]:
+        return [(n.name, n.oid) for n in self.view.namespaces()]
+
+    def _schema_name(self, oid: int) -> str:
+        return self.view.schema_name(oid)
 
     def search_path(self) -> list[str]:
         return list(self.view.path)
@@ -176,7 +183,7 @@ class SystemCatalog:
         for t in self.tables():
             cols = [(c.name, c.type, c.not_null, c.type.oid, c.type.typmod)
                     for c in t.columns]
-            out.append((table_oid(t), t.name, cn.PUBLIC_OID, "r", cols, t))
+            out.append((table_oid(t), t.name, t.namespace, "r", cols, t))
         for r in st.RELATIONS.values():
             cols = [(c.name, c.type, c.not_null, tid, mod)
                     for c, (tid, mod) in zip(r.columns, r.type_oids)]
@@ -184,8 +191,8 @@ class SystemCatalog:
         return out
 
     def _pg_catalog__pg_namespace(self):
-        for name, oid in cn.NAMESPACES.items():
-            yield {"oid": oid, "nspname": name, "nspowner": cn.BOOTSTRAP_ROLE_OID}
+        for n in self.view.namespaces():
+            yield {"oid": n.oid, "nspname": n.name, "nspowner": n.owner}
 
     def _pg_catalog__pg_class(self):
         for oid, name, nsp, kind, cols, table in self._relation_rows():
@@ -213,7 +220,7 @@ class SystemCatalog:
         for row in st.static_rows(relation):
             yield dict(zip(names, row))
         for t in self.tables():
-            yield {"oid": row_type_oid(t), "typname": t.name, "typnamespace": cn.PUBLIC_OID,
+            yield {"oid": row_type_oid(t), "typname": t.name, "typnamespace": t.namespace,
                    "typowner": cn.BOOTSTRAP_ROLE_OID, "typlen": -1, "typbyval": False,
                    "typtype": "c", "typcategory": "C", "typispreferred": False,
                    "typisdefined": True, "typdelim": ",", "typrelid": table_oid(t),
@@ -282,8 +289,7 @@ class SystemCatalog:
     def _pg_catalog__pg_tables(self):
         for oid, name, nsp, kind, _cols, table in self._relation_rows():
             if kind == "r":
-                schema = next(k for k, v in cn.NAMESPACES.items() if v == nsp)
-                yield {"schemaname": schema, "tablename": name,
+                yield {"schemaname": self._schema_name(nsp), "tablename": name,
                        "tableowner": self._owner_name(), "hasindexes": False,
                        "hasrules": False, "hastriggers": False, "rowsecurity": False}
 
@@ -346,21 +352,22 @@ class SystemCatalog:
 
     # --- information_schema --------------------------------------------------------------
     def _information_schema__schemata(self):
-        for name in cn.NAMESPACES:
-            yield {"catalog_name": self.session.database, "schema_name": name,
-                   "schema_owner": self._owner_name()}
+        owners = dict(self.roles())
+        for n in self.view.namespaces():
+            yield {"catalog_name": self.session.database, "schema_name": n.name,
+                   "schema_owner": owners.get(n.owner)}
 
     def _information_schema__tables(self):
-        for oid, name, nsp, kind, _cols, _t in self._relation_rows():
-            schema = next(k for k, v in cn.NAMESPACES.items() if v == nsp)
+        for oid, name, nsp, kind, _cols, table in self._relation_rows():
+            schema = self._schema_name(nsp)
             yield {"table_catalog": self.session.database, "table_schema": schema,
                    "table_name": name, "table_type": "BASE TABLE" if kind == "r" else "VIEW",
-                   "is_insertable_into": "NO" if nsp != cn.PUBLIC_OID else "YES",
+                   "is_insertable_into": "YES" if kind == "r" and table is not None else "NO",
                    "is_typed": "NO"}
 
     def _information_schema__columns(self):
-        for oid, name, nsp, kind, cols, _t in self._relation_rows():
-            schema = next(k for k, v in cn.NAMESPACES.items() if v == nsp)
+        for oid, name, nsp, kind, cols, table in self._relation_rows():
+            schema = self._schema_name(nsp)
             for i, (col, t, not_null, tid, _mod) in enumerate(cols, 1):
                 yield {"table_catalog": self.session.database, "table_schema": schema,
                        "table_name": name, "column_name": col, "ordinal_position": i,
@@ -370,7 +377,7 @@ class SystemCatalog:
                        "udt_name": cn.TYPE_NAMES.get(tid),
                        "dtd_identifier": str(i), "is_self_referencing": "NO",
                        "is_identity": "NO", "identity_cycle": "NO", "is_generated": "NEVER",
-                       "is_updatable": "NO" if nsp != cn.PUBLIC_OID else "YES"}
+                       "is_updatable": "YES" if table is not None else "NO"}
 
     def _information_schema__views(self):
         return iter(())

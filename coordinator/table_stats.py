@@ -34,7 +34,7 @@ def add_row_estimate(session, table: TableDef, added: int) -> None:
 
 def set_rows(session, table: TableDef, new_rows, columns=None) -> None:
     txn = session.txn
-    mine = txn.created.get(table.name) if txn is not None else None
+    mine = txn.created.get(table.key) if txn is not None else None
     if mine is not None and mine.id == table.id:
         # A table this transaction created: its statistics commit (or vanish) with it.
         stats = TableStats(new_rows(mine.stats.rows),
@@ -42,7 +42,7 @@ def set_rows(session, table: TableDef, new_rows, columns=None) -> None:
         txn.replace_created(replace(mine, stats=stats))
         return
     with catalog_lock(session):
-        current = session.engine.catalog.get_table(table.name)
+        current = session.engine.catalog.table_by_id(table.id)
         if current is not None and current.id == table.id:
             stats = TableStats(new_rows(current.stats.rows),
                                current.stats.columns if columns is None else columns)

@@ -24,7 +24,8 @@ unowned, idempotently, also at the coordinator's start.
 A transaction that creates, drops or truncates a table holds an exclusive lock on its
 name until it ends (`NameLocks`), as PostgreSQL's DDL holds its AccessExclusiveLock: a
 second transaction's DDL on that name waits (lock_timeout: 55P03; a cycle of waits: 40P01)
-and then sees the first one's outcome. Queries and writes do not take these locks: they
+and then sees the first one's outcome. CREATE, DROP and ALTER SCHEMA lock the schema's
+name exclusively, and CREATE TABLE holds the name of its table's schema shared. Queries and writes do not take these locks: they
 see the committed catalog (and their own transaction's changes) and never wait.
 
 Savepoints (SAVEPOINT, RELEASE, ROLLBACK TO) are marks in a block. `writes` counts the
@@ -52,7 +53,7 @@ from typing import Callable
 from coordinator import cluster as cl
 from coordinator.catalog import Catalog
 from planner import errors
-from planner.schema import TableDef
+from planner.schema import Namespace, TableDef
 
 log = logging.getLogger(__name__)
 
@@ -77,35 +78,64 @@ class Savepoint:
     mark: int | None = None  # the segments' mark of its pending rows (None: none written)
 
 
-class NameLocks:
-    """Exclusive locks on table names, each held by one transaction until it ends.
+@dataclass(frozen=True)
+class LockTag:
+    """What DDL locks: a relation by (schema oid, name), or a schema by name. `shown`
+    names it in messages (`relation "s.t"`, `schema "s"`) and takes no part in equality."""
 
-    `acquire` waits while another transaction holds the name, at most `timeout` seconds
-    (None: as long as it takes; then 55P03), stops when `cancel` is set (57014: a cancel
-    request or statement_timeout), and fails with 40P01 when waiting would close a cycle
-    of transactions waiting for each other (the waiter that finds the cycle fails, so one
-    of them does)."""
+    kind: str                  # "relation" or "schema"
+    key: tuple
+    shown: str = field(default="", compare=False)
+
+    def __str__(self) -> str:
+        return self.shown
+
+
+def relation_tag(namespace: int, schema: str, name: str) -> LockTag:
+    return LockTag("relation", (namespace, name), f'relation "{schema}.{name}"')
+
+
+def schema_tag(name: str) -> LockTag:
+    return LockTag("schema", (name,), f'schema "{name}"')
+
+
+class NameLocks:
+    """Locks on table and schema names (`LockTag`s), held by a transaction until it ends:
+    exclusive (DDL on the name), or shared (CREATE TABLE holds its schema's name shared,
+    so that a DROP SCHEMA or ALTER SCHEMA waits for it and it for them, as PostgreSQL's
+    AccessShareLock on the namespace and their AccessExclusiveLock do).
+
+    `acquire` waits while another transaction holds the name in a conflicting mode, at most
+    `timeout` seconds (None: as long as it takes; then 55P03), stops when `cancel` is set
+    (57014: a cancel request or statement_timeout), and fails with 40P01 when waiting would
+    close a cycle of transactions waiting for each other (the waiter that finds the cycle
+    fails, so one of them does)."""
 
     def __init__(self):
         self._cond = threading.Condition()
-        self._owner: dict[str, Transaction] = {}
-        self._waiting: dict[Transaction, str] = {}
+        self._owner: dict[LockTag, Transaction] = {}         # exclusive holders
+        self._sharers: dict[LockTag, set[Transaction]] = {}  # shared holders
+        self._waiting: dict[Transaction, tuple[LockTag, bool]] = {}  # (name, shared)
 
-    def acquire(self, txn: Transaction, name: str, timeout: float | None = None,
-                cancel: threading.Event | None = None) -> None:
+    def acquire(self, txn: Transaction, name: LockTag, timeout: float | None = None,
+                cancel: threading.Event | None = None, shared: bool = False) -> None:
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
             while True:
-                owner = self._owner.get(name)
-                if owner is None or owner is txn:
-                    self._owner[name] = txn
+                blockers = self._blockers(txn, name, shared)
+                if not blockers:
+                    if shared:
+                        self._sharers.setdefault(name, set()).add(txn)
+                    else:
+                        self._owner[name] = txn
                     txn.held.add(name)
                     return
-                if self._closes_cycle(txn, owner):
+                if self._closes_cycle(txn, blockers):
+                    blocker = min(blockers, key=lambda t: t.pid)
                     raise errors.QueryError(
                         "deadlock detected", "40P01",
-                        detail=f'Process {txn.pid} waits for a lock on relation "{name}"; '
-                               f"blocked by process {owner.pid}.")
+                        detail=f"Process {txn.pid} waits for a lock on {name}; "
+                               f"blocked by process {blocker.pid}.")
                 if cancel is not None and cancel.is_set():
                     raise errors.QueryCanceled(getattr(cancel, "reason", None)
                                                or errors.USER_CANCEL)
@@ -115,21 +145,32 @@ class NameLocks:
                     if remaining <= 0:
                         raise errors.LockNotAvailable("canceling statement due to lock timeout")
                     wait = min(wait, remaining)
-                self._waiting[txn] = name
+                self._waiting[txn] = (name, shared)
                 try:
                     self._cond.wait(wait)
                 finally:
                     self._waiting.pop(txn, None)
 
-    def _closes_cycle(self, txn: Transaction, owner: Transaction) -> bool:
-        seen = set()
-        t = owner
-        while t is not None and t not in seen:
+    def _blockers(self, txn: Transaction, name: LockTag, shared: bool) -> set[Transaction]:
+        """The other transactions holding `name` in a mode that conflicts with `shared`."""
+        owner = self._owner.get(name)
+        out = {owner} if owner is not None and owner is not txn else set()
+        if not shared:
+            out |= self._sharers.get(name, set()) - {txn}
+        return out
+
+    def _closes_cycle(self, txn: Transaction, blockers: set[Transaction]) -> bool:
+        seen, todo = set(), list(blockers)
+        while todo:
+            t = todo.pop()
             if t is txn:
                 return True
+            if t in seen:
+                continue
             seen.add(t)
             waits_for = self._waiting.get(t)
-            t = self._owner.get(waits_for) if waits_for is not None else None
+            if waits_for is not None:
+                todo.extend(self._blockers(t, *waits_for))
         return False
 
     def release_all(self, txn: Transaction) -> None:
@@ -137,6 +178,11 @@ class NameLocks:
             for name in txn.held:
                 if self._owner.get(name) is txn:
                     del self._owner[name]
+                sharers = self._sharers.get(name)
+                if sharers is not None:
+                    sharers.discard(txn)
+                    if not sharers:
+                        del self._sharers[name]
             txn.held.clear()
             self._cond.notify_all()
 
@@ -185,16 +231,18 @@ class Transaction:
         self.incarnations: list[int] | None = None
         self.segment_wait = cl.SEGMENT_WAIT_SECONDS  # raympp.segment_wait_timeout
         self.locks = locks if locks is not None else NameLocks()
-        self.held: set[str] = set()  # table names locked by this transaction
+        self.held: set[LockTag] = set()  # the names locked by this transaction
         self.pid = 0  # the session's backend pid, for deadlock messages
         # Whether a statement has run in it (SET TRANSACTION READ WRITE must come first).
         self.queried = False
-        # Its DDL, seen by itself only until commit: the tables it created, by name (their
-        # latest definition), the committed ones it dropped, and every table id whose
-        # storage it created on the segments.
-        self.created: dict[str, TableDef] = {}
-        self.dropped: dict[str, TableDef] = {}
+        # Its DDL, seen by itself only until commit: the tables it created, by TableDef.key
+        # (their latest definition), the committed ones it dropped, every table id whose
+        # storage it created on the segments, and the schemas it created or changed
+        # (their latest definition) or dropped (None), by oid.
+        self.created: dict[tuple[int, str], TableDef] = {}
+        self.dropped: dict[tuple[int, str], TableDef] = {}
         self.new_ids: set[int] = set()
+        self.namespaces: dict[int, Namespace | None] = {}
         self.ended = False
         # Statements that began writing, those of them no ROLLBACK TO can undo (DDL and
         # TRUNCATE: rows added are undone by the segments' savepoint marks), and the
@@ -212,9 +260,11 @@ class Transaction:
         self.after_commit: dict[str, Callable[[], None]] = {}
 
     # --- DDL -------------------------------------------------------------------------------
-    def lock(self, name: str, timeout: float | None = None, cancel=None) -> None:
-        """Hold the table name `name` exclusively until this transaction ends."""
-        self.locks.acquire(self, name, timeout, cancel)
+    def lock(self, name: LockTag, timeout: float | None = None, cancel=None,
+             shared: bool = False) -> None:
+        """Hold the table or schema name `name` (exclusively unless `shared`) until this
+        transaction ends."""
+        self.locks.acquire(self, name, timeout, cancel, shared)
 
     def create_table(self, table: TableDef) -> None:
         """Create `table`'s storage on every segment, visible to this transaction only."""
@@ -223,41 +273,48 @@ class Transaction:
         self.catalog.note_storage(table.id, self.id)
         self.new_ids.add(table.id)
         self.call_all("create_table", table)
-        self.created[table.name] = table
+        self.created[table.key] = table
 
     def drop_table(self, table: TableDef) -> None:
         """Hide `table` from this transaction; it is dropped for all at commit."""
         self.writes += 1
         self.fixed = self.writes
-        mine = self.created.get(table.name)
+        mine = self.created.get(table.key)
         if mine is not None and mine.id == table.id:
-            del self.created[table.name]  # its storage goes at the end (new_ids)
+            del self.created[table.key]  # its storage goes at the end (new_ids)
         else:
-            self.dropped[table.name] = table
+            self.dropped[table.key] = table
 
     def replace_table(self, old: TableDef, new: TableDef) -> None:
         """ALTER TABLE: `new` (same id, maybe another name) replaces `old` at commit; until
         then this transaction alone sees it. The storage stays (it is the same table)."""
         self.writes += 1
         self.fixed = self.writes
-        mine = self.created.get(old.name)
+        mine = self.created.get(old.key)
         if mine is not None and mine.id == old.id:
-            del self.created[old.name]
+            del self.created[old.key]
         else:
-            self.dropped[old.name] = old
-        self.created[new.name] = new
+            self.dropped[old.key] = old
+        self.created[new.key] = new
 
     def replace_created(self, table: TableDef) -> bool:
         """Keep a new definition (statistics) of a table this transaction created."""
-        mine = self.created.get(table.name)
+        mine = self.created.get(table.key)
         if mine is None or mine.id != table.id:
             return False
-        self.created[table.name] = table
+        self.created[table.key] = table
         return True
+
+    def change_namespace(self, oid: int, namespace: Namespace | None) -> None:
+        """Create, rename or give another owner to schema `oid` (None: drop it), seen by
+        this transaction only until commit (DDL: no ROLLBACK TO undoes it)."""
+        self.writes += 1
+        self.fixed = self.writes
+        self.namespaces[oid] = namespace
 
     @property
     def has_ddl(self) -> bool:
-        return bool(self.created or self.dropped or self.new_ids)
+        return bool(self.created or self.dropped or self.new_ids or self.namespaces)
 
     def begin_write(self) -> None:
         """Called before the transaction's first write: every segment learns of it (so a
@@ -344,7 +401,7 @@ class Transaction:
 
     def _commit(self) -> None:
         created, dropped = list(self.created.values()), list(self.dropped.values())
-        if not self.wrote and not created and not dropped:
+        if not self.wrote and not created and not dropped and not self.namespaces:
             return
         if self.wrote:
             try:
@@ -359,7 +416,8 @@ class Transaction:
         try:
             # The commit point: rows (segments roll the prepared deltas forward from here)
             # and catalog changes together.
-            self.catalog.commit_transaction(self.id, self.wrote, created, dropped)
+            self.catalog.commit_transaction(self.id, self.wrote, created, dropped,
+                                            self.namespaces)
         except BaseException:
             self.abort()
             raise
@@ -400,6 +458,7 @@ class Transaction:
                         log.warning("abort of transaction %d on segment %d: %s", self.id, seg, e)
             self.created.clear()
             self.dropped.clear()
+            self.namespaces.clear()
             self.after_commit.clear()
         finally:
             self._end()

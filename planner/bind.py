@@ -28,7 +28,8 @@ from planner import plan as pl
 from planner import row_aggregates
 from planner.bind_expr import AGGREGATES, STATISTICS, ExprBinder, find_aggregate, row_of
 from planner.typing_rules import agg_result_type
-from planner.schema import MODIFY_TARGET, ROW_ID, SEGMENT_ID, CatalogView, identifier, relation_name
+from planner.schema import (MODIFY_TARGET, ROW_ID, SEGMENT_ID, CatalogView, identifier,
+                            relation_name, schema_of)
 from planner.system_tables import resolve_relation
 from planner.scope import LayeredScope, Scope, ScopeColumn
 from planner.temporal import TEMPORAL, USECS_PER_DAY
@@ -407,8 +408,8 @@ class QueryBinder:
             fields = tuple(pl.Field(table.column(c).name, table.column(c).type) for c in cols)
             q = alias or name
             names = col_aliases + [f.name for f in fields][len(col_aliases):]
-            scope = Scope([ScopeColumn(q, n, f.type, hidden=c < 0,
-                                       schema=None if alias else "public")
+            schema = None if alias else schema_of(self.catalog, table)
+            scope = Scope([ScopeColumn(q, n, f.type, hidden=c < 0, schema=schema)
                            for n, f, c in zip(names, fields, cols)])
             return pl.Scan(table=table, columns=cols, fields=fields), scope
         if isinstance(rel, exp.Values):  # (VALUES (...), ...) AS v(a, b)
@@ -677,7 +678,10 @@ class QueryBinder:
                 continue
             for i in scope.star(star_of[0] or None):
                 c = scope.columns[i]
-                out.append(exp.column(c.name, c.qualifier, quoted=True))
+                # With its schema when FROM a.t, b.t has two tables called t.
+                db = c.schema if any(o.qualifier == c.qualifier and o.schema != c.schema
+                                     for o in scope.columns) else None
+                out.append(exp.column(c.name, c.qualifier, db=db, quoted=True))
         return out
 
     def _predicate(self, node, scope, clause: str, hook=None, subquery=None) -> ex.Expr:

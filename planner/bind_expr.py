@@ -213,15 +213,12 @@ class ExprBinder:
         if isinstance(node, exp.Column):
             if isinstance(node.this, exp.Star):
                 raise errors.SyntaxError_("'*' is not allowed here")
-            i = self.scope.resolve(node.name.lower() if not node.this.quoted else node.name,
-                                   identifier(node.args["table"]) if node.args.get("table") else None)
-            col = self.scope.columns[i]
             db = node.args.get("db")
-            if db is not None:  # schema.table.column: the table must be that schema's
-                schema = db.name if db.quoted else db.name.lower()
-                if col.schema != schema:
-                    raise errors.UndefinedTable(
-                        f'missing FROM-clause entry for table "{node.table}"')
+            # schema.table.column: the table must be that schema's
+            i = self.scope.resolve(node.name.lower() if not node.this.quoted else node.name,
+                                   identifier(node.args["table"]) if node.args.get("table") else None,
+                                   identifier(db) if db is not None else None)
+            col = self.scope.columns[i]
             return ex.ColumnRef(i, col.type, col.name)
         if isinstance(node, exp.Literal):
             if node.is_string:

@@ -18,16 +18,15 @@ from planner import schema as sch
 from planner.session_info import catalog_context
 from planner.types import Kind
 
-PG_CATALOG_OID = 11
-PUBLIC_OID = 2200
-INFORMATION_SCHEMA = "information_schema"
-INFORMATION_SCHEMA_OID = 13207      # its oid in PostgreSQL 15
+PG_CATALOG_OID = sch.PG_CATALOG_OID
+PUBLIC_OID = sch.PUBLIC_OID
+INFORMATION_SCHEMA = sch.INFORMATION_SCHEMA
+INFORMATION_SCHEMA_OID = sch.INFORMATION_SCHEMA_OID  # its oid in PostgreSQL 15
 FIRST_USER_OID = 16384              # FirstNormalObjectId: table oid = 16384 + table id
 DATABASE_OID = 5                    # the database's oid (PostgreSQL's "postgres")
 BOOTSTRAP_ROLE_OID = 10
 HEAP_AM_OID = 2
-NAMESPACES = {sch.PG_CATALOG: PG_CATALOG_OID, sch.PUBLIC: PUBLIC_OID,
-              INFORMATION_SCHEMA: INFORMATION_SCHEMA_OID}
+NAMESPACES = {n.name: n.oid for n in sch.BUILTIN_NAMESPACES}  # the built-in schemas
 
 
 # --- type names -------------------------------------------------------------------------------
@@ -63,6 +62,13 @@ def _ctx():
 def search_path() -> list[str]:
     ctx = _ctx()
     return ctx.search_path() if ctx is not None else [sch.PG_CATALOG, sch.PUBLIC]
+
+
+def namespaces() -> dict[str, int]:
+    """name -> oid of every schema the statement sees (the built-in ones outside a
+    session)."""
+    ctx = _ctx()
+    return dict(ctx.namespaces()) if ctx is not None else dict(NAMESPACES)
 
 
 def relations() -> list[tuple[int, str, str]]:
@@ -143,7 +149,7 @@ def reg_names(kind: Kind) -> dict[int, str]:
     if kind is Kind.REGPROC:
         return dict(REGPROC_NAMES)
     if kind is Kind.REGNAMESPACE:
-        return {oid: name for name, oid in NAMESPACES.items()}
+        return {oid: quote_ident(name) for name, oid in namespaces().items()}
     return role_names()
 
 
@@ -231,9 +237,10 @@ def reg_oid(kind: Kind, text: str) -> int:
         return hit[0]
     name = parts[-1]
     if kind is Kind.REGNAMESPACE:
-        if name not in NAMESPACES:
+        known = namespaces()
+        if name not in known:
             raise errors.QueryError(f'schema "{name}" does not exist', "3F000")
-        return NAMESPACES[name]
+        return known[name]
     if kind is Kind.REGROLE:
         hit = [oid for oid, n in role_names().items() if n == name]
         if not hit:

@@ -61,11 +61,20 @@ class TableStats:
 
 @dataclass(frozen=True, slots=True)
 class TableDef:
+    """A user table. `namespace` is the oid of its schema (public: 2200): a schema's
+    rename changes no table."""
+
     id: int
     name: str
     columns: tuple[ColumnDef, ...]
     policy: DistPolicy
     stats: TableStats = TableStats()
+    namespace: int = 2200  # PUBLIC_OID (below)
+
+    @property
+    def key(self) -> tuple[int, str]:
+        """What identifies the table by name: (schema oid, name)."""
+        return (self.namespace, self.name)
 
     def column_index(self, name: str) -> int | None:
         for i, c in enumerate(self.columns):
@@ -100,11 +109,30 @@ SYSTEM_COLUMNS = {SEGMENT_ID: ColumnDef("\0segment", types.INT4, True),
                   ROW_ID: ColumnDef("\0row", types.INT8, True)}
 
 
-# --- table names -------------------------------------------------------------------------
-PUBLIC = "public"            # the one schema that holds tables (CREATE SCHEMA: future work)
+# --- schemas and table names -------------------------------------------------------------
+PUBLIC = "public"            # the schema tables go to by default
 PG_CATALOG = "pg_catalog"    # exists, is searched first, holds the system catalog
 INFORMATION_SCHEMA = "information_schema"  # exists, holds the SQL standard's views
-SCHEMAS = frozenset({PUBLIC, PG_CATALOG, INFORMATION_SCHEMA})
+PUBLIC_OID = 2200            # PostgreSQL 15's oids of its built-in schemas
+PG_CATALOG_OID = 11
+INFORMATION_SCHEMA_OID = 13207
+BOOTSTRAP_ROLE_OID = 10
+# The schemas that hold the system catalog: no user table is created or dropped there.
+SYSTEM_SCHEMAS = frozenset({PG_CATALOG, INFORMATION_SCHEMA})
+
+
+@dataclass(frozen=True, slots=True)
+class Namespace:
+    """A schema (pg_namespace): its oid, name and owner (a role oid)."""
+
+    oid: int
+    name: str
+    owner: int = BOOTSTRAP_ROLE_OID
+
+
+# The schemas every database has, as PostgreSQL 15's initdb makes them.
+BUILTIN_NAMESPACES = (Namespace(PG_CATALOG_OID, PG_CATALOG), Namespace(PUBLIC_OID, PUBLIC),
+                      Namespace(INFORMATION_SCHEMA_OID, INFORMATION_SCHEMA))
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,9 +175,16 @@ def relation_name(table) -> RelationName:
 class CatalogView(Protocol):
     """The tables a statement can see. `get_table` looks an unqualified name up (through
     the search path); `lookup`, when a view has it, resolves a qualified RelationName
-    (raising 0A000 for another database) and returns None for a table that is not there."""
+    (raising 0A000 for another database) and returns None for a table that is not there;
+    `schema_name`, when a view has it, names the schema of a table's namespace oid."""
 
     def get_table(self, name: str) -> TableDef | None: ...
+
+
+def schema_of(catalog: CatalogView, table: TableDef) -> str:
+    """The name of a table's schema (a plain view holds public's tables only)."""
+    name = getattr(catalog, "schema_name", None)
+    return name(table.namespace) if name is not None else PUBLIC
 
 
 def lookup_relation(catalog: CatalogView, rel: RelationName) -> TableDef | None:

@@ -38,19 +38,29 @@ class Scope:
         # Unique per scope, so a subquery's own scope never takes its outer's markers.
         self.marker = marker
 
-    def resolve(self, name: str, qualifier: str | None = None) -> int:
+    def resolve(self, name: str, qualifier: str | None = None,
+                schema: str | None = None) -> int:
+        """The position of column `name` (of the table or alias `qualifier`, of the table
+        in `schema` for `schema.table.column`)."""
         if qualifier is not None and qualifier == self.marker:
             return int(name[1:])
         matches = [i for i, c in enumerate(self.columns)
                    if c.name == name and (qualifier is not None or not c.qualified_only)
-                   and (qualifier is None or c.qualifier == qualifier)]
+                   and (qualifier is None or c.qualifier == qualifier)
+                   and (schema is None or c.schema == schema)]
         if not matches:
-            if qualifier is not None and not any(c.qualifier == qualifier for c in self.columns):
+            if qualifier is not None and not any(
+                    c.qualifier == qualifier and (schema is None or c.schema == schema)
+                    for c in self.columns):
                 raise errors.UndefinedTable(
                     f'missing FROM-clause entry for table "{qualifier}"')
             shown = f"{qualifier}.{name}" if qualifier else name
             raise errors.UndefinedColumn(f'column "{shown}" does not exist')
         if len(matches) > 1:
+            if qualifier is not None and schema is None and \
+                    len({self.columns[i].schema for i in matches}) > 1:
+                # Two tables of one name from two schemas (FROM a.t, b.t): `t.c` names neither.
+                raise errors.QueryError(f'table reference "{qualifier}" is ambiguous', "42P09")
             raise errors.AmbiguousColumn(f'column reference "{name}" is ambiguous')
         return matches[0]
 
@@ -81,8 +91,9 @@ class LayeredScope(Scope):
         self.inner = inner
         self.outer = outer
 
-    def resolve(self, name: str, qualifier: str | None = None) -> int:
+    def resolve(self, name: str, qualifier: str | None = None,
+                schema: str | None = None) -> int:
         try:
-            return len(self.outer.columns) + self.inner.resolve(name, qualifier)
+            return len(self.outer.columns) + self.inner.resolve(name, qualifier, schema)
         except (errors.UndefinedColumn, errors.UndefinedTable):
-            return self.outer.resolve(name, qualifier)
+            return self.outer.resolve(name, qualifier, schema)

@@ -28,6 +28,9 @@ class CatalogContext(Protocol):
     def relations(self) -> list[tuple[int, str, str]]:
         """(oid, schema, name) of every relation: the user's tables and the system ones."""
 
+    def namespaces(self) -> list[tuple[str, int]]:
+        """(name, oid) of every schema the statement sees."""
+
     def search_path(self) -> list[str]:
         """The schemas searched for unqualified names, in order (pg_catalog included)."""
 

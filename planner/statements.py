@@ -16,7 +16,7 @@ from sqlglot import exp
 from sqlglot import tokens as sqltokens
 
 from planner import (analyze_statement, bind_json, clause_guard, copy_statement, errors,
-                     regex_rules, role_statement, types, volatile_calls)
+                     regex_rules, role_statement, schema_statement, types, volatile_calls)
 from planner.bind_array import catalog_array_names
 from planner.type_names import sql_type
 from planner.schema import ColumnDef, DistKind, DistPolicy, RelationName
@@ -60,6 +60,7 @@ class Kind(enum.Enum):
     EXECUTE = "EXECUTE"
     UNLOCK_ALL = "SELECT pg_advisory_unlock_all()"
     ROLE = "ROLE"  # CREATE/ALTER/DROP ROLE, USER, GROUP (planner/role_statement.py)
+    SCHEMA = "SCHEMA"  # CREATE/ALTER/DROP SCHEMA (planner/schema_statement.py)
     EMPTY = "EMPTY"
 
 
@@ -93,6 +94,8 @@ class Statement:
     relations: tuple[RelationName, ...] = ()
     # CREATE/ALTER/DROP ROLE
     role: role_statement.RoleStatement | None = None
+    # CREATE/ALTER/DROP SCHEMA
+    schema: schema_statement.SchemaStatement | None = None
     # DECLARE: binary, scroll (True/False/None), hold; FETCH/MOVE: direction, count (None:
     # ALL); NOTIFY: payload; PREPARE: types (SqlType per declared parameter); EXECUTE:
     # args (sqlglot expressions)
@@ -171,6 +174,8 @@ def classify(text: str) -> Statement:
         return Statement(Kind.COPY, text, copy=copy_statement.parse(text))
     if word in ("CREATE", "ALTER", "DROP") and second in ("ROLE", "USER", "GROUP"):
         return Statement(Kind.ROLE, text, role=role_statement.parse(text))
+    if word in ("CREATE", "ALTER", "DROP") and second == "SCHEMA":
+        return Statement(Kind.SCHEMA, text, schema=schema_statement.parse(text))
     if word in ("GRANT", "REVOKE"):
         # Refused, not accepted unenforced: nothing checks table privileges.
         raise errors.FeatureNotSupported(

@@ -86,8 +86,8 @@ def find(catalog, rel: sch.RelationName) -> SystemRelation | None:
         found = RELATIONS.get((schema, rel.name))
         if found is not None:
             return found
-        if schema == sch.PUBLIC and sch.lookup_relation(
-                catalog, sch.RelationName(rel.name, sch.PUBLIC)) is not None:
+        if schema not in sch.SYSTEM_SCHEMAS and sch.lookup_relation(
+                catalog, sch.RelationName(rel.name, schema)) is not None:
             return None
     return None
 

@@ -61,6 +61,16 @@ class CopyOut:
     row_count: Callable[[], int]
 
 
+@dataclass(frozen=True)
+class Notice:
+    """A NOTICE a statement sends before its result (severity NOTICE, SQLSTATE 00000
+    unless given): PostgreSQL's "drop cascades to ..." and "... skipping" messages."""
+
+    message: str
+    detail: str | None = None
+    code: str = "00000"
+
+
 @dataclass
 class QueryResult:
     """What executing one statement produced.
@@ -84,6 +94,8 @@ class QueryResult:
     # The session's TimeZone (a planner.time_zones.Zone) timestamptz text is shown in;
     # None: UTC.
     time_zone: object = None
+    # NOTICEs sent before the result (those client_min_messages lets through).
+    notices: list[Notice] = field(default_factory=list)
 
 
 @dataclass

@@ -334,6 +334,10 @@ class Session:
     async def _deliver(self, portal: Portal, max_rows: int, simple: bool) -> bool:
         """Send a result; False when a row limit suspended the portal."""
         result = portal.result
+        while result.notices:
+            n = result.notices.pop(0)
+            self.conn.send(backend.NoticeResponse(backend.Severity.NOTICE, n.code, n.message,
+                                                  n.detail))
         if result.kind is ResultKind.ROWS:
             if simple:
                 self.conn.send(portal.describe())

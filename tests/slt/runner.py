@@ -97,6 +97,8 @@ _CREATE = re.compile(r"^\s*CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(\"?[\w.]+\
                      re.IGNORECASE)
 _RENAME = re.compile(r"^\s*ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?[\w.\"]+\s+RENAME\s+TO\s+(\"?[\w.]+\"?)",
                      re.IGNORECASE)
+_CREATE_SCHEMA = re.compile(r"^\s*CREATE\s+SCHEMA\s+(?:IF\s+NOT\s+EXISTS\s+)?(\"?\w+\"?)",
+                            re.IGNORECASE)
 # The OIDs raympp can send; each is read back as the server's text, as psql shows it.
 _TEXT_OIDS = (16, 17, 19, 20, 21, 23, 25, 26, 114, 700, 701, 1042, 1043, 1082, 1083, 1114,
               1184, 1186, 1266, 1700, 2950, 3802)
@@ -152,6 +154,15 @@ class SltFile:
         for r in self.records:
             m = _CREATE.match(r.sql) or _RENAME.match(r.sql)
             if m and "raympp" not in r.skip and m.group(1) not in names:
+                names.append(m.group(1))
+        return names
+
+    def created_schemas(self) -> list[str]:
+        names = []
+        for r in self.records:
+            m = _CREATE_SCHEMA.match(r.sql)
+            if m and "raympp" not in r.skip and m.group(1).lower() != "authorization" \
+                    and m.group(1) not in names:
                 names.append(m.group(1))
         return names
 
@@ -633,7 +644,8 @@ class Runner:
     def run_file(self, slt: SltFile) -> FileOutcome:
         out = FileOutcome(slt.path, self.n_segments)
         tables = slt.created_tables()
-        self.drop(tables)
+        schemas = slt.created_schemas()
+        self.drop(tables, schemas)
         try:
             for index, record in enumerate(slt.records):
                 out.records_run += 1
@@ -642,13 +654,16 @@ class Runner:
                 if msg:
                     out.failures.append(Failure(record.line, self.sub(record.sql), msg))
         finally:
-            self.drop(tables)
+            self.drop(tables, schemas)
         return out
 
-    def drop(self, tables):
-        for t in tables:
+    def drop(self, tables, schemas=()):
+        """Drop the tables and schemas a file creates (the schemas with their tables)."""
+        statements = [f"DROP TABLE IF EXISTS {t}" for t in tables] + [
+            f"DROP SCHEMA IF EXISTS {s} CASCADE" for s in schemas]
+        for sql in statements:
             try:
-                self.raympp.run(f"DROP TABLE IF EXISTS {t}")
+                self.raympp.run(sql)
             except EngineError:
                 pass   # the failure that matters is reported by the record that used it
 

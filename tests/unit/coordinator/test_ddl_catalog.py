@@ -13,7 +13,7 @@ from sqlglot import exp
 
 from coordinator.catalog import Catalog, SessionCatalog
 from planner.analyze_statement import targets as analyze_targets
-from coordinator.transaction import NameLocks, collect_garbage
+from coordinator.transaction import NameLocks, collect_garbage, relation_tag, schema_tag
 from planner import errors, schema, system_tables, types
 from planner.schema import ColumnDef, DistKind, DistPolicy, RelationName, TableDef
 
@@ -27,6 +27,7 @@ class Txn:
 
     def __init__(self, pid=1):
         self.created, self.dropped, self.held, self.pid = {}, {}, set(), pid
+        self.namespaces = {}
 
 
 def _rel(sql_name: str) -> exp.Table:
@@ -73,11 +74,12 @@ def test_open_and_creation_names(cat):
     assert (e.sqlstate, e.message) == ("3F000", 'schema "nosuch" does not exist')
     e = error(view.open, RelationName("x", "public"))
     assert (e.sqlstate, e.message) == ("42P01", 'relation "public.x" does not exist')
-    assert view.creation_name(RelationName("x")) == "x"
-    assert view.creation_name(RelationName("x", "public", "db")) == "x"
-    e = error(view.creation_name, RelationName("x", "nosuch"))
+    public = schema.Namespace(schema.PUBLIC_OID, "public")
+    assert view.creation_target(RelationName("x")) == (public, "x")
+    assert view.creation_target(RelationName("x", "public", "db")) == (public, "x")
+    e = error(view.creation_target, RelationName("x", "nosuch"))
     assert (e.sqlstate, e.message) == ("3F000", 'schema "nosuch" does not exist')
-    e = error(view.creation_name, RelationName("x", "pg_catalog"))
+    e = error(view.creation_target, RelationName("x", "pg_catalog"))
     assert (e.sqlstate, e.message, e.detail) == (
         "42501", 'permission denied to create "pg_catalog.x"',
         "System catalog modifications are currently disallowed.")
@@ -98,12 +100,12 @@ def test_search_path(cat, path, found, current, creates):
     assert (view.get_table("t") is not None) == found
     assert view.current_schema == current
     if creates == "public":
-        assert view.creation_name(RelationName("x")) == "x"
+        assert view.creation_target(RelationName("x"))[1] == "x"
     elif creates is None:
-        e = error(view.creation_name, RelationName("x"))
+        e = error(view.creation_target, RelationName("x"))
         assert (e.sqlstate, e.message) == ("3F000", "no schema has been selected to create in")
     else:
-        assert error(view.creation_name, RelationName("x")).sqlstate == "42501"
+        assert error(view.creation_target, RelationName("x")).sqlstate == "42501"
 
 
 def test_user_named_public_has_its_schema(cat):
@@ -113,13 +115,13 @@ def test_user_named_public_has_its_schema(cat):
 def test_a_transactions_own_ddl(cat):
     txn = Txn()
     view = SessionCatalog(cat, txn, None, "alice", "db")
-    txn.dropped["t"] = cat.get_table("t")
-    txn.created["n"] = _table(2, "n")
+    txn.dropped[(schema.PUBLIC_OID, "t")] = cat.get_table("t")
+    txn.created[(schema.PUBLIC_OID, "n")] = _table(2, "n")
     assert view.get_table("t") is None and view.get_table("n").id == 2
     assert [t.name for t in view.tables()] == ["n"]
     other = SessionCatalog(cat, Txn(), None, "alice", "db")
     assert other.get_table("t").id == 1 and other.get_table("n") is None
-    txn.created["t"] = _table(3, "t")  # dropped, then created again
+    txn.created[(schema.PUBLIC_OID, "t")] = _table(3, "t")  # dropped, then created again
     assert view.get_table("t").id == 3
 
 
@@ -177,40 +179,45 @@ def test_collect_garbage(tmp_path):
 
 
 # --- name locks --------------------------------------------------------------------------------
+T = relation_tag(schema.PUBLIC_OID, "public", "t")
+
+
 def test_name_locks_wait_time_out_and_cancel():
     locks, a, b = NameLocks(), Txn(1), Txn(2)
-    locks.acquire(a, "t")
-    locks.acquire(a, "t")  # re-entrant for its holder
+    locks.acquire(a, T)
+    locks.acquire(a, T)  # re-entrant for its holder
     started = time.monotonic()
-    e = error(locks.acquire, b, "t", 0.2)
+    e = error(locks.acquire, b, T, 0.2)
     assert (e.sqlstate, e.message) == ("55P03", "canceling statement due to lock timeout")
     assert time.monotonic() - started >= 0.2
     cancel = threading.Event()
     cancel.reason = errors.STATEMENT_TIMEOUT
     threading.Timer(0.2, cancel.set).start()
-    e = error(locks.acquire, b, "t", None, cancel)
+    e = error(locks.acquire, b, T, None, cancel)
     assert (e.sqlstate, e.message) == ("57014", errors.STATEMENT_TIMEOUT)
     got = []
-    th = threading.Thread(target=lambda: (locks.acquire(b, "t"), got.append("b")))
+    th = threading.Thread(target=lambda: (locks.acquire(b, T), got.append("b")))
     th.start()
     time.sleep(0.2)
     assert got == []
     locks.release_all(a)
     th.join(5)
-    assert got == ["b"] and b.held == {"t"} and a.held == set()
+    assert got == ["b"] and b.held == {T} and a.held == set()
 
 
 def test_name_locks_detect_a_deadlock():
     locks, a, b = NameLocks(), Txn(11), Txn(22)
-    locks.acquire(a, "x")
-    locks.acquire(b, "y")
+    x, y = relation_tag(schema.PUBLIC_OID, "public", "x"), schema_tag("y")
+    locks.acquire(a, x)
+    locks.acquire(b, y)
     outcome = []
-    th = threading.Thread(target=lambda: (locks.acquire(a, "y"), outcome.append("a")))
+    th = threading.Thread(target=lambda: (locks.acquire(a, y), outcome.append("a")))
     th.start()
     time.sleep(0.2)
-    e = error(locks.acquire, b, "x")
+    e = error(locks.acquire, b, x)
     assert (e.sqlstate, e.message) == ("40P01", "deadlock detected")
-    assert e.detail == 'Process 22 waits for a lock on relation "x"; blocked by process 11.'
+    assert e.detail == \
+        'Process 22 waits for a lock on relation "public.x"; blocked by process 11.'
     locks.release_all(b)
     th.join(5)
     assert outcome == ["a"]
@@ -271,3 +278,32 @@ def test_copy_too_many_names():
     from planner import copy_statement
 
     assert error(copy_statement.parse, "COPY a.b.c.d FROM STDIN").sqlstate == "42601"
+
+
+def test_shared_name_locks():
+    """CREATE TABLE holds its schema's name shared: other sharers go on, an exclusive
+    request (DROP SCHEMA) waits for every one of them, and a cycle through a shared hold
+    is a deadlock."""
+    locks, a, b, c = NameLocks(), Txn(1), Txn(2), Txn(3)
+    s, x = schema_tag("s"), relation_tag(schema.PUBLIC_OID, "public", "x")
+    locks.acquire(a, s, shared=True)
+    locks.acquire(b, s, shared=True)
+    assert error(locks.acquire, c, s, 0.2).sqlstate == "55P03"
+    assert error(locks.acquire, a, s, 0.2).sqlstate == "55P03"  # b shares it too
+    locks.release_all(b)
+    locks.acquire(a, s)  # the only sharer may take it exclusively
+    assert error(locks.acquire, c, s, 0.2, None, True).sqlstate == "55P03"
+    locks.release_all(a)
+    # c shares s and waits for x (held by a); a waiting for s exclusively closes a cycle.
+    locks.acquire(a, x)
+    locks.acquire(c, s, shared=True)
+    got = []
+    th = threading.Thread(target=lambda: (locks.acquire(c, x, 5.0), got.append("c")))
+    th.start()
+    time.sleep(0.2)
+    e = error(locks.acquire, a, s)
+    assert (e.sqlstate, e.detail) == (
+        "40P01", 'Process 1 waits for a lock on schema "s"; blocked by process 3.')
+    locks.release_all(a)
+    th.join(5)
+    assert got == ["c"]  # the other one goes on once the chosen one ends
