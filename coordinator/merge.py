@@ -7,8 +7,25 @@ from coordinator import ddl, query
 from coordinator.modify import after_changes
 from coordinator.pgwire.boundary import QueryResult, ResultKind
 from coordinator.writer import TableWriter
-from planner import merge, modify
+from planner import errors, merge, modify
+from planner.explain import explain as explain_lines
 from planner.schema import DistKind
+
+
+def explain(session, tree, txn, cancel, analyze: bool) -> QueryResult:
+    """EXPLAIN MERGE: its two plans, the not-matched rows' first (ANALYZE is 0A000)."""
+    if analyze:
+        raise errors.FeatureNotSupported("EXPLAIN ANALYZE of MERGE")
+    n = session.engine.cluster.n_segments
+    plans = merge.plan(session.catalog_view(txn), tree, n,
+                       lambda node: query.run_initplan(session, node))
+    lines = []
+    for title, root in (("Not matched (rows kept, written last)", plans.not_matched),
+                        ("Matched", plans.matched)):
+        if root is not None:
+            lines += [f"{title}:"] + ["  " + line for line in explain_lines(root, n)]
+    lines.append(f"Segments: {n}")
+    return query.text_rows("QUERY PLAN", lines, "EXPLAIN")
 
 
 def run(session, tree, txn, cancel) -> QueryResult:

@@ -308,6 +308,9 @@ class Session:
             if st.inner.kind in (Kind.DELETE, Kind.UPDATE):
                 return self._with_txn(
                     lambda txn: modify.explain(self, inner, txn, cancel, st.analyze))
+            if st.inner.kind is Kind.MERGE:
+                return self._with_txn(
+                    lambda txn: merge.explain(self, inner, txn, cancel, st.analyze))
             return self._with_txn(lambda txn: query.explain(self, inner, txn, cancel, st.analyze))
         if k in _WRITE_COMMANDS:
             # As PostgreSQL's utility commands: refused before any name is looked up.

@@ -439,7 +439,7 @@ def _explain(text: str) -> Statement:
             analyze = analyze or m2.group(1).upper() == "ANALYZE"
             rest = m2.group(2)
     inner = classify(rest)
-    if inner.kind not in (Kind.QUERY, Kind.DELETE, Kind.UPDATE):
+    if inner.kind not in (Kind.QUERY, Kind.DELETE, Kind.UPDATE, Kind.MERGE):
         raise errors.FeatureNotSupported(f"EXPLAIN of {inner.kind.value}")
     return Statement(Kind.EXPLAIN, text, analyze=analyze, inner=inner)
 
