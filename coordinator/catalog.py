@@ -15,8 +15,15 @@ creation commits. What the list holds for a transaction that has ended is garbag
 transaction cut short by a crash, a removal that failed): coordinator/transaction.py
 `collect_garbage` removes it, also at start-up.
 
-`SessionCatalog` is what one statement of a session sees: the committed tables, then its
-transaction's own changes, with names resolved through search_path.
+Views (planner.schema.ViewDef) share the tables' namespace and their SQLite table: a
+row of `tables` holds a view when its definition says `"kind": "view"` (no storage is
+ever created for one). They commit with the tables, and `commit_transaction` checks
+that no view reads a relation that is not there after the commit (the name locks of
+coordinator/views.py make that hold; the check keeps a lost race from committing a
+view over nothing).
+
+`SessionCatalog` is what one statement of a session sees: the committed tables and views,
+then its transaction's own changes, with names resolved through search_path.
 
 `Catalog.version` counts the changes of committed tables (definitions and statistics) and
 of roles since the coordinator started: a plan made at one version holds while it is
@@ -39,8 +46,8 @@ from typing import Callable
 
 from planner import errors, types
 from planner import schema as sch
-from planner.schema import (ColumnDef, ColumnStats, DistKind, DistPolicy, RelationName, TableDef,
-                            TableStats)
+from planner.schema import (ColumnDef, ColumnStats, DistKind, DistPolicy, Relation,
+                            RelationName, TableDef, TableStats, ViewDef)
 from planner.system_tables import refuse_write
 
 _SCHEMA = """
@@ -128,6 +135,7 @@ class Catalog:
             self._db.execute("INSERT OR IGNORE INTO roles VALUES (?, ?, 1, 1, 1, 1, NULL)",
                              (BOOTSTRAP_ROLE_OID, BOOTSTRAP_ROLE_NAME))
         self._cache: dict[str, TableDef] = {}
+        self._views: dict[str, ViewDef] = {}
         self._roles: dict[str, Role] = {}
         self._reserved: dict[str, tuple[int, int]] = {}  # counter -> (last given, last reserved)
         self._version = 0
@@ -136,10 +144,10 @@ class Catalog:
     def _load(self):
         with self._lock:
             rows = self._db.execute("SELECT definition FROM tables").fetchall()
-        self._cache = {}
+        self._cache, self._views = {}, {}
         for (text,) in rows:
-            t = table_from_json(json.loads(text))
-            self._cache[t.name] = t
+            r = relation_from_json(json.loads(text))
+            (self._views if isinstance(r, ViewDef) else self._cache)[r.name] = r
         with self._lock:
             self._roles = {r.name: r for r in map(_role_from_row, self._db.execute(
                 "SELECT oid, name, superuser, login, createrole, inherit, password FROM roles"))}
@@ -186,9 +194,22 @@ class Catalog:
             values = list(self._cache.values())
         return sorted(values, key=lambda t: t.name)
 
+    def get_view(self, name: str) -> ViewDef | None:
+        return self._views.get(name)
+
+    def get_relation(self, name: str) -> Relation | None:
+        """The committed table or view named `name`."""
+        with self._lock:
+            return self._cache.get(name) or self._views.get(name)
+
+    def views(self) -> list[ViewDef]:
+        with self._lock:
+            values = list(self._views.values())
+        return sorted(values, key=lambda v: v.name)
+
     def add_table(self, table: TableDef):
         with self._lock:
-            if table.name in self._cache:
+            if table.name in self._cache or table.name in self._views:
                 raise errors.DuplicateTable(f'relation "{table.name}" already exists')
             self._db.execute("INSERT INTO tables VALUES (?, ?, ?)",
                              (table.id, table.name, json.dumps(table_to_json(table))))
@@ -214,27 +235,35 @@ class Catalog:
             self._version += 1
 
     # --- transactional DDL ---------------------------------------------------------------
-    def commit_transaction(self, txn: int, record: bool, created: list[TableDef],
-                           dropped: list[TableDef]) -> None:
+    def commit_transaction(self, txn: int, record: bool, created: list[Relation],
+                           dropped: list[Relation]) -> None:
         """The commit point of transaction `txn`: in one SQLite transaction, its commit
-        record (when it wrote on segments), the tables it created (their storage is then
-        accounted for) and the ones it dropped (their storage is noted for removal)."""
+        record (when it wrote on segments), the tables and views it created (the tables'
+        storage is then accounted for) and the ones it dropped (the tables' storage is
+        noted for removal). A view replaced by CREATE OR REPLACE is dropped and created
+        with the same id."""
         with self._lock:
             for t in dropped:
-                if self._cache.get(t.name) is None or self._cache[t.name].id != t.id:
-                    raise errors.InternalError(f'table "{t.name}" changed under a lock')
+                current = self._cache.get(t.name) or self._views.get(t.name)
+                if current is None or current.id != t.id:
+                    raise errors.InternalError(f'relation "{t.name}" changed under a lock')
             for t in created:
-                if t.name in self._cache and all(d.name != t.name for d in dropped):
+                if (t.name in self._cache or t.name in self._views) and all(
+                        d.name != t.name for d in dropped):
                     raise errors.DuplicateTable(f'relation "{t.name}" already exists')
+            self._check_dependencies(created, dropped)
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 for t in dropped:
                     self._db.execute("DELETE FROM tables WHERE id = ?", (t.id,))
-                    self._db.execute("INSERT OR REPLACE INTO storage VALUES (?, ?)", (t.id, txn))
+                    if isinstance(t, TableDef):
+                        self._db.execute("INSERT OR REPLACE INTO storage VALUES (?, ?)",
+                                         (t.id, txn))
                 for t in created:
                     self._db.execute("INSERT INTO tables VALUES (?, ?, ?)",
-                                     (t.id, t.name, json.dumps(table_to_json(t))))
-                    self._db.execute("DELETE FROM storage WHERE table_id = ?", (t.id,))
+                                     (t.id, t.name, json.dumps(relation_to_json(t))))
+                    if isinstance(t, TableDef):
+                        self._db.execute("DELETE FROM storage WHERE table_id = ?", (t.id,))
                 if record:
                     self._db.execute("INSERT OR IGNORE INTO commits VALUES (?)", (txn,))
                 self._db.execute("COMMIT")
@@ -242,11 +271,26 @@ class Catalog:
                 self._db.execute("ROLLBACK")
                 raise
             for t in dropped:
-                self._cache.pop(t.name, None)
+                (self._views if isinstance(t, ViewDef) else self._cache).pop(t.name, None)
             for t in created:
-                self._cache[t.name] = t
+                (self._views if isinstance(t, ViewDef) else self._cache)[t.name] = t
             if created or dropped:
                 self._version += 1
+
+    def _check_dependencies(self, created: list[Relation], dropped: list[Relation]) -> None:
+        """40001 when a view would read a relation that is not there after the commit:
+        a view created over one, or one dropped under a committed view."""
+        gone = {t.id for t in dropped} - {t.id for t in created}
+        after = ({t.id for t in self._cache.values()} | {v.id for v in self._views.values()}
+                 | {t.id for t in created}) - gone
+        replaced = {t.id for t in dropped}
+        views = [v for v in created if isinstance(v, ViewDef)] + [
+            v for v in self._views.values() if v.id not in replaced]
+        for v in views:
+            if any(d not in after for d in v.depends):
+                raise errors.QueryError(
+                    f'could not serialize access: view "{v.name}" reads a relation another '
+                    "transaction dropped", "40001")
 
     def note_storage(self, table_id: int, txn: int) -> None:
         """Before transaction `txn` creates storage for `table_id` on the segments: until
@@ -336,9 +380,9 @@ class Catalog:
 
 
 class SessionCatalog:
-    """The tables one statement sees (planner.schema.CatalogView): the committed catalog,
-    then the statement's transaction's own CREATEs and DROPs; names resolved as
-    PostgreSQL 15 resolves them.
+    """The tables and views one statement sees (planner.schema.CatalogView): the
+    committed catalog, then the statement's transaction's own CREATEs and DROPs; names
+    resolved as PostgreSQL 15 resolves them.
 
     Only `public` holds tables; `pg_catalog` (searched first, implicitly, when search_path
     does not list it) and `information_schema` hold the system catalog
@@ -363,11 +407,11 @@ class SessionCatalog:
             [sch.PG_CATALOG] + self.explicit)
 
     # --- CatalogView ---------------------------------------------------------------------
-    def get_table(self, name: str) -> TableDef | None:
+    def get_table(self, name: str) -> Relation | None:
         """An unqualified name through search_path."""
         return self.visible(name) if sch.PUBLIC in self.path else None
 
-    def lookup(self, rel: RelationName) -> TableDef | None:
+    def lookup(self, rel: RelationName) -> Relation | None:
         self.check_database(rel)
         if rel.schema is None:
             return self.get_table(rel.name)
@@ -379,7 +423,13 @@ class SessionCatalog:
         """current_schema(): the first schema search_path lists that exists, else NULL."""
         return self.explicit[0] if self.explicit else None
 
-    def open(self, rel: RelationName) -> TableDef:
+    def for_view(self, view: ViewDef) -> SessionCatalog:
+        """What `view`'s query reads: this transaction's relations, its names through the
+        search path of the view's creation (`view.search_path`: the schemas listed then,
+        `$user` resolved)."""
+        return SessionCatalog(self.catalog, self.txn, list(view.search_path), "", self.database)
+
+    def open(self, rel: RelationName) -> Relation:
         """A table that must exist, as PostgreSQL's table_openrv finds it (TRUNCATE, COPY,
         ANALYZE): a schema that does not exist is 3F000, a table that does not 42P01."""
         self.check_database(rel)
@@ -419,21 +469,28 @@ class SessionCatalog:
 
     def tables(self) -> list[TableDef]:
         """Every table this transaction sees (in any schema: ANALYZE without names)."""
-        names = {t.name for t in self.catalog.tables()}
+        return [t for t in self._relations() if isinstance(t, TableDef)]
+
+    def views(self) -> list[ViewDef]:
+        """Every view this transaction sees."""
+        return [v for v in self._relations() if isinstance(v, ViewDef)]
+
+    def _relations(self) -> list[Relation]:
+        names = {t.name for t in self.catalog.tables()} | {v.name for v in self.catalog.views()}
         if self.txn is not None:
             names |= set(self.txn.created)
         return sorted((t for t in map(self.visible, names) if t is not None),
                       key=lambda t: t.name)
 
-    def visible(self, name: str) -> TableDef | None:
-        """The table named `name` in public as this transaction sees it."""
+    def visible(self, name: str) -> Relation | None:
+        """The table or view named `name` in public as this transaction sees it."""
         txn = self.txn
         if txn is not None:
             if name in txn.created:
                 return txn.created[name]
             if name in txn.dropped:
                 return None
-        return self.catalog.get_table(name)
+        return self.catalog.get_relation(name)
 
     def check_database(self, rel: RelationName) -> None:
         """0A000 for a name qualified by another database than the session's."""
@@ -469,6 +526,25 @@ def _type_from_json(c: dict) -> types.SqlType:
 
 def _jsonable(v):
     return v if v is None or isinstance(v, (int, float, str, bool)) else str(v)
+
+
+def relation_to_json(r: Relation) -> dict:
+    if isinstance(r, TableDef):
+        return table_to_json(r)
+    return {"kind": "view", "id": r.id, "name": r.name,
+            "columns": [{"name": c.name, **_type_json(c.type)} for c in r.columns],
+            "query": r.query, "query_names": list(r.query_names),
+            "search_path": list(r.search_path), "depends": list(r.depends),
+            "definition": r.definition}
+
+
+def relation_from_json(d: dict) -> Relation:
+    if d.get("kind") != "view":
+        return table_from_json(d)
+    return ViewDef(d["id"], d["name"],
+                   tuple(ColumnDef(c["name"], _type_from_json(c)) for c in d["columns"]),
+                   d["query"], tuple(d["query_names"]), tuple(d["search_path"]),
+                   tuple(d["depends"]), d["definition"])
 
 
 def table_from_json(d: dict) -> TableDef:

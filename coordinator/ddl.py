@@ -1,4 +1,5 @@
-"""DDL: CREATE TABLE [AS], DROP TABLE, TRUNCATE, ANALYZE.
+"""DDL: CREATE TABLE [AS], TRUNCATE, ANALYZE (DROP: coordinator/drop.py; views:
+coordinator/views.py).
 
 CREATE, DROP and TRUNCATE run in the session's transaction (coordinator/transaction.py):
 a created table is visible to its transaction only and a dropped one hidden from it until
@@ -15,9 +16,9 @@ with PostgreSQL's errors for schemas and databases that do not exist.
 from __future__ import annotations
 
 from coordinator import autostats, load, table_stats
-from coordinator.pgwire.boundary import QueryResult, ResultKind
+from coordinator.pgwire.boundary import Notice, QueryResult, ResultKind
 from planner import errors, statements, types
-from planner.schema import ColumnDef, RelationName, TableDef, relation_name
+from planner.schema import ColumnDef, RelationName, TableDef, ViewDef, relation_name
 from sqlglot import exp
 from coordinator import query
 
@@ -88,32 +89,6 @@ def create_table_as(session, st, tree, txn, cancel) -> QueryResult:
     return _command(f"SELECT {rows}")
 
 
-def drop_table(session, st, txn) -> QueryResult:
-    view = session.catalog_view(txn)
-    names = []
-    for t in st.tree.find_all(exp.Table):
-        rel = relation_name(t)
-        view.check_database(rel)
-        if rel.schema is not None and not view.schema_exists(rel.schema):
-            if st.if_not_exists:
-                continue  # PostgreSQL: NOTICE schema ... does not exist, skipping
-            view.check_schema(rel)
-        if view.lookup(rel) is None:
-            if st.if_not_exists:
-                continue  # PostgreSQL: NOTICE table ... does not exist, skipping
-            raise errors.UndefinedTable(f'table "{rel.name}" does not exist')
-        names.append(rel.name)
-    for name in names:
-        lock_name(session, txn, name)
-        table = view.visible(name)  # whatever holds the name now that it is ours
-        if table is None:
-            if st.if_not_exists:
-                continue
-            raise errors.UndefinedTable(f'table "{name}" does not exist')
-        txn.drop_table(table)
-    return _command("DROP TABLE")
-
-
 def truncate(session, tree, txn) -> QueryResult:
     view = session.catalog_view(txn)
     tables = [view.open(relation_name(t)) for t in tree.find_all(exp.Table)]
@@ -122,15 +97,24 @@ def truncate(session, tree, txn) -> QueryResult:
         current = view.visible(table.name)
         if current is None:
             raise errors.UndefinedTable(f'relation "{table.name}" does not exist')
+        if isinstance(current, ViewDef):
+            raise errors.QueryError(f'"{current.name}" is not a table', "42809")
         txn.truncate(current.id)
         autostats.note_truncate(session, txn, current)
     return _command("TRUNCATE TABLE")
 
 
 def analyze(session, st) -> QueryResult:
-    """ANALYZE [table, ...]: rows, null fraction and distinct estimates per column."""
+    """ANALYZE [table, ...]: rows, null fraction and distinct estimates per column. A
+    view named is skipped with PostgreSQL's WARNING."""
     view = session.catalog_view(session.txn)
     tables = [view.open(rel) for rel in st.relations] if st.relations else view.tables()
+    word = "ANALYZE" if st.text.lstrip()[:7].upper() == "ANALYZE" else "VACUUM"
+    notices = []
     for table in tables:
+        if isinstance(table, ViewDef):
+            notices.append(Notice("WARNING", "01000", f'skipping "{table.name}" --- cannot '
+                                  f"{word.lower()} non-tables or special system tables"))
+            continue
         table_stats.analyze_table(session, table)
-    return _command("ANALYZE" if st.text.lstrip()[:7].upper() == "ANALYZE" else "VACUUM")
+    return QueryResult(ResultKind.COMMAND, tag=lambda: word, notices=notices)

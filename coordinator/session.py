@@ -20,8 +20,8 @@ import time
 
 from sqlglot import exp
 
-from coordinator import (ddl, load, param_types, plan_cache, query, roles, sql_commands,
-                         system_catalog)
+from coordinator import (ddl, drop, load, param_types, plan_cache, query, roles, sql_commands,
+                         system_catalog, views)
 from coordinator.catalog import SessionCatalog
 from coordinator.pgwire.boundary import (CancelToken, PreparedStatement, QueryResult,
                                          ResultColumn, ResultKind, TransactionStatus)
@@ -36,7 +36,11 @@ _BEGIN_WORDS = re.compile(r"(?is)^\s*(BEGIN(\s+(WORK|TRANSACTION)\b)?|START\s+TR
 _EXITS = (Kind.COMMIT, Kind.ROLLBACK, Kind.ROLLBACK_TO)
 # PostgreSQL's command names in "cannot execute %s in a read-only transaction".
 _WRITE_COMMANDS = {Kind.CREATE_TABLE: "CREATE TABLE", Kind.CREATE_TABLE_AS: "CREATE TABLE AS",
-                   Kind.DROP_TABLE: "DROP TABLE", Kind.TRUNCATE: "TRUNCATE TABLE"}
+                   Kind.DROP_TABLE: "DROP TABLE", Kind.TRUNCATE: "TRUNCATE TABLE",
+                   Kind.CREATE_VIEW: "CREATE VIEW", Kind.DROP_VIEW: "DROP VIEW"}
+# client_min_messages' levels, least severe first: a notice is sent from its level up.
+_MESSAGE_LEVELS = ("debug5", "debug4", "debug3", "debug2", "debug1", "log", "info", "notice",
+                   "warning", "error")
 PARSED = 64  # query texts whose parsed statement a session keeps (up to MAX_TEXT long)
 
 
@@ -171,9 +175,14 @@ class Session:
         self._start_statement(cancel)
         self.activity.start(stmt.sql)
         try:
-            return self._execute_statement(stmt, params, cancel)
+            result = self._execute_statement(stmt, params, cancel)
         finally:
             self.activity.finish()
+        if result.notices:
+            shown = _MESSAGE_LEVELS.index(self.settings.get("client_min_messages"))
+            result.notices = [n for n in result.notices
+                              if _MESSAGE_LEVELS.index(n.severity.lower()) >= shown]
+        return result
 
     def _execute_statement(self, stmt: PreparedStatement, params: list,
                            cancel: CancelToken) -> QueryResult:
@@ -306,7 +315,11 @@ class Session:
             return self._with_txn(lambda txn: ddl.create_table_as(self, st, tree, txn, cancel),
                                   writes=True)
         if k is Kind.DROP_TABLE:
-            return self._with_txn(lambda txn: ddl.drop_table(self, st, txn))
+            return self._with_txn(lambda txn: drop.drop(self, st, txn, "table"))
+        if k is Kind.DROP_VIEW:
+            return self._with_txn(lambda txn: drop.drop(self, st, txn, "view"))
+        if k is Kind.CREATE_VIEW:
+            return self._with_txn(lambda txn: views.create_view(self, st, txn))
         if k is Kind.ANALYZE:
             return ddl.analyze(self, st)
         if k is Kind.TRUNCATE:

@@ -14,7 +14,9 @@ commit point, and nothing of it becomes visible anywhere.
 DDL is transactional too. CREATE TABLE creates the table's storage on the segments at
 once (the id noted in the catalog first, so that a crash leaves collectable garbage, not
 a leak) but keeps the definition in the transaction (`created`); DROP TABLE only hides the
-table from the transaction (`dropped`). Other sessions see neither until the commit point,
+table from the transaction (`dropped`). CREATE [OR REPLACE] VIEW and DROP VIEW are
+catalog changes only, kept the same way (a replaced view is dropped and created with
+its id). Other sessions see neither until the commit point,
 where the catalog records the commit, the new tables and the removal of the dropped ones
 in one SQLite transaction (coordinator/catalog.py `commit_transaction`). Only after that
 (and after publishing) is the storage of dropped tables removed, and after an abort the
@@ -52,7 +54,7 @@ from typing import Callable
 from coordinator import cluster as cl
 from coordinator.catalog import Catalog
 from planner import errors
-from planner.schema import TableDef
+from planner.schema import Relation, TableDef, ViewDef
 
 log = logging.getLogger(__name__)
 
@@ -189,11 +191,11 @@ class Transaction:
         self.pid = 0  # the session's backend pid, for deadlock messages
         # Whether a statement has run in it (SET TRANSACTION READ WRITE must come first).
         self.queried = False
-        # Its DDL, seen by itself only until commit: the tables it created, by name (their
-        # latest definition), the committed ones it dropped, and every table id whose
-        # storage it created on the segments.
-        self.created: dict[str, TableDef] = {}
-        self.dropped: dict[str, TableDef] = {}
+        # Its DDL, seen by itself only until commit: the tables and views it created, by
+        # name (their latest definition), the committed ones it dropped, and every table
+        # id whose storage it created on the segments.
+        self.created: dict[str, Relation] = {}
+        self.dropped: dict[str, Relation] = {}
         self.new_ids: set[int] = set()
         self.ended = False
         # Statements that began writing, those of them no ROLLBACK TO can undo (DDL and
@@ -225,8 +227,18 @@ class Transaction:
         self.call_all("create_table", table)
         self.created[table.name] = table
 
-    def drop_table(self, table: TableDef) -> None:
-        """Hide `table` from this transaction; it is dropped for all at commit."""
+    def create_view(self, view: ViewDef, replaces: ViewDef | None = None) -> None:
+        """Make `view` visible to this transaction (in place of `replaces`, the view of
+        that name it sees, for CREATE OR REPLACE); it is created for all at commit."""
+        self.writes += 1
+        self.fixed = self.writes
+        if replaces is not None and self.created.get(replaces.name) is not replaces:
+            self.dropped[replaces.name] = replaces  # a committed view, replaced at commit
+        self.created[view.name] = view
+
+    def drop_table(self, table: Relation) -> None:
+        """Hide `table` (a table or a view) from this transaction; it is dropped for all
+        at commit."""
         self.writes += 1
         self.fixed = self.writes
         mine = self.created.get(table.name)

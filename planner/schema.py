@@ -83,6 +83,40 @@ class TableDef:
                 for k in self.policy.keys]
 
 
+@dataclass(frozen=True, slots=True)
+class ViewDef:
+    """A view (CREATE VIEW): a query bound anew wherever the view is read, as a subquery
+    with the view's columns (planner/view_expand.py).
+
+    `query` is the AS query as written; `columns` are the view's columns (names and types)
+    fixed at creation, as PostgreSQL fixes them (a `SELECT *` keeps the columns it had);
+    `query_names` the query's own output names then (the view's columns may be renamed by
+    a column list), by which its columns are picked when the query yields more columns
+    later (a view it reads was replaced with columns added). `search_path` is the one its
+    names were resolved through at creation (they resolve the same way each time), and
+    `depends` the ids of the tables and views it reads (DROP refuses to drop them, or
+    drops the view with CASCADE). `definition` is the query as sqlglot normalises it
+    (pg_views.definition, pg_get_viewdef)."""
+
+    id: int
+    name: str
+    columns: tuple[ColumnDef, ...]
+    query: str
+    query_names: tuple[str, ...]
+    search_path: tuple[str, ...]
+    depends: tuple[int, ...]
+    definition: str
+
+    def column_index(self, name: str) -> int | None:
+        for i, c in enumerate(self.columns):
+            if c.name == name:
+                return i
+        return None
+
+
+Relation = TableDef | ViewDef  # what a name in public holds: tables and views share names
+
+
 # --- table names -------------------------------------------------------------------------
 PUBLIC = "public"            # the one schema that holds tables (CREATE SCHEMA: future work)
 PG_CATALOG = "pg_catalog"    # exists, is searched first, holds the system catalog
@@ -128,14 +162,16 @@ def relation_name(table) -> RelationName:
 
 
 class CatalogView(Protocol):
-    """The tables a statement can see. `get_table` looks an unqualified name up (through
-    the search path); `lookup`, when a view has it, resolves a qualified RelationName
-    (raising 0A000 for another database) and returns None for a table that is not there."""
+    """The tables and views a statement can see. `get_table` looks an unqualified name up
+    (through the search path); `lookup`, when a view has it, resolves a qualified
+    RelationName (raising 0A000 for another database) and returns None for a relation that
+    is not there; `for_view`, when it has it, is the view of the catalog a view's query is
+    bound in (names through the search path of the view's creation)."""
 
-    def get_table(self, name: str) -> TableDef | None: ...
+    def get_table(self, name: str) -> Relation | None: ...
 
 
-def lookup_relation(catalog: CatalogView, rel: RelationName) -> TableDef | None:
+def lookup_relation(catalog: CatalogView, rel: RelationName) -> Relation | None:
     lookup = getattr(catalog, "lookup", None)
     if lookup is not None:
         return lookup(rel)

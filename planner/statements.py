@@ -16,7 +16,7 @@ from sqlglot import exp
 from sqlglot import tokens as sqltokens
 
 from planner import (analyze_statement, bind_json, clause_guard, copy_statement, errors,
-                     regex_rules, role_statement, types, volatile_calls)
+                     regex_rules, role_statement, types, view_statement, volatile_calls)
 from planner.bind_array import catalog_array_names
 from planner.type_names import sql_type
 from planner.schema import ColumnDef, DistKind, DistPolicy, RelationName
@@ -30,6 +30,8 @@ class Kind(enum.Enum):
     CREATE_TABLE = "CREATE TABLE"
     CREATE_TABLE_AS = "CREATE TABLE AS"
     DROP_TABLE = "DROP TABLE"
+    CREATE_VIEW = "CREATE VIEW"
+    DROP_VIEW = "DROP VIEW"
     INSERT = "INSERT"
     COPY = "COPY"
     TRUNCATE = "TRUNCATE"
@@ -89,6 +91,8 @@ class Statement:
     relations: tuple[RelationName, ...] = ()
     # CREATE/ALTER/DROP ROLE
     role: role_statement.RoleStatement | None = None
+    # CREATE [OR REPLACE] VIEW
+    view: view_statement.ViewStatement | None = None
     # DECLARE: binary, scroll (True/False/None), hold; FETCH/MOVE: direction, count (None:
     # ALL); NOTIFY: payload; PREPARE: types (SqlType per declared parameter); EXECUTE:
     # args (sqlglot expressions)
@@ -156,6 +160,8 @@ def classify(text: str) -> Statement:
                          else _one_identifier(rest, "CLOSE"))
     if word == "EXPLAIN":
         return _explain(text)
+    if word == "CREATE" and view_statement.is_create_view(text):
+        return Statement(Kind.CREATE_VIEW, text, view=view_statement.parse(text, parse_one))
     if word == "CREATE" and second in ("TABLE", "TEMP", "TEMPORARY", "UNLOGGED", "LOCAL",
                                        "GLOBAL"):
         if _TEMP.match(text):
@@ -180,9 +186,12 @@ def classify(text: str) -> Statement:
     if isinstance(tree, exp.Insert):
         return Statement(Kind.INSERT, text, tree)
     if isinstance(tree, exp.Drop):
-        if (tree.args.get("kind") or "").upper() != "TABLE":
-            raise errors.FeatureNotSupported(f"DROP {tree.args.get('kind')}")
-        return Statement(Kind.DROP_TABLE, text, tree, if_not_exists=bool(tree.args.get("exists")))
+        kind = (tree.args.get("kind") or "").upper()
+        if kind not in ("TABLE", "VIEW") or tree.args.get("materialized"):
+            raise errors.FeatureNotSupported(
+                f"DROP {'MATERIALIZED ' if tree.args.get('materialized') else ''}{kind}")
+        return Statement(Kind.DROP_TABLE if kind == "TABLE" else Kind.DROP_VIEW, text, tree,
+                         if_not_exists=bool(tree.args.get("exists")))
     if isinstance(tree, exp.TruncateTable):
         return Statement(Kind.TRUNCATE, text, tree)
     raise errors.FeatureNotSupported(f"statement {word} {second}".strip())

@@ -33,6 +33,18 @@ class ResultKind(enum.Enum):
     EMPTY = "empty"        # EmptyQueryResponse
 
 
+@dataclass(frozen=True)
+class Notice:
+    """A NoticeResponse a statement sends before its result (PostgreSQL's NOTICE and
+    WARNING messages, e.g. `drop cascades to view v`)."""
+
+    severity: str  # NOTICE | WARNING
+    code: str      # SQLSTATE: 00000 for a NOTICE, 01000 for a WARNING
+    message: str
+    detail: str | None = None
+    hint: str | None = None
+
+
 @dataclass
 class CopyIn:
     """Sink for COPY ... FROM STDIN. pgwire feeds raw CopyData payloads to `write`.
@@ -78,6 +90,8 @@ class QueryResult:
     copy_out: CopyOut | None = None
     # ParameterStatus messages to send after this statement (e.g. after SET DateStyle).
     parameter_status: dict[str, str] = field(default_factory=dict)
+    # Notices to send before the result (those client_min_messages lets through).
+    notices: list[Notice] = field(default_factory=list)
     # Rows in binary format when sent by the simple query protocol (FETCH from a BINARY
     # cursor); the extended protocol uses Bind's result formats, as PostgreSQL does.
     binary: bool = False

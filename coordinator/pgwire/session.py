@@ -321,6 +321,9 @@ class Session:
                                          self.cancel_token)
                 if simple and result.binary:
                     portal.format_codes = (codec.BINARY,)  # FETCH from a BINARY cursor
+                for n in result.notices:
+                    self.conn.send(backend.NoticeResponse(n.severity, n.code, n.message,
+                                                          n.detail, n.hint))
                 portal.start(result, self.cancel_token)
             if not await self._deliver(portal, max_rows, simple):
                 return  # suspended: the next Execute resumes it
