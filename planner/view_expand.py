@@ -60,6 +60,9 @@ def project(view: ViewDef, node: pl.Node, names: tuple[str, ...]) -> pl.Node:
                     f'view "{view.name}" cannot be read: its query now yields '
                     f'{"no" if not found else "more than one"} column "{n}"; recreate the view')
             positions.append(found[0])
+    if positions == list(range(len(node.fields))) and all(
+            f.name == c.name and f.type == c.type for f, c in zip(node.fields, view.columns)):
+        return node  # the query's columns are the view's: no projection to add
     exprs = []
     for col, p in zip(view.columns, positions):
         e: ex.Expr = ex.ColumnRef(p, node.fields[p].type, names[p])
