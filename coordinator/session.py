@@ -300,7 +300,8 @@ class Session:
         if k is Kind.QUERY:
             key = plan_cache.key(self, st.text, stmt.param_types, params) if shared_plan \
                 else None
-            return self._with_txn(lambda txn: query.select(self, tree, txn, cancel, key=key))
+            return self._with_txn(lambda txn: query.select(self, tree, txn, cancel, key=key,
+                                                           described=stmt.columns))
         if k is Kind.EXPLAIN:
             inner = st.inner.tree
             if params:

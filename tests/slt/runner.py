@@ -91,8 +91,8 @@ FLOAT_ABS_TOL = 1e-12   # sums that cancel to zero differ by rounding noise only
 _SQLSTATE = re.compile(r"^[0-9A-Z]{5}$")
 _DISTRIBUTED = re.compile(r"\s+DISTRIBUTED\s+(?:BY\s*\([^)]*\)|RANDOMLY|REPLICATED)",
                           re.IGNORECASE)
-_CREATE = re.compile(r"^\s*CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(\"?[\w.]+\"?)",
-                     re.IGNORECASE)
+_CREATE = re.compile(r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:RECURSIVE\s+)?(TABLE|VIEW)\s+"
+                     r"(?:IF\s+NOT\s+EXISTS\s+)?(\"?[\w.]+\"?)", re.IGNORECASE)
 # The OIDs raympp can send; each is read back as the server's text, as psql shows it.
 _TEXT_OIDS = (16, 17, 19, 20, 21, 23, 25, 26, 114, 700, 701, 1042, 1043, 1082, 1083, 1114,
               1184, 1186, 1266, 1700, 2950, 3802)
@@ -141,13 +141,15 @@ class SltFile:
     heavy: bool = False
     oracles: frozenset = frozenset({"duckdb"})   # the engines every statement is mirrored into
 
-    def created_tables(self) -> list[str]:
+    def created_tables(self) -> list[tuple[str, str]]:
+        """(TABLE or VIEW, name) of what the file creates, views first (CASCADE drops
+        the views over a table with it, as in PostgreSQL)."""
         names = []
         for r in self.records:
             m = _CREATE.match(r.sql)
-            if m and "raympp" not in r.skip and m.group(1) not in names:
-                names.append(m.group(1))
-        return names
+            if m and "raympp" not in r.skip and (m.group(1).upper(), m.group(2)) not in names:
+                names.append((m.group(1).upper(), m.group(2)))
+        return sorted(names, key=lambda kn: kn[0] != "VIEW")
 
 
 class ParseError(Exception):
@@ -637,9 +639,9 @@ class Runner:
         return out
 
     def drop(self, tables):
-        for t in tables:
+        for kind, t in tables:
             try:
-                self.raympp.run(f"DROP TABLE IF EXISTS {t}")
+                self.raympp.run(f"DROP {kind} IF EXISTS {t} CASCADE")
             except EngineError:
                 pass   # the failure that matters is reported by the record that used it
 
