@@ -1,0 +1,203 @@
+"""Without Ray: views in the catalog (stored with the tables, one namespace, committed with
+the transaction, dependencies checked at the commit point), in SessionCatalog, the
+dependents DROP finds, CREATE VIEW's parsing, and binding a view (columns fixed at
+creation, recursion, the relations a statement reads)."""
+
+from __future__ import annotations
+
+import pytest
+
+from coordinator.catalog import Catalog, SessionCatalog
+from coordinator.drop import dependents
+from planner import errors, statements, types, view_expand, view_statement
+from planner import plan as pl
+from planner.bind import QueryBinder
+from planner.schema import (ColumnDef, DistKind, DistPolicy, RelationName, TableDef,
+                            ViewDef)
+
+
+def _table(tid, name):
+    return TableDef(tid, name, (ColumnDef("k", types.INT8), ColumnDef("s", types.TEXT)),
+                    DistPolicy(DistKind.HASHED, (0,)))
+
+
+def _view(vid, name, query, columns, depends, names=None):
+    cols = tuple(ColumnDef(n, t) for n, t in columns)
+    return ViewDef(vid, name, cols, query, tuple(names or (c.name for c in cols)),
+                   ("public",), tuple(depends), query)
+
+
+class Txn:
+    """What SessionCatalog reads of a transaction."""
+
+    def __init__(self):
+        self.created, self.dropped, self.held = {}, {}, set()
+
+
+@pytest.fixture
+def cat(tmp_path):
+    c = Catalog(str(tmp_path))
+    c.add_table(_table(1, "t"))
+    yield c
+    c.close()
+
+
+def error(fn, *args) -> errors.QueryError:
+    with pytest.raises(errors.QueryError) as e:
+        fn(*args)
+    return e.value
+
+
+# --- the catalog -------------------------------------------------------------------------------
+def test_views_are_stored_with_the_tables_and_survive_a_restart(tmp_path, cat):
+    v = _view(2, "v", "SELECT k FROM t", [("k", types.INT8)], [1])
+    cat.commit_transaction(5, False, [v], [])
+    assert cat.get_view("v") == v and cat.get_relation("v") == v
+    assert cat.get_table("v") is None and [t.name for t in cat.tables()] == ["t"]
+    cat.close()
+    again = Catalog(str(tmp_path))
+    assert again.get_view("v") == v and [x.name for x in again.views()] == ["v"]
+    assert again.storage_rows() == []  # a view has no storage, created or dropped
+    again.commit_transaction(6, False, [], [v])
+    assert again.get_view("v") is None and again.storage_rows() == []
+    again.close()
+
+
+def test_tables_and_views_share_names(cat):
+    cat.commit_transaction(5, False, [_view(2, "v", "SELECT 1", [("x", types.INT4)], [])], [])
+    assert error(cat.add_table, _table(3, "v")).sqlstate == "42P07"
+    e = error(cat.commit_transaction, 6, False, [_view(4, "t", "SELECT 1",
+                                                       [("x", types.INT4)], [])], [])
+    assert e.sqlstate == "42P07"
+
+
+def test_commit_refuses_a_view_over_a_dropped_relation(cat):
+    v = _view(2, "v", "SELECT k FROM t", [("k", types.INT8)], [1])
+    # created over a relation that is not there after the commit
+    assert error(cat.commit_transaction, 5, False, [v], [cat.get_table("t")]).sqlstate == "40001"
+    assert error(cat.commit_transaction, 5, False,
+                 [_view(2, "v", "q", [("k", types.INT8)], [99])], []).sqlstate == "40001"
+    cat.commit_transaction(5, False, [v], [])
+    # dropping what a committed view reads, without the view
+    assert error(cat.commit_transaction, 6, False, [], [cat.get_table("t")]).sqlstate == "40001"
+    assert cat.get_table("t") is not None
+    # replaced (same id dropped and created), and dropped together with its table
+    v2 = _view(2, "v", "SELECT k, s FROM t", [("k", types.INT8), ("s", types.TEXT)], [1])
+    cat.commit_transaction(7, False, [v2], [v])
+    assert cat.get_view("v") == v2
+    cat.commit_transaction(8, False, [], [v2, cat.get_table("t")])
+    assert cat.get_relation("v") is None and cat.get_relation("t") is None
+
+
+def test_session_catalog_sees_views_of_its_transaction(cat):
+    v = _view(2, "v", "SELECT k FROM t", [("k", types.INT8)], [1])
+    txn = Txn()
+    txn.created["v"] = v
+    mine = SessionCatalog(cat, txn, ["public"])
+    other = SessionCatalog(cat, None, ["public"])
+    assert mine.lookup(RelationName("v")) == v and other.lookup(RelationName("v")) is None
+    assert [x.name for x in mine.views()] == ["v"] and [t.name for t in mine.tables()] == ["t"]
+    # a view's query reads through the search path of its creation
+    shadow = SessionCatalog(cat, txn, ["pg_catalog"])
+    assert shadow.get_table("t") is None
+    assert shadow.for_view(v).get_table("t").id == 1
+
+
+# --- DROP's dependents ---------------------------------------------------------------------------
+def test_dependents_depth_first_once_each():
+    t = _table(1, "t")
+    a = _view(2, "a", "", [], [1])
+    b = _view(3, "b", "", [], [2])
+    c = _view(4, "c", "", [], [1, 3])
+    self_reading = _view(5, "s", "", [], [5, 1])
+    got = dependents([c, b, a, self_reading], [t])
+    assert [(v.name, on.name) for v, on in got] == [("a", "t"), ("b", "a"), ("c", "b"),
+                                                   ("s", "t")]
+    # what is named itself is no dependent
+    assert [v.name for v, _ in dependents([a, b, c], [t, a])] == ["c", "b"]
+    assert dependents([self_reading], [self_reading]) == []
+
+
+# --- CREATE VIEW's text ---------------------------------------------------------------------------
+def _parse(text):
+    return view_statement.parse(text, statements.parse_one)
+
+
+def test_create_view_forms():
+    st = _parse('CREATE OR REPLACE VIEW s."V" (a, "B") AS SELECT 1, 2')
+    assert st.relation == RelationName("V", "s") and st.columns == ("a", "B") and st.replace
+    assert st.query == "SELECT 1, 2"
+    rec = _parse("CREATE RECURSIVE VIEW r (n) AS VALUES (1) UNION ALL SELECT n + 1 FROM r")
+    assert rec.query.startswith('WITH RECURSIVE "r" ("n") AS (VALUES (1)')
+    assert error(_parse, "CREATE RECURSIVE VIEW r AS SELECT 1").sqlstate == "42601"
+    assert error(_parse, "CREATE VIEW v AS").sqlstate == "42601"
+
+
+@pytest.mark.parametrize("text", [
+    "CREATE TEMP VIEW v AS SELECT 1",
+    "CREATE OR REPLACE TEMPORARY VIEW v AS SELECT 1",
+    "CREATE MATERIALIZED VIEW v AS SELECT 1",
+    "CREATE VIEW v WITH (security_barrier) AS SELECT 1",
+    "CREATE VIEW v AS SELECT 1 WITH LOCAL CHECK OPTION",
+    "CREATE VIEW v AS SELECT 1 WITH CHECK OPTION",
+])
+def test_refused_forms(text):
+    assert error(statements.classify, text).sqlstate == "0A000"
+
+
+def test_classify_drop_view():
+    st = statements.classify("DROP VIEW IF EXISTS a, b CASCADE")
+    assert st.kind is statements.Kind.DROP_VIEW and st.if_not_exists
+    assert st.tree.args.get("cascade")
+    assert statements.classify("CREATE VIEW v AS SELECT 1").kind is statements.Kind.CREATE_VIEW
+    assert error(statements.classify, "DROP MATERIALIZED VIEW m").sqlstate == "0A000"
+
+
+# --- binding ---------------------------------------------------------------------------------------
+class Catalog_:
+    """A planner CatalogView of a few relations."""
+
+    def __init__(self, *relations):
+        self.by_name = {r.name: r for r in relations}
+
+    def get_table(self, name):
+        return self.by_name.get(name)
+
+
+def _bind(catalog, sql):
+    binder = QueryBinder(catalog, [])
+    return binder, binder.bind(statements.parse_one(sql))
+
+
+def test_a_view_binds_as_its_columns():
+    t = _table(1, "t")
+    v = _view(2, "v", "SELECT k AS key, 'x' AS lit FROM t", [("key", types.INT8),
+                                                          ("lit", types.TEXT)], [1])
+    binder, bq = _bind(Catalog_(t, v), "SELECT * FROM v AS w(a) WHERE a > 1")
+    assert bq.names == ("a", "lit")
+    assert [f.type for f in bq.node.fields] == [types.INT8, types.TEXT]
+    assert [r.name for r in binder.reads] == ["v"]  # not the view's own reads
+
+
+def test_a_view_keeps_its_columns_when_its_query_yields_more():
+    t = _table(1, "t")
+    inner = _view(2, "vin", "SELECT k, s FROM t", [("k", types.INT8), ("s", types.TEXT)], [1])
+    outer = _view(3, "vout", "SELECT * FROM vin", [("k", types.INT8)], [2], names=["k"])
+    _b, bq = _bind(Catalog_(t, inner, outer), "SELECT * FROM vout")
+    assert bq.names == ("k",) and len(bq.node.fields) == 1
+
+
+def test_project_by_name_and_its_limits():
+    v = _view(3, "v", "", [("x", types.INT8)], [], names=["k"])
+    node = pl.Values(((), ), (pl.Field("s", types.TEXT), pl.Field("k", types.INT8)))
+    out = view_expand.project(v, node, ("s", "k"))
+    assert out.exprs[0].index == 1 and out.fields[0].name == "x"
+    e = error(view_expand.project, v, node, ("k", "k"))
+    assert e.sqlstate == "0A000" and "more than one" in e.message
+    same = _view(4, "w", "", [("s", types.TEXT), ("k", types.INT8)], [])
+    assert view_expand.project(same, node, ("s", "k")) is node
+
+
+def test_a_view_reaching_itself_is_42p17():
+    v = _view(2, "v", "SELECT * FROM v", [("x", types.INT4)], [2])
+    assert error(_bind, Catalog_(v), "SELECT * FROM v").sqlstate == "42P17"
