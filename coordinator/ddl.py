@@ -15,7 +15,7 @@ with PostgreSQL's errors for schemas and databases that do not exist.
 
 from __future__ import annotations
 
-from coordinator import autostats, load, table_stats
+from coordinator import autostats, compaction, load, table_stats
 from coordinator.pgwire.boundary import Notice, QueryResult, ResultKind
 from planner import errors, statements, types
 from planner.schema import ColumnDef, RelationName, TableDef, ViewDef, relation_name
@@ -105,16 +105,25 @@ def truncate(session, tree, txn) -> QueryResult:
 
 
 def analyze(session, st) -> QueryResult:
-    """ANALYZE [table, ...]: rows, null fraction and distinct estimates per column. A
-    view named is skipped with PostgreSQL's WARNING."""
+    """ANALYZE [table, ...]: rows, null fraction and distinct estimates per column.
+    VACUUM [table, ...] first compacts each table (coordinator/compaction.py: every chunk
+    with a deleted row rewritten), then analyzes it. A view named is skipped with
+    PostgreSQL's WARNING."""
+    vacuum = st.text.lstrip()[:7].upper() != "ANALYZE"
+    if vacuum and session.txn is not None and session.txn.explicit:
+        raise errors.QueryError("VACUUM cannot run inside a transaction block", "25001")
     view = session.catalog_view(session.txn)
     tables = [view.open(rel) for rel in st.relations] if st.relations else view.tables()
-    word = "ANALYZE" if st.text.lstrip()[:7].upper() == "ANALYZE" else "VACUUM"
+    word = "VACUUM" if vacuum else "ANALYZE"
     notices = []
     for table in tables:
         if isinstance(table, ViewDef):
             notices.append(Notice("WARNING", "01000", f'skipping "{table.name}" --- cannot '
                                   f"{word.lower()} non-tables or special system tables"))
             continue
+        if vacuum:
+            ms = session.settings.milliseconds("lock_timeout")
+            compaction.compact(session.engine, table, 0.0, ms / 1000.0 if ms > 0 else None,
+                               session.cancel.event)
         table_stats.analyze_table(session, table)
     return QueryResult(ResultKind.COMMAND, tag=lambda: word, notices=notices)

@@ -175,7 +175,13 @@ def select(session, tree, txn, cancel: CancelToken, cancel_event=None,
 def explain(session, tree, txn, cancel: CancelToken, analyze: bool) -> QueryResult:
     t0 = time.perf_counter()
     root, _names = plan(session, tree)
-    planning_ms = (time.perf_counter() - t0) * 1000
+    return explain_plan(session, root, txn, cancel, analyze,
+                        (time.perf_counter() - t0) * 1000)
+
+
+def explain_plan(session, root, txn, cancel: CancelToken, analyze: bool,
+                 planning_ms: float) -> QueryResult:
+    """EXPLAIN [ANALYZE]'s rows for a planned statement (ANALYZE runs it)."""
     n = session.engine.cluster.n_segments
     if analyze:
         qrun = run(session, root, txn, cancel, analyze=True)

@@ -20,14 +20,15 @@ import time
 
 from sqlglot import exp
 
-from coordinator import (ddl, drop, load, param_types, plan_cache, query, roles, sql_commands,
-                         system_catalog, views)
+from coordinator import (ddl, drop, load, modify, param_types, plan_cache, query, roles,
+                         sql_commands, system_catalog, views)
 from coordinator.catalog import SessionCatalog
 from coordinator.pgwire.boundary import (CancelToken, PreparedStatement, QueryResult,
                                          ResultColumn, ResultKind, TransactionStatus)
 from coordinator.settings import Settings, split_identifiers
 from coordinator.transaction import State, Transaction
 from planner import bind_expr, errors, session_info, statements, time_zones, types
+from planner import modify as planner_modify
 from planner.statements import Kind
 
 _pids = itertools.count(1)
@@ -306,6 +307,9 @@ class Session:
             inner = st.inner.tree
             if params:
                 inner = bind_expr.substitute_params(inner, *self.substitution(stmt, params))
+            if st.inner.kind in (Kind.DELETE, Kind.UPDATE):
+                return self._with_txn(
+                    lambda txn: modify.explain(self, inner, txn, cancel, st.analyze))
             return self._with_txn(lambda txn: query.explain(self, inner, txn, cancel, st.analyze))
         if k in _WRITE_COMMANDS:
             # As PostgreSQL's utility commands: refused before any name is looked up.
@@ -331,6 +335,8 @@ class Session:
             return self._with_txn(lambda txn: load.insert(self, tree, txn, cancel))
         if k is Kind.COPY:
             return self._with_txn(lambda txn: load.copy(self, st.copy, txn, cancel))
+        if k in (Kind.DELETE, Kind.UPDATE):
+            return self._with_txn(lambda txn: modify.run(self, tree, txn, cancel))
         raise errors.FeatureNotSupported(f"statement {k.value}")
 
     def _with_txn(self, run, writes: bool = False) -> QueryResult:
@@ -486,9 +492,16 @@ class Session:
             return ptypes
         inner = st.kind in (Kind.EXPLAIN, Kind.DECLARE)
         tree = st.inner.tree if inner and st.inner is not None else st.tree
-        if tree is None or st.kind not in (Kind.QUERY, Kind.INSERT, Kind.EXPLAIN, Kind.DECLARE):
+        if tree is None or st.kind not in (Kind.QUERY, Kind.INSERT, Kind.EXPLAIN, Kind.DECLARE,
+                                           Kind.DELETE, Kind.UPDATE):
             return ptypes
-        return param_types.infer(self.catalog_view(self.txn), tree, ptypes,
+        view = self.catalog_view(self.txn)
+        if isinstance(tree, (exp.Delete, exp.Update)):
+            try:
+                tree = planner_modify.inference_query(view, tree)
+            except errors.QueryError:
+                return ptypes  # the statement's own errors come when it runs
+        return param_types.infer(view, tree, ptypes,
                                  insert_target=lambda this: load._target(self, this))
 
     def describe_statement(self, st, ptypes) -> list[ResultColumn] | None:

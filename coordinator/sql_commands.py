@@ -52,6 +52,7 @@ from planner import errors, statements, types
 from planner.statements import Kind
 from planner import bind_expr
 from coordinator import load
+from coordinator import modify
 
 NOTIFY_PAYLOAD_LIMIT = 8000  # bytes, as PostgreSQL's NOTIFY_PAYLOAD_MAX_LENGTH
 
@@ -289,6 +290,10 @@ class SessionCommands:
         if st.kind is Kind.INSERT and st.tree is not None and st.tree.args.get("returning"):
             n = self.session.param_count(st)
             return load.returning_columns(self.session, st.tree, ptypes or [types.UNKNOWN] * n)
+        if st.kind in (Kind.DELETE, Kind.UPDATE) and st.tree is not None:
+            n = self.session.param_count(st)
+            return modify.returning_columns(self.session, st.tree,
+                                            ptypes or [types.UNKNOWN] * n)
         return None
 
     def _block(self, what: str):
@@ -498,7 +503,7 @@ class SessionCommands:
                                                   - len(declared))
         ptypes = self.session.infer_param_types(inner, ptypes)
         columns = self.session.describe_statement(inner, ptypes) \
-            if inner.kind in (Kind.QUERY, Kind.INSERT) else None
+            if inner.kind in (Kind.QUERY, Kind.INSERT, Kind.DELETE, Kind.UPDATE) else None
         self.statements.add_statement(st.name, PreparedStatement(inner.text, ptypes, columns,
                                                                  handle=inner))
         return _command("PREPARE")

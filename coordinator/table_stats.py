@@ -29,7 +29,7 @@ def catalog_lock(session):
 
 
 def add_row_estimate(session, table: TableDef, added: int) -> None:
-    set_rows(session, table, lambda old: old + added)
+    set_rows(session, table, lambda old: max(0, old + added))  # deletes subtract
 
 
 def set_rows(session, table: TableDef, new_rows, columns=None) -> None:

@@ -6,7 +6,9 @@
   Gather Merge, whose receiver merges the senders' sorted streams;
 - TO_EVERY: the same batch to every receiver (no copy): a Broadcast;
 - BY_HASH: rows split by motion.hashing.partition on the key columns, the one hash that
-  also places stored rows, so redistributed rows meet the stored rows of equal keys.
+  also places stored rows, so redistributed rows meet the stored rows of equal keys;
+- BY_SEGMENT: each row to the receiver its one key column names (an int32 segment id):
+  DELETE and UPDATE send the rows they found back to the segments that store them.
 An entry is None when that receiver gets no rows, so senders skip empty frames.
 
 Route is how rows travel, not what the plan asks for: the planner's MotionKind (which
@@ -29,6 +31,7 @@ class Route(enum.Enum):
     TO_ONE = enum.auto()
     TO_EVERY = enum.auto()
     BY_HASH = enum.auto()
+    BY_SEGMENT = enum.auto()
 
 
 def route(batch: pa.RecordBatch, how: Route, n_receivers: int,
@@ -50,8 +53,23 @@ def route(batch: pa.RecordBatch, how: Route, n_receivers: int,
         return [batch] * n_receivers
     if not key_indices:
         raise MotionError("Redistribute motion without hash keys", INTERNAL)
+    if how is Route.BY_SEGMENT:
+        return _by_segment(batch, key_indices[0], n_receivers)
     try:
         parts = hashing.partition(batch, list(key_indices), n_receivers, scales)
     except (TypeError, ValueError) as exc:
         raise MotionError(f"cannot redistribute: {exc}", INTERNAL) from None
     return [p if p.num_rows else None for p in parts]
+
+
+def _by_segment(batch: pa.RecordBatch, column: int, n_receivers: int
+                ) -> list[pa.RecordBatch | None]:
+    targets = batch.column(column).to_numpy(zero_copy_only=False)
+    if targets.min() < 0 or targets.max() >= n_receivers:
+        raise MotionError(f"row addressed to segment {int(targets.max())} of "
+                          f"{n_receivers}", INTERNAL)
+    out: list[pa.RecordBatch | None] = []
+    for seg in range(n_receivers):
+        mask = targets == seg
+        out.append(batch.filter(pa.array(mask)) if mask.any() else None)
+    return out

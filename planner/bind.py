@@ -28,7 +28,8 @@ from planner import plan as pl
 from planner import row_aggregates
 from planner.bind_expr import AGGREGATES, STATISTICS, ExprBinder, find_aggregate, row_of
 from planner.typing_rules import agg_result_type
-from planner.schema import CatalogView, Relation, ViewDef, identifier, relation_name
+from planner.schema import (MODIFY_TARGET, ROW_ID, SEGMENT_ID, CatalogView, Relation, ViewDef,
+                            identifier, relation_name)
 from planner.system_tables import resolve_relation
 from planner.scope import LayeredScope, Scope, ScopeColumn
 from planner.temporal import TEMPORAL, USECS_PER_DAY
@@ -420,11 +421,14 @@ class QueryBinder:
             if isinstance(table, ViewDef):
                 return self._view(table, alias, col_aliases)
             cols = tuple(range(len(table.columns)))
-            fields = tuple(pl.Field(c.name, c.type) for c in table.columns)
+            if rel.meta.get(MODIFY_TARGET):  # DELETE/UPDATE's target: where each row is
+                cols += (SEGMENT_ID, ROW_ID)
+            fields = tuple(pl.Field(table.column(c).name, table.column(c).type) for c in cols)
             q = alias or name
-            names = col_aliases + [c.name for c in table.columns][len(col_aliases):]
-            scope = Scope([ScopeColumn(q, n, c.type, schema=None if alias else "public")
-                           for n, c in zip(names, table.columns)])
+            names = col_aliases + [f.name for f in fields][len(col_aliases):]
+            scope = Scope([ScopeColumn(q, n, f.type, hidden=c < 0,
+                                       schema=None if alias else "public")
+                           for n, f, c in zip(names, fields, cols)])
             return pl.Scan(table=table, columns=cols, fields=fields), scope
         if isinstance(rel, exp.Values):  # (VALUES (...), ...) AS v(a, b)
             if alias is None:

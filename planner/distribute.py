@@ -64,6 +64,18 @@ def distribute_insert(source: pl.Node, table, n_segments: int = 2) -> pl.Node | 
     return _number_slices(rules.rewrite_distributed(ensure_entry(ins)))
 
 
+def place(node: pl.Node, n_segments: int) -> pl.Node:
+    """`node` with loci set and the Motions its own operators need; what goes above it is
+    the caller's (DELETE and UPDATE, planner/modify.py), which then calls `finish`."""
+    return _dist(node, n_segments)
+
+
+def finish(root: pl.Node) -> pl.Node:
+    """A placed plan made whole: a Gather to the coordinator if it ends on the segments,
+    the rewrites that need loci, and its slices numbered."""
+    return _number_slices(rules.rewrite_distributed(ensure_entry(root)))
+
+
 def ensure_entry(node: pl.Node) -> pl.Node:
     """`node` unchanged when it is already on the coordinator; else add one Gather."""
     if not node.locus.on_segments:

@@ -50,7 +50,8 @@ def explain(root: pl.Node, n_segments: int,
     def visit(node: pl.Node, depth: int, slice_id: int):
         pos = counters.get(slice_id, 0)
         counters[slice_id] = pos + 1
-        text = "  " * depth + _describe(node, n_segments)
+        # System columns' names start with NUL (planner/schema.py): shown without it.
+        text = "  " * depth + _describe(node, n_segments).replace("\0", "")
         text += f"  (rows={estimate.rows(node):.0f}"
         if node.locus is not None and not isinstance(node, pl.Motion):
             text += f" locus={node.locus.describe([f.name for f in node.fields])}"
@@ -92,7 +93,7 @@ def _describe(node: pl.Node, n: int) -> str:
             text += " merge=[" + ", ".join(k.describe() for k in node.sort_keys) + "]"
         return text
     if isinstance(node, pl.Scan):
-        cols = ", ".join(node.table.columns[c].name for c in node.columns)
+        cols = ", ".join(node.table.column(c).name for c in node.columns)
         text = f"Scan: {node.table.name}, columns=[{cols}]"
         if node.filter is not None:
             text += f", filter={ex.show(node.filter)}"
@@ -156,6 +157,8 @@ def _describe(node: pl.Node, n: int) -> str:
                     if node.keep is not None else ""))
     if isinstance(node, pl.Insert):
         return f"Insert: {node.table.name} ({node.table.policy.describe(node.table.columns)})"
+    if isinstance(node, pl.DeleteRows):
+        return f"Delete: {node.table.name}"
     return type(node).__name__
 
 

@@ -313,11 +313,32 @@ class HashJoin(Node):
 @dataclass(frozen=True, slots=True)
 class Insert(Node):
     """Write the child's rows into `table` on the segment where the row is (the child
-    arrives distributed as the table is); outputs one row: the number written."""
+    arrives distributed as the table is); outputs one row: the number written, or with
+    `returning` the rows written (UPDATE ... RETURNING computes over them)."""
 
     child: Node
     table: TableDef
     fields: tuple[Field, ...]
+    locus: Locus | None = None
+    returning: bool = False
+
+    def children(self):
+        return (self.child,)
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteRows(Node):
+    """Delete from `table`, on this segment, the rows whose ids the child's `row_id`
+    column holds (found by a scan of this statement's snapshot here: the child arrives
+    where the rows live). Outputs one row, the number deleted, when `count`; else the
+    child's rows that it deleted, each row id once (a row a join found twice is deleted
+    and passed on once, as PostgreSQL updates or deletes it once)."""
+
+    child: Node
+    table: TableDef
+    row_id: int
+    fields: tuple[Field, ...]
+    count: bool = True
     locus: Locus | None = None
 
     def children(self):
@@ -329,6 +350,9 @@ class MotionKind(enum.Enum):
     GATHER_MERGE = "Gather Merge"
     REDISTRIBUTE = "Redistribute"
     BROADCAST = "Broadcast"
+    # Each row to the segment its one hash_keys column (an int4 segment id) names, as
+    # Greenplum's Explicit Redistribute Motion: found target rows back to where they live.
+    EXPLICIT = "Explicit Redistribute"
 
 
 @dataclass(frozen=True, slots=True)

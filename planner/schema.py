@@ -14,6 +14,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from planner import errors
+from planner import types
 from planner.types import SqlType
 
 
@@ -81,6 +82,22 @@ class TableDef:
         """Scales of the distribution key columns for the hash (scaled-int numerics)."""
         return [self.columns[k].type.scale if self.columns[k].type.is_scaled_int else None
                 for k in self.policy.keys]
+
+    def column(self, position: int) -> ColumnDef:
+        """The column at a Scan position: a table column, or a system column (negative)."""
+        return self.columns[position] if position >= 0 else SYSTEM_COLUMNS[position]
+
+
+# System columns a Scan can read besides the table's own (negative positions). They are
+# internal: DELETE and UPDATE read them for their target table (planner/modify.py) and no
+# name a user can write reaches them ("\0" cannot occur in a query's text).
+SEGMENT_ID = -1  # the segment the row is stored on (int4)
+ROW_ID = -2      # where on its segment: chunk number << 32 | position in the chunk (int8)
+# The sqlglot `meta` key that marks DELETE's or UPDATE's target table in the query that
+# finds its rows: the binder gives that relation the system columns.
+MODIFY_TARGET = "raympp_modify_target"
+SYSTEM_COLUMNS = {SEGMENT_ID: ColumnDef("\0segment", types.INT4, True),
+                  ROW_ID: ColumnDef("\0row", types.INT8, True)}
 
 
 @dataclass(frozen=True, slots=True)

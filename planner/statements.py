@@ -33,6 +33,8 @@ class Kind(enum.Enum):
     CREATE_VIEW = "CREATE VIEW"
     DROP_VIEW = "DROP VIEW"
     INSERT = "INSERT"
+    DELETE = "DELETE"
+    UPDATE = "UPDATE"
     COPY = "COPY"
     TRUNCATE = "TRUNCATE"
     ANALYZE = "ANALYZE"
@@ -185,6 +187,10 @@ def classify(text: str) -> Statement:
         return Statement(Kind.QUERY, text, tree)
     if isinstance(tree, exp.Insert):
         return Statement(Kind.INSERT, text, tree)
+    if isinstance(tree, exp.Delete):
+        return Statement(Kind.DELETE, text, tree)
+    if isinstance(tree, exp.Update):
+        return Statement(Kind.UPDATE, text, tree)
     if isinstance(tree, exp.Drop):
         kind = (tree.args.get("kind") or "").upper()
         if kind not in ("TABLE", "VIEW") or tree.args.get("materialized"):
@@ -402,7 +408,7 @@ def _explain(text: str) -> Statement:
             analyze = analyze or m2.group(1).upper() == "ANALYZE"
             rest = m2.group(2)
     inner = classify(rest)
-    if inner.kind not in (Kind.QUERY,):
+    if inner.kind not in (Kind.QUERY, Kind.DELETE, Kind.UPDATE):
         raise errors.FeatureNotSupported(f"EXPLAIN of {inner.kind.value}")
     return Statement(Kind.EXPLAIN, text, analyze=analyze, inner=inner)
 

@@ -24,7 +24,8 @@ CONTROL_THREADS = 8
 # What `checked` may call: everything that reads or writes a transaction's state.
 CHECKED_METHODS = frozenset({
     "begin", "write", "truncate", "prepare", "create_table", "drop_table", "table_rows",
-    "analyze", "insert_select", "copy_from_file", "motion_endpoint", "mark", "rollback_to"})
+    "analyze", "insert_select", "copy_from_file", "motion_endpoint", "mark", "rollback_to",
+    "compact"})
 
 
 # A segment that dies is restarted by Ray on its node (placement pins it there); its

@@ -55,6 +55,7 @@ class SegmentWorker:
                                     MOTION_MEMORY_BYTES)
         self._lock = threading.Lock()
         self._running = 0
+        self._vacuuming = False
         # What the slices of one query running here share (cancel event, memory budget),
         # until the last of them ends; and the queries cancelled lately, so that a slice
         # that starts after its query's cancel stops at once.
@@ -113,12 +114,36 @@ class SegmentWorker:
 
     def commit(self, txn_id: int) -> None:
         self.store.commit(txn_id)
+        self._vacuum_when_idle()
+
+    def compact(self, txn_id: int, table_id: int, min_dead_fraction: float) -> int:
+        self._check_txn(txn_id)
+        return self.store.compact(txn_id, table_id, min_dead_fraction)
+
+    def _vacuum_when_idle(self) -> None:
+        """Delete the files commits removed (TRUNCATE, compaction, replaced deletion
+        files) while no slice runs here: only a query running now can hold a snapshot
+        that still names them. In a thread: the caller is a query's or commit's reply."""
+        with self._lock:
+            if self._running or self._vacuuming or not self.store.has_garbage:
+                return
+            self._vacuuming = True
+
+        def run():
+            try:
+                self.store.vacuum()
+            except Exception as e:  # noqa: BLE001 - garbage stays for the next try
+                log.warning("segment %s: vacuum: %s", self.segment_id, e)
+            finally:
+                with self._lock:
+                    self._vacuuming = False
+        threading.Thread(target=run, name="vacuum", daemon=True).start()
 
     def abort(self, txn_id: int) -> None:
         self.store.abort(txn_id)
 
     def table_rows(self, table_id: int, txn_id: int | None = None) -> int:
-        return sum(c.rows for c in self.store.snapshot(table_id, txn_id))
+        return sum(c.live_rows for c in self.store.snapshot(table_id, txn_id))
 
     def analyze(self, table: TableDef) -> ShardSample:
         """This shard's statistics for ANALYZE: rows, and per column nulls and a KMV
@@ -131,7 +156,7 @@ class SegmentWorker:
             sketch = np.empty(0, np.uint64)
             nulls = 0
             for chunk in chunks:
-                arr = self.store.read(chunk, [col.name]).column(0).combine_chunks()
+                arr = self.store.read_live(chunk, [col.name]).column(0).combine_chunks()
                 nulls += arr.null_count
                 sketch = kmv.update(sketch, arr, kmv.KMV_SIZE, scale)
             lows = [c.stats[col.name].min for c in chunks
@@ -140,7 +165,7 @@ class SegmentWorker:
                      if col.name in c.stats and c.stats[col.name].max is not None]
             columns[col.name] = ColumnSample(nulls, sketch, min(lows) if lows else None,
                                              max(highs) if highs else None)
-        return ShardSample(sum(c.rows for c in chunks), columns)
+        return ShardSample(sum(c.live_rows for c in chunks), columns)
 
     # --- queries -------------------------------------------------------------------------
     def motion_endpoint(self):
@@ -162,6 +187,7 @@ class SegmentWorker:
                 idle = self._running == 0
             if idle:
                 heap.at_idle()
+                self._vacuum_when_idle()
 
     def run_slices(self, tasks: tuple[SliceTask, ...]) -> tuple[SliceResult, ...]:
         """Run the slices of one query that this segment has a part in, all at once (one
@@ -197,7 +223,7 @@ class SegmentWorker:
             return self._running
 
     def _run_slice(self, task: SliceTask) -> SliceResult:
-        if task.txn_id is not None and any(isinstance(n, pl.Insert)
+        if task.txn_id is not None and any(isinstance(n, (pl.Insert, pl.DeleteRows))
                                            for n in pl.walk(task.motion)):
             self._check_txn(task.txn_id)
         ctx = self._context(task.query_id, task.txn_id, task.analyze, task.work_mem)

@@ -84,7 +84,8 @@ def _table_columns(node: pl.Node) -> tuple[pl.Scan | None, list[int]]:
     """The unfiltered Scan under `node` and, per output column of `node`, the table column
     it is; (None, []) when an output is computed or rows are filtered."""
     if isinstance(node, pl.Scan):
-        return (node, list(node.columns)) if node.filter is None else (None, [])
+        plain = node.filter is None and min(node.columns, default=0) >= 0  # no system column
+        return (node, list(node.columns)) if plain else (None, [])
     if isinstance(node, pl.Project):
         scan, below = _table_columns(node.child)
         if scan is None or not all(isinstance(e, ex.ColumnRef) for e in node.exprs):

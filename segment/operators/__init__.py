@@ -3,6 +3,7 @@ node type in base's registry (importing this package registers them all)."""
 
 from segment.operators import (  # noqa: F401
     append,
+    delete_rows,
     expand,
     filter,
     generate_series,

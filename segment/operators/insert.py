@@ -19,6 +19,13 @@ class InsertOp:
         if ctx.store is None or ctx.txn_id is None:
             raise RuntimeError("Insert runs on a segment, inside a transaction")
         batches = (b for b in self.child.execute(ctx) if b.num_rows)
+        if self.node.returning:
+            # RETURNING computes over the rows written: keep them until the write is done
+            # (all or nothing), then pass them on.
+            kept = list(batches)
+            ctx.store.write(ctx.txn_id, self.node.table.id, kept)
+            yield from kept
+            return
         rows = ctx.store.write(ctx.txn_id, self.node.table.id, batches)
         yield pa.record_batch([pa.array([rows], pa.int64())], schema=self.schema)
 

@@ -21,7 +21,8 @@ from planner import plan as pl
 ROUTES = {pl.MotionKind.GATHER: motion_route.Route.TO_ONE,
           pl.MotionKind.GATHER_MERGE: motion_route.Route.TO_ONE,
           pl.MotionKind.BROADCAST: motion_route.Route.TO_EVERY,
-          pl.MotionKind.REDISTRIBUTE: motion_route.Route.BY_HASH}
+          pl.MotionKind.REDISTRIBUTE: motion_route.Route.BY_HASH,
+          pl.MotionKind.EXPLICIT: motion_route.Route.BY_SEGMENT}
 
 
 def scales_of(motion: pl.Motion) -> list[int | None]:

@@ -7,30 +7,39 @@ combined), and small chunks or heavily filtered ones are concatenated, so operat
 see large batches. Columns a chunk stores dictionary-encoded stay so (base.register says
 who decodes them). Which chunks exist as of the query's snapshot is the store's business
 (segment/storage); this operator only asks for `snapshot(table_id, txn_id)` and `read`.
+
+Rows a DELETE or UPDATE removed are dropped as each chunk is read (its deletion file).
+The system columns (planner/schema.py SYSTEM_COLUMNS, negative positions) are made here:
+the segment's id and each row's id (chunk number and position), which DELETE and UPDATE
+read to find their target rows again.
 """
 
 from __future__ import annotations
 
 from typing import Iterator
 
+import numpy as np
 import pyarrow as pa
 
 from planner import errors
 from planner import plan
+from planner.schema import ROW_ID, SEGMENT_ID
 from segment.jit.evaluate import OperatorKernel
 from segment.operators import base
 from segment.operators import chunk_pruning
+from segment.storage import deletions
 
 
 class ScanOp:
     def __init__(self, node: plan.Scan):
         self.node = node
         self.schema = base.schema_of(node.fields)
-        cols = node.table.columns
-        self._col_types = [cols[c].type for c in node.columns]
-        self._col_names = [cols[c].name for c in node.columns]
-        # A column listed twice (SELECT a, a) is read once.
-        self._read_names = list(dict.fromkeys(self._col_names))
+        cols = [node.table.column(c) for c in node.columns]
+        self._col_types = [c.type for c in cols]
+        self._col_names = [c.name for c in cols]
+        # A column listed twice (SELECT a, a) is read once; system columns are made.
+        self._read_names = list(dict.fromkeys(
+            c.name for c, pos in zip(cols, node.columns) if pos >= 0))
         self.counters = {"chunks_read": 0, "chunks_skipped": 0}
         self.jit = OperatorKernel([], node.filter)
 
@@ -44,7 +53,7 @@ class ScanOp:
         """(batch of the chunk's passing rows or None, rows read) per chunk read."""
         pred = self.node.filter
         for chunk in chunks:
-            if chunk.rows == 0:
+            if chunk.live_rows == 0:
                 continue
             if pred is not None and self._skip(pred, chunk):
                 self.counters["chunks_skipped"] += 1
@@ -64,19 +73,32 @@ class ScanOp:
         stats = getattr(chunk, "stats", None) or {}
 
         def stats_of(i: int):
-            st = stats.get(self._col_names[i])
+            st = stats.get(self._col_names[i]) if self.node.columns[i] >= 0 else None
             return None if st is None else (st, self._col_types[i])
 
         return chunk_pruning.can_skip(pred, stats_of, chunk.rows)
 
     def _read(self, ctx: base.ExecContext, chunk) -> pa.RecordBatch:
-        if not self._read_names:
-            return base.rows_without_columns(chunk.rows)
-        table = ctx.store.read(chunk, self._read_names)
-        got = base.table_to_batch(table)
-        cols = [got.column(name) for name in self._col_names]
-        return base.conform(pa.RecordBatch.from_arrays(cols, names=self.schema.names),
-                            self.schema, dictionaries=True)
+        deleted = ctx.store.deleted_positions(chunk)
+        if not self.node.columns:
+            return base.rows_without_columns(chunk.live_rows)
+        got = base.table_to_batch(ctx.store.read(chunk, self._read_names)) \
+            if self._read_names else None
+        cols = [got.column(name) if pos >= 0 else _system_column(pos, ctx, chunk)
+                for pos, name in zip(self.node.columns, self._col_names)]
+        batch = base.conform(pa.RecordBatch.from_arrays(cols, names=self.schema.names),
+                             self.schema, dictionaries=True)
+        if deleted is not None:
+            batch = batch.filter(pa.array(deletions.keep_mask(chunk.rows, deleted)))
+        return batch
+
+
+def _system_column(position: int, ctx: base.ExecContext, chunk) -> pa.Array:
+    if position == SEGMENT_ID:
+        return pa.array(np.full(chunk.rows, ctx.segment_id, np.int32))
+    if position == ROW_ID:
+        return pa.array((np.int64(chunk.number) << 32) + np.arange(chunk.rows, dtype=np.int64))
+    raise errors.InternalError(f"no system column at position {position}")
 
 
 @base.register(plan.Scan, dictionaries=True)

@@ -4,7 +4,8 @@ The manifest already holds each chunk's rows and per-column null counts and boun
 (segment/storage/stats.py), so count(*), count(col), min(col) and max(col) over a whole
 table cost a look at the snapshot's chunk list, not a read. A bound the statistics do not
 know (a string longer than they keep, a column with no statistics) is computed by reading
-that one column of that one chunk. The first row is neutral (0 rows, NULL bounds): an
+that one column of that one chunk, as are the bounds of a chunk with deleted rows
+(its statistics may name a deleted row's value). The first row is neutral (0 rows, NULL bounds): an
 empty shard then still gives count 0, and it changes no sum, min or max.
 """
 
@@ -33,7 +34,8 @@ class StatsScanOp:
     def execute(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
         if ctx.store is None:
             raise errors.InternalError("stats scan needs a shard store in the execution context")
-        chunks = [c for c in ctx.store.snapshot(self.node.table.id, txn_id=ctx.txn_id) if c.rows]
+        chunks = [c for c in ctx.store.snapshot(self.node.table.id, txn_id=ctx.txn_id)
+                  if c.live_rows]
         self.counters["chunks"] = len(chunks)
         columns: list[list] = [[0 if kind in (ChunkStat.ROWS, ChunkStat.NON_NULL) else None]
                                for kind, _ in self.node.stats]
@@ -47,13 +49,15 @@ class StatsScanOp:
 
     def _figure(self, ctx, chunk, kind: ChunkStat, column: int | None, read: dict):
         if kind is ChunkStat.ROWS:
-            return chunk.rows
+            return chunk.live_rows
         col = self.node.table.columns[column]
-        st = chunk.stats.get(col.name)
+        # A chunk's statistics describe its stored rows; after deletes they are bounds of
+        # rows some of which are gone, so the live rows are read instead.
+        st = chunk.stats.get(col.name) if not chunk.deleted else None
         if kind is ChunkStat.NON_NULL:
-            return chunk.rows - st.null_count if st is not None else \
-                chunk.rows - self._column(ctx, chunk, col.name, read).null_count
-        if st is not None and st.null_count == chunk.rows:
+            return chunk.live_rows - st.null_count if st is not None else \
+                chunk.live_rows - self._column(ctx, chunk, col.name, read).null_count
+        if st is not None and st.null_count == chunk.live_rows:
             return None
         bound = None if st is None else (st.min if kind is ChunkStat.MIN else st.max)
         if bound is not None and not _maybe_truncated(bound):
@@ -65,7 +69,7 @@ class StatsScanOp:
     def _column(self, ctx, chunk, name: str, read: dict) -> pa.Array:
         if name not in read:
             self.counters["chunks_read"] += 1
-            col = ctx.store.read(chunk, [name]).column(0).combine_chunks()
+            col = ctx.store.read_live(chunk, [name]).column(0).combine_chunks()
             read[name] = col.dictionary_decode() if pa.types.is_dictionary(col.type) else col
         return read[name]
 

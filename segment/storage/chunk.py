@@ -1,7 +1,9 @@
 """One immutable chunk file: an Arrow IPC file, written once, memory-mapped on read.
 
 A chunk holds up to a few million rows of one table shard, normally as a single record
-batch so that scans get large batches. Uncompressed chunks are read zero-copy: the arrays
+batch so that scans get large batches. Its file never changes: rows a DELETE or UPDATE
+removes are listed in a deletion file beside it (deletions.py), which the manifest names
+with the chunk. Uncompressed chunks are read zero-copy: the arrays
 point into the page cache through the memory map. Compression (lz4 or zstd) trades that for
 smaller files. `ChunkInfo` describes a chunk for readers (path, rows, statistics); which
 chunks belong to a table, and when they become visible, is manifest.py's and
@@ -29,32 +31,56 @@ DICTIONARY_MIN_ROWS = 1024
 
 @dataclass(frozen=True, slots=True)
 class ChunkInfo:
-    """An immutable chunk: where it is, its rows and per-column statistics (by name)."""
+    """An immutable chunk: where it is, its rows and per-column statistics (by name).
+
+    `number` names the chunk within its table shard (row ids of DELETE and UPDATE say
+    chunk number and position); `deletes` is the file listing its deleted rows (None
+    when none are), `deleted` how many. `rows` counts the stored rows, deleted or not,
+    and the statistics describe them all: bounds stay true (if loose) after deletes."""
 
     path: str
     rows: int
     stats: dict[str, stats_mod.ColumnStats] = field(default_factory=dict)
     nbytes: int = 0  # file size
     compression: str | None = None
+    number: int = -1
+    deletes: str | None = None
+    deleted: int = 0
 
     @property
     def file(self) -> str:
         return os.path.basename(self.path)
 
+    @property
+    def live_rows(self) -> int:
+        return self.rows - self.deleted
+
+    @property
+    def deletes_path(self) -> str | None:
+        return None if self.deletes is None else os.path.join(os.path.dirname(self.path),
+                                                              self.deletes)
+
     def to_json(self) -> dict:
         obj = {"file": self.file, "rows": self.rows, "bytes": self.nbytes,
-               "stats": {name: s.to_json() for name, s in self.stats.items()}}
+               "stats": {name: s.to_json() for name, s in self.stats.items()},
+               "number": self.number}
         if self.compression is not None:
             obj["compression"] = self.compression
+        if self.deletes is not None:
+            obj["deletes"], obj["deleted"] = self.deletes, self.deleted
         return obj
 
     @staticmethod
     def from_json(obj: dict, directory: str) -> "ChunkInfo":
-        if os.path.basename(obj["file"]) != obj["file"]:
-            raise errors.InternalError(f"bad chunk file name in manifest: {obj['file']!r}")
+        for key in ("file", "deletes"):
+            name = obj.get(key)
+            if name is not None and os.path.basename(name) != name:
+                raise errors.InternalError(f"bad {key} file name in manifest: {name!r}")
         stats = {name: stats_mod.ColumnStats.from_json(s) for name, s in obj["stats"].items()}
         return ChunkInfo(os.path.join(directory, obj["file"]), int(obj["rows"]), stats,
-                         int(obj.get("bytes", 0)), obj.get("compression"))
+                         int(obj.get("bytes", 0)), obj.get("compression"),
+                         int(obj.get("number", -1)), obj.get("deletes"),
+                         int(obj.get("deleted", 0)))
 
 
 def write(path: str, table: pa.Table, compression: str | None = None) -> ChunkInfo:

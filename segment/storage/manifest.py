@@ -5,10 +5,12 @@ the table's Arrow schema. It is never edited in place: a new version is written 
 temporary file, fsync'd, and renamed over the old one (then the directory is fsync'd), so a
 reader or a crash sees either the old or the new manifest, never a mix.
 
-A delta is what one transaction changes in one table: chunk files it added and committed
-chunk files it removed (TRUNCATE). `prepare` writes it durably; `commit` applies it to the
+A delta is what one transaction changes in one table: chunk files it added, committed
+chunk files it removed (TRUNCATE, compaction), and committed chunks it deleted rows from
+(each with its new deletion file: `deletes`). `prepare` writes it durably; `commit` applies it to the
 current manifest. Applying is a set operation (add what is missing, drop what is listed),
-so deltas of concurrent transactions merge, and applying one twice (roll-forward after a
+so deltas of concurrent transactions merge (the coordinator lets one transaction at a time
+delete from a table, so two deltas never switch one chunk's deletions), and applying one twice (roll-forward after a
 crash during commit) changes nothing. Non-finite floats in statistics use Python's JSON
 extension (NaN, Infinity).
 """
@@ -50,12 +52,14 @@ class Delta:
     table_id: int
     add: tuple[chunk_mod.ChunkInfo, ...]
     remove: frozenset[str]  # file names of committed chunks
+    deletes: tuple[chunk_mod.ChunkInfo, ...] = ()  # committed chunks with new deletions
 
 
 def apply(m: Manifest, delta: Delta) -> Manifest:
     """The manifest after `delta` (idempotent; merges with other transactions' deltas)."""
     present = m.files
-    kept = tuple(c for c in m.chunks if c.file not in delta.remove)
+    changed = {c.file: c for c in delta.deletes}
+    kept = tuple(changed.get(c.file, c) for c in m.chunks if c.file not in delta.remove)
     added = tuple(c for c in delta.add if c.file not in present)
     return replace(m, version=m.version + 1, chunks=kept + added)
 
@@ -90,7 +94,8 @@ def read_manifest(directory: str) -> Manifest:
 
 def write_delta(directory: str, delta: Delta, sync: bool = True) -> None:
     obj = {"format": FORMAT, "txn_id": delta.txn_id, "table_id": delta.table_id,
-           "add": [c.to_json() for c in delta.add], "remove": sorted(delta.remove)}
+           "add": [c.to_json() for c in delta.add], "remove": sorted(delta.remove),
+           "deletes": [c.to_json() for c in delta.deletes]}
     write_json_atomic(os.path.join(directory, delta_name(delta.txn_id)), obj, sync)
 
 
@@ -98,7 +103,9 @@ def read_delta(path: str) -> Delta:
     obj = _read_json(path)
     directory = os.path.dirname(path)
     add = tuple(chunk_mod.ChunkInfo.from_json(c, directory) for c in obj["add"])
-    return Delta(int(obj["txn_id"]), int(obj["table_id"]), add, frozenset(obj["remove"]))
+    deletes = tuple(chunk_mod.ChunkInfo.from_json(c, directory) for c in obj.get("deletes", ()))
+    return Delta(int(obj["txn_id"]), int(obj["table_id"]), add, frozenset(obj["remove"]),
+                 deletes)
 
 
 def write_json_atomic(path: str, obj: dict, sync: bool = True) -> None:

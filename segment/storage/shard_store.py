@@ -3,6 +3,7 @@
 Layout under `root`:
     tables/<table_id>/manifest.json             committed chunks and schema (manifest.py)
     tables/<table_id>/chunk-<txn>-<uuid>.arrow  immutable chunk files (chunk.py)
+    tables/<table_id>/del-<txn>-<uuid>.npy      deleted rows of one chunk (deletions.py)
     tables/<table_id>/txn-<txn>.delta.json      a prepared transaction's changes
 
 A transaction writes new chunk files, visible only to itself until commit. `prepare` syncs
@@ -14,7 +15,11 @@ deltas of transactions the coordinator committed and drops the rest.
 
 Isolation is per call: `snapshot` returns the chunks committed when it runs (plus the
 caller's own pending changes); a query takes its snapshots at start. TRUNCATE removes the
-chunks committed when it ran; chunks another transaction commits later survive it. Chunk
+chunks committed when it ran; chunks another transaction commits later survive it.
+`delete_rows` marks rows deleted by row id (chunk number and position, which a scan of the
+snapshot hands out): the chunk gets a new deletion file, published with the commit. The
+coordinator lets one transaction at a time delete from a table (its lock on the name), so
+a commit never loses another transaction's deletions from the same chunk. Chunk
 files that a commit removed stay on disk until `vacuum` or `recover`, so that snapshots
 taken earlier can still be read.
 
@@ -29,13 +34,14 @@ import shutil
 import threading
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+import numpy as np
 import pyarrow as pa
 
 from planner import errors
 from segment.storage import chunk as chunk_mod
-from segment.storage import conform, manifest
+from segment.storage import conform, deletions, manifest
 from segment.storage.mapped_chunks import MappedChunks
 
 CHUNK_ROWS = 1_048_576
@@ -46,6 +52,11 @@ ChunkInfo = chunk_mod.ChunkInfo
 class _TableChanges:
     added: list[ChunkInfo] = field(default_factory=list)
     removed: set[str] = field(default_factory=set)  # committed chunk files truncated away
+    # Committed chunks this transaction deleted rows from, with their new deletion files.
+    deletes: dict[str, ChunkInfo] = field(default_factory=dict)
+
+    def copy(self) -> "_TableChanges":
+        return _TableChanges(list(self.added), set(self.removed), dict(self.deletes))
 
 
 @dataclass
@@ -56,8 +67,8 @@ class _Txn:
     prepared: bool = False  # deltas are durable
     done: bool = False  # committed or aborted
     lock: threading.Lock = field(default_factory=threading.Lock)
-    # SAVEPOINT marks: mark id -> {table id: pending chunks then}.
-    marks: dict[int, dict[int, int]] = field(default_factory=dict)
+    # SAVEPOINT marks: mark id -> {table id: its pending changes then}.
+    marks: dict[int, dict[int, _TableChanges]] = field(default_factory=dict)
 
 
 class ShardStore:
@@ -81,6 +92,8 @@ class ShardStore:
         self._manifests: dict[int, manifest.Manifest] = {}
         self._txns: dict[int, _Txn] = {}
         self._inflight: set[str] = set()  # chunk paths being written, not yet registered
+        self._next_number: dict[int, int] = {}  # per table: the next chunk number
+        self._garbage = False  # files only older snapshots still refer to are on disk
         self._mapped = MappedChunks()  # chunks read lately, kept mapped for the next query
 
     # --- tables --------------------------------------------------------------------------
@@ -127,7 +140,7 @@ class ShardStore:
     def stats(self, table_id: int) -> dict:
         """Committed totals: rows, chunks and bytes of chunk files."""
         chunks = self._manifest(table_id).chunks
-        return {"rows": sum(c.rows for c in chunks), "chunks": len(chunks),
+        return {"rows": sum(c.live_rows for c in chunks), "chunks": len(chunks),
                 "bytes": sum(c.nbytes for c in chunks)}
 
     # --- reading ---------------------------------------------------------------------------
@@ -139,9 +152,14 @@ class ShardStore:
                 txn = self._txns.get(txn_id)
                 changes = txn.tables.get(table_id) if txn is not None else None
                 if changes is not None:
-                    chunks = [c for c in chunks if c.file not in changes.removed]
+                    chunks = [changes.deletes.get(c.file, c) for c in chunks
+                              if c.file not in changes.removed]
                     chunks.extend(changes.added)
         return chunks
+
+    def deleted_positions(self, chunk: ChunkInfo) -> np.ndarray | None:
+        """The positions of `chunk`'s deleted rows (None when it has none)."""
+        return None if chunk.deletes is None else deletions.read(chunk.deletes_path)
 
     def read(self, chunk: ChunkInfo, columns: list[str] | None = None) -> pa.Table:
         """A chunk's rows, memory-mapped (zero-copy unless compressed; an uncompressed
@@ -149,6 +167,14 @@ class ShardStore:
         if chunk.compression is not None:
             return chunk_mod.read(chunk.path, columns, True)
         return chunk_mod.select(self._mapped.read(chunk.path), columns, chunk.path)
+
+    def read_live(self, chunk: ChunkInfo, columns: list[str] | None = None) -> pa.Table:
+        """A chunk's rows without the deleted ones."""
+        table = self.read(chunk, columns)
+        positions = self.deleted_positions(chunk)
+        if positions is None:
+            return table
+        return table.filter(pa.array(deletions.keep_mask(chunk.rows, positions)))
 
     # --- writing -------------------------------------------------------------------------
     def write(self, txn_id: int, table_id: int, batches: Iterable[pa.RecordBatch]) -> int:
@@ -181,20 +207,104 @@ class ShardStore:
             changes = self._active_txn(txn_id).tables.setdefault(table_id, _TableChanges())
             changes.removed |= committed
             doomed, changes.added = changes.added, []
+            changes.deletes = {}
         for c in doomed:
             self._remove(c.path)
+
+    def delete_rows(self, txn_id: int, table_id: int, row_ids: np.ndarray) -> np.ndarray:
+        """Within txn_id, delete the rows `row_ids` name (chunk number << 32 | position,
+        as scans of this transaction's snapshots give them). Returns, per row id, whether
+        this call deleted it: False for a row deleted before (by this transaction, or twice
+        in `row_ids`), so a statement counts and passes on each row once."""
+        row_ids = np.asarray(row_ids, dtype=np.int64)
+        fresh = np.zeros(len(row_ids), dtype=np.bool_)
+        if not len(row_ids):
+            return fresh
+        numbers = row_ids >> 32
+        positions = (row_ids & 0xFFFFFFFF).astype(np.uint32)
+        by_number = {c.number: c for c in self.snapshot(table_id, txn_id)}
+        self._active_txn(txn_id)
+        for number in np.unique(numbers):
+            chunk = by_number.get(int(number))
+            if chunk is None:
+                raise errors.InternalError(
+                    f"row id names chunk {int(number)} of table {table_id}, which this "
+                    f"transaction's snapshot does not hold")
+            at = np.flatnonzero(numbers == number)
+            wanted = positions[at]
+            if len(wanted) and int(wanted.max()) >= chunk.rows:
+                raise errors.InternalError(f"row id past the end of chunk {chunk.file}")
+            merged, newly = deletions.union(self.deleted_positions(chunk), wanted)
+            if not len(newly):
+                continue
+            # The first row id of each newly deleted position is the one that deletes it.
+            first = at[np.unique(wanted, return_index=True)[1]]
+            fresh[first[np.isin(positions[first], newly)]] = True
+            self._switch_deletions(txn_id, table_id, chunk, merged)
+        return fresh
+
+    def compact(self, txn_id: int, table_id: int, min_dead_fraction: float) -> int:
+        """Within txn_id, rewrite the committed chunks of which at least
+        `min_dead_fraction` (and at least one row) is deleted: their live rows become new
+        chunks and the old ones are removed at commit (as TRUNCATE removes them). The
+        coordinator holds the table's lock, so no other transaction deletes from them
+        meanwhile. Returns the number of chunks rewritten."""
+        with self._lock:
+            changes = self._active_txn(txn_id).tables.get(table_id)
+            mine = set(changes.deletes) | changes.removed if changes else set()
+        doomed = [c for c in self._manifest(table_id).chunks
+                  if c.deleted and c.deleted >= min_dead_fraction * c.rows
+                  and c.file not in mine]
+        if not doomed:
+            return 0
+        self.write(txn_id, table_id, (b for c in doomed if c.live_rows
+                                      for b in self.read_live(c).to_batches()))
+        with self._lock:
+            changes = self._active_txn(txn_id).tables.setdefault(table_id, _TableChanges())
+            changes.removed |= {c.file for c in doomed}
+        return len(doomed)
+
+    @property
+    def has_garbage(self) -> bool:
+        """Whether commits removed chunks whose files are still on disk (`vacuum` ends
+        them once no query reads an older snapshot)."""
+        return self._garbage
+
+    def _switch_deletions(self, txn_id: int, table_id: int, chunk: ChunkInfo,
+                          merged: np.ndarray) -> None:
+        """Give `chunk` (committed, or pending in txn_id) the deletion file `merged`."""
+        path = os.path.join(self._dir(table_id), f"del-{txn_id}-{uuid.uuid4().hex}.npy")
+        with self._lock:
+            self._inflight.add(path)
+        try:
+            deletions.write(path, merged)
+            updated = replace(chunk, deletes=os.path.basename(path), deleted=len(merged))
+            with self._lock:
+                txn = self._active_txn(txn_id)
+                changes = txn.tables.setdefault(table_id, _TableChanges())
+                mine = [i for i, c in enumerate(changes.added) if c.file == chunk.file]
+                if mine:
+                    changes.added[mine[0]] = updated
+                else:
+                    changes.deletes[chunk.file] = updated
+                self._inflight.discard(path)
+        except BaseException:
+            self._remove(path)
+            with self._lock:
+                self._inflight.discard(path)
+            raise
 
     # --- savepoints --------------------------------------------------------------------------
     def mark(self, txn_id: int, mark_id: int) -> None:
         """Remember txn_id's pending chunks now, for a later rollback_to(mark_id)."""
         with self._lock:
             txn = self._active_txn(txn_id)
-            txn.marks[mark_id] = {t: len(ch.added) for t, ch in txn.tables.items()}
+            txn.marks[mark_id] = {t: ch.copy() for t, ch in txn.tables.items()}
 
     def rollback_to(self, txn_id: int, mark_id: int | None) -> None:
-        """Drop the chunks txn_id wrote after mark `mark_id` (all of its pending chunks
-        for None: the savepoint came before its first write). The coordinator refuses
-        this after a TRUNCATE or DDL since the savepoint; rows only were added."""
+        """Undo the rows txn_id wrote and deleted after mark `mark_id` (all of its pending
+        changes for None: the savepoint came before its first write). The coordinator
+        refuses this after a TRUNCATE or DDL since the savepoint."""
         with self._lock:
             txn = self._active_txn(txn_id)
             if mark_id is not None and mark_id not in txn.marks:
@@ -202,14 +312,16 @@ class ShardStore:
                     f"transaction {txn_id} has no savepoint mark {mark_id} here")
             kept = txn.marks.get(mark_id, {}) if mark_id is not None else {}
             doomed = []
-            for table_id, ch in txn.tables.items():
-                n = kept.get(table_id, 0)
-                doomed += ch.added[n:]
-                del ch.added[n:]
+            for table_id, ch in list(txn.tables.items()):
+                then = kept.get(table_id, _TableChanges())
+                files = {c.file for c in then.added}
+                doomed += [c.path for c in ch.added if c.file not in files]
+                # Deletion files made since the mark are referenced no more (vacuum ends them).
+                txn.tables[table_id] = then.copy()
             txn.marks = {m: v for m, v in txn.marks.items()
                          if mark_id is not None and m <= mark_id}
-        for c in doomed:
-            self._remove(c.path)
+        for path in doomed:
+            self._remove(path)
 
     # --- transaction outcome ---------------------------------------------------------------
     def begin(self, txn_id: int) -> None:
@@ -302,26 +414,32 @@ class ShardStore:
     def vacuum(self) -> None:
         """Delete files no manifest, delta or live transaction references.
 
-        This includes chunks that committed TRUNCATEs removed: call it when no reader still
-        needs a snapshot older than the current manifests (memory-mapped reads in progress
-        are safe: an unlinked file lives on until unmapped).
+        This includes chunks that committed TRUNCATEs and compactions removed, and
+        deletion files later deletes replaced: call it when no reader still needs a
+        snapshot older than the current manifests (memory-mapped reads in progress are
+        safe: an unlinked file lives on until unmapped).
         """
+        with self._lock:
+            self._garbage = False
         for table_id in self.tables():
             with self._table_lock(table_id):
                 directory = self._dir(table_id)
-                keep = set(self._load_locked(table_id).files)
+                keep = _files_of(self._load_locked(table_id).chunks)
                 names = os.listdir(directory)
                 for name in names:
                     if manifest.delta_txn_id(name) is not None:
-                        keep |= {c.file for c in manifest.read_delta(
-                            os.path.join(directory, name)).add}
+                        d = manifest.read_delta(os.path.join(directory, name))
+                        keep |= _files_of(d.add + d.deletes)
                 with self._lock:
                     keep |= {os.path.basename(p) for p in self._inflight}
                     for txn in self._txns.values():
-                        changes = txn.tables.get(table_id)
-                        keep |= {c.file for c in changes.added} if changes else set()
+                        for changes in [txn.tables.get(table_id)] + [
+                                m.get(table_id) for m in txn.marks.values()]:
+                            if changes is not None:
+                                keep |= _files_of(changes.added + list(changes.deletes.values()))
                 for name in names:
-                    if manifest.TMP_MARK in name or (name.startswith("chunk-") and name not in keep):
+                    if manifest.TMP_MARK in name or (name.startswith(("chunk-", "del-"))
+                                                     and name not in keep):
                         self._remove(os.path.join(directory, name))
 
     # --- internals -------------------------------------------------------------------------
@@ -352,6 +470,7 @@ class ShardStore:
             except FileNotFoundError:
                 raise errors.UndefinedTable(
                     f"table {table_id} does not exist on this segment") from None
+            m = self._numbered(table_id, m)
             with self._lock:
                 self._manifests[table_id] = m
         return m
@@ -368,10 +487,11 @@ class ShardStore:
 
     def _write_chunk(self, txn_id: int, table_id: int, table: pa.Table) -> ChunkInfo:
         path = os.path.join(self._dir(table_id), f"chunk-{txn_id}-{uuid.uuid4().hex}.arrow")
+        number = self._new_number(table_id)
         with self._lock:
             self._inflight.add(path)
         try:
-            return chunk_mod.write(path, table, self.compression)
+            return replace(chunk_mod.write(path, table, self.compression), number=number)
         except BaseException as exc:
             _unlink(path)
             with self._lock:
@@ -380,10 +500,47 @@ class ShardStore:
                 raise errors.UndefinedTable(f"table {table_id} was dropped during a write") from None
             raise
 
+    def _new_number(self, table_id: int) -> int:
+        """A chunk number no chunk of the table has: one past the largest in its manifest,
+        its prepared deltas and live transactions, counted from there on."""
+        if table_id not in self._next_number:
+            with self._table_lock(table_id):
+                seen = [c.number for c in self._load_locked(table_id).chunks]
+                directory = self._dir(table_id)
+                for name in os.listdir(directory):
+                    if manifest.delta_txn_id(name) is not None:
+                        seen += [c.number for c in manifest.read_delta(
+                            os.path.join(directory, name)).add]
+        with self._lock:
+            if table_id not in self._next_number:
+                for txn in self._txns.values():
+                    changes = txn.tables.get(table_id)
+                    seen += [c.number for c in changes.added] if changes else []
+                self._next_number[table_id] = max(seen, default=-1) + 1
+            number = self._next_number[table_id]
+            self._next_number[table_id] = number + 1
+            return number
+
+    def _numbered(self, table_id: int, m: manifest.Manifest) -> manifest.Manifest:
+        """`m` with a number for each chunk written before chunks had numbers."""
+        if all(c.number >= 0 for c in m.chunks):
+            return m
+        with self._lock:  # the caller holds the table lock: no _new_number here
+            start = max([c.number for c in m.chunks] +
+                        [self._next_number.get(table_id, 0) - 1]) + 1
+            fresh = iter(range(start, start + len(m.chunks)))
+            chunks = tuple(c if c.number >= 0 else replace(c, number=next(fresh))
+                           for c in m.chunks)
+            if table_id in self._next_number:
+                self._next_number[table_id] = start + len(m.chunks)
+        return replace(m, chunks=chunks)
+
     def _deltas(self, txn: _Txn) -> list[manifest.Delta]:
         with self._lock:
-            return [manifest.Delta(txn.txn_id, tid, tuple(ch.added), frozenset(ch.removed))
-                    for tid, ch in sorted(txn.tables.items()) if ch.added or ch.removed]
+            return [manifest.Delta(txn.txn_id, tid, tuple(ch.added), frozenset(ch.removed),
+                                   tuple(ch.deletes.values()))
+                    for tid, ch in sorted(txn.tables.items())
+                    if ch.added or ch.removed or ch.deletes]
 
     def _prepare_locked(self, txn: _Txn) -> None:
         txn.sealed = True
@@ -397,6 +554,9 @@ class ShardStore:
                 if self.sync:
                     for c in delta.add:
                         chunk_mod.fsync(c.path)
+                    for c in delta.add + delta.deletes:
+                        if c.deletes is not None:
+                            chunk_mod.fsync(c.deletes_path)
                     manifest.fsync_dir(directory)
                 manifest.write_delta(directory, delta, self.sync)
         txn.prepared = True
@@ -406,10 +566,11 @@ class ShardStore:
             directory = self._dir(table_id)
             if not os.path.isdir(directory):
                 return  # dropped: nothing to publish
-            new = manifest.apply(self._load_locked(table_id), delta)
+            new = self._numbered(table_id, manifest.apply(self._load_locked(table_id), delta))
             manifest.write_manifest(directory, new, self.sync)
             with self._lock:
                 self._manifests[table_id] = new
+                self._garbage = self._garbage or bool(delta.remove or delta.deletes)
             # Still under the table lock: no later commit can precede the delta's removal,
             # so a roll-forward after a crash never re-adds chunks a later TRUNCATE removed.
             manifest.remove_durably(os.path.join(directory, manifest.delta_name(delta.txn_id)),
@@ -424,10 +585,14 @@ class ShardStore:
             # delta naming missing chunks.
             manifest.remove_durably(os.path.join(directory, manifest.delta_name(delta.txn_id)),
                                     self.sync)
-            published = self._load_locked(table_id).files
+            current = self._load_locked(table_id).chunks
+            published = _files_of(current)
             for c in delta.add:
                 if c.file not in published:
                     self._remove(c.path)
+            for c in delta.add + delta.deletes:
+                if c.deletes is not None and c.deletes not in published:
+                    self._remove(c.deletes_path)
 
     def _delta_files(self, txn_id: int) -> list[tuple[int, str]]:
         found = []
@@ -438,13 +603,25 @@ class ShardStore:
         return found
 
     def _remove(self, path: str) -> None:
-        """Delete a chunk file, unmapping it first (a map would hold its disk space)."""
+        """Delete a chunk or deletion file, unmapping it first (a map would hold its disk
+        space)."""
         self._mapped.forget(path)
+        deletions.forget(path)
         _unlink(path)
 
     def _sync_dir(self, directory: str) -> None:
         if self.sync:
             manifest.fsync_dir(directory)
+
+
+def _files_of(chunks) -> set[str]:
+    """The file names chunk infos refer to: chunk files and their deletion files."""
+    out = set()
+    for c in chunks:
+        out.add(c.file)
+        if c.deletes is not None:
+            out.add(c.deletes)
+    return out
 
 
 def _is_table_dir(name: str) -> bool:

@@ -1,0 +1,65 @@
+"""Compaction: rewrite the chunks that deletes have left mostly dead.
+
+A DELETE or UPDATE leaves its rows in their chunks, listed as deleted (segment/storage
+deletions.py); scans skip them, but they cost reads and disk. Compaction rewrites each
+chunk of which enough is deleted: its live rows become a new chunk and the old one goes,
+in one transaction that holds the table's name lock (as DELETE does: nobody deletes from
+a chunk while it is rewritten) and commits on every segment at once. The rows a query sees
+never change, so a crash at any point leaves the table as it was or compacted.
+
+`VACUUM [table, ...]` rewrites every chunk with a deleted row. After a transaction that
+deleted rows commits, a background compaction rewrites the chunks more than half dead
+(AUTO_FRACTION), if the table's lock is free at once: it never makes a writer wait long,
+and a busy table is compacted after a later delete. The files the rewritten chunks and
+replaced deletion files occupied are removed by each segment once no query that could
+still read them runs there (segment/worker.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from coordinator.transaction import Transaction
+from planner import errors
+from planner.schema import TableDef
+
+log = logging.getLogger(__name__)
+
+AUTO_FRACTION = 0.5
+_AUTO_LOCK_WAIT = 0.0  # seconds: a busy table is left for later
+
+
+def compact(engine, table: TableDef, min_dead_fraction: float, lock_wait: float | None,
+            cancel=None) -> int:
+    """Rewrite `table`'s chunks with at least `min_dead_fraction` deleted, in a
+    transaction of its own. Returns the chunks rewritten (0: nothing committed)."""
+    txn = Transaction(engine.catalog, engine.cluster, explicit=False, locks=engine.locks)
+    ok = False
+    try:
+        txn.lock(table.name, lock_wait, cancel)
+        current = engine.catalog.get_table(table.name)
+        if current is None or current.id != table.id:
+            return 0  # dropped (or replaced) meanwhile
+        txn.begin_write()
+        rewritten = sum(txn.call_all("compact", txn.id, table.id, min_dead_fraction))
+        ok = rewritten > 0
+        return rewritten
+    finally:
+        if ok:
+            txn.commit()
+        else:
+            txn.abort()
+
+
+def after_deletes(engine, table: TableDef) -> None:
+    """Compact `table` in the background if its lock is free (after a commit that deleted
+    rows from it)."""
+    def run():
+        try:
+            compact(engine, table, AUTO_FRACTION, _AUTO_LOCK_WAIT)
+        except errors.QueryError as e:  # busy, dropped, a segment restarting: next time
+            log.debug("automatic compaction of %s: %s", table.name, e)
+        except Exception as e:  # noqa: BLE001 - the deletes are committed: keep them
+            log.warning("automatic compaction of %s: %s", table.name, e)
+    threading.Thread(target=run, name=f"compact-{table.name}", daemon=True).start()
