@@ -194,9 +194,6 @@ class Catalog:
             values = list(self._cache.values())
         return sorted(values, key=lambda t: t.name)
 
-    def get_view(self, name: str) -> ViewDef | None:
-        return self._views.get(name)
-
     def get_relation(self, name: str) -> Relation | None:
         """The committed table or view named `name`."""
         with self._lock:
@@ -280,6 +277,8 @@ class Catalog:
     def _check_dependencies(self, created: list[Relation], dropped: list[Relation]) -> None:
         """40001 when a view would read a relation that is not there after the commit:
         a view created over one, or one dropped under a committed view."""
+        if not created and not dropped:
+            return  # rows only: no view changes what it reads
         gone = {t.id for t in dropped} - {t.id for t in created}
         after = ({t.id for t in self._cache.values()} | {v.id for v in self._views.values()}
                  | {t.id for t in created}) - gone
@@ -430,8 +429,9 @@ class SessionCatalog:
         return SessionCatalog(self.catalog, self.txn, list(view.search_path), "", self.database)
 
     def open(self, rel: RelationName) -> Relation:
-        """A table that must exist, as PostgreSQL's table_openrv finds it (TRUNCATE, COPY,
-        ANALYZE): a schema that does not exist is 3F000, a table that does not 42P01."""
+        """A table (or view: the caller refuses it as PostgreSQL does) that must exist, as
+        PostgreSQL's table_openrv finds it (TRUNCATE, COPY, ANALYZE): a schema that does
+        not exist is 3F000, a relation that does not 42P01."""
         self.check_database(rel)
         refuse_write(self, rel)  # TRUNCATE, ANALYZE, COPY of pg_class: 0A000
         self.check_schema(rel)

@@ -204,3 +204,25 @@ def test_views_survive_a_restart_only_when_committed(ray_session, tmp_path):
             _fails(c, "SELECT * FROM r_v", "42P01")
     finally:
         server.stop()
+
+
+def test_copy_of_a_view(conn, base, objects):
+    v = objects("VIEW", "e2e_vw_copy")
+    conn.execute(f"CREATE VIEW {v} AS SELECT k, name FROM {base} WHERE k <= 3")
+    with pytest.raises(errors.Error) as e:
+        with conn.cursor().copy(f"COPY {v} TO STDOUT") as copy:
+            list(copy)
+    assert e.value.sqlstate == "42809"
+    assert e.value.diag.message_primary == f'cannot copy from view "{v}"'
+    assert e.value.diag.message_hint == "Try the COPY (SELECT ...) TO variant."
+    with pytest.raises(errors.Error) as e:
+        with conn.cursor().copy(f"COPY {v} FROM STDIN") as copy:
+            copy.write("1\tx\n")
+    assert e.value.sqlstate == "42809"
+    with conn.cursor().copy(f"COPY (SELECT * FROM {v} ORDER BY k) TO STDOUT") as copy:
+        got = b"".join(bytes(b) for b in copy)
+    assert got == b"1\tn1\n2\tn2\n3\tn3\n"
+    _fails(conn, f"INSERT INTO {v} VALUES (1, 'x')", "0A000")
+    conn.execute(f"CREATE TABLE e2e_vw_ctas AS SELECT * FROM {v}")
+    objects("TABLE", "e2e_vw_ctas")
+    assert conn.execute("SELECT count(*) FROM e2e_vw_ctas").fetchone()[0] == 3

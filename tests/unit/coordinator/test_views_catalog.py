@@ -52,14 +52,14 @@ def error(fn, *args) -> errors.QueryError:
 def test_views_are_stored_with_the_tables_and_survive_a_restart(tmp_path, cat):
     v = _view(2, "v", "SELECT k FROM t", [("k", types.INT8)], [1])
     cat.commit_transaction(5, False, [v], [])
-    assert cat.get_view("v") == v and cat.get_relation("v") == v
+    assert cat.get_relation("v") == v
     assert cat.get_table("v") is None and [t.name for t in cat.tables()] == ["t"]
     cat.close()
     again = Catalog(str(tmp_path))
-    assert again.get_view("v") == v and [x.name for x in again.views()] == ["v"]
+    assert again.get_relation("v") == v and [x.name for x in again.views()] == ["v"]
     assert again.storage_rows() == []  # a view has no storage, created or dropped
     again.commit_transaction(6, False, [], [v])
-    assert again.get_view("v") is None and again.storage_rows() == []
+    assert again.get_relation("v") is None and again.storage_rows() == []
     again.close()
 
 
@@ -84,7 +84,7 @@ def test_commit_refuses_a_view_over_a_dropped_relation(cat):
     # replaced (same id dropped and created), and dropped together with its table
     v2 = _view(2, "v", "SELECT k, s FROM t", [("k", types.INT8), ("s", types.TEXT)], [1])
     cat.commit_transaction(7, False, [v2], [v])
-    assert cat.get_view("v") == v2
+    assert cat.get_relation("v") == v2
     cat.commit_transaction(8, False, [], [v2, cat.get_table("t")])
     assert cat.get_relation("v") is None and cat.get_relation("t") is None
 
