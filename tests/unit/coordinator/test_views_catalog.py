@@ -201,3 +201,18 @@ def test_project_by_name_and_its_limits():
 def test_a_view_reaching_itself_is_42p17():
     v = _view(2, "v", "SELECT * FROM v", [("x", types.INT4)], [2])
     assert error(_bind, Catalog_(v), "SELECT * FROM v").sqlstate == "42P17"
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT k FROM t WHERE k IN (SELECT k FROM u)",
+    "SELECT k, (SELECT max(k) FROM u) FROM t",
+    "SELECT k FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.k = t.k)",
+    "WITH c AS (SELECT k FROM u) SELECT t.k FROM t JOIN c ON c.k = t.k",
+    "SELECT t.k, x.k FROM t, LATERAL (SELECT k FROM u WHERE u.k = t.k LIMIT 1) x",
+    "SELECT k FROM t UNION SELECT k FROM u",
+    "WITH RECURSIVE r(n) AS (SELECT k FROM t UNION ALL SELECT n + 1 FROM r, u "
+    "WHERE n < u.k) SELECT n FROM r",
+])
+def test_reads_are_every_relation_the_statement_names(sql):
+    binder, _bq = _bind(Catalog_(_table(1, "t"), _table(2, "u")), sql)
+    assert {r.name for r in binder.reads} == {"t", "u"}, sql
