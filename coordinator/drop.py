@@ -61,10 +61,10 @@ def drop(session, st, txn, word: str) -> QueryResult:
     edges = _locked_dependents(session, txn, catalog, targets)
     if edges:
         if not st.tree.args.get("cascade"):
-            first = next(t for t in targets if any(on.id == t.id for _v, on in edges))
             raise errors.QueryError(
-                f"cannot drop {kind_word(first)} {first.name} because other objects depend "
-                "on it", "2BP01",
+                f"cannot drop {kind_word(targets[0])} {targets[0].name} because other "
+                "objects depend on it" if len(targets) == 1 else
+                "cannot drop desired object(s) because other objects depend on them", "2BP01",
                 detail="\n".join(f"view {v.name} depends on {kind_word(on)} {on.name}"
                                  for v, on in edges),
                 hint="Use DROP ... CASCADE to drop the dependent objects too.")
@@ -76,21 +76,22 @@ def drop(session, st, txn, word: str) -> QueryResult:
 
 def dependents(views: list[ViewDef], targets: list[Relation]) -> list[tuple[ViewDef, Relation]]:
     """(view, the relation it reads) for every view among `views` that reads one of
-    `targets` directly or through other views, depth first in the order of creation; a
-    view once, the targets never."""
-    order = sorted(views, key=lambda v: v.id)
-    out: list[tuple[ViewDef, Relation]] = []
+    `targets` directly or through other views; a view once, the targets never. In
+    PostgreSQL's order (findDependentObjects, then reported backwards): the reverse of a
+    depth-first post-order that visits the newest dependents first."""
+    newest_first = sorted(views, key=lambda v: v.id, reverse=True)
+    post: list[tuple[ViewDef, Relation]] = []
     seen = {t.id for t in targets}
 
     def visit(r: Relation) -> None:
-        for v in order:
+        for v in newest_first:
             if r.id in v.depends and v.id not in seen:
                 seen.add(v.id)
-                out.append((v, r))
                 visit(v)
+                post.append((v, r))
     for t in targets:
         visit(t)
-    return out
+    return post[::-1]
 
 
 def _locked_dependents(session, txn, catalog, targets) -> list[tuple[ViewDef, Relation]]:

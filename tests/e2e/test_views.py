@@ -120,6 +120,12 @@ def test_drop_cascade_notices(conn, base, objects):
     assert notices == []
     conn.execute(f"DROP VIEW IF EXISTS {a}")
     assert notices == [("NOTICE", f'view "{a}" does not exist, skipping', None)]
+    conn.execute(f"CREATE VIEW {a} AS SELECT k FROM {base}")
+    conn.execute(f"CREATE VIEW {b} AS SELECT k FROM {a}")
+    notices.clear()
+    conn.execute(f"DROP TABLE {base} CASCADE")
+    assert notices == [("NOTICE", "drop cascades to 2 other objects",
+                        f"drop cascades to view {a}\ndrop cascades to view {b}")]
     conn.execute(f"CREATE VIEW {a} AS SELECT 1 AS one")
     notices.clear()
     conn.execute(f"ANALYZE {a}")

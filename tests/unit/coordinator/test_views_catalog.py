@@ -104,17 +104,24 @@ def test_session_catalog_sees_views_of_its_transaction(cat):
 
 
 # --- DROP's dependents ---------------------------------------------------------------------------
-def test_dependents_depth_first_once_each():
-    t = _table(1, "t")
-    a = _view(2, "a", "", [], [1])
-    b = _view(3, "b", "", [], [2])
-    c = _view(4, "c", "", [], [1, 3])
-    self_reading = _view(5, "s", "", [], [5, 1])
-    got = dependents([c, b, a, self_reading], [t])
-    assert [(v.name, on.name) for v, on in got] == [("a", "t"), ("b", "a"), ("c", "b"),
+def test_dependents_in_postgresql_order_once_each():
+    t, u = _table(1, "t"), _table(2, "u")
+    v = _view(3, "v", "", [], [1])
+    w = _view(4, "w", "", [], [2])
+    x = _view(5, "x", "", [], [3])
+    # PostgreSQL 15: DROP TABLE t, u -> "view w depends on table u", "view v depends on
+    # table t", "view x depends on view v"
+    got = dependents([v, w, x], [t, u])
+    assert [(a.name, on.name) for a, on in got] == [("w", "u"), ("v", "t"), ("x", "v")]
+    v2 = _view(4, "v2", "", [], [1])
+    v3 = _view(5, "v3", "", [], [4])
+    self_reading = _view(6, "s", "", [], [6, 1])
+    # DROP TABLE t -> v on t, v2 on t, v3 on v2 (then the newest, reading itself too)
+    got = dependents([v3, v2, v, self_reading], [t])
+    assert [(a.name, on.name) for a, on in got] == [("v", "t"), ("v2", "t"), ("v3", "v2"),
                                                    ("s", "t")]
     # what is named itself is no dependent
-    assert [v.name for v, _ in dependents([a, b, c], [t, a])] == ["c", "b"]
+    assert [a.name for a, _ in dependents([v2, v3], [t, v2])] == ["v3"]
     assert dependents([self_reading], [self_reading]) == []
 
 
