@@ -71,6 +71,8 @@ def _columns(aliases: tuple[str, ...], names: tuple[str, ...],
         col = aliases[i] if i < len(aliases) else n
         if any(c.name == col for c in out):
             raise errors.QueryError(f'column "{col}" specified more than once', "42701")
+        if t.kind is types.Kind.RECORD or (t.is_array and t.elem.kind is types.Kind.RECORD):
+            raise errors.QueryError(f'column "{col}" has pseudo-type {t}', "42P16")
         out.append(ColumnDef(col, types.TEXT if t.kind is types.Kind.UNKNOWN else t))
     return out
 

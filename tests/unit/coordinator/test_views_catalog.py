@@ -223,3 +223,14 @@ def test_a_view_reaching_itself_is_42p17():
 def test_reads_are_every_relation_the_statement_names(sql):
     binder, _bq = _bind(Catalog_(_table(1, "t"), _table(2, "u")), sql)
     assert {r.name for r in binder.reads} == {"t", "u"}, sql
+
+
+def test_array_and_numeric_columns_survive_a_restart(tmp_path):
+    c = Catalog(str(tmp_path))
+    v = _view(1, "v", "SELECT 1.5 AS n, array[1] AS a",
+              [("n", types.numeric(2, 1)), ("a", types.array_of(types.INT4))], [])
+    c.commit_transaction(5, False, [v], [])
+    c.close()
+    again = Catalog(str(tmp_path))
+    assert again.get_relation("v") == v
+    again.close()
