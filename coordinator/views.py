@@ -28,6 +28,11 @@ def create_view(session, st: statements.Statement, txn) -> QueryResult:
     spec = st.view
     catalog = session.catalog_view(txn)
     _refuse_parameters(spec.tree)
+    if any((j.args.get("method") or "").upper() == "NATURAL" for j in spec.tree.find_all(exp.Join)):
+        # Its join columns are those both sides have when it is read, which columns added
+        # to a view it reads (CREATE OR REPLACE) would change; PostgreSQL fixes them.
+        raise errors.FeatureNotSupported("NATURAL JOIN in a view is not supported: write "
+                                         "the join columns (USING or ON)")
     binder = QueryBinder(catalog, [])  # no InitPlans run: only the shape is wanted
     bq = binder.bind(spec.tree)
     columns = _columns(spec.columns, bq.names, [f.type for f in bq.node.fields])

@@ -197,12 +197,30 @@ def test_a_view_keeps_its_columns_when_its_query_yields_more():
 def test_project_by_name_and_its_limits():
     v = _view(3, "v", "", [("x", types.INT8)], [], names=["k"])
     node = pl.Values(((), ), (pl.Field("s", types.TEXT), pl.Field("k", types.INT8)))
-    out = view_expand.project(v, node, ("s", "k"))
+    star = statements.parse_one("SELECT * FROM w")
+    out = view_expand.project(v, node, ("s", "k"), star)
     assert out.exprs[0].index == 1 and out.fields[0].name == "x"
-    e = error(view_expand.project, v, node, ("k", "k"))
+    e = error(view_expand.project, v, node, ("k", "k"), star)
     assert e.sqlstate == "0A000" and "more than one" in e.message
+    distinct = statements.parse_one("SELECT DISTINCT * FROM w")
+    assert error(view_expand.project, v, node, ("s", "k"), distinct).sqlstate == "0A000"
     same = _view(4, "w", "", [("s", types.TEXT), ("k", types.INT8)], [])
-    assert view_expand.project(same, node, ("s", "k")) is node
+    assert view_expand.project(same, node, ("s", "k"), distinct) is node
+
+
+@pytest.mark.parametrize(("sql", "kept"), [
+    ("SELECT * FROM v WHERE a > 1 ORDER BY a", True),
+    ("SELECT v.*, count(*) OVER () FROM v JOIN u USING (a)", True),
+    ("SELECT * FROM (SELECT * FROM v) s WHERE EXISTS (SELECT * FROM u)", True),
+    ("SELECT DISTINCT * FROM v", False),
+    ("SELECT * FROM (SELECT DISTINCT ON (a) * FROM v) s", False),
+    ("SELECT * FROM v UNION ALL SELECT * FROM u", False),
+    ("SELECT * FROM v ORDER BY 2", False),
+    ("SELECT a, count(*) FROM (SELECT * FROM v) s GROUP BY 1", False),
+    ("SELECT to_json(v.*) FROM v", False),
+])
+def test_rows_kept_when_stars_read_more_columns(sql, kept):
+    assert view_expand.rows_kept(statements.parse_one(sql)) is kept
 
 
 def test_a_view_reaching_itself_is_42p17():
