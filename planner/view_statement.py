@@ -77,7 +77,8 @@ def parse(text: str, parse_query) -> ViewStatement:
             raise errors.SyntaxError_("syntax error at or near \"AS\"",
                                       hint="Recursive views need a column list.")
         cols = ", ".join(_quoted(c) for c in columns)
-        query = (f"WITH RECURSIVE {_quoted(relation.name)} ({cols}) AS ({query}) "
+        # (a newline ends a -- comment the query may end with)
+        query = (f"WITH RECURSIVE {_quoted(relation.name)} ({cols}) AS ({query}\n) "
                  f"SELECT {cols} FROM {_quoted(relation.name)}")
     if not query:
         raise errors.SyntaxError_("syntax error at end of input")

@@ -136,6 +136,8 @@ def test_create_view_forms():
     assert st.query == "SELECT 1, 2"
     rec = _parse("CREATE RECURSIVE VIEW r (n) AS VALUES (1) UNION ALL SELECT n + 1 FROM r")
     assert rec.query.startswith('WITH RECURSIVE "r" ("n") AS (VALUES (1)')
+    commented = _parse("CREATE RECURSIVE VIEW r (n) AS VALUES (1) -- one row")
+    assert isinstance(commented.tree, statements.exp.Select)
     assert error(_parse, "CREATE RECURSIVE VIEW r AS SELECT 1").sqlstate == "42601"
     assert error(_parse, "CREATE VIEW v AS").sqlstate == "42601"
 
