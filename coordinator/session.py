@@ -20,7 +20,7 @@ import time
 
 from sqlglot import exp
 
-from coordinator import (ddl, drop, load, modify, param_types, plan_cache, query, roles,
+from coordinator import (alter, ddl, drop, load, modify, param_types, plan_cache, query, roles,
                          sql_commands, system_catalog, views)
 from coordinator.catalog import SessionCatalog
 from coordinator.pgwire.boundary import (CancelToken, PreparedStatement, QueryResult,
@@ -38,7 +38,8 @@ _EXITS = (Kind.COMMIT, Kind.ROLLBACK, Kind.ROLLBACK_TO)
 # PostgreSQL's command names in "cannot execute %s in a read-only transaction".
 _WRITE_COMMANDS = {Kind.CREATE_TABLE: "CREATE TABLE", Kind.CREATE_TABLE_AS: "CREATE TABLE AS",
                    Kind.DROP_TABLE: "DROP TABLE", Kind.TRUNCATE: "TRUNCATE TABLE",
-                   Kind.CREATE_VIEW: "CREATE VIEW", Kind.DROP_VIEW: "DROP VIEW"}
+                   Kind.ALTER_TABLE: "ALTER TABLE", Kind.CREATE_VIEW: "CREATE VIEW",
+                   Kind.DROP_VIEW: "DROP VIEW"}
 # client_min_messages' levels, least severe first: a notice is sent from its level up.
 _MESSAGE_LEVELS = ("debug5", "debug4", "debug3", "debug2", "debug1", "log", "info", "notice",
                    "warning", "error")
@@ -325,6 +326,8 @@ class Session:
             return self._with_txn(lambda txn: drop.drop(self, st, txn, "view"))
         if k is Kind.CREATE_VIEW:
             return self._with_txn(lambda txn: views.create_view(self, st, txn))
+        if k is Kind.ALTER_TABLE:
+            return self._with_txn(lambda txn: alter.alter(self, tree, txn))
         if k is Kind.ANALYZE:
             return ddl.analyze(self, st)
         if k is Kind.TRUNCATE:

@@ -253,6 +253,18 @@ class Transaction:
         else:
             self.dropped[table.name] = table
 
+    def replace_table(self, old: TableDef, new: TableDef) -> None:
+        """ALTER TABLE: `new` (same id, maybe another name) replaces `old` at commit; until
+        then this transaction alone sees it. The storage stays (it is the same table)."""
+        self.writes += 1
+        self.fixed = self.writes
+        mine = self.created.get(old.name)
+        if mine is not None and mine.id == old.id:
+            del self.created[old.name]
+        else:
+            self.dropped[old.name] = old
+        self.created[new.name] = new
+
     def replace_created(self, table: TableDef) -> bool:
         """Keep a new definition (statistics) of a table this transaction created."""
         mine = self.created.get(table.name)

@@ -33,6 +33,7 @@ class Kind(enum.Enum):
     CREATE_VIEW = "CREATE VIEW"
     DROP_VIEW = "DROP VIEW"
     INSERT = "INSERT"
+    ALTER_TABLE = "ALTER TABLE"
     DELETE = "DELETE"
     UPDATE = "UPDATE"
     COPY = "COPY"
@@ -185,12 +186,17 @@ def classify(text: str) -> Statement:
             f"{word} is not supported: every role has every privilege")
     if word == "ANALYZE" or word == "VACUUM":
         return Statement(Kind.ANALYZE, text, relations=analyze_statement.targets(text))
+    if word == "ALTER" and second == "TABLE":
+        # RENAME's COLUMN keyword is optional in PostgreSQL, not in sqlglot's grammar.
+        text = _RENAME_WITHOUT_COLUMN.sub(r"\1COLUMN ", text)
     tree = parse_one(text)
     if isinstance(tree, (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Values)) or (
             isinstance(tree, exp.Subquery)):
         return Statement(Kind.QUERY, text, tree)
     if isinstance(tree, exp.Insert):
         return Statement(Kind.INSERT, text, tree)
+    if isinstance(tree, exp.Alter) and (tree.args.get("kind") or "").upper() == "TABLE":
+        return Statement(Kind.ALTER_TABLE, text, tree)
     if isinstance(tree, exp.Delete):
         return Statement(Kind.DELETE, text, tree)
     if isinstance(tree, exp.Update):
@@ -205,6 +211,10 @@ def classify(text: str) -> Statement:
     if isinstance(tree, exp.TruncateTable):
         return Statement(Kind.TRUNCATE, text, tree)
     raise errors.FeatureNotSupported(f"statement {word} {second}".strip())
+
+
+_RENAME_WITHOUT_COLUMN = re.compile(r"(?is)^(\s*ALTER\s+TABLE\s+.*?\bRENAME\s+)"
+                                    r"(?!COLUMN\b|TO\b|CONSTRAINT\b)")
 
 
 def parse_one(text: str) -> exp.Expression:

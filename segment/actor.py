@@ -25,7 +25,7 @@ CONTROL_THREADS = 8
 CHECKED_METHODS = frozenset({
     "begin", "write", "truncate", "prepare", "create_table", "drop_table", "table_rows",
     "analyze", "insert_select", "copy_from_file", "motion_endpoint", "mark", "rollback_to",
-    "compact"})
+    "compact", "rewrite_table"})
 
 
 # A segment that dies is restarted by Ray on its node (placement pins it there); its

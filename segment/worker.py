@@ -116,6 +116,27 @@ class SegmentWorker:
         self.store.commit(txn_id)
         self._vacuum_when_idle()
 
+    def rewrite_table(self, txn_id: int, old: TableDef, new: TableDef, exprs: tuple,
+                      now) -> int:
+        """ALTER TABLE's rewrite of this shard: each live row of `old` as `exprs` make it
+        (expressions over the old row), in the layout of `new`."""
+        self._check_txn(txn_id)
+        old_schema = base.schema_of(tuple(pl.Field(c.name, c.type) for c in old.columns))
+        new_schema = new.arrow_schema()
+
+        def convert(batch: pa.RecordBatch) -> pa.RecordBatch:
+            batch = base.conform(batch, old_schema)
+            arrays = []
+            for e in exprs:
+                v = base.evaluate(e, batch, now)
+                if isinstance(v, pa.ChunkedArray):
+                    v = v.combine_chunks()
+                elif isinstance(v, pa.Scalar):
+                    v = pa.repeat(v, batch.num_rows)
+                arrays.append(v)
+            return pa.RecordBatch.from_arrays(arrays, names=new_schema.names)
+        return self.store.rewrite(txn_id, old.id, new_schema, convert)
+
     def compact(self, txn_id: int, table_id: int, min_dead_fraction: float) -> int:
         self._check_txn(txn_id)
         return self.store.compact(txn_id, table_id, min_dead_fraction)

@@ -53,6 +53,7 @@ class Delta:
     add: tuple[chunk_mod.ChunkInfo, ...]
     remove: frozenset[str]  # file names of committed chunks
     deletes: tuple[chunk_mod.ChunkInfo, ...] = ()  # committed chunks with new deletions
+    schema: pa.Schema | None = None  # the table's new schema (ALTER TABLE rewrote it)
 
 
 def apply(m: Manifest, delta: Delta) -> Manifest:
@@ -61,7 +62,8 @@ def apply(m: Manifest, delta: Delta) -> Manifest:
     changed = {c.file: c for c in delta.deletes}
     kept = tuple(changed.get(c.file, c) for c in m.chunks if c.file not in delta.remove)
     added = tuple(c for c in delta.add if c.file not in present)
-    return replace(m, version=m.version + 1, chunks=kept + added)
+    schema = delta.schema if delta.schema is not None else m.schema
+    return replace(m, version=m.version + 1, chunks=kept + added, schema=schema)
 
 
 # --- files -------------------------------------------------------------------------------
@@ -80,14 +82,14 @@ def delta_txn_id(file_name: str) -> int | None:
 
 def write_manifest(directory: str, m: Manifest, sync: bool = True) -> None:
     obj = {"format": FORMAT, "table_id": m.table_id, "version": m.version,
-           "schema": base64.b64encode(m.schema.serialize().to_pybytes()).decode("ascii"),
+           "schema": _schema_text(m.schema),
            "chunks": [c.to_json() for c in m.chunks]}
     write_json_atomic(os.path.join(directory, MANIFEST), obj, sync)
 
 
 def read_manifest(directory: str) -> Manifest:
     obj = _read_json(os.path.join(directory, MANIFEST))
-    schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(obj["schema"])))
+    schema = _schema_of(obj["schema"])
     chunks = tuple(chunk_mod.ChunkInfo.from_json(c, directory) for c in obj["chunks"])
     return Manifest(int(obj["table_id"]), schema, int(obj["version"]), chunks)
 
@@ -96,6 +98,8 @@ def write_delta(directory: str, delta: Delta, sync: bool = True) -> None:
     obj = {"format": FORMAT, "txn_id": delta.txn_id, "table_id": delta.table_id,
            "add": [c.to_json() for c in delta.add], "remove": sorted(delta.remove),
            "deletes": [c.to_json() for c in delta.deletes]}
+    if delta.schema is not None:
+        obj["schema"] = _schema_text(delta.schema)
     write_json_atomic(os.path.join(directory, delta_name(delta.txn_id)), obj, sync)
 
 
@@ -104,8 +108,17 @@ def read_delta(path: str) -> Delta:
     directory = os.path.dirname(path)
     add = tuple(chunk_mod.ChunkInfo.from_json(c, directory) for c in obj["add"])
     deletes = tuple(chunk_mod.ChunkInfo.from_json(c, directory) for c in obj.get("deletes", ()))
+    schema = _schema_of(obj["schema"]) if "schema" in obj else None
     return Delta(int(obj["txn_id"]), int(obj["table_id"]), add, frozenset(obj["remove"]),
-                 deletes)
+                 deletes, schema)
+
+
+def _schema_text(schema: pa.Schema) -> str:
+    return base64.b64encode(schema.serialize().to_pybytes()).decode("ascii")
+
+
+def _schema_of(text: str) -> pa.Schema:
+    return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(text)))
 
 
 def write_json_atomic(path: str, obj: dict, sync: bool = True) -> None:

@@ -33,7 +33,7 @@ import os
 import shutil
 import threading
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -54,9 +54,11 @@ class _TableChanges:
     removed: set[str] = field(default_factory=set)  # committed chunk files truncated away
     # Committed chunks this transaction deleted rows from, with their new deletion files.
     deletes: dict[str, ChunkInfo] = field(default_factory=dict)
+    schema: pa.Schema | None = None  # the table's new schema (ALTER TABLE's rewrite)
 
     def copy(self) -> "_TableChanges":
-        return _TableChanges(list(self.added), set(self.removed), dict(self.deletes))
+        return _TableChanges(list(self.added), set(self.removed), dict(self.deletes),
+                             self.schema)
 
 
 @dataclass
@@ -66,6 +68,8 @@ class _Txn:
     sealed: bool = False  # prepare started: no more writes
     prepared: bool = False  # deltas are durable
     done: bool = False  # committed or aborted
+    # A rewrite of a table it wrote to began in another transaction: it cannot commit.
+    doomed: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     # SAVEPOINT marks: mark id -> {table id: its pending changes then}.
     marks: dict[int, dict[int, _TableChanges]] = field(default_factory=dict)
@@ -94,6 +98,7 @@ class ShardStore:
         self._inflight: set[str] = set()  # chunk paths being written, not yet registered
         self._next_number: dict[int, int] = {}  # per table: the next chunk number
         self._garbage = False  # files only older snapshots still refer to are on disk
+        self._fences: dict[int, int] = {}  # table id -> the transaction rewriting it
         self._mapped = MappedChunks()  # chunks read lately, kept mapped for the next query
 
     # --- tables --------------------------------------------------------------------------
@@ -179,8 +184,16 @@ class ShardStore:
     # --- writing -------------------------------------------------------------------------
     def write(self, txn_id: int, table_id: int, batches: Iterable[pa.RecordBatch]) -> int:
         """Append rows as new chunks pending under txn_id; all or nothing. Returns rows."""
-        schema = self._manifest(table_id).schema
-        self._active_txn(txn_id)
+        return sum(c.rows for c in self._write(txn_id, table_id, batches, True))
+
+    def _write(self, txn_id: int, table_id: int, batches, register: bool) -> list[ChunkInfo]:
+        manifest_schema = self._manifest(table_id).schema
+        with self._lock:
+            txn = self._active_txn(txn_id)
+            self._check_fence(txn, table_id)
+            changes = txn.tables.get(table_id)
+            schema = changes.schema if changes is not None and changes.schema else \
+                manifest_schema
         written: list[ChunkInfo] = []
         try:
             for table in conform.chunked(batches, schema, self.chunk_rows):
@@ -190,15 +203,74 @@ class ShardStore:
                 if txn is None or txn.sealed:
                     raise errors.InvalidTransactionState(
                         f"transaction {txn_id} ended while it was writing")
-                txn.tables.setdefault(table_id, _TableChanges()).added.extend(written)
-                self._inflight.difference_update(c.path for c in written)
+                if register:
+                    self._check_fence(txn, table_id)  # a rewrite began while it wrote
+                    txn.tables.setdefault(table_id, _TableChanges()).added.extend(written)
+                    self._inflight.difference_update(c.path for c in written)
         except BaseException:
             for c in written:
                 self._remove(c.path)
             with self._lock:
                 self._inflight.difference_update(c.path for c in written)
             raise
+        return written
+
+    def rewrite(self, txn_id: int, table_id: int, schema: pa.Schema,
+                convert: Callable[[pa.RecordBatch], pa.RecordBatch]) -> int:
+        """Within txn_id, replace every live row of the table (committed, and its own
+        pending ones) by `convert(batch)` of `schema`, the table's schema from the commit
+        (ALTER TABLE). Other transactions' pending writes to the table are doomed (their
+        commit fails with 40001) and their new writes refused until this one ends; one
+        already prepared makes this call fail with 40001 (the coordinator may retry).
+        Returns the rows written."""
+        with self._lock:
+            txn = self._active_txn(txn_id)
+            self._fence(txn, table_id)
+        old = self.snapshot(table_id, txn_id)
+        batches = (convert(b) for c in old if c.live_rows
+                   for b in self.read_live(c).to_batches())
+        with self._lock:
+            changes = txn.tables.setdefault(table_id, _TableChanges())
+            changes.schema = schema
+        try:
+            written = self._write(txn_id, table_id, batches, False)
+        except BaseException:
+            with self._lock:
+                changes.schema = None
+            raise
+        files = {c.file for c in old}
+        with self._lock:
+            mine = [c for c in changes.added if c.file in files]
+            changes.added = [c for c in changes.added if c.file not in files] + written
+            changes.removed |= files - {c.file for c in mine}
+            changes.deletes = {}
+            self._inflight.difference_update(c.path for c in written)
+        for c in mine:
+            self._remove(c.path)
         return sum(c.rows for c in written)
+
+    def _fence(self, txn: _Txn, table_id: int) -> None:
+        """Make `txn` the only writer of the table until it ends (the caller holds
+        self._lock)."""
+        owner = self._fences.get(table_id)
+        if owner is not None and owner != txn.txn_id:
+            raise errors.TransactionLost(
+                "could not serialize access due to a concurrent ALTER TABLE")
+        for other in self._txns.values():
+            if other is txn or other.done or table_id not in other.tables:
+                continue
+            if other.sealed:
+                raise errors.TransactionLost(
+                    "could not serialize access: a transaction that wrote to the table "
+                    "is committing")
+            other.doomed = "could not serialize access due to a concurrent ALTER TABLE"
+        self._fences[table_id] = txn.txn_id
+
+    def _check_fence(self, txn: _Txn, table_id: int) -> None:
+        owner = self._fences.get(table_id)
+        if owner is not None and owner != txn.txn_id:
+            raise errors.TransactionLost(
+                "could not serialize access due to a concurrent ALTER TABLE")
 
     def truncate(self, txn_id: int, table_id: int) -> None:
         """Within txn_id, remove every committed chunk and the txn's own pending ones."""
@@ -269,6 +341,10 @@ class ShardStore:
         """Whether commits removed chunks whose files are still on disk (`vacuum` ends
         them once no query reads an older snapshot)."""
         return self._garbage
+
+    def _unfence(self, txn_id: int) -> None:
+        for table_id in [t for t, owner in self._fences.items() if owner == txn_id]:
+            del self._fences[table_id]
 
     def _switch_deletions(self, txn_id: int, table_id: int, chunk: ChunkInfo,
                           merged: np.ndarray) -> None:
@@ -366,6 +442,7 @@ class ShardStore:
             txn.done = True
             with self._lock:
                 self._txns.pop(txn_id, None)
+                self._unfence(txn_id)
 
     def abort(self, txn_id: int) -> None:
         """Drop txn_id's pending chunks and prepared deltas. Idempotent."""
@@ -381,6 +458,8 @@ class ShardStore:
             txn.sealed = txn.done = True
             for delta in self._deltas(txn):
                 self._discard(delta.table_id, delta)
+        with self._lock:
+            self._unfence(txn_id)
 
     def recover(self, committed_txn_ids: set[int], undecided: set[int] = frozenset()) -> None:
         """At start-up: finish committed transactions, abort the others, delete leftovers.
@@ -538,12 +617,15 @@ class ShardStore:
     def _deltas(self, txn: _Txn) -> list[manifest.Delta]:
         with self._lock:
             return [manifest.Delta(txn.txn_id, tid, tuple(ch.added), frozenset(ch.removed),
-                                   tuple(ch.deletes.values()))
+                                   tuple(ch.deletes.values()), ch.schema)
                     for tid, ch in sorted(txn.tables.items())
-                    if ch.added or ch.removed or ch.deletes]
+                    if ch.added or ch.removed or ch.deletes or ch.schema is not None]
 
     def _prepare_locked(self, txn: _Txn) -> None:
-        txn.sealed = True
+        with self._lock:  # against a rewrite's fence: it sees this sealed, or this doomed
+            if txn.doomed is not None and not txn.prepared:
+                raise errors.TransactionLost(txn.doomed)
+            txn.sealed = True
         if txn.prepared:
             return
         for delta in self._deltas(txn):

@@ -93,6 +93,8 @@ _DISTRIBUTED = re.compile(r"\s+DISTRIBUTED\s+(?:BY\s*\([^)]*\)|RANDOMLY|REPLICAT
                           re.IGNORECASE)
 _CREATE = re.compile(r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:RECURSIVE\s+)?(TABLE|VIEW)\s+"
                      r"(?:IF\s+NOT\s+EXISTS\s+)?(\"?[\w.]+\"?)", re.IGNORECASE)
+_RENAME = re.compile(r"^\s*ALTER\s+(TABLE)\s+(?:IF\s+EXISTS\s+)?[\w.\"]+\s+RENAME\s+TO\s+"
+                     r"(\"?[\w.]+\"?)", re.IGNORECASE)
 # The OIDs raympp can send; each is read back as the server's text, as psql shows it.
 _TEXT_OIDS = (16, 17, 19, 20, 21, 23, 25, 26, 114, 700, 701, 1042, 1043, 1082, 1083, 1114,
               1184, 1186, 1266, 1700, 2950, 3802)
@@ -142,11 +144,12 @@ class SltFile:
     oracles: frozenset = frozenset({"duckdb"})   # the engines every statement is mirrored into
 
     def created_tables(self) -> list[tuple[str, str]]:
-        """(TABLE or VIEW, name) of what the file creates, views first (CASCADE drops
-        the views over a table with it, as in PostgreSQL)."""
+        """(TABLE or VIEW, name) of what the file creates (CREATE TABLE, CREATE VIEW,
+        ALTER TABLE ... RENAME TO), views first (CASCADE drops the views over a table with
+        it, as in PostgreSQL)."""
         names = []
         for r in self.records:
-            m = _CREATE.match(r.sql)
+            m = _CREATE.match(r.sql) or _RENAME.match(r.sql)
             if m and "raympp" not in r.skip and (m.group(1).upper(), m.group(2)) not in names:
                 names.append((m.group(1).upper(), m.group(2)))
         return sorted(names, key=lambda kn: kn[0] != "VIEW")

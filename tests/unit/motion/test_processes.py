@@ -197,7 +197,8 @@ def _everything() -> pa.Table:
 
 
 @pytest.mark.parametrize("transport", ["shm", "tcp"])
-@pytest.mark.parametrize("kind", list(MotionKind))
+# EXPLICIT routes by a segment-id column (tests/unit/motion/test_route.py).
+@pytest.mark.parametrize("kind", [k for k in MotionKind if k is not MotionKind.EXPLICIT])
 def test_every_kind_between_processes(peers, kind, transport):
     qid = f"{kind.name}-{transport}"
     receivers = peers[2:] if kind in (MotionKind.GATHER, MotionKind.GATHER_MERGE) else peers

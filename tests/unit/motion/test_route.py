@@ -88,3 +88,17 @@ def test_bad_arguments():
         route.route(b, Route.TO_EVERY, 0)
     with pytest.raises(MotionError, match="redistribute"):
         route.route(b, Route.BY_HASH, 2, [7])
+
+
+def test_by_segment_sends_each_row_where_its_column_says():
+    b = pa.record_batch({"seg": pa.array([2, 0, 2, 1], pa.int32()),
+                         "v": pa.array(["a", "b", "c", "d"])})
+    parts = route.route(b, Route.BY_SEGMENT, 3, [0])
+    assert [p.column(1).to_pylist() for p in parts] == [["b"], ["d"], ["a", "c"]]
+    assert route.route(b.slice(0, 1), Route.BY_SEGMENT, 3, [0])[:2] == [None, None]
+
+
+def test_by_segment_refuses_a_segment_out_of_range():
+    b = pa.record_batch({"seg": pa.array([0, 3], pa.int32())})
+    with pytest.raises(MotionError):
+        route.route(b, Route.BY_SEGMENT, 3, [0])

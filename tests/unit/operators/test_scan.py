@@ -63,6 +63,13 @@ class _SpyStore:
         self.reads.append((chunk.file, tuple(columns or ())))
         return self.store.read(chunk, columns)
 
+    def read_live(self, chunk, columns=None):
+        self.reads.append((chunk.file, tuple(columns or ())))
+        return self.store.read_live(chunk, columns)
+
+    def deleted_positions(self, chunk):
+        return self.store.deleted_positions(chunk)
+
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):

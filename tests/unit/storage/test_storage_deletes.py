@@ -154,3 +154,52 @@ def test_compaction_of_a_wholly_deleted_chunk_writes_nothing(store):
     commit(store, 3)
     assert [c.rows for c in store.snapshot(1)] == [100, 100]
     assert live_keys(store) == list(range(200))
+
+
+SCHEMA2 = pa.schema([("k", pa.int64()), ("v", pa.string()), ("w", pa.int32())])
+
+
+def widen(b: pa.RecordBatch) -> pa.RecordBatch:
+    return pa.record_batch([b.column(0), b.column(1).cast(pa.string()),
+                            pa.nulls(b.num_rows, pa.int32())], schema=SCHEMA2)
+
+
+def test_rewrite_replaces_rows_and_schema_at_commit(store):
+    store.delete_rows(2, 1, row_ids(store, [0]))
+    commit(store, 2)
+    store.write(3, 1, [batch(900, 5)])
+    assert store.rewrite(3, 1, SCHEMA2, widen) == 254
+    assert store.schema(1) == SCHEMA  # until the commit
+    store.write(3, 1, [pa.record_batch([pa.array([7000], pa.int64()), pa.array(["x"]),
+                                        pa.array([1], pa.int32())], schema=SCHEMA2)])
+    commit(store, 3)
+    assert store.schema(1) == SCHEMA2
+    assert live_keys(store) == list(range(1, 250)) + list(range(900, 905)) + [7000]
+    assert all(c.deleted == 0 for c in store.snapshot(1))
+
+
+def test_rewrite_dooms_other_writers(store):
+    store.write(5, 1, [batch(500, 3)])       # another transaction, not prepared yet
+    store.rewrite(6, 1, SCHEMA2, widen)
+    with pytest.raises(Exception) as e:
+        store.prepare(5)
+    assert getattr(e.value, "sqlstate", None) == "40001"
+    with pytest.raises(Exception) as e:
+        store.write(7, 1, [batch(600, 1)])   # a new writer while the rewrite is pending
+    assert getattr(e.value, "sqlstate", None) == "40001"
+    store.abort(5)
+    commit(store, 6)
+    store.write(7, 1, [pa.record_batch([pa.array([1], pa.int64()), pa.array(["a"]),
+                                        pa.array([2], pa.int32())], schema=SCHEMA2)])
+    commit(store, 7)
+    assert 500 not in live_keys(store) and 1 in live_keys(store)
+
+
+def test_rewrite_waits_for_no_prepared_writer(store):
+    store.write(5, 1, [batch(500, 3)])
+    store.prepare(5)
+    with pytest.raises(Exception) as e:
+        store.rewrite(6, 1, SCHEMA2, widen)
+    assert getattr(e.value, "sqlstate", None) == "40001"
+    store.commit(5)
+    assert 500 in live_keys(store)

@@ -1,0 +1,90 @@
+"""ALTER TABLE: lock the table, work out the new definition (planner/alter_table.py),
+rewrite its chunks on every segment when its columns change, and keep the new definition
+in the transaction (it replaces the old one at COMMIT, or vanishes on ROLLBACK, as CREATE
+and DROP TABLE do).
+
+The rewrite is a write of the transaction: each segment writes the table's live rows in
+the new layout as new chunks, which replace the old ones and the table's schema at the
+commit (ShardStore.rewrite). Other transactions' inserts into the table that have not
+committed by then fail with 40001 (PostgreSQL's ALTER TABLE would make them wait); queries
+keep reading the committed table meanwhile.
+"""
+
+from __future__ import annotations
+
+import datetime
+
+from sqlglot import exp
+
+from coordinator import ddl
+from coordinator.drop import dependents
+from coordinator.pgwire.boundary import QueryResult, ResultKind
+from planner import alter_table, errors
+from planner.schema import ViewDef, relation_name
+
+
+def alter(session, tree: exp.Alter, txn) -> QueryResult:
+    view = session.catalog_view(txn)
+    rel = relation_name(tree.this)
+    if view.lookup(rel) is None:
+        if tree.args.get("exists"):  # PostgreSQL: NOTICE relation ... does not exist, skipping
+            return QueryResult(ResultKind.COMMAND, tag=lambda: "ALTER TABLE")
+        view.open(rel)  # 42P01 / 3F000 as PostgreSQL says them
+    table = view.open(rel)
+    session.check_writable("ALTER TABLE")
+    ddl.lock_name(session, txn, table.name)
+    table = view.visible(table.name)
+    if table is None:
+        raise errors.UndefinedTable(f'relation "{rel.name}" does not exist')
+    if isinstance(table, ViewDef):
+        raise errors.FeatureNotSupported(f'ALTER TABLE of view "{table.name}" is not supported')
+    change = alter_table.plan(table, tree)
+    _check_views(view, change)
+    if change.rename is not None and change.rename != table.name and \
+            view.visible(change.rename) is not None:
+        raise errors.DuplicateTable(f'relation "{change.rename}" already exists')
+    if change.rename is not None:
+        ddl.lock_name(session, txn, change.rename)
+    if change.rewrites:
+        txn.begin_write()
+        now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+        try:
+            txn.call_all("rewrite_table", txn.id, change.old, change.new,
+                         tuple(change.exprs), now)
+        except errors.QueryError as e:
+            raise _not_null_message(e, change) from None
+    txn.replace_table(change.old, change.new)
+    return QueryResult(ResultKind.COMMAND, tag=lambda: "ALTER TABLE")
+
+
+def _check_views(view, change: alter_table.Change) -> None:
+    """Views read their tables by name and columns: with views over the table, only
+    changes that keep its name and its columns' names, types and order (ADD COLUMN, SET /
+    DROP NOT NULL) are made; others are refused rather than leaving a view reading
+    something else. (The name lock this transaction holds makes every view over the
+    table visible: creating one locks the table's name too.)"""
+    readers = [v.name for v, on in dependents(view.views(), [change.old])
+               if on.id == change.old.id]
+    if not readers:
+        return
+    old, new = change.old, change.new
+    kept = new.name == old.name and len(new.columns) >= len(old.columns) and all(
+        (a.name, a.type) == (b.name, b.type) for a, b in zip(old.columns, new.columns))
+    if not kept:
+        raise errors.FeatureNotSupported(
+            f'cannot alter table "{old.name}" so: views read it ({", ".join(readers)})',
+            detail="Views read their tables' columns by name; only ADD COLUMN and SET / DROP "
+                   "NOT NULL leave them reading the same columns.",
+            hint="Drop the views, alter the table, and create the views again.")
+
+
+def _not_null_message(e: errors.QueryError, change: alter_table.Change) -> errors.QueryError:
+    """A NULL where the new table has NOT NULL: PostgreSQL's words for ALTER TABLE."""
+    if getattr(e, "sqlstate", None) != "23502":
+        return e
+    for name in change.not_null_checks:
+        if f'"{name}"' in e.message:
+            return errors.QueryError(
+                f'column "{name}" of relation "{change.new.name}" contains null values',
+                "23502")
+    return e

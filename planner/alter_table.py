@@ -1,0 +1,203 @@
+"""ALTER TABLE: its actions, and the table they make (coordinator/alter.py runs them).
+
+Each action changes the table's definition; together they also say how each column of
+the new table is computed from the old row (`Change.exprs`, expressions over the old
+table's columns), which the segments apply when they rewrite the table's chunks
+(ShardStore.rewrite): ADD COLUMN (NULL for the rows there are), DROP COLUMN, RENAME
+COLUMN, ALTER COLUMN TYPE (an assignment cast, or USING), SET/DROP NOT NULL. RENAME TO
+changes only the catalog. PostgreSQL's messages and SQLSTATEs; what raympp does not do
+(column defaults, constraints, SET SCHEMA, changing a distribution key column's type) is
+0A000 before anything changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from sqlglot import exp
+
+from planner import errors, types
+from planner import expr as ex
+from planner.bind_expr import ExprBinder
+from planner.coercion import bind_assign
+from planner.schema import ColumnDef, DistKind, DistPolicy, TableDef, TableStats, identifier
+from planner.scope import Scope, ScopeColumn
+from planner.type_names import sql_type
+
+
+@dataclass
+class Change:
+    """The table an ALTER TABLE makes from `old`, and its rows from the old ones."""
+
+    old: TableDef
+    new: TableDef
+    exprs: list[ex.Expr]          # per new column, over the old table's columns
+    not_null_checks: list[str] = field(default_factory=list)  # columns that must hold no NULL
+    rename: str | None = None     # RENAME TO
+
+    @property
+    def rewrites(self) -> bool:
+        """Whether the chunks change (anything but RENAME TO)."""
+        old = self.old
+        same = [ex.ColumnRef(i, c.type, c.name) for i, c in enumerate(old.columns)]
+        return self.exprs != same or self.new.columns != old.columns
+
+
+def plan(old: TableDef, tree: exp.Alter) -> Change:
+    """Apply `tree`'s actions in order to `old` (errors before anything changes)."""
+    change = Change(old, old, [ex.ColumnRef(i, c.type, c.name)
+                               for i, c in enumerate(old.columns)])
+    actions = tree.args.get("actions") or []
+    if not actions:
+        raise errors.SyntaxError_("ALTER TABLE needs an action")
+    if len(actions) > 1 and any(isinstance(a, (exp.RenameColumn, exp.AlterRename))
+                                for a in actions):
+        # PostgreSQL's grammar: RENAME is a statement of its own, not a list item.
+        raise errors.SyntaxError_('syntax error at or near "RENAME"')
+    for action in actions:
+        _apply(change, action)
+    if not change.new.columns:
+        raise errors.FeatureNotSupported("tables without columns (ALTER TABLE dropping the "
+                                         "last column)")
+    stats = {c.name: old.stats.columns[o.name] for c, o in _kept_pairs(change)
+             if o.name in old.stats.columns}
+    change.new = replace(change.new, stats=TableStats(old.stats.rows, stats))
+    return change
+
+
+def _kept_pairs(change: Change):
+    """(new column, old column) for each new column that is an old one unchanged in type."""
+    for c, e in zip(change.new.columns, change.exprs):
+        if isinstance(e, ex.ColumnRef) and change.old.columns[e.index].type == c.type:
+            yield c, change.old.columns[e.index]
+
+
+def _apply(change: Change, action: exp.Expression) -> None:
+    table = change.new
+    if isinstance(action, exp.ColumnDef):
+        _add_column(change, action)
+    elif isinstance(action, exp.Drop) and (action.args.get("kind") or "").upper() == "COLUMN":
+        for col in action.args.get("tables") or []:
+            _drop_column(change, identifier(col.this), bool(action.args.get("exists")))
+    elif isinstance(action, exp.RenameColumn):
+        old_name, new_name = identifier(action.this.this), identifier(action.args["to"].this)
+        i = _column(table, old_name)
+        if table.column_index(new_name) is not None:
+            raise errors.QueryError(
+                f'column "{new_name}" of relation "{table.name}" already exists', "42701")
+        _set_column(change, i, replace(table.columns[i], name=new_name))
+    elif isinstance(action, exp.AlterRename):
+        target = action.this
+        if isinstance(target, exp.Table) and target.args.get("db") is not None:
+            raise errors.SyntaxError_('syntax error at or near "."')
+        change.rename = identifier(target.this if isinstance(target, exp.Table) else target)
+        change.new = replace(change.new, name=change.rename)
+    elif isinstance(action, exp.AlterColumn):
+        _alter_column(change, action)
+    else:
+        raise errors.FeatureNotSupported(
+            f"ALTER TABLE {action.sql(dialect='postgres')}")
+
+
+def _add_column(change: Change, c: exp.ColumnDef) -> None:
+    table = change.new
+    name = identifier(c.this)
+    if table.column_index(name) is not None:
+        if c.args.get("exists"):
+            return  # PostgreSQL: NOTICE column ... already exists, skipping
+        raise errors.QueryError(f'column "{name}" of relation "{table.name}" already exists',
+                                "42701")
+    if c.args.get("kind") is None:
+        raise errors.SyntaxError_(f'column "{name}" needs a type')
+    not_null = False
+    for k in c.constraints:
+        if isinstance(k.kind, exp.NotNullColumnConstraint):
+            not_null = not k.kind.args.get("allow_null")
+        else:
+            raise errors.FeatureNotSupported(
+                f"column option {k.sql(dialect='postgres')!r} in ALTER TABLE ADD COLUMN "
+                "(column defaults and constraints are not implemented)")
+    t = sql_type(c.args["kind"])
+    if t.is_numeric and t.precision is None:
+        t = types.numeric(None, types.NUMERIC_DEFAULT_SCALE)  # as CREATE TABLE gives it
+    if t.is_array and t.elem.is_numeric and t.elem.precision is None:
+        t = types.array_of(types.numeric(None, types.NUMERIC_DEFAULT_SCALE))
+    change.new = replace(table, columns=table.columns + (ColumnDef(name, t, not_null),))
+    change.exprs.append(ex.Literal(None, t))
+    if not_null:
+        change.not_null_checks.append(name)
+
+
+def _drop_column(change: Change, name: str, if_exists: bool) -> None:
+    table = change.new
+    i = table.column_index(name)
+    if i is None:
+        if if_exists:
+            return  # PostgreSQL: NOTICE column ... does not exist, skipping
+        raise errors.UndefinedColumn(f'column "{name}" of relation "{table.name}" does not exist')
+    if i in table.policy.keys:
+        # As Greenplum: the rows stay where they are, and the table is distributed
+        # randomly from now on (its NOTICE: "dropping a column that is part of the
+        # distribution policy forces a random distribution policy").
+        policy = DistPolicy(DistKind.RANDOM, ())
+    else:
+        policy = replace(table.policy, keys=tuple(k - (k > i) for k in table.policy.keys))
+    change.new = replace(table, columns=table.columns[:i] + table.columns[i + 1:],
+                         policy=policy)
+    del change.exprs[i]
+
+
+def _alter_column(change: Change, action: exp.AlterColumn) -> None:
+    table = change.new
+    name = identifier(action.this)
+    i = _column(table, name)
+    col = table.columns[i]
+    if action.args.get("dtype") is not None:
+        _alter_type(change, i, sql_type(action.args["dtype"]), action.args.get("using") or None)
+    elif action.args.get("allow_null") is not None:
+        not_null = not action.args["allow_null"]
+        _set_column(change, i, replace(col, not_null=not_null))
+        if not_null:
+            change.not_null_checks.append(name)
+    else:
+        raise errors.FeatureNotSupported(f"ALTER TABLE {action.sql(dialect='postgres')} "
+                                         "(column defaults are not implemented)")
+
+
+def _alter_type(change: Change, i: int, t: types.SqlType, using: exp.Expression | None):
+    table = change.new
+    col = table.columns[i]
+    if i in table.policy.keys:
+        raise errors.FeatureNotSupported(
+            f'changing the type of column "{col.name}": it is in the distribution key of '
+            f'"{table.name}"')
+    if t.is_numeric and t.precision is None:
+        t = types.numeric(None, types.NUMERIC_DEFAULT_SCALE)
+    if using is not None:
+        # USING reads the row as it is before this statement (PostgreSQL's semantics).
+        scope = Scope([ScopeColumn(change.old.name, c.name, c.type)
+                       for c in change.old.columns])
+        value = bind_assign(ExprBinder(scope).bind(using), t, col.name)
+    else:
+        try:
+            value = bind_assign(change.exprs[i], t, col.name)
+        except errors.QueryError as e:
+            if e.sqlstate != "42804":
+                raise
+            raise errors.QueryError(
+                f'column "{col.name}" cannot be cast automatically to type {t}', "42804",
+                hint=f'You might need to specify "USING {col.name}::{t}".') from None
+    change.exprs[i] = value
+    _set_column(change, i, replace(col, type=t))
+
+
+def _set_column(change: Change, i: int, col: ColumnDef) -> None:
+    table = change.new
+    change.new = replace(table, columns=table.columns[:i] + (col,) + table.columns[i + 1:])
+
+
+def _column(table: TableDef, name: str) -> int:
+    i = table.column_index(name)
+    if i is None:
+        raise errors.UndefinedColumn(f'column "{name}" of relation "{table.name}" does not exist')
+    return i
