@@ -3,6 +3,9 @@ rewrite its chunks on every segment when its columns change, and keep the new de
 in the transaction (it replaces the old one at COMMIT, or vanishes on ROLLBACK, as CREATE
 and DROP TABLE do).
 
+SET DISTRIBUTED BY (...) | RANDOMLY | REPLICATED (Greenplum's) moves the rows into new
+storage of the new distribution instead (`_redistribute`).
+
 The rewrite is a write of the transaction: each segment writes the table's live rows in
 the new layout as new chunks, which replace the old ones and the table's schema at the
 commit (ShardStore.rewrite). Other transactions' inserts into the table that have not
@@ -16,14 +19,18 @@ import datetime
 
 from sqlglot import exp
 
-from coordinator import ddl
+from dataclasses import replace
+
+from coordinator import ddl, load
 from coordinator.drop import dependents
 from coordinator.pgwire.boundary import QueryResult, ResultKind
-from planner import alter_table, errors
-from planner.schema import ViewDef, relation_name
+from planner import alter_table, errors, statements
+from planner import plan as pl
+from planner.schema import TableDef, ViewDef, relation_name
 
 
-def alter(session, tree: exp.Alter, txn) -> QueryResult:
+def alter(session, st, txn, cancel) -> QueryResult:
+    tree = st.tree
     view = session.catalog_view(txn)
     rel = relation_name(tree.this)
     if view.lookup(rel) is None:
@@ -38,6 +45,9 @@ def alter(session, tree: exp.Alter, txn) -> QueryResult:
         raise errors.UndefinedTable(f'relation "{rel.name}" does not exist')
     if isinstance(table, ViewDef):
         raise errors.FeatureNotSupported(f'ALTER TABLE of view "{table.name}" is not supported')
+    if st.policy_clause is not None:
+        _redistribute(session, table, st.policy_clause, txn, cancel)
+        return QueryResult(ResultKind.COMMAND, tag=lambda: "ALTER TABLE")
     change = alter_table.plan(table, tree)
     _check_views(view, change)
     if change.rename is not None and change.rename != table.name and \
@@ -88,3 +98,16 @@ def _not_null_message(e: errors.QueryError, change: alter_table.Change) -> error
                 f'column "{name}" of relation "{change.new.name}" contains null values',
                 "23502")
     return e
+
+
+def _redistribute(session, table: TableDef, clause, txn, cancel) -> None:
+    """Greenplum's SET DISTRIBUTED: the rows move into new storage distributed the new
+    way (a Redistribute, or a Broadcast for REPLICATED), which replaces the old storage at
+    the commit (the old table id is dropped, its storage removed then)."""
+    policy = statements.dist_policy(clause, list(table.columns))
+    new = replace(table, id=session.engine.catalog.next_id("table"), policy=policy)
+    txn.drop_table(table)
+    txn.create_table(new)
+    scan = pl.Scan(table=table, columns=tuple(range(len(table.columns))),
+                   fields=tuple(pl.Field(c.name, c.type) for c in table.columns))
+    load.write_rows(session, new, scan, txn, cancel)

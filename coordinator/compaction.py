@@ -9,10 +9,11 @@ never change, so a crash at any point leaves the table as it was or compacted.
 
 `VACUUM [table, ...]` rewrites every chunk with a deleted row. After a transaction that
 deleted rows commits, a background compaction rewrites the chunks more than half dead
-(AUTO_FRACTION), if the table's lock is free at once: it never makes a writer wait long,
-and a busy table is compacted after a later delete. The files the rewritten chunks and
-replaced deletion files occupied are removed by each segment once no query that could
-still read them runs there (segment/worker.py).
+(AUTO_FRACTION; `SET raympp.autocompact = off` in the deleting session skips it), if the
+table's lock is free at once: it never makes a writer wait long, and a busy table is
+compacted after a later delete. The files the rewritten chunks and replaced deletion
+files occupied are removed by each segment once no query that could still read them runs
+there (segment/worker.py).
 """
 
 from __future__ import annotations

@@ -170,11 +170,18 @@ def insert_plan(session, table: TableDef, source, cols, txn, cancel,
             else:
                 exprs.append(ex.Literal(None, c.type))
         node = pl.Project(bq.node, tuple(exprs), out_fields)
+    if command is not None:
+        session.check_writable(command)
+    return write_rows(session, table, node, txn, cancel, written)
+
+
+def write_rows(session, table: TableDef, node: pl.Node, txn, cancel,
+               written: list | None = None) -> int:
+    """Write the rows of plan `node` (in `table`'s column order) into `table`: on the
+    segments where they start when they can, else through the coordinator's writer."""
     node = rules.rewrite(node)
     n = session.engine.cluster.n_segments
     root = distribute.distribute(node, n)
-    if command is not None:
-        session.check_writable(command)
     txn.begin_write()
     if written is None and _computable_everywhere(root):
         return _insert_on_segments(session, table, root, txn)

@@ -30,7 +30,7 @@ def run(session, tree: exp.Delete | exp.Update, txn, cancel) -> QueryResult:
         counts = [c for b in qrun.batches() for c in b.column(0).to_pylist()]
         rows = counts[0] if m.table.policy.kind is DistKind.REPLICATED and counts \
             else sum(counts)
-        _after(session, txn, m.table, rows, word)
+        after_changes(session, txn, m.table, rows, word)
         return QueryResult(ResultKind.COMMAND, tag=lambda: f"{word} {rows}")
     count = [0]
 
@@ -38,7 +38,7 @@ def run(session, tree: exp.Delete | exp.Update, txn, cancel) -> QueryResult:
         for b in qrun.batches():
             count[0] += b.num_rows
             yield b
-        _after(session, txn, m.table, count[0], word)
+        after_changes(session, txn, m.table, count[0], word)
     return QueryResult(ResultKind.ROWS, tag=lambda: f"{word} {count[0]}",
                        columns=[ResultColumn(n, t) for n, t in m.columns], batches=batches(),
                        time_zone=session.time_zone())
@@ -55,15 +55,18 @@ def explain(session, tree, txn, cancel, analyze: bool) -> QueryResult:
     return query.explain_plan(session, m.root, txn, cancel, analyze, planning_ms)
 
 
-def _after(session, txn, table, rows: int, word: str) -> None:
-    """What the statement leaves for its commit: a DELETE's rows leave the table's row
-    estimate, and the chunks it left mostly dead are compacted in the background."""
+def after_changes(session, txn, table, rows: int, word: str) -> None:
+    """What a DELETE, UPDATE or MERGE leaves for its commit: a DELETE's rows leave the
+    table's row estimate, and the chunks it left mostly dead are compacted in the
+    background."""
     if not rows:
         return
     if word == "DELETE":
         autostats.note_load(session, txn, table, -rows)
-    engine = session.engine
-    txn.after_commit[f"compact:{table.id}"] = lambda: compaction.after_deletes(engine, table)
+    if session.settings.get("raympp.autocompact"):
+        engine = session.engine
+        txn.after_commit[f"compact:{table.id}"] = \
+            lambda: compaction.after_deletes(engine, table)
 
 
 def _word(tree) -> str:

@@ -20,8 +20,8 @@ import time
 
 from sqlglot import exp
 
-from coordinator import (alter, ddl, drop, load, modify, param_types, plan_cache, query, roles,
-                         sql_commands, system_catalog, views)
+from coordinator import (alter, ddl, drop, load, merge, modify, param_types, plan_cache, query,
+                         roles, sql_commands, system_catalog, views)
 from coordinator.catalog import SessionCatalog
 from coordinator.pgwire.boundary import (CancelToken, PreparedStatement, QueryResult,
                                          ResultColumn, ResultKind, TransactionStatus)
@@ -327,7 +327,7 @@ class Session:
         if k is Kind.CREATE_VIEW:
             return self._with_txn(lambda txn: views.create_view(self, st, txn))
         if k is Kind.ALTER_TABLE:
-            return self._with_txn(lambda txn: alter.alter(self, tree, txn))
+            return self._with_txn(lambda txn: alter.alter(self, st, txn, cancel))
         if k is Kind.ANALYZE:
             return ddl.analyze(self, st)
         if k is Kind.TRUNCATE:
@@ -340,6 +340,8 @@ class Session:
             return self._with_txn(lambda txn: load.copy(self, st.copy, txn, cancel))
         if k in (Kind.DELETE, Kind.UPDATE):
             return self._with_txn(lambda txn: modify.run(self, tree, txn, cancel))
+        if k is Kind.MERGE:
+            return self._with_txn(lambda txn: merge.run(self, tree, txn, cancel))
         raise errors.FeatureNotSupported(f"statement {k.value}")
 
     def _with_txn(self, run, writes: bool = False) -> QueryResult:

@@ -522,6 +522,10 @@ REGISTRY: dict[str, Setting] = {s.key: s for s in (
             min=0, max=INT_MAX),
     _time("raympp.segment_wait_timeout", "30s",
           "Sets how long a query waits for a restarting segment before it fails."),
+    # After a commit that deleted rows, the chunks it left more than half dead are
+    # rewritten in the background (coordinator/compaction.py); VACUUM does it on demand.
+    Setting("raympp.autocompact", Kind.BOOL, "on",
+            "Compacts a table's mostly deleted chunks after a transaction deletes rows."),
     # --- statistics collected after loads (coordinator/autostats.py), as Greenplum's ---
     Setting("gp_autostats_mode", Kind.ENUM, "on_no_stats", "Sets the autostats mode.",
             choices=("none", "on_change", "on_no_stats")),

@@ -51,14 +51,18 @@ class Modification:
     columns: tuple[tuple[str, types.SqlType], ...] | None
 
 
-def target_table(catalog: CatalogView, tree: exp.Delete | exp.Update) -> TableDef:
-    """The table a DELETE or UPDATE changes (42P01 as PostgreSQL's parserOpenTable)."""
-    target = _target(tree)
+def target_table(catalog: CatalogView, tree: exp.Delete | exp.Update | exp.Merge) -> TableDef:
+    """The table a DELETE, UPDATE or MERGE changes (42P01 as PostgreSQL's
+    parserOpenTable; a view is refused)."""
+    target = target_of(tree)
     rel = relation_name(target)
     if find_system(catalog, rel) is not None:
         raise errors.FeatureNotSupported(
             f'cannot change system relation "{rel.name}": the system catalog is read-only')
     table = resolve_relation(catalog, target)
+    if isinstance(table, ViewDef) and isinstance(tree, exp.Merge):
+        raise errors.QueryError(f'cannot execute MERGE on relation "{table.name}"', "42809",
+                                detail="This operation is not supported for views.")
     if isinstance(table, ViewDef):
         # PostgreSQL writes through simple (auto-updatable) views; raympp does not.
         what = "delete from" if isinstance(tree, exp.Delete) else "update"
@@ -70,14 +74,14 @@ def target_table(catalog: CatalogView, tree: exp.Delete | exp.Update) -> TableDe
 
 def plan_delete(catalog: CatalogView, tree: exp.Delete, n_segments: int, params=None,
                 run_plan=None) -> Modification:
-    target = _target(tree)
+    target = target_of(tree)
     table = target_table(catalog, tree)
     items = _returning_items(tree)
     sel = _finder(tree, target, items or [], tree.args.get("using") or [])
     bq = QueryBinder(catalog, params, run_plan=run_plan).bind(sel)
     node = distribute.place(rules.rewrite(bq.node), n_segments)
     n_out = len(node.fields) - 2
-    node = _back_home(node, table, n_out)
+    node = back_home(node, table, n_out)
     if items is None:
         top = pl.DeleteRows(node, table, n_out + 1, _COUNT, count=True, locus=lc.STREWN)
         return Modification(table, distribute.finish(top), None)
@@ -93,7 +97,7 @@ def plan_delete(catalog: CatalogView, tree: exp.Delete, n_segments: int, params=
 
 def plan_update(catalog: CatalogView, tree: exp.Update, n_segments: int, params=None,
                 run_plan=None) -> Modification:
-    target = _target(tree)
+    target = target_of(tree)
     table = target_table(catalog, tree)
     assigned = assignments(tree, table)
     items = _returning_items(tree)
@@ -101,8 +105,8 @@ def plan_update(catalog: CatalogView, tree: exp.Update, n_segments: int, params=
         _new_row_returning(catalog, tree, target, items, params, run_plan)
     if returning is not None and table.policy.kind is DistKind.REPLICATED:
         raise errors.FeatureNotSupported("UPDATE ... RETURNING of a replicated table")
-    qualifier = _qualifier(target)
-    old = [_column(qualifier, c.name) for c in table.columns]
+    q = qualifier(target)
+    old = [_column(q, c.name) for c in table.columns]
     others = _from_items(tree)
     # A value that reads no column is bound as INSERT's VALUES are, so that a quoted
     # literal or untyped parameter takes its column's type (PostgreSQL's unknown).
@@ -125,7 +129,7 @@ def plan_update(catalog: CatalogView, tree: exp.Update, n_segments: int, params=
               ex.ColumnRef(row, fields[row].type, fields[row].name)]
     new_fields = tuple(pl.Field(c.name, c.type) for c in table.columns) + fields[-2:]
     node = pl.Project(bq.node, tuple(exprs), new_fields)
-    node = _back_home(distribute.place(rules.rewrite(node), n_segments), table, n)
+    node = back_home(distribute.place(rules.rewrite(node), n_segments), table, n)
     deleted = pl.DeleteRows(node, table, n + 1, node.fields, count=False, locus=lc.STREWN)
     row_fields = node.fields[:n]
     rows: pl.Node = pl.Project(deleted, tuple(ex.ColumnRef(i, f.type, f.name)
@@ -150,7 +154,7 @@ def inference_query(catalog: CatalogView, tree: exp.Delete | exp.Update) -> exp.
     """The statement as a query whose parameters stand where the statement's do, for
     parameter type inference (coordinator/param_types.py): a parameter assigned to a
     column is cast to the column's type, which is the type PostgreSQL infers for it."""
-    target = _target(tree)
+    target = target_of(tree)
     if isinstance(tree, exp.Delete):
         return _finder(tree, target, list(_returning_items(tree) or [exp.Literal.number(1)]),
                        tree.args.get("using") or [], system=False)
@@ -183,7 +187,7 @@ def assignments(tree: exp.Update, table: TableDef) -> list[tuple[int, exp.Expres
         else:
             pairs = [(lhs, rhs)]
         for col, value in pairs:
-            i = _assigned_column(col, table)
+            i = assigned_column(col, table)
             if any(i == j for j, _ in out):
                 raise errors.SyntaxError_(
                     f'multiple assignments to same column "{table.columns[i].name}"')
@@ -194,7 +198,7 @@ def assignments(tree: exp.Update, table: TableDef) -> list[tuple[int, exp.Expres
     return out
 
 
-def _assigned_column(col: exp.Expression, table: TableDef) -> int:
+def assigned_column(col: exp.Expression, table: TableDef) -> int:
     if not isinstance(col, exp.Column):
         raise errors.SyntaxError_("syntax error in UPDATE's SET list")
     if col.table:  # PostgreSQL reads t.x as field x of a composite column t
@@ -235,25 +239,28 @@ def returning_of(catalog: CatalogView, target: exp.Table, items: list[exp.Expres
 
 
 # --- internals ---------------------------------------------------------------------------
-def _target(tree: exp.Delete | exp.Update) -> exp.Table:
+def target_of(tree, word: str | None = None) -> exp.Table:
+    """The table DELETE, UPDATE or MERGE changes, as written."""
     target = tree.this
     if not isinstance(target, exp.Table) or not isinstance(target.this, exp.Identifier):
-        raise errors.FeatureNotSupported(f"{_word(tree)} of {target.sql(dialect='postgres')}")
+        word = word or ("DELETE" if isinstance(tree, exp.Delete) else "UPDATE")
+        raise errors.FeatureNotSupported(f"{word} of {target.sql(dialect='postgres')}")
     return target
 
 
-def _word(tree) -> str:
-    return "DELETE" if isinstance(tree, exp.Delete) else "UPDATE"
+def system_columns(q: str) -> list[exp.Column]:
+    """References to the target's segment and row id columns, qualified by `q`."""
+    return [_column(q, SYSTEM_COLUMNS[c].name) for c in (SEGMENT_ID, ROW_ID)]
 
 
-def _qualifier(target: exp.Table) -> str:
+def qualifier(target: exp.Table) -> str:
     alias = target.args.get("alias")
     return identifier(alias.this) if alias is not None else relation_name(target).name
 
 
-def _column(qualifier: str, name: str) -> exp.Column:
+def _column(q: str, name: str) -> exp.Column:
     return exp.Column(this=exp.Identifier(this=name, quoted=True),
-                      table=exp.Identifier(this=qualifier, quoted=True))
+                      table=exp.Identifier(this=q, quoted=True))
 
 
 def _from_items(tree: exp.Update) -> list[exp.Expression]:
@@ -276,9 +283,7 @@ def _finder(tree, target: exp.Table, items: list[exp.Expression], others: list[e
     """SELECT items, <segment>, <row id> FROM target, others WHERE (the statement's)."""
     marked = target.copy()
     marked.meta[MODIFY_TARGET] = system
-    q = _qualifier(target)
-    columns = [_column(q, SYSTEM_COLUMNS[c].name) for c in (SEGMENT_ID, ROW_ID)] \
-        if system else []
+    columns = system_columns(qualifier(target)) if system else []
     sel = exp.Select(expressions=[e.copy() for e in items] + columns).from_(marked)
     for other in others:
         sel = sel.join(other.copy())
@@ -311,19 +316,19 @@ def _new_row_returning(catalog, tree: exp.Update, target: exp.Table, items, para
             "UPDATE ... RETURNING of anything but the updated row's columns") from None
 
 
-def _back_home(node: pl.Node, table: TableDef, n_out: int) -> pl.Node:
-    """The found rows (placed; their last two columns the segment and row id), on the
+def back_home(node: pl.Node, table: TableDef, n_out: int) -> pl.Node:
+    """The found rows (placed; column `n_out` the segment, the next the row id), on the
     segments that store them."""
     if table.policy.kind is DistKind.REPLICATED:
         if node.locus.kind is not lc.LocusKind.REPLICATED or any(
                 isinstance(n, pl.Motion) for n in pl.walk(node)):
             raise errors.FeatureNotSupported(
-                "DELETE or UPDATE of a replicated table that reads other tables or "
+                "DELETE, UPDATE or MERGE of a replicated table that reads other tables or "
                 "calls volatile functions")
         return node
     if not node.locus.on_segments:
         raise errors.FeatureNotSupported(
-            "DELETE or UPDATE whose rows are found on the coordinator (LIMIT, ORDER BY or "
+            "DELETE, UPDATE or MERGE whose rows are found on the coordinator (LIMIT, ORDER BY or "
             "volatile functions over constants in its subqueries)")
     if _moved(node):
         return pl.Motion(node, pl.MotionKind.EXPLICIT, node.fields, hash_keys=(n_out,),

@@ -321,6 +321,9 @@ class Insert(Node):
     fields: tuple[Field, ...]
     locus: Locus | None = None
     returning: bool = False
+    # MERGE: the child's column here is a boolean; rows where it is false are counted
+    # (MERGE's deleted rows) but not written, and the column itself is never written.
+    write_flag: int | None = None
 
     def children(self):
         return (self.child,)
@@ -339,6 +342,8 @@ class DeleteRows(Node):
     row_id: int
     fields: tuple[Field, ...]
     count: bool = True
+    # MERGE: a row found twice is an error (21000), not one change.
+    strict: bool = False
     locus: Locus | None = None
 
     def children(self):

@@ -35,6 +35,7 @@ class Kind(enum.Enum):
     INSERT = "INSERT"
     ALTER_TABLE = "ALTER TABLE"
     DELETE = "DELETE"
+    MERGE = "MERGE"
     UPDATE = "UPDATE"
     COPY = "COPY"
     TRUNCATE = "TRUNCATE"
@@ -187,6 +188,9 @@ def classify(text: str) -> Statement:
     if word == "ANALYZE" or word == "VACUUM":
         return Statement(Kind.ANALYZE, text, relations=analyze_statement.targets(text))
     if word == "ALTER" and second == "TABLE":
+        redistribute = _SET_DISTRIBUTED.match(text)
+        if redistribute:
+            return _set_distributed(text, redistribute)
         # RENAME's COLUMN keyword is optional in PostgreSQL, not in sqlglot's grammar.
         text = _RENAME_WITHOUT_COLUMN.sub(r"\1COLUMN ", text)
     tree = parse_one(text)
@@ -197,6 +201,8 @@ def classify(text: str) -> Statement:
         return Statement(Kind.INSERT, text, tree)
     if isinstance(tree, exp.Alter) and (tree.args.get("kind") or "").upper() == "TABLE":
         return Statement(Kind.ALTER_TABLE, text, tree)
+    if isinstance(tree, exp.Merge):
+        return Statement(Kind.MERGE, text, tree)
     if isinstance(tree, exp.Delete):
         return Statement(Kind.DELETE, text, tree)
     if isinstance(tree, exp.Update):
@@ -211,6 +217,25 @@ def classify(text: str) -> Statement:
     if isinstance(tree, exp.TruncateTable):
         return Statement(Kind.TRUNCATE, text, tree)
     raise errors.FeatureNotSupported(f"statement {word} {second}".strip())
+
+
+_SET_DISTRIBUTED = re.compile(r"(?is)^\s*ALTER\s+TABLE\s+(IF\s+EXISTS\s+)?(?:ONLY\s+)?(.+?)\s+SET"
+                              r"(\s+DISTRIBUTED\s+(?:BY\s*\(([^)]*)\)|(RANDOMLY)|(REPLICATED)))\s*$")
+
+
+def _set_distributed(text: str, m: re.Match) -> Statement:
+    """Greenplum's ALTER TABLE t SET DISTRIBUTED BY (cols) | RANDOMLY | REPLICATED: an
+    ALTER TABLE without actions whose `policy_clause` is the new distribution."""
+    target = parse_one(f"SELECT * FROM {m.group(2)}").args["from_"].this
+    if not isinstance(target, exp.Table):
+        raise errors.SyntaxError_(f'syntax error at or near "{m.group(2)}"')
+    if m.group(4) is not None:
+        policy = (DistKind.HASHED, tuple(_unquote_ident(c.strip())
+                                         for c in m.group(4).split(",") if c.strip()))
+    else:
+        policy = (DistKind.RANDOM, ()) if m.group(5) else (DistKind.REPLICATED, ())
+    tree = exp.Alter(this=target, kind="TABLE", exists=bool(m.group(1)), actions=[])
+    return Statement(Kind.ALTER_TABLE, text, tree, policy_clause=policy)
 
 
 _RENAME_WITHOUT_COLUMN = re.compile(r"(?is)^(\s*ALTER\s+TABLE\s+.*?\bRENAME\s+)"

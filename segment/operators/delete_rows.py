@@ -28,6 +28,11 @@ class DeleteRowsOp:
             ctx.check_cancel()
             ids = batch.column(self.node.row_id).to_numpy(zero_copy_only=False)
             fresh = ctx.store.delete_rows(ctx.txn_id, self.node.table.id, ids)
+            if self.node.strict and not fresh.all():
+                raise errors.QueryError(
+                    "MERGE command cannot affect row a second time", "21000",
+                    hint="Ensure that not more than one source row matches any one target "
+                         "row.")
             deleted += int(np.count_nonzero(fresh))
             if not self.node.count and fresh.any():
                 yield batch if fresh.all() else batch.filter(pa.array(fresh))

@@ -1,0 +1,221 @@
+"""MERGE as plans (coordinator/merge.py runs them): the matched rows as UPDATE and DELETE
+do them (planner/modify.py), the not-matched source rows as an INSERT ... SELECT.
+
+PostgreSQL joins the source to the target once; each source row either matches target
+rows (the first WHEN MATCHED clause whose condition holds acts on each) or matches none
+(the first WHEN NOT MATCHED clause's INSERT, if any). Here the two sets are two queries
+over the same snapshot: `not_matched` (source rows with no target row satisfying ON, the
+values of the row each inserts) runs first and its rows are kept until `matched` (the
+target rows the source matches, each with its action's new row) has run, so neither
+sees the other's writes. A target row matched by two source rows is 21000, as in
+PostgreSQL. The result count is both plans' rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from planner import distribute, errors, functions, rules, types
+from planner import expr as ex
+from planner import locus as lc
+from planner import plan as pl
+from planner.bind import QueryBinder
+from planner.coercion import bind_assign
+from planner.expr import Func
+from planner.modify import (assignments, assigned_column, back_home, qualifier,
+                            system_columns, target_of, target_table)
+from planner.schema import MODIFY_TARGET, CatalogView, DistKind, TableDef
+
+_ACT = pl.Field("action", types.INT4)
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One WHEN clause: `kind` is UPDATE, DELETE, INSERT or NOTHING."""
+
+    matched: bool
+    condition: exp.Expression | None
+    kind: str
+    assign: tuple[tuple[int, exp.Expression], ...] = ()  # UPDATE SET / INSERT's values
+
+
+@dataclass(frozen=True)
+class MergePlans:
+    table: TableDef
+    matched: pl.Node | None      # distributed; yields one count per segment
+    not_matched: pl.Node | None  # distributed; yields the rows to insert (table's columns)
+
+
+def plan(catalog: CatalogView, tree: exp.Merge, n_segments: int, run_plan=None) -> MergePlans:
+    target = target_of(tree, "MERGE")
+    table = target_table(catalog, tree)
+    clauses = _clauses(tree, table)
+    source = tree.args.get("using")
+    on = tree.args.get("on")
+    if source is None or on is None:
+        raise errors.SyntaxError_("MERGE needs USING and ON")
+    binder = QueryBinder(catalog, None, run_plan=run_plan)
+    matched = [c for c in clauses if c.matched]
+    inserts = [c for c in clauses if not c.matched]
+    return MergePlans(
+        table,
+        _matched(binder, table, target, source, on, matched, n_segments) if matched else None,
+        _not_matched(binder, table, target, source, on, inserts, n_segments)
+        if any(c.kind == "INSERT" for c in inserts) else None)
+
+
+def _clauses(tree: exp.Merge, table: TableDef) -> list[Clause]:
+    whens = tree.args.get("whens")
+    out = []
+    for w in (whens.expressions if whens is not None else []):
+        if w.args.get("source"):
+            raise errors.FeatureNotSupported("MERGE ... WHEN NOT MATCHED BY SOURCE")
+        matched = bool(w.args.get("matched"))
+        then = w.args.get("then")
+        cond = w.args.get("condition") or None
+        if isinstance(then, exp.Var) and then.name.upper() == "DELETE":
+            kind, assign = "DELETE", ()
+        elif isinstance(then, exp.Var) and then.name.upper() == "DO NOTHING":
+            kind, assign = "NOTHING", ()
+        elif isinstance(then, exp.Update):
+            kind, assign = "UPDATE", tuple(assignments(then, table))
+        elif isinstance(then, exp.Insert):
+            kind, assign = "INSERT", tuple(_insert_values(then, table))
+        else:
+            raise errors.FeatureNotSupported(f"MERGE action {then.sql(dialect='postgres')}")
+        if matched and kind == "INSERT":
+            raise errors.SyntaxError_('syntax error at or near "INSERT"')
+        if not matched and kind in ("UPDATE", "DELETE"):
+            raise errors.SyntaxError_(f'syntax error at or near "{kind}"')
+        out.append(Clause(matched, cond, kind, assign))
+    if not out:
+        raise errors.SyntaxError_("MERGE needs a WHEN clause")
+    return out
+
+
+def _insert_values(ins: exp.Insert, table: TableDef) -> list[tuple[int, exp.Expression]]:
+    """MERGE's INSERT [(cols)] VALUES (...) | DEFAULT VALUES as (column, value)."""
+    if ins.args.get("overriding"):
+        raise errors.FeatureNotSupported("MERGE ... INSERT OVERRIDING")
+    cols = ins.this
+    values = ins.expression
+    if values is None:  # DEFAULT VALUES
+        return []
+    items = list(values.expressions) if isinstance(values, exp.Tuple) else [values]
+    names = list(cols.expressions) if isinstance(cols, exp.Tuple) else (
+        [cols] if cols is not None else None)
+    positions = [assigned_column(c, table) for c in names] if names is not None \
+        else list(range(len(table.columns)))
+    if len(items) > len(positions):
+        raise errors.SyntaxError_("INSERT has more expressions than target columns")
+    if names is not None and len(items) < len(positions):
+        raise errors.SyntaxError_("INSERT has more target columns than expressions")
+    if len(set(positions)) != len(positions):
+        dup = next(p for p in positions if positions.count(p) > 1)
+        raise errors.SyntaxError_(f'column "{table.columns[dup].name}" specified more than once')
+    for p, v in zip(positions, items):
+        if isinstance(v, exp.Column) and not v.table and v.name.upper() == "DEFAULT":
+            raise errors.FeatureNotSupported("MERGE ... INSERT VALUES (DEFAULT)")
+    return list(zip(positions, items))
+
+
+def _action(clauses: list[Clause]) -> exp.Expression:
+    """CASE WHEN cond1 THEN 1 ... ELSE 0 END: the number (from 1, in order) of the first
+    clause whose condition holds; 0 when none does or it is DO NOTHING."""
+    case = exp.Case()
+    for k, c in enumerate(clauses):
+        code = 0 if c.kind == "NOTHING" else k + 1
+        case = case.when(c.condition.copy() if c.condition is not None else exp.true(),
+                         exp.Literal.number(code))
+    return case.else_(exp.Literal.number(0))
+
+
+def _values(clauses: list[Clause]):
+    """The select items: per (acting clause, column it sets) its value; returns (items,
+    {(clause index, column): item position})."""
+    items, where = [], {}
+    for k, c in enumerate(clauses):
+        for i, value in c.assign:
+            where[(k, i)] = len(items)
+            items.append(value.copy())
+    return items, where
+
+
+def _new_row(fields, table: TableDef, clauses: list[Clause], where, act: int,
+             offset: int, keep_old: bool) -> list[ex.Expr]:
+    """Per table column: CASE action WHEN k THEN that clause's value (assigned to the
+    column's type) ... ELSE the old value (UPDATE) or NULL (INSERT) END."""
+    act_ref = ex.ColumnRef(act, types.INT4, "action")
+    out = []
+    for i, col in enumerate(table.columns):
+        whens = []
+        for k, c in enumerate(clauses):
+            if (k, i) in where:
+                j = offset + where[(k, i)]
+                value = bind_assign(ex.ColumnRef(j, fields[j].type, fields[j].name),
+                                    col.type, col.name)
+                whens.append((functions.bind_call(Func.EQ, [act_ref, ex.Literal(k + 1,
+                                                                                types.INT4)]),
+                              value))
+        default = ex.ColumnRef(i, col.type, col.name) if keep_old else ex.Literal(None, col.type)
+        out.append(functions.bind_case(whens, default) if whens else default)
+    return out
+
+
+def _matched(binder, table, target, source, on, clauses, n) -> pl.Node:
+    q = qualifier(target)
+    marked = target.copy()
+    marked.meta[MODIFY_TARGET] = True
+    act = _action(clauses)
+    old = [exp.Column(this=exp.Identifier(this=c.name, quoted=True),
+                      table=exp.Identifier(this=q, quoted=True)) for c in table.columns]
+    values, where = _values(clauses)
+    sel = exp.Select(expressions=old + [act] + values + system_columns(q)).from_(marked)
+    sel = sel.join(source.copy(), on=on.copy(), join_type="inner")
+    sel.set("where", exp.Where(this=exp.NEQ(this=act.copy(), expression=exp.Literal.number(0))))
+    bq = binder.bind(sel)
+    fields = bq.node.fields
+    ncols = len(table.columns)
+    new = _new_row(fields, table, clauses, where, ncols, ncols + 1, keep_old=True)
+    act_ref = ex.ColumnRef(ncols, types.INT4, "action")
+    writes = functions.bind_in(act_ref, [ex.Literal(k + 1, types.INT4)
+                                         for k, c in enumerate(clauses) if c.kind == "UPDATE"]) \
+        if any(c.kind == "UPDATE" for c in clauses) else ex.Literal(False, types.BOOL)
+    seg, row = len(fields) - 2, len(fields) - 1
+    exprs = tuple(new) + (writes, ex.ColumnRef(seg, fields[seg].type, fields[seg].name),
+                          ex.ColumnRef(row, fields[row].type, fields[row].name))
+    out_fields = tuple(pl.Field(c.name, c.type) for c in table.columns) + (
+        pl.Field("write", types.BOOL),) + fields[-2:]
+    node = pl.Project(bq.node, exprs, out_fields)
+    node = back_home(distribute.place(rules.rewrite(node), n), table, ncols + 1)
+    deleted = pl.DeleteRows(node, table, ncols + 2, node.fields, count=False, strict=True,
+                            locus=lc.STREWN)
+    rows: pl.Node = pl.Project(deleted, tuple(ex.ColumnRef(i, f.type, f.name)
+                                              for i, f in enumerate(node.fields[:ncols + 1])),
+                               node.fields[:ncols + 1], locus=lc.STREWN)
+    keys = table.policy.keys
+    if table.policy.kind is DistKind.HASHED and any(
+            i in keys for c in clauses for i, _ in c.assign):
+        rows = distribute.redistribute(rows, tuple(keys))
+    written = pl.Insert(rows, table, (pl.Field("rows", types.INT8),), locus=lc.STREWN,
+                        write_flag=ncols)
+    return distribute.finish(written)
+
+
+def _not_matched(binder, table, target, source, on, clauses, n) -> pl.Node:
+    act = _action(clauses)
+    values, where = _values(clauses)
+    probe = exp.Select(expressions=[exp.Literal.number(1)]).from_(target.copy())
+    probe.set("where", exp.Where(this=on.copy()))
+    sel = exp.Select(expressions=[act] + values).from_(source.copy())
+    sel.set("where", exp.Where(this=exp.and_(
+        exp.Not(this=exp.Exists(this=probe)),
+        exp.NEQ(this=act.copy(), expression=exp.Literal.number(0)))))
+    bq = binder.bind(sel)
+    new = _new_row(bq.node.fields, table, clauses, where, 0, 1, keep_old=False)
+    node = pl.Project(bq.node, tuple(new), tuple(pl.Field(c.name, c.type)
+                                                 for c in table.columns))
+    return distribute.distribute(rules.rewrite(node), n)
+
