@@ -22,11 +22,12 @@ from sqlglot import exp
 from dataclasses import replace
 
 from coordinator import ddl, load
+from coordinator.drop import dependents
 from coordinator.pgwire.boundary import QueryResult, ResultKind
 from coordinator.transaction import relation_tag
 from planner import alter_table, errors, statements
 from planner import plan as pl
-from planner.schema import TableDef, relation_name
+from planner.schema import TableDef, ViewDef, relation_name
 
 
 def alter(session, st, txn, cancel) -> QueryResult:
@@ -43,10 +44,13 @@ def alter(session, st, txn, cancel) -> QueryResult:
     table = view.visible(table.namespace, table.name)
     if table is None:
         raise errors.UndefinedTable(f'relation "{rel.name}" does not exist')
+    if isinstance(table, ViewDef):
+        raise errors.FeatureNotSupported(f'ALTER TABLE of view "{table.name}" is not supported')
     if st.policy_clause is not None:
         _redistribute(session, table, st.policy_clause, txn, cancel)
         return QueryResult(ResultKind.COMMAND, tag=lambda: "ALTER TABLE")
     change = alter_table.plan(table, tree)
+    _check_views(view, change)
     if change.rename is not None:
         ddl.lock_name(session, txn, relation_tag(table.namespace,
                                                  view.schema_name(table.namespace),
@@ -64,6 +68,27 @@ def alter(session, st, txn, cancel) -> QueryResult:
             raise _not_null_message(e, change) from None
     txn.replace_table(change.old, change.new)
     return QueryResult(ResultKind.COMMAND, tag=lambda: "ALTER TABLE")
+
+
+def _check_views(view, change: alter_table.Change) -> None:
+    """Views read their tables by name and columns: with views over the table, only
+    changes that keep its name and its columns' names, types and order (ADD COLUMN, SET /
+    DROP NOT NULL) are made; others are refused rather than leaving a view reading
+    something else. (The name lock this transaction holds makes every view over the
+    table visible: creating one locks the table's name too.)"""
+    readers = [v.name for v, on in dependents(view.views(), [change.old])
+               if on.id == change.old.id]
+    if not readers:
+        return
+    old, new = change.old, change.new
+    kept = new.name == old.name and len(new.columns) >= len(old.columns) and all(
+        (a.name, a.type) == (b.name, b.type) for a, b in zip(old.columns, new.columns))
+    if not kept:
+        raise errors.FeatureNotSupported(
+            f'cannot alter table "{old.name}" so: views read it ({", ".join(readers)})',
+            detail="Views read their tables' columns by name; only ADD COLUMN and SET / DROP "
+                   "NOT NULL leave them reading the same columns.",
+            hint="Drop the views, alter the table, and create the views again.")
 
 
 def _not_null_message(e: errors.QueryError, change: alter_table.Change) -> errors.QueryError:

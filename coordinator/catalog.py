@@ -24,8 +24,15 @@ SCHEMA commit with its tables in the same SQLite transaction, which checks that 
 table is left in a schema that exists (concurrent DDL on a schema and its tables meets
 there).
 
-`SessionCatalog` is what one statement of a session sees: the committed schemas and
-tables, then its transaction's own changes, with names resolved through search_path.
+Views (planner.schema.ViewDef) share the tables' (namespace, name) and their SQLite
+table: a row of `tables` holds a view when its definition says `"kind": "view"` (no
+storage is ever created for one). They commit with the tables, and `commit_transaction`
+checks that no view reads a relation that is not there after the commit (the name locks
+of coordinator/views.py make that hold; the check keeps a lost race from committing a
+view over nothing).
+
+`SessionCatalog` is what one statement of a session sees: the committed schemas,
+tables and views, then its transaction's own changes, with names resolved through search_path.
 
 `Catalog.version` counts the changes of committed schemas, tables (definitions and
 statistics) and roles since the coordinator started: a plan made at one version holds while it is
@@ -49,7 +56,7 @@ from typing import Callable
 from planner import errors, types
 from planner import schema as sch
 from planner.schema import (ColumnDef, ColumnStats, DistKind, DistPolicy, Namespace,
-                            RelationName, TableDef, TableStats)
+                            Relation, RelationName, TableDef, TableStats, ViewDef)
 from planner.system_tables import refuse_write
 
 _SCHEMA = """
@@ -156,6 +163,7 @@ class Catalog:
             self._db.execute("INSERT OR IGNORE INTO roles VALUES (?, ?, 1, 1, 1, 1, NULL)",
                              (BOOTSTRAP_ROLE_OID, BOOTSTRAP_ROLE_NAME))
         self._cache: dict[tuple[int, str], TableDef] = {}  # by TableDef.key
+        self._views: dict[tuple[int, str], ViewDef] = {}  # by ViewDef.key
         self._schemas: dict[int, Namespace] = {}  # the user's schemas, by oid
         self._roles: dict[str, Role] = {}
         self._reserved: dict[str, tuple[int, int]] = {}  # counter -> (last given, last reserved)
@@ -165,10 +173,10 @@ class Catalog:
     def _load(self):
         with self._lock:
             rows = self._db.execute("SELECT namespace, definition FROM tables").fetchall()
-        self._cache = {}
+        self._cache, self._views = {}, {}
         for namespace, text in rows:
-            t = replace(table_from_json(json.loads(text)), namespace=namespace)
-            self._cache[t.key] = t
+            r = replace(relation_from_json(json.loads(text)), namespace=namespace)
+            (self._views if isinstance(r, ViewDef) else self._cache)[r.key] = r
         with self._lock:
             self._schemas = {oid: Namespace(oid, name, owner) for oid, name, owner in
                              self._db.execute("SELECT oid, name, owner FROM schemas")}
@@ -224,9 +232,20 @@ class Catalog:
             values = list(self._cache.values())
         return sorted(values, key=lambda t: (t.name, t.namespace))
 
+    def get_relation(self, name: str, namespace: int = sch.PUBLIC_OID) -> Relation | None:
+        """The committed table or view `name` of schema `namespace` (an oid)."""
+        key = (namespace, name)
+        with self._lock:
+            return self._cache.get(key) or self._views.get(key)
+
+    def views(self) -> list[ViewDef]:
+        with self._lock:
+            values = list(self._views.values())
+        return sorted(values, key=lambda v: (v.name, v.namespace))
+
     def add_table(self, table: TableDef):
         with self._lock:
-            if table.key in self._cache:
+            if table.key in self._cache or table.key in self._views:
                 raise errors.DuplicateTable(f'relation "{table.name}" already exists')
             self._db.execute("INSERT INTO tables VALUES (?, ?, ?, ?)",
                              (table.id, table.namespace, table.name,
@@ -266,30 +285,35 @@ class Catalog:
         return FIRST_ROLE_OID + self.next_id("table")
 
     # --- transactional DDL ---------------------------------------------------------------
-    def commit_transaction(self, txn: int, record: bool, created: list[TableDef],
-                           dropped: list[TableDef],
+    def commit_transaction(self, txn: int, record: bool, created: list[Relation],
+                           dropped: list[Relation],
                            namespaces: dict[int, Namespace | None] | None = None) -> None:
         """The commit point of transaction `txn`: in one SQLite transaction, its commit
-        record (when it wrote on segments), the tables it created (their storage is then
-        accounted for), the ones it dropped (their storage is noted for removal) and the
-        schemas it created, renamed or gave another owner (`namespaces`, by oid) or
-        dropped (None there)."""
+        record (when it wrote on segments), the tables and views it created (the tables'
+        storage is then accounted for), the ones it dropped (the tables' storage is noted
+        for removal) and the schemas it created, renamed or gave another owner
+        (`namespaces`, by oid) or dropped (None there). A view replaced by CREATE OR
+        REPLACE is dropped and created with the same id."""
         namespaces = namespaces or {}
         with self._lock:
             for t in dropped:
-                if self._cache.get(t.key) is None or self._cache[t.key].id != t.id:
-                    raise errors.InternalError(f'table "{t.name}" changed under a lock')
+                current = self._cache.get(t.key) or self._views.get(t.key)
+                if current is None or current.id != t.id:
+                    raise errors.InternalError(f'relation "{t.name}" changed under a lock')
             gone = {t.key for t in dropped}
             for t in created:
-                if t.key in self._cache and t.key not in gone:
+                if (t.key in self._cache or t.key in self._views) and t.key not in gone:
                     raise errors.DuplicateTable(f'relation "{t.name}" already exists')
             schemas = self._schemas_after(namespaces)
             self._check_namespaces(schemas, created, gone)
+            self._check_dependencies(created, dropped)
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 for t in dropped:
                     self._db.execute("DELETE FROM tables WHERE id = ?", (t.id,))
-                    self._db.execute("INSERT OR REPLACE INTO storage VALUES (?, ?)", (t.id, txn))
+                    if isinstance(t, TableDef):
+                        self._db.execute("INSERT OR REPLACE INTO storage VALUES (?, ?)",
+                                         (t.id, txn))
                 # A rename may swap two names: clear the changed rows first, so that no
                 # intermediate state breaks UNIQUE (name).
                 self._db.executemany("DELETE FROM schemas WHERE oid = ?",
@@ -299,8 +323,10 @@ class Catalog:
                                       if n is not None])
                 for t in created:
                     self._db.execute("INSERT INTO tables VALUES (?, ?, ?, ?)",
-                                     (t.id, t.namespace, t.name, json.dumps(table_to_json(t))))
-                    self._db.execute("DELETE FROM storage WHERE table_id = ?", (t.id,))
+                                     (t.id, t.namespace, t.name,
+                                      json.dumps(relation_to_json(t))))
+                    if isinstance(t, TableDef):
+                        self._db.execute("DELETE FROM storage WHERE table_id = ?", (t.id,))
                 if record:
                     self._db.execute("INSERT OR IGNORE INTO commits VALUES (?)", (txn,))
                 self._db.execute("COMMIT")
@@ -308,9 +334,9 @@ class Catalog:
                 self._db.execute("ROLLBACK")
                 raise
             for t in dropped:
-                self._cache.pop(t.key, None)
+                (self._views if isinstance(t, ViewDef) else self._cache).pop(t.key, None)
             for t in created:
-                self._cache[t.key] = t
+                (self._views if isinstance(t, ViewDef) else self._cache)[t.key] = t
             self._schemas = schemas
             if created or dropped or namespaces:
                 self._version += 1
@@ -330,26 +356,45 @@ class Catalog:
                 raise errors.QueryError(f'schema "{n.name}" already exists', "42P06")
         return after
 
-    def _check_namespaces(self, schemas: dict[int, Namespace], created: list[TableDef],
+    def _check_namespaces(self, schemas: dict[int, Namespace], created: list[Relation],
                           gone: set) -> None:
-        """Every table must be in a schema that exists after the commit: a transaction's
-        new table in a schema another one dropped meanwhile is 3F000, and a schema this
-        one drops that another one put a table into meanwhile is 2BP01 (DDL on a schema
-        and on the tables in it do not wait for each other: they meet here)."""
+        """Every table and view must be in a schema that exists after the commit: a
+        transaction's new relation in a schema another one dropped meanwhile is 3F000, and
+        a schema this one drops that another one put a relation into meanwhile is 2BP01
+        (DDL on a schema and on the relations in it do not wait for each other: they meet
+        here)."""
         builtin = {n.oid for n in sch.BUILTIN_NAMESPACES}
         for t in created:
             if t.namespace not in builtin and t.namespace not in schemas:
                 raise errors.QueryError(f"schema with OID {t.namespace} does not exist",
                                         "3F000")
         if self._schemas.keys() <= schemas.keys():
-            return  # no schema dropped: the committed tables keep theirs
-        for key, t in self._cache.items():
+            return  # no schema dropped: the committed relations keep theirs
+        for key, t in [*self._cache.items(), *self._views.items()]:
             if key not in gone and t.namespace not in builtin and t.namespace not in schemas:
                 name = self._schemas[t.namespace].name
+                kind = "view" if isinstance(t, ViewDef) else "table"
                 raise errors.QueryError(
                     f'cannot drop schema {name} because other objects depend on it', "2BP01",
-                    detail=f"table {name}.{t.name} depends on schema {name}",
+                    detail=f"{kind} {name}.{t.name} depends on schema {name}",
                     hint="Use DROP ... CASCADE to drop the dependent objects too.")
+
+    def _check_dependencies(self, created: list[Relation], dropped: list[Relation]) -> None:
+        """40001 when a view would read a relation that is not there after the commit:
+        a view created over one, or one dropped under a committed view."""
+        if not created and not dropped:
+            return  # rows only: no view changes what it reads
+        gone = {t.id for t in dropped} - {t.id for t in created}
+        after = ({t.id for t in self._cache.values()} | {v.id for v in self._views.values()}
+                 | {t.id for t in created}) - gone
+        replaced = {t.id for t in dropped}
+        views = [v for v in created if isinstance(v, ViewDef)] + [
+            v for v in self._views.values() if v.id not in replaced]
+        for v in views:
+            if any(d not in after for d in v.depends):
+                raise errors.QueryError(
+                    f'could not serialize access: view "{v.name}" reads a relation another '
+                    "transaction dropped", "40001")
 
     def note_storage(self, table_id: int, txn: int) -> None:
         """Before transaction `txn` creates storage for `table_id` on the segments: until
@@ -439,7 +484,7 @@ class Catalog:
 
 
 class SessionCatalog:
-    """The schemas and tables one statement sees (planner.schema.CatalogView): the
+    """The schemas, tables and views one statement sees (planner.schema.CatalogView): the
     committed catalog, then the statement's transaction's own CREATEs, DROPs and ALTER
     SCHEMAs; names resolved as PostgreSQL 15 resolves them.
 
@@ -494,7 +539,7 @@ class SessionCatalog:
             raise errors.QueryError(f'schema "{rel.schema}" does not exist', "3F000")
 
     # --- CatalogView ---------------------------------------------------------------------
-    def get_table(self, name: str) -> TableDef | None:
+    def get_table(self, name: str) -> Relation | None:
         """An unqualified name through search_path."""
         for schema in self.path:
             table = self.visible(self._by_name[schema].oid, name)
@@ -502,7 +547,7 @@ class SessionCatalog:
                 return table
         return None
 
-    def lookup(self, rel: RelationName) -> TableDef | None:
+    def lookup(self, rel: RelationName) -> Relation | None:
         self.check_database(rel)
         if rel.schema is None:
             return self.get_table(rel.name)
@@ -515,9 +560,16 @@ class SessionCatalog:
         """current_schema(): the first schema search_path lists that exists, else NULL."""
         return self.explicit[0] if self.explicit else None
 
-    def open(self, rel: RelationName) -> TableDef:
-        """A table that must exist, as PostgreSQL's table_openrv finds it (TRUNCATE, COPY,
-        ANALYZE): a schema that does not exist is 3F000, a table that does not 42P01."""
+    def for_view(self, view: ViewDef) -> SessionCatalog:
+        """What `view`'s query reads: this transaction's relations, its names through the
+        search path of the view's creation (`view.search_path`: the schemas listed then,
+        `$user` resolved)."""
+        return SessionCatalog(self.catalog, self.txn, list(view.search_path), "", self.database)
+
+    def open(self, rel: RelationName) -> Relation:
+        """A table (or view: the caller refuses it as PostgreSQL does) that must exist, as
+        PostgreSQL's table_openrv finds it (TRUNCATE, COPY, ANALYZE): a schema that does
+        not exist is 3F000, a relation that does not 42P01."""
         self.check_database(rel)
         refuse_write(self, rel)  # TRUNCATE, ANALYZE, COPY of pg_class: 0A000
         self.check_schema(rel)
@@ -546,20 +598,28 @@ class SessionCatalog:
 
     def tables(self) -> list[TableDef]:
         """Every table this transaction sees (in any schema: ANALYZE without names)."""
-        keys = {t.key for t in self.catalog.tables()}
+        return [t for t in self._relations() if isinstance(t, TableDef)]
+
+    def views(self) -> list[ViewDef]:
+        """Every view this transaction sees (in any schema)."""
+        return [v for v in self._relations() if isinstance(v, ViewDef)]
+
+    def _relations(self) -> list[Relation]:
+        keys = {t.key for t in self.catalog.tables()} | {v.key for v in self.catalog.views()}
         if self.txn is not None:
             keys |= set(self.txn.created)
         return sorted((t for t in (self.visible(*k) for k in keys) if t is not None),
                       key=lambda t: (t.name, t.namespace))
 
-    def tables_in(self, namespace: int) -> list[TableDef]:
-        """The tables of one schema this transaction sees, oldest first (the order
-        PostgreSQL's DROP SCHEMA ... CASCADE names them in)."""
-        return sorted((t for t in self.tables() if t.namespace == namespace),
+    def relations_in(self, namespace: int) -> list[Relation]:
+        """The tables and views of one schema this transaction sees, oldest first (the
+        order PostgreSQL's DROP SCHEMA ... CASCADE names them in)."""
+        return sorted((t for t in self._relations() if t.namespace == namespace),
                       key=lambda t: t.id)
 
-    def visible(self, namespace: int, name: str) -> TableDef | None:
-        """The table `name` of schema `namespace` (an oid) as this transaction sees it."""
+    def visible(self, namespace: int, name: str) -> Relation | None:
+        """The table or view `name` of schema `namespace` (an oid) as this transaction
+        sees it."""
         txn = self.txn
         key = (namespace, name)
         if txn is not None:
@@ -567,7 +627,7 @@ class SessionCatalog:
                 return txn.created[key]
             if key in txn.dropped:
                 return None
-        return self.catalog.get_table(name, namespace)
+        return self.catalog.get_relation(name, namespace)
 
     def check_database(self, rel: RelationName) -> None:
         """0A000 for a name qualified by another database than the session's."""
@@ -603,6 +663,25 @@ def _type_from_json(c: dict) -> types.SqlType:
 
 def _jsonable(v):
     return v if v is None or isinstance(v, (int, float, str, bool)) else str(v)
+
+
+def relation_to_json(r: Relation) -> dict:
+    if isinstance(r, TableDef):
+        return table_to_json(r)
+    return {"kind": "view", "id": r.id, "name": r.name,
+            "columns": [{"name": c.name, **_type_json(c.type)} for c in r.columns],
+            "query": r.query, "query_names": list(r.query_names),
+            "search_path": list(r.search_path), "depends": list(r.depends),
+            "definition": r.definition}
+
+
+def relation_from_json(d: dict) -> Relation:
+    if d.get("kind") != "view":
+        return table_from_json(d)
+    return ViewDef(d["id"], d["name"],
+                   tuple(ColumnDef(c["name"], _type_from_json(c)) for c in d["columns"]),
+                   d["query"], tuple(d["query_names"]), tuple(d["search_path"]),
+                   tuple(d["depends"]), d["definition"])
 
 
 def table_from_json(d: dict) -> TableDef:

@@ -1,4 +1,5 @@
-"""DDL: CREATE TABLE [AS], DROP TABLE, TRUNCATE, ANALYZE.
+"""DDL: CREATE TABLE [AS], TRUNCATE, ANALYZE (DROP: coordinator/drop.py; views:
+coordinator/views.py).
 
 CREATE, DROP and TRUNCATE run in the session's transaction (coordinator/transaction.py):
 a created table is visible to its transaction only and a dropped one hidden from it until
@@ -19,7 +20,8 @@ from coordinator import autostats, compaction, load, table_stats
 from coordinator.pgwire.boundary import Notice, QueryResult, ResultKind
 from coordinator.transaction import LockTag, relation_tag, schema_tag
 from planner import errors, statements, types
-from planner.schema import ColumnDef, Namespace, RelationName, TableDef, relation_name
+from planner.schema import (ColumnDef, Namespace, Relation, RelationName, TableDef, ViewDef,
+                            relation_name)
 from sqlglot import exp
 from coordinator import query
 
@@ -30,7 +32,7 @@ def lock_name(session, txn, name: LockTag, shared: bool = False) -> None:
     txn.lock(name, ms / 1000.0 if ms > 0 else None, session.cancel.event, shared)
 
 
-def _hold_schema(session, txn, schema: Namespace) -> None:
+def hold_schema(session, txn, schema: Namespace) -> None:
     """Hold the name of the schema a table is created in shared: a DROP or ALTER SCHEMA
     of it in another transaction waits for this one, and this one for theirs; 3F000 when
     the schema is gone once the lock is ours."""
@@ -39,8 +41,8 @@ def _hold_schema(session, txn, schema: Namespace) -> None:
         raise errors.QueryError(f'schema "{schema.name}" does not exist', "3F000")
 
 
-def lock_table(session, txn, view, table: TableDef) -> None:
-    """Lock the name of `table` (found by `view`) for `txn`."""
+def lock_table(session, txn, view, table: Relation) -> None:
+    """Lock the name of `table` (a table or view found by `view`) for `txn`."""
     lock_name(session, txn, relation_tag(table.namespace, view.schema_name(table.namespace),
                                          table.name))
 
@@ -77,7 +79,7 @@ def _exists(session, txn, view, schema: Namespace, name: str) -> bool:
     """Whether table `name` of `schema` exists, its schema held and (when it does not
     exist yet) its name locked by `txn`: another transaction may have committed one while
     this one waited."""
-    _hold_schema(session, txn, schema)
+    hold_schema(session, txn, schema)
     if view.visible(schema.oid, name) is not None:
         return True
     lock_name(session, txn, relation_tag(schema.oid, schema.name, name))
@@ -122,36 +124,6 @@ def create_table_as(session, st, tree, txn, cancel) -> QueryResult:
     return _command(f"SELECT {rows}")
 
 
-def drop_table(session, st, txn) -> QueryResult:
-    view = session.catalog_view(txn)
-    names, notices = [], []
-    for t in st.tree.find_all(exp.Table):
-        rel = relation_name(t)
-        view.check_database(rel)
-        if rel.schema is not None and not view.schema_exists(rel.schema):
-            if st.if_not_exists:
-                notices.append(Notice(f'schema "{rel.schema}" does not exist, skipping'))
-                continue
-            view.check_schema(rel)
-        found = view.lookup(rel)
-        if found is None:
-            if st.if_not_exists:
-                notices.append(Notice(f'table "{rel.name}" does not exist, skipping'))
-                continue
-            raise errors.UndefinedTable(f'table "{rel.name}" does not exist')
-        names.append(found)
-    for found in names:
-        lock_table(session, txn, view, found)
-        # whatever holds the name now that it is ours
-        table = session.catalog_view(txn).visible(found.namespace, found.name)
-        if table is None:
-            if st.if_not_exists:
-                continue
-            raise errors.UndefinedTable(f'table "{found.name}" does not exist')
-        txn.drop_table(table)
-    return _command("DROP TABLE", session, notices)
-
-
 def truncate(session, tree, txn) -> QueryResult:
     view = session.catalog_view(txn)
     tables = [view.open(relation_name(t)) for t in tree.find_all(exp.Table)]
@@ -160,6 +132,8 @@ def truncate(session, tree, txn) -> QueryResult:
         current = session.catalog_view(txn).visible(table.namespace, table.name)
         if current is None:
             raise errors.UndefinedTable(f'relation "{table.name}" does not exist')
+        if isinstance(current, ViewDef):
+            raise errors.QueryError(f'"{current.name}" is not a table', "42809")
         txn.truncate(current.id)
         autostats.note_truncate(session, txn, current)
     return _command("TRUNCATE TABLE")
@@ -168,16 +142,25 @@ def truncate(session, tree, txn) -> QueryResult:
 def analyze(session, st) -> QueryResult:
     """ANALYZE [table, ...]: rows, null fraction and distinct estimates per column.
     VACUUM [table, ...] first compacts each table (coordinator/compaction.py: every chunk
-    with a deleted row rewritten), then analyzes it."""
+    with a deleted row rewritten), then analyzes it. A view named is skipped with
+    PostgreSQL's WARNING."""
     vacuum = st.text.lstrip()[:7].upper() != "ANALYZE"
     if vacuum and session.txn is not None and session.txn.explicit:
         raise errors.QueryError("VACUUM cannot run inside a transaction block", "25001")
     view = session.catalog_view(session.txn)
     tables = [view.open(rel) for rel in st.relations] if st.relations else view.tables()
+    word = "VACUUM" if vacuum else "ANALYZE"
+    notices = []
     for table in tables:
+        if isinstance(table, ViewDef):
+            if session.wants_notices("WARNING"):
+                notices.append(Notice(f'skipping "{table.name}" --- cannot {word.lower()} '
+                                      "non-tables or special system tables", code="01000",
+                                      severity="WARNING"))
+            continue
         if vacuum:
             ms = session.settings.milliseconds("lock_timeout")
             compaction.compact(session.engine, table, 0.0, ms / 1000.0 if ms > 0 else None,
                                session.cancel.event, view.schema_name(table.namespace))
         table_stats.analyze_table(session, table)
-    return _command("VACUUM" if vacuum else "ANALYZE")
+    return QueryResult(ResultKind.COMMAND, tag=lambda: word, notices=notices)

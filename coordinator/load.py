@@ -22,7 +22,7 @@ from planner import plan as pl
 from planner.copy_options import CopyFormat, parse_copy_options
 from planner.bind import QueryBinder
 from planner.locus import GENERAL
-from planner.schema import DistKind, RelationName, TableDef
+from planner.schema import DistKind, RelationName, TableDef, ViewDef
 from planner.system_tables import resolve_relation
 from segment.operators import base as ops
 from segment.ingest import convert, copy_binary, copy_text
@@ -36,8 +36,15 @@ _WIRE_FORMATS = (CopyFormat.TEXT, CopyFormat.CSV, CopyFormat.BINARY)
 
 
 def _table(session, t: exp.Table) -> TableDef:
-    """INSERT's target through search_path (42P01 as PostgreSQL's parserOpenTable)."""
-    return resolve_relation(session.catalog_view(session.txn), t)
+    """INSERT's target through search_path (42P01 as PostgreSQL's parserOpenTable). A
+    view is refused: PostgreSQL writes through simple views (auto-updatable ones), raympp
+    does not."""
+    found = resolve_relation(session.catalog_view(session.txn), t)
+    if isinstance(found, ViewDef):
+        raise errors.FeatureNotSupported(
+            f'cannot insert into view "{found.name}"',
+            detail="Views are not updatable in raympp: insert into the tables it reads.")
+    return found
 
 
 def _target(session, this) -> tuple[TableDef, list[int]]:
@@ -259,6 +266,8 @@ def copy(session, spec: copy_statement.CopySpec, txn, cancel) -> QueryResult:
     rel = RelationName(spec.table, spec.schema, spec.catalog) if spec.table is not None else None
     if spec.is_from:
         table = view.open(rel)  # 3F000 / 42P01 as PostgreSQL's COPY says them
+        if isinstance(table, ViewDef):
+            raise errors.QueryError(f'cannot copy to view "{table.name}"', "42809")
         session.check_writable("COPY FROM")
         positions = _copy_columns(table, spec.columns)
         txn.begin_write()
@@ -275,6 +284,9 @@ def copy(session, spec: copy_statement.CopySpec, txn, cancel) -> QueryResult:
         source = statements.parse_one(spec.query)
     else:
         table = view.open(rel)
+        if isinstance(table, ViewDef):
+            raise errors.QueryError(f'cannot copy from view "{table.name}"', "42809",
+                                    hint="Try the COPY (SELECT ...) TO variant.")
         cols = spec.columns or ["*"]
         source = exp.select(*[exp.column(c, quoted=True) if c != "*" else exp.Star()
                               for c in cols]).from_(

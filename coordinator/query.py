@@ -14,7 +14,7 @@ import pyarrow as pa
 from coordinator import plan_cache
 from coordinator.dispatch import QueryRun
 from coordinator.pgwire.boundary import CancelToken, QueryResult, ResultColumn, ResultKind
-from planner import distribute, explain as ex_plain, rules, session_info, types
+from planner import distribute, errors, explain as ex_plain, rules, session_info, types
 from planner.bind import QueryBinder
 
 
@@ -152,10 +152,15 @@ def run(session, root, txn, cancel: CancelToken, analyze: bool = False,
 
 
 def select(session, tree, txn, cancel: CancelToken, cancel_event=None,
-           key: plan_cache.Key | None = None) -> QueryResult:
-    """Run a query (parameter values substituted), with the plan kept under `key` if any."""
+           key: plan_cache.Key | None = None,
+           described: list[ResultColumn] | None = None) -> QueryResult:
+    """Run a query (parameter values substituted), with the plan kept under `key` if any.
+    `described`: the columns its prepared statement was described with, which a table or
+    view changed since may contradict (0A000, as PostgreSQL's plan cache says it)."""
     entry = planned(session, tree, key)
     columns = list(entry.columns)
+    if described is not None and len(described) != len(columns):
+        raise errors.FeatureNotSupported("cached plan must not change result type")
     qrun = run(session, entry.root, txn, cancel, event=cancel_event)
     count = [0]
 

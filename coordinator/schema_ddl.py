@@ -24,6 +24,7 @@ import re
 from dataclasses import replace
 
 from coordinator.ddl import create_table, lock_name, lock_table
+from coordinator.drop import kind_word, locked_dependents, shown_name
 from coordinator.pgwire.boundary import Notice, QueryResult, ResultKind
 from coordinator.transaction import schema_tag
 from planner import errors, statements
@@ -167,20 +168,26 @@ def _drop(session, st: SchemaStatement, txn, notices: list[Notice]) -> None:
             raise _missing(name)
         if all(t.oid != ns.oid for t in targets):  # named twice: dropped once
             targets.append(ns)
-    # PostgreSQL reports the dependents of the last schema named first.
-    dependents = [(ns, t) for ns in reversed(targets) for t in view.tables_in(ns.oid)]
-    lines = [f"table {ns.name}.{t.name}" for ns, t in dependents]
+    # PostgreSQL reports the dependents of the last schema named first: the schemas'
+    # tables and views, then the views elsewhere that read them.
+    inside = [(ns, t) for ns in reversed(targets) for t in view.relations_in(ns.oid)]
+    outside = [(v, on) for v, on in locked_dependents(session, txn, view, [t for _, t in inside])
+               if all(v.namespace != ns.oid for ns in targets)]
+    lines = [f"{kind_word(t)} {ns.name}.{t.name}" for ns, t in inside] + [
+        f"view {shown_name(view, v)}" for v, _on in outside]
+    reasons = [f"schema {ns.name}" for ns, _t in inside] + [
+        f"{kind_word(on)} {view.schema_name(on.namespace)}.{on.name}" for _v, on in outside]
     if lines and not st.cascade:
         if len(targets) == 1:
             message = f"cannot drop schema {targets[0].name} because other objects depend on it"
         else:
             message = "cannot drop desired object(s) because other objects depend on them"
         raise errors.QueryError(message, "2BP01", hint=_CASCADE_HINT,
-                                detail="\n".join(f"{line} depends on schema {ns.name}"
-                                                 for line, (ns, _t) in zip(lines, dependents)))
-    for _ns, table in dependents:
-        lock_table(session, txn, view, table)
-        current = session.catalog_view(txn).visible(table.namespace, table.name)
+                                detail="\n".join(f"{line} depends on {reason}"
+                                                 for line, reason in zip(lines, reasons)))
+    for relation in [t for _ns, t in inside] + [v for v, _on in outside]:
+        lock_table(session, txn, view, relation)
+        current = session.catalog_view(txn).visible(relation.namespace, relation.name)
         if current is not None:
             txn.drop_table(current)
     for ns in targets:
@@ -212,7 +219,22 @@ def _rename(session, st: SchemaStatement, txn) -> None:
         raise _duplicate(new)
     _must_own(session, ns)
     _check_name(new)
+    _check_views(session.catalog_view(txn), ns)
     txn.change_namespace(ns.oid, replace(ns, name=new))
+
+
+def _check_views(view, ns: sch.Namespace) -> None:
+    """Views resolve their names anew by schema name (their query's text and the
+    search_path of their creation), where PostgreSQL's hold oids: a rename of a schema a
+    view reads from or resolves names through is refused rather than leaving the view
+    reading something else."""
+    inside = {r.id for r in view.relations_in(ns.oid)}
+    readers = [v.name for v in view.views()
+               if ns.name in v.search_path or inside.intersection(v.depends)]
+    if readers:
+        raise errors.FeatureNotSupported(
+            f'cannot rename schema "{ns.name}": views read from it ({", ".join(readers)})',
+            hint="Drop the views, rename the schema, and create the views again.")
 
 
 def _owner(session, st: SchemaStatement, txn) -> None:

@@ -20,8 +20,8 @@ import time
 
 from sqlglot import exp
 
-from coordinator import (alter, ddl, load, merge, modify, param_types, plan_cache, query,
-                         roles, schema_ddl, sql_commands, system_catalog)
+from coordinator import (alter, ddl, drop, load, merge, modify, param_types, plan_cache, query,
+                         roles, schema_ddl, sql_commands, system_catalog, views)
 from coordinator.catalog import SessionCatalog
 from coordinator.pgwire.boundary import (CancelToken, PreparedStatement, QueryResult,
                                          ResultColumn, ResultKind, TransactionStatus)
@@ -38,7 +38,12 @@ _EXITS = (Kind.COMMIT, Kind.ROLLBACK, Kind.ROLLBACK_TO)
 # PostgreSQL's command names in "cannot execute %s in a read-only transaction".
 _WRITE_COMMANDS = {Kind.CREATE_TABLE: "CREATE TABLE", Kind.CREATE_TABLE_AS: "CREATE TABLE AS",
                    Kind.DROP_TABLE: "DROP TABLE", Kind.TRUNCATE: "TRUNCATE TABLE",
-                   Kind.ALTER_TABLE: "ALTER TABLE"}
+                   Kind.ALTER_TABLE: "ALTER TABLE", Kind.CREATE_VIEW: "CREATE VIEW",
+                   Kind.DROP_VIEW: "DROP VIEW"}
+# client_min_messages' levels, least severe first (it ranks LOG below NOTICE): a message
+# is sent from its level up.
+_MESSAGE_LEVELS = ("debug5", "debug4", "debug3", "debug2", "debug1", "log", "info", "notice",
+                   "warning", "error")
 PARSED = 64  # query texts whose parsed statement a session keeps (up to MAX_TEXT long)
 
 
@@ -214,9 +219,11 @@ class Session:
             raise errors.QueryError(f"cannot execute {command} in a read-only transaction",
                                     "25006")
 
-    def wants_notices(self) -> bool:
-        """Whether client_min_messages lets NOTICEs through (it ranks LOG below NOTICE)."""
-        return self.settings.get("client_min_messages") not in ("warning", "error")
+    def wants_notices(self, severity: str = "NOTICE") -> bool:
+        """Whether client_min_messages lets messages of `severity` (NOTICE, WARNING)
+        through."""
+        return _MESSAGE_LEVELS.index(severity.lower()) >= _MESSAGE_LEVELS.index(
+            self.settings.get("client_min_messages"))
 
     def segment_wait(self) -> float:
         """raympp.segment_wait_timeout: how long a statement waits for a restarting segment."""
@@ -300,7 +307,8 @@ class Session:
         if k is Kind.QUERY:
             key = plan_cache.key(self, st.text, stmt.param_types, params) if shared_plan \
                 else None
-            return self._with_txn(lambda txn: query.select(self, tree, txn, cancel, key=key))
+            return self._with_txn(lambda txn: query.select(self, tree, txn, cancel, key=key,
+                                                           described=stmt.columns))
         if k is Kind.EXPLAIN:
             inner = st.inner.tree
             if params:
@@ -321,7 +329,11 @@ class Session:
             return self._with_txn(lambda txn: ddl.create_table_as(self, st, tree, txn, cancel),
                                   writes=True)
         if k is Kind.DROP_TABLE:
-            return self._with_txn(lambda txn: ddl.drop_table(self, st, txn))
+            return self._with_txn(lambda txn: drop.drop(self, st, txn, "table"))
+        if k is Kind.DROP_VIEW:
+            return self._with_txn(lambda txn: drop.drop(self, st, txn, "view"))
+        if k is Kind.CREATE_VIEW:
+            return self._with_txn(lambda txn: views.create_view(self, st, txn))
         if k is Kind.ALTER_TABLE:
             return self._with_txn(lambda txn: alter.alter(self, st, txn, cancel))
         if k is Kind.ANALYZE:

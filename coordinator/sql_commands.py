@@ -324,7 +324,7 @@ class SessionCommands:
                 "is not supported", detail="Rows inserted since a savepoint can be undone, "
                 "table definitions and TRUNCATE cannot.",
                 hint="Use ROLLBACK to undo the whole transaction block.")
-        txn.roll_back_rows_to(sp)
+        txn.roll_back_to(sp)
         del txn.savepoints[i + 1:]
         for name, c in list(self.cursors.items()):
             if c.txn is txn and c not in sp.cursors:

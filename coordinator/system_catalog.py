@@ -6,7 +6,11 @@ statement it prepares or executes, so the rows are those of the tables that stat
 transaction sees (its own CREATEs and DROPs included), of the roles as they are, of the
 session's settings and of the sessions connected to this coordinator (`Sessions`).
 
-Oids: a table's oid is 16384 + its table id, its columns are attnum 1..n; namespaces,
+Views (relkind 'v') are listed with the tables: pg_class, pg_type (their row type),
+pg_attribute, pg_views, information_schema.tables (VIEW), columns and views, and
+pg_get_viewdef gives their definition (`view_definitions`).
+
+Oids: a table's or view's oid is 16384 + its id, its columns are attnum 1..n; namespaces,
 types, functions and the system relations keep PostgreSQL 15's oids. Nothing in raympp is
 owned (every role has every privilege), so objects show the bootstrap superuser (oid 10)
 as their owner, as PostgreSQL shows initdb's objects.
@@ -18,10 +22,9 @@ import datetime as dt
 import threading
 
 from planner import catalog_names as cn
-from planner import schema as sch
 from planner import system_tables as st
 from planner import types
-from planner.schema import DistKind, TableDef
+from planner.schema import DistKind, Relation, TableDef, ViewDef
 from planner.types import Kind
 from planner import errors
 from coordinator import settings as reg
@@ -34,11 +37,11 @@ def start_time() -> dt.datetime:
     return _START
 
 
-def table_oid(t: TableDef) -> int:
+def table_oid(t: Relation) -> int:
     return cn.FIRST_USER_OID + t.id
 
 
-def row_type_oid(t: TableDef) -> int:
+def row_type_oid(t: Relation) -> int:
     """The oid of a table's row type (pg_class.reltype; a composite pg_type row), in a
     range of its own above the tables' oids."""
     return cn.FIRST_USER_OID + ROW_TYPE_OFFSET + t.id
@@ -120,6 +123,7 @@ class SystemCatalog:
         self.session = session
         self.view = session.catalog_view(session.txn)
         self._tables: list[TableDef] | None = None
+        self._views: list[ViewDef] | None = None
         self._rows: dict[str, list[tuple]] = {}
 
     # --- what the planner asks ---------------------------------------------------------
@@ -128,10 +132,18 @@ class SystemCatalog:
             self._tables = self.view.tables()
         return self._tables
 
+    def views(self) -> list[ViewDef]:
+        if self._views is None:
+            self._views = self.view.views()
+        return self._views
+
     def relations(self) -> list[tuple[int, str, str]]:
         return [(table_oid(t), self.view.schema_name(t.namespace), t.name)
-                for t in self.tables()] + [
+                for t in self.tables() + self.views()] + [
             (r.oid, r.schema, r.name) for r in st.RELATIONS.values()]
+
+    def view_definitions(self) -> list[tuple[int, str]]:
+        return [(table_oid(v), v.definition) for v in self.views()]
 
     def namespaces(self) -> list[tuple[str, int]]:
         return [(n.name, n.oid) for n in self.view.namespaces()]
@@ -178,12 +190,13 @@ class SystemCatalog:
     # --- pg_catalog ----------------------------------------------------------------------
     def _relation_rows(self):
         """(oid, name, namespace oid, relkind, columns as (name, SqlType, not null,
-        atttypid, atttypmod), table or None) of every relation."""
+        atttypid, atttypmod), the user's table or view or None) of every relation."""
         out = []
-        for t in self.tables():
+        for t in sorted(self.tables() + self.views(), key=lambda r: r.name):
             cols = [(c.name, c.type, c.not_null, c.type.oid, c.type.typmod)
                     for c in t.columns]
-            out.append((table_oid(t), t.name, t.namespace, "r", cols, t))
+            out.append((table_oid(t), t.name, t.namespace,
+                        "v" if isinstance(t, ViewDef) else "r", cols, t))
         for r in st.RELATIONS.values():
             cols = [(c.name, c.type, c.not_null, tid, mod)
                     for c, (tid, mod) in zip(r.columns, r.type_oids)]
@@ -202,24 +215,25 @@ class SystemCatalog:
                    "relam": cn.HEAP_AM_OID if kind == "r" else 0,
                    "relfilenode": oid if kind == "r" else 0, "reltablespace": 0,
                    "relpages": 0,
-                   "reltuples": float(table.stats.rows) if table is not None else -1.0,
+                   "reltuples": float(table.stats.rows) if kind == "r" and table is not None
+                   else -1.0,
                    "relallvisible": 0, "reltoastrelid": 0, "relhasindex": False,
                    "relisshared": False, "relpersistence": "p", "relkind": kind,
                    "relnatts": len(cols), "relchecks": 0, "relhasrules": kind == "v",
                    "relhastriggers": False, "relhassubclass": False, "relrowsecurity": False,
                    "relforcerowsecurity": False, "relispopulated": True,
-                   "relreplident": "d" if table is not None else "n",
+                   "relreplident": "d" if kind == "r" and table is not None else "n",
                    "relispartition": False, "relrewrite": 0, "relfrozenxid": 0,
                    "relminmxid": 0}
 
     def _pg_catalog__pg_type(self):
-        """PostgreSQL's built-in types, then each table's row type (typtype 'c', as
-        CREATE TABLE makes one; JDBC's getUDTs lists them)."""
+        """PostgreSQL's built-in types, then each table's and view's row type (typtype
+        'c', as CREATE TABLE and CREATE VIEW make one; JDBC's getUDTs lists them)."""
         relation = st.RELATIONS[("pg_catalog", "pg_type")]
         names = [c.name for c in relation.columns]
         for row in st.static_rows(relation):
             yield dict(zip(names, row))
-        for t in self.tables():
+        for t in self.tables() + self.views():
             yield {"oid": row_type_oid(t), "typname": t.name, "typnamespace": t.namespace,
                    "typowner": cn.BOOTSTRAP_ROLE_OID, "typlen": -1, "typbyval": False,
                    "typtype": "c", "typcategory": "C", "typispreferred": False,
@@ -292,6 +306,11 @@ class SystemCatalog:
                 yield {"schemaname": self._schema_name(nsp), "tablename": name,
                        "tableowner": self._owner_name(), "hasindexes": False,
                        "hasrules": False, "hastriggers": False, "rowsecurity": False}
+
+    def _pg_catalog__pg_views(self):
+        for v in self.views():
+            yield {"schemaname": self._schema_name(v.namespace), "viewname": v.name,
+                   "viewowner": self._owner_name(), "definition": v.definition}
 
     def _owner_name(self) -> str:
         return self.session.engine.catalog.bootstrap_role().name
@@ -377,10 +396,18 @@ class SystemCatalog:
                        "udt_name": cn.TYPE_NAMES.get(tid),
                        "dtd_identifier": str(i), "is_self_referencing": "NO",
                        "is_identity": "NO", "identity_cycle": "NO", "is_generated": "NEVER",
-                       "is_updatable": "YES" if table is not None else "NO"}
+                       "is_updatable": "YES" if kind == "r" and table is not None else "NO"}
 
     def _information_schema__views(self):
-        return iter(())
+        """The user's views: none is updatable here (nor has triggers or a CHECK
+        OPTION)."""
+        for v in self.views():
+            yield {"table_catalog": self.session.database,
+                   "table_schema": self.view.schema_name(v.namespace),
+                   "table_name": v.name, "view_definition": v.definition,
+                   "check_option": "NONE", "is_updatable": "NO", "is_insertable_into": "NO",
+                   "is_trigger_updatable": "NO", "is_trigger_deletable": "NO",
+                   "is_trigger_insertable_into": "NO"}
 
 
 def _raw(setting, value) -> str:

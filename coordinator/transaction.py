@@ -14,7 +14,9 @@ commit point, and nothing of it becomes visible anywhere.
 DDL is transactional too. CREATE TABLE creates the table's storage on the segments at
 once (the id noted in the catalog first, so that a crash leaves collectable garbage, not
 a leak) but keeps the definition in the transaction (`created`); DROP TABLE only hides the
-table from the transaction (`dropped`). Other sessions see neither until the commit point,
+table from the transaction (`dropped`). CREATE [OR REPLACE] VIEW and DROP VIEW are
+catalog changes only, kept the same way (a replaced view is dropped and created with
+its id). Other sessions see neither until the commit point,
 where the catalog records the commit, the new tables and the removal of the dropped ones
 in one SQLite transaction (coordinator/catalog.py `commit_transaction`). Only after that
 (and after publishing) is the storage of dropped tables removed, and after an abort the
@@ -30,10 +32,12 @@ see the committed catalog (and their own transaction's changes) and never wait.
 
 Savepoints (SAVEPOINT, RELEASE, ROLLBACK TO) are marks in a block. `writes` counts the
 statements that began writing (INSERT, COPY FROM, CREATE TABLE [AS], DROP TABLE,
-TRUNCATE) and `fixed` those of them no ROLLBACK TO undoes (DDL and TRUNCATE). Rows are
-undone: a SAVEPOINT after the first write has every segment mark the transaction's
-pending chunks, and ROLLBACK TO has them drop the chunks written since. After DDL or
-TRUNCATE since the savepoint, coordinator/sql_commands.py refuses it with 0A000.
+TRUNCATE) and `fixed` those of them no ROLLBACK TO undoes (table DDL and TRUNCATE). Rows
+are undone: a SAVEPOINT after the first write has every segment mark the transaction's
+pending chunks, and ROLLBACK TO has them drop the chunks written since. View DDL is
+undone too: it changes only `created` and `dropped`, which a savepoint copies. After
+table DDL or TRUNCATE since the savepoint, coordinator/sql_commands.py refuses it with
+0A000.
 
 Work that needs the transaction committed (the statistics of the tables it loaded,
 coordinator/autostats.py) waits in `after_commit`: it runs once the commit has succeeded,
@@ -53,7 +57,7 @@ from typing import Callable
 from coordinator import cluster as cl
 from coordinator.catalog import Catalog
 from planner import errors
-from planner.schema import Namespace, TableDef
+from planner.schema import Namespace, Relation, TableDef, ViewDef
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +80,10 @@ class Savepoint:
     cursors: set = field(default_factory=set)  # the session's cursors open at the savepoint
     fixed: int = 0   # the writes before it that no ROLLBACK TO undoes (DDL, TRUNCATE)
     mark: int | None = None  # the segments' mark of its pending rows (None: none written)
+    # The transaction's created and dropped relations then (view DDL since is undone by
+    # putting them back).
+    created: dict = field(default_factory=dict)
+    dropped: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -235,12 +243,12 @@ class Transaction:
         self.pid = 0  # the session's backend pid, for deadlock messages
         # Whether a statement has run in it (SET TRANSACTION READ WRITE must come first).
         self.queried = False
-        # Its DDL, seen by itself only until commit: the tables it created, by TableDef.key
-        # (their latest definition), the committed ones it dropped, every table id whose
-        # storage it created on the segments, and the schemas it created or changed
-        # (their latest definition) or dropped (None), by oid.
-        self.created: dict[tuple[int, str], TableDef] = {}
-        self.dropped: dict[tuple[int, str], TableDef] = {}
+        # Its DDL, seen by itself only until commit: the tables and views it created, by
+        # key (schema oid, name; their latest definition), the committed ones it dropped,
+        # every table id whose storage it created on the segments, and the schemas it
+        # created or changed (their latest definition) or dropped (None), by oid.
+        self.created: dict[tuple[int, str], Relation] = {}
+        self.dropped: dict[tuple[int, str], Relation] = {}
         self.new_ids: set[int] = set()
         self.namespaces: dict[int, Namespace | None] = {}
         self.ended = False
@@ -275,10 +283,20 @@ class Transaction:
         self.call_all("create_table", table)
         self.created[table.key] = table
 
-    def drop_table(self, table: TableDef) -> None:
-        """Hide `table` from this transaction; it is dropped for all at commit."""
-        self.writes += 1
-        self.fixed = self.writes
+    def create_view(self, view: ViewDef, replaces: ViewDef | None = None) -> None:
+        """Make `view` visible to this transaction (in place of `replaces`, the view of
+        that name it sees, for CREATE OR REPLACE); it is created for all at commit.
+        A catalog change only: ROLLBACK TO a savepoint before it undoes it."""
+        if replaces is not None and self.created.get(replaces.key) is not replaces:
+            self.dropped[replaces.key] = replaces  # a committed view, replaced at commit
+        self.created[view.key] = view
+
+    def drop_table(self, table: Relation) -> None:
+        """Hide `table` (a table or a view) from this transaction; it is dropped for all
+        at commit. Dropping a table is a write no ROLLBACK TO undoes."""
+        if isinstance(table, TableDef):
+            self.writes += 1
+            self.fixed = self.writes
         mine = self.created.get(table.key)
         if mine is not None and mine.id == table.id:
             del self.created[table.key]  # its storage goes at the end (new_ids)
@@ -345,17 +363,21 @@ class Transaction:
             self._marks += 1
             mark = self._marks
             self.call_all("mark", self.id, mark)
-        sp = Savepoint(name, self.writes, session_state, cursors, self.fixed, mark)
+        sp = Savepoint(name, self.writes, session_state, cursors, self.fixed, mark,
+                       dict(self.created), dict(self.dropped))
         self.savepoints.append(sp)
         return sp
 
     def can_roll_back_to(self, sp: Savepoint) -> bool:
         return self.fixed <= sp.writes
 
-    def roll_back_rows_to(self, sp: Savepoint) -> None:
-        """Drop the rows written since `sp` on every segment (nothing else was written)."""
+    def roll_back_to(self, sp: Savepoint) -> None:
+        """Undo what was done since `sp` (only rows and views, `can_roll_back_to`): drop
+        the rows written since on every segment, and put the created and dropped
+        relations back as they were."""
         if self.wrote and self.writes > sp.writes:
             self.call_all("rollback_to", self.id, sp.mark)
+        self.created, self.dropped = dict(sp.created), dict(sp.dropped)
 
     @property
     def wrote(self) -> bool:

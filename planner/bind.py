@@ -21,15 +21,15 @@ from planner import (binary_rules, bind_array, bind_join, bind_json, bind_latera
                      hypothetical_aggregates, json_aggregates, json_grouping, json_rules,
                      ordered_aggregates, regression_aggregates, set_operations,
                      statistics_aggregates, string_aggregates, subquery_domain, system_tables,
-                     table_functions, types)
+                     table_functions, types, view_expand)
 from planner import expr as ex
 from planner import group_subqueries, interval_aggregates
 from planner import plan as pl
 from planner import row_aggregates
 from planner.bind_expr import AGGREGATES, STATISTICS, ExprBinder, find_aggregate, row_of
 from planner.typing_rules import agg_result_type
-from planner.schema import (MODIFY_TARGET, ROW_ID, SEGMENT_ID, CatalogView, identifier,
-                            relation_name, schema_of)
+from planner.schema import (MODIFY_TARGET, ROW_ID, SEGMENT_ID, CatalogView, Relation, ViewDef,
+                            identifier, relation_name, schema_of)
 from planner.system_tables import resolve_relation
 from planner.scope import LayeredScope, Scope, ScopeColumn
 from planner.temporal import TEMPORAL, USECS_PER_DAY
@@ -63,12 +63,26 @@ class QueryBinder:
         # describing a statement.
         self.run_plan = run_plan
         self.ctes: dict[str, BoundQuery] = {}
+        # The tables and views the statement names, in the order it names them (CREATE
+        # VIEW records them as the view's dependencies), shared by every binder of it.
+        self.reads: list[Relation] = []
+        # The ids of the views being expanded around this binder (a view reaching itself
+        # is 42P17).
+        self.expanding: tuple[int, ...] = ()
 
     def child(self) -> "QueryBinder":
         """A binder for a subquery, derived table or set-operation branch: the same
         catalog, parameters and InitPlan runner, and the CTEs visible here."""
         qb = QueryBinder(self.catalog, self.params, run_plan=self.run_plan)
         qb.ctes = dict(self.ctes)
+        qb.reads, qb.expanding = self.reads, self.expanding
+        return qb
+
+    def view_binder(self, catalog: CatalogView, view_id: int) -> "QueryBinder":
+        """A binder for the query of view `view_id` read here (planner/view_expand.py):
+        its own names (`catalog`), no parameters and no CTEs of the reading query."""
+        qb = QueryBinder(catalog, [], run_plan=self.run_plan)
+        qb.reads, qb.expanding = self.reads, self.expanding + (view_id,)
         return qb
 
     def with_relation(self, name: str, node: pl.Node, names: tuple[str, ...]) -> None:
@@ -402,6 +416,10 @@ class QueryBinder:
                                     for n, c in zip(names, system.columns)])
             # [[database.]schema.]name through the search path; 42P01 as PostgreSQL says it.
             table = resolve_relation(self.catalog, rel)
+            if not self.expanding:
+                self.reads.append(table)  # what the statement names (not its views' reads)
+            if isinstance(table, ViewDef):
+                return self._view(table, alias, col_aliases)
             cols = tuple(range(len(table.columns)))
             if rel.meta.get(MODIFY_TARGET):  # DELETE/UPDATE's target: where each row is
                 cols += (SEGMENT_ID, ROW_ID)
@@ -430,6 +448,19 @@ class QueryBinder:
         if isinstance(rel, exp.Unnest):  # constant arrays (planner/bind_srfs.py)
             return bind_srfs.unnest_from(self, rel, alias, col_aliases)
         raise errors.FeatureNotSupported(f"FROM item {rel.sql(dialect='postgres')!r}")
+
+    def _view(self, view: ViewDef, alias: str | None,
+              col_aliases: list[str]) -> tuple[pl.Node, Scope]:
+        """A view in FROM: its query bound as a subquery, with the view's columns."""
+        if len(col_aliases) > len(view.columns):
+            raise errors.QueryError(
+                f'table "{alias or view.name}" has {len(view.columns)} columns available but '
+                f"{len(col_aliases)} columns specified", "42P10")
+        node = view_expand.bind_view(self, view)
+        names = col_aliases + [c.name for c in view.columns][len(col_aliases):]
+        q = alias or view.name
+        return node, Scope([ScopeColumn(q, n, c.type, schema=None if alias else "public")
+                            for n, c in zip(names, view.columns)])
 
     @staticmethod
     def _scope_of(bq: BoundQuery, qualifier: str | None, col_aliases: list[str]) -> Scope:

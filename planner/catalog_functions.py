@@ -91,7 +91,7 @@ _ARITY = {
     "current_setting": (1, 2), "set_config": (3,), "current_schemas": (1,),
     "pg_postmaster_start_time": (0,), "pg_encoding_to_char": (1,), "pg_char_to_encoding": (1,),
     "pg_get_expr": (2, 3), "pg_get_indexdef": (1, 3), "pg_get_constraintdef": (1, 2),
-    "pg_get_viewdef": (1, 2), "pg_get_triggerdef": (1, 2), "pg_get_partkeydef": (1,),
+    "pg_get_viewdef": (1, 2), "pg_get_ruledef": (1, 2), "pg_get_triggerdef": (1, 2), "pg_get_partkeydef": (1,),
     "pg_get_statisticsobjdef_columns": (1,), "pg_get_function_result": (1,),
     "pg_get_function_arguments": (1,), "pg_relation_is_publishable": (1,),
     "to_regclass": (1,), "to_regtype": (1,), "to_regnamespace": (1,), "to_regrole": (1,),
@@ -184,11 +184,26 @@ def bind_function(name: str, node: exp.Expression, args: list[ex.Expr]) -> ex.Ex
             raise no_function(name, args)
         return _row("get_expr", [tree] + args[1:], text)
     if name == "pg_get_viewdef":
-        # No user views; the system views are computed by raympp and have no definition to
-        # show, which is refused rather than given as NULL (SQLAlchemy's
-        # get_view_definition would call an existing view missing).
-        views = ((r.oid, r.qualified) for r in st.RELATIONS.values() if r.relkind == "v")
-        return _row("viewdef", [_oid_arg(args[0], name, args)], text, data(views))
+        # The user's views: their definition (the query as sqlglot normalises it, in one
+        # form whatever the pretty / wrap argument asks). The system views are computed
+        # by raympp and have no definition to show, which is refused rather than given as
+        # NULL (SQLAlchemy's get_view_definition would call an existing view missing).
+        ctx = catalog_context()
+        views = [(r.oid, ("system", r.qualified)) for r in st.RELATIONS.values()
+                 if r.relkind == "v"]
+        views += [(oid, ("user", d)) for oid, d in (ctx.view_definitions() if ctx else [])]
+        if len(args) == 2 and not (args[1].type.kind in (Kind.BOOL, Kind.UNKNOWN)
+                                   or args[1].type.is_integer):
+            raise no_function(name, args)
+        target = args[0]
+        if target.type.kind is Kind.UNKNOWN or target.type.is_string:
+            # pg_get_viewdef(text): the view's name, as PostgreSQL's text variant reads it
+            target = catalog_types.convert(target, types.REGCLASS)
+        return _row("viewdef", [_oid_arg(target, name, args)], text, data(views))
+    if name == "pg_get_ruledef":
+        # pg_rewrite is empty (views are not rules here): NULL, as for an unknown oid.
+        _oid_arg(args[0], name, args)
+        return ex.Literal(None, text)
     if name in ("pg_get_indexdef", "pg_get_constraintdef",
                 "pg_get_triggerdef", "pg_get_partkeydef", "pg_get_statisticsobjdef_columns"):
         # There are no indexes, constraints, triggers, partitioned tables or

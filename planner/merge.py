@@ -25,9 +25,8 @@ from planner.bind import QueryBinder
 from planner.coercion import bind_assign
 from planner.expr import Func
 from planner.modify import (assignments, assigned_column, back_home, qualifier,
-                            system_columns, target_of)
+                            system_columns, target_of, target_table)
 from planner.schema import MODIFY_TARGET, CatalogView, DistKind, TableDef
-from planner.system_tables import resolve_relation
 
 _ACT = pl.Field("action", types.INT4)
 
@@ -51,7 +50,7 @@ class MergePlans:
 
 def plan(catalog: CatalogView, tree: exp.Merge, n_segments: int, run_plan=None) -> MergePlans:
     target = target_of(tree, "MERGE")
-    table = resolve_relation(catalog, target)
+    table = target_table(catalog, tree)
     clauses = _clauses(tree, table)
     source = tree.args.get("using")
     on = tree.args.get("on")

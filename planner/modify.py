@@ -34,7 +34,7 @@ from planner.coercion import bind_assign
 from planner.fold import fold_constants
 from planner.scope import EMPTY
 from planner.schema import (MODIFY_TARGET, ROW_ID, SYSTEM_COLUMNS, SEGMENT_ID, CatalogView,
-                            DistKind, TableDef, identifier, relation_name)
+                            DistKind, TableDef, ViewDef, identifier, relation_name)
 from planner.system_tables import find as find_system, resolve_relation
 
 _COUNT = (pl.Field("rows", types.INT8),)
@@ -51,20 +51,31 @@ class Modification:
     columns: tuple[tuple[str, types.SqlType], ...] | None
 
 
-def target_table(catalog: CatalogView, tree: exp.Delete | exp.Update) -> TableDef:
-    """The table a DELETE or UPDATE changes (42P01 as PostgreSQL's parserOpenTable)."""
+def target_table(catalog: CatalogView, tree: exp.Delete | exp.Update | exp.Merge) -> TableDef:
+    """The table a DELETE, UPDATE or MERGE changes (42P01 as PostgreSQL's
+    parserOpenTable; a view is refused)."""
     target = target_of(tree)
     rel = relation_name(target)
     if find_system(catalog, rel) is not None:
         raise errors.FeatureNotSupported(
             f'cannot change system relation "{rel.name}": the system catalog is read-only')
-    return resolve_relation(catalog, target)
+    table = resolve_relation(catalog, target)
+    if isinstance(table, ViewDef) and isinstance(tree, exp.Merge):
+        raise errors.QueryError(f'cannot execute MERGE on relation "{table.name}"', "42809",
+                                detail="This operation is not supported for views.")
+    if isinstance(table, ViewDef):
+        # PostgreSQL writes through simple (auto-updatable) views; raympp does not.
+        what = "delete from" if isinstance(tree, exp.Delete) else "update"
+        raise errors.FeatureNotSupported(
+            f'cannot {what} view "{table.name}"',
+            detail="Views are not updatable in raympp: change the tables it reads.")
+    return table
 
 
 def plan_delete(catalog: CatalogView, tree: exp.Delete, n_segments: int, params=None,
                 run_plan=None) -> Modification:
     target = target_of(tree)
-    table = resolve_relation(catalog, target)
+    table = target_table(catalog, tree)
     items = _returning_items(tree)
     sel = _finder(tree, target, items or [], tree.args.get("using") or [])
     bq = QueryBinder(catalog, params, run_plan=run_plan).bind(sel)
@@ -87,7 +98,7 @@ def plan_delete(catalog: CatalogView, tree: exp.Delete, n_segments: int, params=
 def plan_update(catalog: CatalogView, tree: exp.Update, n_segments: int, params=None,
                 run_plan=None) -> Modification:
     target = target_of(tree)
-    table = resolve_relation(catalog, target)
+    table = target_table(catalog, tree)
     assigned = assignments(tree, table)
     items = _returning_items(tree)
     returning = None if items is None else \

@@ -164,17 +164,22 @@ IMPLEMENTATIONS = {
     "function_arguments": strict(_function_arguments),
     "null": lambda e, *vals: None,
     "get_expr": lambda e, tree, *rest: _no_expression(tree),
-    "viewdef": strict(lambda e, oid: _no_viewdef(_mapping(e).get(oid))),
+    "viewdef": strict(lambda e, oid: _viewdef(_mapping(e).get(oid))),
     "quote_ident": strict(lambda e, v: cn.quote_ident(v)),
 }
 
 
-def _no_viewdef(view: str | None):
-    if view is not None:
+def _viewdef(view: tuple[str, str] | None) -> str | None:
+    """A view's definition from ("user", definition) or ("system", name) (refused);
+    NULL for an oid that is no view."""
+    if view is None:
+        return None
+    kind, text = view
+    if kind == "system":
         raise errors.FeatureNotSupported(
-            f'pg_get_viewdef of the system view "{view}": raympp computes its system views '
+            f'pg_get_viewdef of the system view "{text}": raympp computes its system views '
             "itself and has no SQL definition of them")
-    return None
+    return text
 
 
 def _no_expression(tree):

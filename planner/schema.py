@@ -109,6 +109,47 @@ SYSTEM_COLUMNS = {SEGMENT_ID: ColumnDef("\0segment", types.INT4, True),
                   ROW_ID: ColumnDef("\0row", types.INT8, True)}
 
 
+@dataclass(frozen=True, slots=True)
+class ViewDef:
+    """A view (CREATE VIEW): a query bound anew wherever the view is read, as a subquery
+    with the view's columns (planner/view_expand.py).
+
+    `query` is the AS query as written; `columns` are the view's columns (names and types)
+    fixed at creation, as PostgreSQL fixes them (a `SELECT *` keeps the columns it had);
+    `query_names` the query's own output names then (the view's columns may be renamed by
+    a column list), by which its columns are picked when the query yields more columns
+    later (a view it reads was replaced with columns added). `search_path` is the one its
+    names were resolved through at creation (they resolve the same way each time), and
+    `depends` the ids of the tables and views it reads (DROP refuses to drop them, or
+    drops the view with CASCADE). `namespace` is the oid of its schema, as a table's.
+    `definition` is the query as sqlglot normalises it
+    (pg_views.definition, pg_get_viewdef)."""
+
+    id: int
+    name: str
+    columns: tuple[ColumnDef, ...]
+    query: str
+    query_names: tuple[str, ...]
+    search_path: tuple[str, ...]
+    depends: tuple[int, ...]
+    definition: str
+    namespace: int = 2200  # PUBLIC_OID (below)
+
+    @property
+    def key(self) -> tuple[int, str]:
+        """What identifies the view by name: (schema oid, name), shared with tables."""
+        return (self.namespace, self.name)
+
+    def column_index(self, name: str) -> int | None:
+        for i, c in enumerate(self.columns):
+            if c.name == name:
+                return i
+        return None
+
+
+Relation = TableDef | ViewDef  # what a (schema, name) holds: tables and views share names
+
+
 # --- schemas and table names -------------------------------------------------------------
 PUBLIC = "public"            # the schema tables go to by default
 PG_CATALOG = "pg_catalog"    # exists, is searched first, holds the system catalog
@@ -173,21 +214,23 @@ def relation_name(table) -> RelationName:
 
 
 class CatalogView(Protocol):
-    """The tables a statement can see. `get_table` looks an unqualified name up (through
-    the search path); `lookup`, when a view has it, resolves a qualified RelationName
-    (raising 0A000 for another database) and returns None for a table that is not there;
-    `schema_name`, when a view has it, names the schema of a table's namespace oid."""
+    """The tables and views a statement can see. `get_table` looks an unqualified name up
+    (through the search path); `lookup`, when a view has it, resolves a qualified
+    RelationName (raising 0A000 for another database) and returns None for a relation that
+    is not there; `schema_name`, when a view has it, names the schema of a namespace oid;
+    `for_view`, when it has it, is the view of the catalog a view's query is bound in
+    (names through the search path of the view's creation)."""
 
-    def get_table(self, name: str) -> TableDef | None: ...
+    def get_table(self, name: str) -> Relation | None: ...
 
 
-def schema_of(catalog: CatalogView, table: TableDef) -> str:
-    """The name of a table's schema (a plain view holds public's tables only)."""
+def schema_of(catalog: CatalogView, table: Relation) -> str:
+    """The name of a relation's schema (a plain view holds public's tables only)."""
     name = getattr(catalog, "schema_name", None)
     return name(table.namespace) if name is not None else PUBLIC
 
 
-def lookup_relation(catalog: CatalogView, rel: RelationName) -> TableDef | None:
+def lookup_relation(catalog: CatalogView, rel: RelationName) -> Relation | None:
     lookup = getattr(catalog, "lookup", None)
     if lookup is not None:
         return lookup(rel)

@@ -26,7 +26,11 @@ class CatalogContext(Protocol):
         """The rows of a system relation (a system_tables.SystemRelation) right now."""
 
     def relations(self) -> list[tuple[int, str, str]]:
-        """(oid, schema, name) of every relation: the user's tables and the system ones."""
+        """(oid, schema, name) of every relation: the user's tables and views and the
+        system ones."""
+
+    def view_definitions(self) -> list[tuple[int, str]]:
+        """(oid, definition) of the user's views (pg_get_viewdef)."""
 
     def namespaces(self) -> list[tuple[str, int]]:
         """(name, oid) of every schema the statement sees."""

@@ -16,7 +16,8 @@ from sqlglot import exp
 from sqlglot import tokens as sqltokens
 
 from planner import (analyze_statement, bind_json, clause_guard, copy_statement, errors,
-                     regex_rules, role_statement, schema_statement, types, volatile_calls)
+                     regex_rules, role_statement, schema_statement, types, view_statement,
+                     volatile_calls)
 from planner.bind_array import catalog_array_names
 from planner.type_names import sql_type
 from planner.schema import ColumnDef, DistKind, DistPolicy, RelationName
@@ -30,6 +31,8 @@ class Kind(enum.Enum):
     CREATE_TABLE = "CREATE TABLE"
     CREATE_TABLE_AS = "CREATE TABLE AS"
     DROP_TABLE = "DROP TABLE"
+    CREATE_VIEW = "CREATE VIEW"
+    DROP_VIEW = "DROP VIEW"
     INSERT = "INSERT"
     ALTER_TABLE = "ALTER TABLE"
     DELETE = "DELETE"
@@ -96,6 +99,8 @@ class Statement:
     role: role_statement.RoleStatement | None = None
     # CREATE/ALTER/DROP SCHEMA
     schema: schema_statement.SchemaStatement | None = None
+    # CREATE [OR REPLACE] VIEW
+    view: view_statement.ViewStatement | None = None
     # DECLARE: binary, scroll (True/False/None), hold; FETCH/MOVE: direction, count (None:
     # ALL); NOTIFY: payload; PREPARE: types (SqlType per declared parameter); EXECUTE:
     # args (sqlglot expressions)
@@ -163,6 +168,12 @@ def classify(text: str) -> Statement:
                          else _one_identifier(rest, "CLOSE"))
     if word == "EXPLAIN":
         return _explain(text)
+    if word == "ALTER" and second in ("VIEW", "MATERIALIZED"):
+        # A view's query names what it reads by name: renaming it (or them) would need
+        # the dependent views' queries rewritten. Refused, not half-done.
+        raise errors.FeatureNotSupported(f"ALTER {second} is not supported")
+    if word == "CREATE" and view_statement.is_create_view(text):
+        return Statement(Kind.CREATE_VIEW, text, view=view_statement.parse(text, parse_one))
     if word == "CREATE" and second in ("TABLE", "TEMP", "TEMPORARY", "UNLOGGED", "LOCAL",
                                        "GLOBAL"):
         if _TEMP.match(text):
@@ -203,9 +214,12 @@ def classify(text: str) -> Statement:
     if isinstance(tree, exp.Update):
         return Statement(Kind.UPDATE, text, tree)
     if isinstance(tree, exp.Drop):
-        if (tree.args.get("kind") or "").upper() != "TABLE":
-            raise errors.FeatureNotSupported(f"DROP {tree.args.get('kind')}")
-        return Statement(Kind.DROP_TABLE, text, tree, if_not_exists=bool(tree.args.get("exists")))
+        kind = (tree.args.get("kind") or "").upper()
+        if kind not in ("TABLE", "VIEW") or tree.args.get("materialized"):
+            raise errors.FeatureNotSupported(
+                f"DROP {'MATERIALIZED ' if tree.args.get('materialized') else ''}{kind}")
+        return Statement(Kind.DROP_TABLE if kind == "TABLE" else Kind.DROP_VIEW, text, tree,
+                         if_not_exists=bool(tree.args.get("exists")))
     if isinstance(tree, exp.TruncateTable):
         return Statement(Kind.TRUNCATE, text, tree)
     raise errors.FeatureNotSupported(f"statement {word} {second}".strip())

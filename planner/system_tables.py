@@ -202,10 +202,10 @@ def format_type(oid: int | None, typmod: int | None) -> str | None:
     return REGTYPE_NAMES[oid]
 
 
-def resolve_relation(catalog: sch.CatalogView, table) -> sch.TableDef:
-    """The table an `exp.Table` of a query or INSERT names, or 42P01 as PostgreSQL's
-    parserOpenTable says it (`relation "s.t" does not exist`, also for a schema that does
-    not exist)."""
+def resolve_relation(catalog: sch.CatalogView, table) -> sch.Relation:
+    """The table or view an `exp.Table` of a query or INSERT names, or 42P01 as
+    PostgreSQL's parserOpenTable says it (`relation "s.t" does not exist`, also for a
+    schema that does not exist)."""
     rel = sch.relation_name(table)
     refuse_write(catalog, rel)  # INSERT INTO pg_class: read-only (0A000)
     found = sch.lookup_relation(catalog, rel)

@@ -63,12 +63,14 @@ class CopyOut:
 
 @dataclass(frozen=True)
 class Notice:
-    """A NOTICE a statement sends before its result (severity NOTICE, SQLSTATE 00000
-    unless given): PostgreSQL's "drop cascades to ..." and "... skipping" messages."""
+    """A NOTICE (or WARNING) a statement sends before its result (severity NOTICE,
+    SQLSTATE 00000 unless given): PostgreSQL's "drop cascades to ..." and "... skipping"
+    messages, VACUUM's "skipping ... cannot vacuum non-tables" WARNING."""
 
     message: str
     detail: str | None = None
     code: str = "00000"
+    severity: str = "NOTICE"  # NOTICE | WARNING (code 01000)
 
 
 @dataclass

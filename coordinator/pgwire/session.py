@@ -336,8 +336,7 @@ class Session:
         result = portal.result
         while result.notices:
             n = result.notices.pop(0)
-            self.conn.send(backend.NoticeResponse(backend.Severity.NOTICE, n.code, n.message,
-                                                  n.detail))
+            self.conn.send(backend.NoticeResponse(n.severity, n.code, n.message, n.detail))
         if result.kind is ResultKind.ROWS:
             if simple:
                 self.conn.send(portal.describe())

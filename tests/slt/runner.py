@@ -93,10 +93,10 @@ FLOAT_ABS_TOL = 1e-12   # sums that cancel to zero differ by rounding noise only
 _SQLSTATE = re.compile(r"^[0-9A-Z]{5}$")
 _DISTRIBUTED = re.compile(r"\s+DISTRIBUTED\s+(?:BY\s*\([^)]*\)|RANDOMLY|REPLICATED)",
                           re.IGNORECASE)
-_CREATE = re.compile(r"^\s*CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(\"?[\w.]+\"?)",
-                     re.IGNORECASE)
-_RENAME = re.compile(r"^\s*ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?[\w.\"]+\s+RENAME\s+TO\s+(\"?[\w.]+\"?)",
-                     re.IGNORECASE)
+_CREATE = re.compile(r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:RECURSIVE\s+)?(TABLE|VIEW)\s+"
+                     r"(?:IF\s+NOT\s+EXISTS\s+)?(\"?[\w.]+\"?)", re.IGNORECASE)
+_RENAME = re.compile(r"^\s*ALTER\s+(TABLE)\s+(?:IF\s+EXISTS\s+)?[\w.\"]+\s+RENAME\s+TO\s+"
+                     r"(\"?[\w.]+\"?)", re.IGNORECASE)
 _CREATE_SCHEMA = re.compile(r"^\s*CREATE\s+SCHEMA\s+(?:IF\s+NOT\s+EXISTS\s+)?(\"?\w+\"?)",
                             re.IGNORECASE)
 # The OIDs raympp can send; each is read back as the server's text, as psql shows it.
@@ -148,14 +148,16 @@ class SltFile:
     oracles: frozenset = frozenset({"duckdb"})   # the engines every statement is mirrored into
     nojit: bool = True                  # also run at 2 segments with jit off
 
-    def created_tables(self) -> list[str]:
-        """The tables the file creates (CREATE TABLE, ALTER TABLE ... RENAME TO)."""
+    def created_tables(self) -> list[tuple[str, str]]:
+        """(TABLE or VIEW, name) of what the file creates (CREATE TABLE, CREATE VIEW,
+        ALTER TABLE ... RENAME TO), views first (CASCADE drops the views over a table with
+        it, as in PostgreSQL)."""
         names = []
         for r in self.records:
             m = _CREATE.match(r.sql) or _RENAME.match(r.sql)
-            if m and "raympp" not in r.skip and m.group(1) not in names:
-                names.append(m.group(1))
-        return names
+            if m and "raympp" not in r.skip and (m.group(1).upper(), m.group(2)) not in names:
+                names.append((m.group(1).upper(), m.group(2)))
+        return sorted(names, key=lambda kn: kn[0] != "VIEW")
 
     def created_schemas(self) -> list[str]:
         names = []
@@ -658,8 +660,9 @@ class Runner:
         return out
 
     def drop(self, tables, schemas=()):
-        """Drop the tables and schemas a file creates (the schemas with their tables)."""
-        statements = [f"DROP TABLE IF EXISTS {t}" for t in tables] + [
+        """Drop the tables, views and schemas a file creates (with CASCADE: the views over
+        a table with it, a schema with what it holds)."""
+        statements = [f"DROP {kind} IF EXISTS {t} CASCADE" for kind, t in tables] + [
             f"DROP SCHEMA IF EXISTS {s} CASCADE" for s in schemas]
         for sql in statements:
             try:

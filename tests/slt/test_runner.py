@@ -67,7 +67,7 @@ def test_parse_records():
     assert lit.types == "IT" and lit.rowsort and lit.expected == ("1 a",)
     assert lit.skip == frozenset({"duckdb"})
     assert orc.oracle and orc.expected is None and orc.skip == frozenset()
-    assert slt.created_tables() == ["t"]
+    assert slt.created_tables() == [("TABLE", "t")]
 
 
 @pytest.mark.parametrize("text", [

@@ -191,7 +191,7 @@ def test_names_through_user_schemas(cat):
     assert view.lookup(RelationName("t", "public")).id == 1
     assert view.lookup(RelationName("t", "s", "db")).id == 2
     assert view.schema_name(view.get_table("t").namespace) == "s"
-    assert [t.id for t in view.tables_in(s.oid)] == [2]
+    assert [t.id for t in view.relations_in(s.oid)] == [2]
     e = error(view.open, RelationName("t", "nosuch"))
     assert (e.sqlstate, e.message) == ("3F000", 'schema "nosuch" does not exist')
     # A user table named like a catalog relation is found where the path puts it first.
