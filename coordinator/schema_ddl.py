@@ -24,7 +24,7 @@ import re
 from dataclasses import replace
 
 from coordinator.ddl import create_table, lock_name, lock_table
-from coordinator.drop import kind_word, locked_dependents, shown_name
+from coordinator.drop import dependents, kind_word, locked_dependents, shown_name
 from coordinator.pgwire.boundary import Notice, QueryResult, ResultKind
 from coordinator.transaction import schema_tag
 from planner import errors, statements
@@ -168,15 +168,22 @@ def _drop(session, st: SchemaStatement, txn, notices: list[Notice]) -> None:
             raise _missing(name)
         if all(t.oid != ns.oid for t in targets):  # named twice: dropped once
             targets.append(ns)
-    # PostgreSQL reports the dependents of the last schema named first: the schemas'
-    # tables and views, then the views elsewhere that read them.
+    # PostgreSQL reports the dependents of the last schema named first: each of the
+    # schemas' tables and views, followed by the views elsewhere that read it.
     inside = [(ns, t) for ns in reversed(targets) for t in view.relations_in(ns.oid)]
-    outside = [(v, on) for v, on in locked_dependents(session, txn, view, [t for _, t in inside])
-               if all(v.namespace != ns.oid for ns in targets)]
-    lines = [f"{kind_word(t)} {ns.name}.{t.name}" for ns, t in inside] + [
-        f"view {shown_name(view, v)}" for v, _on in outside]
-    reasons = [f"schema {ns.name}" for ns, _t in inside] + [
-        f"{kind_word(on)} {view.schema_name(on.namespace)}.{on.name}" for _v, on in outside]
+    elsewhere = [v for v, _on in locked_dependents(session, txn, view, [t for _, t in inside])
+                 if all(v.namespace != ns.oid for ns in targets)]
+    dropped: list[sch.Relation] = []
+    lines, reasons = [], []
+    for ns, t in inside:
+        dropped.append(t)
+        lines.append(f"{kind_word(t)} {ns.name}.{t.name}")
+        reasons.append(f"schema {ns.name}")
+        for v, on in dependents(elsewhere, [t]):
+            if v not in dropped:
+                dropped.append(v)
+                lines.append(f"view {shown_name(view, v)}")
+                reasons.append(f"{kind_word(on)} {shown_name(view, on)}")
     if lines and not st.cascade:
         if len(targets) == 1:
             message = f"cannot drop schema {targets[0].name} because other objects depend on it"
@@ -185,7 +192,7 @@ def _drop(session, st: SchemaStatement, txn, notices: list[Notice]) -> None:
         raise errors.QueryError(message, "2BP01", hint=_CASCADE_HINT,
                                 detail="\n".join(f"{line} depends on {reason}"
                                                  for line, reason in zip(lines, reasons)))
-    for relation in [t for _ns, t in inside] + [v for v, _on in outside]:
+    for relation in dropped:
         lock_table(session, txn, view, relation)
         current = session.catalog_view(txn).visible(relation.namespace, relation.name)
         if current is not None:

@@ -232,3 +232,54 @@ def test_copy_of_a_view(conn, base, objects):
     conn.execute(f"CREATE TABLE e2e_vw_ctas AS SELECT * FROM {v}")
     objects("TABLE", "e2e_vw_ctas")
     assert conn.execute("SELECT count(*) FROM e2e_vw_ctas").fetchone()[0] == 3
+
+
+@pytest.fixture
+def schema(conn):
+    """A schema the test makes, dropped with what it holds afterwards."""
+    conn.execute("CREATE SCHEMA e2e_vw_s")
+    yield "e2e_vw_s"
+    conn.execute("DROP SCHEMA IF EXISTS e2e_vw_s CASCADE")
+
+
+def test_views_in_a_schema(server, psql, conn, schema, objects):
+    """A view in a schema: psql \\d s.v, SQLAlchemy's schema= inspection, DROP SCHEMA's
+    dependents as PostgreSQL 15 lists them (each relation of the schema followed by the
+    views elsewhere that read it), ALTER SCHEMA RENAME refused while views read it."""
+    s = schema
+    pv = objects("VIEW", "e2e_vw_over_s")
+    conn.execute(f"CREATE TABLE {s}.t (k int)")
+    conn.execute(f"CREATE VIEW {s}.v AS SELECT k FROM {s}.t")
+    conn.execute(f"CREATE VIEW {pv} AS SELECT k FROM {s}.t")
+    conn.execute(f"CREATE VIEW {s}.w AS SELECT k FROM {pv}")
+    e = _fails(conn, f"DROP SCHEMA {s}", "2BP01")
+    assert e.diag.message_detail == (f"table {s}.t depends on schema {s}\n"
+                                     f"view {pv} depends on table {s}.t\n"
+                                     f"view {s}.v depends on schema {s}\n"
+                                     f"view {s}.w depends on schema {s}")
+    e = _fails(conn, f"DROP TABLE {s}.t", "2BP01")
+    assert e.diag.message_primary == f"cannot drop table {s}.t because other objects depend on it"
+    assert e.diag.message_detail == (f"view {s}.v depends on table {s}.t\n"
+                                     f"view {pv} depends on table {s}.t\n"
+                                     f"view {s}.w depends on view {pv}")
+    _fails(conn, f"ALTER SCHEMA {s} RENAME TO e2e_vw_s2", "0A000")
+    if shutil.which("psql") is not None:
+        out = psql("-c", f"\\d {s}.v").stdout
+        assert f'View "{s}.v"' in out
+    sa = pytest.importorskip("sqlalchemy")
+    engine = sa.create_engine(
+        f"postgresql+psycopg://raympp@{server.host}:{server.port}/raympp")
+    try:
+        inspector = sa.inspect(engine)
+        assert inspector.get_view_names(schema=s) == ["v", "w"]
+        assert inspector.get_table_names(schema=s) == ["t"]
+        assert [c["name"] for c in inspector.get_columns("v", schema=s)] == ["k"]
+    finally:
+        engine.dispose()
+    notices = []
+    conn.add_notice_handler(lambda d: notices.append((d.message_primary, d.message_detail)))
+    conn.execute(f"DROP SCHEMA {s} CASCADE")
+    assert notices == [("drop cascades to 4 other objects",
+                        f"drop cascades to table {s}.t\ndrop cascades to view {pv}\n"
+                        f"drop cascades to view {s}.v\ndrop cascades to view {s}.w")]
+    _fails(conn, f"SELECT * FROM {pv}", "42P01")
