@@ -12,8 +12,10 @@ from coordinator.drop import dependents
 from planner import errors, statements, types, view_expand, view_statement
 from planner import plan as pl
 from planner.bind import QueryBinder
-from planner.schema import (ColumnDef, DistKind, DistPolicy, RelationName, TableDef,
-                            ViewDef)
+from dataclasses import replace
+
+from planner.schema import (ColumnDef, DistKind, DistPolicy, Namespace, RelationName,
+                            TableDef, ViewDef)
 
 
 def _table(tid, name):
@@ -69,6 +71,31 @@ def test_tables_and_views_share_names(cat):
     e = error(cat.commit_transaction, 6, False, [_view(4, "t", "SELECT 1",
                                                        [("x", types.INT4)], [])], [])
     assert e.sqlstate == "42P07"
+
+
+def test_views_in_a_schema(tmp_path, cat):
+    """A view is keyed by (schema oid, name) as a table is: the same name in two schemas
+    is two relations, the namespace survives a restart, names resolve through the path,
+    and a schema dropped under a committed view is 2BP01 naming the view."""
+    ns = Namespace(cat.new_schema_oid(), "s")
+    cat.commit_transaction(4, False, [], [], {ns.oid: ns})
+    v = replace(_view(2, "v", "SELECT k FROM t", [("k", types.INT8)], [1]), namespace=ns.oid)
+    w = _view(3, "v", "SELECT 1", [("x", types.INT4)], [])
+    cat.commit_transaction(5, False, [v, w], [])
+    assert cat.get_relation("v", ns.oid) == v and cat.get_relation("v") == w
+    e = error(cat.commit_transaction, 6, False, [replace(_table(9, "v"), namespace=ns.oid)], [])
+    assert e.sqlstate == "42P07"
+    cat.close()
+    again = Catalog(str(tmp_path))
+    assert again.get_relation("v", ns.oid) == v
+    path = SessionCatalog(again, None, ["s", "public"])
+    assert path.get_table("v") == v and path.lookup(RelationName("v", "public")) == w
+    assert path.relations_in(ns.oid) == [v]
+    e = error(again.commit_transaction, 7, False, [], [w], {ns.oid: None})
+    assert e.sqlstate == "2BP01" and e.detail == "view s.v depends on schema s"
+    again.commit_transaction(8, False, [], [v, w], {ns.oid: None})
+    assert again.views() == []
+    again.close()
 
 
 def test_commit_refuses_a_view_over_a_dropped_relation(cat):
