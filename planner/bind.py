@@ -80,9 +80,10 @@ class QueryBinder:
 
     def view_binder(self, catalog: CatalogView, view_id: int) -> "QueryBinder":
         """A binder for the query of view `view_id` read here (planner/view_expand.py):
-        its own names (`catalog`), no parameters and no CTEs of the reading query."""
+        its own names (`catalog`), no parameters and no CTEs of the reading query. Its
+        `reads` are its own: what the view's query names (not the reading statement's)."""
         qb = QueryBinder(catalog, [], run_plan=self.run_plan)
-        qb.reads, qb.expanding = self.reads, self.expanding + (view_id,)
+        qb.expanding = self.expanding + (view_id,)
         return qb
 
     def with_relation(self, name: str, node: pl.Node, names: tuple[str, ...]) -> None:
@@ -416,8 +417,7 @@ class QueryBinder:
                                     for n, c in zip(names, system.columns)])
             # [[database.]schema.]name through the search path; 42P01 as PostgreSQL says it.
             table = resolve_relation(self.catalog, rel)
-            if not self.expanding:
-                self.reads.append(table)  # what the statement names (not its views' reads)
+            self.reads.append(table)  # what the query names (a view binder has its own list)
             if isinstance(table, ViewDef):
                 return self._view(table, alias, col_aliases)
             cols = tuple(range(len(table.columns)))
@@ -459,7 +459,8 @@ class QueryBinder:
         node = view_expand.bind_view(self, view)
         names = col_aliases + [c.name for c in view.columns][len(col_aliases):]
         q = alias or view.name
-        return node, Scope([ScopeColumn(q, n, c.type, schema=None if alias else "public")
+        return node, Scope([ScopeColumn(q, n, c.type,
+                                         schema=None if alias else schema_of(self.catalog, view))
                             for n, c in zip(names, view.columns)])
 
     @staticmethod

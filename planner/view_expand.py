@@ -49,6 +49,12 @@ def bind_view(binder, view: ViewDef) -> pl.Node:
     inner = binder.view_binder(for_view(view) if for_view is not None else catalog, view.id)
     tree = parse(view.query)
     bq = inner.bind(tree)
+    # Its names resolve by schema name and search_path each time, where PostgreSQL's view
+    # holds the relations' oids: a name that finds another relation now (one created
+    # since in a schema searched earlier) is refused rather than read.
+    moved = [r for r in inner.reads if r.id not in view.depends]
+    if moved:
+        raise _changed(view, f'"{moved[0].name}" names another relation now')
     return project(view, bq.node, bq.names, tree)
 
 
