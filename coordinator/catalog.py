@@ -452,11 +452,14 @@ class SessionCatalog:
     """
 
     def __init__(self, catalog: Catalog, txn=None, search_path: list[str] | None = None,
-                 user: str = "", database: str | None = None):
+                 user: str = "", database: str | None = None, temp_schema: str | None = None):
         self.catalog = catalog
         self.txn = txn
         self.database = database
         self._by_name = {n.name: n for n in self.namespaces()}
+        # The session's temporary schema (coordinator/temp_tables.py), once it has one:
+        # searched first for tables, and named pg_temp too.
+        temp = temp_schema if temp_schema in self._by_name else None
         listed = [user if s == "$user" else s
                   for s in (search_path if search_path is not None else ["$user", sch.PUBLIC])]
         self.explicit: list[str] = []  # the listed schemas that exist, in order, once each
@@ -465,6 +468,9 @@ class SessionCatalog:
                 self.explicit.append(s)
         self.path = self.explicit if sch.PG_CATALOG in self.explicit else (
             [sch.PG_CATALOG] + self.explicit)
+        if temp is not None:
+            self.path = [temp] + [s for s in self.path if s != temp]
+            self._by_name.setdefault("pg_temp", self._by_name[temp])
 
     # --- schemas -------------------------------------------------------------------------
     def namespaces(self) -> list[Namespace]:

@@ -15,7 +15,7 @@ with PostgreSQL's errors for schemas and databases that do not exist; a name loc
 
 from __future__ import annotations
 
-from coordinator import autostats, compaction, load, table_stats
+from coordinator import autostats, compaction, load, table_stats, temp_tables
 from coordinator.pgwire.boundary import Notice, QueryResult, ResultKind
 from coordinator.transaction import LockTag, relation_tag, schema_tag
 from planner import errors, statements, types
@@ -88,6 +88,9 @@ def create_table(session, st, txn, schema: Namespace | None = None) -> QueryResu
     """CREATE TABLE, in the schema its name or search_path gives, or in `schema` (a
     schema element of CREATE SCHEMA: its name is the new schema's, if it has one)."""
     view = session.catalog_view(txn)
+    if st.temporary:
+        schema = _temp_schema(session, txn, _target_relation(st.tree))
+        view = session.catalog_view(txn)
     if schema is None:
         schema, name = view.creation_target(_target_relation(st.tree))
     else:
@@ -100,9 +103,21 @@ def create_table(session, st, txn, schema: Namespace | None = None) -> QueryResu
     return _command("CREATE TABLE")
 
 
+def _temp_schema(session, txn, rel: RelationName) -> Namespace:
+    """CREATE TEMP TABLE's schema: the session's temporary one (made now if need be)."""
+    temp_tables.check_target(rel, session.pid)
+    session.has_temp_tables = True
+    return temp_tables.ensure(session, txn)
+
+
 def create_table_as(session, st, tree, txn, cancel) -> QueryResult:
     view = session.catalog_view(txn)
-    schema, name = view.creation_target(_target_relation(tree))
+    if st.temporary:
+        schema = _temp_schema(session, txn, _target_relation(tree))
+        view = session.catalog_view(txn)
+        name = _target_relation(tree).name
+    else:
+        schema, name = view.creation_target(_target_relation(tree))
     root, names = query.plan(session, tree.expression)  # its errors first, as in PostgreSQL
     if _exists(session, txn, view, schema, name):
         if st.if_not_exists:

@@ -71,6 +71,7 @@ class Statement:
     tree: exp.Expression | None = None
     # CREATE TABLE
     columns: list[ColumnDef] = field(default_factory=list)
+    temporary: bool = False  # CREATE TEMP TABLE: in the session's temporary schema
     # DISTRIBUTED BY (cols) | RANDOMLY | REPLICATED: (DistKind.HASHED, cols), (RANDOM, ()), ...
     policy_clause: tuple[DistKind, tuple[str, ...]] | None = None
     if_not_exists: bool = False
@@ -127,6 +128,19 @@ _DIST = re.compile(r"\s+DISTRIBUTED\s+(?:BY\s*\(([^)]*)\)|(RANDOMLY)|(REPLICATED
                    re.IGNORECASE)
 _FIRST = re.compile(r"^\s*([A-Za-z]+)(?:\s+([A-Za-z_]+))?", re.DOTALL)
 _TEMP = re.compile(r"(?is)^\s*CREATE\s+(?:(?:GLOBAL|LOCAL)\s+)?(?:TEMP|TEMPORARY)\b")
+_ON_COMMIT = re.compile(r"(?is)\s+ON\s+COMMIT\s+(PRESERVE\s+ROWS|DELETE\s+ROWS|DROP)\b")
+
+
+def _on_commit(text: str) -> str:
+    """A temporary table's CREATE without ON COMMIT PRESERVE ROWS (what it does anyway);
+    the other ON COMMIT actions are 0A000."""
+    m = _ON_COMMIT.search(text)
+    if m is None:
+        return text
+    action = " ".join(m.group(1).upper().split())
+    if action != "PRESERVE ROWS":
+        raise errors.FeatureNotSupported(f"ON COMMIT {action}")
+    return text[:m.start()] + text[m.end():]
 
 
 def classify(text: str) -> Statement:
@@ -165,10 +179,12 @@ def classify(text: str) -> Statement:
         return _explain(text)
     if word == "CREATE" and second in ("TABLE", "TEMP", "TEMPORARY", "UNLOGGED", "LOCAL",
                                        "GLOBAL"):
-        if _TEMP.match(text):
-            # A temporary table would be a shared, persistent one here: refused before
-            # anything is created.
-            raise errors.FeatureNotSupported("temporary tables are not supported")
+        temp = _TEMP.match(text)
+        if temp:
+            # A table of the session's temporary schema (coordinator/temp_tables.py).
+            st = _create_table(_on_commit(text[temp.end():].join(["CREATE", ""])))
+            st.temporary = True
+            return st
         return _create_table(text)
     if word == "COPY":
         return Statement(Kind.COPY, text, copy=copy_statement.parse(text))
