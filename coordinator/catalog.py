@@ -49,7 +49,7 @@ from typing import Callable
 from planner import errors, types
 from planner import schema as sch
 from planner.schema import (ColumnDef, ColumnStats, DistKind, DistPolicy, Namespace,
-                            RelationName, TableDef, TableStats)
+                            RelationName, TableDef, TableStats, UniqueKey)
 from planner.system_tables import refuse_write
 
 _SCHEMA = """
@@ -588,6 +588,8 @@ def table_to_json(t: TableDef) -> dict:
         "columns": [{"name": c.name, **_type_json(c.type), "not_null": c.not_null}
                     for c in t.columns],
         "policy": {"kind": t.policy.kind.name, "keys": list(t.policy.keys)},
+        "unique": [{"name": k.name, "columns": list(k.columns), "primary": k.primary}
+                   for k in t.unique],
         "stats": {"rows": t.stats.rows,
                   "columns": {k: {"null_frac": v.null_frac, "distinct": v.distinct,
                                   "min": _jsonable(v.min), "max": _jsonable(v.max)}
@@ -617,4 +619,6 @@ def table_from_json(d: dict) -> TableDef:
     st = d.get("stats") or {}
     stats = TableStats(st.get("rows", 0), {k: ColumnStats(**v) for k, v in
                                            (st.get("columns") or {}).items()})
-    return TableDef(d["id"], d["name"], cols, policy, stats)
+    unique = tuple(UniqueKey(k["name"], tuple(k["columns"]), k["primary"])
+                   for k in d.get("unique", ()))
+    return TableDef(d["id"], d["name"], cols, policy, stats, unique=unique)

@@ -18,8 +18,8 @@ from __future__ import annotations
 from coordinator import autostats, compaction, load, table_stats, temp_tables
 from coordinator.pgwire.boundary import Notice, QueryResult, ResultKind
 from coordinator.transaction import LockTag, relation_tag, schema_tag
-from planner import errors, statements, types
-from planner.schema import ColumnDef, Namespace, RelationName, TableDef, relation_name
+from planner import errors, statements, types, unique_keys
+from planner.schema import ColumnDef, Namespace, RelationName, TableDef, UniqueKey, relation_name
 from sqlglot import exp
 from coordinator import query
 
@@ -62,13 +62,15 @@ def _target_relation(tree) -> RelationName:
 
 
 def new_table(session, txn, schema: Namespace, name: str, columns: list[ColumnDef],
-              policy_clause) -> TableDef:
+              policy_clause, unique: tuple[UniqueKey, ...] = ()) -> TableDef:
     """Create table `name` in `schema` in `txn` (its name already locked by it)."""
     if not columns:
         raise errors.FeatureNotSupported("tables without columns")
-    policy = statements.dist_policy(policy_clause, columns)
+    policy = (unique_keys.default_policy(unique) if policy_clause is None else None) \
+        or statements.dist_policy(policy_clause, columns)
+    unique_keys.check_policy(name, policy, unique, columns)
     table = TableDef(session.engine.catalog.next_id("table"), name, tuple(columns), policy,
-                     namespace=schema.oid)
+                     namespace=schema.oid, unique=unique)
     txn.create_table(table)
     return table
 
@@ -99,7 +101,7 @@ def create_table(session, st, txn, schema: Namespace | None = None) -> QueryResu
         if st.if_not_exists:
             return _command("CREATE TABLE", session, [_exists_notice(name)])
         raise errors.DuplicateTable(f'relation "{name}" already exists')
-    new_table(session, txn, schema, name, st.columns, st.policy_clause)
+    new_table(session, txn, schema, name, st.columns, st.policy_clause, st.unique)
     return _command("CREATE TABLE")
 
 

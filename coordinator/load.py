@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from coordinator import autostats, query
 from coordinator.pgwire.boundary import CopyIn, CopyOut, QueryResult, ResultKind
+from coordinator.transaction import relation_tag
 from coordinator.writer import TableWriter
 from planner import copy_statement, distribute, errors, functions, rules, statements, types
 from planner import expr as ex
@@ -40,7 +41,7 @@ def _table(session, t: exp.Table) -> TableDef:
     return resolve_relation(session.catalog_view(session.txn), t)
 
 
-def _target(session, this) -> tuple[TableDef, list[int]]:
+def target(session, this) -> tuple[TableDef, list[int]]:
     """The table and the positions of the listed target columns (all when none listed)."""
     if isinstance(this, exp.Schema):
         table = _table(session, this.this)
@@ -57,8 +58,21 @@ def _target(session, this) -> tuple[TableDef, list[int]]:
     return table, list(range(len(table.columns)))
 
 
+def serialize_writers(session, txn, table: TableDef) -> None:
+    """A table with PRIMARY KEY or UNIQUE constraints takes one writer at a time (its
+    name lock, until the transaction ends): each segment checks a write's keys against
+    the rows its transaction sees, which must then include every committed write."""
+    if not table.unique:
+        return
+    view = session.catalog_view(txn)
+    ms = session.settings.milliseconds("lock_timeout")
+    txn.lock(relation_tag(table.namespace, view.schema_name(table.namespace), table.name),
+             ms / 1000.0 if ms > 0 else None, session.cancel.event)
+
+
 def insert(session, tree: exp.Insert, txn, cancel) -> QueryResult:
-    table, cols = _target(session, tree.this)
+    table, cols = target(session, tree.this)
+    serialize_writers(session, txn, table)
     returning = bind_returning(session, tree, txn) if tree.args.get("returning") else None
     written: list | None = [] if returning is not None else None
     rows = insert_plan(session, table, tree.expression, cols, txn, cancel, command="INSERT",
@@ -261,6 +275,7 @@ def copy(session, spec: copy_statement.CopySpec, txn, cancel) -> QueryResult:
         table = view.open(rel)  # 3F000 / 42P01 as PostgreSQL's COPY says them
         session.check_writable("COPY FROM")
         positions = _copy_columns(table, spec.columns)
+        serialize_writers(session, txn, table)
         txn.begin_write()
         if spec.to_std:
             if fmt is None:

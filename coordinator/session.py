@@ -336,6 +336,8 @@ class Session:
             return self._with_txn(lambda txn: ddl.truncate(self, tree, txn), writes=True)
         # INSERT and COPY FROM begin writing (and check the access mode) once their target
         # table and columns are known, as PostgreSQL's executor and COPY do.
+        if k is Kind.INSERT and tree.args.get("conflict") is not None:
+            return self._with_txn(lambda txn: merge.insert_on_conflict(self, tree, txn, cancel))
         if k is Kind.INSERT:
             return self._with_txn(lambda txn: load.insert(self, tree, txn, cancel))
         if k is Kind.COPY:
@@ -509,7 +511,7 @@ class Session:
             except errors.QueryError:
                 return ptypes  # the statement's own errors come when it runs
         return param_types.infer(view, tree, ptypes,
-                                 insert_target=lambda this: load._target(self, this))
+                                 insert_target=lambda this: load.target(self, this))
 
     def describe_statement(self, st, ptypes) -> list[ResultColumn] | None:
         """Result columns known before execution (Describe), None when none are."""

@@ -16,10 +16,11 @@ from sqlglot import exp
 from sqlglot import tokens as sqltokens
 
 from planner import (analyze_statement, bind_json, clause_guard, copy_statement, errors,
-                     regex_rules, role_statement, schema_statement, types, volatile_calls)
+                     regex_rules, role_statement, schema_statement, types, unique_keys,
+                     volatile_calls)
 from planner.bind_array import catalog_array_names
 from planner.type_names import sql_type
-from planner.schema import ColumnDef, DistKind, DistPolicy, RelationName
+from planner.schema import ColumnDef, DistKind, DistPolicy, RelationName, relation_name
 from planner.sql_dialect import RaymppPostgres
 from planner.bind_array import mark_subscripts
 
@@ -72,6 +73,7 @@ class Statement:
     # CREATE TABLE
     columns: list[ColumnDef] = field(default_factory=list)
     temporary: bool = False  # CREATE TEMP TABLE: in the session's temporary schema
+    unique: tuple = ()  # its PRIMARY KEY and UNIQUE constraints (planner/unique_keys.py)
     # DISTRIBUTED BY (cols) | RANDOMLY | REPLICATED: (DistKind.HASHED, cols), (RANDOM, ()), ...
     policy_clause: tuple[DistKind, tuple[str, ...]] | None = None
     if_not_exists: bool = False
@@ -487,6 +489,7 @@ def _create_table(text: str) -> Statement:
     schema = tree.this
     if not isinstance(schema, exp.Schema):
         raise errors.SyntaxError_("CREATE TABLE needs a column list")
+    keys = unique_keys.extract(schema)  # PRIMARY KEY, UNIQUE: enforced (unique_keys.py)
     cols = []
     for c in schema.expressions:
         if not isinstance(c, exp.ColumnDef):
@@ -511,8 +514,9 @@ def _create_table(text: str) -> Statement:
         if t.is_array and t.elem.is_numeric and t.elem.precision is None:
             t = types.array_of(types.numeric(None, types.NUMERIC_DEFAULT_SCALE))
         cols.append(ColumnDef(name, t, not_null))
+    unique, cols = unique_keys.resolve(relation_name(schema.this).name, keys, cols)
     return Statement(Kind.CREATE_TABLE, text, tree, columns=cols, policy_clause=policy,
-                     if_not_exists=exists)
+                     if_not_exists=exists, unique=unique)
 
 
 def _refuse_column_options(c: exp.ColumnDef) -> None:

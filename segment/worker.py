@@ -87,7 +87,9 @@ class SegmentWorker:
 
     def create_table(self, table: TableDef) -> None:
         if not self.store.has_table(table.id):
-            self.store.create_table(table.id, table.arrow_schema())
+            self.store.create_table(table.id, table.arrow_schema(), tuple(
+                (k.name, tuple(table.columns[i].name for i in k.columns))
+                for k in table.unique))
 
     def drop_table(self, table_id: int) -> None:
         if self.store.has_table(table_id):
