@@ -14,10 +14,11 @@ from dataclasses import replace
 from sqlglot import exp
 
 from coordinator import autostats, query
-from coordinator.pgwire.boundary import CopyIn, CopyOut, QueryResult, ResultKind
+from coordinator.pgwire.boundary import CopyIn, CopyOut, QueryResult, ResultColumn, ResultKind
 from coordinator.transaction import relation_tag
 from coordinator.writer import TableWriter
-from planner import copy_statement, distribute, errors, functions, rules, statements, types
+from planner import (copy_statement, distribute, errors, functions, modify, rules, statements,
+                     types)
 from planner import expr as ex
 from planner import plan as pl
 from planner.copy_options import CopyFormat, parse_copy_options
@@ -87,14 +88,6 @@ def insert(session, tree: exp.Insert, txn, cancel) -> QueryResult:
 
 
 # --- INSERT ... RETURNING ------------------------------------------------------------------
-def returning_query(tree: exp.Insert) -> exp.Select:
-    """RETURNING's list as `SELECT list FROM target [AS alias]`: its names resolve as
-    over the inserted row (the target's columns, qualified by the table or its alias)."""
-    target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
-    return exp.Select(expressions=[e.copy() for e in tree.args["returning"].expressions]) \
-        .from_(target.copy())
-
-
 def bind_returning(session, tree: exp.Insert, txn, params=None):
     """(expressions over the target table's columns, result columns) of RETURNING.
     Expressions of the inserted row and uncorrelated scalar subqueries; aggregates are
@@ -103,24 +96,11 @@ def bind_returning(session, tree: exp.Insert, txn, params=None):
     # Uncorrelated scalar subqueries run once, before the rows are written (InitPlans):
     # they see the table without the new rows, as PostgreSQL's snapshot does.
     runner = None if params is not None else (lambda n: query.run_initplan(session, n))
-    bq = QueryBinder(session.catalog_view(txn), params, run_plan=runner) \
-        .bind(returning_query(tree))
-    node = bq.node
-    if isinstance(node, pl.Scan) and node.filter is None:
-        exprs = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in zip(node.columns, node.fields))
-    elif isinstance(node, pl.Project) and isinstance(node.child, pl.Scan) \
-            and node.child.filter is None \
-            and node.child.columns == tuple(range(len(node.child.table.columns))):
-        exprs = node.exprs
-    elif any(isinstance(n, pl.HashJoin) for n in pl.walk(node)):
-        raise errors.FeatureNotSupported("correlated subqueries in RETURNING")
-    elif any(isinstance(n, pl.Aggregate) for n in pl.walk(node)):
-        raise errors.QueryError("aggregate functions are not allowed in RETURNING", "42803")
-    else:
-        raise errors.FeatureNotSupported(
-            "RETURNING of anything but expressions of the inserted row and uncorrelated "
-            "scalar subqueries")
-    return exprs, query.columns_of(node, bq.names)
+    target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    exprs, names = modify.returning_of(session.catalog_view(txn), target,
+                                       tree.args["returning"].expressions, params, runner)
+    return exprs, [ResultColumn(n, e.type if e.type.kind is not types.Kind.UNKNOWN
+                                else types.TEXT) for n, e in zip(names, exprs)]
 
 
 def returning_columns(session, tree: exp.Insert, ptypes) -> list:
@@ -135,14 +115,7 @@ def _returned(exprs, columns, batch, now):
     schema = ops.schema_of(tuple(pl.Field(f"c{i}", c.type) for i, c in enumerate(columns)))
     if not exprs:
         return ops.rows_without_columns(batch.num_rows)
-    arrays = []
-    for e in exprs:
-        v = ops.evaluate(e, batch, now)
-        if isinstance(v, pa.ChunkedArray):
-            v = v.combine_chunks()
-        elif isinstance(v, pa.Scalar):
-            v = pa.repeat(v, batch.num_rows)
-        arrays.append(v)
+    arrays = ops.evaluate_columns(exprs, batch, now)
     return ops.conform(pa.RecordBatch.from_arrays(arrays, names=schema.names), schema)
 
 

@@ -127,15 +127,7 @@ class SegmentWorker:
         new_schema = new.arrow_schema()
 
         def convert(batch: pa.RecordBatch) -> pa.RecordBatch:
-            batch = base.conform(batch, old_schema)
-            arrays = []
-            for e in exprs:
-                v = base.evaluate(e, batch, now)
-                if isinstance(v, pa.ChunkedArray):
-                    v = v.combine_chunks()
-                elif isinstance(v, pa.Scalar):
-                    v = pa.repeat(v, batch.num_rows)
-                arrays.append(v)
+            arrays = base.evaluate_columns(exprs, base.conform(batch, old_schema), now)
             return pa.RecordBatch.from_arrays(arrays, names=new_schema.names)
         return self.store.rewrite(txn_id, old.id, new_schema, convert)
 
