@@ -25,7 +25,7 @@ from coordinator import ddl, load
 from coordinator.drop import dependents
 from coordinator.pgwire.boundary import QueryResult, ResultKind
 from coordinator.transaction import relation_tag
-from planner import alter_table, errors, statements
+from planner import alter_table, errors, statements, unique_keys
 from planner import plan as pl
 from planner.schema import TableDef, ViewDef, relation_name
 
@@ -108,6 +108,7 @@ def _redistribute(session, table: TableDef, clause, txn, cancel) -> None:
     way (a Redistribute, or a Broadcast for REPLICATED), which replaces the old storage at
     the commit (the old table id is dropped, its storage removed then)."""
     policy = statements.dist_policy(clause, list(table.columns))
+    unique_keys.check_policy(table.name, policy, table.unique, list(table.columns))
     new = replace(table, id=session.engine.catalog.next_id("table"), policy=policy)
     txn.drop_table(table)
     txn.create_table(new)

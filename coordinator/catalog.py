@@ -56,7 +56,8 @@ from typing import Callable
 from planner import errors, types
 from planner import schema as sch
 from planner.schema import (ColumnDef, ColumnStats, DistKind, DistPolicy, Namespace,
-                            Relation, RelationName, TableDef, TableStats, ViewDef)
+                            Relation, RelationName, TableDef, TableStats, UniqueKey,
+                            ViewDef)
 from planner.system_tables import refuse_write
 
 _SCHEMA = """
@@ -497,11 +498,14 @@ class SessionCatalog:
     """
 
     def __init__(self, catalog: Catalog, txn=None, search_path: list[str] | None = None,
-                 user: str = "", database: str | None = None):
+                 user: str = "", database: str | None = None, temp_schema: str | None = None):
         self.catalog = catalog
         self.txn = txn
         self.database = database
         self._by_name = {n.name: n for n in self.namespaces()}
+        # The session's temporary schema (coordinator/temp_tables.py), once it has one:
+        # searched first for tables, and named pg_temp too.
+        temp = temp_schema if temp_schema in self._by_name else None
         listed = [user if s == "$user" else s
                   for s in (search_path if search_path is not None else ["$user", sch.PUBLIC])]
         self.explicit: list[str] = []  # the listed schemas that exist, in order, once each
@@ -510,6 +514,9 @@ class SessionCatalog:
                 self.explicit.append(s)
         self.path = self.explicit if sch.PG_CATALOG in self.explicit else (
             [sch.PG_CATALOG] + self.explicit)
+        if temp is not None:
+            self.path = [temp] + [s for s in self.path if s != temp]
+            self._by_name.setdefault("pg_temp", self._by_name[temp])
 
     # --- schemas -------------------------------------------------------------------------
     def namespaces(self) -> list[Namespace]:
@@ -642,6 +649,8 @@ def table_to_json(t: TableDef) -> dict:
         "columns": [{"name": c.name, **_type_json(c.type), "not_null": c.not_null}
                     for c in t.columns],
         "policy": {"kind": t.policy.kind.name, "keys": list(t.policy.keys)},
+        "unique": [{"name": k.name, "columns": list(k.columns), "primary": k.primary}
+                   for k in t.unique],
         "stats": {"rows": t.stats.rows,
                   "columns": {k: {"null_frac": v.null_frac, "distinct": v.distinct,
                                   "min": _jsonable(v.min), "max": _jsonable(v.max)}
@@ -690,4 +699,6 @@ def table_from_json(d: dict) -> TableDef:
     st = d.get("stats") or {}
     stats = TableStats(st.get("rows", 0), {k: ColumnStats(**v) for k, v in
                                            (st.get("columns") or {}).items()})
-    return TableDef(d["id"], d["name"], cols, policy, stats)
+    unique = tuple(UniqueKey(k["name"], tuple(k["columns"]), k["primary"])
+                   for k in d.get("unique", ()))
+    return TableDef(d["id"], d["name"], cols, policy, stats, unique=unique)

@@ -16,12 +16,12 @@ with PostgreSQL's errors for schemas and databases that do not exist; a name loc
 
 from __future__ import annotations
 
-from coordinator import autostats, compaction, load, table_stats
+from coordinator import autostats, compaction, load, table_stats, temp_tables
 from coordinator.pgwire.boundary import Notice, QueryResult, ResultKind
 from coordinator.transaction import LockTag, relation_tag, schema_tag
-from planner import errors, statements, types
-from planner.schema import (ColumnDef, Namespace, Relation, RelationName, TableDef, ViewDef,
-                            relation_name)
+from planner import errors, statements, types, unique_keys
+from planner.schema import (ColumnDef, Namespace, Relation, RelationName, TableDef, UniqueKey,
+                            ViewDef, relation_name)
 from sqlglot import exp
 from coordinator import query
 
@@ -64,13 +64,15 @@ def _target_relation(tree) -> RelationName:
 
 
 def new_table(session, txn, schema: Namespace, name: str, columns: list[ColumnDef],
-              policy_clause) -> TableDef:
+              policy_clause, unique: tuple[UniqueKey, ...] = ()) -> TableDef:
     """Create table `name` in `schema` in `txn` (its name already locked by it)."""
     if not columns:
         raise errors.FeatureNotSupported("tables without columns")
-    policy = statements.dist_policy(policy_clause, columns)
+    policy = (unique_keys.default_policy(unique) if policy_clause is None else None) \
+        or statements.dist_policy(policy_clause, columns)
+    unique_keys.check_policy(name, policy, unique, columns)
     table = TableDef(session.engine.catalog.next_id("table"), name, tuple(columns), policy,
-                     namespace=schema.oid)
+                     namespace=schema.oid, unique=unique)
     txn.create_table(table)
     return table
 
@@ -90,6 +92,9 @@ def create_table(session, st, txn, schema: Namespace | None = None) -> QueryResu
     """CREATE TABLE, in the schema its name or search_path gives, or in `schema` (a
     schema element of CREATE SCHEMA: its name is the new schema's, if it has one)."""
     view = session.catalog_view(txn)
+    if st.temporary:
+        schema = _temp_schema(session, txn, _target_relation(st.tree))
+        view = session.catalog_view(txn)
     if schema is None:
         schema, name = view.creation_target(_target_relation(st.tree))
     else:
@@ -98,13 +103,25 @@ def create_table(session, st, txn, schema: Namespace | None = None) -> QueryResu
         if st.if_not_exists:
             return _command("CREATE TABLE", session, [_exists_notice(name)])
         raise errors.DuplicateTable(f'relation "{name}" already exists')
-    new_table(session, txn, schema, name, st.columns, st.policy_clause)
+    new_table(session, txn, schema, name, st.columns, st.policy_clause, st.unique)
     return _command("CREATE TABLE")
+
+
+def _temp_schema(session, txn, rel: RelationName) -> Namespace:
+    """CREATE TEMP TABLE's schema: the session's temporary one (made now if need be)."""
+    temp_tables.check_target(rel, session.pid)
+    session.has_temp_tables = True
+    return temp_tables.ensure(session, txn)
 
 
 def create_table_as(session, st, tree, txn, cancel) -> QueryResult:
     view = session.catalog_view(txn)
-    schema, name = view.creation_target(_target_relation(tree))
+    if st.temporary:
+        schema = _temp_schema(session, txn, _target_relation(tree))
+        view = session.catalog_view(txn)
+        name = _target_relation(tree).name
+    else:
+        schema, name = view.creation_target(_target_relation(tree))
     root, names = query.plan(session, tree.expression)  # its errors first, as in PostgreSQL
     if _exists(session, txn, view, schema, name):
         if st.if_not_exists:

@@ -16,7 +16,7 @@ import logging
 import os
 import threading
 
-from coordinator import plan_cache, system_catalog
+from coordinator import plan_cache, system_catalog, temp_tables
 from coordinator.catalog import Catalog
 from coordinator.cluster import Cluster
 from coordinator.transaction import NameLocks, collect_garbage
@@ -49,6 +49,10 @@ class Engine:
                          len(removed))
         except Exception as e:  # noqa: BLE001 - still listed: the background round retries
             log.warning("storage collection at start: %s", e)
+        try:
+            temp_tables.drop_orphans(self)  # sessions of an earlier process: ended
+        except Exception as e:  # noqa: BLE001 - tried again at the next start
+            log.warning("temporary schemas left by an earlier start: %s", e)
         self._stopping = threading.Event()
         self._collector = threading.Thread(target=self._collect, name="storage-collector",
                                            daemon=True)

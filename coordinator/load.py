@@ -14,9 +14,11 @@ from dataclasses import replace
 from sqlglot import exp
 
 from coordinator import autostats, query
-from coordinator.pgwire.boundary import CopyIn, CopyOut, QueryResult, ResultKind
+from coordinator.pgwire.boundary import CopyIn, CopyOut, QueryResult, ResultColumn, ResultKind
+from coordinator.transaction import relation_tag
 from coordinator.writer import TableWriter
-from planner import copy_statement, distribute, errors, functions, rules, statements, types
+from planner import (copy_statement, distribute, errors, functions, modify, rules, statements,
+                     types)
 from planner import expr as ex
 from planner import plan as pl
 from planner.copy_options import CopyFormat, parse_copy_options
@@ -47,7 +49,7 @@ def _table(session, t: exp.Table) -> TableDef:
     return found
 
 
-def _target(session, this) -> tuple[TableDef, list[int]]:
+def target(session, this) -> tuple[TableDef, list[int]]:
     """The table and the positions of the listed target columns (all when none listed)."""
     if isinstance(this, exp.Schema):
         table = _table(session, this.this)
@@ -64,8 +66,21 @@ def _target(session, this) -> tuple[TableDef, list[int]]:
     return table, list(range(len(table.columns)))
 
 
+def serialize_writers(session, txn, table: TableDef) -> None:
+    """A table with PRIMARY KEY or UNIQUE constraints takes one writer at a time (its
+    name lock, until the transaction ends): each segment checks a write's keys against
+    the rows its transaction sees, which must then include every committed write."""
+    if not table.unique:
+        return
+    view = session.catalog_view(txn)
+    ms = session.settings.milliseconds("lock_timeout")
+    txn.lock(relation_tag(table.namespace, view.schema_name(table.namespace), table.name),
+             ms / 1000.0 if ms > 0 else None, session.cancel.event)
+
+
 def insert(session, tree: exp.Insert, txn, cancel) -> QueryResult:
-    table, cols = _target(session, tree.this)
+    table, cols = target(session, tree.this)
+    serialize_writers(session, txn, table)
     returning = bind_returning(session, tree, txn) if tree.args.get("returning") else None
     written: list | None = [] if returning is not None else None
     rows = insert_plan(session, table, tree.expression, cols, txn, cancel, command="INSERT",
@@ -80,14 +95,6 @@ def insert(session, tree: exp.Insert, txn, cancel) -> QueryResult:
 
 
 # --- INSERT ... RETURNING ------------------------------------------------------------------
-def returning_query(tree: exp.Insert) -> exp.Select:
-    """RETURNING's list as `SELECT list FROM target [AS alias]`: its names resolve as
-    over the inserted row (the target's columns, qualified by the table or its alias)."""
-    target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
-    return exp.Select(expressions=[e.copy() for e in tree.args["returning"].expressions]) \
-        .from_(target.copy())
-
-
 def bind_returning(session, tree: exp.Insert, txn, params=None):
     """(expressions over the target table's columns, result columns) of RETURNING.
     Expressions of the inserted row and uncorrelated scalar subqueries; aggregates are
@@ -96,24 +103,11 @@ def bind_returning(session, tree: exp.Insert, txn, params=None):
     # Uncorrelated scalar subqueries run once, before the rows are written (InitPlans):
     # they see the table without the new rows, as PostgreSQL's snapshot does.
     runner = None if params is not None else (lambda n: query.run_initplan(session, n))
-    bq = QueryBinder(session.catalog_view(txn), params, run_plan=runner) \
-        .bind(returning_query(tree))
-    node = bq.node
-    if isinstance(node, pl.Scan) and node.filter is None:
-        exprs = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in zip(node.columns, node.fields))
-    elif isinstance(node, pl.Project) and isinstance(node.child, pl.Scan) \
-            and node.child.filter is None \
-            and node.child.columns == tuple(range(len(node.child.table.columns))):
-        exprs = node.exprs
-    elif any(isinstance(n, pl.HashJoin) for n in pl.walk(node)):
-        raise errors.FeatureNotSupported("correlated subqueries in RETURNING")
-    elif any(isinstance(n, pl.Aggregate) for n in pl.walk(node)):
-        raise errors.QueryError("aggregate functions are not allowed in RETURNING", "42803")
-    else:
-        raise errors.FeatureNotSupported(
-            "RETURNING of anything but expressions of the inserted row and uncorrelated "
-            "scalar subqueries")
-    return exprs, query.columns_of(node, bq.names)
+    target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    exprs, names = modify.returning_of(session.catalog_view(txn), target,
+                                       tree.args["returning"].expressions, params, runner)
+    return exprs, [ResultColumn(n, e.type if e.type.kind is not types.Kind.UNKNOWN
+                                else types.TEXT) for n, e in zip(names, exprs)]
 
 
 def returning_columns(session, tree: exp.Insert, ptypes) -> list:
@@ -128,14 +122,7 @@ def _returned(exprs, columns, batch, now):
     schema = ops.schema_of(tuple(pl.Field(f"c{i}", c.type) for i, c in enumerate(columns)))
     if not exprs:
         return ops.rows_without_columns(batch.num_rows)
-    arrays = []
-    for e in exprs:
-        v = ops.evaluate(e, batch, now)
-        if isinstance(v, pa.ChunkedArray):
-            v = v.combine_chunks()
-        elif isinstance(v, pa.Scalar):
-            v = pa.repeat(v, batch.num_rows)
-        arrays.append(v)
+    arrays = ops.evaluate_columns(exprs, batch, now)
     return ops.conform(pa.RecordBatch.from_arrays(arrays, names=schema.names), schema)
 
 
@@ -270,6 +257,7 @@ def copy(session, spec: copy_statement.CopySpec, txn, cancel) -> QueryResult:
             raise errors.QueryError(f'cannot copy to view "{table.name}"', "42809")
         session.check_writable("COPY FROM")
         positions = _copy_columns(table, spec.columns)
+        serialize_writers(session, txn, table)
         txn.begin_write()
         if spec.to_std:
             if fmt is None:

@@ -7,7 +7,8 @@ from coordinator import ddl, query
 from coordinator.modify import after_changes
 from coordinator.pgwire.boundary import QueryResult, ResultKind
 from coordinator.writer import TableWriter
-from planner import errors, merge, modify
+from coordinator import load
+from planner import errors, merge, modify, on_conflict
 from planner.explain import explain as explain_lines
 from planner.schema import DistKind
 
@@ -26,6 +27,14 @@ def explain(session, tree, txn, cancel, analyze: bool) -> QueryResult:
             lines += [f"{title}:"] + ["  " + line for line in explain_lines(root, n)]
     lines.append(f"Segments: {n}")
     return query.text_rows("QUERY PLAN", lines, "EXPLAIN")
+
+
+def insert_on_conflict(session, tree, txn, cancel) -> QueryResult:
+    """INSERT ... ON CONFLICT, run as the MERGE it means (planner/on_conflict.py)."""
+    table, cols = load.target(session, tree.this)
+    result = run(session, on_conflict.as_merge(tree, table, cols), txn, cancel)
+    rows = result.tag().split()[-1]
+    return QueryResult(ResultKind.COMMAND, tag=lambda: f"INSERT 0 {rows}")
 
 
 def run(session, tree, txn, cancel) -> QueryResult:

@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from coordinator import temp_tables
 from coordinator.pgwire.boundary import ResultColumn
 from planner import plan as pl
 
@@ -58,6 +59,8 @@ class Key:
     user: str
     database: str
     time_zone: str = "UTC"
+    # The session's temporary schema, when it has one: its names come first, for it alone.
+    temp_schema: str | None = None
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,8 @@ def key(session, text: str, param_types, values) -> Key | None:
         if sum(len(r) for _, r in values) > MAX_TEXT:
             return None
     return Key(version, text, tuple(param_types), values, session.settings.show("search_path"),
-               session.user, session.database, session.settings.show("TimeZone"))
+               session.user, session.database, session.settings.show("TimeZone"),
+               temp_tables.schema_name(session.pid) if session.has_temp_tables else None)
 
 
 class LentInfo(Mapping):

@@ -21,7 +21,7 @@ import time
 from sqlglot import exp
 
 from coordinator import (alter, ddl, drop, load, merge, modify, param_types, plan_cache, query,
-                         roles, schema_ddl, sql_commands, system_catalog, views)
+                         roles, schema_ddl, sql_commands, system_catalog, temp_tables, views)
 from coordinator.catalog import SessionCatalog
 from coordinator.pgwire.boundary import (CancelToken, PreparedStatement, QueryResult,
                                          ResultColumn, ResultKind, TransactionStatus)
@@ -74,6 +74,7 @@ class Session:
         self.settings = Settings(user, options)
         self.txn: Transaction | None = None
         self.pid = next(_pids)
+        self.has_temp_tables = False  # its temporary schema is dropped when it ends
         self.random_seed = session_info.RandomSeed()  # setseed()
         self._lock = threading.Lock()
         # The running statement's cancel token and statement_timeout deadline (time.time()).
@@ -210,7 +211,7 @@ class Session:
     def catalog_view(self, txn: Transaction | None = None) -> SessionCatalog:
         """The tables a statement of `txn` sees, names resolved through search_path."""
         return SessionCatalog(self.engine.catalog, txn, self.search_path(), self.user,
-                              self.database)
+                              self.database, temp_tables.schema_name(self.pid))
 
     def check_writable(self, command: str) -> None:
         """25006 when the current transaction is read-only (BEGIN READ ONLY, SET
@@ -262,6 +263,11 @@ class Session:
                 self.txn.abort()
             finally:
                 self.txn = None
+        if self.has_temp_tables:
+            try:
+                temp_tables.drop_session_schema(self.engine, self.pid)
+            except Exception as e:  # noqa: BLE001 - left for the next start (drop_orphans)
+                log.warning("session %s: dropping its temporary tables: %s", self.pid, e)
 
     # --- routing -------------------------------------------------------------------------
     def _execute(self, st, stmt, params, cancel, shared_plan: bool = False) -> QueryResult:
@@ -342,6 +348,8 @@ class Session:
             return self._with_txn(lambda txn: ddl.truncate(self, tree, txn), writes=True)
         # INSERT and COPY FROM begin writing (and check the access mode) once their target
         # table and columns are known, as PostgreSQL's executor and COPY do.
+        if k is Kind.INSERT and tree.args.get("conflict") is not None:
+            return self._with_txn(lambda txn: merge.insert_on_conflict(self, tree, txn, cancel))
         if k is Kind.INSERT:
             return self._with_txn(lambda txn: load.insert(self, tree, txn, cancel))
         if k is Kind.COPY:
@@ -515,7 +523,7 @@ class Session:
             except errors.QueryError:
                 return ptypes  # the statement's own errors come when it runs
         return param_types.infer(view, tree, ptypes,
-                                 insert_target=lambda this: load._target(self, this))
+                                 insert_target=lambda this: load.target(self, this))
 
     def describe_statement(self, st, ptypes) -> list[ResultColumn] | None:
         """Result columns known before execution (Describe), None when none are."""

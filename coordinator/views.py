@@ -21,6 +21,7 @@ from sqlglot import exp
 
 from coordinator.ddl import hold_schema, lock_name, lock_table
 from coordinator.pgwire.boundary import QueryResult, ResultKind
+from coordinator import temp_tables
 from coordinator.transaction import relation_tag
 from planner import errors, statements, types
 from planner.bind import QueryBinder
@@ -41,6 +42,7 @@ def create_view(session, st: statements.Statement, txn) -> QueryResult:
     bq = binder.bind(spec.tree)
     columns = _columns(spec.columns, bq.names, [f.type for f in bq.node.fields])
     schema, name = catalog.creation_target(spec.relation)
+    _refuse_temporary(catalog, schema, binder.reads)
     hold_schema(session, txn, schema)
     lock_name(session, txn, relation_tag(schema.oid, schema.name, name))
     old = catalog.visible(schema.oid, name)
@@ -56,6 +58,19 @@ def create_view(session, st: statements.Statement, txn) -> QueryResult:
                    tuple(catalog.explicit), depends, definition(spec.query), schema.oid)
     txn.create_view(view, replaces=old)
     return QueryResult(ResultKind.COMMAND, tag=lambda: "CREATE VIEW")
+
+
+def _refuse_temporary(catalog, schema, reads) -> None:
+    """PostgreSQL makes a view temporary when it is created in pg_temp or reads a
+    temporary table; raympp has no temporary views (the session's end drops its tables
+    and schema only)."""
+    if schema.name.startswith(temp_tables.PREFIX):
+        raise errors.FeatureNotSupported("temporary views are not supported")
+    for r in reads:
+        if catalog.schema_name(r.namespace).startswith(temp_tables.PREFIX):
+            raise errors.FeatureNotSupported(
+                f'a view over temporary table "{r.name}" is not supported (it would be a '
+                "temporary view)")
 
 
 def definition(query: str) -> str:

@@ -74,6 +74,7 @@ def _kept_pairs(change: Change):
 
 def _apply(change: Change, action: exp.Expression) -> None:
     table = change.new
+    _refuse_key_change(change, action)
     if isinstance(action, exp.ColumnDef):
         _add_column(change, action)
     elif isinstance(action, exp.Drop) and (action.args.get("kind") or "").upper() == "COLUMN":
@@ -97,6 +98,26 @@ def _apply(change: Change, action: exp.Expression) -> None:
     else:
         raise errors.FeatureNotSupported(
             f"ALTER TABLE {action.sql(dialect='postgres')}")
+
+
+def _refuse_key_change(change: Change, action: exp.Expression) -> None:
+    """Columns of a PRIMARY KEY or UNIQUE constraint keep their name and type (the
+    segments check the keys by column name): 0A000 for changing them."""
+    table = change.new
+    keyed = {table.columns[i].name for k in table.unique for i in k.columns}
+    if isinstance(action, exp.Drop):
+        names = [identifier(c.this) for c in action.args.get("tables") or []]
+    elif isinstance(action, (exp.RenameColumn, exp.AlterColumn)):
+        names = [identifier(action.this.this if isinstance(action, exp.RenameColumn)
+                            else action.this)]
+        if isinstance(action, exp.AlterColumn) and action.args.get("dtype") is None:
+            names = []  # SET/DROP NOT NULL
+    else:
+        names = []
+    hit = [n for n in names if n in keyed]
+    if hit:
+        raise errors.FeatureNotSupported(
+            f'ALTER TABLE changing column "{hit[0]}" of a PRIMARY KEY or UNIQUE constraint')
 
 
 def _add_column(change: Change, c: exp.ColumnDef) -> None:
@@ -142,8 +163,10 @@ def _drop_column(change: Change, name: str, if_exists: bool) -> None:
         policy = DistPolicy(DistKind.RANDOM, ())
     else:
         policy = replace(table.policy, keys=tuple(k - (k > i) for k in table.policy.keys))
+    unique = tuple(replace(k, columns=tuple(c - (c > i) for c in k.columns))
+                   for k in table.unique)
     change.new = replace(table, columns=table.columns[:i] + table.columns[i + 1:],
-                         policy=policy)
+                         policy=policy, unique=unique)
     del change.exprs[i]
 
 
@@ -156,6 +179,8 @@ def _alter_column(change: Change, action: exp.AlterColumn) -> None:
         _alter_type(change, i, sql_type(action.args["dtype"]), action.args.get("using") or None)
     elif action.args.get("allow_null") is not None:
         not_null = not action.args["allow_null"]
+        if not not_null and any(k.primary and i in k.columns for k in table.unique):
+            raise errors.QueryError(f'column "{name}" is in a primary key', "42P16")
         _set_column(change, i, replace(col, not_null=not_null))
         if not_null:
             change.not_null_checks.append(name)

@@ -60,7 +60,7 @@ CONSUMED: dict[type, frozenset[str]] = {k: frozenset(v) for k, v in {
     exp.WindowSpec: {"kind", "start", "start_side", "end", "end_side", "exclude"},
     exp.Identifier: {"this", "quoted"},
     # --- statements
-    exp.Insert: {"this", "expression", "with_", "returning"},  # coordinator/load.py
+    exp.Insert: {"this", "expression", "with_", "returning", "conflict"},  # coordinator/load.py, merge.py
     exp.Returning: {"expressions"},
     exp.Schema: {"this", "expressions"},
     exp.Create: {"this", "kind", "expression", "exists", "properties"},
@@ -181,7 +181,6 @@ _CLAUSE_NAMES: dict[tuple[type, str], str] = {
     (exp.Table, "laterals"): "LATERAL",
     (exp.Table, "pivots"): "PIVOT",
     (exp.Join, "method"): "join method",
-    (exp.Insert, "conflict"): "INSERT ... ON CONFLICT",
     (exp.Insert, "returning"): "RETURNING",
     (exp.Insert, "overwrite"): "INSERT OVERWRITE",
     (exp.Insert, "alternative"): "INSERT OR ...",

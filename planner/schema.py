@@ -60,6 +60,16 @@ class TableStats:
 
 
 @dataclass(frozen=True, slots=True)
+class UniqueKey:
+    """A PRIMARY KEY or UNIQUE constraint (planner/unique_keys.py): its name, the column
+    positions it covers, and whether it is the primary key."""
+
+    name: str
+    columns: tuple[int, ...]
+    primary: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class TableDef:
     """A user table. `namespace` is the oid of its schema (public: 2200): a schema's
     rename changes no table."""
@@ -70,6 +80,7 @@ class TableDef:
     policy: DistPolicy
     stats: TableStats = TableStats()
     namespace: int = 2200  # PUBLIC_OID (below)
+    unique: tuple["UniqueKey", ...] = ()  # PRIMARY KEY first, then UNIQUE keys
 
     @property
     def key(self) -> tuple[int, str]:

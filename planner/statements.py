@@ -16,11 +16,11 @@ from sqlglot import exp
 from sqlglot import tokens as sqltokens
 
 from planner import (analyze_statement, bind_json, clause_guard, copy_statement, errors,
-                     regex_rules, role_statement, schema_statement, types, view_statement,
-                     volatile_calls)
+                     regex_rules, role_statement, schema_statement, types, unique_keys,
+                     view_statement, volatile_calls)
 from planner.bind_array import catalog_array_names
 from planner.type_names import sql_type
-from planner.schema import ColumnDef, DistKind, DistPolicy, RelationName
+from planner.schema import ColumnDef, DistKind, DistPolicy, RelationName, relation_name
 from planner.sql_dialect import RaymppPostgres
 from planner.bind_array import mark_subscripts
 
@@ -74,6 +74,8 @@ class Statement:
     tree: exp.Expression | None = None
     # CREATE TABLE
     columns: list[ColumnDef] = field(default_factory=list)
+    temporary: bool = False  # CREATE TEMP TABLE: in the session's temporary schema
+    unique: tuple = ()  # its PRIMARY KEY and UNIQUE constraints (planner/unique_keys.py)
     # DISTRIBUTED BY (cols) | RANDOMLY | REPLICATED: (DistKind.HASHED, cols), (RANDOM, ()), ...
     policy_clause: tuple[DistKind, tuple[str, ...]] | None = None
     if_not_exists: bool = False
@@ -132,6 +134,19 @@ _DIST = re.compile(r"\s+DISTRIBUTED\s+(?:BY\s*\(([^)]*)\)|(RANDOMLY)|(REPLICATED
                    re.IGNORECASE)
 _FIRST = re.compile(r"^\s*([A-Za-z]+)(?:\s+([A-Za-z_]+))?", re.DOTALL)
 _TEMP = re.compile(r"(?is)^\s*CREATE\s+(?:(?:GLOBAL|LOCAL)\s+)?(?:TEMP|TEMPORARY)\b")
+_ON_COMMIT = re.compile(r"(?is)\s+ON\s+COMMIT\s+(PRESERVE\s+ROWS|DELETE\s+ROWS|DROP)\b")
+
+
+def _on_commit(text: str) -> str:
+    """A temporary table's CREATE without ON COMMIT PRESERVE ROWS (what it does anyway);
+    the other ON COMMIT actions are 0A000."""
+    m = _ON_COMMIT.search(text)
+    if m is None:
+        return text
+    action = " ".join(m.group(1).upper().split())
+    if action != "PRESERVE ROWS":
+        raise errors.FeatureNotSupported(f"ON COMMIT {action}")
+    return text[:m.start()] + text[m.end():]
 
 
 def classify(text: str) -> Statement:
@@ -176,10 +191,12 @@ def classify(text: str) -> Statement:
         return Statement(Kind.CREATE_VIEW, text, view=view_statement.parse(text, parse_one))
     if word == "CREATE" and second in ("TABLE", "TEMP", "TEMPORARY", "UNLOGGED", "LOCAL",
                                        "GLOBAL"):
-        if _TEMP.match(text):
-            # A temporary table would be a shared, persistent one here: refused before
-            # anything is created.
-            raise errors.FeatureNotSupported("temporary tables are not supported")
+        temp = _TEMP.match(text)
+        if temp:
+            # A table of the session's temporary schema (coordinator/temp_tables.py).
+            st = _create_table(_on_commit(text[temp.end():].join(["CREATE", ""])))
+            st.temporary = True
+            return st
         return _create_table(text)
     if word == "COPY":
         return Statement(Kind.COPY, text, copy=copy_statement.parse(text))
@@ -485,6 +502,7 @@ def _create_table(text: str) -> Statement:
     schema = tree.this
     if not isinstance(schema, exp.Schema):
         raise errors.SyntaxError_("CREATE TABLE needs a column list")
+    keys = unique_keys.extract(schema)  # PRIMARY KEY, UNIQUE: enforced (unique_keys.py)
     cols = []
     for c in schema.expressions:
         if not isinstance(c, exp.ColumnDef):
@@ -509,8 +527,9 @@ def _create_table(text: str) -> Statement:
         if t.is_array and t.elem.is_numeric and t.elem.precision is None:
             t = types.array_of(types.numeric(None, types.NUMERIC_DEFAULT_SCALE))
         cols.append(ColumnDef(name, t, not_null))
+    unique, cols = unique_keys.resolve(relation_name(schema.this).name, keys, cols)
     return Statement(Kind.CREATE_TABLE, text, tree, columns=cols, policy_clause=policy,
-                     if_not_exists=exists)
+                     if_not_exists=exists, unique=unique)
 
 
 def _refuse_column_options(c: exp.ColumnDef) -> None:

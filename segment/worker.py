@@ -87,7 +87,9 @@ class SegmentWorker:
 
     def create_table(self, table: TableDef) -> None:
         if not self.store.has_table(table.id):
-            self.store.create_table(table.id, table.arrow_schema())
+            self.store.create_table(table.id, table.arrow_schema(), tuple(
+                (k.name, tuple(table.columns[i].name for i in k.columns))
+                for k in table.unique))
 
     def drop_table(self, table_id: int) -> None:
         if self.store.has_table(table_id):
@@ -125,15 +127,7 @@ class SegmentWorker:
         new_schema = new.arrow_schema()
 
         def convert(batch: pa.RecordBatch) -> pa.RecordBatch:
-            batch = base.conform(batch, old_schema)
-            arrays = []
-            for e in exprs:
-                v = base.evaluate(e, batch, now)
-                if isinstance(v, pa.ChunkedArray):
-                    v = v.combine_chunks()
-                elif isinstance(v, pa.Scalar):
-                    v = pa.repeat(v, batch.num_rows)
-                arrays.append(v)
+            arrays = base.evaluate_columns(exprs, base.conform(batch, old_schema), now)
             return pa.RecordBatch.from_arrays(arrays, names=new_schema.names)
         return self.store.rewrite(txn_id, old.id, new_schema, convert)
 

@@ -187,6 +187,20 @@ def evaluate(e: ex.Expr, batch: pa.RecordBatch, now: datetime.datetime | None = 
     return sexpr.evaluate(e, batch, now, keep_dictionary)
 
 
+def evaluate_columns(exprs, batch: pa.RecordBatch, now: datetime.datetime | None = None
+                     ) -> list[pa.Array]:
+    """Each expression over `batch` as a full column of its rows (a constant repeated)."""
+    out = []
+    for e in exprs:
+        v = evaluate(e, batch, now)
+        if isinstance(v, pa.ChunkedArray):
+            v = v.combine_chunks()
+        elif isinstance(v, pa.Scalar):
+            v = pa.repeat(v, batch.num_rows)
+        out.append(v)
+    return out
+
+
 def filter_batch(batch: pa.RecordBatch, mask: pa.Array) -> pa.RecordBatch | None:
     """The rows where mask is true (NULL counts as false); None when there are none."""
     if isinstance(mask, pa.ChunkedArray):

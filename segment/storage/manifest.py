@@ -40,6 +40,8 @@ class Manifest:
     schema: pa.Schema
     version: int
     chunks: tuple[chunk_mod.ChunkInfo, ...]
+    # PRIMARY KEY and UNIQUE constraints: (name, column names), checked at every write.
+    unique: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def files(self) -> frozenset[str]:
@@ -83,7 +85,8 @@ def delta_txn_id(file_name: str) -> int | None:
 def write_manifest(directory: str, m: Manifest, sync: bool = True) -> None:
     obj = {"format": FORMAT, "table_id": m.table_id, "version": m.version,
            "schema": _schema_text(m.schema),
-           "chunks": [c.to_json() for c in m.chunks]}
+           "chunks": [c.to_json() for c in m.chunks],
+           "unique": [[name, list(cols)] for name, cols in m.unique]}
     write_json_atomic(os.path.join(directory, MANIFEST), obj, sync)
 
 
@@ -91,7 +94,8 @@ def read_manifest(directory: str) -> Manifest:
     obj = _read_json(os.path.join(directory, MANIFEST))
     schema = _schema_of(obj["schema"])
     chunks = tuple(chunk_mod.ChunkInfo.from_json(c, directory) for c in obj["chunks"])
-    return Manifest(int(obj["table_id"]), schema, int(obj["version"]), chunks)
+    unique = tuple((name, tuple(cols)) for name, cols in obj.get("unique", ()))
+    return Manifest(int(obj["table_id"]), schema, int(obj["version"]), chunks, unique)
 
 
 def write_delta(directory: str, delta: Delta, sync: bool = True) -> None:

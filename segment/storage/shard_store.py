@@ -41,7 +41,7 @@ import pyarrow as pa
 
 from planner import errors
 from segment.storage import chunk as chunk_mod
-from segment.storage import conform, deletions, manifest
+from segment.storage import conform, deletions, manifest, unique_check
 from segment.storage.mapped_chunks import MappedChunks
 
 CHUNK_ROWS = 1_048_576
@@ -102,7 +102,8 @@ class ShardStore:
         self._mapped = MappedChunks()  # chunks read lately, kept mapped for the next query
 
     # --- tables --------------------------------------------------------------------------
-    def create_table(self, table_id: int, schema: pa.Schema) -> None:
+    def create_table(self, table_id: int, schema: pa.Schema,
+                     unique: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> None:
         if len(set(schema.names)) != len(schema.names):
             raise errors.QueryError(f"table {table_id} has duplicate column names", "42701")
         with self._table_lock(table_id):
@@ -111,7 +112,7 @@ class ShardStore:
             # Built aside and renamed into place, so a table dir always has a manifest.
             tmp = os.path.join(self._tables_dir, f".tmp-{table_id}-{uuid.uuid4().hex}")
             os.mkdir(tmp)
-            m = manifest.Manifest(table_id, schema, 0, ())
+            m = manifest.Manifest(table_id, schema, 0, (), tuple(unique))
             manifest.write_manifest(tmp, m, self.sync)
             os.rename(tmp, self._dir(table_id))
             self._sync_dir(self._tables_dir)
@@ -186,8 +187,10 @@ class ShardStore:
         """Append rows as new chunks pending under txn_id; all or nothing. Returns rows."""
         return sum(c.rows for c in self._write(txn_id, table_id, batches, True))
 
-    def _write(self, txn_id: int, table_id: int, batches, register: bool) -> list[ChunkInfo]:
-        manifest_schema = self._manifest(table_id).schema
+    def _write(self, txn_id: int, table_id: int, batches, register: bool,
+               check: bool = True) -> list[ChunkInfo]:
+        m = self._manifest(table_id)
+        manifest_schema = m.schema
         with self._lock:
             txn = self._active_txn(txn_id)
             self._check_fence(txn, table_id)
@@ -198,6 +201,8 @@ class ShardStore:
         try:
             for table in conform.chunked(batches, schema, self.chunk_rows):
                 written.append(self._write_chunk(txn_id, table_id, table))
+            if check and m.unique and written:
+                self._check_unique(txn_id, table_id, m.unique, written)
             with self._lock:
                 txn = self._txns.get(txn_id)
                 if txn is None or txn.sealed:
@@ -233,7 +238,7 @@ class ShardStore:
             changes = txn.tables.setdefault(table_id, _TableChanges())
             changes.schema = schema
         try:
-            written = self._write(txn_id, table_id, batches, False)
+            written = self._write(txn_id, table_id, batches, False, False)
         except BaseException:
             with self._lock:
                 changes.schema = None
@@ -248,6 +253,14 @@ class ShardStore:
         for c in mine:
             self._remove(c.path)
         return sum(c.rows for c in written)
+
+    def _check_unique(self, txn_id: int, table_id: int, keys, written: list[ChunkInfo]):
+        """23505 when `written` (not yet the transaction's) breaks a key against the live
+        rows its transaction sees (the rows it deleted are gone) or itself."""
+        snapshot = self.snapshot(table_id, txn_id)
+        for name, cols in keys:
+            unique_check.check(name, list(cols), [self.read_live(c, list(cols)) for c in snapshot],
+                               [self.read(c, list(cols)) for c in written])
 
     def _fence(self, txn: _Txn, table_id: int) -> None:
         """Make `txn` the only writer of the table until it ends (the caller holds
@@ -329,8 +342,9 @@ class ShardStore:
                   and c.file not in mine]
         if not doomed:
             return 0
-        self.write(txn_id, table_id, (b for c in doomed if c.live_rows
-                                      for b in self.read_live(c).to_batches()))
+        # The rows move, their keys stay: no constraint to check against themselves.
+        self._write(txn_id, table_id, (b for c in doomed if c.live_rows
+                                       for b in self.read_live(c).to_batches()), True, False)
         with self._lock:
             changes = self._active_txn(txn_id).tables.setdefault(table_id, _TableChanges())
             changes.removed |= {c.file for c in doomed}

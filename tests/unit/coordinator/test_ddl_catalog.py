@@ -247,12 +247,22 @@ def test_analyze_targets_errors():
 @pytest.mark.parametrize("sql", [
     "CREATE TEMP TABLE x (a int)", "create temporary table x as select 1",
     "CREATE LOCAL TEMP TABLE x (a int)", "CREATE GLOBAL TEMPORARY TABLE x (a int)",
-    "CREATE TEMP TABLE x (a int) ON COMMIT DROP"])
-def test_temporary_tables_are_refused(sql):
+    "CREATE TEMP TABLE x (a int) ON COMMIT PRESERVE ROWS"])
+def test_temporary_tables_are_marked(sql):
+    from planner import statements
+
+    st = statements.classify(sql)
+    assert st.temporary and st.kind in (statements.Kind.CREATE_TABLE,
+                                        statements.Kind.CREATE_TABLE_AS)
+
+
+@pytest.mark.parametrize("sql", ["CREATE TEMP TABLE x (a int) ON COMMIT DROP",
+                                 "CREATE TEMP TABLE x (a int) ON COMMIT DELETE ROWS"])
+def test_temporary_tables_other_on_commit_actions_are_refused(sql):
     from planner import statements
 
     e = error(statements.classify, sql)
-    assert (e.sqlstate, e.message) == ("0A000", "temporary tables are not supported")
+    assert e.sqlstate == "0A000" and "ON COMMIT" in e.message
 
 
 def test_unlogged_is_a_table():
