@@ -183,7 +183,10 @@ def _copy_rows(n: int, start: int = 0):
         yield "".join(f"{i},row {i}\n" for i in range(lo, hi))
 
 
-@pytest.mark.parametrize("kill_after", [0.5, 2.0, 4.0])
+# One kill point by default; the early and late ones on demand (-m heavy): the default
+# run stays well under 15 minutes.
+@pytest.mark.parametrize("kill_after", [pytest.param(0.5, marks=pytest.mark.heavy), 2.0,
+                                        pytest.param(4.0, marks=pytest.mark.heavy)])
 def test_kill_during_autocommit_copy(own_server, base, kill_after):
     """A COPY of several million rows, with a segment killed early, midway and late."""
     ROWS = 6_000_000
@@ -262,6 +265,7 @@ def test_kill_during_insert_select(own_server, base):
     check_cluster_answers(own_server, base)
 
 
+@pytest.mark.heavy
 def test_kill_during_insert_returning(own_server, base):
     """INSERT ... SELECT ... RETURNING (every row through the coordinator), back to back,
     with a segment killed under one: each acknowledged statement returned exactly its
@@ -371,6 +375,7 @@ def test_200_clients_that_hang_up_leave_segments_idle(own_server, base):
     check_cluster_answers(own_server, base)
 
 
+@pytest.mark.heavy
 def test_kills_during_many_small_commits(own_server, base):
     """Autocommit INSERTs back to back while segments are killed at whatever point they are
     (writing, preparing, publishing): the table holds exactly the acknowledged rows."""
@@ -416,6 +421,7 @@ def _write_while_killing(server, writer, writers: int, kills, stop: threading.Ev
         t.join(120)
 
 
+@pytest.mark.heavy
 def test_kills_during_loads_that_analyze_after_commit(own_server, base):
     """Autocommit INSERTs, each into a new table without statistics (so each commit is
     followed by its automatic ANALYZE, coordinator/autostats.py), while segments are

@@ -71,8 +71,9 @@ def own_server(ray_session, tmp_path_factory):
     yield from own_cluster(tmp_path_factory, "modify_faults", 2)
 
 
-@pytest.mark.parametrize("name,kill_after", [("update", 0.8), ("update_key", 1.2),
-                                             ("delete", 0.6), ("alter", 0.8)])
+@pytest.mark.parametrize("name,kill_after", [
+    pytest.param("update", 0.8, marks=pytest.mark.heavy), ("update_key", 1.2),
+    pytest.param("delete", 0.6, marks=pytest.mark.heavy), ("alter", 0.8)])
 def test_segment_killed_during_statement(own_server, name, kill_after):
     sql = STATEMENTS[name]
     with own_server.connect() as c:
