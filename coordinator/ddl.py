@@ -14,10 +14,10 @@ with PostgreSQL's errors for schemas and databases that do not exist.
 
 from __future__ import annotations
 
-from coordinator import autostats, load, table_stats
+from coordinator import autostats, load, sequence_ddl, table_stats
 from coordinator.pgwire.boundary import QueryResult, ResultKind
-from planner import errors, statements, types
-from planner.schema import ColumnDef, RelationName, TableDef, relation_name
+from planner import constraints, errors, statements, types
+from planner.schema import CheckDef, ColumnDef, RelationName, TableDef, relation_name
 from sqlglot import exp
 from coordinator import query
 
@@ -38,12 +38,14 @@ def _target_relation(tree) -> RelationName:
     return relation_name(target)
 
 
-def new_table(session, txn, name: str, columns: list[ColumnDef], policy_clause) -> TableDef:
+def new_table(session, txn, name: str, columns: list[ColumnDef], policy_clause,
+              checks: tuple[CheckDef, ...] = ()) -> TableDef:
     """Create table `name` in `txn` (its name already locked by it)."""
     if not columns:
         raise errors.FeatureNotSupported("tables without columns")
     policy = statements.dist_policy(policy_clause, columns)
-    table = TableDef(session.engine.catalog.next_id("table"), name, tuple(columns), policy)
+    table = TableDef(session.engine.catalog.next_id("table"), name, tuple(columns), policy,
+                     checks=checks)
     txn.create_table(table)
     return table
 
@@ -52,25 +54,46 @@ def _exists_after_lock(session, txn, view, name: str) -> bool:
     """Lock `name`, then whether a table of that name is visible (another transaction
     may have committed one while this one waited)."""
     lock_name(session, txn, name)
-    return view.visible(name) is not None
+    return view.relation_taken(name)
 
 
 def create_table(session, st, txn) -> QueryResult:
     view = session.catalog_view(txn)
     name = view.creation_name(_target_relation(st.tree))
-    if view.visible(name) is not None or _exists_after_lock(session, txn, view, name):
+    if view.relation_taken(name) or _exists_after_lock(session, txn, view, name):
         if st.if_not_exists:
             return _command("CREATE TABLE")  # PostgreSQL: NOTICE ... already exists, skipping
         raise errors.DuplicateTable(f'relation "{name}" already exists')
-    new_table(session, txn, name, st.columns, st.policy_clause)
+    checks = _checks(view, name, st.checks, st.columns)
+    seqs, columns = sequence_ddl.column_sequences(session, txn, view, name,
+                                                  st.column_sequences, st.columns)
+    table = new_table(session, txn, name, columns, st.policy_clause, checks)
+    sequence_ddl.create_owned(session, txn, table, seqs, st.column_sequences)
     return _command("CREATE TABLE")
+
+
+def _checks(view, table: str, given, columns) -> tuple[CheckDef, ...]:
+    """The CHECK constraints of a new table, named as PostgreSQL names them."""
+    taken = {k.name for t in view.tables() for k in t.checks}
+    mine: set[str] = set()
+    out = []
+    for name, tree in given:
+        if name is not None and name in mine:
+            raise errors.QueryError(f'constraint "{name}" for relation "{table}" already '
+                                    "exists", "42710")
+        if name is None:
+            name = constraints.check_name(table, tree, columns, taken | mine)
+        mine.add(name)
+        out.append(CheckDef(name, constraints.check_text(tree, columns, table),
+                            constraints.bind_check_tree(tree, columns, table)))
+    return tuple(out)
 
 
 def create_table_as(session, st, tree, txn, cancel) -> QueryResult:
     view = session.catalog_view(txn)
     name = view.creation_name(_target_relation(tree))
     root, names = query.plan(session, tree.expression)  # its errors first, as in PostgreSQL
-    if view.visible(name) is not None or _exists_after_lock(session, txn, view, name):
+    if view.relation_taken(name) or _exists_after_lock(session, txn, view, name):
         if st.if_not_exists:
             return _command("CREATE TABLE AS")
         raise errors.DuplicateTable(f'relation "{name}" already exists')
@@ -99,6 +122,9 @@ def drop_table(session, st, txn) -> QueryResult:
                 continue  # PostgreSQL: NOTICE schema ... does not exist, skipping
             view.check_schema(rel)
         if view.lookup(rel) is None:
+            if view.lookup_sequence(rel) is not None:
+                raise errors.QueryError(f'"{rel.name}" is not a table', "42809",
+                                        hint="Use DROP SEQUENCE to remove a sequence.")
             if st.if_not_exists:
                 continue  # PostgreSQL: NOTICE table ... does not exist, skipping
             raise errors.UndefinedTable(f'table "{rel.name}" does not exist')
@@ -110,6 +136,7 @@ def drop_table(session, st, txn) -> QueryResult:
             if st.if_not_exists:
                 continue
             raise errors.UndefinedTable(f'table "{name}" does not exist')
+        sequence_ddl.drop_owned(session, txn, view, table)
         txn.drop_table(table)
     return _command("DROP TABLE")
 

@@ -53,6 +53,7 @@ from coordinator import cluster as cl
 from coordinator.catalog import Catalog
 from planner import errors
 from planner.schema import TableDef
+from planner.sequences import SequenceDef
 
 log = logging.getLogger(__name__)
 
@@ -195,6 +196,9 @@ class Transaction:
         self.created: dict[str, TableDef] = {}
         self.dropped: dict[str, TableDef] = {}
         self.new_ids: set[int] = set()
+        # Its sequences, the same way: created (by name) and committed ones dropped.
+        self.created_sequences: dict[str, SequenceDef] = {}
+        self.dropped_sequences: dict[str, SequenceDef] = {}
         self.ended = False
         # Statements that began writing, those of them no ROLLBACK TO can undo (DDL and
         # TRUNCATE: rows added are undone by the segments' savepoint marks), and the
@@ -235,6 +239,22 @@ class Transaction:
         else:
             self.dropped[table.name] = table
 
+    def create_sequence(self, seq: SequenceDef) -> None:
+        """A new sequence, visible to this transaction only until it commits."""
+        self.writes += 1
+        self.fixed = self.writes
+        self.created_sequences[seq.name] = seq
+
+    def drop_sequence(self, seq: SequenceDef) -> None:
+        """Hide `seq` from this transaction; it is dropped for all at commit."""
+        self.writes += 1
+        self.fixed = self.writes
+        mine = self.created_sequences.get(seq.name)
+        if mine is not None and mine.id == seq.id:
+            del self.created_sequences[seq.name]
+        else:
+            self.dropped_sequences[seq.name] = seq
+
     def replace_created(self, table: TableDef) -> bool:
         """Keep a new definition (statistics) of a table this transaction created."""
         mine = self.created.get(table.name)
@@ -245,7 +265,8 @@ class Transaction:
 
     @property
     def has_ddl(self) -> bool:
-        return bool(self.created or self.dropped or self.new_ids)
+        return bool(self.created or self.dropped or self.new_ids or self.created_sequences
+                    or self.dropped_sequences)
 
     def begin_write(self) -> None:
         """Called before the transaction's first write: every segment learns of it (so a
@@ -332,7 +353,9 @@ class Transaction:
 
     def _commit(self) -> None:
         created, dropped = list(self.created.values()), list(self.dropped.values())
-        if not self.wrote and not created and not dropped:
+        new_seqs = list(self.created_sequences.values())
+        gone_seqs = list(self.dropped_sequences.values())
+        if not self.wrote and not created and not dropped and not new_seqs and not gone_seqs:
             return
         if self.wrote:
             try:
@@ -347,7 +370,8 @@ class Transaction:
         try:
             # The commit point: rows (segments roll the prepared deltas forward from here)
             # and catalog changes together.
-            self.catalog.commit_transaction(self.id, self.wrote, created, dropped)
+            self.catalog.commit_transaction(self.id, self.wrote, created, dropped,
+                                            new_seqs, gone_seqs)
         except BaseException:
             self.abort()
             raise
@@ -388,6 +412,8 @@ class Transaction:
                         log.warning("abort of transaction %d on segment %d: %s", self.id, seg, e)
             self.created.clear()
             self.dropped.clear()
+            self.created_sequences.clear()
+            self.dropped_sequences.clear()
             self.after_commit.clear()
         finally:
             self._end()

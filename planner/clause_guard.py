@@ -60,7 +60,7 @@ CONSUMED: dict[type, frozenset[str]] = {k: frozenset(v) for k, v in {
     exp.WindowSpec: {"kind", "start", "start_side", "end", "end_side", "exclude"},
     exp.Identifier: {"this", "quoted"},
     # --- statements
-    exp.Insert: {"this", "expression", "with_", "returning"},  # coordinator/load.py
+    exp.Insert: {"this", "expression", "with_", "returning", "default"},  # coordinator/load.py
     exp.Returning: {"expressions"},
     exp.Schema: {"this", "expressions"},
     exp.Create: {"this", "kind", "expression", "exists", "properties"},

@@ -23,7 +23,7 @@ from planner import errors
 from planner import plan as pl
 from planner.copy_options import CopyOptions
 from planner.schema import DistKind, TableDef
-from segment import executor, heap, memory
+from segment import check_constraints, executor, heap, memory
 from segment.messages import ColumnSample, ShardSample, SliceResult, SliceTask
 from segment.operators import base, motion_send
 from segment.storage.shard_store import ShardStore
@@ -268,9 +268,11 @@ class SegmentWorker:
             self._release(query_id)
 
     def _shares(self, batches, table: TableDef, keep_all: bool = False):
-        """This segment's rows of a stream every segment computes alike."""
+        """This segment's rows of a stream every segment computes alike (its constraints
+        checked over all of them, so every segment fails alike)."""
         counter = 0
         for batch in batches:
+            check_constraints.check(table, batch)
             mine = batch
             if not keep_all:
                 mine, counter = self._my_share(batch, table, counter)
