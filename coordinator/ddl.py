@@ -144,6 +144,12 @@ def drop_table(session, st, txn) -> QueryResult:
 def truncate(session, tree, txn) -> QueryResult:
     view = session.catalog_view(txn)
     tables = [view.open(relation_name(t)) for t in tree.find_all(exp.Table)]
+    restart = (tree.args.get("identity") or "").upper() == "RESTART"
+    if restart and txn.explicit:
+        # PostgreSQL restarts the sequences transactionally; here a restart would be made
+        # after the commit, outside its commit point: refused inside a block.
+        raise errors.FeatureNotSupported("TRUNCATE ... RESTART IDENTITY inside a transaction "
+                                         "block")
     for table in tables:
         lock_name(session, txn, table.name)
         current = view.visible(table.name)
@@ -151,7 +157,17 @@ def truncate(session, tree, txn) -> QueryResult:
             raise errors.UndefinedTable(f'relation "{table.name}" does not exist')
         txn.truncate(current.id)
         autostats.note_truncate(session, txn, current)
+    if restart:
+        owned = [q for q in view.sequences() if q.owner is not None
+                 and any(q.owner.table_id == t.id for t in tables)]
+        txn.after_commit["restart identity"] = lambda: _restart(session.engine.sequences, owned)
     return _command("TRUNCATE TABLE")
+
+
+def _restart(counters, seqs) -> None:
+    """RESTART IDENTITY, once the TRUNCATE has committed: each sequence at its start."""
+    for q in seqs:
+        counters.restart(q, q.options.start)
 
 
 def analyze(session, st) -> QueryResult:

@@ -128,6 +128,8 @@ class SessionSequences:
                 raise errors.QueryError("lastval is not yet defined in this session", "55000")
             return self.current[self.last_used]
         seq = self._sequence(seq_id, seq_name)
+        if func in (ex.SeqFunc.NEXTVAL, ex.SeqFunc.SETVAL):
+            self.session.check_writable(f"{func.value}()")
         if func is ex.SeqFunc.NEXTVAL:
             value = self.counters.nextval(seq)
             self.current[seq.id] = value

@@ -210,5 +210,11 @@ def resolve_relation(catalog: sch.CatalogView, table) -> sch.TableDef:
     refuse_write(catalog, rel)  # INSERT INTO pg_class: read-only (0A000)
     found = sch.lookup_relation(catalog, rel)
     if found is None:
+        lookup_sequence = getattr(catalog, "lookup_sequence", None)
+        if lookup_sequence is not None and lookup_sequence(rel) is not None:
+            # PostgreSQL reads a sequence as a one-row relation (last_value, log_cnt,
+            # is_called); not implemented: refused rather than reported missing.
+            raise errors.FeatureNotSupported(
+                f'reading sequence "{rel}" as a relation (use pg_sequences or currval)')
         raise errors.UndefinedTable(f'relation "{rel}" does not exist')
     return found
