@@ -16,7 +16,7 @@ import decimal
 
 from sqlglot import exp
 
-from planner import errors, types
+from planner import errors, pretty_expr, types
 from planner import expr as ex
 from planner.bind_expr import ExprBinder
 from planner.coercion import bind_assign
@@ -128,6 +128,8 @@ def shown(e: ex.Expr, tree: exp.Expression, target: types.SqlType | None = None)
     if isinstance(tree, exp.Dot) and tree.this.name == "pg_catalog" \
             and tree.expression.name.lower() == "now":
         return "now()"  # written now(): statements.py keeps it apart from CURRENT_TIMESTAMP
+    if isinstance(e, ex.Literal) and pretty_expr.is_operator(tree):
+        return pretty_expr.parenthesized(tree)  # the binder folded it: PostgreSQL does not
     return ex.show(_typed_literals(e, target))
 
 

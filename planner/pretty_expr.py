@@ -14,57 +14,112 @@ from planner.sql_dialect import RaymppPostgres
 from planner.type_names import sql_type
 
 _NOW = re.compile(r"(?i)(?<![.\w\"])now\(\)")  # kept apart from CURRENT_TIMESTAMP
-_PRECEDENCE = {exp.Or: 1, exp.And: 2, exp.Not: 3, exp.EQ: 4, exp.NEQ: 4, exp.LT: 4,
-               exp.LTE: 4, exp.GT: 4, exp.GTE: 4, exp.Like: 5, exp.ILike: 5, exp.Add: 6,
-               exp.Sub: 6, exp.DPipe: 6, exp.Mul: 7, exp.Div: 7, exp.Mod: 7}
-_OPERATORS = {exp.Or: "OR", exp.And: "AND", exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<",
-              exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=", exp.Like: "~~", exp.ILike: "~~*",
-              exp.Add: "+", exp.Sub: "-", exp.DPipe: "||", exp.Mul: "*", exp.Div: "/",
-              exp.Mod: "%"}
+_OPERATORS = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">",
+              exp.GTE: ">=", exp.Like: "~~", exp.ILike: "~~*", exp.Add: "+", exp.Sub: "-",
+              exp.DPipe: "||", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}
+_LOW, _HIGH = (exp.Add, exp.Sub), (exp.Mul, exp.Div, exp.Mod)
+_BOOL = {exp.And: "AND", exp.Or: "OR"}
 
 
 def pretty(sql: str) -> str:
     """A stored expression text (operators in parentheses) as PostgreSQL's pretty mode
-    prints it: parentheses only where precedence needs them."""
+    prints it: parentheses only where ruleutils' isSimpleNode wants them."""
+    tree = _parse(sql)
+    return sql if tree is None else _text(tree, None, True, True)
+
+
+def parenthesized(tree: exp.Expression) -> str:
+    """An expression as PostgreSQL stores and prints it without pretty mode: every
+    operator in parentheses, `((2 + 3) * 4)`."""
+    return _text(tree, None, True, False)
+
+
+def _parse(sql: str) -> exp.Expression | None:
     try:
-        tree = sqlglot.parse_one(f"SELECT {_NOW.sub('pg_catalog.now()', sql)}",
+        return sqlglot.parse_one(f"SELECT {_NOW.sub('pg_catalog.now()', sql)}",
                                  dialect=RaymppPostgres).expressions[0]
     except sqlglot.errors.ParseError:
-        return sql
-    return _pretty(tree, 0)
+        return None
 
 
-def _pretty(node: exp.Expression, outer: int) -> str:
+def _strip(node: exp.Expression) -> exp.Expression:
     while isinstance(node, exp.Paren):
         node = node.this
-    prec = _PRECEDENCE.get(type(node))
-    if prec is None:
-        return _operand(node)
+    return node
+
+
+def is_operator(node: exp.Expression) -> bool:
+    """Whether an expression (parentheses aside) is an operator or boolean expression."""
+    return _kind(_strip(node)) != "leaf"
+
+
+def _kind(node: exp.Expression) -> str:
+    if type(node) in _OPERATORS or isinstance(node, exp.Is):
+        return "op"
+    if type(node) in _BOOL or isinstance(node, exp.Not):
+        return "bool"
+    return "leaf"
+
+
+def _simple(node: exp.Expression, parent: exp.Expression | None, left: bool) -> bool:
+    """ruleutils' isSimpleNode in pretty mode: no parentheses needed under `parent`."""
+    if parent is None:
+        return True
+    kind, outer = _kind(node), _kind(parent)
+    if kind == "leaf":
+        return True
+    if kind == "op":
+        if outer == "bool":
+            return True
+        if outer == "op" and isinstance(node, _LOW + _HIGH) and isinstance(parent, _LOW + _HIGH):
+            if isinstance(node, _HIGH) and isinstance(parent, _LOW):
+                return True
+            if isinstance(node, _LOW) and isinstance(parent, _HIGH):
+                return False
+            return left  # same priority: (a - b) - c, not a - (b - c)
+        return outer == "leaf" and not isinstance(parent, exp.Cast)
+    if outer == "bool":
+        if isinstance(node, (exp.Not, exp.And)):
+            return isinstance(parent, (exp.And, exp.Or))
+        return isinstance(parent, exp.Or)
+    return outer == "leaf" and not isinstance(parent, exp.Cast)
+
+
+def _text(node: exp.Expression, parent, left: bool, pretty_mode: bool) -> str:
+    node = _strip(node)
+    kind = _kind(node)
+    if kind == "leaf":
+        return _operand(node, pretty_mode)
     if isinstance(node, exp.Not):
-        text = f"NOT {_pretty(node.this, prec)}"
+        text = f"NOT {_text(node.this, node, True, pretty_mode)}"
+    elif isinstance(node, exp.Is):
+        text = f"{_text(node.this, node, True, pretty_mode)} IS " + \
+               _operand(_strip(node.expression), pretty_mode).upper()
     else:
-        # Left-associative: a right operand of the same precedence keeps its parentheses.
-        text = f"{_pretty(node.this, prec)} {_OPERATORS[type(node)]} " \
-               f"{_pretty(node.expression, prec + 1)}"
-    return f"({text})" if prec < outer else text
+        op = _BOOL.get(type(node)) or _OPERATORS[type(node)]
+        text = f"{_text(node.this, node, True, pretty_mode)} {op} " \
+               f"{_text(node.expression, node, False, pretty_mode)}"
+    if pretty_mode:
+        return text if _simple(node, parent, left) else f"({text})"
+    return f"({text})"
 
 
 _KEYWORDS = {exp.CurrentTimestamp: "CURRENT_TIMESTAMP", exp.CurrentDate: "CURRENT_DATE",
              exp.CurrentTime: "CURRENT_TIME", exp.Localtimestamp: "LOCALTIMESTAMP"}
 
 
-def _operand(node: exp.Expression) -> str:
+def _operand(node: exp.Expression, pretty_mode: bool = True) -> str:
     """What is no operator: constants, columns, casts, function calls, as ruleutils."""
     if type(node) in _KEYWORDS:
         return _KEYWORDS[type(node)]
     if isinstance(node, exp.Dot) and node.this.name == "pg_catalog":
-        return _operand(node.expression)  # pg_catalog.now(): see statements.py
+        return _operand(node.expression, pretty_mode)  # pg_catalog.now(): statements.py
     if isinstance(node, exp.Cast):
         to = node.to
         name = to.this.lower() if isinstance(to, exp.ObjectIdentifier) else sql_type(to).sql()
-        return f"{_pretty(node.this, 99)}::{name}"
+        return f"{_text(node.this, node, True, pretty_mode)}::{name}"
     if isinstance(node, exp.Neg):
-        return f"(- {_pretty(node.this, 99)})"
+        return f"(- {_text(node.this, node, True, pretty_mode)})"
     if isinstance(node, exp.Literal):
         return "'" + node.this.replace("'", "''") + "'" if node.is_string else str(node.this)
     if isinstance(node, exp.Boolean):
@@ -74,6 +129,6 @@ def _operand(node: exp.Expression) -> str:
     if isinstance(node, exp.Column) and not node.table:
         return quote_ident(node.name if node.this.quoted else node.name.lower())
     if isinstance(node, exp.Anonymous):
-        args = ", ".join(_pretty(a, 0) for a in node.expressions)
+        args = ", ".join(_text(a, None, True, pretty_mode) for a in node.expressions)
         return f"{node.name.lower()}({args})"
     return node.sql(dialect="postgres")
