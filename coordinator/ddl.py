@@ -15,17 +15,12 @@ with PostgreSQL's errors for schemas and databases that do not exist.
 from __future__ import annotations
 
 from coordinator import autostats, load, sequence_ddl, table_stats
+from coordinator.ddl_locks import lock_name
 from coordinator.pgwire.boundary import QueryResult, ResultKind
 from planner import constraints, errors, statements, types
 from planner.schema import CheckDef, ColumnDef, RelationName, TableDef, relation_name
 from sqlglot import exp
 from coordinator import query
-
-
-def lock_name(session, txn, name: str) -> None:
-    """Lock table name `name` for `txn` until it ends, waiting at most lock_timeout."""
-    ms = session.settings.milliseconds("lock_timeout")
-    txn.lock(name, ms / 1000.0 if ms > 0 else None, session.cancel.event)
 
 
 def _command(tag: str) -> QueryResult:

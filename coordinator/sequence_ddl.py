@@ -16,12 +16,13 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from coordinator import ddl
+from coordinator.ddl_locks import lock_name
 from coordinator.pgwire.boundary import QueryResult, ResultKind
 from planner import catalog_names as cn
 from planner import errors
 from planner import sequences as sq
 from planner.schema import TableDef
+from planner.constraints import choose_name
 from planner.string_format import quote_literal
 from planner.sequences import Action, Owner, SequenceDef, SequenceStatement
 
@@ -67,7 +68,7 @@ def _create(session, st: SequenceStatement, txn) -> QueryResult:
 
 
 def _taken_after_lock(session, txn, view, name: str) -> bool:
-    ddl.lock_name(session, txn, name)
+    lock_name(session, txn, name)
     return view.relation_taken(name)
 
 
@@ -91,7 +92,7 @@ def _alter(session, st: SequenceStatement, txn) -> QueryResult:
         owner = None
     elif st.options.owned_by:
         owner = _owner(view, st.options.owned_by, seq.name)
-    ddl.lock_name(session, txn, seq.name)
+    lock_name(session, txn, seq.name)
     changed = SequenceDef(seq.id, seq.name, options, owner, seq.identity)
     if changed != seq:
         session.engine.catalog.update_sequence(changed)
@@ -132,7 +133,7 @@ def _drop(session, st: SequenceStatement, txn) -> QueryResult:
             raise errors.UndefinedTable(f'sequence "{rel.name}" does not exist')
         found.append(rel.name)
     for name in found:
-        ddl.lock_name(session, txn, name)
+        lock_name(session, txn, name)
         seq = view.visible_sequence(name)
         if seq is None:
             if st.if_exists:
@@ -172,7 +173,6 @@ def column_sequences(session, txn, view, table_name: str, specs, columns):
     names them (`t_c_seq`, then `t_c_seq1`, ... while the name is taken), and the columns
     with a SERIAL's default `nextval('t_c_seq'::regclass)`. Their owner is set once the
     table has its id (`owned`)."""
-    from planner.constraints import choose_name
     made, columns = [], list(columns)
     taken = {q.name for q in view.sequences()} | {t.name for t in view.tables()} | {table_name}
     for spec in specs:
@@ -202,7 +202,7 @@ def _fields(options: sq.OptionList) -> dict:
 def create_owned(session, txn, table: TableDef, seqs: list[SequenceDef], specs) -> None:
     """Create the sequences of `table`'s SERIAL and identity columns, owned by them."""
     for seq, spec in zip(seqs, specs):
-        ddl.lock_name(session, txn, seq.name)
+        lock_name(session, txn, seq.name)
         if session.catalog_view(txn).relation_taken(seq.name):
             raise errors.DuplicateTable(f'relation "{seq.name}" already exists')
         txn.create_sequence(SequenceDef(seq.id, seq.name, seq.options,
@@ -213,7 +213,7 @@ def drop_owned(session, txn, view, table: TableDef) -> None:
     """DROP TABLE drops the sequences its columns own (SERIAL, identity, OWNED BY)."""
     for seq in view.sequences():
         if seq.owner is not None and seq.owner.table_id == table.id:
-            ddl.lock_name(session, txn, seq.name)
+            lock_name(session, txn, seq.name)
             txn.drop_sequence(seq)
 
 

@@ -15,6 +15,7 @@ as their owner, as PostgreSQL shows initdb's objects.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import threading
 
 from planner import catalog_names as cn
@@ -22,8 +23,8 @@ from planner import schema as sch
 from planner import system_tables as st
 from planner import types
 from planner import pretty_expr
-from planner.schema import DistKind, Identity, RelationName, TableDef
-from planner.sequences import SequenceDef
+from planner.schema import DistKind, Identity, TableDef
+from planner.sequences import SequenceDef, regclass_name
 from planner.types import Kind
 from planner import errors
 from coordinator import settings as reg
@@ -166,7 +167,7 @@ class SystemCatalog:
     def sequence(self, text: str) -> tuple[int, str]:
         """(id, name) of the sequence a regclass text names (nextval('s')): 42P01 when
         there is no such relation, 42809 when it is no sequence."""
-        rel = _regclass_name(text)
+        rel = regclass_name(text)
         seq = self.view.lookup_sequence(rel)
         if seq is not None:
             return seq.id, seq.name
@@ -523,18 +524,7 @@ class SystemCatalog:
 
 def _reads(sql: str, column: str) -> bool:
     """Whether a constraint's text names `column` (its conkey)."""
-    import re
     return re.search(rf'(?<![\w"]){re.escape(cn.quote_ident(column))}(?![\w"])', sql) is not None
-
-
-def _regclass_name(text: str) -> RelationName:
-    """A regclass input as a relation name: dotted, quoted parts kept, others folded."""
-    from planner.sequences import _Tokens
-    parts = _Tokens(text).dotted()
-    parts = [None] * (3 - len(parts)) + parts if len(parts) <= 3 else parts
-    if len(parts) > 3:
-        raise errors.SyntaxError_(f"improper relation name (too many dotted names): {text}")
-    return RelationName(parts[2], parts[1], parts[0])
 
 
 def _raw(setting, value) -> str:

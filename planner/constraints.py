@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import decimal
 
+import sqlglot
 from sqlglot import exp
 
 from planner import errors, pretty_expr, types
@@ -23,13 +24,14 @@ from planner.coercion import bind_assign
 from planner.fold import fold_constants
 from planner.schema import ColumnDef
 from planner.scope import EMPTY, Scope, ScopeColumn
+from planner.sql_dialect import RaymppPostgres
 
 NAME_LIMIT = 63  # NAMEDATALEN - 1: PostgreSQL truncates longer names
 
 
 def _expression(sql: str) -> exp.Expression:
-    from planner.statements import parse_one  # statements imports this module
-    return parse_one(f"SELECT {sql}").expressions[0]
+    """A stored expression text (written by this module) as a tree."""
+    return sqlglot.parse_one(f"SELECT {sql}", dialect=RaymppPostgres).expressions[0]
 
 
 def _refuse_in(tree: exp.Expression, where: str) -> None:

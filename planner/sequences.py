@@ -313,6 +313,12 @@ def parse(text: str) -> SequenceStatement:
     return SequenceStatement(action, (name,), options, if_exists)
 
 
+def regclass_name(text: str) -> RelationName:
+    """A regclass input ('s', 'public.s', '"S"') as a relation name: dotted, quoted parts
+    kept as written, others folded to lower case."""
+    return _Tokens(text).relation()
+
+
 def parse_options(text: str) -> OptionList:
     """The options of an identity column's `(sequence options)`."""
     return option_list(_Tokens(text), alter=False, until_end=True)

@@ -15,8 +15,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot import tokens as sqltokens
 
-from planner import (analyze_statement, bind_json, clause_guard, copy_statement, errors,
-                     regex_rules, role_statement, sequences, types, volatile_calls)
+from planner import (analyze_statement, bind_json, clause_guard, constraints, copy_statement,
+                     errors, regex_rules, role_statement, sequences, types, volatile_calls)
 from planner.bind_array import catalog_array_names
 from planner.type_names import sql_type
 from planner.schema import ColumnDef, DistKind, DistPolicy, Identity, RelationName
@@ -535,7 +535,6 @@ def _column(c: exp.ColumnDef, table: str, st: Statement, identities, earlier: li
         st.column_sequences.append(sequences.ColumnSequence(name, sequences.OptionList(), False))
     col = ColumnDef(name, t, not_null, identity=identity)
     if default is not None:
-        from planner import constraints  # binds with the expression binder, above this module
         col = ColumnDef(name, t, not_null, constraints.default_text(default, col), identity)
     return col
 
