@@ -191,8 +191,7 @@ def insert_plan(session, table: TableDef, source, cols, txn, cancel,
     if written is None and not coordinator and _computable_everywhere(root):
         return _insert_on_segments(session, table, root, txn)
     on_segments = distribute.distribute_insert(node, table, n) \
-        if written is None and not coordinator and not table.checks \
-        and _reads_tables(root) else None
+        if written is None and not coordinator and _reads_tables(root) else None
     if on_segments is not None:
         qrun = query.run(session, on_segments, txn, cancel)
         counts = [c for b in qrun.batches() for c in b.column(0).to_pylist()]
