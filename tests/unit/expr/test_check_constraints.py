@@ -52,3 +52,13 @@ def test_check_binding_errors():
     with pytest.raises(errors.QueryError) as e:
         constraints.bind_check("nope > 0", cols, "t")
     assert e.value.sqlstate == "42703"
+
+
+def test_failing_row_detail():
+    t = _table(("t_a_check", "(a > 0)"))
+    with pytest.raises(errors.QueryError) as e:
+        check_constraints.check(t, _batch([1, -2], [1, 3]))
+    assert e.value.detail == "Failing row contains (-2, 3)."
+    with pytest.raises(errors.QueryError) as e:
+        check_constraints.check(t, _batch([None], [None]))
+    assert e.value.detail == "Failing row contains (null, null)."
