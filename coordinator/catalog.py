@@ -311,6 +311,12 @@ class Catalog:
             self._db.execute("INSERT OR REPLACE INTO sequence_values VALUES (?, ?, ?)",
                              (seq_id, last_value, int(is_called)))
 
+    def forget_sequence_values(self, seq_ids) -> None:
+        """The counters of sequences whose creation did not commit."""
+        with self._lock:
+            self._db.executemany("DELETE FROM sequence_values WHERE id = ?",
+                                 [(i,) for i in seq_ids])
+
     def note_storage(self, table_id: int, txn: int) -> None:
         """Before transaction `txn` creates storage for `table_id` on the segments: until
         the creation commits, that storage is garbage if the coordinator stops."""

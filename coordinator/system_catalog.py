@@ -467,6 +467,8 @@ class SystemCatalog:
 
     def _information_schema__tables(self):
         for oid, name, nsp, kind, _cols, _t in self._relation_rows():
+            if kind == "S":
+                continue  # tables and views only
             schema = next(k for k, v in cn.NAMESPACES.items() if v == nsp)
             yield {"table_catalog": self.session.database, "table_schema": schema,
                    "table_name": name, "table_type": "BASE TABLE" if kind == "r" else "VIEW",

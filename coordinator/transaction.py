@@ -412,6 +412,8 @@ class Transaction:
                         log.warning("abort of transaction %d on segment %d: %s", self.id, seg, e)
             self.created.clear()
             self.dropped.clear()
+            # Counters of sequences that were never committed (a crash leaves them: unread).
+            self.catalog.forget_sequence_values(q.id for q in self.created_sequences.values())
             self.created_sequences.clear()
             self.dropped_sequences.clear()
             self.after_commit.clear()

@@ -64,12 +64,14 @@ def sequence_of(arg: ex.Expr, fname: str) -> tuple[int, str]:
 
 # --- where the calls run ----------------------------------------------------------------------
 def _has_call(value) -> bool:
-    if isinstance(value, ex.SequenceCall):
-        return True
+    """Whether a plan node's field (an expression, an aggregate call, a sort key, or
+    tuples of them) calls a sequence function."""
     if isinstance(value, ex.Expr):
         return ex.calls_sequence(value)
     if isinstance(value, (tuple, list)):
         return any(_has_call(v) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, (pl.Node, type)):
+        return any(_has_call(getattr(value, f.name)) for f in dataclasses.fields(value))
     return False
 
 

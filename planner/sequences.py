@@ -378,6 +378,9 @@ def option_list(t: _Tokens, alter: bool, until_end: bool) -> OptionList:
                 rel = RelationName(parts[-2], parts[-3] if len(parts) > 2 else None,
                                    parts[-4] if len(parts) > 3 else None)
                 put("owned", owned_by=(rel, parts[-1]))
+        elif t.peek("SEQUENCE", "NAME"):
+            raise errors.FeatureNotSupported("the SEQUENCE NAME option (sequences are named "
+                                             "table_column_seq)")
         elif alter and t.take("RESTART"):
             value = None
             if t.take("WITH") or (not t.done() and t.items[t.i][0] == "number"):
