@@ -9,15 +9,12 @@ VALUE replaces given values of identity columns by their defaults, as in Postgre
 
 from __future__ import annotations
 
-import pyarrow as pa
-
 from coordinator import sequence_ddl
 from planner import catalog_names as cn
 from planner import constraints, errors
 from planner import expr as ex
 from planner.schema import Identity, TableDef
 from planner.string_format import quote_literal
-from segment.expr import evaluate
 
 
 def column_defaults(view, table: TableDef) -> list[ex.Expr | None]:
@@ -47,17 +44,3 @@ def refuse_explicit(table: TableDef, column: int, overriding: str | None) -> Non
 def user_value_ignored(table: TableDef, column: int, overriding: str | None) -> bool:
     """OVERRIDING USER VALUE: a given value of an identity column gives way to its default."""
     return overriding == "user" and table.columns[column].identity is not Identity.NONE
-
-
-def fill(batch: pa.RecordBatch, positions: list[int], defaults: list[ex.Expr | None],
-         now=None) -> pa.RecordBatch:
-    """A batch in table order whose columns outside `positions` (COPY's column list left
-    them out) hold their defaults, computed per row."""
-    arrays = list(batch.columns)
-    for i, d in enumerate(defaults):
-        if d is not None and i not in positions:
-            v = evaluate(d, batch, now)
-            if isinstance(v, pa.ChunkedArray):
-                v = v.combine_chunks()
-            arrays[i] = v.cast(batch.schema.field(i).type)
-    return pa.RecordBatch.from_arrays(arrays, schema=batch.schema)

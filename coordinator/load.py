@@ -29,6 +29,7 @@ from planner.locus import GENERAL
 from planner.schema import PUBLIC, DistKind, RelationName, TableDef
 from planner.system_tables import resolve_relation
 from segment.operators import base as ops
+from segment import column_defaults
 from segment.ingest import convert, copy_binary, copy_text
 from planner.scope import EMPTY
 from planner.bind_expr import ExprBinder
@@ -295,11 +296,14 @@ def copy(session, spec: copy_statement.CopySpec, txn, cancel) -> QueryResult:
                 raise errors.FeatureNotSupported(f"COPY FROM STDIN in format {opts.format.value}")
             return _copy_from_stdin(session, table, positions, fmt, opts, txn,
                                     defaults if left_out else None)
-        if left_out:
+        calls = [i for i in left_out if ex.calls_sequence(defaults[i])]
+        if calls:
+            # The segments read the file: they cannot reach the coordinator's counters.
             raise errors.FeatureNotSupported(
-                "COPY FROM a server file that leaves out a column with a default "
-                f'("{table.columns[left_out[0]].name}"): use COPY FROM STDIN')
-        return _copy_from_file(session, table, positions, spec.target, opts, txn)
+                "COPY FROM a server file that leaves out a column whose default calls a "
+                f'sequence ("{table.columns[calls[0]].name}"): use COPY FROM STDIN')
+        return _copy_from_file(session, table, positions, spec.target, opts, txn,
+                               defaults if left_out else None)
     if not spec.to_std:
         raise errors.FeatureNotSupported("COPY TO a server file (use COPY TO STDOUT)")
     if fmt is None:
@@ -350,7 +354,7 @@ def _copy_from_stdin(session, table, positions, fmt, opts, txn, defaults=None) -
             return b
         token = session_info.SEQUENCES.set(sequences)  # the COPY data may come in another thread
         try:
-            return defaults_of.fill(b, positions, defaults, now)
+            return column_defaults.fill(b, positions, defaults, now)
         finally:
             session_info.SEQUENCES.reset(token)
 
@@ -372,9 +376,11 @@ def _copy_from_stdin(session, table, positions, fmt, opts, txn, defaults=None) -
                        copy_in=CopyIn(fmt, len(cols), write, finish, abort))
 
 
-def _copy_from_file(session, table, positions, path: str, opts, txn) -> QueryResult:
+def _copy_from_file(session, table, positions, path: str, opts, txn,
+                    defaults=None) -> QueryResult:
+    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)  # the statement's now()
     counts = txn.call_all("copy_from_file", new_query_id(), txn.id, table, path, opts,
-                          positions)
+                          positions, defaults, now)
     rows = counts[0] if table.policy.kind is DistKind.REPLICATED else sum(counts)
     note_rows(session, txn, table, rows)
     return QueryResult(ResultKind.COMMAND, tag=lambda: f"COPY {rows}")

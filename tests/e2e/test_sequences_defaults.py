@@ -118,6 +118,24 @@ def test_copy_from_stdin_fills_defaults_and_checks(conn, table):
     assert conn.execute(f"SELECT count(*) FROM {t}").fetchone() == (1000,)
 
 
+def test_copy_from_a_server_file_fills_defaults_on_the_segments(conn, table, tmp_path):
+    t = table()
+    conn.execute(f"CREATE TABLE {t} (id serial, k int CHECK (k > 0), note text DEFAULT 'n/a', "
+                 "n int DEFAULT 7, at timestamptz DEFAULT now())")
+    good, bad = tmp_path / "good.csv", tmp_path / "bad.csv"
+    good.write_text("".join(f"{i},{i * 10}\n" for i in range(1, 21)))
+    bad.write_text("1,5\n2,0\n")
+    conn.execute(f"COPY {t} (id, k) FROM '{good}' (FORMAT csv)")
+    assert conn.execute(f"SELECT count(*), sum(k), min(note), sum(n), count(DISTINCT at) "
+                        f"FROM {t}").fetchone() == (20, 2100, "n/a", 140, 1)
+    with pytest.raises(psycopg.errors.CheckViolation):
+        conn.execute(f"COPY {t} (id, k) FROM '{bad}' (FORMAT csv)")
+    # The segments read the file: they cannot reach the coordinator's sequences.
+    with pytest.raises(psycopg.errors.FeatureNotSupported):
+        conn.execute(f"COPY {t} (k) FROM '{good}' (FORMAT csv)")
+    assert conn.execute(f"SELECT count(*) FROM {t}").fetchone() == (20,)
+
+
 def test_sessions_share_one_counter(server, conn):
     conn.execute("DROP SEQUENCE IF EXISTS e2e_seq_shared")
     conn.execute("CREATE SEQUENCE e2e_seq_shared")
