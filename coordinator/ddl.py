@@ -79,8 +79,9 @@ def _checks(view, table: str, given, columns) -> tuple[CheckDef, ...]:
         if name is None:
             name = constraints.check_name(table, tree, columns, taken | mine)
         mine.add(name)
-        out.append(CheckDef(name, constraints.check_text(tree, columns, table),
-                            constraints.bind_check_tree(tree, columns, table)))
+        constraints.bind_check_tree(tree, columns, table)  # its errors, as written
+        sql = constraints.check_text(tree, columns, table)
+        out.append(CheckDef(name, sql, constraints.stored_check(sql, columns, table)))
     return tuple(out)
 
 

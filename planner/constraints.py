@@ -12,6 +12,7 @@ each batch (segment/check_constraints.py).
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import decimal
 
 import sqlglot
@@ -67,6 +68,16 @@ def bind_check(sql: str, columns, table: str) -> ex.Expr:
     return bind_check_tree(_expression(sql), columns, table)
 
 
+def stored_check(sql: str, columns, table: str) -> ex.Expr:
+    """The stored text of a CHECK bound: what every writer evaluates, and what a restarted
+    coordinator binds again (catalog.py), so a text that would not bind is refused now."""
+    try:
+        return bind_check(sql, columns, table)
+    except errors.QueryError:
+        raise errors.FeatureNotSupported(
+            f"CHECK ({sql}): raympp cannot store this expression") from None
+
+
 def check_text(tree: exp.Expression, columns, table: str) -> str:
     """The expression as pg_get_constraintdef shows it inside CHECK (...)."""
     _refuse_in(tree, "check constraint")
@@ -106,7 +117,14 @@ def default_text(tree: exp.Expression, col: ColumnDef) -> str | None:
         return None
     e = ExprBinder(EMPTY).bind(tree)
     bind_assign(e, col.type, col.name)  # its errors now, as PostgreSQL's CREATE TABLE
-    return shown(e, tree, col.type)
+    text = shown(e, tree, col.type)
+    if not ex.calls_sequence(e):  # nextval binds where the sequence exists (INSERT)
+        try:
+            bind_default(text, col)  # every INSERT binds the stored text
+        except errors.QueryError:
+            raise errors.FeatureNotSupported(
+                f"DEFAULT {text}: raympp cannot store this expression") from None
+    return text
 
 
 def bind_default(sql: str, col: ColumnDef) -> ex.Expr:
@@ -144,28 +162,72 @@ _TYPE_SQL = {types.Kind.TEXT: "text", types.Kind.INT4: "integer", types.Kind.INT
              types.Kind.TIMESTAMPTZ: "timestamp with time zone"}
 
 
+_COMPARISONS = frozenset((ex.Func.EQ, ex.Func.NE, ex.Func.LT, ex.Func.LE, ex.Func.GT,
+                          ex.Func.GE))
+_UPPER = {ex.Func.COALESCE: "COALESCE", ex.Func.NULLIF: "NULLIF",
+          ex.Func.GREATEST: "GREATEST", ex.Func.LEAST: "LEAST"}
+
+
 def _typed_literals(e: ex.Expr, target: types.SqlType | None) -> ex.Expr:
+    """`e` with what ex.show prints otherwise than ruleutils replaced by text: constants
+    with their types, IN lists as `= ANY (ARRAY[...])`, LIKE as `~~`, COALESCE and the
+    like in capitals."""
     if isinstance(e, ex.Literal):
-        # A constant written for a column shows as the column's type ('ab'::character
-        # varying), one inside an expression as its own.
-        t = target or (e.type if e.type.kind is not types.Kind.UNKNOWN else types.TEXT)
-        name = _TYPE_SQL.get(t.kind)
-        if e.value is None or name is None:
-            return e
-        if isinstance(e.value, str):
-            return _shown_as(f"'{e.value.replace(chr(39), chr(39) * 2)}'::{name}")
-        if isinstance(e.value, bool):
-            return _shown_as("true" if e.value else "false")
-        if isinstance(e.value, (int, float, decimal.Decimal)) and e.value < 0:
-            return _shown_as(f"'{e.value}'::{name}")
-        return e
+        return _literal(e, target)
+    if isinstance(e, ex.InList):
+        arg = ex.show(_typed_literals(e.arg, None))
+        items = "ARRAY[" + ", ".join(ex.show(_literal(v, e.arg.type)) for v in e.values) + "]"
+        if e.arg.type.kind is types.Kind.VARCHAR:  # varchar compares as text
+            arg, items = f"({arg})::text", f"({items})::text[]"
+        op = "<> ALL" if e.negated else "= ANY"
+        return _shown_as(f"({arg} {op} ({items}))")
+    if isinstance(e, ex.Like):
+        op = ("!" if e.negated else "") + ("~~*" if e.case_insensitive else "~~")
+        return _shown_as(f"({ex.show(_typed_literals(e.arg, None))} {op} "
+                         f"{ex.show(_literal(e.pattern, e.arg.type) if isinstance(e.pattern, ex.Literal) else _typed_literals(e.pattern, None))})")
     if isinstance(e, ex.Call):
-        return dataclasses.replace(e, args=tuple(_typed_literals(a, None) for a in e.args))
+        as_text = e.func in _COMPARISONS and any(
+            a.type.kind is types.Kind.VARCHAR and not isinstance(a, ex.Literal) for a in e.args)
+        if as_text:  # varchar has text's operators: PostgreSQL shows the casts
+            args = tuple(_shown_as(f"({ex.show(_typed_literals(a, None))})::text")
+                         if a.type.kind is types.Kind.VARCHAR and not isinstance(a, ex.Literal)
+                         else _typed_literals(a, types.TEXT) if isinstance(a, ex.Literal)
+                         else _typed_literals(a, None) for a in e.args)
+        else:
+            args = tuple(_typed_literals(a, None) for a in e.args)
+        if e.func in _UPPER:
+            return _shown_as(f"{_UPPER[e.func]}({', '.join(ex.show(a) for a in args)})")
+        return dataclasses.replace(e, args=args)
     if isinstance(e, ex.Cast):
         if isinstance(e.arg, ex.Literal) and isinstance(e.arg.value, str):
             return _shown_as(f"'{e.arg.value.replace(chr(39), chr(39) * 2)}'::"
-                          f"{_TYPE_SQL.get(e.type.kind, e.type.sql())}")
+                             f"{_TYPE_SQL.get(e.type.kind, e.type.sql())}")
         return dataclasses.replace(e, arg=_typed_literals(e.arg, None))
+    return e
+
+
+def _literal(e: ex.Literal, target: types.SqlType | None) -> ex.Expr:
+    """A constant as ruleutils prints it: `'x'::text`, `'-5'::integer`, `(0)::numeric`
+    (an integer constant the comparison with a numeric casts), `'2020-01-01'::date`."""
+    t = target or (e.type if e.type.kind is not types.Kind.UNKNOWN else types.TEXT)
+    name = _TYPE_SQL.get(t.kind)
+    v = e.value
+    if v is None or name is None:
+        return e
+    if isinstance(v, bool):
+        return _shown_as("true" if v else "false")
+    if isinstance(v, str):
+        return _shown_as(f"'{v.replace(chr(39), chr(39) * 2)}'::{name}")
+    if isinstance(v, (int, float, decimal.Decimal)):
+        if v < 0:
+            return _shown_as(f"'{v}'::{name}")
+        if t.kind is types.Kind.NUMERIC and target is None and (
+                isinstance(v, int) or (isinstance(v, decimal.Decimal)
+                                       and v.as_tuple().exponent == 0)):
+            return _shown_as(f"({v})::numeric")
+        return e
+    if isinstance(v, (datetime.date, datetime.datetime)):
+        return _shown_as(f"'{v}'::{name}")
     return e
 
 

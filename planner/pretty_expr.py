@@ -94,6 +94,7 @@ def _text(node: exp.Expression, parent, left: bool, pretty_mode: bool) -> str:
         text = f"NOT {_text(node.this, node, True, pretty_mode)}"
     elif isinstance(node, exp.Is):
         text = f"{_text(node.this, node, True, pretty_mode)} IS " + \
+               ("NOT " if node.args.get("negate") else "") + \
                _operand(_strip(node.expression), pretty_mode).upper()
     else:
         op = _BOOL.get(type(node)) or _OPERATORS[type(node)]
@@ -131,4 +132,18 @@ def _operand(node: exp.Expression, pretty_mode: bool = True) -> str:
     if isinstance(node, exp.Anonymous):
         args = ", ".join(_text(a, None, True, pretty_mode) for a in node.expressions)
         return f"{node.name.lower()}({args})"
+    if isinstance(node, exp.Any):
+        return f"ANY ({_operand(_strip(node.this), pretty_mode)})"
+    if isinstance(node, exp.Array):
+        return "ARRAY[" + ", ".join(_text(a, None, True, pretty_mode)
+                                    for a in node.expressions) + "]"
+    if isinstance(node, (exp.Coalesce, exp.Greatest, exp.Least, exp.Nullif)):
+        args = [node.this] + list(node.expressions) if not isinstance(node, exp.Nullif) \
+            else [node.this, node.expression]
+        return f"{node.sql_name()}(" + ", ".join(_text(a, None, True, pretty_mode)
+                                                 for a in args) + ")"
+    if isinstance(node, exp.Func) and node.this is not None and not node.expressions \
+            and len([v for v in node.args.values() if v is not None]) == 1:
+        # a function of one argument (length(c), upper(c)): its name as written, lower case
+        return f"{node.sql_name().lower()}({_text(node.this, None, True, pretty_mode)})"
     return node.sql(dialect="postgres")
