@@ -20,6 +20,7 @@ from sqlglot import exp
 
 from planner import errors, pretty_expr, types
 from planner import expr as ex
+from planner.bind_array import catalog_array_names, mark_subscripts
 from planner.bind_expr import ExprBinder
 from planner.coercion import bind_assign
 from planner.fold import fold_constants
@@ -31,8 +32,11 @@ NAME_LIMIT = 63  # NAMEDATALEN - 1: PostgreSQL truncates longer names
 
 
 def _expression(sql: str) -> exp.Expression:
-    """A stored expression text (written by this module) as a tree."""
-    return sqlglot.parse_one(f"SELECT {sql}", dialect=RaymppPostgres).expressions[0]
+    """A stored expression text (written by this module) as a tree, read as
+    statements.parse_one reads one (catalog array casts, subscripts sqlglot shifted)."""
+    tree = sqlglot.parse_one(f"SELECT {catalog_array_names(sql)}", dialect=RaymppPostgres)
+    mark_subscripts(tree)
+    return tree.expressions[0]
 
 
 def _refuse_in(tree: exp.Expression, where: str) -> None:
