@@ -91,11 +91,14 @@ class SessionSequences:
 
     def __init__(self, session):
         self.session = session
-        self.counters: SequenceCounters = session.engine.sequences
         self.current: dict[int, int] = {}  # sequence id -> the last value nextval gave here
         self.last_used: int | None = None  # the sequence of the last nextval here
         self._seen: tuple = ()
         self._by_id: dict[int, SequenceDef] = {}
+
+    @property
+    def counters(self) -> SequenceCounters:
+        return self.session.engine.sequences
 
     def discard(self) -> None:
         """DISCARD SEQUENCES / ALL: forget currval and lastval."""

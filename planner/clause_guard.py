@@ -186,7 +186,6 @@ _CLAUSE_NAMES: dict[tuple[type, str], str] = {
     (exp.Insert, "overwrite"): "INSERT OVERWRITE",
     (exp.Insert, "alternative"): "INSERT OR ...",
     (exp.Insert, "where"): "INSERT ... WHERE",
-    (exp.Insert, "default"): "INSERT ... DEFAULT VALUES",
     (exp.With, "search"): "WITH ... SEARCH",
     (exp.With, "cycle"): "WITH ... CYCLE",
     (exp.CTE, "materialized"): "WITH ... AS [NOT] MATERIALIZED",
