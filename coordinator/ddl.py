@@ -132,7 +132,7 @@ def drop_table(session, st, txn) -> QueryResult:
             if st.if_not_exists:
                 continue
             raise errors.UndefinedTable(f'table "{name}" does not exist')
-        sequence_ddl.drop_owned(session, txn, view, table)
+        sequence_ddl.drop_owned(session, txn, view, table, set(names))
         txn.drop_table(table)
     return _command("DROP TABLE")
 

@@ -209,10 +209,19 @@ def create_owned(session, txn, table: TableDef, seqs: list[SequenceDef], specs) 
                                         Owner(table.id, spec.column), seq.identity))
 
 
-def drop_owned(session, txn, view, table: TableDef) -> None:
-    """DROP TABLE drops the sequences its columns own (SERIAL, identity, OWNED BY)."""
+def drop_owned(session, txn, view, table: TableDef, dropping: set[str]) -> None:
+    """DROP TABLE drops the sequences its columns own (SERIAL, identity, OWNED BY); 2BP01
+    when the default of a table the statement keeps (not in `dropping`) uses one."""
     for seq in view.sequences():
         if seq.owner is not None and seq.owner.table_id == table.id:
+            users = [(t, c) for t, c in dependents(view, seq) if t.name not in dropping]
+            if users:
+                raise errors.QueryError(
+                    f"cannot drop table {table.name} because other objects depend on it",
+                    "2BP01", detail="\n".join(
+                        f"default value for column {c} of table {t.name} depends on sequence "
+                        f"{seq.name}" for t, c in users),
+                    hint="Use DROP ... CASCADE to drop the dependent objects too.")
             lock_name(session, txn, seq.name)
             txn.drop_sequence(seq)
 
