@@ -24,7 +24,9 @@ from planner import expr as ex
 from planner import sequences as sq
 from planner.sequences import SequenceDef
 
-LOG_AHEAD = 32  # values handed out per durable write (PostgreSQL's SEQ_LOG_VALS)
+# Values handed out per durable write: PostgreSQL logs SEQ_LOG_VALS (32) ahead of the value
+# it fetches, so its log_cnt reads 32 after a first nextval, as ours does.
+LOG_AHEAD = 33
 
 
 @dataclass
@@ -54,6 +56,13 @@ class SequenceCounters:
         with self._lock:
             c = self._counter(seq)
             return c.last, c.is_called
+
+    def row(self, seq: SequenceDef) -> tuple[int, int, bool]:
+        """The sequence read as a relation: (last_value, log_cnt, is_called), log_cnt
+        being the values left before the next durable write, as PostgreSQL's."""
+        with self._lock:
+            c = self._counter(seq)
+            return c.last, c.logged, c.is_called
 
     def nextval(self, seq: SequenceDef) -> int:
         with self._lock:

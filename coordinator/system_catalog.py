@@ -175,6 +175,11 @@ class SystemCatalog:
             raise errors.QueryError(f'"{rel.name}" is not a sequence', "42809")
         raise errors.UndefinedTable(f'relation "{rel}" does not exist')
 
+    def sequence_row(self, seq_id: int) -> tuple[int, int, bool]:
+        """A sequence read as a relation: (last_value, log_cnt, is_called)."""
+        seq = self.view.sequence_by_id(seq_id)
+        return self.session.engine.sequences.row(seq)
+
     def constraint_defs(self) -> list[tuple[int, str, str]]:
         """(oid, pg_get_constraintdef, its pretty form) of every CHECK constraint."""
         return [(constraint_oid(t, k), f"CHECK ({c.sql})",

@@ -42,6 +42,9 @@ class CatalogContext(Protocol):
 
     def start_time(self): ...
 
+    def sequence_row(self, seq_id: int) -> tuple[int, int, bool]:
+        """(last_value, log_cnt, is_called) of a sequence now."""
+
 
 def catalog_context() -> CatalogContext | None:
     """The statement's catalog provider (None outside a session: unit tests, EXPLAIN of
