@@ -226,12 +226,18 @@ class Catalog:
     # --- transactional DDL ---------------------------------------------------------------
     def commit_transaction(self, txn: int, record: bool, created: list[TableDef],
                            dropped: list[TableDef], new_sequences: list[SequenceDef] = (),
-                           dropped_sequences: list[SequenceDef] = ()) -> None:
+                           dropped_sequences: list[SequenceDef] = (),
+                           altered_sequences: list[SequenceDef] = (),
+                           sequence_values: dict[int, tuple[int, bool]] | None = None) -> None:
         """The commit point of transaction `txn`: in one SQLite transaction, its commit
         record (when it wrote on segments), the tables it created (their storage is then
-        accounted for) and the ones it dropped (their storage is noted for removal), and
-        the sequences it created and dropped."""
+        accounted for) and the ones it dropped (their storage is noted for removal), the
+        sequences it created, dropped and altered, and the counters it restarted."""
         with self._lock:
+            for q in altered_sequences:
+                current = self._sequences.get(q.name)
+                if current is None or current.id != q.id:
+                    raise errors.InternalError(f'sequence "{q.name}" changed under a lock')
             taken = set(self._cache) | set(self._sequences)
             gone = {t.name for t in dropped} | {q.name for q in dropped_sequences}
             for q in new_sequences:
@@ -261,6 +267,12 @@ class Catalog:
                 for q in new_sequences:
                     self._db.execute("INSERT INTO sequences VALUES (?, ?, ?)",
                                      (q.id, q.name, json.dumps(sequence_to_json(q))))
+                for q in altered_sequences:
+                    self._db.execute("UPDATE sequences SET definition = ? WHERE id = ?",
+                                     (json.dumps(sequence_to_json(q)), q.id))
+                for i, (last, called) in (sequence_values or {}).items():
+                    self._db.execute("INSERT OR REPLACE INTO sequence_values VALUES (?, ?, ?)",
+                                     (i, last, int(called)))
                 if record:
                     self._db.execute("INSERT OR IGNORE INTO commits VALUES (?)", (txn,))
                 self._db.execute("COMMIT")
@@ -273,9 +285,9 @@ class Catalog:
                 self._cache[t.name] = t
             for q in dropped_sequences:
                 self._sequences.pop(q.name, None)
-            for q in new_sequences:
+            for q in list(new_sequences) + list(altered_sequences):
                 self._sequences[q.name] = q
-            if created or dropped or new_sequences or dropped_sequences:
+            if created or dropped or new_sequences or dropped_sequences or altered_sequences:
                 self._version += 1
 
     # --- sequences -----------------------------------------------------------------------
@@ -286,17 +298,6 @@ class Catalog:
         with self._lock:
             values = list(self._sequences.values())
         return sorted(values, key=lambda q: q.name)
-
-    def update_sequence(self, seq: SequenceDef) -> None:
-        """A new definition of a committed sequence (ALTER SEQUENCE, outside a block)."""
-        with self._lock:
-            current = self._sequences.get(seq.name)
-            if current is None or current.id != seq.id:
-                raise errors.UndefinedTable(f'relation "{seq.name}" does not exist')
-            self._db.execute("UPDATE sequences SET definition = ? WHERE id = ?",
-                             (json.dumps(sequence_to_json(seq)), seq.id))
-            self._sequences[seq.name] = seq
-            self._version += 1
 
     def sequence_values(self) -> dict[int, tuple[int, bool]]:
         """The durable (last_value, is_called) of every sequence that has one."""
@@ -513,6 +514,8 @@ class SessionCatalog:
                 return txn.created_sequences[name]
             if name in txn.dropped_sequences:
                 return None
+            if name in txn.altered_sequences:
+                return txn.altered_sequences[name]
         return self.catalog.get_sequence(name)
 
     def lookup_sequence(self, rel: RelationName) -> SequenceDef | None:

@@ -7,8 +7,10 @@ and hold the name locked until the transaction ends. Sequences share the tables'
 sequence and a table cannot both be called s: 42P07). The counter is not transactional
 (coordinator/sequences.py), as PostgreSQL's nextval is not.
 
-ALTER SEQUENCE changes the definition and, with RESTART, the counter, at once; inside a
-transaction block it is refused (0A000) rather than made permanent before COMMIT.
+ALTER SEQUENCE is transactional too: the new definition, and with RESTART a counter of the
+transaction's own (its nextval and setval use it), are written at its commit point
+(`altered_sequences`, `sequence_states`); ROLLBACK forgets them. Other sessions go on with
+the committed definition and counter meanwhile (PostgreSQL would make them wait).
 """
 
 from __future__ import annotations
@@ -83,8 +85,10 @@ def _alter(session, st: SequenceStatement, txn) -> QueryResult:
             return _command("ALTER SEQUENCE")  # NOTICE: relation ... does not exist, skipping
         view.check_schema(rel)
         raise errors.UndefinedTable(f'relation "{rel}" does not exist')
-    if txn.explicit or seq.name in txn.created_sequences:
-        raise errors.FeatureNotSupported("ALTER SEQUENCE inside a transaction block")
+    lock_name(session, txn, seq.name)
+    seq = view.visible_sequence(seq.name)  # as it is now that the name is ours
+    if seq is None:
+        raise errors.UndefinedTable(f'relation "{rel}" does not exist')
     options = sq.resolve(st.options, seq.options)
     restart = sq.restart_value(st.options, options)
     owner = seq.owner
@@ -92,12 +96,12 @@ def _alter(session, st: SequenceStatement, txn) -> QueryResult:
         owner = None
     elif st.options.owned_by:
         owner = _owner(view, st.options.owned_by, seq.name)
-    lock_name(session, txn, seq.name)
     changed = SequenceDef(seq.id, seq.name, options, owner, seq.identity)
-    if changed != seq:
-        session.engine.catalog.update_sequence(changed)
+    txn.alter_sequence(changed, restart)
     if restart is not None:
-        session.engine.sequences.restart(changed, restart)
+        # The commit point writes the restarted counter; the engine's copy follows it.
+        counters = session.engine.sequences
+        txn.after_commit["sequence counters"] = lambda: counters.install(txn.sequence_states)
     return _command("ALTER SEQUENCE")
 
 

@@ -90,8 +90,15 @@ class SequenceCounters:
             c.last, c.is_called, c.logged = value, is_called, 0
 
     def restart(self, seq: SequenceDef, value: int) -> None:
-        """ALTER SEQUENCE RESTART: the next nextval returns `value`."""
+        """The next nextval returns `value` (TRUNCATE ... RESTART IDENTITY)."""
         self.setval(seq, value, False)
+
+    def install(self, states: dict[int, list]) -> None:
+        """Counters a committed ALTER SEQUENCE RESTART wrote: [last_value, is_called,
+        log_cnt] by sequence id (already durable)."""
+        with self._lock:
+            for seq_id, (last, is_called, _logged) in states.items():
+                self._counters[seq_id] = _Counter(last, is_called)
 
 
 class SessionSequences:
@@ -142,8 +149,16 @@ class SessionSequences:
         seq = self._sequence(seq_id, seq_name)
         if func in (ex.SeqFunc.NEXTVAL, ex.SeqFunc.SETVAL):
             self.session.check_writable(f"{func.value}()")
+        # A counter this transaction's ALTER SEQUENCE RESTART made: its own until commit.
+        txn = self.session.txn
+        private = txn.sequence_states.get(seq.id) if txn is not None else None
         if func is ex.SeqFunc.NEXTVAL:
-            value = self.counters.nextval(seq)
+            if private is None:
+                value = self.counters.nextval(seq)
+            else:
+                value = sq.step(seq.name, seq.options, private[0], private[1])
+                logged = (private[2] or LOG_AHEAD) - 1  # log_cnt, as the shared counters
+                private[:] = [value, True, logged]
             self.current[seq.id] = value
             self.last_used = seq.id
             return value
@@ -156,7 +171,11 @@ class SessionSequences:
         is_called = True if len(args) < 2 else args[1]
         if value is None or is_called is None:
             return None  # setval is strict
-        self.counters.setval(seq, value, is_called)
+        if private is None:
+            self.counters.setval(seq, value, is_called)
+        else:
+            sq.check_setval(seq.name, seq.options, value)
+            private[:] = [value, is_called, 0]
         if is_called:
             self.current[seq.id] = value
         return value

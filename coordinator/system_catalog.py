@@ -178,6 +178,10 @@ class SystemCatalog:
     def sequence_row(self, seq_id: int) -> tuple[int, int, bool]:
         """A sequence read as a relation: (last_value, log_cnt, is_called)."""
         seq = self.view.sequence_by_id(seq_id)
+        txn = self.session.txn
+        private = txn.sequence_states.get(seq_id) if txn is not None else None
+        if private is not None:  # restarted by this transaction
+            return private[0], private[2], private[1]
         return self.session.engine.sequences.row(seq)
 
     def constraint_defs(self) -> list[tuple[int, str, str]]:

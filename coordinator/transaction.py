@@ -199,6 +199,11 @@ class Transaction:
         # Its sequences, the same way: created (by name) and committed ones dropped.
         self.created_sequences: dict[str, SequenceDef] = {}
         self.dropped_sequences: dict[str, SequenceDef] = {}
+        # ALTER SEQUENCE: the new definitions of committed sequences, and the counters it
+        # restarted, this transaction's own until its commit point writes them:
+        # sequence id -> [last_value, is_called, log_cnt].
+        self.altered_sequences: dict[str, SequenceDef] = {}
+        self.sequence_states: dict[int, list] = {}
         self.ended = False
         # Statements that began writing, those of them no ROLLBACK TO can undo (DDL and
         # TRUNCATE: rows added are undone by the segments' savepoint marks), and the
@@ -245,10 +250,24 @@ class Transaction:
         self.fixed = self.writes
         self.created_sequences[seq.name] = seq
 
+    def alter_sequence(self, seq: SequenceDef, restart: int | None) -> None:
+        """A new definition of `seq` (and with RESTART its counter at `restart`), this
+        transaction's until it commits."""
+        self.writes += 1
+        self.fixed = self.writes
+        if seq.name in self.created_sequences:
+            self.created_sequences[seq.name] = seq
+        else:
+            self.altered_sequences[seq.name] = seq
+        if restart is not None:
+            self.sequence_states[seq.id] = [restart, False, 0]
+
     def drop_sequence(self, seq: SequenceDef) -> None:
         """Hide `seq` from this transaction; it is dropped for all at commit."""
         self.writes += 1
         self.fixed = self.writes
+        self.altered_sequences.pop(seq.name, None)
+        self.sequence_states.pop(seq.id, None)
         mine = self.created_sequences.get(seq.name)
         if mine is not None and mine.id == seq.id:
             del self.created_sequences[seq.name]
@@ -266,7 +285,7 @@ class Transaction:
     @property
     def has_ddl(self) -> bool:
         return bool(self.created or self.dropped or self.new_ids or self.created_sequences
-                    or self.dropped_sequences)
+                    or self.dropped_sequences or self.altered_sequences)
 
     def begin_write(self) -> None:
         """Called before the transaction's first write: every segment learns of it (so a
@@ -355,7 +374,9 @@ class Transaction:
         created, dropped = list(self.created.values()), list(self.dropped.values())
         new_seqs = list(self.created_sequences.values())
         gone_seqs = list(self.dropped_sequences.values())
-        if not self.wrote and not created and not dropped and not new_seqs and not gone_seqs:
+        altered = list(self.altered_sequences.values())
+        if not (self.wrote or created or dropped or new_seqs or gone_seqs or altered
+                or self.sequence_states):
             return
         if self.wrote:
             try:
@@ -371,7 +392,8 @@ class Transaction:
             # The commit point: rows (segments roll the prepared deltas forward from here)
             # and catalog changes together.
             self.catalog.commit_transaction(self.id, self.wrote, created, dropped,
-                                            new_seqs, gone_seqs)
+                                            new_seqs, gone_seqs, altered,
+                                            {i: (v[0], v[1]) for i, v in self.sequence_states.items()})
         except BaseException:
             self.abort()
             raise
@@ -416,6 +438,8 @@ class Transaction:
             self.catalog.forget_sequence_values(q.id for q in self.created_sequences.values())
             self.created_sequences.clear()
             self.dropped_sequences.clear()
+            self.altered_sequences.clear()
+            self.sequence_states.clear()
             self.after_commit.clear()
         finally:
             self._end()

@@ -59,3 +59,13 @@ def test_bounds(tmp_path):
     assert e.value.sqlstate == "22003"
     # near the end of the range the logged block stops at MAXVALUE: a restart still errs
     assert SequenceCounters(Catalog(str(tmp_path))).state(seq) == (2, True)
+
+
+def test_a_committed_restart_is_durable_with_its_commit(tmp_path):
+    catalog = Catalog(str(tmp_path))
+    seq = _seq()
+    catalog.commit_transaction(1, False, [], [], [seq])
+    SequenceCounters(catalog).nextval(seq)
+    catalog.commit_transaction(2, False, [], [], altered_sequences=[seq],
+                               sequence_values={seq.id: (500, False)})
+    assert SequenceCounters(Catalog(str(tmp_path))).nextval(seq) == 500
