@@ -141,11 +141,6 @@ def truncate(session, tree, txn) -> QueryResult:
     view = session.catalog_view(txn)
     tables = [view.open(relation_name(t)) for t in tree.find_all(exp.Table)]
     restart = (tree.args.get("identity") or "").upper() == "RESTART"
-    if restart and txn.explicit:
-        # PostgreSQL restarts the sequences transactionally; here a restart would be made
-        # after the commit, outside its commit point: refused inside a block.
-        raise errors.FeatureNotSupported("TRUNCATE ... RESTART IDENTITY inside a transaction "
-                                         "block")
     for table in tables:
         lock_name(session, txn, table.name)
         current = view.visible(table.name)
@@ -154,16 +149,12 @@ def truncate(session, tree, txn) -> QueryResult:
         txn.truncate(current.id)
         autostats.note_truncate(session, txn, current)
     if restart:
-        owned = [q for q in view.sequences() if q.owner is not None
-                 and any(q.owner.table_id == t.id for t in tables)]
-        txn.after_commit["restart identity"] = lambda: _restart(session.engine.sequences, owned)
+        # RESTART IDENTITY restarts the sequences the tables' columns own, in the
+        # transaction, as ALTER SEQUENCE ... RESTART does (coordinator/sequence_ddl.py).
+        for q in view.sequences():
+            if q.owner is not None and any(q.owner.table_id == t.id for t in tables):
+                sequence_ddl.restart_in(session, txn, q, q.options.start)
     return _command("TRUNCATE TABLE")
-
-
-def _restart(counters, seqs) -> None:
-    """RESTART IDENTITY, once the TRUNCATE has committed: each sequence at its start."""
-    for q in seqs:
-        counters.restart(q, q.options.start)
 
 
 def analyze(session, st) -> QueryResult:

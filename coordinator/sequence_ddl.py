@@ -97,12 +97,20 @@ def _alter(session, st: SequenceStatement, txn) -> QueryResult:
     elif st.options.owned_by:
         owner = _owner(view, st.options.owned_by, seq.name)
     changed = SequenceDef(seq.id, seq.name, options, owner, seq.identity)
-    txn.alter_sequence(changed, restart)
-    if restart is not None:
-        # The commit point writes the restarted counter; the engine's copy follows it.
-        counters = session.engine.sequences
-        txn.after_commit["sequence counters"] = lambda: counters.install(txn.sequence_states)
+    if restart is None:
+        txn.alter_sequence(changed, None)
+    else:
+        restart_in(session, txn, changed, restart)
     return _command("ALTER SEQUENCE")
+
+
+def restart_in(session, txn, seq: SequenceDef, value: int) -> None:
+    """`seq` (its definition as `txn` makes it) restarted at `value` in `txn`: its own
+    counter until the commit point writes it; then the engine's counter follows."""
+    lock_name(session, txn, seq.name)
+    txn.alter_sequence(seq, value)
+    counters = session.engine.sequences
+    txn.after_commit["sequence counters"] = lambda: counters.install(txn.sequence_states)
 
 
 _NEXTVAL = re.compile(r"nextval\('((?:[^']|'')+)'::regclass\)")
