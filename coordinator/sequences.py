@@ -4,10 +4,12 @@ nextval is never rolled back and never hands out a value twice, also across a cr
 the coordinator: as PostgreSQL logs 32 values ahead (SEQ_LOG_VALS), a counter writes to
 the catalog's SQLite the value it may go up to before it hands out the first of a new
 block of `LOG_AHEAD` values; a restarted coordinator goes on after that value, skipping
-what the block had left (PostgreSQL skips them too). setval and ALTER SEQUENCE RESTART
-are written at once. A sequence created in a transaction has its counter at once (its
-own transaction may call nextval); the counter of a sequence whose creation never
-commits is garbage nobody reads.
+what the block had left (PostgreSQL skips them too). setval is written at once. ALTER
+SEQUENCE RESTART (and TRUNCATE ... RESTART IDENTITY) gives its transaction a counter of
+its own, written with the transaction's commit (coordinator/sequence_ddl.py), which the
+engine's counter then takes over (`install`). A sequence created in a transaction has
+its counter at once (its own transaction may call nextval); the counter of a sequence
+whose creation does not commit is forgotten.
 
 `SessionSequences` is what a session's statements reach through
 `planner.session_info.SEQUENCES` (segment/expr.py evaluates the calls on the

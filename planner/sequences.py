@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from planner import errors
 from planner.schema import RelationName
@@ -390,9 +390,6 @@ def option_list(t: _Tokens, alter: bool, until_end: bool) -> OptionList:
             t.fail()
     return OptionList(**given)
 
-
-def with_owner(seq: SequenceDef, owner: Owner | None) -> SequenceDef:
-    return replace(seq, owner=owner)
 
 
 @dataclass(frozen=True, slots=True)
