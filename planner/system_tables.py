@@ -103,8 +103,11 @@ def sequence_relation(catalog, rel: sch.RelationName) -> pl.Values | None:
     names no sequence."""
     lookup = getattr(catalog, "lookup_sequence", None)
     seq = lookup(rel) if lookup is not None else None
+    if seq is None:
+        return None
+    # Read only for a sequence: reading the session's context keeps a plan out of the cache.
     ctx = catalog_context()
-    if seq is None or ctx is None:
+    if ctx is None:
         return None
     row = ctx.sequence_row(seq.id)
     fields = tuple(pl.Field(c.name, c.type) for c in _SEQUENCE_COLUMNS)
