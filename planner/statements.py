@@ -175,7 +175,9 @@ def classify(text: str) -> Statement:
         if _TEMP.match(text):
             # A temporary table would be a shared, persistent one here: refused before
             # anything is created.
-            raise errors.FeatureNotSupported("temporary tables are not supported")
+            what = "sequences" if re.match(r"(?is)^\s*CREATE\s+\S+\s+SEQUENCE\b", text) \
+                else "tables"
+            raise errors.FeatureNotSupported(f"temporary {what} are not supported")
         return _create_table(text)
     if word == "COPY":
         return Statement(Kind.COPY, text, copy=copy_statement.parse(text))
