@@ -15,12 +15,13 @@ import sqlglot
 from sqlglot import exp
 from sqlglot import tokens as sqltokens
 
-from planner import (analyze_statement, bind_json, clause_guard, copy_statement, errors,
-                     regex_rules, role_statement, schema_statement, types, unique_keys,
-                     volatile_calls)
+from planner import (analyze_statement, bind_json, clause_guard, constraints, copy_statement,
+                     errors, regex_rules, role_statement, schema_statement, sequences, types,
+                     unique_keys, volatile_calls)
 from planner.bind_array import catalog_array_names
 from planner.type_names import sql_type
-from planner.schema import ColumnDef, DistKind, DistPolicy, RelationName, relation_name
+from planner.schema import (ColumnDef, DistKind, DistPolicy, Identity, RelationName,
+                            relation_name)
 from planner.sql_dialect import RaymppPostgres
 from planner.bind_array import mark_subscripts
 
@@ -31,6 +32,7 @@ class Kind(enum.Enum):
     CREATE_TABLE = "CREATE TABLE"
     CREATE_TABLE_AS = "CREATE TABLE AS"
     DROP_TABLE = "DROP TABLE"
+    SEQUENCE = "SEQUENCE"  # CREATE/ALTER/DROP SEQUENCE (planner/sequences.py)
     INSERT = "INSERT"
     ALTER_TABLE = "ALTER TABLE"
     DELETE = "DELETE"
@@ -70,10 +72,15 @@ class Statement:
     kind: Kind
     text: str
     tree: exp.Expression | None = None
-    # CREATE TABLE
+    # CREATE TABLE: columns, CHECK constraints (name as written or None, expression),
+    # the sequences of SERIAL and identity columns
     columns: list[ColumnDef] = field(default_factory=list)
     temporary: bool = False  # CREATE TEMP TABLE: in the session's temporary schema
     unique: tuple = ()  # its PRIMARY KEY and UNIQUE constraints (planner/unique_keys.py)
+    checks: list[tuple[str | None, exp.Expression]] = field(default_factory=list)
+    column_sequences: list[sequences.ColumnSequence] = field(default_factory=list)
+    # CREATE/ALTER/DROP SEQUENCE
+    sequence: sequences.SequenceStatement | None = None
     # DISTRIBUTED BY (cols) | RANDOMLY | REPLICATED: (DistKind.HASHED, cols), (RANDOM, ()), ...
     policy_clause: tuple[DistKind, tuple[str, ...]] | None = None
     if_not_exists: bool = False
@@ -129,6 +136,14 @@ def split(sql: str) -> list[str]:
 _DIST = re.compile(r"\s+DISTRIBUTED\s+(?:BY\s*\(([^)]*)\)|(RANDOMLY)|(REPLICATED))\s*$",
                    re.IGNORECASE)
 _FIRST = re.compile(r"^\s*([A-Za-z]+)(?:\s+([A-Za-z_]+))?", re.DOTALL)
+# INSERT's OVERRIDING {SYSTEM | USER} VALUE (sqlglot has no such clause): between the
+# target's column list and the rows.
+_OVERRIDING = re.compile(r"(?is)(?<=[\s)])OVERRIDING\s+(SYSTEM|USER)\s+VALUE\b")
+# An identity column's `(sequence options)`, which sqlglot reads only in part.
+_IDENTITY = re.compile(r"(?is)\bGENERATED\s+(ALWAYS|BY\s+DEFAULT)\s+AS\s+IDENTITY\s*"
+                       r"(?:\(([^()]*)\))?")
+_NOW = re.compile(r"(?i)(?<![.\w\"])now\s*\(\s*\)")
+_SERIALS = {"SERIAL": types.INT4, "BIGSERIAL": types.INT8, "SMALLSERIAL": types.INT2}
 _TEMP = re.compile(r"(?is)^\s*CREATE\s+(?:(?:GLOBAL|LOCAL)\s+)?(?:TEMP|TEMPORARY)\b")
 _ON_COMMIT = re.compile(r"(?is)\s+ON\s+COMMIT\s+(PRESERVE\s+ROWS|DELETE\s+ROWS|DROP)\b")
 
@@ -182,6 +197,8 @@ def classify(text: str) -> Statement:
     if word == "CREATE" and second in ("TABLE", "TEMP", "TEMPORARY", "UNLOGGED", "LOCAL",
                                        "GLOBAL"):
         temp = _TEMP.match(text)
+        if temp and re.match(r"(?is)^\s*CREATE\s+\S+\s+SEQUENCE\b", text):
+            raise errors.FeatureNotSupported("temporary sequences are not supported")
         if temp:
             # A table of the session's temporary schema (coordinator/temp_tables.py).
             st = _create_table(_on_commit(text[temp.end():].join(["CREATE", ""])))
@@ -190,6 +207,13 @@ def classify(text: str) -> Statement:
         return _create_table(text)
     if word == "COPY":
         return Statement(Kind.COPY, text, copy=copy_statement.parse(text))
+    if word in ("CREATE", "ALTER", "DROP") and second == "SEQUENCE":
+        return Statement(Kind.SEQUENCE, text, sequence=sequences.parse(text))
+    if word == "INSERT" and _OVERRIDING.search(text):
+        m = _OVERRIDING.search(text)
+        st = classify(text[:m.start()] + " " + text[m.end():])
+        st.text, st.options = text, {**st.options, "overriding": m.group(1).lower()}
+        return st
     if word in ("CREATE", "ALTER", "DROP") and second in ("ROLE", "USER", "GROUP"):
         return Statement(Kind.ROLE, text, role=role_statement.parse(text))
     if word in ("CREATE", "ALTER", "DROP") and second == "SCHEMA":
@@ -476,7 +500,10 @@ def _create_table(text: str) -> Statement:
         text_sql = text[:m.start()]
     else:
         text_sql = text
-    tree = parse_one(text_sql)
+    identity_options = [m.group(2) for m in _IDENTITY.finditer(text_sql)]
+    # now() and CURRENT_TIMESTAMP parse alike; a default shows the one written
+    text_sql = _NOW.sub("pg_catalog.now()", text_sql)
+    tree = parse_one(_IDENTITY.sub(lambda m: f"GENERATED {m.group(1)} AS IDENTITY", text_sql))
     if not isinstance(tree, exp.Create) or (tree.args.get("kind") or "").upper() != "TABLE":
         raise errors.SyntaxError_("syntax error in CREATE TABLE")
     exists = bool(tree.args.get("exists"))
@@ -490,48 +517,43 @@ def _create_table(text: str) -> Statement:
     if not isinstance(schema, exp.Schema):
         raise errors.SyntaxError_("CREATE TABLE needs a column list")
     keys = unique_keys.extract(schema)  # PRIMARY KEY, UNIQUE: enforced (unique_keys.py)
-    cols = []
+    st = Statement(Kind.CREATE_TABLE, text, tree, policy_clause=policy, if_not_exists=exists)
+    table = relation_name(schema.this).name
+    identities = iter(identity_options)
     for c in schema.expressions:
+        if isinstance(c, exp.CheckColumnConstraint):
+            st.checks.append((None, c.this))
+            continue
+        if isinstance(c, exp.Constraint) and len(c.expressions) == 1 \
+                and isinstance(c.expressions[0], exp.CheckColumnConstraint):
+            st.checks.append((_name(c.this), c.expressions[0].this))
+            continue
         if not isinstance(c, exp.ColumnDef):
-            # Constraints are refused, not accepted unenforced: a PRIMARY KEY that lets
-            # duplicates in would be a promise broken silently.
+            # Other constraints are refused, not accepted unenforced: a FOREIGN KEY that
+            # lets orphans in would be a promise broken silently.
             raise errors.FeatureNotSupported(
-                f"table constraint {c.sql(dialect='postgres')!r} (constraints are not "
-                "enforced yet)")
+                f"table constraint {c.sql(dialect='postgres')!r} (FOREIGN KEY and EXCLUDE "
+                "constraints are not enforced yet)")
         if c.args.get("kind") is None:
             raise errors.SyntaxError_(f'column "{c.name}" needs a type')
-        _refuse_column_options(c)
-        not_null = any(isinstance(k.kind, exp.NotNullColumnConstraint)
-                       and not k.kind.args.get("allow_null") for k in c.constraints)
-        name = c.name if c.this.quoted else c.name.lower()
-        if any(x.name == name for x in cols):
-            raise errors.QueryError(f'column "{name}" specified more than once', "42701")
-        t = sql_type(c.args["kind"])
-        if t.is_numeric and t.precision is None:
-            # An unconstrained numeric column keeps any scale in PostgreSQL; ours have a
-            # fixed scale, so give it room rather than rounding values away.
-            t = types.numeric(None, types.NUMERIC_DEFAULT_SCALE)
-        if t.is_array and t.elem.is_numeric and t.elem.precision is None:
-            t = types.array_of(types.numeric(None, types.NUMERIC_DEFAULT_SCALE))
-        cols.append(ColumnDef(name, t, not_null))
-    unique, cols = unique_keys.resolve(relation_name(schema.this).name, keys, cols)
-    return Statement(Kind.CREATE_TABLE, text, tree, columns=cols, policy_clause=policy,
-                     if_not_exists=exists, unique=unique)
+        st.columns.append(_column(c, table, st, identities, [x.name for x in st.columns]))
+    st.unique, st.columns = unique_keys.resolve(table, keys, st.columns)
+    return st
 
 
 def _refuse_column_options(c: exp.ColumnDef) -> None:
-    """Only NULL / NOT NULL are implemented; DEFAULT, SERIAL, identity, keys, CHECK,
-    REFERENCES and COLLATE are refused before anything is created."""
-    kind = c.args["kind"]
-    if kind.this.name in ("SERIAL", "BIGSERIAL", "SMALLSERIAL"):
-        raise errors.FeatureNotSupported(f"type {kind.this.name.lower()} (column defaults "
-                                         "and sequences are not implemented yet)")
+    """NULL / NOT NULL, DEFAULT, CHECK, SERIAL and identity are implemented; keys,
+    REFERENCES, generated columns and COLLATE are refused before anything is created."""
+    allowed = (exp.NotNullColumnConstraint, exp.DefaultColumnConstraint,
+               exp.CheckColumnConstraint, exp.GeneratedAsIdentityColumnConstraint)
     for k in c.constraints:
-        if not isinstance(k.kind, exp.NotNullColumnConstraint):
+        if not isinstance(k.kind, allowed) or (
+                isinstance(k.kind, exp.GeneratedAsIdentityColumnConstraint)
+                and k.kind.args.get("expression") is not None):
             raise errors.FeatureNotSupported(
-                f"column option {k.sql(dialect='postgres')!r} of column \"{c.name}\" (only "
-                "NULL and NOT NULL are implemented)")
-    for key in ("default", "position", "output", "exists"):
+                f"column option {k.sql(dialect='postgres')!r} of column \"{c.name}\" "
+                "(REFERENCES, COLLATE and generated columns are not implemented)")
+    for key in ("position", "output", "exists"):
         if c.args.get(key):
             raise errors.FeatureNotSupported(f"column option {key.upper()} of column \"{c.name}\"")
 

@@ -193,7 +193,7 @@ def test_core_refused_statements(engine, name):
                  sa.delete(t).where(t.c.id == 1)):
         with engine.begin() as c:
             _refused(lambda: c.execute(stmt))
-    # A primary key column becomes SERIAL: column defaults and sequences are not implemented.
+    # A primary key column becomes SERIAL, PRIMARY KEY (id): the key is not enforced yet.
     md2 = sa.MetaData()
     sa.Table(name + "_pk", md2, sa.Column("id", sa.Integer, primary_key=True))
     _refused(lambda: md2.create_all(engine))
