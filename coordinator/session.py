@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import logging
 import re
 import threading
 import time
@@ -32,6 +33,8 @@ from coordinator.transaction import State, Transaction
 from planner import bind_expr, errors, session_info, statements, time_zones, types
 from planner import modify as planner_modify
 from planner.statements import Kind
+
+log = logging.getLogger(__name__)
 
 _pids = itertools.count(1)
 _BEGIN_WORDS = re.compile(r"(?is)^\s*(BEGIN(\s+(WORK|TRANSACTION)\b)?|START\s+TRANSACTION\b)")

@@ -541,6 +541,73 @@ def _create_table(text: str) -> Statement:
     return st
 
 
+def _name(ident) -> str:
+    return ident.name if ident.quoted else ident.name.lower()
+
+
+def _column(c: exp.ColumnDef, table: str, st: Statement, identities, earlier: list[str]
+            ) -> ColumnDef:
+    """One column of CREATE TABLE, with its NULL/NOT NULL, DEFAULT, CHECK, SERIAL and
+    identity; the CHECKs and sequences it asks for go to `st`."""
+    _refuse_column_options(c)
+    name = _name(c.this)
+    if name in earlier:
+        raise errors.QueryError(f'column "{name}" specified more than once', "42701")
+    kind = c.args["kind"]
+    serial = _SERIALS.get(kind.this.name) if not kind.expressions else None
+    t = serial if serial is not None else sql_type(kind)
+    if t.is_numeric and t.precision is None:
+        # An unconstrained numeric column keeps any scale in PostgreSQL; ours have a
+        # fixed scale, so give it room rather than rounding values away.
+        t = types.numeric(None, types.NUMERIC_DEFAULT_SCALE)
+    if t.is_array and t.elem.is_numeric and t.elem.precision is None:
+        t = types.array_of(types.numeric(None, types.NUMERIC_DEFAULT_SCALE))
+    not_null, null, default, identity = serial is not None, False, None, Identity.NONE
+    for k in c.constraints:
+        kk = k.kind
+        if isinstance(kk, exp.NotNullColumnConstraint):
+            if kk.args.get("allow_null"):
+                null = True
+            else:
+                not_null = True
+        elif isinstance(kk, exp.DefaultColumnConstraint):
+            if default is not None:
+                raise errors.QueryError(f'multiple default values specified for column '
+                                        f'"{name}" of table "{table}"', "42601")
+            default = kk.this
+        elif isinstance(kk, exp.CheckColumnConstraint):
+            st.checks.append((_name(k.this) if k.this is not None else None, kk.this))
+        elif isinstance(kk, exp.GeneratedAsIdentityColumnConstraint):
+            if identity is not Identity.NONE:
+                raise errors.QueryError(f'multiple identity specifications for column '
+                                        f'"{name}" of table "{table}"', "42601")
+            identity = Identity.ALWAYS if kk.this else Identity.BY_DEFAULT
+            options = next(identities, None)
+            st.column_sequences.append(sequences.ColumnSequence(
+                name, sequences.parse_options(options) if options else sequences.OptionList(),
+                True))
+            not_null = True
+    if null and not_null:
+        raise errors.QueryError(f'conflicting NULL/NOT NULL declarations for column "{name}" '
+                                f'of table "{table}"', "42601")
+    if serial is not None and default is not None:
+        raise errors.QueryError(f'multiple default values specified for column "{name}" of '
+                                f'table "{table}"', "42601")
+    if identity is not Identity.NONE:
+        if default is not None:
+            raise errors.QueryError(f'both default and identity specified for column '
+                                    f'"{name}" of table "{table}"', "42601")
+        if t.kind not in (types.Kind.INT2, types.Kind.INT4, types.Kind.INT8):
+            raise errors.QueryError("identity column type must be smallint, integer, or "
+                                    "bigint", "22023")
+    if serial is not None:
+        st.column_sequences.append(sequences.ColumnSequence(name, sequences.OptionList(), False))
+    col = ColumnDef(name, t, not_null, identity=identity)
+    if default is not None:
+        col = ColumnDef(name, t, not_null, constraints.default_text(default, col), identity)
+    return col
+
+
 def _refuse_column_options(c: exp.ColumnDef) -> None:
     """NULL / NOT NULL, DEFAULT, CHECK, SERIAL and identity are implemented; keys,
     REFERENCES, generated columns and COLLATE are refused before anything is created."""
