@@ -16,6 +16,7 @@ import time
 from sqlglot import exp
 
 from coordinator import autostats, compaction, ddl, query
+from coordinator import defaults
 from coordinator.pgwire.boundary import QueryResult, ResultColumn, ResultKind
 from planner import modify
 from planner.schema import DistKind
@@ -91,7 +92,8 @@ def plan(session, tree, txn, params=None) -> modify.Modification:
     n = session.engine.cluster.n_segments
     if isinstance(tree, exp.Delete):
         return modify.plan_delete(view, tree, n, params, runner)
-    return modify.plan_update(view, tree, n, params, runner)
+    return modify.plan_update(view, tree, n, params, runner,
+                              lambda table: defaults.column_defaults(view, table))
 
 
 def returning_columns(session, tree, ptypes) -> list[ResultColumn] | None:

@@ -347,6 +347,8 @@ class Session:
         # INSERT and COPY FROM begin writing (and check the access mode) once their target
         # table and columns are known, as PostgreSQL's executor and COPY do.
         if k is Kind.INSERT and tree.args.get("conflict") is not None:
+            if st.options.get("overriding"):
+                raise errors.FeatureNotSupported("INSERT ... OVERRIDING ... ON CONFLICT")
             return self._with_txn(lambda txn: merge.insert_on_conflict(self, tree, txn, cancel))
         if k is Kind.INSERT:
             return self._with_txn(lambda txn: load.insert(

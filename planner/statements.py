@@ -230,6 +230,8 @@ def classify(text: str) -> Statement:
             return _set_distributed(text, redistribute)
         # RENAME's COLUMN keyword is optional in PostgreSQL, not in sqlglot's grammar.
         text = _RENAME_WITHOUT_COLUMN.sub(r"\1COLUMN ", text)
+        # now() and CURRENT_TIMESTAMP parse alike; a default shows the one written
+        text = _NOW.sub("pg_catalog.now()", text)
     tree = parse_one(text)
     if isinstance(tree, (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Values)) or (
             isinstance(tree, exp.Subquery)):
