@@ -45,12 +45,16 @@ def execute(session, st: SequenceStatement, txn) -> QueryResult:
 
 
 def _owner(view, st_owner, seq_name: str) -> Owner | None:
-    """OWNED BY table.column: the table must be a visible table with that column."""
+    """OWNED BY table.column: the table must be a visible table with that column, in the
+    sequence's schema (public: so DROP SCHEMA never drops a table that owns one)."""
     rel, column = st_owner
     table = view.lookup(rel)
     if table is None:
         view.check_schema(rel)
         raise errors.UndefinedTable(f'relation "{rel}" does not exist')
+    if table.namespace != sch.PUBLIC_OID:  # the sequence's (all are in public)
+        raise errors.QueryError("sequence must be in same schema as table it is linked to",
+                                "55000")
     if table.column_index(column) is None:
         raise errors.UndefinedColumn(f'column "{column}" of relation "{table.name}" does not '
                                      "exist")

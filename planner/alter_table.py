@@ -73,6 +73,10 @@ def plan(old: TableDef, tree: exp.Alter, owns_sequence=lambda column: False) -> 
     stats = {c.name: old.stats.columns[o.name] for c, o in _kept_pairs(change)
              if o.name in old.stats.columns}
     change.new = replace(change.new, stats=TableStats(old.stats.rows, stats))
+    if any(ex.calls_sequence(e) for e in change.exprs):
+        raise errors.FeatureNotSupported(
+            "ALTER TABLE ... USING a sequence function (the rows are rewritten on the "
+            "segments)")
     if change.new.columns != old.columns:  # the CHECKs read the columns by position
         new = change.new
         change.new = replace(new, checks=tuple(
