@@ -64,7 +64,7 @@ def test_bounds(tmp_path):
 def test_a_committed_restart_is_durable_with_its_commit(tmp_path):
     catalog = Catalog(str(tmp_path))
     seq = _seq()
-    catalog.commit_transaction(1, False, [], [], [seq])
+    catalog.commit_transaction(1, False, [], [], new_sequences=[seq])
     SequenceCounters(catalog).nextval(seq)
     catalog.commit_transaction(2, False, [], [], altered_sequences=[seq],
                                sequence_values={seq.id: (500, False)})
