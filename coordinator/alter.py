@@ -49,14 +49,16 @@ def alter(session, st, txn, cancel) -> QueryResult:
     if st.policy_clause is not None:
         _redistribute(session, table, st.policy_clause, txn, cancel)
         return QueryResult(ResultKind.COMMAND, tag=lambda: "ALTER TABLE")
-    change = alter_table.plan(table, tree)
+    owned = {q.owner.column for q in view.sequences()
+             if q.owner is not None and q.owner.table_id == table.id}
+    change = alter_table.plan(table, tree, lambda column: column in owned)
     _check_views(view, change)
     if change.rename is not None:
         ddl.lock_name(session, txn, relation_tag(table.namespace,
                                                  view.schema_name(table.namespace),
                                                  change.rename))
         if change.rename != table.name and \
-                view.visible(table.namespace, change.rename) is not None:
+                view.relation_taken(table.namespace, change.rename):
             raise errors.DuplicateTable(f'relation "{change.rename}" already exists')
     if change.rewrites:
         txn.begin_write()

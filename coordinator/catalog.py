@@ -53,11 +53,12 @@ import threading
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from planner import errors, types
+from planner import constraints, errors, types
 from planner import schema as sch
-from planner.schema import (ColumnDef, ColumnStats, DistKind, DistPolicy, Namespace,
-                            Relation, RelationName, TableDef, TableStats, UniqueKey,
+from planner.schema import (CheckDef, ColumnDef, ColumnStats, DistKind, DistPolicy, Identity,
+                            Namespace, Relation, RelationName, TableDef, TableStats, UniqueKey,
                             ViewDef)
+from planner.sequences import Owner, SequenceDef, SequenceOptions
 from planner.system_tables import refuse_write
 
 _SCHEMA = """
@@ -69,6 +70,10 @@ CREATE TABLE IF NOT EXISTS schemas (oid INTEGER PRIMARY KEY, name TEXT UNIQUE NO
 CREATE TABLE IF NOT EXISTS commits (txn INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS storage (table_id INTEGER PRIMARY KEY, txn INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS sequences (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL,
+                                      definition TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sequence_values (id INTEGER PRIMARY KEY, last_value INTEGER NOT NULL,
+                                            is_called INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS roles (oid INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL,
                                   superuser INTEGER NOT NULL, login INTEGER NOT NULL,
                                   createrole INTEGER NOT NULL, inherit INTEGER NOT NULL,
@@ -166,6 +171,7 @@ class Catalog:
         self._cache: dict[tuple[int, str], TableDef] = {}  # by TableDef.key
         self._views: dict[tuple[int, str], ViewDef] = {}  # by ViewDef.key
         self._schemas: dict[int, Namespace] = {}  # the user's schemas, by oid
+        self._sequences: dict[str, SequenceDef] = {}  # by name: they are all in public
         self._roles: dict[str, Role] = {}
         self._reserved: dict[str, tuple[int, int]] = {}  # counter -> (last given, last reserved)
         self._version = 0
@@ -181,6 +187,10 @@ class Catalog:
         with self._lock:
             self._schemas = {oid: Namespace(oid, name, owner) for oid, name, owner in
                              self._db.execute("SELECT oid, name, owner FROM schemas")}
+        with self._lock:
+            self._sequences = {s.name: s for s in (
+                sequence_from_json(json.loads(text)) for (text,) in
+                self._db.execute("SELECT definition FROM sequences").fetchall())}
         with self._lock:
             self._roles = {r.name: r for r in map(_role_from_row, self._db.execute(
                 "SELECT oid, name, superuser, login, createrole, inherit, password FROM roles"))}
@@ -288,15 +298,35 @@ class Catalog:
     # --- transactional DDL ---------------------------------------------------------------
     def commit_transaction(self, txn: int, record: bool, created: list[Relation],
                            dropped: list[Relation],
-                           namespaces: dict[int, Namespace | None] | None = None) -> None:
+                           namespaces: dict[int, Namespace | None] | None = None,
+                           new_sequences: list[SequenceDef] = (),
+                           dropped_sequences: list[SequenceDef] = (),
+                           altered_sequences: list[SequenceDef] = (),
+                           sequence_values: dict[int, tuple[int, bool]] | None = None) -> None:
         """The commit point of transaction `txn`: in one SQLite transaction, its commit
         record (when it wrote on segments), the tables and views it created (the tables'
         storage is then accounted for), the ones it dropped (the tables' storage is noted
-        for removal) and the schemas it created, renamed or gave another owner
-        (`namespaces`, by oid) or dropped (None there). A view replaced by CREATE OR
-        REPLACE is dropped and created with the same id."""
+        for removal), the schemas it created, renamed or gave another owner
+        (`namespaces`, by oid) or dropped (None there), the sequences it created, dropped
+        and altered, and the counters it restarted. A view replaced by CREATE OR REPLACE
+        is dropped and created with the same id."""
         namespaces = namespaces or {}
         with self._lock:
+            for q in altered_sequences:
+                current = self._sequences.get(q.name)
+                if current is None or current.id != q.id:
+                    raise errors.InternalError(f'sequence "{q.name}" changed under a lock')
+            # Sequences are all in public: they share its names with the tables there.
+            taken = {n for ns, n in self._cache if ns == sch.PUBLIC_OID} | set(self._sequences)
+            gone = ({t.name for t in dropped if t.namespace == sch.PUBLIC_OID}
+                    | {q.name for q in dropped_sequences})
+            for q in new_sequences:
+                if q.name in taken and q.name not in gone:
+                    raise errors.DuplicateTable(f'relation "{q.name}" already exists')
+            for t in created:
+                if (t.namespace == sch.PUBLIC_OID and t.name in self._sequences
+                        and t.name not in gone):
+                    raise errors.DuplicateTable(f'relation "{t.name}" already exists')
             for t in dropped:
                 current = self._cache.get(t.key) or self._views.get(t.key)
                 if current is None or current.id != t.id:
@@ -328,6 +358,18 @@ class Catalog:
                                       json.dumps(relation_to_json(t))))
                     if isinstance(t, TableDef):
                         self._db.execute("DELETE FROM storage WHERE table_id = ?", (t.id,))
+                for q in dropped_sequences:
+                    self._db.execute("DELETE FROM sequences WHERE id = ?", (q.id,))
+                    self._db.execute("DELETE FROM sequence_values WHERE id = ?", (q.id,))
+                for q in new_sequences:
+                    self._db.execute("INSERT INTO sequences VALUES (?, ?, ?)",
+                                     (q.id, q.name, json.dumps(sequence_to_json(q))))
+                for q in altered_sequences:
+                    self._db.execute("UPDATE sequences SET definition = ? WHERE id = ?",
+                                     (json.dumps(sequence_to_json(q)), q.id))
+                for i, (last, called) in (sequence_values or {}).items():
+                    self._db.execute("INSERT OR REPLACE INTO sequence_values VALUES (?, ?, ?)",
+                                     (i, last, int(called)))
                 if record:
                     self._db.execute("INSERT OR IGNORE INTO commits VALUES (?)", (txn,))
                 self._db.execute("COMMIT")
@@ -339,7 +381,12 @@ class Catalog:
             for t in created:
                 (self._views if isinstance(t, ViewDef) else self._cache)[t.key] = t
             self._schemas = schemas
-            if created or dropped or namespaces:
+            for q in dropped_sequences:
+                self._sequences.pop(q.name, None)
+            for q in list(new_sequences) + list(altered_sequences):
+                self._sequences[q.name] = q
+            if (created or dropped or namespaces or new_sequences or dropped_sequences
+                    or altered_sequences):
                 self._version += 1
 
     def _schemas_after(self, namespaces: dict[int, Namespace | None]) -> dict[int, Namespace]:
@@ -396,6 +443,34 @@ class Catalog:
                 raise errors.QueryError(
                     f'could not serialize access: view "{v.name}" reads a relation another '
                     "transaction dropped", "40001")
+
+    # --- sequences -----------------------------------------------------------------------
+    def get_sequence(self, name: str) -> SequenceDef | None:
+        return self._sequences.get(name)
+
+    def sequences(self) -> list[SequenceDef]:
+        with self._lock:
+            values = list(self._sequences.values())
+        return sorted(values, key=lambda q: q.name)
+
+    def sequence_values(self) -> dict[int, tuple[int, bool]]:
+        """The durable (last_value, is_called) of every sequence that has one."""
+        with self._lock:
+            return {i: (v, bool(c)) for i, v, c in self._db.execute(
+                "SELECT id, last_value, is_called FROM sequence_values")}
+
+    def write_sequence_value(self, seq_id: int, last_value: int, is_called: bool) -> None:
+        """Durably: sequence `seq_id` has handed out (or may hand out) values up to
+        `last_value`; a restarted coordinator goes on from there."""
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO sequence_values VALUES (?, ?, ?)",
+                             (seq_id, last_value, int(is_called)))
+
+    def forget_sequence_values(self, seq_ids) -> None:
+        """The counters of sequences whose creation did not commit."""
+        with self._lock:
+            self._db.executemany("DELETE FROM sequence_values WHERE id = ?",
+                                 [(i,) for i in seq_ids])
 
     def note_storage(self, table_id: int, txn: int) -> None:
         """Before transaction `txn` creates storage for `table_id` on the segments: until
@@ -636,6 +711,43 @@ class SessionCatalog:
                 return None
         return self.catalog.get_relation(name, namespace)
 
+    # --- sequences (they share the tables' names: one relation per name) -----------------
+    def visible_sequence(self, name: str) -> SequenceDef | None:
+        """The sequence named `name` in public as this transaction sees it."""
+        txn = self.txn
+        if txn is not None:
+            if name in txn.created_sequences:
+                return txn.created_sequences[name]
+            if name in txn.dropped_sequences:
+                return None
+            if name in txn.altered_sequences:
+                return txn.altered_sequences[name]
+        return self.catalog.get_sequence(name)
+
+    def lookup_sequence(self, rel: RelationName) -> SequenceDef | None:
+        """A sequence by its name as written (through search_path), None if there is none."""
+        self.check_database(rel)
+        if rel.schema is None:
+            return self.visible_sequence(rel.name) if sch.PUBLIC in self.path else None
+        return self.visible_sequence(rel.name) if rel.schema == sch.PUBLIC else None
+
+    def sequences(self) -> list[SequenceDef]:
+        """Every sequence this transaction sees."""
+        names = {q.name for q in self.catalog.sequences()}
+        if self.txn is not None:
+            names |= set(self.txn.created_sequences)
+        return sorted((q for q in map(self.visible_sequence, names) if q is not None),
+                      key=lambda q: q.name)
+
+    def sequence_by_id(self, seq_id: int) -> SequenceDef | None:
+        return next((q for q in self.sequences() if q.id == seq_id), None)
+
+    def relation_taken(self, namespace: int, name: str) -> bool:
+        """Whether a table or a sequence (they are all in public) holds `name` in schema
+        `namespace` for this transaction."""
+        return self.visible(namespace, name) is not None or (
+            namespace == sch.PUBLIC_OID and self.visible_sequence(name) is not None)
+
     def check_database(self, rel: RelationName) -> None:
         """0A000 for a name qualified by another database than the session's."""
         if rel.catalog is not None and self.database is not None and rel.catalog != self.database:
@@ -643,11 +755,28 @@ class SessionCatalog:
                 f'cross-database references are not implemented: "{rel.dotted()}"')
 
 
+def sequence_to_json(q: SequenceDef) -> dict:
+    o = q.options
+    return {"id": q.id, "name": q.name, "type": o.type, "increment": o.increment,
+            "minvalue": o.minvalue, "maxvalue": o.maxvalue, "start": o.start,
+            "cache": o.cache, "cycle": o.cycle, "identity": q.identity,
+            "owner": [q.owner.table_id, q.owner.column] if q.owner is not None else None}
+
+
+def sequence_from_json(d: dict) -> SequenceDef:
+    o = SequenceOptions(d["type"], d["increment"], d["minvalue"], d["maxvalue"], d["start"],
+                        d["cache"], d["cycle"])
+    owner = Owner(d["owner"][0], d["owner"][1]) if d.get("owner") else None
+    return SequenceDef(d["id"], d["name"], o, owner, d.get("identity", False))
+
+
 def table_to_json(t: TableDef) -> dict:
     return {
         "id": t.id, "name": t.name,
-        "columns": [{"name": c.name, **_type_json(c.type), "not_null": c.not_null}
+        "columns": [{"name": c.name, **_type_json(c.type), "not_null": c.not_null,
+                     "default": c.default, "identity": c.identity.value}
                     for c in t.columns],
+        "checks": [{"name": k.name, "sql": k.sql} for k in t.checks],
         "policy": {"kind": t.policy.kind.name, "keys": list(t.policy.keys)},
         "unique": [{"name": k.name, "columns": list(k.columns), "primary": k.primary}
                    for k in t.unique],
@@ -694,11 +823,14 @@ def relation_from_json(d: dict) -> Relation:
 
 
 def table_from_json(d: dict) -> TableDef:
-    cols = tuple(ColumnDef(c["name"], _type_from_json(c), c["not_null"]) for c in d["columns"])
+    cols = tuple(ColumnDef(c["name"], _type_from_json(c), c["not_null"], c.get("default"),
+                           Identity(c.get("identity", ""))) for c in d["columns"])
     policy = DistPolicy(DistKind[d["policy"]["kind"]], tuple(d["policy"]["keys"]))
     st = d.get("stats") or {}
     stats = TableStats(st.get("rows", 0), {k: ColumnStats(**v) for k, v in
                                            (st.get("columns") or {}).items()})
     unique = tuple(UniqueKey(k["name"], tuple(k["columns"]), k["primary"])
                    for k in d.get("unique", ()))
-    return TableDef(d["id"], d["name"], cols, policy, stats, unique=unique)
+    checks = tuple(CheckDef(k["name"], k["sql"], constraints.bind_check(k["sql"], cols, d["name"]))
+                   for k in d.get("checks") or ())
+    return TableDef(d["id"], d["name"], cols, policy, stats, unique=unique, checks=checks)

@@ -16,20 +16,15 @@ with PostgreSQL's errors for schemas and databases that do not exist; a name loc
 
 from __future__ import annotations
 
-from coordinator import autostats, compaction, load, table_stats, temp_tables
+from coordinator import autostats, compaction, load, sequence_ddl, table_stats, temp_tables
+from coordinator.ddl_locks import lock_name
 from coordinator.pgwire.boundary import Notice, QueryResult, ResultKind
-from coordinator.transaction import LockTag, relation_tag, schema_tag
-from planner import errors, statements, types, unique_keys
-from planner.schema import (ColumnDef, Namespace, Relation, RelationName, TableDef, UniqueKey,
-                            ViewDef, relation_name)
+from coordinator.transaction import relation_tag, schema_tag
+from planner import constraints, errors, statements, types, unique_keys
+from planner.schema import (CheckDef, ColumnDef, Namespace, Relation, RelationName, TableDef,
+                            UniqueKey, ViewDef, relation_name)
 from sqlglot import exp
 from coordinator import query
-
-
-def lock_name(session, txn, name: LockTag, shared: bool = False) -> None:
-    """Lock a table or schema name for `txn` until it ends, waiting at most lock_timeout."""
-    ms = session.settings.milliseconds("lock_timeout")
-    txn.lock(name, ms / 1000.0 if ms > 0 else None, session.cancel.event, shared)
 
 
 def hold_schema(session, txn, schema: Namespace) -> None:
@@ -64,7 +59,8 @@ def _target_relation(tree) -> RelationName:
 
 
 def new_table(session, txn, schema: Namespace, name: str, columns: list[ColumnDef],
-              policy_clause, unique: tuple[UniqueKey, ...] = ()) -> TableDef:
+              policy_clause, unique: tuple[UniqueKey, ...] = (),
+              checks: tuple[CheckDef, ...] = ()) -> TableDef:
     """Create table `name` in `schema` in `txn` (its name already locked by it)."""
     if not columns:
         raise errors.FeatureNotSupported("tables without columns")
@@ -72,20 +68,20 @@ def new_table(session, txn, schema: Namespace, name: str, columns: list[ColumnDe
         or statements.dist_policy(policy_clause, columns)
     unique_keys.check_policy(name, policy, unique, columns)
     table = TableDef(session.engine.catalog.next_id("table"), name, tuple(columns), policy,
-                     namespace=schema.oid, unique=unique)
+                     namespace=schema.oid, unique=unique, checks=checks)
     txn.create_table(table)
     return table
 
 
 def _exists(session, txn, view, schema: Namespace, name: str) -> bool:
-    """Whether table `name` of `schema` exists, its schema held and (when it does not
-    exist yet) its name locked by `txn`: another transaction may have committed one while
-    this one waited."""
+    """Whether a relation named `name` (a table or view of `schema`, or in public a
+    sequence) exists, its schema held and (when it does not exist yet) its name locked by
+    `txn`: another transaction may have committed one while this one waited."""
     hold_schema(session, txn, schema)
-    if view.visible(schema.oid, name) is not None:
+    if view.relation_taken(schema.oid, name):
         return True
     lock_name(session, txn, relation_tag(schema.oid, schema.name, name))
-    return view.visible(schema.oid, name) is not None
+    return view.relation_taken(schema.oid, name)
 
 
 def create_table(session, st, txn, schema: Namespace | None = None) -> QueryResult:
@@ -103,7 +99,11 @@ def create_table(session, st, txn, schema: Namespace | None = None) -> QueryResu
         if st.if_not_exists:
             return _command("CREATE TABLE", session, [_exists_notice(name)])
         raise errors.DuplicateTable(f'relation "{name}" already exists')
-    new_table(session, txn, schema, name, st.columns, st.policy_clause, st.unique)
+    checks = _checks(view, schema.oid, name, st.checks, st.columns)
+    seqs, columns = sequence_ddl.column_sequences(session, txn, view, schema, name,
+                                                  st.column_sequences, st.columns)
+    table = new_table(session, txn, schema, name, columns, st.policy_clause, st.unique, checks)
+    sequence_ddl.create_owned(session, txn, table, seqs, st.column_sequences)
     return _command("CREATE TABLE")
 
 
@@ -112,6 +112,25 @@ def _temp_schema(session, txn, rel: RelationName) -> Namespace:
     temp_tables.check_target(rel, session.pid)
     session.has_temp_tables = True
     return temp_tables.ensure(session, txn)
+
+
+def _checks(view, namespace: int, table: str, given, columns) -> tuple[CheckDef, ...]:
+    """The CHECK constraints of a new table, named as PostgreSQL names them (a name is
+    unique among the constraints of the tables of its schema)."""
+    taken = {k.name for t in view.tables_in(namespace) for k in (*t.checks, *t.unique)}
+    mine: set[str] = set()
+    out = []
+    for name, tree in given:
+        if name is not None and name in mine:
+            raise errors.QueryError(f'constraint "{name}" for relation "{table}" already '
+                                    "exists", "42710")
+        if name is None:
+            name = constraints.check_name(table, tree, columns, taken | mine)
+        mine.add(name)
+        constraints.bind_check_tree(tree, columns, table)  # its errors, as written
+        sql = constraints.check_text(tree, columns, table)
+        out.append(CheckDef(name, sql, constraints.stored_check(sql, columns, table)))
+    return tuple(out)
 
 
 def create_table_as(session, st, tree, txn, cancel) -> QueryResult:
@@ -144,6 +163,7 @@ def create_table_as(session, st, tree, txn, cancel) -> QueryResult:
 def truncate(session, tree, txn) -> QueryResult:
     view = session.catalog_view(txn)
     tables = [view.open(relation_name(t)) for t in tree.find_all(exp.Table)]
+    restart = (tree.args.get("identity") or "").upper() == "RESTART"
     for table in tables:
         lock_table(session, txn, view, table)
         current = session.catalog_view(txn).visible(table.namespace, table.name)
@@ -153,6 +173,12 @@ def truncate(session, tree, txn) -> QueryResult:
             raise errors.QueryError(f'"{current.name}" is not a table', "42809")
         txn.truncate(current.id)
         autostats.note_truncate(session, txn, current)
+    if restart:
+        # RESTART IDENTITY restarts the sequences the tables' columns own, in the
+        # transaction, as ALTER SEQUENCE ... RESTART does (coordinator/sequence_ddl.py).
+        for q in view.sequences():
+            if q.owner is not None and any(q.owner.table_id == t.id for t in tables):
+                sequence_ddl.restart_in(session, txn, q, q.options.start)
     return _command("TRUNCATE TABLE")
 
 

@@ -19,9 +19,10 @@ from sqlglot import exp
 
 from coordinator.pgwire.boundary import Notice, QueryResult, ResultKind
 from planner import errors
+from coordinator import sequence_ddl
 from coordinator.ddl import lock_table
 from coordinator.transaction import relation_tag
-from planner.schema import Relation, ViewDef, relation_name
+from planner.schema import Relation, TableDef, ViewDef, relation_name
 
 _HINTS = {"table": "Use DROP TABLE to remove a table.", "view": "Use DROP VIEW to remove a view."}
 
@@ -55,6 +56,9 @@ def drop(session, st, txn, word: str) -> QueryResult:
             catalog.check_schema(rel)
         found = catalog.lookup(rel)
         if found is None:
+            if catalog.lookup_sequence(rel) is not None:
+                raise errors.QueryError(f'"{rel.name}" is not a {word}', "42809",
+                                        hint="Use DROP SEQUENCE to remove a sequence.")
             if st.if_not_exists:
                 notices.append(_notice(f'{word} "{rel.name}" does not exist, skipping'))
                 continue
@@ -85,7 +89,10 @@ def drop(session, st, txn, word: str) -> QueryResult:
                                  f"{shown_name(catalog, on)}" for v, on in edges),
                 hint="Use DROP ... CASCADE to drop the dependent objects too.")
         notices.append(_cascade_notice([shown_name(catalog, v) for v, _on in edges]))
+    dropping = {r.id for r in targets}
     for r in targets + [v for v, _on in edges]:
+        if isinstance(r, TableDef):  # its SERIAL/identity sequences go with it
+            sequence_ddl.drop_owned(session, txn, catalog, r, dropping)
         txn.drop_table(r)
     shown = notices if session.wants_notices() else []
     return QueryResult(ResultKind.COMMAND, tag=lambda: f"DROP {word.upper()}", notices=shown)

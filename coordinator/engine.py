@@ -19,6 +19,7 @@ import threading
 from coordinator import plan_cache, system_catalog, temp_tables
 from coordinator.catalog import Catalog
 from coordinator.cluster import Cluster
+from coordinator.sequences import SequenceCounters
 from coordinator.transaction import NameLocks, collect_garbage
 from coordinator.session import Session
 
@@ -40,6 +41,8 @@ class Engine:
         self.sessions = system_catalog.Sessions()
         # Query plans shared by the sessions (coordinator/plan_cache.py).
         self.plans = plan_cache.PlanCache()
+        # The sequences' counters (coordinator/sequences.py).
+        self.sequences = SequenceCounters(self.catalog)
         # Storage of tables the catalog does not own (a transaction cut short by a crash,
         # a drop whose removal did not finish): removed before any session starts.
         try:

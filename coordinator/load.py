@@ -13,12 +13,15 @@ from dataclasses import replace
 
 from sqlglot import exp
 
+import datetime as dt
+
 from coordinator import autostats, query
+from coordinator import defaults as defaults_of
 from coordinator.pgwire.boundary import CopyIn, CopyOut, QueryResult, ResultColumn, ResultKind
 from coordinator.transaction import relation_tag
 from coordinator.writer import TableWriter
-from planner import (copy_statement, distribute, errors, functions, modify, rules, statements,
-                     types)
+from planner import (copy_statement, distribute, errors, functions, modify, rules,
+                     sequence_calls, session_info, statements, types)
 from planner import expr as ex
 from planner import plan as pl
 from planner.copy_options import CopyFormat, parse_copy_options
@@ -27,6 +30,7 @@ from planner.locus import GENERAL
 from planner.schema import DistKind, RelationName, TableDef, ViewDef
 from planner.system_tables import resolve_relation
 from segment.operators import base as ops
+from segment import column_defaults
 from segment.ingest import convert, copy_binary, copy_text
 from planner.scope import EMPTY
 from planner.bind_expr import ExprBinder
@@ -78,13 +82,18 @@ def serialize_writers(session, txn, table: TableDef) -> None:
              ms / 1000.0 if ms > 0 else None, session.cancel.event)
 
 
-def insert(session, tree: exp.Insert, txn, cancel) -> QueryResult:
+def insert(session, tree: exp.Insert, txn, cancel, overriding: str | None = None
+           ) -> QueryResult:
+    """INSERT [OVERRIDING {SYSTEM | USER} VALUE] ... VALUES / SELECT / DEFAULT VALUES."""
     table, cols = target(session, tree.this)
     serialize_writers(session, txn, table)
     returning = bind_returning(session, tree, txn) if tree.args.get("returning") else None
     written: list | None = [] if returning is not None else None
-    rows = insert_plan(session, table, tree.expression, cols, txn, cancel, command="INSERT",
-                       written=written)
+    source = tree.expression
+    if tree.args.get("default"):
+        source, cols = exp.Values(expressions=[exp.Tuple(expressions=[])]), []
+    rows = insert_plan(session, table, source, cols, txn, cancel, command="INSERT",
+                       written=written, overriding=overriding)
     note_rows(session, txn, table, rows)
     if returning is None:
         return QueryResult(ResultKind.COMMAND, tag=lambda: f"INSERT 0 {rows}")
@@ -133,7 +142,8 @@ def note_rows(session, txn, table: TableDef, rows: int, ctas: bool = False) -> N
 
 
 def insert_plan(session, table: TableDef, source, cols, txn, cancel,
-                command: str | None = None, written: list | None = None) -> int:
+                command: str | None = None, written: list | None = None,
+                overriding: str | None = None) -> int:
     """Write the rows of `source` into `table`; `command` (INSERT) names the statement for
     the read-only check, made once the statement is planned, as PostgreSQL's executor
     makes it. With `written` (INSERT ... RETURNING) every row goes through the coordinator,
@@ -141,21 +151,27 @@ def insert_plan(session, table: TableDef, source, cols, txn, cancel,
     batch it writes: exactly the rows inserted."""
     cols = list(range(len(table.columns))) if cols is None else cols
     out_fields = tuple(pl.Field(c.name, c.type) for c in table.columns)
+    # CREATE TABLE AS fills a new table (no defaults); INSERT binds the target's defaults.
+    view = session.catalog_view(txn)
+    defaults = defaults_of.column_defaults(view, table) if command is not None \
+        else [None] * len(table.columns)
     if isinstance(source, exp.Values):
-        node = _values_for(table, cols, source, out_fields)
+        node = _values_for(table, cols, source, out_fields, defaults, overriding)
     else:
-        bq = QueryBinder(session.catalog_view(txn)).bind(source)
+        bq = QueryBinder(view).bind(source)
         fields = bq.node.fields
         if len(fields) > len(cols):
             raise errors.SyntaxError_("INSERT has more expressions than target columns")
         exprs = []
         for i, c in enumerate(table.columns):
-            if i in cols and cols.index(i) < len(fields):
+            if i in cols and cols.index(i) < len(fields) \
+                    and not defaults_of.user_value_ignored(table, i, overriding):
+                defaults_of.refuse_explicit(table, i, overriding)
                 j = cols.index(i)
                 ref = ex.ColumnRef(j, fields[j].type, fields[j].name)
                 exprs.append(functions.bind_assign(ref, c.type, c.name))
             else:
-                exprs.append(ex.Literal(None, c.type))
+                exprs.append(_default(defaults[i], c))
         node = pl.Project(bq.node, tuple(exprs), out_fields)
     if command is not None:
         session.check_writable(command)
@@ -169,11 +185,14 @@ def write_rows(session, table: TableDef, node: pl.Node, txn, cancel,
     node = rules.rewrite(node)
     n = session.engine.cluster.n_segments
     root = distribute.distribute(node, n)
+    sequence_calls.check_placement(root)
     txn.begin_write()
-    if written is None and _computable_everywhere(root):
+    # Sequence functions run on the coordinator only: such rows go through its writer.
+    coordinator = sequence_calls.in_plan(root)
+    if written is None and not coordinator and _computable_everywhere(root):
         return _insert_on_segments(session, table, root, txn)
     on_segments = distribute.distribute_insert(node, table, n) \
-        if written is None and _reads_tables(root) else None
+        if written is None and not coordinator and _reads_tables(root) else None
     if on_segments is not None:
         qrun = query.run(session, on_segments, txn, cancel)
         counts = [c for b in qrun.batches() for c in b.column(0).to_pylist()]
@@ -193,9 +212,20 @@ def write_rows(session, table: TableDef, node: pl.Node, txn, cancel,
     return rows
 
 
-def _values_for(table: TableDef, cols: list[int], values: exp.Values, fields) -> pl.Values:
+def _default(default: ex.Expr | None, c) -> ex.Expr:
+    return default if default is not None else ex.Literal(None, c.type)
+
+
+def _is_default(item: exp.Expression) -> bool:
+    """VALUES (DEFAULT, ...): the keyword, not a column called default."""
+    return isinstance(item, exp.Var) and item.name.upper() == "DEFAULT"
+
+
+def _values_for(table: TableDef, cols: list[int], values: exp.Values, fields,
+                defaults: list, overriding: str | None) -> pl.Values:
     """INSERT ... VALUES: each value is assigned to its column's type directly, so quoted
-    literals take the column's type as PostgreSQL's unknown-typed literals do."""
+    literals take the column's type as PostgreSQL's unknown-typed literals do; DEFAULT
+    and the columns not listed take the column's default."""
     binder = ExprBinder(EMPTY)
     rows = []
     for tup in values.expressions:
@@ -204,11 +234,14 @@ def _values_for(table: TableDef, cols: list[int], values: exp.Values, fields) ->
             raise errors.SyntaxError_("INSERT has more expressions than target columns")
         row = []
         for i, c in enumerate(table.columns):
-            if i in cols and cols.index(i) < len(items):
+            if i in cols and cols.index(i) < len(items) \
+                    and not _is_default(items[cols.index(i)]) \
+                    and not defaults_of.user_value_ignored(table, i, overriding):
+                defaults_of.refuse_explicit(table, i, overriding)
                 e = functions.fold_constants(binder.bind(items[cols.index(i)]))
                 row.append(functions.bind_assign(e, c.type, c.name))
             else:
-                row.append(ex.Literal(None, c.type))
+                row.append(_default(defaults[i], c))
         rows.append(tuple(row))
     return pl.Values(tuple(rows), fields)
 
@@ -258,12 +291,22 @@ def copy(session, spec: copy_statement.CopySpec, txn, cancel) -> QueryResult:
         session.check_writable("COPY FROM")
         positions = _copy_columns(table, spec.columns)
         serialize_writers(session, txn, table)
+        defaults = defaults_of.column_defaults(view, table)
+        left_out = [i for i, d in enumerate(defaults) if d is not None and i not in positions]
         txn.begin_write()
         if spec.to_std:
             if fmt is None:
                 raise errors.FeatureNotSupported(f"COPY FROM STDIN in format {opts.format.value}")
-            return _copy_from_stdin(session, table, positions, fmt, opts, txn)
-        return _copy_from_file(session, table, positions, spec.target, opts, txn)
+            return _copy_from_stdin(session, table, positions, fmt, opts, txn,
+                                    defaults if left_out else None)
+        calls = [i for i in left_out if ex.calls_sequence(defaults[i])]
+        if calls:
+            # The segments read the file: they cannot reach the coordinator's counters.
+            raise errors.FeatureNotSupported(
+                "COPY FROM a server file that leaves out a column whose default calls a "
+                f'sequence ("{table.columns[calls[0]].name}"): use COPY FROM STDIN')
+        return _copy_from_file(session, table, positions, spec.target, opts, txn,
+                               defaults if left_out else None)
     if not spec.to_std:
         raise errors.FeatureNotSupported("COPY TO a server file (use COPY TO STDOUT)")
     if fmt is None:
@@ -298,20 +341,36 @@ def _copy_columns(table: TableDef, names: list[str] | None) -> list[int]:
     return out
 
 
-def _copy_from_stdin(session, table, positions, fmt, opts, txn) -> QueryResult:
+def _copy_from_stdin(session, table, positions, fmt, opts, txn, defaults=None) -> QueryResult:
+    """COPY FROM STDIN; `defaults` (bound, per column) when the column list leaves out
+    columns that have one."""
     cols = [table.columns[i] for i in positions]
     full = positions == list(range(len(table.columns)))
     parser = copy_binary.BinaryCopyParser(cols, table=table.name) if fmt is CopyFormat.BINARY \
         else copy_text.CopyParser(cols, fmt, opts, table=table.name)
     writer = TableWriter(session.engine.cluster, txn, table)
+    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)  # the statement's now()
+    sequences = session_info.SEQUENCES.get()
+
+    def widened(b):
+        if full:
+            return b
+        b = convert.widen(b, table, positions)
+        if defaults is None:
+            return b
+        token = session_info.SEQUENCES.set(sequences)  # the COPY data may come in another thread
+        try:
+            return column_defaults.fill(b, positions, defaults, now)
+        finally:
+            session_info.SEQUENCES.reset(token)
 
     def write(data: bytes):
         for b in parser.feed(data):
-            writer.write(b if full else convert.widen(b, table, positions))
+            writer.write(widened(b))
 
     def finish() -> int:
         for b in parser.finish():
-            writer.write(b if full else convert.widen(b, table, positions))
+            writer.write(widened(b))
         rows = writer.close()
         note_rows(session, txn, table, rows)
         return rows
@@ -323,9 +382,11 @@ def _copy_from_stdin(session, table, positions, fmt, opts, txn) -> QueryResult:
                        copy_in=CopyIn(fmt, len(cols), write, finish, abort))
 
 
-def _copy_from_file(session, table, positions, path: str, opts, txn) -> QueryResult:
+def _copy_from_file(session, table, positions, path: str, opts, txn,
+                    defaults=None) -> QueryResult:
+    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)  # the statement's now()
     counts = txn.call_all("copy_from_file", new_query_id(), txn.id, table, path, opts,
-                          positions)
+                          positions, defaults, now)
     rows = counts[0] if table.policy.kind is DistKind.REPLICATED else sum(counts)
     note_rows(session, txn, table, rows)
     return QueryResult(ResultKind.COMMAND, tag=lambda: f"COPY {rows}")

@@ -4,11 +4,12 @@ write the kept rows (planner/merge.py says why in that order); tag MERGE n."""
 from __future__ import annotations
 
 from coordinator import ddl, query
+from coordinator import defaults as defaults_of
 from coordinator.modify import after_changes
 from coordinator.pgwire.boundary import QueryResult, ResultKind
 from coordinator.writer import TableWriter
 from coordinator import load
-from planner import errors, merge, modify, on_conflict
+from planner import errors, merge, modify, on_conflict, sequence_calls
 from planner.explain import explain as explain_lines
 from planner.schema import DistKind
 
@@ -18,8 +19,9 @@ def explain(session, tree, txn, cancel, analyze: bool) -> QueryResult:
     if analyze:
         raise errors.FeatureNotSupported("EXPLAIN ANALYZE of MERGE")
     n = session.engine.cluster.n_segments
-    plans = merge.plan(session.catalog_view(txn), tree, n,
-                       lambda node: query.run_initplan(session, node))
+    view = session.catalog_view(txn)
+    plans = merge.plan(view, tree, n, lambda node: query.run_initplan(session, node),
+                       lambda table: defaults_of.column_defaults(view, table))
     lines = []
     for title, root in (("Not matched (rows kept, written last)", plans.not_matched),
                         ("Matched", plans.matched)):
@@ -42,8 +44,13 @@ def run(session, tree, txn, cancel) -> QueryResult:
     table = modify.target_table(view, tree)
     session.check_writable("MERGE")
     ddl.lock_table(session, txn, view, table)
-    plans = merge.plan(session.catalog_view(txn), tree, session.engine.cluster.n_segments,
-                       lambda n: query.run_initplan(session, n))
+    view = session.catalog_view(txn)
+    plans = merge.plan(view, tree, session.engine.cluster.n_segments,
+                       lambda n: query.run_initplan(session, n),
+                       lambda table: defaults_of.column_defaults(view, table))
+    for root in (plans.matched, plans.not_matched):
+        if root is not None:
+            sequence_calls.check_placement(root)
     txn.begin_write()
     inserts = []
     if plans.not_matched is not None:

@@ -16,8 +16,9 @@ import time
 from sqlglot import exp
 
 from coordinator import autostats, compaction, ddl, query
+from coordinator import defaults
 from coordinator.pgwire.boundary import QueryResult, ResultColumn, ResultKind
-from planner import modify
+from planner import modify, sequence_calls
 from planner.schema import DistKind
 
 
@@ -90,8 +91,12 @@ def plan(session, tree, txn, params=None) -> modify.Modification:
     runner = None if params is not None else (lambda n: query.run_initplan(session, n))
     n = session.engine.cluster.n_segments
     if isinstance(tree, exp.Delete):
-        return modify.plan_delete(view, tree, n, params, runner)
-    return modify.plan_update(view, tree, n, params, runner)
+        m = modify.plan_delete(view, tree, n, params, runner)
+    else:
+        m = modify.plan_update(view, tree, n, params, runner,
+                               lambda table: defaults.column_defaults(view, table))
+    sequence_calls.check_placement(m.root)  # the counters are the coordinator's
+    return m
 
 
 def returning_columns(session, tree, ptypes) -> list[ResultColumn] | None:

@@ -14,7 +14,8 @@ import pyarrow as pa
 from coordinator import plan_cache
 from coordinator.dispatch import QueryRun
 from coordinator.pgwire.boundary import CancelToken, QueryResult, ResultColumn, ResultKind
-from planner import distribute, errors, explain as ex_plain, rules, session_info, types
+from planner import (distribute, errors, explain as ex_plain, rules, sequence_calls,
+                     session_info, types)
 from planner.bind import QueryBinder
 
 
@@ -33,7 +34,9 @@ def _plan(session, tree, params, runner):
     catalog = session.catalog_view(session.txn)  # its transaction's tables, search_path
     bq = QueryBinder(catalog, params, run_plan=runner).bind(tree)
     n = session.engine.cluster.n_segments
-    return distribute.distribute(rules.rewrite(bq.node), n), bq.names
+    root = distribute.distribute(rules.rewrite(bq.node), n)
+    sequence_calls.check_placement(root)
+    return root, bq.names
 
 
 def _session_reads() -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import logging
 import re
 import threading
 import time
@@ -21,8 +22,10 @@ import time
 from sqlglot import exp
 
 from coordinator import (alter, ddl, drop, load, merge, modify, param_types, plan_cache, query,
-                         roles, schema_ddl, sql_commands, system_catalog, temp_tables, views)
+                         roles, schema_ddl, sequence_ddl, sql_commands, system_catalog,
+                         temp_tables, views)
 from coordinator.catalog import SessionCatalog
+from coordinator.sequences import SessionSequences
 from coordinator.pgwire.boundary import (CancelToken, PreparedStatement, QueryResult,
                                          ResultColumn, ResultKind, TransactionStatus)
 from coordinator.settings import Settings, split_identifiers
@@ -30,6 +33,8 @@ from coordinator.transaction import State, Transaction
 from planner import bind_expr, errors, session_info, statements, time_zones, types
 from planner import modify as planner_modify
 from planner.statements import Kind
+
+log = logging.getLogger(__name__)
 
 _pids = itertools.count(1)
 _BEGIN_WORDS = re.compile(r"(?is)^\s*(BEGIN(\s+(WORK|TRANSACTION)\b)?|START\s+TRANSACTION\b)")
@@ -76,6 +81,7 @@ class Session:
         self.pid = next(_pids)
         self.has_temp_tables = False  # its temporary schema is dropped when it ends
         self.random_seed = session_info.RandomSeed()  # setseed()
+        self.sequences = SessionSequences(self)  # nextval's counters, currval and lastval
         self._lock = threading.Lock()
         # The running statement's cancel token and statement_timeout deadline (time.time()).
         self.cancel = CancelToken()
@@ -299,8 +305,12 @@ class Session:
         if k is Kind.DISCARD:
             if self.txn is not None and self.txn.explicit:
                 raise errors.QueryError("DISCARD ALL cannot run inside a transaction block", "25001")
+            if st.name == "sequences":
+                self.sequences.discard()
+                return command("DISCARD SEQUENCES")
             if st.name == "all":
                 self.commands.discard_all()
+                self.sequences.discard()
             return command("DISCARD ALL", self.settings.reset("all"))
         if k is Kind.ROLE:
             return roles.execute(self, st.role)
@@ -349,9 +359,14 @@ class Session:
         # INSERT and COPY FROM begin writing (and check the access mode) once their target
         # table and columns are known, as PostgreSQL's executor and COPY do.
         if k is Kind.INSERT and tree.args.get("conflict") is not None:
+            if st.options.get("overriding"):
+                raise errors.FeatureNotSupported("INSERT ... OVERRIDING ... ON CONFLICT")
             return self._with_txn(lambda txn: merge.insert_on_conflict(self, tree, txn, cancel))
         if k is Kind.INSERT:
-            return self._with_txn(lambda txn: load.insert(self, tree, txn, cancel))
+            return self._with_txn(lambda txn: load.insert(
+                self, tree, txn, cancel, overriding=st.options.get("overriding")))
+        if k is Kind.SEQUENCE:
+            return self._with_txn(lambda txn: sequence_ddl.execute(self, st.sequence, txn))
         if k is Kind.COPY:
             return self._with_txn(lambda txn: load.copy(self, st.copy, txn, cancel))
         if k in (Kind.DELETE, Kind.UPDATE):
@@ -559,6 +574,7 @@ class Session:
         return query.describe(self, st.tree, ptypes, key)
 
     def _bind_session_info(self):
+        session_info.SEQUENCES.set(self.sequences)
         session_info.SESSION_INFO.set(plan_cache.LentInfo({
             "user": self.user, "database": self.database,
             "schema": self.catalog_view(self.txn).current_schema, "pg_backend_pid": self.pid,

@@ -19,12 +19,15 @@ as their owner, as PostgreSQL shows initdb's objects.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import threading
 
 from planner import catalog_names as cn
 from planner import system_tables as st
 from planner import types
-from planner.schema import DistKind, Relation, TableDef, ViewDef
+from planner import pretty_expr
+from planner.schema import DistKind, Identity, Relation, TableDef, ViewDef
+from planner.sequences import SequenceDef, regclass_name
 from planner.types import Kind
 from planner import errors
 from coordinator import settings as reg
@@ -48,6 +51,28 @@ def row_type_oid(t: Relation) -> int:
 
 
 ROW_TYPE_OFFSET = 1 << 30
+# CHECK constraints (pg_constraint) and defaults (pg_attrdef) have oids in ranges of their
+# own: the table's id times 1000 plus the constraint's position or the column's attnum.
+CONSTRAINT_OFFSET = 2 << 30
+ATTRDEF_OFFSET = 3 << 30
+
+
+def constraint_oid(t: TableDef, k: int) -> int:
+    return cn.FIRST_USER_OID + CONSTRAINT_OFFSET + t.id * 1000 + k
+
+
+def attrdef_oid(t: TableDef, attnum: int) -> int:
+    return cn.FIRST_USER_OID + ATTRDEF_OFFSET + t.id * 1000 + attnum
+
+
+def sequence_oid(q: SequenceDef) -> int:
+    return cn.FIRST_USER_OID + q.id
+
+
+# A sequence's columns, as PostgreSQL 15's (pg_attribute of a sequence relation).
+_SEQUENCE_COLUMNS = [("last_value", types.INT8, True, 20, -1),
+                     ("log_cnt", types.INT8, True, 20, -1),
+                     ("is_called", types.BOOL, True, 16, -1)]
 
 
 class Sessions:
@@ -124,6 +149,7 @@ class SystemCatalog:
         self.view = session.catalog_view(session.txn)
         self._tables: list[TableDef] | None = None
         self._views: list[ViewDef] | None = None
+        self._sequences: list[SequenceDef] | None = None
         self._rows: dict[str, list[tuple]] = {}
 
     # --- what the planner asks ---------------------------------------------------------
@@ -137,9 +163,15 @@ class SystemCatalog:
             self._views = self.view.views()
         return self._views
 
+    def sequences(self) -> list[SequenceDef]:
+        if self._sequences is None:
+            self._sequences = self.view.sequences()
+        return self._sequences
+
     def relations(self) -> list[tuple[int, str, str]]:
         return [(table_oid(t), self.view.schema_name(t.namespace), t.name)
                 for t in self.tables() + self.views()] + [
+            (sequence_oid(q), sch.PUBLIC, q.name) for q in self.sequences()] + [
             (r.oid, r.schema, r.name) for r in st.RELATIONS.values()]
 
     def view_definitions(self) -> list[tuple[int, str]]:
@@ -150,6 +182,38 @@ class SystemCatalog:
 
     def _schema_name(self, oid: int) -> str:
         return self.view.schema_name(oid)
+
+    def sequence(self, text: str) -> tuple[int, str]:
+        """(id, name) of the sequence a regclass text names (nextval('s')): 42P01 when
+        there is no such relation, 42809 when it is no sequence."""
+        rel = regclass_name(text)
+        seq = self.view.lookup_sequence(rel)
+        if seq is not None:
+            return seq.id, seq.name
+        if self.view.lookup(rel) is not None or st.find(self.view, rel) is not None:
+            raise errors.QueryError(f'"{rel.name}" is not a sequence', "42809")
+        raise errors.UndefinedTable(f'relation "{rel}" does not exist')
+
+    def sequence_row(self, seq_id: int) -> tuple[int, int, bool]:
+        """A sequence read as a relation: (last_value, log_cnt, is_called)."""
+        seq = self.view.sequence_by_id(seq_id)
+        txn = self.session.txn
+        private = txn.sequence_states.get(seq_id) if txn is not None else None
+        if private is not None:  # restarted by this transaction
+            return private[0], private[2], private[1]
+        return self.session.engine.sequences.row(seq)
+
+    def constraint_defs(self) -> list[tuple[int, str, str]]:
+        """(oid, pg_get_constraintdef, its pretty form) of every CHECK constraint."""
+        return [(constraint_oid(t, k), f"CHECK ({c.sql})",
+                 f"CHECK ({pretty_expr.pretty(c.sql)})")
+                for t in self.tables() for k, c in enumerate(t.checks, 1)]
+
+    def serial_sequences(self) -> list[tuple[tuple[str, str], str]]:
+        """((table, column), sequence) of the sequences columns own (pg_get_serial_sequence)."""
+        tables = {t.id: t.name for t in self.tables()}
+        return [((tables[q.owner.table_id], q.owner.column), f"public.{cn.quote_ident(q.name)}")
+                for q in self.sequences() if q.owner is not None and q.owner.table_id in tables]
 
     def search_path(self) -> list[str]:
         return list(self.view.path)
@@ -197,6 +261,8 @@ class SystemCatalog:
                     for c in t.columns]
             out.append((table_oid(t), t.name, t.namespace,
                         "v" if isinstance(t, ViewDef) else "r", cols, t))
+        for q in self.sequences():
+            out.append((sequence_oid(q), q.name, cn.PUBLIC_OID, "S", _SEQUENCE_COLUMNS, None))
         for r in st.RELATIONS.values():
             cols = [(c.name, c.type, c.not_null, tid, mod)
                     for c, (tid, mod) in zip(r.columns, r.type_oids)]
@@ -213,13 +279,15 @@ class SystemCatalog:
                    "reltype": row_type_oid(table) if table is not None else 0,
                    "reloftype": 0, "relowner": cn.BOOTSTRAP_ROLE_OID,
                    "relam": cn.HEAP_AM_OID if kind == "r" else 0,
-                   "relfilenode": oid if kind == "r" else 0, "reltablespace": 0,
+                   "relfilenode": oid if kind in ("r", "S") else 0, "reltablespace": 0,
                    "relpages": 0,
                    "reltuples": float(table.stats.rows) if kind == "r" and table is not None
                    else -1.0,
                    "relallvisible": 0, "reltoastrelid": 0, "relhasindex": False,
                    "relisshared": False, "relpersistence": "p", "relkind": kind,
-                   "relnatts": len(cols), "relchecks": 0, "relhasrules": kind == "v",
+                   "relnatts": len(cols),
+                   "relchecks": len(table.checks) if table is not None else 0,
+                   "relhasrules": kind == "v",
                    "relhastriggers": False, "relhassubclass": False, "relrowsecurity": False,
                    "relforcerowsecurity": False, "relispopulated": True,
                    "relreplident": "d" if kind == "r" and table is not None else "n",
@@ -248,8 +316,9 @@ class SystemCatalog:
     def _pg_catalog__pg_attribute(self):
         typ = {int(r[0]): dict(zip(st.system_data.TYPE_COLUMNS, r))
                for r in st.system_data.TYPES}
-        for oid, _name, _nsp, _kind, cols, _t in self._relation_rows():
+        for oid, _name, _nsp, _kind, cols, table in self._relation_rows():
             for i, (name, t, not_null, tid, mod) in enumerate(cols, 1):
+                column = table.columns[i - 1] if table is not None else None
                 row = typ.get(tid, {})
                 collation = 100 if t.kind in (Kind.TEXT, Kind.VARCHAR, Kind.CHAR) else (
                     950 if t.kind is Kind.NAME else 0)
@@ -260,9 +329,64 @@ class SystemCatalog:
                        "attbyval": row.get("typbyval") == "t",
                        "attalign": row.get("typalign", "i"),
                        "attstorage": row.get("typstorage", "p"), "attcompression": "",
-                       "attnotnull": not_null, "atthasdef": False, "atthasmissing": False,
-                       "attidentity": "", "attgenerated": "", "attisdropped": False,
+                       "attnotnull": not_null,
+                       "atthasdef": column is not None and column.default is not None,
+                       "atthasmissing": False,
+                       "attidentity": column.identity.value if column is not None else "",
+                       "attgenerated": "", "attisdropped": False,
                        "attislocal": True, "attinhcount": 0, "attcollation": collation}
+
+    def _pg_catalog__pg_attrdef(self):
+        for t in self.tables():
+            for i, c in enumerate(t.columns, 1):
+                if c.default is not None:
+                    yield {"oid": attrdef_oid(t, i), "adrelid": table_oid(t), "adnum": i,
+                           "adbin": c.default}
+
+    def _pg_catalog__pg_constraint(self):
+        for t in self.tables():
+            for k, c in enumerate(t.checks, 1):
+                cols = sorted(i for i, col in enumerate(t.columns, 1)
+                              if _reads(c.sql, col.name))
+                yield {"oid": constraint_oid(t, k), "conname": c.name,
+                       "connamespace": t.namespace, "contype": "c", "condeferrable": False,
+                       "condeferred": False, "convalidated": True, "conrelid": table_oid(t),
+                       "contypid": 0, "conindid": 0, "conparentid": 0, "confrelid": 0,
+                       "confupdtype": " ", "confdeltype": " ", "confmatchtype": " ",
+                       "conislocal": True, "coninhcount": 0, "connoinherit": False,
+                       "conkey": "{" + ",".join(map(str, cols)) + "}",
+                       "conbin": c.sql}
+
+    def _pg_catalog__pg_sequence(self):
+        for q in self.sequences():
+            o = q.options
+            yield {"seqrelid": sequence_oid(q), "seqtypid": o.type_oid, "seqstart": o.start,
+                   "seqincrement": o.increment, "seqmax": o.maxvalue, "seqmin": o.minvalue,
+                   "seqcache": o.cache, "seqcycle": o.cycle}
+
+    def _pg_catalog__pg_sequences(self):
+        counters = self.session.engine.sequences
+        for q in self.sequences():
+            o = q.options
+            last, called = counters.state(q)
+            yield {"schemaname": sch.PUBLIC, "sequencename": q.name,
+                   "sequenceowner": self._owner_name(), "data_type": o.type,
+                   "start_value": o.start, "min_value": o.minvalue, "max_value": o.maxvalue,
+                   "increment_by": o.increment, "cycle": o.cycle, "cache_size": o.cache,
+                   "last_value": last if called else None}
+
+    def _pg_catalog__pg_depend(self):
+        """What psql and drivers read of pg_depend: a sequence owned by a column ('a';
+        'i' for an identity column's)."""
+        tables = {t.id: t for t in self.tables()}
+        for q in self.sequences():
+            if q.owner is None or q.owner.table_id not in tables:
+                continue
+            t = tables[q.owner.table_id]
+            yield {"classid": 1259, "objid": sequence_oid(q), "objsubid": 0,
+                   "refclassid": 1259, "refobjid": table_oid(t),
+                   "refobjsubid": t.column_index(q.owner.column) + 1,
+                   "deptype": "i" if q.identity else "a"}
 
     def _pg_catalog__pg_database(self):
         yield {"oid": cn.DATABASE_OID, "datname": self.session.database,
@@ -378,16 +502,48 @@ class SystemCatalog:
 
     def _information_schema__tables(self):
         for oid, name, nsp, kind, _cols, table in self._relation_rows():
+            if kind == "S":
+                continue  # tables and views only
             schema = self._schema_name(nsp)
             yield {"table_catalog": self.session.database, "table_schema": schema,
                    "table_name": name, "table_type": "BASE TABLE" if kind == "r" else "VIEW",
                    "is_insertable_into": "YES" if kind == "r" and table is not None else "NO",
                    "is_typed": "NO"}
 
+    def _information_schema__sequences(self):
+        for q in self.sequences():
+            o = q.options
+            yield {"sequence_catalog": self.session.database, "sequence_schema": sch.PUBLIC,
+                   "sequence_name": q.name, "data_type": o.type,
+                   "numeric_precision": {"smallint": 16, "integer": 32, "bigint": 64}[o.type],
+                   "numeric_precision_radix": 2, "numeric_scale": 0,
+                   "start_value": str(o.start), "minimum_value": str(o.minvalue),
+                   "maximum_value": str(o.maxvalue), "increment": str(o.increment),
+                   "cycle_option": "YES" if o.cycle else "NO"}
+
+    def _identity_info(self, table: TableDef, column) -> dict:
+        """information_schema.columns' identity columns of an identity column."""
+        if column is None or column.identity is Identity.NONE:
+            return {"is_identity": "NO", "identity_cycle": "NO"}
+        q = next((q for q in self.sequences() if q.identity and q.owner is not None
+                  and q.owner.table_id == table.id and q.owner.column == column.name), None)
+        if q is None:
+            return {"is_identity": "YES", "identity_cycle": "NO"}
+        o = q.options
+        return {"is_identity": "YES",
+                "identity_generation": "ALWAYS" if column.identity is Identity.ALWAYS
+                else "BY DEFAULT",
+                "identity_start": str(o.start), "identity_increment": str(o.increment),
+                "identity_maximum": str(o.maxvalue), "identity_minimum": str(o.minvalue),
+                "identity_cycle": "YES" if o.cycle else "NO"}
+
     def _information_schema__columns(self):
         for oid, name, nsp, kind, cols, table in self._relation_rows():
+            if kind == "S":
+                continue  # PostgreSQL lists the columns of tables and views only
             schema = self._schema_name(nsp)
             for i, (col, t, not_null, tid, _mod) in enumerate(cols, 1):
+                column = table.columns[i - 1] if table is not None else None
                 yield {"table_catalog": self.session.database, "table_schema": schema,
                        "table_name": name, "column_name": col, "ordinal_position": i,
                        "is_nullable": "NO" if not_null else "YES",
@@ -395,7 +551,8 @@ class SystemCatalog:
                        "udt_catalog": self.session.database, "udt_schema": "pg_catalog",
                        "udt_name": cn.TYPE_NAMES.get(tid),
                        "dtd_identifier": str(i), "is_self_referencing": "NO",
-                       "is_identity": "NO", "identity_cycle": "NO", "is_generated": "NEVER",
+                       "column_default": column.default if column is not None else None,
+                       **self._identity_info(table, column), "is_generated": "NEVER",
                        "is_updatable": "YES" if kind == "r" and table is not None else "NO"}
 
     def _information_schema__views(self):
@@ -408,6 +565,11 @@ class SystemCatalog:
                    "check_option": "NONE", "is_updatable": "NO", "is_insertable_into": "NO",
                    "is_trigger_updatable": "NO", "is_trigger_deletable": "NO",
                    "is_trigger_insertable_into": "NO"}
+
+
+def _reads(sql: str, column: str) -> bool:
+    """Whether a constraint's text names `column` (its conkey)."""
+    return re.search(rf'(?<![\w"]){re.escape(cn.quote_ident(column))}(?![\w"])', sql) is not None
 
 
 def _raw(setting, value) -> str:

@@ -58,6 +58,7 @@ from coordinator import cluster as cl
 from coordinator.catalog import Catalog
 from planner import errors
 from planner.schema import Namespace, Relation, TableDef, ViewDef
+from planner.sequences import SequenceDef
 
 log = logging.getLogger(__name__)
 
@@ -251,6 +252,14 @@ class Transaction:
         self.dropped: dict[tuple[int, str], Relation] = {}
         self.new_ids: set[int] = set()
         self.namespaces: dict[int, Namespace | None] = {}
+        # Its sequences, the same way: created (by name) and committed ones dropped.
+        self.created_sequences: dict[str, SequenceDef] = {}
+        self.dropped_sequences: dict[str, SequenceDef] = {}
+        # ALTER SEQUENCE: the new definitions of committed sequences, and the counters it
+        # restarted, this transaction's own until its commit point writes them:
+        # sequence id -> [last_value, is_called, log_cnt].
+        self.altered_sequences: dict[str, SequenceDef] = {}
+        self.sequence_states: dict[int, list] = {}
         self.ended = False
         # Statements that began writing, those of them no ROLLBACK TO can undo (DDL and
         # TRUNCATE: rows added are undone by the segments' savepoint marks), and the
@@ -315,6 +324,36 @@ class Transaction:
             self.dropped[old.key] = old
         self.created[new.key] = new
 
+    def create_sequence(self, seq: SequenceDef) -> None:
+        """A new sequence, visible to this transaction only until it commits."""
+        self.writes += 1
+        self.fixed = self.writes
+        self.created_sequences[seq.name] = seq
+
+    def alter_sequence(self, seq: SequenceDef, restart: int | None) -> None:
+        """A new definition of `seq` (and with RESTART its counter at `restart`), this
+        transaction's until it commits."""
+        self.writes += 1
+        self.fixed = self.writes
+        if seq.name in self.created_sequences:
+            self.created_sequences[seq.name] = seq
+        else:
+            self.altered_sequences[seq.name] = seq
+        if restart is not None:
+            self.sequence_states[seq.id] = [restart, False, 0]
+
+    def drop_sequence(self, seq: SequenceDef) -> None:
+        """Hide `seq` from this transaction; it is dropped for all at commit."""
+        self.writes += 1
+        self.fixed = self.writes
+        self.altered_sequences.pop(seq.name, None)
+        self.sequence_states.pop(seq.id, None)
+        mine = self.created_sequences.get(seq.name)
+        if mine is not None and mine.id == seq.id:
+            del self.created_sequences[seq.name]
+        else:
+            self.dropped_sequences[seq.name] = seq
+
     def replace_created(self, table: TableDef) -> bool:
         """Keep a new definition (statistics) of a table this transaction created."""
         mine = self.created.get(table.key)
@@ -332,7 +371,9 @@ class Transaction:
 
     @property
     def has_ddl(self) -> bool:
-        return bool(self.created or self.dropped or self.new_ids or self.namespaces)
+        return bool(self.created or self.dropped or self.new_ids or self.namespaces
+                    or self.created_sequences or self.dropped_sequences
+                    or self.altered_sequences)
 
     def begin_write(self) -> None:
         """Called before the transaction's first write: every segment learns of it (so a
@@ -423,7 +464,11 @@ class Transaction:
 
     def _commit(self) -> None:
         created, dropped = list(self.created.values()), list(self.dropped.values())
-        if not self.wrote and not created and not dropped and not self.namespaces:
+        new_seqs = list(self.created_sequences.values())
+        gone_seqs = list(self.dropped_sequences.values())
+        altered = list(self.altered_sequences.values())
+        if not (self.wrote or created or dropped or self.namespaces or new_seqs or gone_seqs
+                or altered or self.sequence_states):
             return
         if self.wrote:
             try:
@@ -439,7 +484,9 @@ class Transaction:
             # The commit point: rows (segments roll the prepared deltas forward from here)
             # and catalog changes together.
             self.catalog.commit_transaction(self.id, self.wrote, created, dropped,
-                                            self.namespaces)
+                                            self.namespaces, new_seqs, gone_seqs, altered,
+                                            {i: (v[0], v[1]) for i, v in
+                                             self.sequence_states.items()})
         except BaseException:
             self.abort()
             raise
@@ -481,6 +528,12 @@ class Transaction:
             self.created.clear()
             self.dropped.clear()
             self.namespaces.clear()
+            # Counters of sequences that were never committed (a crash leaves them: unread).
+            self.catalog.forget_sequence_values(q.id for q in self.created_sequences.values())
+            self.created_sequences.clear()
+            self.dropped_sequences.clear()
+            self.altered_sequences.clear()
+            self.sequence_states.clear()
             self.after_commit.clear()
         finally:
             self._end()

@@ -13,6 +13,7 @@ from coordinator import cluster as cl
 from motion import hashing
 from planner import errors
 from planner.schema import DistKind, TableDef
+from segment import check_constraints
 
 FLUSH_ROWS = 1_000_000
 MAX_IN_FLIGHT = 4  # outstanding writes per segment: bounds coordinator memory
@@ -33,6 +34,9 @@ class TableWriter:
     def write(self, batch: pa.RecordBatch) -> None:
         if batch.num_rows == 0:
             return
+        # Constraints first: a statement that breaks one writes nothing (its transaction's
+        # abort, or ROLLBACK TO, drops what earlier batches wrote).
+        check_constraints.check(self.table, batch)
         self.rows += batch.num_rows
         policy = self.table.policy
         n = self.cluster.n_segments

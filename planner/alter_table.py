@@ -3,11 +3,14 @@
 Each action changes the table's definition; together they also say how each column of
 the new table is computed from the old row (`Change.exprs`, expressions over the old
 table's columns), which the segments apply when they rewrite the table's chunks
-(ShardStore.rewrite): ADD COLUMN (NULL for the rows there are), DROP COLUMN, RENAME
-COLUMN, ALTER COLUMN TYPE (an assignment cast, or USING), SET/DROP NOT NULL. RENAME TO
-changes only the catalog. PostgreSQL's messages and SQLSTATEs; what raympp does not do
-(column defaults, constraints, SET SCHEMA, changing a distribution key column's type) is
-0A000 before anything changes.
+(ShardStore.rewrite): ADD COLUMN (its DEFAULT, evaluated per row, else NULL for the rows
+there are), DROP COLUMN (with the CHECK constraints that read it, as PostgreSQL drops
+them), RENAME COLUMN, ALTER COLUMN TYPE (an assignment cast, or USING), SET/DROP NOT
+NULL. RENAME TO and ALTER COLUMN SET/DROP DEFAULT change only the catalog. PostgreSQL's
+messages and SQLSTATEs; what raympp does not do (constraints added, SERIAL or identity
+columns added, a default calling a sequence function for the rows there are, renaming or
+retyping a column a CHECK reads or that has a default or owns a sequence, SET SCHEMA,
+changing a distribution key column's type) is 0A000 before anything changes.
 """
 
 from __future__ import annotations
@@ -16,11 +19,15 @@ from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
-from planner import errors, types
+import re
+
+from planner import catalog_names as cn
+from planner import constraints, errors, types
 from planner import expr as ex
 from planner.bind_expr import ExprBinder
 from planner.coercion import bind_assign
-from planner.schema import ColumnDef, DistKind, DistPolicy, TableDef, TableStats, identifier
+from planner.schema import (CheckDef, ColumnDef, DistKind, DistPolicy, Identity, TableDef,
+                            TableStats, identifier)
 from planner.scope import Scope, ScopeColumn
 from planner.type_names import sql_type
 
@@ -40,11 +47,14 @@ class Change:
         """Whether the chunks change (anything but RENAME TO)."""
         old = self.old
         same = [ex.ColumnRef(i, c.type, c.name) for i, c in enumerate(old.columns)]
-        return self.exprs != same or self.new.columns != old.columns
+        # A default is the catalog's only (the rows stay): ALTER COLUMN SET DEFAULT.
+        shape = [replace(c, default=None) for c in self.new.columns]
+        return self.exprs != same or shape != [replace(c, default=None) for c in old.columns]
 
 
-def plan(old: TableDef, tree: exp.Alter) -> Change:
-    """Apply `tree`'s actions in order to `old` (errors before anything changes)."""
+def plan(old: TableDef, tree: exp.Alter, owns_sequence=lambda column: False) -> Change:
+    """Apply `tree`'s actions in order to `old` (errors before anything changes).
+    `owns_sequence(column name)`: whether a sequence is owned by that column of `old`."""
     change = Change(old, old, [ex.ColumnRef(i, c.type, c.name)
                                for i, c in enumerate(old.columns)])
     actions = tree.args.get("actions") or []
@@ -55,6 +65,7 @@ def plan(old: TableDef, tree: exp.Alter) -> Change:
         # PostgreSQL's grammar: RENAME is a statement of its own, not a list item.
         raise errors.SyntaxError_('syntax error at or near "RENAME"')
     for action in actions:
+        _refuse_dependents(change, action, owns_sequence)
         _apply(change, action)
     if not change.new.columns:
         raise errors.FeatureNotSupported("tables without columns (ALTER TABLE dropping the "
@@ -62,7 +73,51 @@ def plan(old: TableDef, tree: exp.Alter) -> Change:
     stats = {c.name: old.stats.columns[o.name] for c, o in _kept_pairs(change)
              if o.name in old.stats.columns}
     change.new = replace(change.new, stats=TableStats(old.stats.rows, stats))
+    if any(ex.calls_sequence(e) for e in change.exprs):
+        raise errors.FeatureNotSupported(
+            "ALTER TABLE ... USING a sequence function (the rows are rewritten on the "
+            "segments)")
+    if change.new.columns != old.columns:  # the CHECKs read the columns by position
+        new = change.new
+        change.new = replace(new, checks=tuple(
+            CheckDef(k.name, k.sql, constraints.stored_check(k.sql, new.columns, new.name))
+            for k in new.checks))
     return change
+
+
+def reads(sql: str, column: str) -> bool:
+    """Whether a stored CHECK text names `column`."""
+    return re.search(rf'(?<![\w"]){re.escape(cn.quote_ident(column))}(?![\w"])', sql) \
+        is not None
+
+
+def _refuse_dependents(change: Change, action: exp.Expression, owns_sequence) -> None:
+    """0A000 for what would have to follow a column's new name or type and does not here:
+    the CHECKs that read it, its default, the sequence it owns; and for dropping a column
+    that owns a sequence (PostgreSQL drops the sequence with it)."""
+    table = change.new
+    if isinstance(action, exp.RenameColumn):
+        name, what = identifier(action.this.this), "renaming"
+    elif isinstance(action, exp.AlterColumn) and action.args.get("dtype") is not None:
+        name, what = identifier(action.this), "changing the type of"
+    elif isinstance(action, exp.Drop) and (action.args.get("kind") or "").upper() == "COLUMN":
+        for col in action.args.get("tables") or []:
+            name = identifier(col.this)
+            if table.column_index(name) is not None and owns_sequence(name):
+                raise errors.FeatureNotSupported(
+                    f'ALTER TABLE dropping column "{name}", which owns a sequence')
+        return
+    else:
+        return
+    i = table.column_index(name)
+    if i is None:
+        return  # its own error follows
+    col = table.columns[i]
+    if any(reads(k.sql, name) for k in table.checks) or col.default is not None \
+            or col.identity is not Identity.NONE or owns_sequence(name):
+        raise errors.FeatureNotSupported(
+            f'ALTER TABLE {what} column "{name}", which has a default, owns a sequence or '
+            "is read by a CHECK constraint")
 
 
 def _kept_pairs(change: Change):
@@ -130,21 +185,36 @@ def _add_column(change: Change, c: exp.ColumnDef) -> None:
                                 "42701")
     if c.args.get("kind") is None:
         raise errors.SyntaxError_(f'column "{name}" needs a type')
-    not_null = False
+    not_null, default = False, None
     for k in c.constraints:
         if isinstance(k.kind, exp.NotNullColumnConstraint):
             not_null = not k.kind.args.get("allow_null")
+        elif isinstance(k.kind, exp.DefaultColumnConstraint) and default is None:
+            default = k.kind.this
         else:
             raise errors.FeatureNotSupported(
                 f"column option {k.sql(dialect='postgres')!r} in ALTER TABLE ADD COLUMN "
-                "(column defaults and constraints are not implemented)")
+                "(constraints, SERIAL and identity columns are not implemented there)")
+    if c.args["kind"].this.name in ("SERIAL", "BIGSERIAL", "SMALLSERIAL") \
+            and not c.args["kind"].expressions:
+        raise errors.FeatureNotSupported("ALTER TABLE ADD COLUMN of a serial type")
     t = sql_type(c.args["kind"])
     if t.is_numeric and t.precision is None:
         t = types.numeric(None, types.NUMERIC_DEFAULT_SCALE)  # as CREATE TABLE gives it
     if t.is_array and t.elem.is_numeric and t.elem.precision is None:
         t = types.array_of(types.numeric(None, types.NUMERIC_DEFAULT_SCALE))
-    change.new = replace(table, columns=table.columns + (ColumnDef(name, t, not_null),))
-    change.exprs.append(ex.Literal(None, t))
+    col = ColumnDef(name, t, not_null)
+    value: ex.Expr = ex.Literal(None, t)
+    if default is not None:
+        col = replace(col, default=constraints.default_text(default, col))
+        if col.default is not None:
+            value = constraints.bind_default(col.default, col)
+            if ex.calls_sequence(value):
+                # The rows there are get it on the segments, which have no counters.
+                raise errors.FeatureNotSupported(
+                    "ALTER TABLE ADD COLUMN with a default that calls a sequence function")
+    change.new = replace(table, columns=table.columns + (col,))
+    change.exprs.append(value)
     if not_null:
         change.not_null_checks.append(name)
 
@@ -165,8 +235,10 @@ def _drop_column(change: Change, name: str, if_exists: bool) -> None:
         policy = replace(table.policy, keys=tuple(k - (k > i) for k in table.policy.keys))
     unique = tuple(replace(k, columns=tuple(c - (c > i) for c in k.columns))
                    for k in table.unique)
+    # PostgreSQL drops the CHECK constraints that read a dropped column with it.
+    checks = tuple(k for k in table.checks if not reads(k.sql, name))
     change.new = replace(table, columns=table.columns[:i] + table.columns[i + 1:],
-                         policy=policy, unique=unique)
+                         policy=policy, unique=unique, checks=checks)
     del change.exprs[i]
 
 
@@ -184,9 +256,23 @@ def _alter_column(change: Change, action: exp.AlterColumn) -> None:
         _set_column(change, i, replace(col, not_null=not_null))
         if not_null:
             change.not_null_checks.append(name)
+    elif action.args.get("default") is not None or action.args.get("drop"):
+        _set_default(change, i, action.args.get("default"))
     else:
-        raise errors.FeatureNotSupported(f"ALTER TABLE {action.sql(dialect='postgres')} "
-                                         "(column defaults are not implemented)")
+        raise errors.FeatureNotSupported(f"ALTER TABLE {action.sql(dialect='postgres')}")
+
+
+def _set_default(change: Change, i: int, default: exp.Expression | None) -> None:
+    """ALTER COLUMN SET DEFAULT / DROP DEFAULT: the catalog only (the rows stay)."""
+    table = change.new
+    col = table.columns[i]
+    if col.identity is not Identity.NONE:
+        raise errors.QueryError(
+            f'column "{col.name}" of relation "{table.name}" is an identity column', "42601",
+            hint=None if default is not None else
+            "Use ALTER TABLE ... ALTER COLUMN ... DROP IDENTITY instead.")
+    text = constraints.default_text(default, col) if default is not None else None
+    _set_column(change, i, replace(col, default=text))
 
 
 def _alter_type(change: Change, i: int, t: types.SqlType, using: exp.Expression | None):

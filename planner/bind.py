@@ -415,6 +415,13 @@ class QueryBinder:
                 return node, Scope([ScopeColumn(q, n, c.type,
                                                 schema=None if alias else system.schema)
                                     for n, c in zip(names, system.columns)])
+            sequence = system_tables.sequence_relation(self.catalog, relation_name(rel))
+            if sequence is not None:  # SELECT last_value FROM s: the counter's row now
+                q = alias or name
+                names = col_aliases + [f.name for f in sequence.fields][len(col_aliases):]
+                return sequence, Scope([ScopeColumn(q, n, f.type,
+                                                    schema=None if alias else "public")
+                                        for n, f in zip(names, sequence.fields)])
             # [[database.]schema.]name through the search path; 42P01 as PostgreSQL says it.
             table = resolve_relation(self.catalog, rel)
             self.reads.append(table)  # what the query names (a view binder has its own list)

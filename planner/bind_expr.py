@@ -19,6 +19,7 @@ from planner import (binary_values, bind_array, bind_json, bitwise_aggregates,
                      pg_functions, regex_rules, regression_aggregates, row_comparison,
                      time_zones, types, zone_rules)
 from planner import expr as ex
+from planner import sequence_calls
 from planner.coercion import is_unknown
 from planner.expr import Func
 from planner.schema import identifier
@@ -558,6 +559,8 @@ class ExprBinder:
             name = "get_bit"
         if name in catalog_functions.NAMES:
             return catalog_functions.bind_function(name, node, args)
+        if name in sequence_calls.NAMES:
+            return sequence_calls.bind(name, args)
         if name in regex_rules.NAMES:
             return regex_rules.bind_function(name, args)
         if name in ("version", "current_schema", "current_database", "current_user",

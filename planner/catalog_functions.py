@@ -182,7 +182,8 @@ def bind_function(name: str, node: exp.Expression, args: list[ex.Expr]) -> ex.Ex
         tree = args[0]
         if not (tree.type.is_string or tree.type.kind is Kind.UNKNOWN):
             raise no_function(name, args)
-        return _row("get_expr", [tree] + args[1:], text)
+        pretty = len(args) > 2 and bool(_bool_const(args[2], name))
+        return _row("get_expr_pretty" if pretty else "get_expr", [tree] + args[1:2], text)
     if name == "pg_get_viewdef":
         # The user's views: their definition (the query as sqlglot normalises it, in one
         # form whatever the pretty / wrap argument asks). The system views are computed
@@ -204,14 +205,25 @@ def bind_function(name: str, node: exp.Expression, args: list[ex.Expr]) -> ex.Ex
         # pg_rewrite is empty (views are not rules here): NULL, as for an unknown oid.
         _oid_arg(args[0], name, args)
         return ex.Literal(None, text)
-    if name in ("pg_get_indexdef", "pg_get_constraintdef",
+    if name == "pg_get_constraintdef":
+        # CHECK constraints are the only ones (coordinator/system_catalog.py): by oid, the
+        # definition or (pretty) its form with the parentheses precedence needs.
+        pretty = len(args) > 1 and bool(_bool_const(args[1], name))
+        ctx = catalog_context()
+        defs = getattr(ctx, "constraint_defs", lambda: [])() if ctx is not None else []
+        return _row("lookup", [_oid_arg(args[0], name, args)], text,
+                    data((oid, shown if pretty else plain) for oid, plain, shown in defs))
+    if name in ("pg_get_indexdef",
                 "pg_get_triggerdef", "pg_get_partkeydef", "pg_get_statisticsobjdef_columns"):
         # There are no indexes, constraints, triggers, partitioned tables or
         # extended statistics to describe: PostgreSQL gives NULL for an unknown oid.
         _oid_arg(args[0], name, args)
         return ex.Literal(None, text)
     if name == "pg_get_serial_sequence":
-        return ex.Literal(None, text)
+        ctx = catalog_context()
+        owned = getattr(ctx, "serial_sequences", lambda: [])() if ctx is not None else []
+        table, column = (_text_arg(a, name, args) for a in args)
+        return _row("serial_sequence", [table, column], text, data(owned))
     if name == "pg_get_function_result":
         return _row("function_result", [_oid_arg(args[0], name, args)], text)
     if name == "pg_get_function_arguments":

@@ -60,7 +60,7 @@ CONSUMED: dict[type, frozenset[str]] = {k: frozenset(v) for k, v in {
     exp.WindowSpec: {"kind", "start", "start_side", "end", "end_side", "exclude"},
     exp.Identifier: {"this", "quoted"},
     # --- statements
-    exp.Insert: {"this", "expression", "with_", "returning", "conflict"},  # coordinator/load.py, merge.py
+    exp.Insert: {"this", "expression", "with_", "returning", "conflict", "default"},  # coordinator/load.py, merge.py
     exp.Returning: {"expressions"},
     exp.Schema: {"this", "expressions"},
     exp.Create: {"this", "kind", "expression", "exists", "properties"},
@@ -185,7 +185,6 @@ _CLAUSE_NAMES: dict[tuple[type, str], str] = {
     (exp.Insert, "overwrite"): "INSERT OVERWRITE",
     (exp.Insert, "alternative"): "INSERT OR ...",
     (exp.Insert, "where"): "INSERT ... WHERE",
-    (exp.Insert, "default"): "INSERT ... DEFAULT VALUES",
     (exp.With, "search"): "WITH ... SEARCH",
     (exp.With, "cycle"): "WITH ... CYCLE",
     (exp.CTE, "materialized"): "WITH ... AS [NOT] MATERIALIZED",

@@ -88,7 +88,8 @@ def _dist(node: pl.Node, n: int) -> pl.Node:
     if isinstance(node, pl.Scan):
         return replace(node, locus=_scan_locus(node))
     if isinstance(node, pl.Values):  # a system relation's rows are the coordinator's
-        return replace(node, locus=lc.ENTRY if node.system else lc.GENERAL)
+        at_entry = node.system or any(ex.calls_sequence(e) for row in node.rows for e in row)
+        return replace(node, locus=lc.ENTRY if at_entry else lc.GENERAL)
     if isinstance(node, pl.Materialized):  # every process has its rows
         return replace(node, locus=lc.GENERAL)
     if isinstance(node, pl.GenerateSeries):
@@ -100,8 +101,10 @@ def _dist(node: pl.Node, n: int) -> pl.Node:
     if isinstance(node, (pl.Filter, pl.ProjectSet, pl.Project)) and _volatile(node):
         # random() over rows every segment has (constants, a replicated table) must be
         # drawn once per row, not once per segment: on one copy, at the coordinator.
+        # Sequence functions always run there: the counters are the coordinator's.
         child = _dist(node.child, n)
-        if child.locus.kind in (LocusKind.GENERAL, LocusKind.REPLICATED):
+        if child.locus.kind in (LocusKind.GENERAL, LocusKind.REPLICATED) \
+                or _calls_sequence(node):
             return replace(node, child=ensure_entry(child), locus=lc.ENTRY)
         node = replace(node, child=child)
         return replace(node, locus=_through_keys(child.locus, node.exprs)
@@ -136,6 +139,12 @@ def _dist(node: pl.Node, n: int) -> pl.Node:
         # Constants or one copy of replicated rows must not be repeated per segment.
         return replace(node, inputs=tuple(ensure_entry(c) for c in inputs), locus=lc.ENTRY)
     raise TypeError(f"distribute: unexpected node {type(node).__name__}")
+
+
+def _calls_sequence(node: pl.Node) -> bool:
+    exprs = (node.predicate,) if isinstance(node, pl.Filter) else (
+        node.arrays if isinstance(node, pl.ProjectSet) else node.exprs)
+    return any(ex.calls_sequence(e) for e in exprs)
 
 
 def _volatile(node: pl.Node) -> bool:

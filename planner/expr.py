@@ -414,6 +414,33 @@ class RowCall(Expr):
         return self.args
 
 
+class SeqFunc(enum.Enum):
+    """The sequence functions: each reads or changes a counter of the coordinator."""
+
+    NEXTVAL = "nextval"
+    CURRVAL = "currval"
+    SETVAL = "setval"
+    LASTVAL = "lastval"
+
+
+@dataclass(frozen=True, slots=True)
+class SequenceCall(Expr):
+    """nextval/currval/setval(seq, ...)/lastval(): computed one row at a time on the
+    coordinator, by the counters of coordinator/sequences.py (the plan runs it in the
+    coordinator's slice: planner/distribute.py). `seq_id` and `seq_name` name the sequence
+    the regclass argument resolved to when the statement was bound (0 and "" for
+    lastval); `args` are setval's value and is_called."""
+
+    func: SeqFunc
+    seq_id: int
+    seq_name: str
+    args: tuple[Expr, ...]
+    type: SqlType
+
+    def children(self):
+        return self.args
+
+
 @dataclass(frozen=True, slots=True)
 class RowData:
     """The constant a RowCall reads: `items` (pairs), hashed once."""
@@ -466,14 +493,20 @@ NOT_CONSTANT = frozenset((Func.NOW,)) | VOLATILE
 
 
 def is_constant(e: Expr) -> bool:
-    return not any(isinstance(n, ColumnRef) for n in walk(e)) and not any(
+    return not any(isinstance(n, (ColumnRef, SequenceCall)) for n in walk(e)) and not any(
         isinstance(n, Call) and n.func in NOT_CONSTANT for n in walk(e))
+
+
+def calls_sequence(e: Expr) -> bool:
+    """Whether e calls a sequence function (it must run on the coordinator)."""
+    return any(isinstance(n, SequenceCall) for n in walk(e))
 
 
 def is_volatile(e: Expr) -> bool:
     """Whether e calls random() or gen_random_uuid(): a value per evaluation, never
     shared between rows."""
-    return any(isinstance(n, Call) and n.func in VOLATILE for n in walk(e))
+    return any((isinstance(n, Call) and n.func in VOLATILE) or isinstance(n, SequenceCall)
+               for n in walk(e))
 
 
 _INFIX = {Func.ADD, Func.SUB, Func.MUL, Func.DIV, Func.MOD, Func.EQ, Func.NE, Func.LT,
@@ -523,6 +556,9 @@ def show(e: Expr) -> str:
         return f"{name}({', '.join(show(a) for a in e.args)})"
     if isinstance(e, Cast):
         return f"{show(e.arg)}::{e.type.sql()}"
+    if isinstance(e, SequenceCall):
+        seq = ["'" + e.seq_name.replace("'", "''") + "'::regclass"] if e.seq_name else []
+        return f"{e.func.value}({', '.join(seq + [show(a) for a in e.args])})"
     if isinstance(e, Case):
         parts = " ".join(f"WHEN {show(c)} THEN {show(r)}" for c, r in e.whens)
         return f"CASE {parts} ELSE {show(e.else_)} END"

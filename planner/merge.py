@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from planner import default_values as dv
 from planner import distribute, errors, functions, rules, types
 from planner import expr as ex
 from planner import locus as lc
@@ -26,7 +27,7 @@ from planner.coercion import bind_assign
 from planner.expr import Func
 from planner.modify import (assignments, assigned_column, back_home, qualifier,
                             system_columns, target_of, target_table)
-from planner.schema import MODIFY_TARGET, CatalogView, DistKind, TableDef
+from planner.schema import MODIFY_TARGET, CatalogView, DistKind, Identity, TableDef
 
 _ACT = pl.Field("action", types.INT4)
 
@@ -48,7 +49,10 @@ class MergePlans:
     not_matched: pl.Node | None  # distributed; yields the rows to insert (table's columns)
 
 
-def plan(catalog: CatalogView, tree: exp.Merge, n_segments: int, run_plan=None) -> MergePlans:
+def plan(catalog: CatalogView, tree: exp.Merge, n_segments: int, run_plan=None,
+         defaults: dv.ColumnDefaults | None = None) -> MergePlans:
+    """MERGE's plans; `defaults` gives the target's column defaults (an INSERT's columns
+    left out or DEFAULT, an UPDATE's SET column = DEFAULT)."""
     target = target_of(tree, "MERGE")
     table = target_table(catalog, tree)
     clauses = _clauses(tree, table)
@@ -61,8 +65,9 @@ def plan(catalog: CatalogView, tree: exp.Merge, n_segments: int, run_plan=None) 
     inserts = [c for c in clauses if not c.matched]
     return MergePlans(
         table,
-        _matched(binder, table, target, source, on, matched, n_segments) if matched else None,
-        _not_matched(binder, table, target, source, on, inserts, n_segments)
+        _matched(binder, table, target, source, on, matched, n_segments, defaults)
+        if matched else None,
+        _not_matched(binder, table, target, source, on, inserts, n_segments, defaults)
         if any(c.kind == "INSERT" for c in inserts) else None)
 
 
@@ -116,8 +121,12 @@ def _insert_values(ins: exp.Insert, table: TableDef) -> list[tuple[int, exp.Expr
         dup = next(p for p in positions if positions.count(p) > 1)
         raise errors.SyntaxError_(f'column "{table.columns[dup].name}" specified more than once')
     for p, v in zip(positions, items):
-        if isinstance(v, exp.Column) and not v.table and v.name.upper() == "DEFAULT":
-            raise errors.FeatureNotSupported("MERGE ... INSERT VALUES (DEFAULT)")
+        col = table.columns[p]
+        if col.identity is Identity.ALWAYS and not dv.is_default(v):
+            raise errors.QueryError(
+                f'cannot insert a non-DEFAULT value into column "{col.name}"', "428C9",
+                detail=f'Column "{col.name}" is an identity column defined as GENERATED '
+                       "ALWAYS.", hint="Use OVERRIDING SYSTEM VALUE to override.")
     return list(zip(positions, items))
 
 
@@ -138,33 +147,50 @@ def _values(clauses: list[Clause]):
     items, where = [], {}
     for k, c in enumerate(clauses):
         for i, value in c.assign:
+            if dv.is_default(value):
+                where[(k, i)] = None  # the column's default (`_new_row`)
+                continue
             where[(k, i)] = len(items)
             items.append(value.copy())
     return items, where
 
 
 def _new_row(fields, table: TableDef, clauses: list[Clause], where, act: int,
-             offset: int, keep_old: bool) -> list[ex.Expr]:
+             offset: int, keep_old: bool, defaults: dv.ColumnDefaults | None) -> list[ex.Expr]:
     """Per table column: CASE action WHEN k THEN that clause's value (assigned to the
-    column's type) ... ELSE the old value (UPDATE) or NULL (INSERT) END."""
+    column's type; DEFAULT its default) ... ELSE the old value (UPDATE) or the column's
+    default (INSERT) END."""
     act_ref = ex.ColumnRef(act, types.INT4, "action")
+    statement = "MERGE ... UPDATE" if keep_old else "MERGE ... INSERT"
     out = []
     for i, col in enumerate(table.columns):
+        otherwise = ex.ColumnRef(i, col.type, col.name) if keep_old else \
+            dv.value_of(defaults, table, i, False, statement)
         whens = []
         for k, c in enumerate(clauses):
-            if (k, i) in where:
+            if (k, i) not in where:
+                continue
+            if where[(k, i)] is None:
+                if not keep_old:
+                    continue  # an INSERT's DEFAULT: what ELSE gives
+                value = dv.value_of(defaults, table, i, True, statement)
+            else:
                 j = offset + where[(k, i)]
                 value = bind_assign(ex.ColumnRef(j, fields[j].type, fields[j].name),
                                     col.type, col.name)
-                whens.append((functions.bind_call(Func.EQ, [act_ref, ex.Literal(k + 1,
-                                                                                types.INT4)]),
-                              value))
-        default = ex.ColumnRef(i, col.type, col.name) if keep_old else ex.Literal(None, col.type)
-        out.append(functions.bind_case(whens, default) if whens else default)
+            whens.append((functions.bind_call(Func.EQ, [act_ref, ex.Literal(k + 1,
+                                                                            types.INT4)]),
+                          value))
+        if whens and ex.calls_sequence(otherwise):
+            # The counter would be advanced for the rows another INSERT clause writes too.
+            raise errors.FeatureNotSupported(
+                f'MERGE with INSERT clauses that give column "{col.name}" a value and leave '
+                "it to its default, which calls a sequence function")
+        out.append(functions.bind_case(whens, otherwise) if whens else otherwise)
     return out
 
 
-def _matched(binder, table, target, source, on, clauses, n) -> pl.Node:
+def _matched(binder, table, target, source, on, clauses, n, defaults) -> pl.Node:
     q = qualifier(target)
     marked = target.copy()
     marked.meta[MODIFY_TARGET] = True
@@ -178,7 +204,7 @@ def _matched(binder, table, target, source, on, clauses, n) -> pl.Node:
     bq = binder.bind(sel)
     fields = bq.node.fields
     ncols = len(table.columns)
-    new = _new_row(fields, table, clauses, where, ncols, ncols + 1, keep_old=True)
+    new = _new_row(fields, table, clauses, where, ncols, ncols + 1, True, defaults)
     act_ref = ex.ColumnRef(ncols, types.INT4, "action")
     writes = functions.bind_in(act_ref, [ex.Literal(k + 1, types.INT4)
                                          for k, c in enumerate(clauses) if c.kind == "UPDATE"]) \
@@ -204,7 +230,7 @@ def _matched(binder, table, target, source, on, clauses, n) -> pl.Node:
     return distribute.finish(written)
 
 
-def _not_matched(binder, table, target, source, on, clauses, n) -> pl.Node:
+def _not_matched(binder, table, target, source, on, clauses, n, defaults) -> pl.Node:
     act = _action(clauses)
     values, where = _values(clauses)
     probe = exp.Select(expressions=[exp.Literal.number(1)]).from_(target.copy())
@@ -214,7 +240,7 @@ def _not_matched(binder, table, target, source, on, clauses, n) -> pl.Node:
         exp.Not(this=exp.Exists(this=probe)),
         exp.NEQ(this=act.copy(), expression=exp.Literal.number(0)))))
     bq = binder.bind(sel)
-    new = _new_row(bq.node.fields, table, clauses, where, 0, 1, keep_old=False)
+    new = _new_row(bq.node.fields, table, clauses, where, 0, 1, False, defaults)
     node = pl.Project(bq.node, tuple(new), tuple(pl.Field(c.name, c.type)
                                                  for c in table.columns))
     return distribute.distribute(rules.rewrite(node), n)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from planner import distribute, errors, rules, types
+from planner import default_values as dv
 from planner import expr as ex
 from planner import locus as lc
 from planner import plan as pl
@@ -96,7 +97,8 @@ def plan_delete(catalog: CatalogView, tree: exp.Delete, n_segments: int, params=
 
 
 def plan_update(catalog: CatalogView, tree: exp.Update, n_segments: int, params=None,
-                run_plan=None) -> Modification:
+                run_plan=None, defaults: dv.ColumnDefaults | None = None) -> Modification:
+    """UPDATE's plan; `defaults` gives the columns' defaults for SET column = DEFAULT."""
     target = target_of(tree)
     table = target_table(catalog, tree)
     assigned = assignments(tree, table)
@@ -110,7 +112,9 @@ def plan_update(catalog: CatalogView, tree: exp.Update, n_segments: int, params=
     others = _from_items(tree)
     # A value that reads no column is bound as INSERT's VALUES are, so that a quoted
     # literal or untyped parameter takes its column's type (PostgreSQL's unknown).
-    constants = {i: _constant(v, params) for i, v in assigned if _is_constant(v)}
+    constants = {i: dv.value_of(defaults, table, i, True, "UPDATE") if dv.is_default(v)
+                 else _constant(v, params) for i, v in assigned
+                 if dv.is_default(v) or _is_constant(v)}
     computed = [(i, v) for i, v in assigned if i not in constants]
     sel = _finder(tree, target, old + [v for _, v in computed], others)
     bq = QueryBinder(catalog, params, run_plan=run_plan).bind(sel)
@@ -164,7 +168,7 @@ def inference_query(catalog: CatalogView, tree: exp.Delete | exp.Update) -> exp.
         if isinstance(value, (exp.Placeholder, exp.Parameter)):
             value = exp.Cast(this=value.copy(), to=exp.DataType.build(
                 table.columns[i].type.sql(), dialect="postgres"))
-        items.append(value)
+        items.append(exp.Null() if dv.is_default(value) else value)
     return _finder(tree, target, items or [exp.Literal.number(1)], _from_items(tree),
                    system=False)
 
@@ -191,9 +195,7 @@ def assignments(tree: exp.Update, table: TableDef) -> list[tuple[int, exp.Expres
             if any(i == j for j, _ in out):
                 raise errors.SyntaxError_(
                     f'multiple assignments to same column "{table.columns[i].name}"')
-            if isinstance(value, exp.Column) and not value.table and \
-                    not value.this.quoted and value.name.upper() == "DEFAULT":
-                raise errors.FeatureNotSupported("UPDATE ... SET column = DEFAULT")
+            dv.refuse_update_always(table, i, value)
             out.append((i, value))
     return out
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from planner import catalog_names as cn
-from planner import errors
+from planner import errors, pretty_expr
 from planner import expr as ex
 from planner import system_tables as st
 from planner.types import Kind, SqlType
@@ -163,7 +163,10 @@ IMPLEMENTATIONS = {
     "function_result": strict(_function_result),
     "function_arguments": strict(_function_arguments),
     "null": lambda e, *vals: None,
-    "get_expr": lambda e, tree, *rest: _no_expression(tree),
+    # adbin and conbin hold the expression's text (coordinator/system_catalog.py)
+    "get_expr": lambda e, tree, *rest: tree,
+    "get_expr_pretty": lambda e, tree, *rest: None if tree is None else pretty_expr.pretty(tree),
+    "serial_sequence": lambda e, table, column: _serial_sequence(e, table, column),
     "viewdef": strict(lambda e, oid: _viewdef(_mapping(e).get(oid))),
     "quote_ident": strict(lambda e, v: cn.quote_ident(v)),
 }
@@ -182,7 +185,15 @@ def _viewdef(view: tuple[str, str] | None) -> str | None:
     return text
 
 
-def _no_expression(tree):
-    if tree is None:
+def _serial_sequence(e, table: str | None, column: str | None):
+    """pg_get_serial_sequence(table, column): the sequence the column owns, qualified;
+    42P01 for a table that does not exist, 42703 for a column it does not have."""
+    if table is None or column is None:
         return None
-    raise errors.FeatureNotSupported("pg_get_expr of an expression: raympp stores none")
+    rel = cn.reg_names(Kind.REGCLASS).get(cn.reg_oid(Kind.REGCLASS, table))
+    name = rel.split(".")[-1].strip('"') if rel else table
+    owned = dict(e.data.items) if e.data is not None else {}
+    found = owned.get((name, column))
+    if found is None and not any(t == name for t, _c in owned):
+        return None
+    return found

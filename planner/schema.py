@@ -36,11 +36,36 @@ class DistPolicy:
             else "DISTRIBUTED RANDOMLY"
 
 
+class Identity(enum.Enum):
+    """GENERATED ALWAYS / BY DEFAULT AS IDENTITY (pg_attribute.attidentity)."""
+
+    NONE = ""
+    ALWAYS = "a"
+    BY_DEFAULT = "d"
+
+
 @dataclass(frozen=True, slots=True)
 class ColumnDef:
+    """A column. `default`: its DEFAULT expression as pg_get_expr shows it (SQL text,
+    bound where a statement uses it: planner/defaults.py); an identity column's default
+    is its sequence's nextval and `default` stays None, as in PostgreSQL's catalog."""
+
     name: str
     type: SqlType
     not_null: bool = False
+    default: str | None = None
+    identity: Identity = Identity.NONE
+
+
+@dataclass(frozen=True, slots=True)
+class CheckDef:
+    """A CHECK constraint: its name, its expression as pg_get_constraintdef shows it inside
+    CHECK (...), and that expression bound over the table's columns (a planner.expr.Expr,
+    evaluated over batches in the table's column order: segment/check_constraints.py)."""
+
+    name: str
+    sql: str
+    expr: object = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +106,7 @@ class TableDef:
     stats: TableStats = TableStats()
     namespace: int = 2200  # PUBLIC_OID (below)
     unique: tuple["UniqueKey", ...] = ()  # PRIMARY KEY first, then UNIQUE keys
+    checks: tuple[CheckDef, ...] = ()
 
     @property
     def key(self) -> tuple[int, str]:

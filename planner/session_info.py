@@ -49,6 +49,9 @@ class CatalogContext(Protocol):
 
     def start_time(self): ...
 
+    def sequence_row(self, seq_id: int) -> tuple[int, int, bool]:
+        """(last_value, log_cnt, is_called) of a sequence now."""
+
 
 def catalog_context() -> CatalogContext | None:
     """The statement's catalog provider (None outside a session: unit tests, EXPLAIN of
@@ -79,3 +82,15 @@ class RandomSeed:
         self.calls += 1
         digest = hashlib.blake2b(f"{self.seed!r}:{self.calls}".encode(), digest_size=8)
         return int.from_bytes(digest.digest(), "little") >> 1, next(self._bound)
+
+
+class SequenceAccess(Protocol):
+    """The coordinator's sequence counters as one session uses them (its currval and
+    lastval): coordinator/sequences.py. Set in `SEQUENCES` while a statement runs."""
+
+    def call(self, func: Any, seq_id: int, seq_name: str, args: list) -> int | None:
+        """nextval/currval/setval/lastval (a planner.expr.SeqFunc) for one row."""
+
+
+SEQUENCES: contextvars.ContextVar[SequenceAccess | None] = contextvars.ContextVar(
+    "sequences", default=None)

@@ -15,12 +15,13 @@ import sqlglot
 from sqlglot import exp
 from sqlglot import tokens as sqltokens
 
-from planner import (analyze_statement, bind_json, clause_guard, copy_statement, errors,
-                     regex_rules, role_statement, schema_statement, types, unique_keys,
-                     view_statement, volatile_calls)
+from planner import (analyze_statement, bind_json, clause_guard, constraints, copy_statement,
+                     errors, regex_rules, role_statement, schema_statement, sequences, types,
+                     unique_keys, view_statement, volatile_calls)
 from planner.bind_array import catalog_array_names
 from planner.type_names import sql_type
-from planner.schema import ColumnDef, DistKind, DistPolicy, RelationName, relation_name
+from planner.schema import (ColumnDef, DistKind, DistPolicy, Identity, RelationName,
+                            relation_name)
 from planner.sql_dialect import RaymppPostgres
 from planner.bind_array import mark_subscripts
 
@@ -33,6 +34,7 @@ class Kind(enum.Enum):
     DROP_TABLE = "DROP TABLE"
     CREATE_VIEW = "CREATE VIEW"
     DROP_VIEW = "DROP VIEW"
+    SEQUENCE = "SEQUENCE"  # CREATE/ALTER/DROP SEQUENCE (planner/sequences.py)
     INSERT = "INSERT"
     ALTER_TABLE = "ALTER TABLE"
     DELETE = "DELETE"
@@ -72,10 +74,15 @@ class Statement:
     kind: Kind
     text: str
     tree: exp.Expression | None = None
-    # CREATE TABLE
+    # CREATE TABLE: columns, CHECK constraints (name as written or None, expression),
+    # the sequences of SERIAL and identity columns
     columns: list[ColumnDef] = field(default_factory=list)
     temporary: bool = False  # CREATE TEMP TABLE: in the session's temporary schema
     unique: tuple = ()  # its PRIMARY KEY and UNIQUE constraints (planner/unique_keys.py)
+    checks: list[tuple[str | None, exp.Expression]] = field(default_factory=list)
+    column_sequences: list[sequences.ColumnSequence] = field(default_factory=list)
+    # CREATE/ALTER/DROP SEQUENCE
+    sequence: sequences.SequenceStatement | None = None
     # DISTRIBUTED BY (cols) | RANDOMLY | REPLICATED: (DistKind.HASHED, cols), (RANDOM, ()), ...
     policy_clause: tuple[DistKind, tuple[str, ...]] | None = None
     if_not_exists: bool = False
@@ -133,6 +140,14 @@ def split(sql: str) -> list[str]:
 _DIST = re.compile(r"\s+DISTRIBUTED\s+(?:BY\s*\(([^)]*)\)|(RANDOMLY)|(REPLICATED))\s*$",
                    re.IGNORECASE)
 _FIRST = re.compile(r"^\s*([A-Za-z]+)(?:\s+([A-Za-z_]+))?", re.DOTALL)
+# INSERT's OVERRIDING {SYSTEM | USER} VALUE (sqlglot has no such clause): between the
+# target's column list and the rows.
+_OVERRIDING = re.compile(r"(?is)(?<=[\s)])OVERRIDING\s+(SYSTEM|USER)\s+VALUE\b")
+# An identity column's `(sequence options)`, which sqlglot reads only in part.
+_IDENTITY = re.compile(r"(?is)\bGENERATED\s+(ALWAYS|BY\s+DEFAULT)\s+AS\s+IDENTITY\s*"
+                       r"(?:\(([^()]*)\))?")
+_NOW = re.compile(r"(?i)(?<![.\w\"])now\s*\(\s*\)")
+_SERIALS = {"SERIAL": types.INT4, "BIGSERIAL": types.INT8, "SMALLSERIAL": types.INT2}
 _TEMP = re.compile(r"(?is)^\s*CREATE\s+(?:(?:GLOBAL|LOCAL)\s+)?(?:TEMP|TEMPORARY)\b")
 _ON_COMMIT = re.compile(r"(?is)\s+ON\s+COMMIT\s+(PRESERVE\s+ROWS|DELETE\s+ROWS|DROP)\b")
 
@@ -192,6 +207,8 @@ def classify(text: str) -> Statement:
     if word == "CREATE" and second in ("TABLE", "TEMP", "TEMPORARY", "UNLOGGED", "LOCAL",
                                        "GLOBAL"):
         temp = _TEMP.match(text)
+        if temp and re.match(r"(?is)^\s*CREATE\s+\S+\s+SEQUENCE\b", text):
+            raise errors.FeatureNotSupported("temporary sequences are not supported")
         if temp:
             # A table of the session's temporary schema (coordinator/temp_tables.py).
             st = _create_table(_on_commit(text[temp.end():].join(["CREATE", ""])))
@@ -200,6 +217,13 @@ def classify(text: str) -> Statement:
         return _create_table(text)
     if word == "COPY":
         return Statement(Kind.COPY, text, copy=copy_statement.parse(text))
+    if word in ("CREATE", "ALTER", "DROP") and second == "SEQUENCE":
+        return Statement(Kind.SEQUENCE, text, sequence=sequences.parse(text))
+    if word == "INSERT" and _OVERRIDING.search(text):
+        m = _OVERRIDING.search(text)
+        st = classify(text[:m.start()] + " " + text[m.end():])
+        st.text, st.options = text, {**st.options, "overriding": m.group(1).lower()}
+        return st
     if word in ("CREATE", "ALTER", "DROP") and second in ("ROLE", "USER", "GROUP"):
         return Statement(Kind.ROLE, text, role=role_statement.parse(text))
     if word in ("CREATE", "ALTER", "DROP") and second == "SCHEMA":
@@ -216,6 +240,8 @@ def classify(text: str) -> Statement:
             return _set_distributed(text, redistribute)
         # RENAME's COLUMN keyword is optional in PostgreSQL, not in sqlglot's grammar.
         text = _RENAME_WITHOUT_COLUMN.sub(r"\1COLUMN ", text)
+        # now() and CURRENT_TIMESTAMP parse alike; a default shows the one written
+        text = _NOW.sub("pg_catalog.now()", text)
     tree = parse_one(text)
     if isinstance(tree, (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Values)) or (
             isinstance(tree, exp.Subquery)):
@@ -489,7 +515,10 @@ def _create_table(text: str) -> Statement:
         text_sql = text[:m.start()]
     else:
         text_sql = text
-    tree = parse_one(text_sql)
+    identity_options = [m.group(2) for m in _IDENTITY.finditer(text_sql)]
+    # now() and CURRENT_TIMESTAMP parse alike; a default shows the one written
+    text_sql = _NOW.sub("pg_catalog.now()", text_sql)
+    tree = parse_one(_IDENTITY.sub(lambda m: f"GENERATED {m.group(1)} AS IDENTITY", text_sql))
     if not isinstance(tree, exp.Create) or (tree.args.get("kind") or "").upper() != "TABLE":
         raise errors.SyntaxError_("syntax error in CREATE TABLE")
     exists = bool(tree.args.get("exists"))
@@ -503,48 +532,110 @@ def _create_table(text: str) -> Statement:
     if not isinstance(schema, exp.Schema):
         raise errors.SyntaxError_("CREATE TABLE needs a column list")
     keys = unique_keys.extract(schema)  # PRIMARY KEY, UNIQUE: enforced (unique_keys.py)
-    cols = []
+    st = Statement(Kind.CREATE_TABLE, text, tree, policy_clause=policy, if_not_exists=exists)
+    table = relation_name(schema.this).name
+    identities = iter(identity_options)
     for c in schema.expressions:
+        if isinstance(c, exp.CheckColumnConstraint):
+            st.checks.append((None, c.this))
+            continue
+        if isinstance(c, exp.Constraint) and len(c.expressions) == 1 \
+                and isinstance(c.expressions[0], exp.CheckColumnConstraint):
+            st.checks.append((_name(c.this), c.expressions[0].this))
+            continue
         if not isinstance(c, exp.ColumnDef):
-            # Constraints are refused, not accepted unenforced: a PRIMARY KEY that lets
-            # duplicates in would be a promise broken silently.
+            # Other constraints are refused, not accepted unenforced: a FOREIGN KEY that
+            # lets orphans in would be a promise broken silently.
             raise errors.FeatureNotSupported(
-                f"table constraint {c.sql(dialect='postgres')!r} (constraints are not "
-                "enforced yet)")
+                f"table constraint {c.sql(dialect='postgres')!r} (FOREIGN KEY and EXCLUDE "
+                "constraints are not enforced yet)")
         if c.args.get("kind") is None:
             raise errors.SyntaxError_(f'column "{c.name}" needs a type')
-        _refuse_column_options(c)
-        not_null = any(isinstance(k.kind, exp.NotNullColumnConstraint)
-                       and not k.kind.args.get("allow_null") for k in c.constraints)
-        name = c.name if c.this.quoted else c.name.lower()
-        if any(x.name == name for x in cols):
-            raise errors.QueryError(f'column "{name}" specified more than once', "42701")
-        t = sql_type(c.args["kind"])
-        if t.is_numeric and t.precision is None:
-            # An unconstrained numeric column keeps any scale in PostgreSQL; ours have a
-            # fixed scale, so give it room rather than rounding values away.
-            t = types.numeric(None, types.NUMERIC_DEFAULT_SCALE)
-        if t.is_array and t.elem.is_numeric and t.elem.precision is None:
-            t = types.array_of(types.numeric(None, types.NUMERIC_DEFAULT_SCALE))
-        cols.append(ColumnDef(name, t, not_null))
-    unique, cols = unique_keys.resolve(relation_name(schema.this).name, keys, cols)
-    return Statement(Kind.CREATE_TABLE, text, tree, columns=cols, policy_clause=policy,
-                     if_not_exists=exists, unique=unique)
+        st.columns.append(_column(c, table, st, identities, [x.name for x in st.columns]))
+    st.unique, st.columns = unique_keys.resolve(table, keys, st.columns)
+    return st
+
+
+def _name(ident) -> str:
+    return ident.name if ident.quoted else ident.name.lower()
+
+
+def _column(c: exp.ColumnDef, table: str, st: Statement, identities, earlier: list[str]
+            ) -> ColumnDef:
+    """One column of CREATE TABLE, with its NULL/NOT NULL, DEFAULT, CHECK, SERIAL and
+    identity; the CHECKs and sequences it asks for go to `st`."""
+    _refuse_column_options(c)
+    name = _name(c.this)
+    if name in earlier:
+        raise errors.QueryError(f'column "{name}" specified more than once', "42701")
+    kind = c.args["kind"]
+    serial = _SERIALS.get(kind.this.name) if not kind.expressions else None
+    t = serial if serial is not None else sql_type(kind)
+    if t.is_numeric and t.precision is None:
+        # An unconstrained numeric column keeps any scale in PostgreSQL; ours have a
+        # fixed scale, so give it room rather than rounding values away.
+        t = types.numeric(None, types.NUMERIC_DEFAULT_SCALE)
+    if t.is_array and t.elem.is_numeric and t.elem.precision is None:
+        t = types.array_of(types.numeric(None, types.NUMERIC_DEFAULT_SCALE))
+    not_null, null, default, identity = serial is not None, False, None, Identity.NONE
+    for k in c.constraints:
+        kk = k.kind
+        if isinstance(kk, exp.NotNullColumnConstraint):
+            if kk.args.get("allow_null"):
+                null = True
+            else:
+                not_null = True
+        elif isinstance(kk, exp.DefaultColumnConstraint):
+            if default is not None:
+                raise errors.QueryError(f'multiple default values specified for column '
+                                        f'"{name}" of table "{table}"', "42601")
+            default = kk.this
+        elif isinstance(kk, exp.CheckColumnConstraint):
+            st.checks.append((_name(k.this) if k.this is not None else None, kk.this))
+        elif isinstance(kk, exp.GeneratedAsIdentityColumnConstraint):
+            if identity is not Identity.NONE:
+                raise errors.QueryError(f'multiple identity specifications for column '
+                                        f'"{name}" of table "{table}"', "42601")
+            identity = Identity.ALWAYS if kk.this else Identity.BY_DEFAULT
+            options = next(identities, None)
+            st.column_sequences.append(sequences.ColumnSequence(
+                name, sequences.parse_options(options) if options else sequences.OptionList(),
+                True))
+            not_null = True
+    if null and not_null:
+        raise errors.QueryError(f'conflicting NULL/NOT NULL declarations for column "{name}" '
+                                f'of table "{table}"', "42601")
+    if serial is not None and default is not None:
+        raise errors.QueryError(f'multiple default values specified for column "{name}" of '
+                                f'table "{table}"', "42601")
+    if identity is not Identity.NONE:
+        if default is not None:
+            raise errors.QueryError(f'both default and identity specified for column '
+                                    f'"{name}" of table "{table}"', "42601")
+        if t.kind not in (types.Kind.INT2, types.Kind.INT4, types.Kind.INT8):
+            raise errors.QueryError("identity column type must be smallint, integer, or "
+                                    "bigint", "22023")
+    if serial is not None:
+        st.column_sequences.append(sequences.ColumnSequence(name, sequences.OptionList(), False))
+    col = ColumnDef(name, t, not_null, identity=identity)
+    if default is not None:
+        col = ColumnDef(name, t, not_null, constraints.default_text(default, col), identity)
+    return col
 
 
 def _refuse_column_options(c: exp.ColumnDef) -> None:
-    """Only NULL / NOT NULL are implemented; DEFAULT, SERIAL, identity, keys, CHECK,
-    REFERENCES and COLLATE are refused before anything is created."""
-    kind = c.args["kind"]
-    if kind.this.name in ("SERIAL", "BIGSERIAL", "SMALLSERIAL"):
-        raise errors.FeatureNotSupported(f"type {kind.this.name.lower()} (column defaults "
-                                         "and sequences are not implemented yet)")
+    """NULL / NOT NULL, DEFAULT, CHECK, SERIAL and identity are implemented; keys,
+    REFERENCES, generated columns and COLLATE are refused before anything is created."""
+    allowed = (exp.NotNullColumnConstraint, exp.DefaultColumnConstraint,
+               exp.CheckColumnConstraint, exp.GeneratedAsIdentityColumnConstraint)
     for k in c.constraints:
-        if not isinstance(k.kind, exp.NotNullColumnConstraint):
+        if not isinstance(k.kind, allowed) or (
+                isinstance(k.kind, exp.GeneratedAsIdentityColumnConstraint)
+                and k.kind.args.get("expression") is not None):
             raise errors.FeatureNotSupported(
-                f"column option {k.sql(dialect='postgres')!r} of column \"{c.name}\" (only "
-                "NULL and NOT NULL are implemented)")
-    for key in ("default", "position", "output", "exists"):
+                f"column option {k.sql(dialect='postgres')!r} of column \"{c.name}\" "
+                "(REFERENCES, COLLATE and generated columns are not implemented)")
+    for key in ("position", "output", "exists"):
         if c.args.get(key):
             raise errors.FeatureNotSupported(f"column option {key.upper()} of column \"{c.name}\"")
 

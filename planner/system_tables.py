@@ -92,6 +92,29 @@ def find(catalog, rel: sch.RelationName) -> SystemRelation | None:
     return None
 
 
+_SEQUENCE_COLUMNS = (sch.ColumnDef("last_value", types.INT8, True),
+                     sch.ColumnDef("log_cnt", types.INT8, True),
+                     sch.ColumnDef("is_called", types.BOOL, True))
+
+
+def sequence_relation(catalog, rel: sch.RelationName) -> pl.Values | None:
+    """A sequence read as a relation (`SELECT last_value FROM s`): its one row (last_value,
+    log_cnt, is_called) now, as a Values leaf the coordinator computes; None when `rel`
+    names no sequence."""
+    lookup = getattr(catalog, "lookup_sequence", None)
+    seq = lookup(rel) if lookup is not None else None
+    if seq is None:
+        return None
+    # Read only for a sequence: reading the session's context keeps a plan out of the cache.
+    ctx = catalog_context()
+    if ctx is None:
+        return None
+    row = ctx.sequence_row(seq.id)
+    fields = tuple(pl.Field(c.name, c.type) for c in _SEQUENCE_COLUMNS)
+    return pl.Values((tuple(ex.Literal(v, c.type) for v, c in zip(row, _SEQUENCE_COLUMNS)),),
+                     fields, system=f"{sch.PUBLIC}.{seq.name}")
+
+
 def refuse_write(catalog, rel: sch.RelationName) -> None:
     """0A000 for a write (INSERT, COPY FROM, TRUNCATE, ...) into a system relation."""
     found = find(catalog, rel)
@@ -210,5 +233,9 @@ def resolve_relation(catalog: sch.CatalogView, table) -> sch.Relation:
     refuse_write(catalog, rel)  # INSERT INTO pg_class: read-only (0A000)
     found = sch.lookup_relation(catalog, rel)
     if found is None:
+        lookup_sequence = getattr(catalog, "lookup_sequence", None)
+        if lookup_sequence is not None and lookup_sequence(rel) is not None:
+            # (a query reads it through sequence_relation: this is INSERT's target)
+            raise errors.QueryError(f'cannot change sequence "{rel.name}"', "42809")
         raise errors.UndefinedTable(f'relation "{rel}" does not exist')
     return found

@@ -11,6 +11,8 @@ every row on every segment and check there. Names follow PostgreSQL: t_pkey, t_a
 
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -105,7 +107,7 @@ def resolve(table: str, specs: list[KeySpec], columns: list[ColumnDef]
         taken.add(name)
         keys.append(UniqueKey(name, positions, s.primary))
     pk = {p for k in keys if k.primary for p in k.columns}
-    cols = [c if i not in pk or c.not_null else ColumnDef(c.name, c.type, True)
+    cols = [c if i not in pk or c.not_null else dataclasses.replace(c, not_null=True)
             for i, c in enumerate(columns)]
     keys.sort(key=lambda k: not k.primary)
     return tuple(keys), cols

@@ -113,5 +113,7 @@ class SegmentActor:
     def cancel(self, query_id, reason=None):
         return self._w.cancel(query_id, reason)
 
-    def copy_from_file(self, query_id, txn_id, table, path, options, positions):
-        return self._w.copy_from_file(query_id, txn_id, table, path, options, positions)
+    def copy_from_file(self, query_id, txn_id, table, path, options, positions, defaults=None,
+                       now=None):
+        return self._w.copy_from_file(query_id, txn_id, table, path, options, positions,
+                                      defaults, now)

@@ -46,6 +46,7 @@ from segment.kernels import expr_regex as xre
 from segment.kernels import expr_string as xs
 from segment.kernels import expr_timezone as xtz
 from planner.row_functions import call_row
+from planner.session_info import SEQUENCES
 
 _SUBSET_FRACTION = 0.25  # below this share of rows, evaluate a lazy branch on its rows only
 
@@ -411,9 +412,21 @@ def _row_call(e: ex.RowCall, f: Frame) -> xa.Datum:
     return xcast.to_arrow(values, e.type)
 
 
+def _sequence_call(e: ex.SequenceCall, f: Frame) -> xa.Datum:
+    """nextval/currval/setval/lastval, row by row in order, by the coordinator's counters
+    (the planner runs these only in the coordinator's slice)."""
+    access = SEQUENCES.get()
+    if access is None:
+        raise errors.InternalError(f"{e.func.value}() evaluated outside the coordinator")
+    cols = [xa.as_array(_eval(a, f), f.n).to_pylist() for a in e.args]
+    rows = zip(*cols) if cols else ([] for _ in range(f.n))
+    values = [access.call(e.func, e.seq_id, e.seq_name, list(row)) for row in rows]
+    return xcast.to_arrow(values, e.type)
+
+
 _NODES = {ex.ColumnRef: _column, ex.Literal: _literal, ex.Call: _call, ex.Cast: _cast,
           ex.Case: _case, ex.InList: _in_list, ex.Like: _like, ex.IsNull: _is_null,
-          ex.RowCall: _row_call}
+          ex.RowCall: _row_call, ex.SequenceCall: _sequence_call}
 
 _CALLS = {
     **{f: xarith.arith for f in (Func.ADD, Func.SUB, Func.MUL, Func.DIV, Func.MOD)},

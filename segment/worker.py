@@ -23,7 +23,7 @@ from planner import errors
 from planner import plan as pl
 from planner.copy_options import CopyOptions
 from planner.schema import DistKind, TableDef
-from segment import executor, heap, memory
+from segment import check_constraints, column_defaults, executor, heap, memory
 from segment.messages import ColumnSample, ShardSample, SliceResult, SliceTask
 from segment.operators import base, motion_send
 from segment.storage.shard_store import ShardStore
@@ -309,9 +309,11 @@ class SegmentWorker:
             self._release(query_id)
 
     def _shares(self, batches, table: TableDef, keep_all: bool = False):
-        """This segment's rows of a stream every segment computes alike."""
+        """This segment's rows of a stream every segment computes alike (its constraints
+        checked over all of them, so every segment fails alike)."""
         counter = 0
         for batch in batches:
+            check_constraints.check(table, batch)
             mine = batch
             if not keep_all:
                 mine, counter = self._my_share(batch, table, counter)
@@ -319,14 +321,19 @@ class SegmentWorker:
                 yield mine
 
     def copy_from_file(self, query_id: int, txn_id: int, table: TableDef, path: str,
-                       options: CopyOptions, positions: list[int]) -> int:
-        """COPY t [(cols)] FROM 'file': every segment reads the file, keeps its own rows."""
+                       options: CopyOptions, positions: list[int], defaults=None,
+                       now=None) -> int:
+        """COPY t [(cols)] FROM 'file': every segment reads the file, keeps its own rows;
+        `defaults` (bound, per column; none calls a sequence) fill the columns the list
+        leaves out, with the statement's `now`."""
         self._check_txn(txn_id)
         try:
             cols = [table.columns[i] for i in positions]
             batches = file_source.read_file(path, options, cols, table=table.name)
             if positions != list(range(len(table.columns))):
                 batches = (convert.widen(b, table, positions) for b in batches)
+            if defaults is not None:
+                batches = (column_defaults.fill(b, positions, defaults, now) for b in batches)
             return self.store.write(txn_id, table.id, self._shares(batches, table))
         except errors.QueryError as e:
             raise e.with_context(f"segment {self.segment_id}")

@@ -1,11 +1,13 @@
 """Insert: write the incoming rows into this segment's shard of a table, under the
-statement's transaction (visible at commit), and report how many were written."""
+statement's transaction (visible at commit), once they meet its constraints, and report
+how many were written."""
 
 from __future__ import annotations
 
 import pyarrow as pa
 
 from planner import plan
+from segment import check_constraints
 from segment.operators import base
 
 
@@ -18,10 +20,13 @@ class InsertOp:
     def execute(self, ctx: base.ExecContext):
         if ctx.store is None or ctx.txn_id is None:
             raise RuntimeError("Insert runs on a segment, inside a transaction")
+        table = self.node.table
         batches = (b for b in self.child.execute(ctx) if b.num_rows)
         if self.node.write_flag is not None:
-            yield self._count(self._flagged(batches, counted := [0]), ctx, counted)
+            flagged = self._flagged(batches, counted := [0])
+            yield self._count((_checked(table, b, ctx.now) for b in flagged), ctx, counted)
             return
+        batches = (_checked(table, b, ctx.now) for b in batches)
         if self.node.returning:
             # RETURNING computes over the rows written: keep them until the write is done
             # (all or nothing), then pass them on.
@@ -48,6 +53,10 @@ class InsertOp:
     def _count(self, batches, ctx, counted: list[int]) -> pa.RecordBatch:
         ctx.store.write(ctx.txn_id, self.node.table.id, batches)
         return pa.record_batch([pa.array([counted[0]], pa.int64())], schema=self.schema)
+def _checked(table, batch: pa.RecordBatch, now) -> pa.RecordBatch:
+    """The batch, once it meets the table's NOT NULL and CHECK constraints."""
+    check_constraints.check(table, batch, now)
+    return batch
 
 
 base.register(plan.Insert)(lambda node, build_child: InsertOp(node, build_child(node.child)))
