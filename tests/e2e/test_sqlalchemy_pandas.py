@@ -183,20 +183,23 @@ def test_core_create_insert_select(engine, name):
     assert not sa.inspect(engine).has_table(name)
 
 
-def test_core_refused_statements(engine, name):
+def test_core_update_delete_and_serial_primary_key(engine, name):
     md = sa.MetaData()
     t = sa.Table(name, md, sa.Column("id", sa.Integer, nullable=False))
     md.create_all(engine)
     with engine.begin() as c:  # INSERT ... RETURNING works (coordinator/load.py)
         assert c.execute(sa.insert(t).values(id=1).returning(t.c.id)).all() == [(1,)]
-    for stmt in (sa.update(t).where(t.c.id == 1).values(id=2),
-                 sa.delete(t).where(t.c.id == 1)):
-        with engine.begin() as c:
-            _refused(lambda: c.execute(stmt))
-    # A primary key column becomes SERIAL, PRIMARY KEY (id): the key is not enforced yet.
+        assert c.execute(sa.update(t).where(t.c.id == 1).values(id=2)).rowcount == 1
+        assert c.execute(sa.delete(t).where(t.c.id == 2)).rowcount == 1
+    # A primary key column becomes SERIAL, PRIMARY KEY (id): both exist now.
     md2 = sa.MetaData()
-    sa.Table(name + "_pk", md2, sa.Column("id", sa.Integer, primary_key=True))
-    _refused(lambda: md2.create_all(engine))
+    pk = sa.Table(name + "_pk", md2, sa.Column("id", sa.Integer, primary_key=True),
+                  sa.Column("v", sa.Text))
+    md2.create_all(engine)
+    with engine.begin() as c:
+        assert c.execute(sa.insert(pk).values(v="a").returning(pk.c.id)).all() == [(1,)]
+    md2.drop_all(engine)
+    md.drop_all(engine)
 
 
 # --- pandas -------------------------------------------------------------------------------------
