@@ -183,7 +183,7 @@ def test_core_create_insert_select(engine, name):
     assert not sa.inspect(engine).has_table(name)
 
 
-def test_core_refused_statements(engine, name):
+def test_core_update_delete_and_serial_primary_key(engine, name):
     md = sa.MetaData()
     t = sa.Table(name, md, sa.Column("id", sa.Integer, nullable=False))
     md.create_all(engine)
@@ -196,10 +196,13 @@ def test_core_refused_statements(engine, name):
         assert c.execute(sa.select(t.c.id)).all() == [(2,)]
         assert c.execute(sa.delete(t).where(t.c.id == 2)).rowcount == 1
         assert c.execute(sa.select(t.c.id)).all() == []
-    # A primary key column becomes SERIAL, PRIMARY KEY (id): both work.
+    # A primary key column becomes SERIAL, PRIMARY KEY (id): both exist now.
     md2 = sa.MetaData()
-    sa.Table(name + "_pk", md2, sa.Column("id", sa.Integer, primary_key=True))
+    pk = sa.Table(name + "_pk", md2, sa.Column("id", sa.Integer, primary_key=True),
+                  sa.Column("v", sa.Text))
     md2.create_all(engine)
+    with engine.begin() as c:
+        assert c.execute(sa.insert(pk).values(v="a").returning(pk.c.id)).all() == [(1,)]
     md2.drop_all(engine)
 
 
