@@ -117,7 +117,8 @@ def _temp_schema(session, txn, rel: RelationName) -> Namespace:
 def _checks(view, namespace: int, table: str, given, columns) -> tuple[CheckDef, ...]:
     """The CHECK constraints of a new table, named as PostgreSQL names them (a name is
     unique among the constraints of the tables of its schema)."""
-    taken = {k.name for t in view.tables_in(namespace) for k in (*t.checks, *t.unique)}
+    taken = {k.name for t in view.relations_in(namespace) if isinstance(t, TableDef)
+             for k in (*t.checks, *t.unique)}
     mine: set[str] = set()
     out = []
     for name, tree in given:

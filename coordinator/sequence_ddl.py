@@ -204,7 +204,7 @@ def column_sequences(session, txn, view, schema: Namespace, table_name: str, spe
         check_public(schema)
     made, columns = [], list(columns)
     taken = ({q.name for q in view.sequences()}
-             | {t.name for t in view.tables_in(sch.PUBLIC_OID)} | {table_name})
+             | {t.name for t in view.relations_in(sch.PUBLIC_OID)} | {table_name})
     for spec in specs:
         i = next(k for k, c in enumerate(columns) if c.name == spec.column)
         col = columns[i]

@@ -25,6 +25,7 @@ import threading
 from planner import catalog_names as cn
 from planner import system_tables as st
 from planner import types
+from planner import schema as sch
 from planner import pretty_expr
 from planner.schema import DistKind, Identity, Relation, TableDef, ViewDef
 from planner.sequences import SequenceDef, regclass_name
@@ -286,7 +287,7 @@ class SystemCatalog:
                    "relallvisible": 0, "reltoastrelid": 0, "relhasindex": False,
                    "relisshared": False, "relpersistence": "p", "relkind": kind,
                    "relnatts": len(cols),
-                   "relchecks": len(table.checks) if table is not None else 0,
+                   "relchecks": len(getattr(table, "checks", ())) if table is not None else 0,
                    "relhasrules": kind == "v",
                    "relhastriggers": False, "relhassubclass": False, "relrowsecurity": False,
                    "relforcerowsecurity": False, "relispopulated": True,

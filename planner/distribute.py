@@ -431,8 +431,9 @@ def _join(j: pl.HashJoin, n: int) -> pl.Node:
     rpos = rorders[0] if rorders else None
     # Copying a small right side to every segment may move fewer bytes than sending the
     # left side to where the right side's distribution put its rows.
+    # (Not to meet a left side computable anywhere: that join would run on no segment.)
     broadcast_right = estimate.broadcast_bytes(right, n) < n_left and \
-        j.join_type not in _PRESERVES_RIGHT
+        j.join_type not in _PRESERVES_RIGHT and ll.kind is not LocusKind.GENERAL
     if set(lorders) & set(rorders):
         return replace(j, left=left, right=right, locus=_join_locus(j, ll, rl))
     if lpos is not None and (rpos is None or n_right <= n_left):
