@@ -172,6 +172,8 @@ def test_prepared_nextval_follows_the_sequence(conn):
     conn.execute("DROP SEQUENCE e2e_seq_plan")
 
 
+# A whole cluster started twice: about 25 s, so on demand (-m heavy).
+@pytest.mark.heavy
 def test_kill_9_of_the_coordinator_never_repeats_a_value(tmp_path):
     data = tmp_path / "data"
     serve = Serve(data)
