@@ -128,8 +128,11 @@ class SessionSequences:
         neither the catalog nor the transaction's own sequences change: nextval runs once
         per row)."""
         txn = self.session.txn
-        key = (self.counters.catalog.version, id(txn),
+        # The transaction by its id (an id() of a finished one can come back) and its own
+        # CREATE, ALTER and DROP SEQUENCEs.
+        key = (self.counters.catalog.version, txn.id if txn is not None else None,
                tuple(txn.created_sequences.values()) if txn is not None else (),
+               tuple(txn.altered_sequences.values()) if txn is not None else (),
                tuple(txn.dropped_sequences) if txn is not None else ())
         if key != self._seen:
             view = self.session.catalog_view(txn)
