@@ -84,6 +84,11 @@ class TableStats:
     columns: dict[str, ColumnStats] = field(default_factory=dict)
 
 
+def column_index(columns: tuple[ColumnDef, ...], name: str) -> int | None:
+    """The position of column `name` among `columns` (a table's or a view's)."""
+    return next((i for i, c in enumerate(columns) if c.name == name), None)
+
+
 @dataclass(frozen=True, slots=True)
 class UniqueKey:
     """A PRIMARY KEY or UNIQUE constraint (planner/unique_keys.py): its name, the column
@@ -114,10 +119,7 @@ class TableDef:
         return (self.namespace, self.name)
 
     def column_index(self, name: str) -> int | None:
-        for i, c in enumerate(self.columns):
-            if c.name == name:
-                return i
-        return None
+        return column_index(self.columns, name)
 
     def arrow_schema(self) -> pa.Schema:
         """The physical schema of the table's chunks (see SqlType.arrow_type)."""
@@ -178,10 +180,7 @@ class ViewDef:
         return (self.namespace, self.name)
 
     def column_index(self, name: str) -> int | None:
-        for i, c in enumerate(self.columns):
-            if c.name == name:
-                return i
-        return None
+        return column_index(self.columns, name)
 
 
 Relation = TableDef | ViewDef  # what a (schema, name) holds: tables and views share names
