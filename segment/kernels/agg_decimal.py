@@ -13,15 +13,106 @@ from __future__ import annotations
 
 import decimal
 
+import numba
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from planner import errors
+from segment.kernels import expr_kernels
 
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
 _MASK32 = np.uint64(0xFFFFFFFF)
+
+
+def from_int64(arr: pa.Array) -> pa.Array:
+    """decimal128(38, 0) of an int64 array, each value sign-extended into the high word in
+    one compiled pass (Arrow's cast checks every value against the precision: 40 ms for
+    5M values)."""
+    if isinstance(arr, pa.ChunkedArray):
+        return pa.chunked_array([from_int64(c) for c in arr.chunks], pa.decimal128(38, 0))
+    n = len(arr)
+    validity, data = arr.buffers()[0], arr.buffers()[1]
+    if arr.type != pa.int64() or (validity is not None and arr.offset % 8):
+        return arr.cast(pa.decimal128(38, 0))
+    v = np.frombuffer(data, dtype=np.int64, count=n, offset=arr.offset * 8)
+    out = np.empty(2 * n, dtype=np.int64)
+    expr_kernels.int64_to_words(v, out)
+    if validity is not None:
+        validity = validity.slice(arr.offset // 8)
+    return pa.Array.from_buffers(pa.decimal128(38, 0), n, [validity, pa.py_buffer(out)],
+                                 null_count=arr.null_count)
+
+
+@numba.njit(cache=True, nogil=True)
+def _sum128(words, valid):  # pragma: no cover - compiled
+    """The two's-complement 128-bit sum of decimal128 values (low, high words), and
+    whether it overflowed 128 bits."""
+    lo = np.uint64(0)
+    hi = np.int64(0)
+    overflow = False
+    for i in range(words.shape[0]):
+        if valid.shape[0] and not valid[i]:
+            continue
+        a = np.uint64(words[i, 0])
+        s = lo + a
+        carry = np.int64(1) if s < lo else np.int64(0)
+        lo = s
+        b = words[i, 1]
+        t = hi + b + carry
+        # Signed overflow of the high word: both operands of one sign, the result not.
+        if (hi >= 0) == (b >= 0) and (t >= 0) != (hi >= 0):
+            overflow = True
+        hi = t
+    return lo, hi, overflow
+
+
+@numba.njit(cache=True, nogil=True)
+def _sum_int64(v, valid):  # pragma: no cover - compiled
+    """The 128-bit sum of int64 values (low, high words): it cannot overflow for fewer
+    than 2**64 values."""
+    lo = np.uint64(0)
+    hi = np.int64(0)
+    for i in range(v.shape[0]):
+        if valid.shape[0] and not valid[i]:
+            continue
+        a = np.uint64(v[i])
+        s = lo + a
+        hi += (v[i] >> 63) + (np.int64(1) if s < lo else np.int64(0))
+        lo = s
+    return lo, hi
+
+
+def exact_int64_sum(arr: pa.Array) -> int | None:
+    """The exact sum of an int64 array as a Python int (None when it has no values):
+    no widened copy of the values is made."""
+    if arr.null_count == len(arr):
+        return None
+    v = np.frombuffer(arr.buffers()[1], dtype=np.int64, count=len(arr), offset=arr.offset * 8)
+    valid = (np.zeros(0, dtype=np.bool_) if not arr.null_count
+             else arr.is_valid().to_numpy(zero_copy_only=False))
+    lo, hi = _sum_int64(v, valid)
+    return (int(hi) << 64) + int(lo)
+
+
+def exact_sum(arr: pa.Array) -> int | None:
+    """The exact sum of a decimal128 array's unscaled values as a Python int, None when
+    it has no values or its sum leaves 128 bits (the caller then goes Arrow's way)."""
+    if arr.null_count == len(arr):
+        return None
+    words = np.frombuffer(arr.buffers()[1], dtype=np.int64, count=2 * len(arr),
+                          offset=arr.offset * 16).reshape(-1, 2)
+    valid = (np.zeros(0, dtype=np.bool_) if not arr.null_count
+             else arr.is_valid().to_numpy(zero_copy_only=False))
+    lo, hi, overflow = _sum128(words, valid)
+    total = (int(hi) << 64) + int(lo)
+    return None if overflow or abs(total) >= 10 ** 38 else total
+
+
+def unscaled_decimal(unscaled: int, scale: int) -> decimal.Decimal:
+    """The Decimal whose unscaled value at `scale` is `unscaled` (exact: no context)."""
+    return decimal.Decimal(f"{unscaled}e-{scale}")
 
 
 def with_scale(unscaled: pa.Array, scale: int) -> pa.Array:

@@ -18,7 +18,7 @@ import hashlib
 from planner import errors, fold, values
 from planner.expr import Call, Func
 from planner.types import Kind
-from segment.kernels import expr_arrays as xa
+from segment.kernels import expr_arrays as xa, substring_search
 
 
 def per_pattern(fn, s: xa.Datum, patterns: list, n: int, out_type: pa.DataType,
@@ -268,9 +268,23 @@ def fit_string(e: Call, args: list, n: int) -> xa.Datum:
 def like(arg: xa.Datum, pattern: xa.Datum, case_insensitive: bool, n: int) -> xa.Datum:
     """arg LIKE pattern: % and _ wildcards, backslash escapes, whole-string match."""
     def one(s, p):
-        values.check_like_pattern(p.as_py())
-        return pc.match_like(s, p.as_py(), ignore_case=case_insensitive)
+        text = p.as_py()
+        values.check_like_pattern(text)
+        needle = _infix(text)
+        if needle is not None and not case_insensitive and substring_search.contains_applies(
+                s, needle):
+            return substring_search.contains(s, needle)
+        return pc.match_like(s, text, ignore_case=case_insensitive)
     return per_pattern(one, arg, [pattern], n, pa.bool_())
+
+
+def _infix(pattern: str) -> str | None:
+    """The needle of a pattern '%needle%' without other wildcards or escapes, else None."""
+    inner = pattern.strip("%")
+    if pattern.startswith("%") and pattern.endswith("%") and inner and \
+            not any(c in inner for c in "%_\\"):
+        return inner
+    return None
 
 
 # --- repeat, pad, split_part, ... ------------------------------------------------------------

@@ -44,6 +44,10 @@ class AggKind(str, enum.Enum):
     LIST = "list"            # array_agg
 
 
+# The exact sum of int64 values into 128 bits, for aggregates without keys (batch_inputs).
+SUM_INT128 = "sum_int128"
+
+
 @dataclass(frozen=True)
 class State:
     merge: str     # Arrow hash aggregation that combines two partial values
@@ -102,15 +106,19 @@ class AggSpec:
         # avg: a sum (exact unless floats) and a count
         return [State("sum", not self.arg_type.is_float), State("sum", False)]
 
-    def batch_inputs(self, arg: pa.Array | None, n: int):
-        """[(input column or None for count(*), Arrow hash function, options)] per state."""
+    def batch_inputs(self, arg: pa.Array | None, n: int, keyed: bool = True):
+        """[(input column or None for count(*), Arrow hash function, options)] per state.
+
+        Without keys (`keyed` False) an exact sum of int64 values that could overflow is
+        "sum_int128": the scalar aggregate adds the values into 128 bits as they are
+        (hash_agg `_scalar_aggregates`), instead of summing a decimal128 copy of them."""
         k = self.kind
         if k is AggKind.COUNT:
             if arg is None:
                 return [(None, "count_all", None)]
             return [(arg, "count", None)]
         if k is AggKind.SUM:
-            return [(self._exact_input(arg), "sum", None)]
+            return [self._exact_input(arg, keyed)]
         if k is AggKind.FLOAT_SUM:
             return [(arg.cast(pa.float64()), "sum", None)]
         if k is AggKind.LIST:
@@ -121,19 +129,23 @@ class AggSpec:
             nan = pc.is_nan(arg)
             return [(pc.if_else(nan, pa.scalar(float("inf"), arg.type), arg), "max", None),
                     (nan.cast(pa.int8()), "max", None)]
-        total = arg.cast(pa.float64()) if self.arg_type.is_float else self._exact_input(arg)
-        return [(total, "sum", None), (arg, "count", None)]
+        total = ((arg.cast(pa.float64()), "sum", None) if self.arg_type.is_float
+                 else self._exact_input(arg, keyed))
+        return [total, (arg, "count", None)]
 
-    def _exact_input(self, arg: pa.Array) -> pa.Array:
+    def _exact_input(self, arg: pa.Array, keyed: bool) -> tuple:
         t = arg.type
         if pa.types.is_decimal(t):
-            return arg
+            return arg, "sum", None
         if (pa.types.is_int8(t) or pa.types.is_int16(t) or pa.types.is_int32(t)) \
                 and len(arg) < (1 << 32):
-            return arg  # |value| < 2**31, so fewer than 2**32 of them cannot reach 2**63
+            # |value| < 2**31, so fewer than 2**32 of them cannot reach 2**63
+            return arg, "sum", None
         if agg_decimal.max_abs(arg) * len(arg) < _LIMIT:
-            return arg
-        return arg.cast(pa.decimal128(38, 0))
+            return arg, "sum", None
+        if not keyed and t == pa.int64():
+            return arg, SUM_INT128, None
+        return agg_decimal.from_int64(arg), "sum", None
 
     # --- merging ------------------------------------------------------------------------
     @staticmethod
@@ -144,7 +156,7 @@ class AggSpec:
             return column
         if agg_decimal.max_abs(column) * n_tables < _LIMIT:
             return column
-        return column.cast(pa.decimal128(38, 0))
+        return agg_decimal.from_int64(column)
 
     # --- final column -------------------------------------------------------------------
     def finalize(self, states: list[pa.Array]) -> pa.Array:

@@ -57,7 +57,7 @@ from segment import memory
 from segment.jit import codegen, evaluate
 from segment.jit.codegen import machine_kind
 from segment.jit.evaluate import OperatorKernel
-from segment.kernels import group_keys
+from segment.kernels import agg_decimal, group_keys
 from segment.operators import agg_state
 from segment.operators import agg_table
 from segment.operators import base
@@ -470,7 +470,7 @@ class HashAggOp:
         for i in self._plain:
             spec = self.specs[i]
             inputs += spec.batch_inputs(arg_of(spec.call.arg) if spec.call.arg is not None
-                                        else None, n)
+                                        else None, n, keyed=bool(self.node.keys))
         groups.add(keys, inputs, n)
         for arg, d in distinct.items():
             d.add(keys + [_group_key(arg_of(arg))], [], n)
@@ -622,6 +622,11 @@ class Groups:
         return pa.Table.from_arrays(cols, names=self.names)
 
     def _group(self, table: pa.Table, aggs: list) -> pa.Table:
+        if not self.keys and self.names and not any(a[1] == "list" for a in aggs):
+            scalar = _scalar_aggregates(table, aggs)
+            if scalar is not None:
+                return pa.Table.from_arrays(scalar, names=self.names)
+        table, aggs = _widened_int128(table, aggs)  # Arrow's grouping from here on
         if not self.keys and any(a[1] == "list" for a in aggs):
             # Arrow has "list" only as a hash aggregation: group by a constant instead;
             # over no rows, the one row a scalar aggregate gives has NULL lists.
@@ -635,10 +640,6 @@ class Groups:
             out = group_keys.group_by(table, ["one"], aggs)
             cols = [c for c, n in zip(out.columns, out.schema.names) if n != "one"]
             return pa.Table.from_arrays(cols, names=self.names)
-        if not self.keys and self.names:
-            scalar = _scalar_aggregates(table, aggs)
-            if scalar is not None:
-                return pa.Table.from_arrays(scalar, names=self.names)
         out = group_keys.group_by(table, self.keys, aggs)
         if not self.names:
             return out  # no columns: only the row count (one) matters
@@ -867,6 +868,16 @@ def _group_key(arr: pa.Array) -> pa.Array:
 _SCALAR_KERNELS = {"sum": pc.sum, "min": pc.min, "max": pc.max, "count": pc.count}
 
 
+def _widened_int128(table: pa.Table, aggs: list) -> tuple[pa.Table, list]:
+    """The inputs of "sum_int128" aggregates as decimal128 sums, for Arrow's grouping."""
+    for i, a in enumerate(aggs):
+        if a[1] == agg_state.SUM_INT128:
+            j = table.schema.get_field_index(a[0])
+            table = table.set_column(j, a[0], agg_decimal.from_int64(_combined(table.column(j))))
+            aggs = aggs[:i] + [(a[0], "sum")] + aggs[i + 1:]
+    return table, aggs
+
+
 def _scalar_aggregates(table: pa.Table, aggs: list) -> list[pa.Array] | None:
     """A scalar aggregate's one row, each aggregate computed by the Arrow kernel that
     Acero's aggregation without keys would run (same defaults: NULLs skipped, NULL over
@@ -879,11 +890,23 @@ def _scalar_aggregates(table: pa.Table, aggs: list) -> list[pa.Array] | None:
         if a[1] == "count_all":
             out.append(pa.array([table.num_rows], pa.int64()))
             continue
+        if a[1] == agg_state.SUM_INT128:
+            total = agg_decimal.exact_int64_sum(_combined(table.column(a[0])))
+            fits = total is None or agg_decimal.INT64_MIN <= total <= agg_decimal.INT64_MAX
+            out.append(pa.array([total], pa.int64()) if fits else
+                       pa.array([agg_decimal.unscaled_decimal(total, 0)], pa.decimal128(38, 0)))
+            continue
         kernel = _SCALAR_KERNELS.get(a[1])
         col = table.column(a[0]) if kernel is not None else None
         if col is None or pa.types.is_dictionary(col.type) or pa.types.is_nested(col.type):
             return None
         opts = a[2] if len(a) > 2 else None
+        if a[1] == "sum" and pa.types.is_decimal128(col.type) and opts is None:
+            total = agg_decimal.exact_sum(_combined(col))
+            if total is not None:  # Arrow's decimal sum is a third as fast
+                out.append(pa.array([agg_decimal.unscaled_decimal(total, col.type.scale)],
+                                    col.type))
+                continue
         value = kernel(col) if opts is None else kernel(col, options=opts)
         out.append(pa.array([value], value.type))
     return out
