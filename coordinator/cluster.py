@@ -6,6 +6,7 @@ hashing to N segments); it is stored in the catalog and reused on restart.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import logging
 import os
@@ -16,6 +17,7 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from coordinator.catalog import Catalog
+from coordinator.task_link import TaskLink
 from motion.channel import Endpoint
 from motion.service import MotionService
 from planner import errors
@@ -106,6 +108,8 @@ class Cluster:
                                     COORDINATOR_MOTION_BYTES)
         self.incarnations: list[int | None] = [None] * n_segments
         self.endpoints: list[Endpoint | None] = [None] * n_segments  # known once healed
+        # Each segment process's slice-task socket (segment/task_server.py), once healed.
+        self.links: list[TaskLink | None] = [None] * n_segments
         # Transactions that have begun writing and not yet ended: a restarted segment
         # keeps their prepared deltas for the coordinator's decision.
         self.undecided: set[int] = set()
@@ -143,6 +147,11 @@ class Cluster:
                 undecided = set(self.undecided)
                 self._await(i, "recover", (self.catalog.committed(), undecided), deadline)
                 self.endpoints[i] = self._await(i, "motion_endpoint", (), deadline)
+                task_ep = self._await(i, "task_endpoint", (), deadline)
+                old, self.links[i] = self.links[i], TaskLink(
+                    task_ep, same_node=task_ep.node_id == self.motion.endpoint().node_id)
+                if old is not None:
+                    old.close()
                 self.incarnations[i] = incarnation
             return [i for i, _ in changed]
 
@@ -195,6 +204,14 @@ class Cluster:
         return get([self.actors[i].checked.remote(incarnations[i], method, *args)
                     for i in targets])
 
+    def submit_slices(self, seg: int, tasks: tuple) -> concurrent.futures.Future:
+        """Hand segment `seg` a query's slices: over its task socket, or by an actor call
+        when there is none (a cluster not healed yet, a link spent by a restart)."""
+        link = self.links[seg]
+        if link is None or link.broken:
+            return self.actors[seg].run_slices.remote(tasks).future()
+        return link.submit(tasks)
+
     def call_each(self, method: str, *args, segments=None) -> list[BaseException | None]:
         """Call an unchecked, idempotent `method` (commit, abort) on every segment; returns
         each one's error or None, without raising."""
@@ -212,6 +229,9 @@ class Cluster:
     def shutdown(self):
         self._stopping.set()
         self.motion.close()
+        for link in self.links:
+            if link is not None:
+                link.close()
         for a in self.actors:
             try:
                 ray.kill(a)
@@ -258,6 +278,7 @@ def get(refs):
 
 
 def unwrap(e: BaseException) -> BaseException:
+    """A segment's failure (from Ray or a task link) as the QueryError to report."""
     cause = getattr(e, "cause", None)
     if isinstance(cause, errors.QueryError):
         return cause

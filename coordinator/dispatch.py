@@ -1,7 +1,8 @@
 """Run a distributed plan: dispatch each slice to its gang, run the top slice here.
 
 Every slice below the top runs on its gang (all segments, or one); each segment gets the
-slices it runs in one Ray actor call, their plans pickled once (SlicePlan);
+slices it runs in one request over its task socket (segment/task_server.py; a Ray actor
+call where there is none), their plans pickled once (SlicePlan);
 slices exchange rows through Motion channels (motion/: shared memory on one node, TCP
 across nodes), not through Ray. The top slice runs in the coordinator with the same
 operators, its Gather receivers on the coordinator's MotionService. A failing slice fails
@@ -11,6 +12,7 @@ of the query is torn down on every process.
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime
 import itertools
 import logging
@@ -19,7 +21,6 @@ import time
 from typing import Iterator
 
 import pyarrow as pa
-import ray
 
 from coordinator import cluster as cl
 from motion.channel import ChannelStats
@@ -182,9 +183,9 @@ class QueryRun:
                     self.analyze, self.now, incarnation=incarnations[seg],
                     deadline=self.deadline, work_mem=self.work_mem, jit=self.jit,
                     jit_above_rows=self.jit_above_rows))
-        # One actor call per segment for all its slices (each call costs about a ms here).
+        # One request per segment for all its slices, over its task socket.
         for seg, tasks in by_segment.items():
-            self._refs.append((seg, self.cluster.actors[seg].run_slices.remote(tuple(tasks))))
+            self._refs.append((seg, self.cluster.submit_slices(seg, tuple(tasks))))
         self._n_senders = n_senders
         if self._refs:
             self._watching = True
@@ -195,16 +196,16 @@ class QueryRun:
         pending = {ref: seg for seg, ref in self._refs}
         try:
             while pending:
-                ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
+                ready, _ = concurrent.futures.wait(
+                    list(pending), timeout=1.0, return_when=concurrent.futures.FIRST_COMPLETED)
                 if self.cancel_event.is_set() and self._error is None:
                     self._error = self._canceled()
                     self._abort()
                 for ref in ready:
                     pending.pop(ref)
-                    try:
-                        ray.get(ref)
-                    except BaseException as e:  # noqa: BLE001 - any failure fails the query
-                        self._note_error(cl.unwrap(e))
+                    error = ref.exception()
+                    if error is not None:  # any failure fails the query
+                        self._note_error(cl.unwrap(error))
         finally:
             self._watching = False
 
@@ -229,7 +230,7 @@ class QueryRun:
     def _wait_slices(self) -> None:
         for seg, ref in self._refs:
             try:
-                results = ray.get(ref)
+                results = ref.result()
             except BaseException as e:  # noqa: BLE001
                 raise self._first_error(cl.unwrap(e)) from None
             for result in results:

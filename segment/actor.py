@@ -100,6 +100,10 @@ class SegmentActor:
     def motion_endpoint(self):
         return self._w.motion_endpoint()
 
+    @ray.method(concurrency_group="control")
+    def task_endpoint(self):
+        return self._w.task_endpoint()
+
     def analyze(self, table: TableDef) -> ShardSample:
         return self._w.analyze(table)
 

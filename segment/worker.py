@@ -27,6 +27,7 @@ from segment import check_constraints, column_defaults, executor, heap, memory
 from segment.messages import ColumnSample, ShardSample, SliceResult, SliceTask
 from segment.operators import base, motion_send
 from segment.storage.shard_store import ShardStore
+from segment.task_server import TaskEndpoint, TaskServer
 from segment.ingest import convert, file_source
 from segment.jit import warmup
 
@@ -53,6 +54,8 @@ class SegmentWorker:
         self.store.vacuum()
         self.motion = MotionService(motion_host, os.path.join(data_dir, "spill"),
                                     MOTION_MEMORY_BYTES)
+        # The coordinator hands this process its slices here (and through Ray if not).
+        self.tasks = TaskServer(motion_host, self.motion.endpoint().node_id, self.run_slices)
         self._lock = threading.Lock()
         self._running = 0
         self._vacuuming = False
@@ -186,6 +189,10 @@ class SegmentWorker:
     def motion_endpoint(self):
         """Where senders reach this segment's Motion receivers."""
         return self.motion.endpoint()
+
+    def task_endpoint(self) -> TaskEndpoint:
+        """Where the coordinator hands this process slices (segment/task_server.py)."""
+        return self.tasks.endpoint
 
     def run_slice(self, task: SliceTask) -> SliceResult:
         """Run one slice of a query on this segment: its plan pulls batches (receiving

@@ -3,7 +3,8 @@
 The predicate is evaluated by segment.expr on each input batch. What a selective
 predicate leaves of small input batches is concatenated (base.coalesce) before going up;
 with SET jit on, a predicate that has something to compile runs as one numba loop
-(segment/jit) giving the kept rows' positions, the general evaluator where it cannot.
+(segment/jit) giving the kept rows' positions, the general evaluator where it cannot;
+conjuncts of different cost run in stages (predicate_stages.py).
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from typing import Iterator
 import pyarrow as pa
 
 from planner import plan
-from segment.jit.evaluate import OperatorKernel
 from segment.operators import base
+from segment.operators.predicate_stages import PredicateStages
 
 
 class FilterOp:
@@ -22,21 +23,18 @@ class FilterOp:
         self.node = node
         self.child = child
         self.schema = base.schema_of(node.fields)
-        self.jit = OperatorKernel([], node.predicate)
+        self.stages = PredicateStages(node.predicate)
         self.counters: dict[str, int] = {}
 
     def execute(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
         return base.coalesce(self._filtered(ctx), self.schema)
 
     def _filtered(self, ctx: base.ExecContext):
-        pred = self.node.predicate
         for batch in self.child.execute(ctx):
             if batch.num_rows == 0:
                 continue
-            kept = base.select(batch, self.jit.get(ctx, batch.num_rows), ctx.now)
-            if kept is False:
-                kept = base.filter_batch(batch, base.evaluate(pred, batch, ctx.now))
-            self.jit.count_into(self.counters)
+            kept = self.stages.apply(ctx, batch)
+            self.stages.count_into(self.counters)
             yield (None if kept is None else base.conform(kept, self.schema, True)), batch.num_rows
 
 

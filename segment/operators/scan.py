@@ -1,7 +1,8 @@
 """Scan: read this segment's shard of a table, chunk by chunk.
 
 Only the columns the node outputs are read (projection pushdown); the node's filter is
-evaluated on each chunk right after reading, and chunks whose statistics prove the filter
+evaluated on each chunk right after reading (its costlier conjuncts only on the rows the
+cheaper ones kept: predicate_stages.py), and chunks whose statistics prove the filter
 false are not read at all (chunk_pruning.py). A chunk becomes one batch (its column chunks
 combined), and small chunks or heavily filtered ones are concatenated, so operators above
 see large batches. Columns a chunk stores dictionary-encoded stay so (base.register says
@@ -24,9 +25,9 @@ import pyarrow as pa
 from planner import errors
 from planner import plan
 from planner.schema import ROW_ID, SEGMENT_ID
-from segment.jit.evaluate import OperatorKernel
 from segment.operators import base
 from segment.operators import chunk_pruning
+from segment.operators.predicate_stages import PredicateStages
 from segment.storage import deletions
 
 
@@ -41,7 +42,7 @@ class ScanOp:
         self._read_names = list(dict.fromkeys(
             c.name for c, pos in zip(cols, node.columns) if pos >= 0))
         self.counters = {"chunks_read": 0, "chunks_skipped": 0}
-        self.jit = OperatorKernel([], node.filter)
+        self.stages = PredicateStages(node.filter) if node.filter is not None else None
 
     def execute(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
         if ctx.store is None:
@@ -61,12 +62,9 @@ class ScanOp:
             ctx.check_cancel()
             self.counters["chunks_read"] += 1
             batch = self._read(ctx, chunk)
-            if pred is not None:
-                kept = base.select(batch, self.jit.get(ctx, batch.num_rows), ctx.now)
-                if kept is False:
-                    kept = base.filter_batch(batch, base.evaluate(pred, batch, ctx.now))
-                self.jit.count_into(self.counters)
-                batch = kept
+            if self.stages is not None:
+                batch = self.stages.apply(ctx, batch)
+                self.stages.count_into(self.counters)
             yield batch, chunk.rows
 
     def _skip(self, pred, chunk) -> bool:
