@@ -73,6 +73,9 @@ def _collation_rows() -> list[tuple]:
     return st.static_rows(st.RELATIONS[(sch.PG_CATALOG, "pg_collation")])
 
 
+_PG_CLASS = 1259  # pg_description.classoid of relations and their columns
+
+
 def _row(name: str, args, t: SqlType, data: ex.RowData | None = None) -> ex.Expr:
     call = ex.RowCall(name, tuple(args), t, data)
     if all(isinstance(a, ex.Literal) for a in args):
@@ -134,10 +137,28 @@ def bind_function(name: str, node: exp.Expression, args: list[ex.Expr]) -> ex.Ex
         # pg_collation's rows (default, C, POSIX) are all in pg_catalog.
         return _row("visible", [_oid_arg(args[0], name, args)], boolean,
                     data((int(r[0]), True) for r in _collation_rows()))
-    if name in ("obj_description", "col_description", "shobj_description"):
-        # pg_description and pg_shdescription are empty: no object has a comment.
+    if name == "shobj_description":
+        # pg_shdescription is empty: databases and roles have no comment here.
         _oid_arg(args[0], name, args)
+        _text_arg(args[1], name, args)
         return ex.Literal(None, text)
+    if name in ("obj_description", "col_description"):
+        # COMMENT ON's comments (pg_description, coordinator/system_catalog.py).
+        ctx = catalog_context()
+        found = getattr(ctx, "descriptions", lambda: [])() if ctx is not None else []
+        target = _oid_arg(args[0], name, args)
+        if name == "col_description":
+            return _row("pair_lookup", [target, _int_arg(args[1], name, args)], text,
+                        data(((o, n), d) for c, o, n, d in found if c == _PG_CLASS))
+        if len(args) == 1:  # the deprecated form: any catalog's object
+            return _row("lookup", [target], text,
+                        data((o, d) for _c, o, n, d in found if n == 0))
+        catalog = _const_text(_text_arg(args[1], name, args), name)
+        if catalog is None:
+            return ex.Literal(None, text)
+        classoid = cn.reg_oid(Kind.REGCLASS, catalog)
+        return _row("lookup", [target], text,
+                    data((o, d) for c, o, n, d in found if n == 0 and c == classoid))
     if name.startswith("has_") and name.endswith("_privilege"):
         # Every role has every privilege (no GRANT/REVOKE); a named table must exist.
         if name == "has_table_privilege":
@@ -206,17 +227,26 @@ def bind_function(name: str, node: exp.Expression, args: list[ex.Expr]) -> ex.Ex
         _oid_arg(args[0], name, args)
         return ex.Literal(None, text)
     if name == "pg_get_constraintdef":
-        # CHECK constraints are the only ones (coordinator/system_catalog.py): by oid, the
-        # definition or (pretty) its form with the parentheses precedence needs.
+        # CHECK, PRIMARY KEY and UNIQUE constraints (coordinator/system_catalog.py): by
+        # oid, the definition or (pretty) its form with the parentheses precedence needs.
         pretty = len(args) > 1 and bool(_bool_const(args[1], name))
         ctx = catalog_context()
         defs = getattr(ctx, "constraint_defs", lambda: [])() if ctx is not None else []
         return _row("lookup", [_oid_arg(args[0], name, args)], text,
                     data((oid, shown if pretty else plain) for oid, plain, shown in defs))
-    if name in ("pg_get_indexdef",
-                "pg_get_triggerdef", "pg_get_partkeydef", "pg_get_statisticsobjdef_columns"):
-        # There are no indexes, constraints, triggers, partitioned tables or
-        # extended statistics to describe: PostgreSQL gives NULL for an unknown oid.
+    if name == "pg_get_indexdef":
+        # The indexes of keys and of CREATE INDEX (coordinator/index_catalog.py); pretty,
+        # the table is named as regclass names it.
+        ctx = catalog_context()
+        defs = getattr(ctx, "index_defs", lambda: [])() if ctx is not None else []
+        pretty = len(args) > 2 and bool(_bool_const(args[2], name))
+        pairs = [((oid, 0), shown if pretty else full) for oid, full, shown, _cols in defs] + [
+            ((oid, k), col) for oid, _full, _shown, cols in defs for k, col in cols]
+        column = _int_arg(args[1], name, args) if len(args) > 1 else ex.Literal(0, types.INT4)
+        return _row("indexdef", [_oid_arg(args[0], name, args), column], text, data(pairs))
+    if name in ("pg_get_triggerdef", "pg_get_partkeydef", "pg_get_statisticsobjdef_columns"):
+        # There are no triggers, partitioned tables or extended statistics to describe:
+        # PostgreSQL gives NULL for an unknown oid.
         _oid_arg(args[0], name, args)
         return ex.Literal(None, text)
     if name == "pg_get_serial_sequence":

@@ -154,6 +154,7 @@ IMPLEMENTATIONS = {
     "reg_to_oid": strict(_reg_to_oid),
     "format_type": lambda e, oid, typmod=None: st.format_type(oid, typmod),
     "lookup": strict(lambda e, v: _mapping(e).get(v)),
+    "pair_lookup": strict(lambda e, a, b: _mapping(e).get((a, b))),
     "userbyid": strict(lambda e, v: _mapping(e).get(v, f"unknown (OID={v})")),
     "visible": strict(lambda e, v: _mapping(e).get(v)),
     "array_to_string": _array_to_string,
@@ -168,6 +169,10 @@ IMPLEMENTATIONS = {
     "get_expr_pretty": lambda e, tree, *rest: None if tree is None else pretty_expr.pretty(tree),
     "serial_sequence": lambda e, table, column: _serial_sequence(e, table, column),
     "viewdef": strict(lambda e, oid: _viewdef(_mapping(e).get(oid))),
+    # pg_get_indexdef(oid, column, pretty): by (oid, column), 0 the whole definition; a
+    # column the index has not is '' as in PostgreSQL, an oid of no index NULL
+    "indexdef": strict(lambda e, oid, col: _mapping(e).get(
+        (oid, col), "" if (oid, 0) in _mapping(e) else None)),
     "quote_ident": strict(lambda e, v: cn.quote_ident(v)),
 }
 
