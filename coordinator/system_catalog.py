@@ -221,6 +221,22 @@ class SystemCatalog:
             (ic.key_constraint_oid(x.table, j), ic.constraintdef(x), ic.constraintdef(x))
             for t in self.tables() for j, x in enumerate(ic.indexes(t)[:len(t.unique)], 1)]
 
+    def relation_sizes(self) -> list[tuple[int, int]]:
+        """(oid, bytes) of every relation (pg_table_size): a table's chunk files on all
+        segments, as this statement's transaction sees them; views, sequences, indexes
+        (none is built) and the system catalog (computed, never stored) have none."""
+        tables = self.tables()
+        txn = self.session.txn
+        found: dict[int, int] = {}
+        if tables:
+            for shard in self.session.engine.cluster.call_all(
+                    "table_bytes", [t.id for t in tables], txn.id if txn is not None else None):
+                for table_id, n in shard.items():
+                    found[table_id] = found.get(table_id, 0) + n
+        return [(table_oid(t), found.get(t.id, 0)) for t in tables] + [
+            (oid, 0) for oid, _schema, _name in self.relations()
+            if oid not in {table_oid(t) for t in tables}]
+
     def index_defs(self) -> list[tuple[int, str, str, list[tuple[int, str]]]]:
         """(oid, pg_get_indexdef, its pretty form, (column number, its pg_get_indexdef))
         of every index. The pretty form names the table as regclass does (qualified only

@@ -40,6 +40,13 @@ def _oid_arg(e: ex.Expr, fname: str, args) -> ex.Expr:
     raise no_function(fname, args)
 
 
+def _regclass_arg(e: ex.Expr, fname: str, args) -> ex.Expr:
+    """An argument of type regclass: a literal is a relation's name (42P01 if none)."""
+    if e.type.kind is Kind.UNKNOWN or (isinstance(e, ex.Literal) and e.type.is_string):
+        e = catalog_types.convert(e, types.REGCLASS)
+    return _oid_arg(e, fname, args)
+
+
 def _text_arg(e: ex.Expr, fname: str, args) -> ex.Expr:
     if e.type.is_string or e.type.kind is Kind.UNKNOWN:
         return e if e.type.kind is not Kind.UNKNOWN else ex.Literal(e.value, types.TEXT)
@@ -100,6 +107,8 @@ _ARITY = {
     "to_regclass": (1,), "to_regtype": (1,), "to_regnamespace": (1,), "to_regrole": (1,),
     "pg_my_temp_schema": (0,), "pg_is_other_temp_schema": (1,), "array_to_string": (2, 3),
     "pg_get_serial_sequence": (2,), "quote_ident": (1,),
+    "pg_table_size": (1,), "pg_relation_size": (1,), "pg_total_relation_size": (1,),
+    "pg_indexes_size": (1,), "pg_size_pretty": (1,),
 }
 NAMES = frozenset(_ARITY)
 
@@ -249,6 +258,22 @@ def bind_function(name: str, node: exp.Expression, args: list[ex.Expr]) -> ex.Ex
         # PostgreSQL gives NULL for an unknown oid.
         _oid_arg(args[0], name, args)
         return ex.Literal(None, text)
+    if name in ("pg_table_size", "pg_relation_size", "pg_total_relation_size"):
+        # A table's chunk files (it has no TOAST, free space map or index besides).
+        ctx = catalog_context()
+        sizes = getattr(ctx, "relation_sizes", lambda: [])() if ctx is not None else []
+        return _row("lookup", [_regclass_arg(args[0], name, args)], types.INT8, data(sizes))
+    if name == "pg_indexes_size":
+        # No index has a structure to measure (coordinator/index_catalog.py).
+        known = [(oid, 0) for oid, _s, _n in cn.relations()]
+        return _row("lookup", [_regclass_arg(args[0], name, args)], types.INT8, data(known))
+    if name == "pg_size_pretty":
+        size = args[0]
+        if size.type.kind is Kind.UNKNOWN or (isinstance(size, ex.Literal) and size.type.is_string):
+            size = _int_arg(size, name, args)
+        if not size.type.is_integer:
+            raise no_function(name, args)
+        return _row("size_pretty", [coerce(size, types.INT8)], text)
     if name == "pg_get_serial_sequence":
         ctx = catalog_context()
         owned = getattr(ctx, "serial_sequences", lambda: [])() if ctx is not None else []

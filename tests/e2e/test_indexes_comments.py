@@ -1,6 +1,7 @@
 """Keys, indexes and comments through psql, against PostgreSQL 15 (the pg_oracle fixture):
-the same DDL on both, then psql's `\\d t`, `\\d+ t` and `\\di` / `\\dn+` (their owners
-aside: raympp's objects belong to its bootstrap role) print the same; and a comment or an
+the same DDL on both, then psql's `\\d t`, `\\d+ t`, `\\di`, `\\dt+`, `\\di+`, `\\dv+`
+and `\\dn+` print the same (owners and sizes aside: raympp's objects belong to its
+bootstrap role, and its sizes are its chunk files'); and a comment or an
 index another session creates is seen by this one only once that session commits."""
 
 from __future__ import annotations
@@ -23,10 +24,13 @@ _DDL = [
     f"COMMENT ON TABLE {_T} IS 'the table'",
     f"COMMENT ON COLUMN {_T}.a IS 'column a'",
     f"COMMENT ON INDEX {_T}_named IS 'named index'",
+    f"CREATE VIEW {_T}_v AS SELECT id, a FROM {_T}",
+    f"COMMENT ON VIEW {_T}_v IS 'the view'",
     f"CREATE SCHEMA {_T}_s",
     f"COMMENT ON SCHEMA {_T}_s IS 'a schema'",
 ]
-_CLEANUP = [f"DROP TABLE IF EXISTS {_T}", f"DROP SCHEMA IF EXISTS {_T}_s"]
+_CLEANUP = [f"DROP VIEW IF EXISTS {_T}_v", f"DROP TABLE IF EXISTS {_T}",
+            f"DROP SCHEMA IF EXISTS {_T}_s"]
 
 
 def _psql(host, port, user, db, *args) -> str:
@@ -37,8 +41,9 @@ def _psql(host, port, user, db, *args) -> str:
     return p.stdout
 
 
-def _without_owner(text: str, owner_column: int) -> list[list[str]]:
-    return [[f for i, f in enumerate(line.split("|")) if i != owner_column]
+def _without(text: str, *columns: int) -> list[list[str]]:
+    """psql's unaligned rows without the given columns (owner, size)."""
+    return [[f for i, f in enumerate(line.split("|")) if i not in columns]
             for line in text.splitlines()]
 
 
@@ -58,12 +63,23 @@ def test_psql_describe_like_postgresql(server, conn, pg_oracle):
             assert "Indexes:" in ours
         # \di: Schema | Name | Type | Owner | Table
         ours, theirs = both("-At", "-c", f"\\di {_T}*")
-        assert _without_owner(ours, 3) == _without_owner(theirs, 3), (ours, theirs)
+        assert _without(ours, 3) == _without(theirs, 3), (ours, theirs)
         assert len(ours.splitlines()) == 6
+        # The + forms, owner and size aside (raympp's sizes are its chunk files'):
+        # \dt+: Schema | Name | Type | Owner | Persistence | Access method | Size | Description
+        # \di+: ... | Owner | Table | Persistence | Access method | Size | Description
+        # \dv+: ... | Owner | Persistence | Size | Description
+        for cmd, owner, size in ((f"\\dt+ {_T}*", 3, 6), (f"\\di+ {_T}*", 3, 7),
+                                 (f"\\dv+ {_T}*", 3, 5)):
+            ours, theirs = both("-At", "-c", cmd)
+            assert _without(ours, owner, size) == _without(theirs, owner, size), (cmd, ours,
+                                                                                 theirs)
+        assert _without(both("-At", "-c", f"\\dv+ {_T}*")[0], 3, 5) == [
+            ["public", f"{_T}_v", "view", "permanent", "the view"]]
         # \dn+: Name | Owner | Access privileges | Description
         ours, theirs = both("-At", "-c", f"\\dn+ {_T}*")
-        assert [(r[0], r[-1]) for r in _without_owner(ours, 1)] == \
-            [(r[0], r[-1]) for r in _without_owner(theirs, 1)] == [(f"{_T}_s", "a schema")]
+        assert [(r[0], r[-1]) for r in _without(ours, 1)] == \
+            [(r[0], r[-1]) for r in _without(theirs, 1)] == [(f"{_T}_s", "a schema")]
     finally:
         for c in (conn, pg):
             for sql in _CLEANUP:
