@@ -61,7 +61,8 @@ def _relation(session, view, st: Comment, txn) -> None:
             view.open(rel)  # 42P01 / 3F000 / 0A000
         if st.target is Target.COLUMN:
             raise errors.QueryError(f'cannot set comment on relation "{rel.name}"', "42809",
-                                    detail=f"This operation is not supported for {other}s.")
+                                    detail="This operation is not supported for "
+                                           f"{ {'index': 'indexes'}.get(other, other + 's')}.")
         if st.target is Target.CONSTRAINT:
             raise _no_constraint(st)
         raise _not_a(rel.name, st.target.value.lower())

@@ -470,16 +470,26 @@ class SystemCatalog:
 
     def _pg_catalog__pg_depend(self):
         """What psql and drivers read of pg_depend: a sequence owned by a column ('a';
-        'i' for an identity column's)."""
+        'i' for an identity column's); as PostgreSQL records them, an index on the
+        columns it covers ('a'), a key on its columns ('a') and the key's index on the
+        key ('i')."""
         tables = {t.id: t for t in self.tables()}
         for q in self.sequences():
             if q.owner is None or q.owner.table_id not in tables:
                 continue
             t = tables[q.owner.table_id]
-            yield {"classid": 1259, "objid": sequence_oid(q), "objsubid": 0,
-                   "refclassid": 1259, "refobjid": table_oid(t),
-                   "refobjsubid": t.column_index(q.owner.column) + 1,
-                   "deptype": "i" if q.identity else "a"}
+            yield _depend(_PG_CLASS, sequence_oid(q), _PG_CLASS, table_oid(t),
+                          t.column_index(q.owner.column) + 1, "i" if q.identity else "a")
+        for x in self.indexes():
+            t = x.table
+            if x.key is None:
+                for p in sorted(set(x.columns)):
+                    yield _depend(_PG_CLASS, x.oid, _PG_CLASS, table_oid(t), p + 1, "a")
+                continue
+            con = ic.key_constraint_oid(t, t.unique.index(x.key) + 1)
+            yield _depend(_PG_CLASS, x.oid, _PG_CONSTRAINT, con, 0, "i")
+            for p in sorted(set(x.columns)):
+                yield _depend(_PG_CONSTRAINT, con, _PG_CLASS, table_oid(t), p + 1, "a")
 
     def _pg_catalog__pg_database(self):
         yield {"oid": cn.DATABASE_OID, "datname": self.session.database,
@@ -703,6 +713,12 @@ class SystemCatalog:
                    "check_option": "NONE", "is_updatable": "NO", "is_insertable_into": "NO",
                    "is_trigger_updatable": "NO", "is_trigger_deletable": "NO",
                    "is_trigger_insertable_into": "NO"}
+
+
+def _depend(classid: int, objid: int, refclassid: int, refobjid: int, refobjsubid: int,
+            deptype: str) -> dict:
+    return {"classid": classid, "objid": objid, "objsubid": 0, "refclassid": refclassid,
+            "refobjid": refobjid, "refobjsubid": refobjsubid, "deptype": deptype}
 
 
 def _reads(sql: str, column: str) -> bool:
