@@ -4,7 +4,9 @@ A comment is kept with its object (planner/schema.py: TableDef, ColumnDef, ViewD
 CheckDef, UniqueKey, IndexDef, Namespace; planner/sequences.py SequenceDef), so it is
 changed the way the object's other DDL changes it: a new definition of a table, view,
 sequence or schema that replaces the old one at COMMIT and is gone on ROLLBACK, under the
-object's name lock. It goes with its object (DROP) and shows in pg_description and the
+object's name lock. ROLLBACK TO a savepoint before it undoes a table's or view's comment
+(a catalog change only, as view DDL); a sequence's or schema's is DDL it refuses to undo,
+as for their other changes. It goes with its object (DROP) and shows in pg_description and the
 *_description functions (coordinator/system_catalog.py). Errors are PostgreSQL's, naming
 what was written: 42P01 no such relation, 42809 a relation of another kind, 42703 no such
 column, 42704 no such constraint or index, 3F000 no such schema.
@@ -92,7 +94,7 @@ def _relation(session, view, st: Comment, txn) -> None:
     if is_view:
         txn.create_view(new, replaces=current)
     else:
-        txn.replace_table(current, new)
+        txn.redefine_table(current, new)
 
 
 def _no_constraint(st: Comment) -> errors.QueryError:
@@ -140,7 +142,7 @@ def _index(session, view, st: Comment, txn) -> None:
         new = replace(current, unique=tuple(replace(k, index_comment=st.text)
                                             if k.name == index.name else k
                                             for k in current.unique))
-    txn.replace_table(current, new)
+    txn.redefine_table(current, new)
 
 
 def _sequence(session, view, st: Comment, txn) -> None:

@@ -3,7 +3,8 @@
 raympp builds no index structure: scans read every chunk a query's min/max ranges cannot
 skip. CREATE INDEX records the index in its table's definition (planner/schema.py
 IndexDef), which replaces the table's at COMMIT as ALTER TABLE's does (nothing is left
-after ROLLBACK), says so in a NOTICE, and the catalog shows it as PostgreSQL shows a
+after ROLLBACK, nor after ROLLBACK TO a savepoint before it: it is a catalog change only,
+`Transaction.redefine_table`), says so in a NOTICE, and the catalog shows it as PostgreSQL shows a
 btree index (coordinator/index_catalog.py). It goes with its table (DROP TABLE) and with a
 column it covers (ALTER TABLE DROP COLUMN). Index names are relation names: they clash
 with tables, views, sequences and the keys' indexes of their schema (42P07), and the
@@ -62,7 +63,7 @@ def create(session, st: CreateIndex, txn):
                                         code="42P07")])
         raise errors.DuplicateTable(f'relation "{name}" already exists')
     index = IndexDef(session.engine.catalog.next_id("table"), name, tuple(positions))
-    txn.replace_table(table, replace(table, indexes=table.indexes + (index,)))
+    txn.redefine_table(table, replace(table, indexes=table.indexes + (index,)))
     return ddl._command("CREATE INDEX", session, [Notice(
         f'index "{name}" is recorded in the catalog only: raympp builds no index structure '
         "(scans skip chunks by their min/max values)")])
@@ -120,6 +121,6 @@ def drop(session, st: DropIndex, txn):
         current = [x for x in table.indexes if x.id == index.id] if table is not None else []
         if not current:
             raise errors.QueryError(f'index "{rel}" does not exist', "42704")
-        txn.replace_table(table, replace(
+        txn.redefine_table(table, replace(
             table, indexes=tuple(x for x in table.indexes if x.id != index.id)))
     return ddl._command("DROP INDEX", session, notices)
