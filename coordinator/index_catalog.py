@@ -76,6 +76,11 @@ def indexes(t: TableDef) -> list[Index]:
     return out
 
 
+def key_indexes(t: TableDef) -> list[tuple[int, Index]]:
+    """(the key's position from 1, its index) of each PRIMARY KEY and UNIQUE constraint."""
+    return list(enumerate(indexes(t)[:len(t.unique)], 1))
+
+
 def opclass(type_oid: int, is_array: bool) -> int:
     """The default btree operator class of a column type; 42704 as PostgreSQL for a type
     without one (json)."""

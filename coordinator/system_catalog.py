@@ -219,7 +219,7 @@ class SystemCatalog:
                  f"CHECK ({pretty_expr.pretty(c.sql)})")
                 for t in self.tables() for k, c in enumerate(t.checks, 1)] + [
             (ic.key_constraint_oid(x.table, j), ic.constraintdef(x), ic.constraintdef(x))
-            for t in self.tables() for j, x in enumerate(ic.indexes(t)[:len(t.unique)], 1)]
+            for t in self.tables() for j, x in ic.key_indexes(t)]
 
     def relation_sizes(self) -> list[tuple[int, int]]:
         """(oid, bytes) of every relation (pg_table_size): a table's chunk files on all
@@ -233,9 +233,9 @@ class SystemCatalog:
                     "table_bytes", [t.id for t in tables], txn.id if txn is not None else None):
                 for table_id, n in shard.items():
                     found[table_id] = found.get(table_id, 0) + n
-        return [(table_oid(t), found.get(t.id, 0)) for t in tables] + [
-            (oid, 0) for oid, _schema, _name in self.relations()
-            if oid not in {table_oid(t) for t in tables}]
+        sizes = {table_oid(t): found.get(t.id, 0) for t in tables}
+        return list(sizes.items()) + [(oid, 0) for oid, _schema, _name in self.relations()
+                                      if oid not in sizes]
 
     def index_defs(self) -> list[tuple[int, str, str, list[tuple[int, str]]]]:
         """(oid, pg_get_indexdef, its pretty form, (column number, its pg_get_indexdef))
@@ -328,8 +328,7 @@ class SystemCatalog:
                    "relpages": 0,
                    "reltuples": float(rows.stats.rows) if rows is not None else -1.0,
                    "relallvisible": 0, "reltoastrelid": 0,
-                   "relhasindex": table is not None and table.id in indexed
-                   and isinstance(table, TableDef),
+                   "relhasindex": kind == "r" and table is not None and table.id in indexed,
                    "relisshared": False, "relpersistence": "p", "relkind": kind,
                    "relnatts": len(cols),
                    "relchecks": len(getattr(table, "checks", ())) if table is not None else 0,
@@ -402,7 +401,7 @@ class SystemCatalog:
                        "conislocal": True, "coninhcount": 0, "connoinherit": False,
                        "conkey": "{" + ",".join(map(str, cols)) + "}",
                        "conbin": c.sql}
-            for j, x in enumerate(ic.indexes(t)[:len(t.unique)], 1):
+            for j, x in ic.key_indexes(t):
                 yield {"oid": ic.key_constraint_oid(t, j), "conname": x.name,
                        "connamespace": t.namespace, "contype": "p" if x.primary else "u",
                        "condeferrable": False, "condeferred": False, "convalidated": True,

@@ -162,10 +162,13 @@ def bind_function(name: str, node: exp.Expression, args: list[ex.Expr]) -> ex.Ex
         if len(args) == 1:  # the deprecated form: any catalog's object
             return _row("lookup", [target], text,
                         data((o, d) for _c, o, n, d in found if n == 0))
-        catalog = _const_text(_text_arg(args[1], name, args), name)
+        # PostgreSQL's SQL body reads pg_class WHERE relname = $2 in pg_catalog: a name
+        # of no catalog there (or qualified) finds nothing.
+        catalog = st.RELATIONS.get((sch.PG_CATALOG, _const_text(
+            _text_arg(args[1], name, args), name)))
         if catalog is None:
             return ex.Literal(None, text)
-        classoid = cn.reg_oid(Kind.REGCLASS, catalog)
+        classoid = catalog.oid
         return _row("lookup", [target], text,
                     data((o, d) for c, o, n, d in found if n == 0 and c == classoid))
     if name.startswith("has_") and name.endswith("_privilege"):
