@@ -10,6 +10,10 @@ Views (relkind 'v') are listed with the tables: pg_class, pg_type (their row typ
 pg_attribute, pg_views, information_schema.tables (VIEW), columns and views, and
 pg_get_viewdef gives their definition (`view_definitions`).
 
+Keys and indexes (pg_constraint 'p'/'u', pg_class 'i', pg_index, pg_indexes, pg_depend)
+are described by coordinator/index_catalog.py; comments (pg_description) are kept on their
+objects (coordinator/comments.py).
+
 Oids: a table's or view's oid is 16384 + its id, its columns are attnum 1..n; namespaces,
 types, functions and the system relations keep PostgreSQL 15's oids. Nothing in raympp is
 owned (every role has every privilege), so objects show the bootstrap superuser (oid 10)
