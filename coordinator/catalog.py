@@ -15,8 +15,9 @@ creation commits. What the list holds for a transaction that has ended is garbag
 transaction cut short by a crash, a removal that failed): coordinator/transaction.py
 `collect_garbage` removes it, also at start-up.
 
-Schemas (`schemas`: oid, name, owner) are the user's; pg_catalog, public and
-information_schema are built in (planner/schema.py BUILTIN_NAMESPACES) and never stored.
+Schemas (`schemas`: oid, name, owner, comment) are the user's; pg_catalog, public and
+information_schema are built in (planner/schema.py BUILTIN_NAMESPACES) and stored only
+once COMMENT ON SCHEMA gave one of them another comment (the stored row then stands for it).
 A table row is keyed by (namespace, name), the namespace being its schema's oid, so a
 schema's rename changes no table; a data directory made when tables were keyed by name
 alone is upgraded on open (its tables are public's). A transaction's CREATE/DROP/ALTER
@@ -56,7 +57,7 @@ from typing import Callable
 from planner import constraints, errors, types
 from planner import schema as sch
 from planner.schema import (CheckDef, ColumnDef, ColumnStats, DistKind, DistPolicy, Identity,
-                            Namespace, Relation, RelationName, TableDef, TableStats, UniqueKey,
+                            IndexDef, Namespace, Relation, RelationName, TableDef, TableStats, UniqueKey,
                             ViewDef)
 from planner.sequences import Owner, SequenceDef, SequenceOptions
 from planner.system_tables import refuse_write
@@ -165,6 +166,9 @@ class Catalog:
             if columns and "namespace" not in columns:
                 self._db.executescript(_UPGRADE_TABLES)
             self._db.executescript(_SCHEMA)
+            # COMMENT ON SCHEMA came later: a data directory made before has no column.
+            if "comment" not in [r[1] for r in self._db.execute("PRAGMA table_info(schemas)")]:
+                self._db.execute("ALTER TABLE schemas ADD COLUMN comment TEXT")
             # The bootstrap superuser, as initdb creates it (no password until one is set).
             self._db.execute("INSERT OR IGNORE INTO roles VALUES (?, ?, 1, 1, 1, 1, NULL)",
                              (BOOTSTRAP_ROLE_OID, BOOTSTRAP_ROLE_NAME))
@@ -185,8 +189,8 @@ class Catalog:
             r = replace(relation_from_json(json.loads(text)), namespace=namespace)
             (self._views if isinstance(r, ViewDef) else self._cache)[r.key] = r
         with self._lock:
-            self._schemas = {oid: Namespace(oid, name, owner) for oid, name, owner in
-                             self._db.execute("SELECT oid, name, owner FROM schemas")}
+            self._schemas = {oid: Namespace(oid, name, owner, comment) for oid, name, owner, comment
+                             in self._db.execute("SELECT oid, name, owner, comment FROM schemas")}
         with self._lock:
             self._sequences = {s.name: s for s in (
                 sequence_from_json(json.loads(text)) for (text,) in
@@ -287,8 +291,10 @@ class Catalog:
     def schemas(self) -> list[Namespace]:
         """Every committed schema: PostgreSQL's built-in ones, then the user's, by oid."""
         with self._lock:
-            mine = sorted(self._schemas.values(), key=lambda n: n.oid)
-        return list(sch.BUILTIN_NAMESPACES) + mine
+            stored = dict(self._schemas)
+        # A built-in schema is stored only once COMMENT ON SCHEMA changed its comment.
+        builtin = [stored.pop(n.oid, n) for n in sch.BUILTIN_NAMESPACES]
+        return builtin + sorted(stored.values(), key=lambda n: n.oid)
 
     def new_schema_oid(self) -> int:
         """An oid for a new schema, from the tables' id counter: no table's oid
@@ -349,9 +355,10 @@ class Catalog:
                 # intermediate state breaks UNIQUE (name).
                 self._db.executemany("DELETE FROM schemas WHERE oid = ?",
                                      [(oid,) for oid in namespaces])
-                self._db.executemany("INSERT INTO schemas VALUES (?, ?, ?)",
-                                     [(n.oid, n.name, n.owner) for n in namespaces.values()
-                                      if n is not None])
+                self._db.executemany("INSERT INTO schemas (oid, name, owner, comment) "
+                                     "VALUES (?, ?, ?, ?)",
+                                     [(n.oid, n.name, n.owner, n.comment)
+                                      for n in namespaces.values() if n is not None])
                 for t in created:
                     self._db.execute("INSERT INTO tables VALUES (?, ?, ?, ?)",
                                      (t.id, t.namespace, t.name,
@@ -398,7 +405,8 @@ class Catalog:
                 after.pop(oid, None)
             else:
                 after[oid] = ns
-        names = [n.name for n in after.values()] + [n.name for n in sch.BUILTIN_NAMESPACES]
+        names = [n.name for n in after.values()] + [n.name for n in sch.BUILTIN_NAMESPACES
+                                                    if n.oid not in after]
         for n in namespaces.values():
             if n is not None and names.count(n.name) > 1:
                 raise errors.QueryError(f'schema "{n.name}" already exists', "42P06")
@@ -743,10 +751,33 @@ class SessionCatalog:
         return next((q for q in self.sequences() if q.id == seq_id), None)
 
     def relation_taken(self, namespace: int, name: str) -> bool:
-        """Whether a table or a sequence (they are all in public) holds `name` in schema
-        `namespace` for this transaction."""
+        """Whether a table, view, index (a key's or CREATE INDEX's) or sequence (they are
+        all in public) holds `name` in schema `namespace` for this transaction."""
         return self.visible(namespace, name) is not None or (
-            namespace == sch.PUBLIC_OID and self.visible_sequence(name) is not None)
+            namespace == sch.PUBLIC_OID and self.visible_sequence(name) is not None) or (
+            self.index_in(namespace, name) is not None)
+
+    def index_in(self, namespace: int, name: str) -> tuple[TableDef, object] | None:
+        """The table and the index (an IndexDef, or the UniqueKey whose index it is)
+        named `name` in schema `namespace`, as this transaction sees them."""
+        for t in self.tables():
+            if t.namespace == namespace:
+                for x in t.unique + t.indexes:
+                    if x.name == name:
+                        return t, x
+        return None
+
+    def lookup_index(self, rel: RelationName) -> tuple[TableDef, object] | None:
+        """An index by its name as written (through search_path), None if there is none."""
+        self.check_database(rel)
+        if rel.schema is not None:
+            ns = self._by_name.get(rel.schema)
+            return self.index_in(ns.oid, rel.name) if ns is not None else None
+        for schema in self.path:
+            found = self.index_in(self._by_name[schema].oid, rel.name)
+            if found is not None:
+                return found
+        return None
 
     def check_database(self, rel: RelationName) -> None:
         """0A000 for a name qualified by another database than the session's."""
@@ -760,26 +791,31 @@ def sequence_to_json(q: SequenceDef) -> dict:
     return {"id": q.id, "name": q.name, "type": o.type, "increment": o.increment,
             "minvalue": o.minvalue, "maxvalue": o.maxvalue, "start": o.start,
             "cache": o.cache, "cycle": o.cycle, "identity": q.identity,
-            "owner": [q.owner.table_id, q.owner.column] if q.owner is not None else None}
+            "owner": [q.owner.table_id, q.owner.column] if q.owner is not None else None,
+            "comment": q.comment}
 
 
 def sequence_from_json(d: dict) -> SequenceDef:
     o = SequenceOptions(d["type"], d["increment"], d["minvalue"], d["maxvalue"], d["start"],
                         d["cache"], d["cycle"])
     owner = Owner(d["owner"][0], d["owner"][1]) if d.get("owner") else None
-    return SequenceDef(d["id"], d["name"], o, owner, d.get("identity", False))
+    return SequenceDef(d["id"], d["name"], o, owner, d.get("identity", False), d.get("comment"))
 
 
 def table_to_json(t: TableDef) -> dict:
     return {
         "id": t.id, "name": t.name,
         "columns": [{"name": c.name, **_type_json(c.type), "not_null": c.not_null,
-                     "default": c.default, "identity": c.identity.value}
+                     "default": c.default, "identity": c.identity.value, "comment": c.comment}
                     for c in t.columns],
-        "checks": [{"name": k.name, "sql": k.sql} for k in t.checks],
+        "checks": [{"name": k.name, "sql": k.sql, "comment": k.comment} for k in t.checks],
         "policy": {"kind": t.policy.kind.name, "keys": list(t.policy.keys)},
-        "unique": [{"name": k.name, "columns": list(k.columns), "primary": k.primary}
+        "unique": [{"name": k.name, "columns": list(k.columns), "primary": k.primary,
+                    "comment": k.comment, "index_comment": k.index_comment}
                    for k in t.unique],
+        "indexes": [{"id": i.id, "name": i.name, "columns": list(i.columns),
+                     "comment": i.comment} for i in t.indexes],
+        "comment": t.comment,
         "stats": {"rows": t.stats.rows,
                   "columns": {k: {"null_frac": v.null_frac, "distinct": v.distinct,
                                   "min": _jsonable(v.min), "max": _jsonable(v.max)}
@@ -807,30 +843,38 @@ def relation_to_json(r: Relation) -> dict:
     if isinstance(r, TableDef):
         return table_to_json(r)
     return {"kind": "view", "id": r.id, "name": r.name,
-            "columns": [{"name": c.name, **_type_json(c.type)} for c in r.columns],
+            "columns": [{"name": c.name, **_type_json(c.type), "comment": c.comment}
+                        for c in r.columns],
             "query": r.query, "query_names": list(r.query_names),
             "search_path": list(r.search_path), "depends": list(r.depends),
-            "definition": r.definition}
+            "definition": r.definition, "comment": r.comment}
 
 
 def relation_from_json(d: dict) -> Relation:
     if d.get("kind") != "view":
         return table_from_json(d)
     return ViewDef(d["id"], d["name"],
-                   tuple(ColumnDef(c["name"], _type_from_json(c)) for c in d["columns"]),
+                   tuple(ColumnDef(c["name"], _type_from_json(c), comment=c.get("comment"))
+                         for c in d["columns"]),
                    d["query"], tuple(d["query_names"]), tuple(d["search_path"]),
-                   tuple(d["depends"]), d["definition"])
+                   tuple(d["depends"]), d["definition"], comment=d.get("comment"))
 
 
 def table_from_json(d: dict) -> TableDef:
     cols = tuple(ColumnDef(c["name"], _type_from_json(c), c["not_null"], c.get("default"),
-                           Identity(c.get("identity", ""))) for c in d["columns"])
+                           Identity(c.get("identity", "")), c.get("comment"))
+                 for c in d["columns"])
     policy = DistPolicy(DistKind[d["policy"]["kind"]], tuple(d["policy"]["keys"]))
     st = d.get("stats") or {}
     stats = TableStats(st.get("rows", 0), {k: ColumnStats(**v) for k, v in
                                            (st.get("columns") or {}).items()})
-    unique = tuple(UniqueKey(k["name"], tuple(k["columns"]), k["primary"])
+    unique = tuple(UniqueKey(k["name"], tuple(k["columns"]), k["primary"], k.get("comment"),
+                             k.get("index_comment"))
                    for k in d.get("unique", ()))
-    checks = tuple(CheckDef(k["name"], k["sql"], constraints.bind_check(k["sql"], cols, d["name"]))
+    checks = tuple(CheckDef(k["name"], k["sql"], constraints.bind_check(k["sql"], cols, d["name"]),
+                            k.get("comment"))
                    for k in d.get("checks") or ())
-    return TableDef(d["id"], d["name"], cols, policy, stats, unique=unique, checks=checks)
+    indexes = tuple(IndexDef(i["id"], i["name"], tuple(i["columns"]), i.get("comment"))
+                    for i in d.get("indexes") or ())
+    return TableDef(d["id"], d["name"], cols, policy, stats, unique=unique, checks=checks,
+                    indexes=indexes, comment=d.get("comment"))

@@ -16,6 +16,8 @@ with PostgreSQL's errors for schemas and databases that do not exist; a name loc
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from coordinator import autostats, compaction, load, sequence_ddl, table_stats, temp_tables
 from coordinator.ddl_locks import lock_name
 from coordinator.pgwire.boundary import Notice, QueryResult, ResultKind
@@ -67,10 +69,32 @@ def new_table(session, txn, schema: Namespace, name: str, columns: list[ColumnDe
     policy = (unique_keys.default_policy(unique) if policy_clause is None else None) \
         or statements.dist_policy(policy_clause, columns)
     unique_keys.check_policy(name, policy, unique, columns)
+    unique = _key_names(session, txn, schema, name, unique, columns)
     table = TableDef(session.engine.catalog.next_id("table"), name, tuple(columns), policy,
                      namespace=schema.oid, unique=unique, checks=checks)
     txn.create_table(table)
     return table
+
+
+def _key_names(session, txn, schema: Namespace, table: str, unique: tuple[UniqueKey, ...],
+               columns: list[ColumnDef]) -> tuple[UniqueKey, ...]:
+    """Each key's index is a relation of the schema too: a name a relation there has is
+    42P07, and a default name (t_pkey, t_a_key) takes the first free suffix instead
+    (t_pkey1), as PostgreSQL's ChooseRelationName does. The names are locked."""
+    view = session.catalog_view(txn)
+    out = []
+    for k in unique:
+        name = k.name
+        base = unique_keys.default_base(table, k.primary, [columns[p].name for p in k.columns])
+        n = 0
+        while name == (f"{base}{n}" if n else base) and view.relation_taken(schema.oid, name):
+            n += 1
+            name = f"{base}{n}"
+        lock_name(session, txn, relation_tag(schema.oid, schema.name, name))
+        if view.relation_taken(schema.oid, name) or any(o.name == name for o in out):
+            raise errors.DuplicateTable(f'relation "{name}" already exists')
+        out.append(replace(k, name=name) if name != k.name else k)
+    return tuple(out)
 
 
 def _exists(session, txn, view, schema: Namespace, name: str) -> bool:

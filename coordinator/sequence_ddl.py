@@ -110,7 +110,7 @@ def _alter(session, st: SequenceStatement, txn) -> QueryResult:
         owner = None
     elif st.options.owned_by:
         owner = _owner(view, st.options.owned_by, seq.name)
-    changed = SequenceDef(seq.id, seq.name, options, owner, seq.identity)
+    changed = dataclasses.replace(seq, options=options, owner=owner)  # its comment stays
     if restart is None:
         txn.alter_sequence(changed, None)
     else:

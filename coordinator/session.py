@@ -21,9 +21,9 @@ import time
 
 from sqlglot import exp
 
-from coordinator import (alter, ddl, drop, load, merge, modify, param_types, plan_cache, query,
-                         roles, schema_ddl, sequence_ddl, sql_commands, system_catalog,
-                         temp_tables, views)
+from coordinator import (alter, comments, ddl, drop, indexes, load, merge, modify, param_types,
+                         plan_cache, query, roles, schema_ddl, sequence_ddl, sql_commands,
+                         system_catalog, temp_tables, views)
 from coordinator.catalog import SessionCatalog
 from coordinator.sequences import SessionSequences
 from coordinator.pgwire.boundary import (CancelToken, PreparedStatement, QueryResult,
@@ -317,6 +317,10 @@ class Session:
         if k is Kind.SCHEMA:
             self.check_writable(st.schema.command)  # before any name is looked up
             return self._with_txn(lambda txn: schema_ddl.execute(self, st.schema, txn))
+        if k is Kind.INDEX:
+            return self._with_txn(lambda txn: indexes.execute(self, st.index, txn))
+        if k is Kind.COMMENT:
+            return self._with_txn(lambda txn: comments.execute(self, st.comment, txn))
         tree = st.tree
         if params and tree is not None:
             tree = bind_expr.substitute_params(tree, *self.substitution(stmt, params))

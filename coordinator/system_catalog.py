@@ -10,6 +10,10 @@ Views (relkind 'v') are listed with the tables: pg_class, pg_type (their row typ
 pg_attribute, pg_views, information_schema.tables (VIEW), columns and views, and
 pg_get_viewdef gives their definition (`view_definitions`).
 
+Keys and indexes (pg_constraint 'p'/'u', pg_class 'i', pg_index, pg_indexes, pg_depend)
+are described by coordinator/index_catalog.py; comments (pg_description) are kept on their
+objects (coordinator/comments.py).
+
 Oids: a table's or view's oid is 16384 + its id, its columns are attnum 1..n; namespaces,
 types, functions and the system relations keep PostgreSQL 15's oids. Nothing in raympp is
 owned (every role has every privilege), so objects show the bootstrap superuser (oid 10)
@@ -32,6 +36,7 @@ from planner.sequences import SequenceDef, regclass_name
 from planner.types import Kind
 from planner import errors
 from coordinator import settings as reg
+from coordinator import index_catalog as ic
 
 _START = dt.datetime.now(dt.timezone.utc)
 
@@ -52,6 +57,8 @@ def row_type_oid(t: Relation) -> int:
 
 
 ROW_TYPE_OFFSET = 1 << 30
+# The oids of the catalogs pg_description's classoid names.
+_PG_CLASS, _PG_CONSTRAINT, _PG_NAMESPACE = 1259, 2606, 2615
 # CHECK constraints (pg_constraint) and defaults (pg_attrdef) have oids in ranges of their
 # own: the table's id times 1000 plus the constraint's position or the column's attnum.
 CONSTRAINT_OFFSET = 2 << 30
@@ -169,9 +176,14 @@ class SystemCatalog:
             self._sequences = self.view.sequences()
         return self._sequences
 
+    def indexes(self) -> list[ic.Index]:
+        return [x for t in self.tables() for x in ic.indexes(t)]
+
     def relations(self) -> list[tuple[int, str, str]]:
         return [(table_oid(t), self.view.schema_name(t.namespace), t.name)
                 for t in self.tables() + self.views()] + [
+            (x.oid, self.view.schema_name(x.table.namespace), x.name)
+            for x in self.indexes()] + [
             (sequence_oid(q), sch.PUBLIC, q.name) for q in self.sequences()] + [
             (r.oid, r.schema, r.name) for r in st.RELATIONS.values()]
 
@@ -205,10 +217,38 @@ class SystemCatalog:
         return self.session.engine.sequences.row(seq)
 
     def constraint_defs(self) -> list[tuple[int, str, str]]:
-        """(oid, pg_get_constraintdef, its pretty form) of every CHECK constraint."""
+        """(oid, pg_get_constraintdef, its pretty form) of every CHECK, PRIMARY KEY and
+        UNIQUE constraint."""
         return [(constraint_oid(t, k), f"CHECK ({c.sql})",
                  f"CHECK ({pretty_expr.pretty(c.sql)})")
-                for t in self.tables() for k, c in enumerate(t.checks, 1)]
+                for t in self.tables() for k, c in enumerate(t.checks, 1)] + [
+            (ic.key_constraint_oid(x.table, j), ic.constraintdef(x), ic.constraintdef(x))
+            for t in self.tables() for j, x in ic.key_indexes(t)]
+
+    def relation_sizes(self) -> list[tuple[int, int]]:
+        """(oid, bytes) of every relation (pg_table_size): a table's chunk files on all
+        segments, as this statement's transaction sees them; views, sequences, indexes
+        (none is built) and the system catalog (computed, never stored) have none."""
+        tables = self.tables()
+        txn = self.session.txn
+        found: dict[int, int] = {}
+        if tables:
+            for shard in self.session.engine.cluster.call_all(
+                    "table_bytes", [t.id for t in tables], txn.id if txn is not None else None):
+                for table_id, n in shard.items():
+                    found[table_id] = found.get(table_id, 0) + n
+        sizes = {table_oid(t): found.get(t.id, 0) for t in tables}
+        return list(sizes.items()) + [(oid, 0) for oid, _schema, _name in self.relations()
+                                      if oid not in sizes]
+
+    def index_defs(self) -> list[tuple[int, str, str, list[tuple[int, str]]]]:
+        """(oid, pg_get_indexdef, its pretty form, (column number, its pg_get_indexdef))
+        of every index. The pretty form names the table as regclass does (qualified only
+        when search_path does not find it), as PostgreSQL's."""
+        shown = cn.relation_names()
+        return [(x.oid, ic.indexdef(x, self._schema_name(x.table.namespace)),
+                 ic.indexdef(x, None, shown[table_oid(x.table)]), ic.index_column_defs(x))
+                for x in self.indexes()]
 
     def serial_sequences(self) -> list[tuple[tuple[str, str], str]]:
         """((table, column), sequence) of the sequences columns own (pg_get_serial_sequence)."""
@@ -262,6 +302,10 @@ class SystemCatalog:
                     for c in t.columns]
             out.append((table_oid(t), t.name, t.namespace,
                         "v" if isinstance(t, ViewDef) else "r", cols, t))
+        for x in self.indexes():
+            cols = [(c.name, c.type, False, c.type.oid, c.type.typmod)
+                    for c in (x.table.columns[p] for p in x.columns)]
+            out.append((x.oid, x.name, x.table.namespace, "i", cols, None))
         for q in self.sequences():
             out.append((sequence_oid(q), q.name, cn.PUBLIC_OID, "S", _SEQUENCE_COLUMNS, None))
         for r in st.RELATIONS.values():
@@ -275,16 +319,20 @@ class SystemCatalog:
             yield {"oid": n.oid, "nspname": n.name, "nspowner": n.owner}
 
     def _pg_catalog__pg_class(self):
+        indexed = {x.table.id for x in self.indexes()}
+        index_of = {x.oid: x.table for x in self.indexes()}
         for oid, name, nsp, kind, cols, table in self._relation_rows():
+            # an index counts its table's rows (PostgreSQL's as of its last build or ANALYZE)
+            rows = table if kind == "r" else index_of.get(oid) if kind == "i" else None
             yield {"oid": oid, "relname": name, "relnamespace": nsp,
                    "reltype": row_type_oid(table) if table is not None else 0,
                    "reloftype": 0, "relowner": cn.BOOTSTRAP_ROLE_OID,
-                   "relam": cn.HEAP_AM_OID if kind == "r" else 0,
-                   "relfilenode": oid if kind in ("r", "S") else 0, "reltablespace": 0,
+                   "relam": {"r": cn.HEAP_AM_OID, "i": ic.BTREE_AM_OID}.get(kind, 0),
+                   "relfilenode": oid if kind in ("r", "S", "i") else 0, "reltablespace": 0,
                    "relpages": 0,
-                   "reltuples": float(table.stats.rows) if kind == "r" and table is not None
-                   else -1.0,
-                   "relallvisible": 0, "reltoastrelid": 0, "relhasindex": False,
+                   "reltuples": float(rows.stats.rows) if rows is not None else -1.0,
+                   "relallvisible": 0, "reltoastrelid": 0,
+                   "relhasindex": kind == "r" and table is not None and table.id in indexed,
                    "relisshared": False, "relpersistence": "p", "relkind": kind,
                    "relnatts": len(cols),
                    "relchecks": len(getattr(table, "checks", ())) if table is not None else 0,
@@ -327,7 +375,7 @@ class SystemCatalog:
                        "attlen": int(row.get("typlen", -1)), "attnum": i,
                        "attndims": 1 if row.get("typcategory") == "A" else 0,
                        "attcacheoff": -1, "atttypmod": mod,
-                       "attbyval": row.get("typbyval") == "t",
+                       "attbyval": row.get("typbyval") == "true",
                        "attalign": row.get("typalign", "i"),
                        "attstorage": row.get("typstorage", "p"), "attcompression": "",
                        "attnotnull": not_null,
@@ -357,6 +405,53 @@ class SystemCatalog:
                        "conislocal": True, "coninhcount": 0, "connoinherit": False,
                        "conkey": "{" + ",".join(map(str, cols)) + "}",
                        "conbin": c.sql}
+            for j, x in ic.key_indexes(t):
+                yield {"oid": ic.key_constraint_oid(t, j), "conname": x.name,
+                       "connamespace": t.namespace, "contype": "p" if x.primary else "u",
+                       "condeferrable": False, "condeferred": False, "convalidated": True,
+                       "conrelid": table_oid(t), "contypid": 0, "conindid": x.oid,
+                       "conparentid": 0, "confrelid": 0, "confupdtype": " ",
+                       "confdeltype": " ", "confmatchtype": " ", "conislocal": True,
+                       "coninhcount": 0, "connoinherit": True,
+                       "conkey": "{" + ",".join(str(p + 1) for p in x.columns) + "}",
+                       "conbin": None}
+
+    def descriptions(self) -> list[tuple[int, int, int, str]]:
+        """(classoid, objoid, objsubid, description) of every comment (COMMENT ON):
+        relations and their columns (pg_class), constraints, schemas."""
+        out = []
+        for r in self.tables() + self.views():
+            if r.comment is not None:
+                out.append((_PG_CLASS, table_oid(r), 0, r.comment))
+            out += [(_PG_CLASS, table_oid(r), i, c.comment)
+                    for i, c in enumerate(r.columns, 1) if c.comment is not None]
+        for t in self.tables():
+            out += [(_PG_CONSTRAINT, constraint_oid(t, k), 0, c.comment)
+                    for k, c in enumerate(t.checks, 1) if c.comment is not None]
+            out += [(_PG_CONSTRAINT, ic.key_constraint_oid(t, j), 0, k.comment)
+                    for j, k in enumerate(t.unique, 1) if k.comment is not None]
+        out += [(_PG_CLASS, x.oid, 0, x.comment) for x in self.indexes()
+                if x.comment is not None]
+        out += [(_PG_CLASS, sequence_oid(q), 0, q.comment) for q in self.sequences()
+                if q.comment is not None]
+        out += [(_PG_NAMESPACE, n.oid, 0, n.comment) for n in self.view.namespaces()
+                if n.comment is not None]
+        return out
+
+    def _pg_catalog__pg_description(self):
+        for classoid, objoid, objsubid, text in self.descriptions():
+            yield {"objoid": objoid, "classoid": classoid, "objsubid": objsubid,
+                   "description": text}
+
+    def _pg_catalog__pg_index(self):
+        for x in self.indexes():
+            yield ic.pg_index_row(x)
+
+    def _pg_catalog__pg_indexes(self):
+        for x in self.indexes():
+            schema = self._schema_name(x.table.namespace)
+            yield {"schemaname": schema, "tablename": x.table.name, "indexname": x.name,
+                   "tablespace": None, "indexdef": ic.indexdef(x, schema)}
 
     def _pg_catalog__pg_sequence(self):
         for q in self.sequences():
@@ -378,16 +473,26 @@ class SystemCatalog:
 
     def _pg_catalog__pg_depend(self):
         """What psql and drivers read of pg_depend: a sequence owned by a column ('a';
-        'i' for an identity column's)."""
+        'i' for an identity column's); as PostgreSQL records them, an index on the
+        columns it covers ('a'), a key on its columns ('a') and the key's index on the
+        key ('i')."""
         tables = {t.id: t for t in self.tables()}
         for q in self.sequences():
             if q.owner is None or q.owner.table_id not in tables:
                 continue
             t = tables[q.owner.table_id]
-            yield {"classid": 1259, "objid": sequence_oid(q), "objsubid": 0,
-                   "refclassid": 1259, "refobjid": table_oid(t),
-                   "refobjsubid": t.column_index(q.owner.column) + 1,
-                   "deptype": "i" if q.identity else "a"}
+            yield _depend(_PG_CLASS, sequence_oid(q), _PG_CLASS, table_oid(t),
+                          t.column_index(q.owner.column) + 1, "i" if q.identity else "a")
+        for x in self.indexes():
+            t = x.table
+            if x.key is None:
+                for p in sorted(set(x.columns)):
+                    yield _depend(_PG_CLASS, x.oid, _PG_CLASS, table_oid(t), p + 1, "a")
+                continue
+            con = ic.key_constraint_oid(t, t.unique.index(x.key) + 1)
+            yield _depend(_PG_CLASS, x.oid, _PG_CONSTRAINT, con, 0, "i")
+            for p in sorted(set(x.columns)):
+                yield _depend(_PG_CONSTRAINT, con, _PG_CLASS, table_oid(t), p + 1, "a")
 
     def _pg_catalog__pg_database(self):
         yield {"oid": cn.DATABASE_OID, "datname": self.session.database,
@@ -429,7 +534,8 @@ class SystemCatalog:
         for oid, name, nsp, kind, _cols, table in self._relation_rows():
             if kind == "r":
                 yield {"schemaname": self._schema_name(nsp), "tablename": name,
-                       "tableowner": self._owner_name(), "hasindexes": False,
+                       "tableowner": self._owner_name(),
+                       "hasindexes": table is not None and bool(ic.indexes(table)),
                        "hasrules": False, "hastriggers": False, "rowsecurity": False}
 
     def _pg_catalog__pg_views(self):
@@ -503,7 +609,7 @@ class SystemCatalog:
 
     def _information_schema__tables(self):
         for oid, name, nsp, kind, _cols, table in self._relation_rows():
-            if kind == "S":
+            if kind in ("S", "i"):
                 continue  # tables and views only
             schema = self._schema_name(nsp)
             yield {"table_catalog": self.session.database, "table_schema": schema,
@@ -540,7 +646,7 @@ class SystemCatalog:
 
     def _information_schema__columns(self):
         for oid, name, nsp, kind, cols, table in self._relation_rows():
-            if kind == "S":
+            if kind in ("S", "i"):
                 continue  # PostgreSQL lists the columns of tables and views only
             schema = self._schema_name(nsp)
             for i, (col, t, not_null, tid, _mod) in enumerate(cols, 1):
@@ -556,6 +662,50 @@ class SystemCatalog:
                        **self._identity_info(table, column), "is_generated": "NEVER",
                        "is_updatable": "YES" if kind == "r" and table is not None else "NO"}
 
+    def _table_constraints(self):
+        """(table, name, type, the column positions it uses) of every constraint of the
+        user's tables, as information_schema lists them: CHECKs, then keys."""
+        for t in self.tables():
+            for c in t.checks:
+                yield t, c.name, "CHECK", [i for i, col in enumerate(t.columns)
+                                           if _reads(c.sql, col.name)]
+            for k in t.unique:
+                yield t, k.name, "PRIMARY KEY" if k.primary else "UNIQUE", list(k.columns)
+
+    def _constraint_ids(self, t: TableDef, name: str) -> dict:
+        schema = self._schema_name(t.namespace)
+        return {"constraint_catalog": self.session.database, "constraint_schema": schema,
+                "constraint_name": name, "table_catalog": self.session.database,
+                "table_schema": schema, "table_name": t.name}
+
+    def _information_schema__table_constraints(self):
+        """PostgreSQL 15 lists NOT NULL columns as CHECK constraints named
+        nspoid_reloid_attnum_not_null too."""
+        for t, name, kind, _cols in self._table_constraints():
+            yield {**self._constraint_ids(t, name), "constraint_type": kind,
+                   "is_deferrable": "NO", "initially_deferred": "NO", "enforced": "YES",
+                   "nulls_distinct": "YES" if kind == "UNIQUE" else None}
+        for t in self.tables():
+            for i, c in enumerate(t.columns, 1):
+                if c.not_null:
+                    yield {**self._constraint_ids(
+                               t, f"{t.namespace}_{table_oid(t)}_{i}_not_null"),
+                           "constraint_type": "CHECK", "is_deferrable": "NO",
+                           "initially_deferred": "NO", "enforced": "YES",
+                           "nulls_distinct": None}
+
+    def _information_schema__key_column_usage(self):
+        for t, name, kind, cols in self._table_constraints():
+            if kind != "CHECK":
+                for n, p in enumerate(cols, 1):
+                    yield {**self._constraint_ids(t, name), "column_name": t.columns[p].name,
+                           "ordinal_position": n, "position_in_unique_constraint": None}
+
+    def _information_schema__constraint_column_usage(self):
+        for t, name, _kind, cols in self._table_constraints():
+            for p in cols:
+                yield {**self._constraint_ids(t, name), "column_name": t.columns[p].name}
+
     def _information_schema__views(self):
         """The user's views: none is updatable here (nor has triggers or a CHECK
         OPTION)."""
@@ -566,6 +716,12 @@ class SystemCatalog:
                    "check_option": "NONE", "is_updatable": "NO", "is_insertable_into": "NO",
                    "is_trigger_updatable": "NO", "is_trigger_deletable": "NO",
                    "is_trigger_insertable_into": "NO"}
+
+
+def _depend(classid: int, objid: int, refclassid: int, refobjid: int, refobjsubid: int,
+            deptype: str) -> dict:
+    return {"classid": classid, "objid": objid, "objsubid": 0, "refclassid": refclassid,
+            "refobjid": refobjid, "refobjsubid": refobjsubid, "deptype": deptype}
 
 
 def _reads(sql: str, column: str) -> bool:

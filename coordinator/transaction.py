@@ -317,6 +317,12 @@ class Transaction:
         then this transaction alone sees it. The storage stays (it is the same table)."""
         self.writes += 1
         self.fixed = self.writes
+        self.redefine_table(old, new)
+
+    def redefine_table(self, old: TableDef, new: TableDef) -> None:
+        """A new definition of `old` that changes the catalog only, nothing on the segments
+        (COMMENT ON, CREATE and DROP INDEX): as replace_table, but ROLLBACK TO a savepoint
+        before it undoes it, as view DDL (the savepoint holds `created` and `dropped`)."""
         mine = self.created.get(old.key)
         if mine is not None and mine.id == old.id:
             del self.created[old.key]

@@ -17,6 +17,8 @@ exclusive, so two transactions creating views over one table also take turns.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sqlglot import exp
 
 from coordinator.ddl import hold_schema, lock_name, lock_table
@@ -53,9 +55,13 @@ def create_view(session, st: statements.Statement, txn) -> QueryResult:
     if old is not None:
         _check_replacement(old, columns)
     depends = _lock_reads(session, txn, catalog, binder.reads)
+    if old is not None:  # the view keeps its comments and its kept columns' (PostgreSQL)
+        columns = [replace(c, comment=old.columns[i].comment) if i < len(old.columns) else c
+                   for i, c in enumerate(columns)]
     view = ViewDef(old.id if old is not None else session.engine.catalog.next_id("table"),
                    name, tuple(columns), spec.query, tuple(bq.names),
-                   tuple(catalog.explicit), depends, definition(spec.query), schema.oid)
+                   tuple(catalog.explicit), depends, definition(spec.query), schema.oid,
+                   comment=old.comment if old is not None else None)
     txn.create_view(view, replaces=old)
     return QueryResult(ResultKind.COMMAND, tag=lambda: "CREATE VIEW")
 

@@ -237,8 +237,11 @@ def _drop_column(change: Change, name: str, if_exists: bool) -> None:
                    for k in table.unique)
     # PostgreSQL drops the CHECK constraints that read a dropped column with it.
     checks = tuple(k for k in table.checks if not reads(k.sql, name))
+    # ... and the indexes over it (CREATE INDEX's: key columns are not dropped here).
+    indexes = tuple(replace(x, columns=tuple(c - (c > i) for c in x.columns))
+                    for x in table.indexes if i not in x.columns)
     change.new = replace(table, columns=table.columns[:i] + table.columns[i + 1:],
-                         policy=policy, unique=unique, checks=checks)
+                         policy=policy, unique=unique, checks=checks, indexes=indexes)
     del change.exprs[i]
 
 

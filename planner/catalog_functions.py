@@ -40,6 +40,13 @@ def _oid_arg(e: ex.Expr, fname: str, args) -> ex.Expr:
     raise no_function(fname, args)
 
 
+def _regclass_arg(e: ex.Expr, fname: str, args) -> ex.Expr:
+    """An argument of type regclass: a literal is a relation's name (42P01 if none)."""
+    if e.type.kind is Kind.UNKNOWN or (isinstance(e, ex.Literal) and e.type.is_string):
+        e = catalog_types.convert(e, types.REGCLASS)
+    return _oid_arg(e, fname, args)
+
+
 def _text_arg(e: ex.Expr, fname: str, args) -> ex.Expr:
     if e.type.is_string or e.type.kind is Kind.UNKNOWN:
         return e if e.type.kind is not Kind.UNKNOWN else ex.Literal(e.value, types.TEXT)
@@ -73,6 +80,9 @@ def _collation_rows() -> list[tuple]:
     return st.static_rows(st.RELATIONS[(sch.PG_CATALOG, "pg_collation")])
 
 
+_PG_CLASS = 1259  # pg_description.classoid of relations and their columns
+
+
 def _row(name: str, args, t: SqlType, data: ex.RowData | None = None) -> ex.Expr:
     call = ex.RowCall(name, tuple(args), t, data)
     if all(isinstance(a, ex.Literal) for a in args):
@@ -97,6 +107,8 @@ _ARITY = {
     "to_regclass": (1,), "to_regtype": (1,), "to_regnamespace": (1,), "to_regrole": (1,),
     "pg_my_temp_schema": (0,), "pg_is_other_temp_schema": (1,), "array_to_string": (2, 3),
     "pg_get_serial_sequence": (2,), "quote_ident": (1,),
+    "pg_table_size": (1,), "pg_relation_size": (1,), "pg_total_relation_size": (1,),
+    "pg_indexes_size": (1,), "pg_size_pretty": (1,),
 }
 NAMES = frozenset(_ARITY)
 
@@ -134,10 +146,31 @@ def bind_function(name: str, node: exp.Expression, args: list[ex.Expr]) -> ex.Ex
         # pg_collation's rows (default, C, POSIX) are all in pg_catalog.
         return _row("visible", [_oid_arg(args[0], name, args)], boolean,
                     data((int(r[0]), True) for r in _collation_rows()))
-    if name in ("obj_description", "col_description", "shobj_description"):
-        # pg_description and pg_shdescription are empty: no object has a comment.
+    if name == "shobj_description":
+        # pg_shdescription is empty: databases and roles have no comment here.
         _oid_arg(args[0], name, args)
+        _text_arg(args[1], name, args)
         return ex.Literal(None, text)
+    if name in ("obj_description", "col_description"):
+        # COMMENT ON's comments (pg_description, coordinator/system_catalog.py).
+        ctx = catalog_context()
+        found = getattr(ctx, "descriptions", lambda: [])() if ctx is not None else []
+        target = _oid_arg(args[0], name, args)
+        if name == "col_description":
+            return _row("pair_lookup", [target, _int_arg(args[1], name, args)], text,
+                        data(((o, n), d) for c, o, n, d in found if c == _PG_CLASS))
+        if len(args) == 1:  # the deprecated form: any catalog's object
+            return _row("lookup", [target], text,
+                        data((o, d) for _c, o, n, d in found if n == 0))
+        # PostgreSQL's SQL body reads pg_class WHERE relname = $2 in pg_catalog: a name
+        # of no catalog there (or qualified) finds nothing.
+        catalog = st.RELATIONS.get((sch.PG_CATALOG, _const_text(
+            _text_arg(args[1], name, args), name)))
+        if catalog is None:
+            return ex.Literal(None, text)
+        classoid = catalog.oid
+        return _row("lookup", [target], text,
+                    data((o, d) for c, o, n, d in found if n == 0 and c == classoid))
     if name.startswith("has_") and name.endswith("_privilege"):
         # Every role has every privilege (no GRANT/REVOKE); a named table must exist.
         if name == "has_table_privilege":
@@ -206,19 +239,44 @@ def bind_function(name: str, node: exp.Expression, args: list[ex.Expr]) -> ex.Ex
         _oid_arg(args[0], name, args)
         return ex.Literal(None, text)
     if name == "pg_get_constraintdef":
-        # CHECK constraints are the only ones (coordinator/system_catalog.py): by oid, the
-        # definition or (pretty) its form with the parentheses precedence needs.
+        # CHECK, PRIMARY KEY and UNIQUE constraints (coordinator/system_catalog.py): by
+        # oid, the definition or (pretty) its form with the parentheses precedence needs.
         pretty = len(args) > 1 and bool(_bool_const(args[1], name))
         ctx = catalog_context()
         defs = getattr(ctx, "constraint_defs", lambda: [])() if ctx is not None else []
         return _row("lookup", [_oid_arg(args[0], name, args)], text,
                     data((oid, shown if pretty else plain) for oid, plain, shown in defs))
-    if name in ("pg_get_indexdef",
-                "pg_get_triggerdef", "pg_get_partkeydef", "pg_get_statisticsobjdef_columns"):
-        # There are no indexes, constraints, triggers, partitioned tables or
-        # extended statistics to describe: PostgreSQL gives NULL for an unknown oid.
+    if name == "pg_get_indexdef":
+        # The indexes of keys and of CREATE INDEX (coordinator/index_catalog.py); pretty,
+        # the table is named as regclass names it.
+        ctx = catalog_context()
+        defs = getattr(ctx, "index_defs", lambda: [])() if ctx is not None else []
+        pretty = len(args) > 2 and bool(_bool_const(args[2], name))
+        pairs = [((oid, 0), shown if pretty else full) for oid, full, shown, _cols in defs] + [
+            ((oid, k), col) for oid, _full, _shown, cols in defs for k, col in cols]
+        column = _int_arg(args[1], name, args) if len(args) > 1 else ex.Literal(0, types.INT4)
+        return _row("indexdef", [_oid_arg(args[0], name, args), column], text, data(pairs))
+    if name in ("pg_get_triggerdef", "pg_get_partkeydef", "pg_get_statisticsobjdef_columns"):
+        # There are no triggers, partitioned tables or extended statistics to describe:
+        # PostgreSQL gives NULL for an unknown oid.
         _oid_arg(args[0], name, args)
         return ex.Literal(None, text)
+    if name in ("pg_table_size", "pg_relation_size", "pg_total_relation_size"):
+        # A table's chunk files (it has no TOAST, free space map or index besides).
+        ctx = catalog_context()
+        sizes = getattr(ctx, "relation_sizes", lambda: [])() if ctx is not None else []
+        return _row("lookup", [_regclass_arg(args[0], name, args)], types.INT8, data(sizes))
+    if name == "pg_indexes_size":
+        # No index has a structure to measure (coordinator/index_catalog.py).
+        known = [(oid, 0) for oid, _s, _n in cn.relations()]
+        return _row("lookup", [_regclass_arg(args[0], name, args)], types.INT8, data(known))
+    if name == "pg_size_pretty":
+        size = args[0]
+        if size.type.kind is Kind.UNKNOWN or (isinstance(size, ex.Literal) and size.type.is_string):
+            size = _int_arg(size, name, args)
+        if not size.type.is_integer:
+            raise no_function(name, args)
+        return _row("size_pretty", [coerce(size, types.INT8)], text)
     if name == "pg_get_serial_sequence":
         ctx = catalog_context()
         owned = getattr(ctx, "serial_sequences", lambda: [])() if ctx is not None else []

@@ -154,6 +154,8 @@ IMPLEMENTATIONS = {
     "reg_to_oid": strict(_reg_to_oid),
     "format_type": lambda e, oid, typmod=None: st.format_type(oid, typmod),
     "lookup": strict(lambda e, v: _mapping(e).get(v)),
+    "pair_lookup": strict(lambda e, a, b: _mapping(e).get((a, b))),
+    "size_pretty": strict(lambda e, v: size_pretty(v)),
     "userbyid": strict(lambda e, v: _mapping(e).get(v, f"unknown (OID={v})")),
     "visible": strict(lambda e, v: _mapping(e).get(v)),
     "array_to_string": _array_to_string,
@@ -168,8 +170,39 @@ IMPLEMENTATIONS = {
     "get_expr_pretty": lambda e, tree, *rest: None if tree is None else pretty_expr.pretty(tree),
     "serial_sequence": lambda e, table, column: _serial_sequence(e, table, column),
     "viewdef": strict(lambda e, oid: _viewdef(_mapping(e).get(oid))),
+    # pg_get_indexdef(oid, column, pretty): by (oid, column), 0 the whole definition; a
+    # column the index has not is '' as in PostgreSQL, an oid of no index NULL
+    "indexdef": strict(lambda e, oid, col: _mapping(e).get(
+        (oid, col), "" if (oid, 0) in _mapping(e) else None)),
     "quote_ident": strict(lambda e, v: cn.quote_ident(v)),
 }
+
+
+# pg_size_pretty's units as PostgreSQL 15's dbsize.c has them: (name, limit, half-rounded,
+# bits)
+_SIZE_UNITS = (("bytes", 10 * 1024, False, 0), ("kB", 20 * 1024 - 1, True, 10),
+               ("MB", 20 * 1024 - 1, True, 20), ("GB", 20 * 1024 - 1, True, 30),
+               ("TB", 20 * 1024 - 1, True, 40), ("PB", 20 * 1024 - 1, True, 50))
+
+
+def _c_div(a: int, b: int) -> int:
+    """C's integer division (truncating toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def size_pretty(size: int) -> str:
+    """pg_size_pretty(bigint), as PostgreSQL 15 computes it."""
+    for i, (name, limit, rounded, bits) in enumerate(_SIZE_UNITS):
+        last = i == len(_SIZE_UNITS) - 1
+        if last or abs(size) < limit:
+            if rounded:
+                size = _c_div(size + (-1 if size < 0 else 1), 2)
+            return f"{size} {name}"
+        nxt = _SIZE_UNITS[i + 1]
+        shift = nxt[3] - bits - (1 if nxt[2] else 0) + (1 if rounded else 0)
+        size = _c_div(size, 1 << shift)
+    raise AssertionError("unreachable")
 
 
 def _viewdef(view: tuple[str, str] | None) -> str | None:

@@ -55,6 +55,7 @@ class ColumnDef:
     not_null: bool = False
     default: str | None = None
     identity: Identity = Identity.NONE
+    comment: str | None = None  # COMMENT ON COLUMN (pg_description, objsubid = attnum)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +67,7 @@ class CheckDef:
     name: str
     sql: str
     expr: object = None
+    comment: str | None = None  # COMMENT ON CONSTRAINT
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,11 +94,28 @@ def column_index(columns: tuple[ColumnDef, ...], name: str) -> int | None:
 @dataclass(frozen=True, slots=True)
 class UniqueKey:
     """A PRIMARY KEY or UNIQUE constraint (planner/unique_keys.py): its name, the column
-    positions it covers, and whether it is the primary key."""
+    positions it covers, and whether it is the primary key. PostgreSQL shows it as a
+    constraint and as the unique index of the same name that enforces it, each with a
+    comment of its own (COMMENT ON CONSTRAINT, COMMENT ON INDEX)."""
 
     name: str
     columns: tuple[int, ...]
     primary: bool = False
+    comment: str | None = None
+    index_comment: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IndexDef:
+    """An index CREATE INDEX recorded (planner/index_statement.py): raympp builds no index
+    structure (scans skip chunks by their min/max), so this is what the catalog shows of
+    it: its id (its oid is FIRST_USER_OID + id, from the tables' counter), name, the
+    column positions it covers and its comment."""
+
+    id: int
+    name: str
+    columns: tuple[int, ...]
+    comment: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +131,13 @@ class TableDef:
     namespace: int = 2200  # PUBLIC_OID (below)
     unique: tuple["UniqueKey", ...] = ()  # PRIMARY KEY first, then UNIQUE keys
     checks: tuple[CheckDef, ...] = ()
+    indexes: tuple[IndexDef, ...] = ()  # CREATE INDEX's, oldest first
+    comment: str | None = None  # COMMENT ON TABLE
+
+    def index_names(self) -> list[str]:
+        """The names this table's indexes take in its schema's relation namespace: its
+        keys' (each is a unique index) and CREATE INDEX's."""
+        return [k.name for k in self.unique] + [i.name for i in self.indexes]
 
     @property
     def key(self) -> tuple[int, str]:
@@ -173,6 +199,7 @@ class ViewDef:
     depends: tuple[int, ...]
     definition: str
     namespace: int = 2200  # PUBLIC_OID (below)
+    comment: str | None = None  # COMMENT ON VIEW
 
     @property
     def key(self) -> tuple[int, str]:
@@ -205,10 +232,13 @@ class Namespace:
     oid: int
     name: str
     owner: int = BOOTSTRAP_ROLE_OID
+    # COMMENT ON SCHEMA; not part of what the schema is (public is public, whatever it says)
+    comment: str | None = field(default=None, compare=False)
 
 
 # The schemas every database has, as PostgreSQL 15's initdb makes them.
-BUILTIN_NAMESPACES = (Namespace(PG_CATALOG_OID, PG_CATALOG), Namespace(PUBLIC_OID, PUBLIC),
+BUILTIN_NAMESPACES = (Namespace(PG_CATALOG_OID, PG_CATALOG, comment="system catalog schema"),
+                      Namespace(PUBLIC_OID, PUBLIC, comment="standard public schema"),
                       Namespace(INFORMATION_SCHEMA_OID, INFORMATION_SCHEMA))
 
 

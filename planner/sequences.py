@@ -61,6 +61,7 @@ class SequenceDef:
     options: SequenceOptions
     owner: Owner | None = None
     identity: bool = False
+    comment: str | None = None  # COMMENT ON SEQUENCE
 
 
 @dataclass(frozen=True, slots=True)

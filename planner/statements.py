@@ -15,8 +15,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot import tokens as sqltokens
 
-from planner import (analyze_statement, bind_json, clause_guard, constraints, copy_statement,
-                     errors, regex_rules, role_statement, schema_statement, sequences, types,
+from planner import (analyze_statement, bind_json, clause_guard, comment_statement,
+                     constraints, copy_statement, errors, index_statement, regex_rules, role_statement, schema_statement, sequences, types,
                      unique_keys, view_statement, volatile_calls)
 from planner.bind_array import catalog_array_names
 from planner.type_names import sql_type
@@ -66,6 +66,8 @@ class Kind(enum.Enum):
     UNLOCK_ALL = "SELECT pg_advisory_unlock_all()"
     ROLE = "ROLE"  # CREATE/ALTER/DROP ROLE, USER, GROUP (planner/role_statement.py)
     SCHEMA = "SCHEMA"  # CREATE/ALTER/DROP SCHEMA (planner/schema_statement.py)
+    INDEX = "INDEX"  # CREATE/DROP INDEX (planner/index_statement.py)
+    COMMENT = "COMMENT"  # COMMENT ON (planner/comment_statement.py)
     EMPTY = "EMPTY"
 
 
@@ -110,6 +112,10 @@ class Statement:
     schema: schema_statement.SchemaStatement | None = None
     # CREATE [OR REPLACE] VIEW
     view: view_statement.ViewStatement | None = None
+    # CREATE/DROP INDEX
+    index: index_statement.CreateIndex | index_statement.DropIndex | None = None
+    # COMMENT ON
+    comment: comment_statement.Comment | None = None
     # DECLARE: binary, scroll (True/False/None), hold; FETCH/MOVE: direction, count (None:
     # ALL); NOTIFY: payload; PREPARE: types (SqlType per declared parameter); EXECUTE:
     # args (sqlglot expressions)
@@ -228,6 +234,11 @@ def classify(text: str) -> Statement:
         return Statement(Kind.ROLE, text, role=role_statement.parse(text))
     if word in ("CREATE", "ALTER", "DROP") and second == "SCHEMA":
         return Statement(Kind.SCHEMA, text, schema=schema_statement.parse(text))
+    if (word in ("CREATE", "DROP") and second == "INDEX") or (
+            word == "CREATE" and second == "UNIQUE"):
+        return Statement(Kind.INDEX, text, index=index_statement.parse(text))
+    if word == "COMMENT":
+        return Statement(Kind.COMMENT, text, comment=comment_statement.parse(text))
     if word in ("GRANT", "REVOKE"):
         # Refused, not accepted unenforced: nothing checks table privileges.
         raise errors.FeatureNotSupported(

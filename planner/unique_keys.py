@@ -113,8 +113,13 @@ def resolve(table: str, specs: list[KeySpec], columns: list[ColumnDef]
     return tuple(keys), cols
 
 
+def default_base(table: str, primary: bool, columns) -> str:
+    """The name PostgreSQL gives a key before suffixes: t_pkey, t_a_b_key."""
+    return f"{table}_pkey" if primary else f"{table}_{'_'.join(columns)}_key"
+
+
 def _default_name(table: str, s: KeySpec, taken: set[str]) -> str:
-    base = f"{table}_pkey" if s.primary else f"{table}_{'_'.join(s.columns)}_key"
+    base = default_base(table, s.primary, s.columns)
     name, n = base, 0
     while name in taken:
         n += 1

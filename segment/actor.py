@@ -24,6 +24,7 @@ CONTROL_THREADS = 8
 # What `checked` may call: everything that reads or writes a transaction's state.
 CHECKED_METHODS = frozenset({
     "begin", "write", "truncate", "prepare", "create_table", "drop_table", "table_rows",
+    "table_bytes",
     "analyze", "insert_select", "copy_from_file", "motion_endpoint", "mark", "rollback_to",
     "compact", "rewrite_table"})
 
@@ -95,6 +96,9 @@ class SegmentActor:
 
     def table_rows(self, table_id, txn_id=None):
         return self._w.table_rows(table_id, txn_id)
+
+    def table_bytes(self, table_ids, txn_id=None):
+        return self._w.table_bytes(table_ids, txn_id)
 
     @ray.method(concurrency_group="control")
     def motion_endpoint(self):

@@ -163,6 +163,12 @@ class SegmentWorker:
     def table_rows(self, table_id: int, txn_id: int | None = None) -> int:
         return sum(c.live_rows for c in self.store.snapshot(table_id, txn_id))
 
+    def table_bytes(self, table_ids, txn_id: int | None = None) -> dict[int, int]:
+        """The bytes of the chunk files of each table (pg_table_size) as `txn_id` sees
+        them; a table without storage here (dropped meanwhile) has none."""
+        return {t: sum(c.nbytes for c in self.store.snapshot(t, txn_id))
+                for t in table_ids if self.store.has_table(t)}
+
     def analyze(self, table: TableDef) -> ShardSample:
         """This shard's statistics for ANALYZE: rows, and per column nulls and a KMV
         sketch (the smallest distinct hash values), which the coordinator merges into a
