@@ -262,6 +262,10 @@ def unify(exprs: list[ex.Expr], what: str) -> tuple[list[ex.Expr], SqlType]:
     for u in known[1:]:
         t = common_type(t, u, what)
     out = [(adopt(e, t) if is_unknown(e) else e) for e in exprs]
+    if t.kind is Kind.VARCHAR and t.length is not None and any(o.type != t for o in out):
+        # PostgreSQL keeps a length only when every input has it (select_common_typmod):
+        # coalesce(varchar(3) column, 'abcdef') is 'abcdef', not cut to 'abc'.
+        t = types.varchar()
     if t.is_numeric and not any(e.type.is_float for e in out):
         t = _common_numeric(out, t)
     return [coerce(e, t) for e in out], t

@@ -40,7 +40,8 @@ def sql_type(dt: exp.DataType) -> types.SqlType:
     if name in ("VARCHAR", "NVARCHAR"):
         return types.varchar(args[0] if args else None)
     if name in ("CHAR", "NCHAR", "BPCHAR"):
-        return types.char(args[0] if args else 1)
+        # char alone is char(1); bpchar alone has no length (it neither pads nor cuts)
+        return types.char(args[0] if args else (None if name == "BPCHAR" else 1))
     if name in _PRECISION and args:  # time(p) & co.: p fractional digits (6: all of them)
         if args[0] < 0:
             raise errors.InvalidParameterValue(
