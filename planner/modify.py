@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from planner import distribute, errors, rules, types
+from planner import distribute, errors, multi_assign, rules, types
 from planner import default_values as dv
 from planner import expr as ex
 from planner import locus as lc
@@ -78,7 +78,7 @@ def plan_delete(catalog: CatalogView, tree: exp.Delete, n_segments: int, params=
     target = target_of(tree)
     table = target_table(catalog, tree)
     items = _returning_items(tree)
-    sel = _finder(tree, target, items or [], tree.args.get("using") or [])
+    sel = _finder(tree, target, items or [], tree.args.get("using") or [], table)
     bq = QueryBinder(catalog, params, run_plan=run_plan).bind(sel)
     node = distribute.place(rules.rewrite(bq.node), n_segments)
     n_out = len(node.fields) - 2
@@ -116,7 +116,7 @@ def plan_update(catalog: CatalogView, tree: exp.Update, n_segments: int, params=
                  else _constant(v, params) for i, v in assigned
                  if dv.is_default(v) or _is_constant(v)}
     computed = [(i, v) for i, v in assigned if i not in constants]
-    sel = _finder(tree, target, old + [v for _, v in computed], others)
+    sel = _finder(tree, target, old + [v for _, v in computed], others, table)
     bq = QueryBinder(catalog, params, run_plan=run_plan).bind(sel)
     fields = bq.node.fields
     n = len(table.columns)
@@ -159,17 +159,17 @@ def inference_query(catalog: CatalogView, tree: exp.Delete | exp.Update) -> exp.
     parameter type inference (coordinator/param_types.py): a parameter assigned to a
     column is cast to the column's type, which is the type PostgreSQL infers for it."""
     target = target_of(tree)
+    table = resolve_relation(catalog, target)
     if isinstance(tree, exp.Delete):
         return _finder(tree, target, list(_returning_items(tree) or [exp.Literal.number(1)]),
-                       tree.args.get("using") or [], system=False)
-    table = resolve_relation(catalog, target)
+                       tree.args.get("using") or [], table, system=False)
     items = []
     for i, value in assignments(tree, table):
         if isinstance(value, (exp.Placeholder, exp.Parameter)):
             value = exp.Cast(this=value.copy(), to=exp.DataType.build(
                 table.columns[i].type.sql(), dialect="postgres"))
         items.append(exp.Null() if dv.is_default(value) else value)
-    return _finder(tree, target, items or [exp.Literal.number(1)], _from_items(tree),
+    return _finder(tree, target, items or [exp.Literal.number(1)], _from_items(tree), table,
                    system=False)
 
 
@@ -180,14 +180,8 @@ def assignments(tree: exp.Update, table: TableDef) -> list[tuple[int, exp.Expres
         if not isinstance(item, exp.EQ):
             raise errors.SyntaxError_("syntax error in UPDATE's SET list")
         lhs, rhs = item.this, item.expression
-        if isinstance(lhs, exp.Tuple):
-            if not isinstance(rhs, exp.Tuple):
-                raise errors.FeatureNotSupported(
-                    "UPDATE ... SET (columns) = a sub-SELECT or ROW value")
-            if len(lhs.expressions) != len(rhs.expressions):
-                raise errors.SyntaxError_(
-                    "number of columns does not match number of values")
-            pairs = list(zip(lhs.expressions, rhs.expressions))
+        if isinstance(lhs, (exp.Tuple, exp.Paren)):
+            pairs = multi_assign.pairs(lhs, rhs)
         else:
             pairs = [(lhs, rhs)]
         for col, value in pairs:
@@ -281,18 +275,51 @@ def _constant(value: exp.Expression, params) -> ex.Expr:
 
 
 def _finder(tree, target: exp.Table, items: list[exp.Expression], others: list[exp.Expression],
-            system: bool = True) -> exp.Select:
+            table: TableDef, system: bool = True) -> exp.Select:
     """SELECT items, <segment>, <row id> FROM target, others WHERE (the statement's)."""
+    target_names = {c.name for c in table.columns}
     marked = target.copy()
     marked.meta[MODIFY_TARGET] = system
     columns = system_columns(qualifier(target)) if system else []
     sel = exp.Select(expressions=[e.copy() for e in items] + columns).from_(marked)
     for other in others:
-        sel = sel.join(other.copy())
+        item = other.copy()
+        joins = item.args.get("joins") or []
+        item.set("joins", None)
+        sel = sel.join(item)
+        for join in joins:
+            _check_item_join(join, tree, target, target_names)
+            sel.append("joins", join)
     where = tree.args.get("where")
     if where is not None:
         sel.set("where", where.copy())
     return sel
+
+
+def _check_item_join(join: exp.Join, tree, target: exp.Table, target_names: set[str]) -> None:
+    """A join inside one USING/FROM item (`USING a JOIN b ON ...`) is joined after the
+    target (`FROM t, a JOIN b ON ...`): the same rows for inner and LEFT joins whose ON
+    reads only the item's relations. Others are refused; a reference to the target in
+    ON is PostgreSQL's 42P01."""
+    words = "DELETE ... USING" if isinstance(tree, exp.Delete) else "UPDATE ... FROM"
+    side = (join.args.get("side") or "").upper()
+    kind = (join.args.get("kind") or "").upper()
+    if side in ("RIGHT", "FULL") or kind == "NATURAL" or join.args.get("using"):
+        how = "NATURAL" if kind == "NATURAL" else "USING" if join.args.get("using") else side
+        raise errors.FeatureNotSupported(f"{how} JOIN inside an item of {words}")
+    q = qualifier(target)
+    for col in (join.args.get("on") or exp.true()).find_all(exp.Column):
+        if col.table and identifier(col.args["table"]) == q:
+            raise errors.QueryError(
+                f'invalid reference to FROM-clause entry for table "{q}"', "42P01",
+                hint=f'There is an entry for table "{q}", but it cannot be referenced '
+                     "from this part of the query.")
+        if not col.table and col.name in target_names:
+            # PostgreSQL reads it as a column of the item's relations or fails; here
+            # the target's column would be in reach.
+            raise errors.FeatureNotSupported(
+                f'unqualified column "{col.name}", a column of the target too, in the ON '
+                f"of a join inside an item of {words}")
 
 
 def _returning_items(tree) -> list[exp.Expression] | None:
