@@ -38,6 +38,10 @@ def insert_on_conflict(session, tree, txn, cancel) -> QueryResult:
     """INSERT ... ON CONFLICT, run as the MERGE it means (planner/on_conflict.py); tag
     INSERT 0 n, n the rows inserted and updated (or returned), as PostgreSQL counts."""
     table, cols = load.target(session, tree.this)
+    if on_conflict.conflicts_impossible(tree, table):
+        plain = tree.copy()
+        plain.set("conflict", None)
+        return load.insert(session, plain, txn, cancel)
     conflict = on_conflict.as_merge(tree, table, cols)
     return run(session, conflict.merge, txn, cancel, conflict)
 

@@ -16,7 +16,8 @@ and with a WHERE the rows are reduced to it. Rows with a NULL in the key never c
 
 The conflict target must be a PRIMARY KEY or UNIQUE constraint of the table (by its
 columns or ON CONSTRAINT name; DO NOTHING without one means the table's only key), else
-42P10 as in PostgreSQL. RETURNING is computed over the rows inserted and the new versions
+42P10 as in PostgreSQL; DO NOTHING without a target on a table without keys is the plain
+INSERT (`conflicts_impossible`). RETURNING is computed over the rows inserted and the new versions
 of the rows updated (planner/merge.py). Not done (0A000): a target with an index
 expression or WHERE, DO NOTHING without a target on a table with several keys.
 """
@@ -52,6 +53,15 @@ def cardinality_violation() -> errors.QueryError:
         "ON CONFLICT DO UPDATE command cannot affect row a second time", "21000",
         hint="Ensure that no rows proposed for insertion within the same command have "
              "duplicate constrained values.")
+
+
+def conflicts_impossible(tree: exp.Insert, table: TableDef) -> bool:
+    """ON CONFLICT DO NOTHING without a target on a table without keys: nothing can
+    conflict, so PostgreSQL inserts every row; the statement is the plain INSERT."""
+    conflict = tree.args["conflict"]
+    return (conflict.args["action"].name.upper() == "DO NOTHING" and not table.unique
+            and conflict.args.get("constraint") is None
+            and not conflict.args.get("conflict_keys"))
 
 
 def as_merge(tree: exp.Insert, table: TableDef, columns: list[int]) -> OnConflict:
@@ -114,11 +124,8 @@ def _key(conflict: exp.OnConflict, table: TableDef, action: str) -> UniqueKey:
                 hint="For example, ON CONFLICT (column_name).")
         if len(table.unique) == 1:
             return table.unique[0]
-        if not table.unique:
-            # Nothing can conflict: every row is inserted (a key-less table has no
-            # constraint that could reject one).
-            raise errors.FeatureNotSupported(
-                "ON CONFLICT DO NOTHING on a table without PRIMARY KEY or UNIQUE constraints")
+        if not table.unique:  # `conflicts_impossible`: run as a plain INSERT
+            raise errors.InternalError("ON CONFLICT DO NOTHING on a table without keys")
         raise errors.FeatureNotSupported(
             "ON CONFLICT DO NOTHING without a conflict target on a table with several keys")
     wanted = set()
