@@ -336,6 +336,9 @@ def _returning_items(tree) -> list[exp.Expression] | None:
 
 
 def _new_row_returning(catalog, tree: exp.Update, target: exp.Table, items, params, run_plan):
+    if _from_items(tree) and any(isinstance(i, exp.Star) for i in items):
+        # PostgreSQL's * there is the FROM items' columns too
+        raise errors.FeatureNotSupported("UPDATE ... FROM ... RETURNING *")
     try:
         return returning_of(catalog, target, items, params, run_plan)
     except (errors.UndefinedTable, errors.UndefinedColumn):
