@@ -11,8 +11,11 @@ first per key, in their order). DO UPDATE fails (21000, "cannot affect row a sec
 time") when a proposed row conflicts with a row this command inserted or updated: that
 is, when a row that is not its key's last one finds no row of the key in the table, or
 one it updates (WHERE c holds). `OnConflict.guard` is the query that finds such a row,
-run before anything is written; once it finds none, only each key's last row can act,
-and with a WHERE the rows are reduced to it. Rows with a NULL in the key never conflict.
+run before anything is written. Once it finds none, a key missing from the table was
+proposed once, and of the rows proposed for a key in the table at most one acts (WHERE
+holds): the MERGE's matched rows are those that act, so it does what PostgreSQL does,
+whichever order a second reading of the rows has. Rows with a NULL in the key never
+conflict.
 
 The conflict target must be a PRIMARY KEY or UNIQUE constraint of the table (by its
 columns or ON CONSTRAINT name; DO NOTHING without one means the table's only key), else
@@ -33,7 +36,7 @@ from planner import errors
 from planner.schema import TableDef, UniqueKey, identifier
 from planner.sql_dialect import RaymppPostgres
 
-_ROW = "\x00position"  # the rows' order, for the first or last row per key
+_ROW = "\x00position"  # the rows' order: DO NOTHING's first row per key, the guard's last
 _RANK = "\x00rank"
 
 
@@ -86,12 +89,10 @@ def as_merge(tree: exp.Insert, table: TableDef, columns: list[int]) -> OnConflic
     cond = conflict.args.get("where")
     guard = None
     if action == "DO NOTHING":
-        source = _one_per_key(source, names, key_names, last=False)
+        source = _first_per_key(source, names, key_names)
     else:
         guard = _guard(source, names, key_names, target, on,
                        cond.this if cond is not None else None)
-        if cond is not None:
-            source = _one_per_key(source, names, key_names, last=True)
     src = exp.Subquery(this=source, alias=_excluded(names))
     whens = []
     if action == "DO UPDATE":
@@ -180,11 +181,10 @@ def _ranked(source: exp.Expression, names: list[str], keys: list[str],
         exp.Subquery(this=numbered, alias=exp.TableAlias(this=exp.to_identifier("n"))))
 
 
-def _one_per_key(source: exp.Expression, names: list[str], keys: list[str],
-                 last: bool) -> exp.Select:
-    """The proposed rows, one per key: the first (or last) of each (rows with a NULL in
-    the key all stay: they conflict with nothing)."""
-    ranked = _ranked(source, names, keys, last)
+def _first_per_key(source: exp.Expression, names: list[str], keys: list[str]) -> exp.Select:
+    """The proposed rows, one per key: the first of each (rows with a NULL in the key all
+    stay: they conflict with nothing)."""
+    ranked = _ranked(source, names, keys, last=False)
     nulls = [exp.Is(this=exp.column(k, quoted=True), expression=exp.Null()) for k in keys]
     keep = exp.or_(exp.EQ(this=exp.column(_RANK, quoted=True),
                           expression=exp.Literal.number(1)), *nulls)
