@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from planner import distribute, errors, multi_assign, rules, types
+from planner import distribute, errors, modify_items, multi_assign, rules, types
 from planner import default_values as dv
 from planner import expr as ex
 from planner import locus as lc
@@ -276,50 +276,20 @@ def _constant(value: exp.Expression, params) -> ex.Expr:
 
 def _finder(tree, target: exp.Table, items: list[exp.Expression], others: list[exp.Expression],
             table: TableDef, system: bool = True) -> exp.Select:
-    """SELECT items, <segment>, <row id> FROM target, others WHERE (the statement's)."""
-    target_names = {c.name for c in table.columns}
+    """SELECT items, <segment>, <row id> FROM target, others WHERE (the statement's)
+    (planner/modify_items.py joins the others)."""
     marked = target.copy()
     marked.meta[MODIFY_TARGET] = system
     columns = system_columns(qualifier(target)) if system else []
-    sel = exp.Select(expressions=[e.copy() for e in items] + columns).from_(marked)
-    for other in others:
-        item = other.copy()
-        joins = item.args.get("joins") or []
-        item.set("joins", None)
-        sel = sel.join(item)
-        for join in joins:
-            _check_item_join(join, tree, target, target_names)
-            sel.append("joins", join)
+    first, joins = modify_items.joined(tree, marked, qualifier(target),
+                                       {c.name for c in table.columns}, others, items)
+    sel = exp.Select(expressions=[e.copy() for e in items] + columns).from_(first)
+    if joins:
+        sel.set("joins", joins)
     where = tree.args.get("where")
     if where is not None:
         sel.set("where", where.copy())
     return sel
-
-
-def _check_item_join(join: exp.Join, tree, target: exp.Table, target_names: set[str]) -> None:
-    """A join inside one USING/FROM item (`USING a JOIN b ON ...`) is joined after the
-    target (`FROM t, a JOIN b ON ...`): the same rows for inner and LEFT joins whose ON
-    reads only the item's relations. Others are refused; a reference to the target in
-    ON is PostgreSQL's 42P01."""
-    words = "DELETE ... USING" if isinstance(tree, exp.Delete) else "UPDATE ... FROM"
-    side = (join.args.get("side") or "").upper()
-    kind = (join.args.get("kind") or "").upper()
-    if side in ("RIGHT", "FULL") or kind == "NATURAL" or join.args.get("using"):
-        how = "NATURAL" if kind == "NATURAL" else "USING" if join.args.get("using") else side
-        raise errors.FeatureNotSupported(f"{how} JOIN inside an item of {words}")
-    q = qualifier(target)
-    for col in (join.args.get("on") or exp.true()).find_all(exp.Column):
-        if col.table and identifier(col.args["table"]) == q:
-            raise errors.QueryError(
-                f'invalid reference to FROM-clause entry for table "{q}"', "42P01",
-                hint=f'There is an entry for table "{q}", but it cannot be referenced '
-                     "from this part of the query.")
-        if not col.table and col.name in target_names:
-            # PostgreSQL reads it as a column of the item's relations or fails; here
-            # the target's column would be in reach.
-            raise errors.FeatureNotSupported(
-                f'unqualified column "{col.name}", a column of the target too, in the ON '
-                f"of a join inside an item of {words}")
 
 
 def _returning_items(tree) -> list[exp.Expression] | None:
