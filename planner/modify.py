@@ -20,6 +20,7 @@ USING relations); UPDATE's over the new row, on the segment that writes it.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -321,6 +322,10 @@ def _new_row_returning(catalog, tree: exp.Update, target: exp.Table, items, para
 def back_home(node: pl.Node, table: TableDef, n_out: int) -> pl.Node:
     """The found rows (placed; column `n_out` the segment, the next the row id), on the
     segments that store them."""
+    if not node.locus.on_segments and _finds_nothing(node):
+        # WHERE false and the like: the binder folded the target away; each segment
+        # finds nothing (and counts 0), as PostgreSQL's DELETE 0.
+        return dataclasses.replace(node, locus=lc.STREWN)
     if table.policy.kind is DistKind.REPLICATED:
         if node.locus.kind is not lc.LocusKind.REPLICATED or any(
                 isinstance(n, pl.Motion) for n in pl.walk(node)):
@@ -336,6 +341,13 @@ def back_home(node: pl.Node, table: TableDef, n_out: int) -> pl.Node:
         return pl.Motion(node, pl.MotionKind.EXPLICIT, node.fields, hash_keys=(n_out,),
                          locus=lc.STREWN)
     return node
+
+
+def _finds_nothing(node: pl.Node) -> bool:
+    """Whether `node` is constant rows of none (through projections and filters)."""
+    while isinstance(node, (pl.Project, pl.Filter)):
+        node = node.child
+    return isinstance(node, pl.Values) and not node.rows and not node.system
 
 
 def _moved(node: pl.Node) -> bool | None:
