@@ -3,8 +3,9 @@ per column; planner/modify.py `assignments` binds the columns.
 
 PostgreSQL takes three sources: a row constructor, `(x, y)` or `ROW(x, y)` (its items go
 to the columns in order, DEFAULT among them); and a sub-SELECT, `(SELECT x, y ...)`, run
-once per updated row: more than one row is 21000, none sets every column NULL. The
-sub-SELECT becomes one scalar subquery per column, each the same query with only that
+once per updated row: more than one row is 21000, none sets every column NULL. A
+sub-SELECT of nothing but a select list is its one row, read as a row constructor. Any
+other becomes one scalar subquery per column, each the same query with only that
 column's item selected (or, when the select list matters to the rows it yields, DISTINCT,
 a set operation, or an ORDER BY or GROUP BY naming an output column, the query as a FROM
 item read by position): a scalar subquery gives 21000 and NULL exactly as the whole one
@@ -16,12 +17,20 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from planner import default_values as dv
 from planner import errors
 
 # Functions whose value differs from call to call (PostgreSQL's VOLATILE ones raympp knows).
 _VOLATILE = frozenset(("random", "setseed", "nextval", "setval", "clock_timestamp",
                        "timeofday", "gen_random_uuid", "uuid", "rand"))
 _COLUMN = "\x00c{}"
+# What may make `SELECT x, y` other than one row of x, y: aggregates (of an outer level
+# too), window functions, set-returning functions (known or not), subqueries.
+_MANY_OR_FOLDED = tuple(t for t in (exp.AggFunc, exp.Window, exp.Anonymous, exp.Explode,
+                                    exp.Unnest, exp.Posexplode, exp.Subquery, exp.Select,
+                                    getattr(exp, "GenerateSeries", None),
+                                    getattr(exp, "ExplodingGenerateSeries", None))
+                        if t is not None)
 
 
 def pairs(lhs: exp.Expression, rhs: exp.Expression) -> list[tuple[exp.Expression, exp.Expression]]:
@@ -54,6 +63,10 @@ def _subquery_values(query: exp.Expression, n: int) -> list[exp.Expression]:
         raise errors.FeatureNotSupported("UPDATE ... SET (columns) = (SELECT * ...)")
     if len(items) != n:
         raise errors.SyntaxError_("number of columns does not match number of values")
+    if any(dv.is_default(e) for e in items):
+        raise errors.SyntaxError_("DEFAULT is not allowed in this context")
+    if _one_row(query):
+        return [e.unalias().copy() for e in items]
     if query.args.get("distinct") or _names_outputs(query):
         return _by_position(query, len(items), n)
     out = []
@@ -88,6 +101,16 @@ def _width(query: exp.Expression) -> int:
         raise errors.FeatureNotSupported(
             f"UPDATE ... SET (columns) = ({query.sql(dialect='postgres')})")
     return len(query.expressions)
+
+
+def _one_row(query: exp.Select) -> bool:
+    """Whether `query` is `SELECT x, y` and nothing else: exactly one row, whose values
+    are its items (as a row constructor's; a scalar subquery would also be one, but its
+    outer references are planned as a join, which raympp may not place)."""
+    if any(query.args.get(k) for k in query.args if k != "expressions"):
+        return False
+    return not any(isinstance(node, _MANY_OR_FOLDED)
+                   for e in query.expressions for node in e.walk())
 
 
 def _names_outputs(query: exp.Select) -> bool:

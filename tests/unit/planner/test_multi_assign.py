@@ -49,3 +49,15 @@ def test_a_query_whose_rows_depend_on_its_select_list_is_read_by_position(sql):
 def test_refusals(sql, error):
     with pytest.raises(error):
         _pairs(sql)
+
+
+def test_a_bare_select_list_is_its_one_row():
+    assert _pairs("UPDATE t SET (a, b) = (SELECT s.x + 1, 'y' AS z)") == [
+        ("a", "s.x + 1"), ("b", "'y'")]
+    got = _pairs("UPDATE t SET (a, b) = (SELECT generate_series(1, 2), 1)")
+    assert got[0][1].startswith("(SELECT")  # a set-returning function: maybe many rows
+
+
+def test_default_in_a_sub_select_is_42601():
+    with pytest.raises(errors.SyntaxError_, match="DEFAULT is not allowed in this context"):
+        _pairs("UPDATE t SET (a, b) = (SELECT DEFAULT, 1)")
