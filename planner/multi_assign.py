@@ -52,25 +52,26 @@ def pairs(lhs: exp.Expression, rhs: exp.Expression) -> list[tuple[exp.Expression
 
 
 def _subquery_values(query: exp.Expression, n: int) -> list[exp.Expression]:
+    if isinstance(query, exp.Select):
+        items = query.expressions
+        if any(isinstance(e, exp.Star) or (isinstance(e, exp.Column)
+                                           and isinstance(e.this, exp.Star)) for e in items):
+            raise errors.FeatureNotSupported("UPDATE ... SET (columns) = (SELECT * ...)")
+        if len(items) != n:
+            raise errors.SyntaxError_("number of columns does not match number of values")
+        if any(dv.is_default(e) for e in items):
+            raise errors.SyntaxError_("DEFAULT is not allowed in this context")
+        if _one_row(query):  # each item appears once: a volatile call still runs once
+            return [e.unalias().copy() for e in items]
     if any(_volatile(f) for f in query.find_all(exp.Func)):
         raise errors.FeatureNotSupported(
             "UPDATE ... SET (columns) = (SELECT ...) calling a volatile function")
     if not isinstance(query, exp.Select):
         return _by_position(query, _width(query), n)
-    items = query.expressions
-    if any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
-           for e in items):
-        raise errors.FeatureNotSupported("UPDATE ... SET (columns) = (SELECT * ...)")
-    if len(items) != n:
-        raise errors.SyntaxError_("number of columns does not match number of values")
-    if any(dv.is_default(e) for e in items):
-        raise errors.SyntaxError_("DEFAULT is not allowed in this context")
-    if _one_row(query):
-        return [e.unalias().copy() for e in items]
     if query.args.get("distinct") or _names_outputs(query):
-        return _by_position(query, len(items), n)
+        return _by_position(query, len(query.expressions), n)
     out = []
-    for item in items:
+    for item in query.expressions:
         one = query.copy()
         one.set("expressions", [item.copy()])
         out.append(exp.Subquery(this=one))
