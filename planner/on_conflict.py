@@ -196,20 +196,27 @@ def _first_per_key(source: exp.Expression, names: list[str], keys: list[str]) ->
 def _guard(source: exp.Expression, names: list[str], keys: list[str], target: exp.Table,
            on: exp.Expression, cond: exp.Expression | None) -> exp.Select:
     """A row of it: a proposed row, not its key's last, that inserts (no row of its key
-    in the table) or updates (WHERE holds), so that a later one meets its new row."""
+    in the table) or updates (WHERE holds), so that a later one meets its new row.
+    Without WHERE every such row acts: a key proposed twice is enough (a GROUP BY, which
+    needs neither the rows' order nor the table)."""
+    known = [exp.Not(this=exp.Is(this=exp.column(k, table="excluded", quoted=True),
+                                 expression=exp.Null())) for k in keys]
+    if cond is None:
+        proposed = exp.Subquery(this=source.copy(), alias=_excluded(names))
+        twice = exp.GT(this=exp.Count(this=exp.Star()), expression=exp.Literal.number(1))
+        return exp.select(exp.Literal.number(1)).from_(proposed).where(
+            exp.and_(*known)).group_by(
+            *[exp.column(k, table="excluded", quoted=True) for k in keys]).having(
+            twice).limit(1)
     ranked = exp.Subquery(this=_ranked(source.copy(), names, keys, last=True),
                           alias=_excluded(names, (_RANK,)))
     first_key = exp.column(keys[0], table=target.alias_or_name, quoted=True)
-    acts = exp.Is(this=first_key, expression=exp.Null()) if cond is not None else exp.true()
-    if cond is not None:
-        acts = exp.or_(acts, exp.Paren(this=cond.copy()))
-    later = [exp.GT(this=exp.column(_RANK, table="excluded", quoted=True),
-                    expression=exp.Literal.number(1))]
-    known = [exp.Not(this=exp.Is(this=exp.column(k, table="excluded", quoted=True),
-                                 expression=exp.Null())) for k in keys]
+    acts = exp.or_(exp.Is(this=first_key, expression=exp.Null()), exp.Paren(this=cond.copy()))
+    later = exp.GT(this=exp.column(_RANK, table="excluded", quoted=True),
+                   expression=exp.Literal.number(1))
     return exp.select(exp.Literal.number(1)).from_(ranked).join(
         target.copy(), on=on.copy(), join_type="left").where(
-        exp.and_(*later, *known, exp.Paren(this=acts))).limit(1)
+        exp.and_(later, *known, exp.Paren(this=acts))).limit(1)
 
 
 def _window(text: str) -> exp.Expression:
