@@ -185,8 +185,15 @@ def _new_row(fields, table: TableDef, clauses: list[Clause], where, act: int,
     statement = "MERGE ... UPDATE" if keep_old else "MERGE ... INSERT"
     out = []
     for i, col in enumerate(table.columns):
-        otherwise = ex.ColumnRef(i, col.type, col.name) if keep_old else \
-            dv.value_of(defaults, table, i, False, statement)
+        if keep_old:
+            otherwise = ex.ColumnRef(i, col.type, col.name)
+        elif all(where.get((k, i)) is not None for k, c in enumerate(clauses)
+                 if c.kind == "INSERT"):
+            # Every INSERT clause gives the column a value (the rows here are those an
+            # INSERT clause acts on): its default is never taken, nor a sequence advanced.
+            otherwise = ex.Literal(None, col.type)
+        else:
+            otherwise = dv.value_of(defaults, table, i, False, statement)
         whens = []
         for k, c in enumerate(clauses):
             if (k, i) not in where:

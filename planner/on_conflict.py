@@ -22,7 +22,9 @@ columns or ON CONSTRAINT name; DO NOTHING without one means the table's only key
 42P10 as in PostgreSQL; DO NOTHING without a target on a table without keys is the plain
 INSERT (`conflicts_impossible`). RETURNING is computed over the rows inserted and the new versions
 of the rows updated (planner/merge.py). Not done (0A000): a target with an index
-expression or WHERE, DO NOTHING without a target on a table with several keys.
+expression or WHERE, DO NOTHING without a target on a table with several keys, and what
+needs the proposed row's defaults first: a key column left out of the column list,
+EXCLUDED.c of a left-out column, DEFAULT in VALUES.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 import sqlglot
 from sqlglot import exp
 
+from planner import default_values as dv
 from planner import errors
 from planner.schema import TableDef, UniqueKey, identifier
 from planner.sql_dialect import RaymppPostgres
@@ -76,6 +79,7 @@ def as_merge(tree: exp.Insert, table: TableDef, columns: list[int]) -> OnConflic
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
     names = [table.columns[i].name for i in columns]
     source = tree.expression
+    _refuse_defaults(conflict, table, columns, key, source)
     if isinstance(source, exp.Values):
         values = _typed_nulls(source.copy(), [table.columns[i] for i in columns])
         values.set("alias", exp.TableAlias(this=exp.to_identifier("v")))
@@ -141,6 +145,28 @@ def _key(conflict: exp.OnConflict, table: TableDef, action: str) -> UniqueKey:
             return k
     raise errors.QueryError("there is no unique or exclusion constraint matching the ON "
                             "CONFLICT specification", "42P10")
+
+
+def _refuse_defaults(conflict: exp.OnConflict, table: TableDef, columns: list[int],
+                     key: UniqueKey, source: exp.Expression) -> None:
+    """0A000 where the proposed row would need a column's default before the MERGE:
+    `excluded` here holds the listed columns only, as written."""
+    left_out = [c.name for i, c in enumerate(table.columns) if i not in columns]
+    for i in key.columns:
+        if i not in columns:
+            raise errors.FeatureNotSupported(
+                f'INSERT ... ON CONFLICT leaving key column "{table.columns[i].name}" to '
+                "its default")
+    for col in conflict.find_all(exp.Column):
+        if col.table and identifier(col.args["table"]) == "excluded" and \
+                identifier(col.this) in left_out:
+            raise errors.FeatureNotSupported(
+                f'EXCLUDED.{identifier(col.this)} in INSERT ... ON CONFLICT, a column the '
+                "INSERT leaves to its default")
+    if isinstance(source, exp.Values) and any(
+            dv.is_default(e) for row in source.expressions for e in
+            (row.expressions if isinstance(row, exp.Tuple) else [row])):
+        raise errors.FeatureNotSupported("DEFAULT in the VALUES of INSERT ... ON CONFLICT")
 
 
 def _typed_nulls(values: exp.Values, columns) -> exp.Values:
