@@ -242,6 +242,16 @@ def _describe(node: exp.Expression, key: str) -> str:
     return f"{key.replace('_', ' ').strip().upper()} {text!s} in {what}"[:200]
 
 
+def _modify_item(node: exp.Expression) -> bool:
+    """Whether `node` is an item of DELETE's USING or UPDATE's FROM, whose further items
+    and joins sqlglot hangs on it (planner/modify.py joins them to the target)."""
+    parent = node.parent
+    if isinstance(parent, exp.From):
+        parent = parent.parent if isinstance(parent.parent, exp.Update) else None
+    return isinstance(node, (exp.Table, exp.Subquery)) and isinstance(
+        parent, (exp.Delete, exp.Update))
+
+
 def check(tree: exp.Expression) -> None:
     """Raise FeatureNotSupported for the first argument anywhere in `tree` that the binder
     would not consume."""
@@ -265,5 +275,7 @@ def check(tree: exp.Expression) -> None:
                     node.this, exp.Anonymous) and node.this.name.lower() in (
                         json_rules.SRFS + regex_rules.SRFS):
                 continue  # jsonb_array_elements(j) WITH ORDINALITY (planner/bind_lateral.py)
+            if key == "joins" and _modify_item(node):
+                continue  # DELETE ... USING a, b / UPDATE ... FROM a JOIN b (planner/modify.py)
             if key not in allowed and _is_set(value):
                 raise errors.FeatureNotSupported(f"{_describe(node, key)} is not supported")

@@ -9,6 +9,11 @@ values of the row each inserts) runs first and its rows are kept until `matched`
 target rows the source matches, each with its action's new row) has run, so neither
 sees the other's writes. A target row matched by two source rows is 21000, as in
 PostgreSQL. The result count is both plans' rows.
+
+INSERT ... ON CONFLICT (planner/on_conflict.py) runs as a MERGE with a `guard` query,
+planned here to run first, and may have RETURNING (PostgreSQL 15's MERGE has none): its
+list is computed over the inserted rows in `not_matched` (as columns after the row's)
+and over the updated rows' new versions where `matched` writes them.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from planner.bind import QueryBinder
 from planner.coercion import bind_assign
 from planner.expr import Func
 from planner.modify import (assignments, assigned_column, back_home, qualifier,
-                            system_columns, target_of, target_table)
+                            returning_of, system_columns, target_of, target_table)
 from planner.schema import MODIFY_TARGET, CatalogView, DistKind, Identity, TableDef
 
 _ACT = pl.Field("action", types.INT4)
@@ -45,14 +50,20 @@ class Clause:
 @dataclass(frozen=True)
 class MergePlans:
     table: TableDef
-    matched: pl.Node | None      # distributed; yields one count per segment
-    not_matched: pl.Node | None  # distributed; yields the rows to insert (table's columns)
+    # distributed; yields one count per segment, or with `returning` the returned rows
+    matched: pl.Node | None
+    # distributed; yields the rows to insert (table's columns, then `returning`'s)
+    not_matched: pl.Node | None
+    guard: pl.Node | None = None  # distributed; a row from it fails the statement
+    returning: tuple[tuple[str, types.SqlType], ...] | None = None
 
 
 def plan(catalog: CatalogView, tree: exp.Merge, n_segments: int, run_plan=None,
-         defaults: dv.ColumnDefaults | None = None) -> MergePlans:
+         defaults: dv.ColumnDefaults | None = None, guard: exp.Select | None = None,
+         returning: list[exp.Expression] | None = None) -> MergePlans:
     """MERGE's plans; `defaults` gives the target's column defaults (an INSERT's columns
-    left out or DEFAULT, an UPDATE's SET column = DEFAULT)."""
+    left out or DEFAULT, an UPDATE's SET column = DEFAULT). `guard` and `returning` are
+    ON CONFLICT's (planner/on_conflict.py)."""
     target = target_of(tree, "MERGE")
     table = target_table(catalog, tree)
     clauses = _clauses(tree, table)
@@ -63,12 +74,22 @@ def plan(catalog: CatalogView, tree: exp.Merge, n_segments: int, run_plan=None,
     binder = QueryBinder(catalog, None, run_plan=run_plan)
     matched = [c for c in clauses if c.matched]
     inserts = [c for c in clauses if not c.matched]
+    out = None
+    if returning is not None:
+        if table.policy.kind is DistKind.REPLICATED:
+            raise errors.FeatureNotSupported(
+                "INSERT ... ON CONFLICT ... RETURNING into a replicated table")
+        out = returning_of(catalog, target, returning, None, run_plan)
     return MergePlans(
         table,
-        _matched(binder, table, target, source, on, matched, n_segments, defaults)
+        _matched(binder, table, target, source, on, matched, n_segments, defaults, out)
         if matched else None,
-        _not_matched(binder, table, target, source, on, inserts, n_segments, defaults)
-        if any(c.kind == "INSERT" for c in inserts) else None)
+        _not_matched(binder, table, target, source, on, inserts, n_segments, defaults, out)
+        if any(c.kind == "INSERT" for c in inserts) else None,
+        distribute.distribute(rules.rewrite(binder.bind(guard).node), n_segments)
+        if guard is not None else None,
+        tuple((nm, e.type if e.type.kind is not types.Kind.UNKNOWN else types.TEXT)
+              for nm, e in zip(out[1], out[0])) if out is not None else None)
 
 
 def _clauses(tree: exp.Merge, table: TableDef) -> list[Clause]:
@@ -164,8 +185,15 @@ def _new_row(fields, table: TableDef, clauses: list[Clause], where, act: int,
     statement = "MERGE ... UPDATE" if keep_old else "MERGE ... INSERT"
     out = []
     for i, col in enumerate(table.columns):
-        otherwise = ex.ColumnRef(i, col.type, col.name) if keep_old else \
-            dv.value_of(defaults, table, i, False, statement)
+        if keep_old:
+            otherwise = ex.ColumnRef(i, col.type, col.name)
+        elif all(where.get((k, i)) is not None for k, c in enumerate(clauses)
+                 if c.kind == "INSERT"):
+            # Every INSERT clause gives the column a value (the rows here are those an
+            # INSERT clause acts on): its default is never taken, nor a sequence advanced.
+            otherwise = ex.Literal(None, col.type)
+        else:
+            otherwise = dv.value_of(defaults, table, i, False, statement)
         whens = []
         for k, c in enumerate(clauses):
             if (k, i) not in where:
@@ -190,7 +218,7 @@ def _new_row(fields, table: TableDef, clauses: list[Clause], where, act: int,
     return out
 
 
-def _matched(binder, table, target, source, on, clauses, n, defaults) -> pl.Node:
+def _matched(binder, table, target, source, on, clauses, n, defaults, returning) -> pl.Node:
     q = qualifier(target)
     marked = target.copy()
     marked.meta[MODIFY_TARGET] = True
@@ -218,19 +246,32 @@ def _matched(binder, table, target, source, on, clauses, n, defaults) -> pl.Node
     node = back_home(distribute.place(rules.rewrite(node), n), table, ncols + 1)
     deleted = pl.DeleteRows(node, table, ncols + 2, node.fields, count=False, strict=True,
                             locus=lc.STREWN)
+    # With RETURNING (ON CONFLICT: its one clause UPDATEs) every row found is written.
+    kept = node.fields[:ncols + (returning is None)]
     rows: pl.Node = pl.Project(deleted, tuple(ex.ColumnRef(i, f.type, f.name)
-                                              for i, f in enumerate(node.fields[:ncols + 1])),
-                               node.fields[:ncols + 1], locus=lc.STREWN)
+                                              for i, f in enumerate(kept)),
+                               kept, locus=lc.STREWN)
     keys = table.policy.keys
     if table.policy.kind is DistKind.HASHED and any(
             i in keys for c in clauses for i, _ in c.assign):
         rows = distribute.redistribute(rows, tuple(keys))
-    written = pl.Insert(rows, table, (pl.Field("rows", types.INT8),), locus=lc.STREWN,
-                        write_flag=ncols)
-    return distribute.finish(written)
+    if returning is None:
+        written = pl.Insert(rows, table, (pl.Field("rows", types.INT8),), locus=lc.STREWN,
+                            write_flag=ncols)
+        return distribute.finish(written)
+    assert all(c.kind == "UPDATE" for c in clauses)
+    written = pl.Insert(rows, table, kept, locus=lc.STREWN, returning=True)
+    exprs = returning[0]
+    return distribute.finish(pl.Project(written, exprs, _returned_fields(exprs),
+                                        locus=lc.STREWN))
 
 
-def _not_matched(binder, table, target, source, on, clauses, n, defaults) -> pl.Node:
+def _returned_fields(exprs) -> tuple[pl.Field, ...]:
+    return tuple(pl.Field(f"c{i}", e.type) for i, e in enumerate(exprs))
+
+
+def _not_matched(binder, table, target, source, on, clauses, n, defaults,
+                 returning) -> pl.Node:
     act = _action(clauses)
     values, where = _values(clauses)
     probe = exp.Select(expressions=[exp.Literal.number(1)]).from_(target.copy())
@@ -241,7 +282,12 @@ def _not_matched(binder, table, target, source, on, clauses, n, defaults) -> pl.
         exp.NEQ(this=act.copy(), expression=exp.Literal.number(0)))))
     bq = binder.bind(sel)
     new = _new_row(bq.node.fields, table, clauses, where, 0, 1, False, defaults)
-    node = pl.Project(bq.node, tuple(new), tuple(pl.Field(c.name, c.type)
-                                                 for c in table.columns))
+    row_fields = tuple(pl.Field(c.name, c.type) for c in table.columns)
+    node = pl.Project(bq.node, tuple(new), row_fields)
+    if returning is not None:
+        exprs = returning[0]
+        node = pl.Project(node, tuple(ex.ColumnRef(i, f.type, f.name)
+                                      for i, f in enumerate(row_fields)) + tuple(exprs),
+                          row_fields + _returned_fields(exprs))
     return distribute.distribute(rules.rewrite(node), n)
 

@@ -20,11 +20,12 @@ USING relations); UPDATE's over the new row, on the segment that writes it.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from sqlglot import exp
 
-from planner import distribute, errors, rules, types
+from planner import distribute, errors, modify_items, multi_assign, rules, types
 from planner import default_values as dv
 from planner import expr as ex
 from planner import locus as lc
@@ -78,7 +79,7 @@ def plan_delete(catalog: CatalogView, tree: exp.Delete, n_segments: int, params=
     target = target_of(tree)
     table = target_table(catalog, tree)
     items = _returning_items(tree)
-    sel = _finder(tree, target, items or [], tree.args.get("using") or [])
+    sel = _finder(tree, target, items or [], tree.args.get("using") or [], table)
     bq = QueryBinder(catalog, params, run_plan=run_plan).bind(sel)
     node = distribute.place(rules.rewrite(bq.node), n_segments)
     n_out = len(node.fields) - 2
@@ -116,7 +117,7 @@ def plan_update(catalog: CatalogView, tree: exp.Update, n_segments: int, params=
                  else _constant(v, params) for i, v in assigned
                  if dv.is_default(v) or _is_constant(v)}
     computed = [(i, v) for i, v in assigned if i not in constants]
-    sel = _finder(tree, target, old + [v for _, v in computed], others)
+    sel = _finder(tree, target, old + [v for _, v in computed], others, table)
     bq = QueryBinder(catalog, params, run_plan=run_plan).bind(sel)
     fields = bq.node.fields
     n = len(table.columns)
@@ -159,17 +160,17 @@ def inference_query(catalog: CatalogView, tree: exp.Delete | exp.Update) -> exp.
     parameter type inference (coordinator/param_types.py): a parameter assigned to a
     column is cast to the column's type, which is the type PostgreSQL infers for it."""
     target = target_of(tree)
+    table = resolve_relation(catalog, target)
     if isinstance(tree, exp.Delete):
         return _finder(tree, target, list(_returning_items(tree) or [exp.Literal.number(1)]),
-                       tree.args.get("using") or [], system=False)
-    table = resolve_relation(catalog, target)
+                       tree.args.get("using") or [], table, system=False)
     items = []
     for i, value in assignments(tree, table):
         if isinstance(value, (exp.Placeholder, exp.Parameter)):
             value = exp.Cast(this=value.copy(), to=exp.DataType.build(
                 table.columns[i].type.sql(), dialect="postgres"))
         items.append(exp.Null() if dv.is_default(value) else value)
-    return _finder(tree, target, items or [exp.Literal.number(1)], _from_items(tree),
+    return _finder(tree, target, items or [exp.Literal.number(1)], _from_items(tree), table,
                    system=False)
 
 
@@ -180,14 +181,8 @@ def assignments(tree: exp.Update, table: TableDef) -> list[tuple[int, exp.Expres
         if not isinstance(item, exp.EQ):
             raise errors.SyntaxError_("syntax error in UPDATE's SET list")
         lhs, rhs = item.this, item.expression
-        if isinstance(lhs, exp.Tuple):
-            if not isinstance(rhs, exp.Tuple):
-                raise errors.FeatureNotSupported(
-                    "UPDATE ... SET (columns) = a sub-SELECT or ROW value")
-            if len(lhs.expressions) != len(rhs.expressions):
-                raise errors.SyntaxError_(
-                    "number of columns does not match number of values")
-            pairs = list(zip(lhs.expressions, rhs.expressions))
+        if isinstance(lhs, (exp.Tuple, exp.Paren)):
+            pairs = multi_assign.pairs(lhs, rhs)
         else:
             pairs = [(lhs, rhs)]
         for col, value in pairs:
@@ -281,14 +276,17 @@ def _constant(value: exp.Expression, params) -> ex.Expr:
 
 
 def _finder(tree, target: exp.Table, items: list[exp.Expression], others: list[exp.Expression],
-            system: bool = True) -> exp.Select:
-    """SELECT items, <segment>, <row id> FROM target, others WHERE (the statement's)."""
+            table: TableDef, system: bool = True) -> exp.Select:
+    """SELECT items, <segment>, <row id> FROM target, others WHERE (the statement's)
+    (planner/modify_items.py joins the others)."""
     marked = target.copy()
     marked.meta[MODIFY_TARGET] = system
     columns = system_columns(qualifier(target)) if system else []
-    sel = exp.Select(expressions=[e.copy() for e in items] + columns).from_(marked)
-    for other in others:
-        sel = sel.join(other.copy())
+    first, joins = modify_items.joined(tree, marked, qualifier(target),
+                                       {c.name for c in table.columns}, others, items)
+    sel = exp.Select(expressions=[e.copy() for e in items] + columns).from_(first)
+    if joins:
+        sel.set("joins", joins)
     where = tree.args.get("where")
     if where is not None:
         sel.set("where", where.copy())
@@ -309,6 +307,9 @@ def _returning_items(tree) -> list[exp.Expression] | None:
 
 
 def _new_row_returning(catalog, tree: exp.Update, target: exp.Table, items, params, run_plan):
+    if _from_items(tree) and any(isinstance(i, exp.Star) for i in items):
+        # PostgreSQL's * there is the FROM items' columns too
+        raise errors.FeatureNotSupported("UPDATE ... FROM ... RETURNING *")
     try:
         return returning_of(catalog, target, items, params, run_plan)
     except (errors.UndefinedTable, errors.UndefinedColumn):
@@ -321,6 +322,10 @@ def _new_row_returning(catalog, tree: exp.Update, target: exp.Table, items, para
 def back_home(node: pl.Node, table: TableDef, n_out: int) -> pl.Node:
     """The found rows (placed; column `n_out` the segment, the next the row id), on the
     segments that store them."""
+    if not node.locus.on_segments and _finds_nothing(node):
+        # WHERE false and the like: the binder folded the target away; each segment
+        # finds nothing (and counts 0), as PostgreSQL's DELETE 0.
+        return dataclasses.replace(node, locus=lc.STREWN)
     if table.policy.kind is DistKind.REPLICATED:
         if node.locus.kind is not lc.LocusKind.REPLICATED or any(
                 isinstance(n, pl.Motion) for n in pl.walk(node)):
@@ -336,6 +341,13 @@ def back_home(node: pl.Node, table: TableDef, n_out: int) -> pl.Node:
         return pl.Motion(node, pl.MotionKind.EXPLICIT, node.fields, hash_keys=(n_out,),
                          locus=lc.STREWN)
     return node
+
+
+def _finds_nothing(node: pl.Node) -> bool:
+    """Whether `node` is constant rows of none (through projections and filters)."""
+    while isinstance(node, (pl.Project, pl.Filter)):
+        node = node.child
+    return isinstance(node, pl.Values) and not node.rows and not node.system
 
 
 def _moved(node: pl.Node) -> bool | None:

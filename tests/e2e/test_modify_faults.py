@@ -1,10 +1,12 @@
-"""kill -9 in the middle of a large UPDATE, DELETE or ALTER TABLE: of a segment, and of the
-coordinator.
+"""kill -9 in the middle of a large UPDATE, DELETE, MERGE or ALTER TABLE: of a segment, and
+of the coordinator.
 
 After the fault (and the restart), the table is exactly as before the statement or exactly
 as after it, never a mix: every row's deletion and its new version (or the rewritten
 chunks and the new definition) are published in one commit on every segment and the
-catalog, or nowhere.
+catalog, or nowhere. MERGE runs in three steps (the not-matched rows kept at the
+coordinator, the matched rows changed on the segments, the kept rows written): a kill
+early and one late in it leave the table as before.
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ STATEMENTS = {
     "update_key": "UPDATE mf SET k = k + 10000000 WHERE k % 2 = 0",
     "delete": "DELETE FROM mf WHERE k % 3 <> 0",
     "alter": "ALTER TABLE mf ADD COLUMN x int, DROP COLUMN s, ALTER COLUMN v TYPE numeric(20, 2)",
+    # half the rows matched (a third of those deleted, the rest updated), 500,000 inserted
+    "merge": ("MERGE INTO mf USING (SELECT g AS k FROM generate_series(500001, 1500000) g) s "
+              "ON mf.k = s.k WHEN MATCHED AND s.k % 3 = 0 THEN DELETE "
+              "WHEN MATCHED THEN UPDATE SET v = mf.v + 1, s = mf.s || 'm' "
+              "WHEN NOT MATCHED THEN INSERT VALUES (s.k, s.k % 11, 'new')"),
 }
 
 
@@ -40,10 +47,14 @@ def _load(c) -> tuple:
     return c.execute(CHECKSUM).fetchone()
 
 
-def _after(c, sql: str) -> tuple:
-    """The checksum the statement leads to (run in a transaction that rolls back)."""
+def _after(c, sql: str, took: list | None = None) -> tuple:
+    """The checksum the statement leads to (run in a transaction that rolls back);
+    `took` gets the seconds the statement ran."""
     c.execute("BEGIN")
+    t0 = time.monotonic()
     c.execute(sql)
+    if took is not None:
+        took.append(time.monotonic() - t0)
     out = c.execute(CHECKSUM).fetchone()
     c.execute("ROLLBACK")
     return out
@@ -97,6 +108,31 @@ def test_segment_killed_during_statement(own_server, name, kill_after):
     with own_server.connect() as c:
         if now == before:
             c.execute(sql)
+        assert c.execute(CHECKSUM).fetchone() == after
+
+
+# The kill lands at a fraction of the time the statement took in the rehearsal: early (the
+# not-matched rows being found) by default, late (rows being changed and written on the
+# segments) on demand. Both must fail the statement and leave the table as before.
+@pytest.mark.parametrize("fraction", [0.25, pytest.param(0.75, marks=pytest.mark.heavy)])
+def test_segment_killed_during_merge(own_server, fraction):
+    sql = STATEMENTS["merge"]
+    took: list[float] = []
+    with own_server.connect() as c:
+        before = _load(c)
+        after = _after(c, sql, took)
+    assert before != after
+    outcome = _run_in_thread(own_server.connect, sql)
+    time.sleep(took[0] * fraction)
+    pid = kill_segment(own_server, 1)
+    outcome["thread"].join(600)
+    assert not outcome["thread"].is_alive()
+    wait_restarted(own_server, 1, pid)
+    assert not outcome["done"], "the kill came after the MERGE had committed"
+    assert outcome["error"].sqlstate in ("40001", "58000", "58030"), outcome["error"]
+    with own_server.connect() as c:
+        assert c.execute(CHECKSUM).fetchone() == before
+        c.execute(sql)  # and the table takes the statement afterwards, whole
         assert c.execute(CHECKSUM).fetchone() == after
 
 

@@ -178,6 +178,28 @@ def test_insert_returning_errors(conn, name):
     assert conn.execute(f"SELECT count(*) FROM {name}").fetchone() == (0,)
 
 
+def test_insert_on_conflict_tags_and_returning(conn, name):
+    """INSERT 0 n counts the rows inserted and updated (DO NOTHING: inserted only), with
+    RETURNING or without; parameters take their columns' types; 21000 writes nothing."""
+    conn.execute(f"CREATE TABLE {name} (id int PRIMARY KEY, v text)")
+    conn.execute(f"INSERT INTO {name} VALUES (1, 'a'), (2, 'b')")
+    cur = conn.execute(f"INSERT INTO {name} VALUES (%s, %s), (3, 'c') ON CONFLICT (id) "
+                       "DO UPDATE SET v = EXCLUDED.v || '!' RETURNING id, v", (1, "x"))
+    assert cur.statusmessage == "INSERT 0 2"
+    assert [(d.name, d.type_code) for d in cur.description] == [("id", 23), ("v", 25)]
+    assert sorted(cur.fetchall()) == [(1, "x!"), (3, "c")]
+    cur = conn.execute(f"INSERT INTO {name} VALUES (2, 'y'), (4, 'd') ON CONFLICT DO NOTHING")
+    assert cur.statusmessage == "INSERT 0 1" and cur.rowcount == 1
+    cur = conn.execute(f"INSERT INTO {name} VALUES (2, 'y'), (4, 'z') ON CONFLICT (id) "
+                       "DO UPDATE SET v = EXCLUDED.v WHERE EXCLUDED.v = 'z'")
+    assert cur.statusmessage == "INSERT 0 1"
+    with pytest.raises(errors.CardinalityViolation):  # 21000
+        conn.execute(f"INSERT INTO {name} VALUES (5, 'e'), (5, 'f') ON CONFLICT (id) "
+                     "DO UPDATE SET v = EXCLUDED.v")
+    assert sorted(conn.execute(f"SELECT * FROM {name}").fetchall()) == [
+        (1, "x!"), (2, "b"), (3, "c"), (4, "z")]
+
+
 def test_executemany_returning(conn, name):
     conn.execute(f"CREATE TABLE {name} (id int, name text)")
     with conn.cursor() as cur:
