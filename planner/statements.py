@@ -302,12 +302,18 @@ _RENAME_WITHOUT_COLUMN = re.compile(r"(?is)^(\s*ALTER\s+TABLE\s+.*?\bRENAME\s+)"
                                     r"(?!COLUMN\b|TO\b|CONSTRAINT\b)")
 
 
+_CURRENT_OF = re.compile(r"(?is)^\s*(UPDATE|DELETE)\b.*\bWHERE\s+CURRENT\s+OF\b")
+
+
 def parse_one(text: str) -> exp.Expression:
     try:
         text = regex_rules.substring_similar_syntax(text)  # sqlglot lacks SIMILAR in substring
         trees = sqlglot.parse(_space_placeholders(catalog_array_names(text)), dialect=RaymppPostgres,
                               error_level=sqlglot.ErrorLevel.RAISE)
     except sqlglot.errors.ParseError as e:
+        if _CURRENT_OF.search(text):  # valid PostgreSQL that sqlglot cannot parse
+            raise errors.FeatureNotSupported("WHERE CURRENT OF (positioned UPDATE and DELETE "
+                                             "through a cursor)") from None
         first = e.errors[0] if getattr(e, "errors", None) else {}
         near = first.get("highlight") if isinstance(first, dict) else None
         msg = f'syntax error at or near "{near}"' if near else f"syntax error: {str(e).splitlines()[0]}"
