@@ -43,7 +43,7 @@ running_pid() {
   local pid
   pid=$(cat "$pid_file" 2>/dev/null) || return 1
   [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-  tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q "serve_detached.sh _run " || return 1
+  tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -q "serve_detached.sh _run " || return 1
   echo "$pid"
 }
 
@@ -51,7 +51,7 @@ ray_address_of() {
   local address=""
   while [ $# -gt 0 ]; do
     case $1 in
-      --ray-address) address=${2:-}; shift ;;
+      --ray-address) address=${2:-}; if [ $# -gt 1 ]; then shift; fi ;;
       --ray-address=*) address=${1#*=} ;;
     esac
     shift

@@ -162,8 +162,10 @@ def test_stop_kills_the_group_when_raympp_does_not_end(env):
 
 
 @pytest.mark.parametrize("args", [["start", "3"], ["start", "3", "--ray-address", "auto"],
+                                  ["start", "3", "--ray-address"],
                                   ["start"], ["restart"]])
 def test_bad_arguments(env, args):
     done = _script(env, *args)
     assert done.returncode == 2
+    assert "usage" in done.stderr or "--ray-address HOST:PORT" in done.stderr
     assert not (env["run_dir"] / "serve.pid").exists()
