@@ -11,6 +11,7 @@ segment's next process when it heals.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import itertools
 import pickle
 import socket
@@ -105,11 +106,11 @@ class TaskLink:
         """Fail every waiting request; the link takes no more."""
         self._broken = True
         if self._sock is not None:
-            try:
-                self._sock.shutdown(socket.SHUT_RDWR)  # wakes the reader's recv
-                self._sock.close()
-            except OSError:
-                pass
+            # shutdown wakes the reader's recv; it fails only when the peer has already
+            # ended the connection, and close() is safe either way
+            with contextlib.suppress(OSError):
+                self._sock.shutdown(socket.SHUT_RDWR)
+            self._sock.close()
         pending, self._pending = self._pending, {}
         for future in pending.values():
             future.set_exception(RemoteError(died()))

@@ -84,15 +84,20 @@ def _sum_int64(v, valid):  # pragma: no cover - compiled
     return lo, hi
 
 
+def _valid_flags(arr: pa.Array) -> np.ndarray:
+    """Which values are not NULL, as the sum loops read it (empty: all of them)."""
+    if not arr.null_count:
+        return np.zeros(0, dtype=np.bool_)
+    return arr.is_valid().to_numpy(zero_copy_only=False)
+
+
 def exact_int64_sum(arr: pa.Array) -> int | None:
     """The exact sum of an int64 array as a Python int (None when it has no values):
     no widened copy of the values is made."""
     if arr.null_count == len(arr):
         return None
     v = np.frombuffer(arr.buffers()[1], dtype=np.int64, count=len(arr), offset=arr.offset * 8)
-    valid = (np.zeros(0, dtype=np.bool_) if not arr.null_count
-             else arr.is_valid().to_numpy(zero_copy_only=False))
-    lo, hi = _sum_int64(v, valid)
+    lo, hi = _sum_int64(v, _valid_flags(arr))
     return (int(hi) << 64) + int(lo)
 
 
@@ -103,9 +108,7 @@ def exact_sum(arr: pa.Array) -> int | None:
         return None
     words = np.frombuffer(arr.buffers()[1], dtype=np.int64, count=2 * len(arr),
                           offset=arr.offset * 16).reshape(-1, 2)
-    valid = (np.zeros(0, dtype=np.bool_) if not arr.null_count
-             else arr.is_valid().to_numpy(zero_copy_only=False))
-    lo, hi, overflow = _sum128(words, valid)
+    lo, hi, overflow = _sum128(words, _valid_flags(arr))
     total = (int(hi) << 64) + int(lo)
     return None if overflow or abs(total) >= 10 ** 38 else total
 

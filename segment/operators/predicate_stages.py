@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from planner import expr as ex
+from planner.bind_join import conjoin, conjuncts
 from planner.expr import Func
 from segment.jit import codegen
 from segment.jit.evaluate import OperatorKernel
@@ -36,13 +37,13 @@ class PredicateStages:
 
     def __init__(self, predicate: ex.Expr):
         self.predicate = predicate
-        parts = _conjuncts(predicate)
-        cheap = [c for c in parts if _cost(c) < _COSTLY]
+        parts = conjuncts(predicate)
         costly = [c for c in parts if _cost(c) == _COSTLY]
+        cheap = [c for c in parts if c not in costly]
         if not cheap or not costly:  # nothing to gain: one stage, as before
             stages = [predicate]
         else:
-            stages = [_and(cheap)] + costly
+            stages = [conjoin(cheap)] + costly
         self.stages = [(p, OperatorKernel([], p), sorted(ex.columns_used(p))) for p in stages]
 
     def apply(self, ctx: base.ExecContext, batch: pa.RecordBatch) -> pa.RecordBatch | None:
@@ -103,16 +104,6 @@ def _columns_at(batch: pa.RecordBatch, used: list[int], positions: np.ndarray):
     cols = [batch.column(i).take(idx) if i in wanted else pa.nulls(n)
             for i in range(batch.num_columns)]
     return pa.RecordBatch.from_arrays(cols, names=batch.schema.names)
-
-
-def _conjuncts(e: ex.Expr) -> list[ex.Expr]:
-    if isinstance(e, ex.Call) and e.func is Func.AND:
-        return [c for a in e.args for c in _conjuncts(a)]
-    return [e]
-
-
-def _and(parts: list[ex.Expr]) -> ex.Expr:
-    return parts[0] if len(parts) == 1 else ex.Call(Func.AND, tuple(parts), parts[0].type)
 
 
 def _cost(e: ex.Expr) -> int:

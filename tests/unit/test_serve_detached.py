@@ -61,7 +61,7 @@ def env(tmp_path):
         try:
             os.killpg(int(pid_file.read_text()), signal.SIGKILL)
         except (ProcessLookupError, ValueError):
-            pass
+            pass  # the group has already ended, or the pid file was half written
 
 
 def _script(state, *args, **extra_env):
