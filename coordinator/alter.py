@@ -111,7 +111,8 @@ def _redistribute(session, table: TableDef, clause, txn, cancel) -> None:
     the commit (the old table id is dropped, its storage removed then)."""
     policy = statements.dist_policy(clause, list(table.columns))
     unique_keys.check_policy(table.name, policy, table.unique, list(table.columns))
-    new = replace(table, id=session.engine.catalog.next_id("table"), policy=policy)
+    new = replace(table, id=session.engine.catalog.next_id("table"), policy=policy,
+                  numsegments=session.engine.cluster.n_segments)  # onto every segment
     txn.drop_table(table)
     txn.create_table(new)
     scan = pl.Scan(table=table, columns=tuple(range(len(table.columns))),

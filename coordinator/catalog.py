@@ -270,15 +270,30 @@ class Catalog:
 
     def update_table(self, table: TableDef):
         """A new definition (statistics) of a committed table; nothing if it has been
-        dropped (or replaced) meanwhile."""
+        dropped (or replaced) meanwhile. Its placement stays the committed one (an
+        expansion may have moved the table since `table` was read)."""
         with self._lock:
             current = self._cache.get(table.key)
             if current is None or current.id != table.id:
                 return
+            table = replace(table, numsegments=current.numsegments)
             self._db.execute("UPDATE tables SET definition = ? WHERE id = ?",
                              (json.dumps(table_to_json(table)), table.id))
             self._cache[table.key] = table
             self._version += 1  # ANALYZE, and loads adding to the row estimate
+
+    def pin_placement(self, n_segments: int) -> None:
+        """Tables of a catalog from before expansions (numsegments 0) are on all
+        `n_segments` segments: say so, before the cluster can grow."""
+        with self._lock:
+            for key, table in list(self._cache.items()):
+                if table.numsegments:
+                    continue
+                table = replace(table, numsegments=n_segments)
+                self._db.execute("UPDATE tables SET definition = ? WHERE id = ?",
+                                 (json.dumps(table_to_json(table)), table.id))
+                self._cache[key] = table
+                self._version += 1
 
     def drop_table(self, name: str, namespace: int = sch.PUBLIC_OID):
         with self._lock:
@@ -810,6 +825,7 @@ def table_to_json(t: TableDef) -> dict:
                     for c in t.columns],
         "checks": [{"name": k.name, "sql": k.sql, "comment": k.comment} for k in t.checks],
         "policy": {"kind": t.policy.kind.name, "keys": list(t.policy.keys)},
+        "numsegments": t.numsegments,
         "unique": [{"name": k.name, "columns": list(k.columns), "primary": k.primary,
                     "comment": k.comment, "index_comment": k.index_comment}
                    for k in t.unique],
@@ -877,4 +893,5 @@ def table_from_json(d: dict) -> TableDef:
     indexes = tuple(IndexDef(i["id"], i["name"], tuple(i["columns"]), i.get("comment"))
                     for i in d.get("indexes") or ())
     return TableDef(d["id"], d["name"], cols, policy, stats, unique=unique, checks=checks,
-                    indexes=indexes, comment=d.get("comment"))
+                    indexes=indexes, comment=d.get("comment"),
+                    numsegments=d.get("numsegments", 0))

@@ -22,6 +22,7 @@ import socket
 import sys
 from importlib.metadata import entry_points
 
+from coordinator import expand_command
 from deploy import supervisor  # Ray (deploy/ray_local.py) only once a server starts
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="raympp", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     add_serve_parser(sub)
+    expand_command.add_parser(sub)
     extra = commands()
     for command in extra.values():
         command.add_parser(sub)
@@ -122,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
             if code is not None:
                 return code
         return serve_main(args)
+    if args.command == "expand":
+        return expand_command.main(args)
     if args.command in extra:
         return extra[args.command].main(args)
     return 2

@@ -1,7 +1,8 @@
 """The segments of a raympp cluster: Ray actors, one per segment, each owning a data dir.
 
-The number of segments is fixed when a data directory is first used (rows are placed by
-hashing to N segments); it is stored in the catalog and reused on restart.
+The number of segments is stored in the catalog when a data directory is first used and
+reused on restart; `grow` adds segments to a running cluster (coordinator/expansion.py
+then moves the tables onto them, each table saying how many segments it is on).
 """
 
 from __future__ import annotations
@@ -90,17 +91,13 @@ class Cluster:
                         data_dir, stored, stored, n_segments)
             n_segments = int(stored)
         catalog.set_meta("n_segments", str(n_segments))
+        catalog.pin_placement(n_segments)
         self.catalog = catalog
         self.n_segments = n_segments
         self.placement = place_segments(catalog, n_segments)
-        nodes = {n["NodeManagerAddress"]: n["NodeID"] for n in ray.nodes() if n["Alive"]}
-        self.actors = []
-        for i in range(n_segments):
-            seg_dir = os.path.join(os.path.abspath(data_dir), f"seg{i}")
-            # A segment's data lives on its node: it always restarts there.
-            strategy = NodeAffinitySchedulingStrategy(nodes[self.placement[i]], soft=False)
-            self.actors.append(SegmentActor.options(
-                num_cpus=0, scheduling_strategy=strategy).remote(i, n_segments, seg_dir))
+        self.data_dir = os.path.abspath(data_dir)
+        self.actors = [self._start_actor(i, self.placement[i], n_segments)
+                       for i in range(n_segments)]
         warmup.start()  # the top slice runs operators here too: their compiled code
         # Motion receivers of the top slice live here; segments' receivers in each actor.
         self.motion = MotionService(_local_host(), os.path.join(os.path.abspath(data_dir),
@@ -113,6 +110,9 @@ class Cluster:
         # Transactions that have begun writing and not yet ended: a restarted segment
         # keeps their prepared deltas for the coordinator's decision.
         self.undecided: set[int] = set()
+        # While the cluster grows, no transaction begins writing (`admit_writer`).
+        self._writers = threading.Condition()
+        self._growing = False
         self._heal_lock = threading.Lock()
         self._stopping = threading.Event()
         self.slots = Slots(SLICE_SLOTS)
@@ -124,6 +124,67 @@ class Cluster:
         self._monitor = threading.Thread(target=self._watch_restarts, name="segment-monitor",
                                          daemon=True)
         self._monitor.start()
+
+    def _start_actor(self, i: int, node_address: str, n_segments: int):
+        nodes = {n["NodeManagerAddress"]: n["NodeID"] for n in ray.nodes() if n["Alive"]}
+        seg_dir = os.path.join(self.data_dir, f"seg{i}")
+        # A segment's data lives on its node: it always restarts there.
+        strategy = NodeAffinitySchedulingStrategy(nodes[node_address], soft=False)
+        return SegmentActor.options(num_cpus=0, scheduling_strategy=strategy).remote(
+            i, n_segments, seg_dir)
+
+    # --- growing -----------------------------------------------------------------------------
+    def admit_writer(self, txn_id: int) -> list[int | None]:
+        """A transaction begins writing: it waits while the cluster grows, is then
+        undecided until it ends, and writes to the processes whose incarnations this
+        returns (one per segment of the cluster now)."""
+        with self._writers:
+            while self._growing:
+                self._writers.wait(0.1)
+            self.undecided.add(txn_id)
+            return list(self.incarnations[:self.n_segments])
+
+    def grow(self, target: int, writers_timeout: float) -> list[int]:
+        """Add segments n..target-1: start them on the Ray nodes with the fewest segments,
+        recover them (a crashed expansion may have left prepared writes there), then, once
+        no transaction is writing (new writers wait; at most `writers_timeout` seconds,
+        else SegmentFailure and nothing changes), create every table on them and make
+        them part of the cluster, in the catalog too. Returns the new segments."""
+        n = self.n_segments
+        if target <= n:
+            return []
+        nodes = grow_placement(self.placement, target - n)
+        new = list(range(n, target))
+        with self._heal_lock:
+            for i, address in zip(new, nodes):
+                self.actors.append(self._start_actor(i, address, target))
+                self.incarnations.append(None)
+                self.endpoints.append(None)
+                self.links.append(None)
+        self.heal(START_SECONDS)  # the new ones answer, recover, and give their endpoints
+        with self._writers:
+            self._growing = True
+        try:
+            deadline = time.monotonic() + writers_timeout
+            while self.undecided:
+                if time.monotonic() > deadline:
+                    raise errors.SegmentFailure(
+                        f"cannot add segments while transactions are writing (waited "
+                        f"{writers_timeout:.0f} s for transactions {sorted(self.undecided)})")
+                time.sleep(0.05)
+            # No transaction is creating a table now: the new segments get all of them.
+            for table in self.catalog.tables():
+                self._call("create_table", (table,), new, self.incarnations)
+            with self._heal_lock:
+                self.placement = self.placement + nodes
+                self.catalog.set_meta("segment_nodes", json.dumps(self.placement))
+                self.catalog.set_meta("n_segments", str(target))
+                self.n_segments = target  # last: readers of n find the lists as long
+        finally:
+            with self._writers:
+                self._growing = False
+                self._writers.notify_all()
+        return new
 
     # --- incarnations and healing ----------------------------------------------------------
     def heal(self, timeout: float = SEGMENT_WAIT_SECONDS) -> list[int]:
@@ -238,6 +299,19 @@ class Cluster:
             except Exception:  # already dead: nothing to stop
                 pass
         self.actors = []
+
+
+def grow_placement(placement: list[str], count: int) -> list[str]:
+    """Nodes for `count` more segments: each on the alive node with the fewest segments
+    so far (a host that joined has none), ties by address."""
+    alive = sorted(n["NodeManagerAddress"] for n in ray.nodes() if n["Alive"])
+    load = {a: sum(1 for p in placement if p == a) for a in alive}
+    out = []
+    for _ in range(count):
+        node = min(alive, key=lambda a: (load[a], a))
+        load[node] += 1
+        out.append(node)
+    return out
 
 
 def place_segments(catalog: Catalog, n_segments: int) -> list[str]:

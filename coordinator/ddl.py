@@ -71,7 +71,8 @@ def new_table(session, txn, schema: Namespace, name: str, columns: list[ColumnDe
     unique_keys.check_policy(name, policy, unique, columns)
     unique = _key_names(session, txn, schema, name, unique, columns)
     table = TableDef(session.engine.catalog.next_id("table"), name, tuple(columns), policy,
-                     namespace=schema.oid, unique=unique, checks=checks)
+                     namespace=schema.oid, unique=unique, checks=checks,
+                     numsegments=session.engine.cluster.n_segments)
     txn.create_table(table)
     return table
 

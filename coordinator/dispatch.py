@@ -174,7 +174,7 @@ class QueryRun:
             if sl.receiver_gang(m) is sl.Gang.COORDINATOR:
                 receivers = (coordinator_ep,)
             else:
-                receivers = tuple(self.cluster.endpoints)
+                receivers = tuple(self.cluster.endpoints[:n])
             plan = SlicePlan.of(m)
             members = range(n) if s.gang is sl.Gang.ALL else [0]
             for index, seg in enumerate(members):
@@ -182,7 +182,7 @@ class QueryRun:
                     self.query_id, plan, receivers, index, n_senders, self.txn_id,
                     self.analyze, self.now, incarnation=incarnations[seg],
                     deadline=self.deadline, work_mem=self.work_mem, jit=self.jit,
-                    jit_above_rows=self.jit_above_rows))
+                    jit_above_rows=self.jit_above_rows, segments=n))
         # One request per segment for all its slices, over its task socket.
         for seg, tasks in by_segment.items():
             self._refs.append((seg, self.cluster.submit_slices(seg, tuple(tasks))))
@@ -284,6 +284,10 @@ class QueryRun:
             a.spilled_bytes += st.spilled_bytes
             _add_jit(a, st.counters)
         self._sent.setdefault(sid, []).extend(result.sent)
+
+    def sent_bytes(self, slice_id: int) -> int:
+        """Bytes the senders of slice `slice_id` sent (once the run has ended)."""
+        return sum(s.bytes for s in self._sent.get(slice_id, ()))
 
     def _motion_actuals(self) -> None:
         """Frames, rows, bytes and transport of every Motion, from its senders' counters."""

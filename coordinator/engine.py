@@ -20,6 +20,7 @@ from coordinator import plan_cache, system_catalog, temp_tables
 from coordinator.catalog import Catalog
 from coordinator.cluster import Cluster
 from coordinator.sequences import SequenceCounters
+from coordinator.expansion import Expansion
 from coordinator.transaction import NameLocks, collect_garbage
 from coordinator.session import Session
 
@@ -33,6 +34,8 @@ class Engine:
         self.data_dir = os.path.abspath(data_dir)
         self.catalog = Catalog(self.data_dir)
         self.cluster = Cluster(self.catalog, self.data_dir, n_segments)
+        # The progress of the running or last expansion (coordinator/expansion.py).
+        self.expansion = Expansion()
         # The catalog's statistics change under this lock; queries only read.
         self.ddl_lock = threading.RLock()
         # Table names locked by the transactions that create, drop or truncate them.

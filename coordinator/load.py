@@ -18,7 +18,7 @@ import datetime as dt
 from coordinator import autostats, query
 from coordinator import defaults as defaults_of
 from coordinator.pgwire.boundary import CopyIn, CopyOut, QueryResult, ResultColumn, ResultKind
-from coordinator.transaction import relation_tag
+from coordinator.transaction import placement_tag, relation_tag
 from coordinator.writer import TableWriter
 from planner import (copy_statement, distribute, errors, functions, modify, rules,
                      sequence_calls, session_info, statements, types)
@@ -71,15 +71,20 @@ def target(session, this) -> tuple[TableDef, list[int]]:
 
 
 def serialize_writers(session, txn, table: TableDef) -> None:
-    """A table with PRIMARY KEY or UNIQUE constraints takes one writer at a time (its
-    name lock, until the transaction ends): each segment checks a write's keys against
-    the rows its transaction sees, which must then include every committed write."""
-    if not table.unique:
-        return
+    """Locks an INSERT or COPY takes until its transaction ends: the table's placement,
+    shared (an expansion that moves the table waits for it, coordinator/expansion.py);
+    and for a table with PRIMARY KEY or UNIQUE constraints its name, so that it takes one
+    writer at a time: each segment checks a write's keys against the rows its
+    transaction sees, which must then include every committed write."""
     view = session.catalog_view(txn)
     ms = session.settings.milliseconds("lock_timeout")
-    txn.lock(relation_tag(table.namespace, view.schema_name(table.namespace), table.name),
-             ms / 1000.0 if ms > 0 else None, session.cancel.event)
+    wait = ms / 1000.0 if ms > 0 else None
+    schema = view.schema_name(table.namespace)
+    # The name first, as an expansion takes them: neither waits for the other in a cycle.
+    if table.unique:
+        txn.lock(relation_tag(table.namespace, schema, table.name), wait, session.cancel.event)
+    txn.lock(placement_tag(table.id, schema, table.name), wait, session.cancel.event,
+             shared=True)
 
 
 def insert(session, tree: exp.Insert, txn, cancel, overriding: str | None = None
@@ -265,7 +270,8 @@ def _insert_on_segments(session, table: TableDef, root: pl.Node, txn) -> int:
     if table.policy.kind is not DistKind.RANDOM:
         # Each segment must see every row to pick its own: compute the whole series.
         node = _unsplit(node)
-    counts = txn.call_all("insert_select", new_query_id(), node, txn.id, table)
+    counts = txn.call_all("insert_select", new_query_id(), node, txn.id, table,
+                          session.engine.cluster.n_segments)
     return counts[0] if table.policy.kind is DistKind.REPLICATED else sum(counts)
 
 

@@ -7,6 +7,7 @@ a text run again with the same parameters is not planned again.
 
 from __future__ import annotations
 
+import itertools
 import time
 
 import pyarrow as pa
@@ -154,6 +155,10 @@ def run(session, root, txn, cancel: CancelToken, analyze: bool = False,
                     jit_above_rows=max(0, session.settings.get("jit_above_cost")))
 
 
+# Times a query is planned again when an expansion moved a table under it (PlacementChanged).
+REPLAN_ATTEMPTS = 50
+
+
 def select(session, tree, txn, cancel: CancelToken, cancel_event=None,
            key: plan_cache.Key | None = None,
            described: list[ResultColumn] | None = None) -> QueryResult:
@@ -164,13 +169,28 @@ def select(session, tree, txn, cancel: CancelToken, cancel_event=None,
     columns = list(entry.columns)
     if described is not None and len(described) != len(columns):
         raise errors.FeatureNotSupported("cached plan must not change result type")
-    qrun = run(session, entry.root, txn, cancel, event=cancel_event)
     count = [0]
 
     def batches():
-        for b in qrun.batches():
-            count[0] += b.num_rows
-            yield b
+        nonlocal entry
+        for attempt in itertools.count():
+            qrun = run(session, entry.root, txn, cancel, event=cancel_event)
+            try:
+                for b in qrun.batches():
+                    count[0] += b.num_rows
+                    yield b
+                return
+            except errors.PlacementChanged:
+                # An expansion moved a table it reads: plan it again (the catalog has the
+                # new placement once any segment has it; a segment may still be
+                # publishing it for a moment).
+                if count[0] or attempt >= REPLAN_ATTEMPTS or cancel.event.is_set():
+                    raise
+                time.sleep(min(0.01 * (attempt + 1), 0.2))
+                entry = planned(session, tree, key)
+                if len(entry.columns) != len(columns):
+                    raise errors.FeatureNotSupported(
+                        "cached plan must not change result type") from None
     return QueryResult(ResultKind.ROWS, tag=lambda: f"SELECT {count[0]}", columns=columns,
                        batches=batches(), time_zone=session.time_zone())
 

@@ -21,9 +21,9 @@ import time
 
 from sqlglot import exp
 
-from coordinator import (alter, comments, ddl, drop, indexes, load, merge, modify, param_types,
-                         plan_cache, query, roles, schema_ddl, sequence_ddl, sql_commands,
-                         system_catalog, temp_tables, views)
+from coordinator import (alter, comments, ddl, drop, expansion, indexes, load, merge, modify,
+                         param_types, plan_cache, query, roles, schema_ddl, sequence_ddl,
+                         sql_commands, system_catalog, temp_tables, views)
 from coordinator.catalog import SessionCatalog
 from coordinator.sequences import SessionSequences
 from coordinator.pgwire.boundary import (CancelToken, PreparedStatement, QueryResult,
@@ -358,6 +358,8 @@ class Session:
             return self._with_txn(lambda txn: alter.alter(self, st, txn, cancel))
         if k is Kind.ANALYZE:
             return ddl.analyze(self, st)
+        if k is Kind.EXPAND:
+            return expansion.command(self, st)
         if k is Kind.TRUNCATE:
             return self._with_txn(lambda txn: ddl.truncate(self, tree, txn), writes=True)
         # INSERT and COPY FROM begin writing (and check the access mode) once their target

@@ -23,6 +23,7 @@ as their owner, as PostgreSQL shows initdb's objects.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 import threading
 
@@ -551,11 +552,30 @@ class SystemCatalog:
             p = t.policy
             yield {"localoid": table_oid(t),
                    "policytype": "r" if p.kind is DistKind.REPLICATED else "p",
-                   "numsegments": self.session.engine.cluster.n_segments,
+                   "numsegments": t.numsegments or self.session.engine.cluster.n_segments,
                    "distkey": " ".join(str(k + 1) for k in p.keys)
                    if p.kind is DistKind.HASHED else "",
                    "distclass": " ".join("0" for _ in p.keys)
                    if p.kind is DistKind.HASHED else ""}
+
+    def _pg_catalog__gp_segment_configuration(self):
+        """Greenplum's: the coordinator (content -1) and each segment (its node's address;
+        raympp has no mirrors, so every segment is a primary, up)."""
+        cluster = self.session.engine.cluster
+        rows = [(-1, cluster.motion.endpoint().host, cluster.data_dir)] + [
+            (i, cluster.placement[i], os.path.join(cluster.data_dir, f"seg{i}"))
+            for i in range(cluster.n_segments)]
+        for content, address, datadir in rows:
+            yield {"dbid": content + 2, "content": content, "role": "p", "preferred_role": "p",
+                   "mode": "n" if content < 0 else "s", "status": "u", "port": 0,
+                   "hostname": address, "address": address, "datadir": datadir}
+
+    def _pg_catalog__raympp_expansion(self):
+        """The tables of the running (or last) expansion: coordinator/expansion.py."""
+        for m in self.session.engine.expansion.rows():
+            yield {"table_schema": m.schema, "table_name": m.name, "status": m.status,
+                   "old_segments": m.old, "new_segments": m.new, "rows_moved": m.rows,
+                   "bytes_moved": m.bytes, "started": m.started, "finished": m.finished}
 
     def _pg_catalog__pg_settings(self):
         s = self.session.settings

@@ -92,7 +92,7 @@ class LockTag:
     """What DDL locks: a relation by (schema oid, name), or a schema by name. `shown`
     names it in messages (`relation "s.t"`, `schema "s"`) and takes no part in equality."""
 
-    kind: str                  # "relation" or "schema"
+    kind: str                  # "relation", "schema" or "placement"
     key: tuple
     shown: str = field(default="", compare=False)
 
@@ -102,6 +102,13 @@ class LockTag:
 
 def relation_tag(namespace: int, schema: str, name: str) -> LockTag:
     return LockTag("relation", (namespace, name), f'relation "{schema}.{name}"')
+
+
+def placement_tag(table_id: int, schema: str, name: str) -> LockTag:
+    """The lock on where a table's rows are: INSERT and COPY hold it shared until their
+    transaction ends, an expansion takes it while it finishes moving the table
+    (coordinator/expansion.py)."""
+    return LockTag("placement", (table_id,), f'the placement of relation "{schema}.{name}"')
 
 
 def schema_tag(name: str) -> LockTag:
@@ -166,6 +173,12 @@ class NameLocks:
         out = {owner} if owner is not None and owner is not txn else set()
         if not shared:
             out |= self._sharers.get(name, set()) - {txn}
+        elif txn not in self._sharers.get(name, ()):
+            # A queued exclusive request goes first, as in PostgreSQL's lock queue: else a
+            # stream of short shared holders (INSERTs into a table an expansion waits to
+            # finish moving) would starve it for ever.
+            out |= {t for t, (n, sh) in self._waiting.items()
+                    if n == name and not sh and t is not txn}
         return out
 
     def _closes_cycle(self, txn: Transaction, blockers: set[Transaction]) -> bool:
@@ -389,8 +402,7 @@ class Transaction:
             self.check()
             return
         self.cluster.heal(self.segment_wait)  # start on processes that are up and recovered
-        self.incarnations = list(self.cluster.incarnations)
-        self.cluster.undecided.add(self.id)
+        self.incarnations = self.cluster.admit_writer(self.id)
         try:
             self.call_all("begin", self.id)
         except errors.SegmentFailure as e:
@@ -503,7 +515,7 @@ class Transaction:
             self._publish()
 
     def _publish(self) -> None:
-        pending = list(range(self.cluster.n_segments))
+        pending = list(range(len(self.incarnations)))
         deadline = time.monotonic() + COMMIT_WAIT_SECONDS
         try:
             while pending:

@@ -2,7 +2,8 @@
 
 Each batch is partitioned with the one hash function (motion/hashing.py) on the table's
 distribution key, buffered per segment, and shipped in large writes; a replicated table
-gets every row on every segment, a random one spreads batches round-robin.
+gets every row on every segment, a random one spreads batches round-robin: over the
+table's segments (fewer than the cluster's while an expansion has not moved it).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class TableWriter:
         self.txn = txn  # coordinator.transaction.Transaction, already writing
         self.table = table
         n = cluster.n_segments
+        self._width = min(table.numsegments or n, n)
         self._buffers: list[list[pa.RecordBatch]] = [[] for _ in range(n)]
         self._buffered = [0] * n
         self._in_flight: list = []
@@ -39,7 +41,7 @@ class TableWriter:
         check_constraints.check(self.table, batch)
         self.rows += batch.num_rows
         policy = self.table.policy
-        n = self.cluster.n_segments
+        n = self._width
         if policy.kind is DistKind.REPLICATED:
             parts = [batch] * n
         elif policy.kind is DistKind.RANDOM:
@@ -68,7 +70,7 @@ class TableWriter:
 
     def close(self) -> int:
         """Flush everything and wait until every segment has written; returns rows."""
-        for seg in range(self.cluster.n_segments):
+        for seg in range(len(self._buffers)):
             self._flush(seg)
         self._wait()
         return self.rows

@@ -1,12 +1,14 @@
 """Routes: which receiver of a Motion gets which rows of a batch.
 
-`route(batch, how, n_receivers, key_indices, scales)` returns one entry per receiver, by
-`how` (a Route):
+`route(batch, how, n_receivers, key_indices, scales, buckets)` returns one entry per
+receiver, by `how` (a Route):
 - TO_ONE: everything to the single receiver (n_receivers must be 1): a Gather, and a
   Gather Merge, whose receiver merges the senders' sorted streams;
 - TO_EVERY: the same batch to every receiver (no copy): a Broadcast;
 - BY_HASH: rows split by motion.hashing.partition on the key columns, the one hash that
   also places stored rows, so redistributed rows meet the stored rows of equal keys;
+  over the first `buckets` receivers (0: all), where a table an expansion has not moved
+  yet has its rows (TO_EVERY takes `buckets` alike);
 - BY_SEGMENT: each row to the receiver its one key column names (an int32 segment id):
   DELETE and UPDATE send the rows they found back to the segments that store them.
 An entry is None when that receiver gets no rows, so senders skip empty frames.
@@ -36,12 +38,19 @@ class Route(enum.Enum):
 
 def route(batch: pa.RecordBatch, how: Route, n_receivers: int,
           key_indices: list[int] | tuple[int, ...] = (),
-          scales: list[int | None] | None = None) -> list[pa.RecordBatch | None]:
+          scales: list[int | None] | None = None,
+          buckets: int = 0) -> list[pa.RecordBatch | None]:
     """The part of `batch` for each of `n_receivers` receivers (None: no rows)."""
     if not isinstance(how, Route):
         raise MotionError(f"unknown route {how!r}", INTERNAL)
     if n_receivers < 1:
         raise MotionError(f"a motion needs at least one receiver, got {n_receivers}", INTERNAL)
+    if buckets and how in (Route.TO_EVERY, Route.BY_HASH) and buckets < n_receivers:
+        parts = route(batch, how, buckets, key_indices, scales)
+        return parts + [None] * (n_receivers - buckets)
+    if buckets > n_receivers:
+        raise MotionError(f"rows hashed over {buckets} segments, but the motion has "
+                          f"{n_receivers} receivers", INTERNAL)
     if how is Route.TO_ONE:
         if n_receivers != 1:
             raise MotionError(f"a gathering motion has one receiver, not {n_receivers}",

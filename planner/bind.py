@@ -28,7 +28,8 @@ from planner import plan as pl
 from planner import row_aggregates
 from planner.bind_expr import AGGREGATES, STATISTICS, ExprBinder, find_aggregate, row_of
 from planner.typing_rules import agg_result_type
-from planner.schema import (MODIFY_TARGET, ROW_ID, SEGMENT_ID, CatalogView, Relation, ViewDef,
+from planner.schema import (MODIFY_TARGET, ROW_ID, SEGMENT_ID, SEGMENT_ID_COLUMN,
+                            CatalogView, Relation, ViewDef,
                             identifier, relation_name, schema_of)
 from planner.system_tables import resolve_relation
 from planner.scope import LayeredScope, Scope, ScopeColumn
@@ -51,6 +52,12 @@ def _calls_random(node: pl.Node) -> bool:
                 if isinstance(e, ex.Expr) and ex.is_volatile(e):
                     return True
     return False
+
+
+def _names_segment_id(rel: exp.Table) -> bool:
+    """Whether the statement `rel` is in names the gp_segment_id column anywhere (then its
+    tables' scans give it; others read no more than before)."""
+    return any(c.name.lower() == SEGMENT_ID_COLUMN for c in rel.root().find_all(exp.Column))
 
 
 class QueryBinder:
@@ -428,9 +435,15 @@ class QueryBinder:
             if isinstance(table, ViewDef):
                 return self._view(table, alias, col_aliases)
             cols = tuple(range(len(table.columns)))
+            names_of = [c.name for c in table.columns]
+            if _names_segment_id(rel) and table.column_index(SEGMENT_ID_COLUMN) is None:
+                # Greenplum's system column: the segment the row is on (not in SELECT *).
+                cols += (SEGMENT_ID,)
+                names_of.append(SEGMENT_ID_COLUMN)
             if rel.meta.get(MODIFY_TARGET):  # DELETE/UPDATE's target: where each row is
                 cols += (SEGMENT_ID, ROW_ID)
-            fields = tuple(pl.Field(table.column(c).name, table.column(c).type) for c in cols)
+                names_of += [table.column(SEGMENT_ID).name, table.column(ROW_ID).name]
+            fields = tuple(pl.Field(nm, table.column(c).type) for nm, c in zip(names_of, cols))
             q = alias or name
             names = col_aliases + [f.name for f in fields][len(col_aliases):]
             schema = None if alias else schema_of(self.catalog, table)

@@ -52,11 +52,14 @@ def distribute_insert(source: pl.Node, table, n_segments: int = 2) -> pl.Node | 
     if not d.locus.on_segments:
         return None
     kind = table.policy.kind
+    width = table_segments(table, n_segments)
     if kind is DistKind.HASHED:
-        d = redistribute(d, tuple(table.policy.keys))
+        d = redistribute(d, tuple(table.policy.keys), width)
     elif kind is DistKind.REPLICATED:
-        # One copy of the rows goes to every segment (a replicated source sends from one).
-        d = pl.Motion(d, pl.MotionKind.BROADCAST, d.fields, locus=lc.REPLICATED)
+        # One copy of the rows goes to each of the table's segments (a replicated source
+        # sends from one).
+        d = pl.Motion(d, pl.MotionKind.BROADCAST, d.fields, locus=lc.REPLICATED,
+                      buckets=0 if width == n_segments else width)
     elif d.locus.kind is LocusKind.REPLICATED:
         return None  # random target from a replicated source: spread from the coordinator
     # Every segment writes the rows that reached it.
@@ -86,7 +89,7 @@ def ensure_entry(node: pl.Node) -> pl.Node:
 def _dist(node: pl.Node, n: int) -> pl.Node:
     """`node` placed on a cluster of `n` segments (the count prices Broadcasts)."""
     if isinstance(node, pl.Scan):
-        return replace(node, locus=_scan_locus(node))
+        return replace(node, locus=_scan_locus(node, n))
     if isinstance(node, pl.Values):  # a system relation's rows are the coordinator's
         at_entry = node.system or any(ex.calls_sequence(e) for row in node.rows for e in row)
         return replace(node, locus=lc.ENTRY if at_entry else lc.GENERAL)
@@ -121,11 +124,11 @@ def _dist(node: pl.Node, n: int) -> pl.Node:
         child = _dist(node.child, n)
         return replace(node, child=child, locus=_through_keys(child.locus, node.exprs))
     if isinstance(node, pl.Aggregate):
-        return _aggregate(replace(node, child=_dist(node.child, n)))
+        return _aggregate(replace(node, child=_dist(node.child, n)), n)
     if isinstance(node, pl.Sort):
         return _sort(replace(node, child=_dist(node.child, n)))
     if isinstance(node, pl.WindowAgg):
-        return _window(replace(node, child=_dist(node.child, n)))
+        return _window(replace(node, child=_dist(node.child, n)), n)
     if isinstance(node, pl.Limit):
         return _limit(node, n)
     if isinstance(node, pl.HashJoin):
@@ -154,23 +157,35 @@ def _volatile(node: pl.Node) -> bool:
     return any(ex.is_volatile(e) for e in exprs)
 
 
-def _scan_locus(scan: pl.Scan) -> lc.Locus:
+def table_segments(table, n: int) -> int:
+    """The number of segments `table`'s rows are on, in a cluster of `n` (fewer while an
+    expansion has not moved it yet; a table of a catalog from before expansions: all)."""
+    return min(table.numsegments or n, n)
+
+
+def _scan_locus(scan: pl.Scan, n: int) -> lc.Locus:
     policy = scan.table.policy
+    width = table_segments(scan.table, n)
     if policy.kind is DistKind.REPLICATED:
+        # A copy on every segment; a table an expansion has not copied to the new
+        # segments yet is read from one copy (segment 0 always has one), as a table on
+        # one segment. The rows a DELETE or UPDATE finds stay on each copy.
+        if width < n and not any(c < 0 for c in scan.columns):  # system columns
+            return lc.SINGLE_QE
         return lc.REPLICATED
     if policy.kind is DistKind.RANDOM:
         return lc.STREWN
     pos = {col: i for i, col in enumerate(scan.columns)}
     if all(k in pos for k in policy.keys):
-        return lc.hashed(*(pos[k] for k in policy.keys))
+        return lc.hashed(tuple(pos[k] for k in policy.keys), width)
     return lc.STREWN
 
 
 # --- aggregation -----------------------------------------------------------------------
-def _aggregate(agg: pl.Aggregate) -> pl.Node:
+def _aggregate(agg: pl.Aggregate, n: int) -> pl.Node:
     child = agg.child
     if any(a.func is ex.AggFunc.ARRAY_AGG for a in agg.aggs):
-        return _in_one_stage(agg)
+        return _in_one_stage(agg, n)
     if not child.locus.on_segments or child.locus.kind in (LocusKind.SINGLE_QE,):
         return replace(agg, locus=child.locus)
     if child.locus.kind is LocusKind.REPLICATED:
@@ -181,19 +196,19 @@ def _aggregate(agg: pl.Aggregate) -> pl.Node:
         return replace(agg, locus=out_locus)
     distinct = [a for a in agg.aggs if a.distinct]
     if not distinct:
-        return _two_phase(agg)
+        return _two_phase(agg, n)
     if len({a.arg for a in agg.aggs}) == 1 and all(a.distinct for a in agg.aggs):
-        return _dedupe_then_aggregate(agg)
+        return _dedupe_then_aggregate(agg, n)
     # Several DISTINCT arguments, or DISTINCT beside plain aggregates: all rows of a
     # group must meet, so move rows by the group keys (or gather when there are none).
     if agg.keys and all(isinstance(k, ex.ColumnRef) for k in agg.keys):
         keys = tuple(k.index for k in agg.keys)
-        moved = redistribute(child, keys)
-        return replace(agg, child=moved, locus=lc.hashed(*range(len(keys))))
+        moved = redistribute(child, keys, n)
+        return replace(agg, child=moved, locus=_through_keys(moved.locus, agg.keys))
     return replace(agg, child=_gather(child), locus=lc.ENTRY)
 
 
-def _in_one_stage(agg: pl.Aggregate) -> pl.Node:
+def _in_one_stage(agg: pl.Aggregate, n: int) -> pl.Node:
     """An Aggregate with array_agg: one stage where all rows of a group meet (moved by
     the group keys, or gathered), over its input sorted by array_agg's ORDER BY on each
     process; array_agg collects in input order, and a group's rows all come from one
@@ -206,8 +221,8 @@ def _in_one_stage(agg: pl.Aggregate) -> pl.Node:
             locus = in_place
         elif agg.keys and child.locus.kind is not LocusKind.REPLICATED and all(
                 isinstance(k, ex.ColumnRef) for k in agg.keys):
-            child = redistribute(child, tuple(k.index for k in agg.keys))
-            locus = lc.hashed(*range(len(agg.keys)))
+            child = redistribute(child, tuple(k.index for k in agg.keys), n)
+            locus = _through_keys(child.locus, agg.keys)
         else:
             child = _gather(child)
             locus = lc.ENTRY
@@ -218,7 +233,7 @@ def _in_one_stage(agg: pl.Aggregate) -> pl.Node:
     return replace(agg, child=child, locus=locus)
 
 
-def _two_phase(agg: pl.Aggregate) -> pl.Node:
+def _two_phase(agg: pl.Aggregate, n: int) -> pl.Node:
     nk = len(agg.keys)
     partial_aggs: list[ex.AggCall] = []
     final_aggs: list[ex.AggCall] = []
@@ -255,7 +270,7 @@ def _two_phase(agg: pl.Aggregate) -> pl.Node:
     final_keys = tuple(ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(key_fields))
     final_fields = key_fields + tuple(pl.Field(f"{c.func.value}({c.arg.name})", c.type)
                                       for c in final_aggs)
-    moved, out_locus = _combine_partials(partial, nk)
+    moved, out_locus = _combine_partials(partial, nk, n)
     final = pl.Aggregate(moved, final_keys, tuple(final_aggs), pl.AggMode.FINAL,
                          final_fields, locus=out_locus)
     exprs = final_keys + tuple(finishers)
@@ -265,24 +280,26 @@ def _two_phase(agg: pl.Aggregate) -> pl.Node:
     return pl.Project(final, exprs, agg.fields, locus=out_locus)
 
 
-def _combine_partials(partial: pl.Aggregate, nk: int) -> tuple[pl.Node, lc.Locus]:
+def _combine_partials(partial: pl.Aggregate, nk: int, n: int) -> tuple[pl.Node, lc.Locus]:
     """Bring the partial states of each group together: Redistribute by the group keys so
     the final stage runs on every segment, or Gather them when groups are few."""
     if nk == 0 or estimate.rows(partial) <= GATHER_GROUPS_MAX:
         return _gather(partial), lc.ENTRY
     keys = tuple(range(nk))
-    return redistribute(partial, keys), lc.hashed(*keys)
+    moved = redistribute(partial, keys, n)
+    return moved, lc.hashed(keys, moved.locus.segments)
 
 
-def redistribute(node: pl.Node, keys: tuple[int, ...]) -> pl.Node:
-    """`node` unchanged when already hashed on `keys`; else a Redistribute Motion."""
-    if keys in node.locus.key_sets():
+def redistribute(node: pl.Node, keys: tuple[int, ...], segments: int) -> pl.Node:
+    """`node` unchanged when already hashed on `keys` over `segments` segments; else a
+    Redistribute Motion hashing them over the first `segments` segments."""
+    if keys in node.locus.key_sets() and node.locus.segments == segments:
         return node
     return pl.Motion(node, pl.MotionKind.REDISTRIBUTE, node.fields, hash_keys=keys,
-                     locus=lc.hashed(*keys))
+                     locus=lc.hashed(keys, segments))
 
 
-def _dedupe_then_aggregate(agg: pl.Aggregate) -> pl.Node:
+def _dedupe_then_aggregate(agg: pl.Aggregate, n: int) -> pl.Node:
     """count(DISTINCT x) and friends: drop duplicate (keys, x) on each segment first."""
     nk = len(agg.keys)
     arg = agg.aggs[0].arg
@@ -299,16 +316,16 @@ def _dedupe_then_aggregate(agg: pl.Aggregate) -> pl.Node:
     groups = pl.Aggregate(agg.child, agg.keys, (), pl.AggMode.SINGLE, agg.fields[:nk])
     spread = nk > 0 and estimate.rows(groups) >= SPREAD_GROUPS_MIN
     by = tuple(range(nk if spread else nk + 1))
-    moved = redistribute(dedupe, by)
+    moved = redistribute(dedupe, by, n)
     distinct_rows = pl.Aggregate(moved, refs, (), pl.AggMode.SINGLE, fields,
                                  locus=moved.locus)
     aggs = tuple(replace(a, arg=refs[nk], distinct=False) for a in agg.aggs)
     return _aggregate(pl.Aggregate(distinct_rows, refs[:nk], aggs, pl.AggMode.SINGLE,
-                                   agg.fields))
+                                   agg.fields), n)
 
 
 # --- window functions -------------------------------------------------------------------
-def _window(w: pl.WindowAgg) -> pl.Node:
+def _window(w: pl.WindowAgg, n: int) -> pl.Node:
     """Every partition's rows must meet in one process: none moves when the input is
     hashed on a subset of the PARTITION BY columns; else Redistribute by them; a window
     without PARTITION BY (one partition) or over one copy of replicated rows runs on the
@@ -326,7 +343,8 @@ def _window(w: pl.WindowAgg) -> pl.Node:
         child = _top_n_per_segment(w)
     if not w.partition:
         return replace(w, child=_gather(child), locus=lc.ENTRY)
-    return replace(w, child=redistribute(child, w.partition), locus=lc.hashed(*w.partition))
+    child = redistribute(child, w.partition, n)
+    return replace(w, child=child, locus=child.locus)
 
 
 def _top_n_per_segment(w: pl.WindowAgg) -> pl.Node:
@@ -342,13 +360,13 @@ def _top_n_per_segment(w: pl.WindowAgg) -> pl.Node:
     return pl.Project(local, refs, child.fields, locus=child.locus)
 
 
-def _onto_segments(node: pl.Node) -> pl.Node | None:
+def _onto_segments(node: pl.Node, n: int) -> pl.Node | None:
     """`node` (on the coordinator) with its grouped aggregate's final stage on the segments
     instead: the partial states redistributed by the group keys, where _combine_partials
     gathered them because the groups are few; through Projects and Filters above it.
     None when `node` is not such a result."""
     if isinstance(node, (pl.Project, pl.Filter)):
-        inner = _onto_segments(node.child)
+        inner = _onto_segments(node.child, n)
         if inner is None:
             return None
         if isinstance(node, pl.Filter):
@@ -362,7 +380,8 @@ def _onto_segments(node: pl.Node) -> pl.Node | None:
                     for i, k in enumerate(node.keys))):
         return None
     keys = tuple(range(len(node.keys)))
-    return replace(node, child=redistribute(node.child.child, keys), locus=lc.hashed(*keys))
+    child = redistribute(node.child.child, keys, n)
+    return replace(node, child=child, locus=lc.hashed(keys, child.locus.segments))
 
 
 # --- joins ------------------------------------------------------------------------------
@@ -388,8 +407,8 @@ def _join(j: pl.HashJoin, n: int) -> pl.Node:
         # A few groups gathered to the coordinator meeting rows on the segments: their
         # final stage goes back onto the segments, so the join moves those few rows
         # rather than gathering the other side (TPC-DS q45's IN (subquery) under an OR).
-        back = (_onto_segments(left) if ll.kind is LocusKind.ENTRY and rl.on_segments
-                else _onto_segments(right) if rl.kind is LocusKind.ENTRY and ll.on_segments
+        back = (_onto_segments(left, n) if ll.kind is LocusKind.ENTRY and rl.on_segments
+                else _onto_segments(right, n) if rl.kind is LocusKind.ENTRY and ll.on_segments
                 else None)
         if back is None:
             return replace(j, left=ensure_entry(left), right=ensure_entry(right),
@@ -406,7 +425,7 @@ def _join(j: pl.HashJoin, n: int) -> pl.Node:
         # that hash to it.
         right = pl.Motion(right, pl.MotionKind.BROADCAST, right.fields, locus=lc.REPLICATED)
         if ll.kind in (LocusKind.REPLICATED, LocusKind.GENERAL):
-            left = _gather_to_one(left)
+            left = _gather_to_one(left, n)
         return replace(j, left=left, right=right, locus=_join_locus(j, left.locus))
     # Replicated or constant sides join in place with a partitioned other side, as long
     # as the replicated side's unmatched rows need not be kept.
@@ -421,9 +440,9 @@ def _join(j: pl.HashJoin, n: int) -> pl.Node:
     if ll.kind in everywhere and j.join_type not in _PRESERVES_LEFT:
         return replace(j, locus=_join_locus(j, _hashed_right_as_output(j, rl), rl))
     if ll.kind in everywhere:
-        left = _gather_to_one(left)
+        left = _gather_to_one(left, n)
     if rl.kind in everywhere:
-        right = _gather_to_one(right)
+        right = _gather_to_one(right, n)
     ll, rl = left.locus, right.locus
     lorders = _key_orders(ll, lk)
     rorders = _key_orders(rl, rk)
@@ -434,19 +453,19 @@ def _join(j: pl.HashJoin, n: int) -> pl.Node:
     # (Not to meet a left side computable anywhere: that join would run on no segment.)
     broadcast_right = estimate.broadcast_bytes(right, n) < n_left and \
         j.join_type not in _PRESERVES_RIGHT and ll.kind is not LocusKind.GENERAL
-    if set(lorders) & set(rorders):
+    if set(lorders) & set(rorders) and ll.hashed_alike(rl):
         return replace(j, left=left, right=right, locus=_join_locus(j, ll, rl))
     if lpos is not None and (rpos is None or n_right <= n_left):
         # Left is hashed on its keys: send right rows to match it.
-        right = redistribute(right, tuple(rk[i] for i in lpos))
+        right = redistribute(right, tuple(rk[i] for i in lpos), ll.segments)
     elif rpos is not None and not broadcast_right:
-        left = redistribute(left, tuple(lk[i] for i in rpos))
+        left = redistribute(left, tuple(lk[i] for i in rpos), rl.segments)
     elif broadcast_right:
         right = pl.Motion(right, pl.MotionKind.BROADCAST, right.fields, locus=lc.REPLICATED)
         return replace(j, left=left, right=right, locus=_join_locus(j, ll))
     else:
-        left = redistribute(left, lk)
-        right = redistribute(right, rk)
+        left = redistribute(left, lk, n)
+        right = redistribute(right, rk, n)
     return replace(j, left=left, right=right, locus=_join_locus(j, left.locus, right.locus))
 
 
@@ -501,26 +520,27 @@ def _with_join_equalities(j: pl.HashJoin, left_locus: lc.Locus,
              if j.left.fields[lk].type == j.right.fields[rk].type}
     sets = list(left_locus.key_sets())
     sets += [tuple(equal.get(k, k) for k in keys) for keys in left_locus.key_sets()]
-    if right_locus is not None and right_locus.kind is LocusKind.HASHED and \
+    if right_locus is not None and left_locus.hashed_alike(right_locus) and \
             set(_key_orders(left_locus, j.left_keys)) & set(_key_orders(right_locus,
                                                                         j.right_keys)):
         sets += [tuple(nl + k for k in keys) for keys in right_locus.key_sets()]
-    return lc.hashed_on_any(sets)
+    return lc.hashed_on_any(sets, left_locus.segments)
 
 
 def _hashed_right_as_output(j: pl.HashJoin, rl: lc.Locus) -> lc.Locus:
     if rl.kind is not LocusKind.HASHED or j.join_type in _PRESERVES_LEFT:
         return lc.STREWN if rl.on_segments else rl
     nl = len(j.left.fields)
-    return lc.hashed_on_any([tuple(nl + k for k in keys) for keys in rl.key_sets()])
+    return lc.hashed_on_any([tuple(nl + k for k in keys) for keys in rl.key_sets()],
+                            rl.segments)
 
 
-def _gather_to_one(node: pl.Node) -> pl.Node:
+def _gather_to_one(node: pl.Node, n: int) -> pl.Node:
     """A replicated side whose rows the join must keep: take one copy of it, spread."""
     if node.locus.kind is LocusKind.REPLICATED:
-        return pl.Motion(node, pl.MotionKind.REDISTRIBUTE, node.fields,
-                         hash_keys=tuple(range(len(node.fields))) or (0,),
-                         locus=lc.hashed(*(range(len(node.fields)) or (0,))))
+        keys = tuple(range(len(node.fields))) or (0,)
+        return pl.Motion(node, pl.MotionKind.REDISTRIBUTE, node.fields, hash_keys=keys,
+                         locus=lc.hashed(keys, n))
     return node
 
 

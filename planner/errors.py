@@ -175,6 +175,16 @@ class TransactionLost(QueryError):
     sqlstate = "40001"
 
 
+class PlacementChanged(QueryError):
+    """A scan found its table on another number of segments than its plan expected: an
+    expansion moved the table after the statement was planned (or has committed the
+    move and not yet published it on this segment). Nothing was returned from the
+    scan; a query is planned again (coordinator/query.py), other statements fail
+    with 40001 and may be retried."""
+
+    sqlstate = "40001"
+
+
 def lost_transaction(cause: BaseException) -> TransactionLost:
     """The error of a transaction whose segment process died under it."""
     return TransactionLost(

@@ -91,10 +91,17 @@ def _describe(node: pl.Node, n: int) -> str:
             text += " hash=[" + ", ".join(node.child.fields[k].name for k in node.hash_keys) + "]"
         if node.sort_keys:
             text += " merge=[" + ", ".join(k.describe() for k in node.sort_keys) + "]"
+        # Onto the first segments only: a table an expansion has not moved yet.
+        to = node.locus.segments if node.kind is pl.MotionKind.REDISTRIBUTE and \
+            node.locus is not None else node.buckets
+        if 0 < to < n:
+            text += f" segments={to}"
         return text
     if isinstance(node, pl.Scan):
         cols = ", ".join(node.table.column(c).name for c in node.columns)
         text = f"Scan: {node.table.name}, columns=[{cols}]"
+        if 0 < node.table.numsegments < n:  # an expansion has not moved it yet
+            text += f", segments={node.table.numsegments} of {n}"
         if node.filter is not None:
             text += f", filter={ex.show(node.filter)}"
         return text

@@ -142,7 +142,9 @@ def plan_update(catalog: CatalogView, tree: exp.Update, n_segments: int, params=
                                row_fields, locus=lc.STREWN)
     keys = table.policy.keys
     if table.policy.kind is DistKind.HASHED and any(i in keys for i, _ in assigned):
-        rows = distribute.redistribute(rows, tuple(keys))  # the row moves with its key
+        # The row moves with its key.
+        rows = distribute.redistribute(rows, tuple(keys),
+                                       distribute.table_segments(table, n_segments))
     written = pl.Insert(rows, table, row_fields if returning else _COUNT, locus=lc.STREWN,
                         returning=returning is not None)
     if returning is None:

@@ -329,6 +329,33 @@ class Insert(Node):
         return (self.child,)
 
 
+class RehomeMode(enum.Enum):
+    """Which rows of a table an expansion moves, and where (planner/expansion.py)."""
+
+    HASHED = "hashed"          # rows whose key hashes (over the new count) elsewhere
+    RANDOM = "random"          # rows a hash of their row id gives to a new segment
+    REPLICATED = "replicated"  # every row, once for each new segment
+
+
+@dataclass(frozen=True, slots=True)
+class Rehome(Node):
+    """The rows of the child (a scan of one table, on each segment) that an expansion from
+    `old` to `new` segments moves, with one more column: the segment each goes to (int4).
+    `keys` are the child's columns hashed: the distribution key, or the row id."""
+
+    child: Node
+    mode: RehomeMode
+    keys: tuple[int, ...]
+    scales: tuple[int | None, ...]
+    old: int
+    new: int
+    fields: tuple[Field, ...]
+    locus: Locus | None = None
+
+    def children(self):
+        return (self.child,)
+
+
 @dataclass(frozen=True, slots=True)
 class DeleteRows(Node):
     """Delete from `table`, on this segment, the rows whose ids the child's `row_id`
@@ -364,7 +391,8 @@ class MotionKind(enum.Enum):
 class Motion(Node):
     """Moves rows between slices. The child runs in slice `slice_id` on the sending
     gang; this node is the receiving end. GATHER_MERGE keeps `sort_keys` order;
-    REDISTRIBUTE hashes `hash_keys` (child output positions) with the one hash function."""
+    REDISTRIBUTE hashes `hash_keys` (child output positions) with the one hash function
+    over its locus's number of segments (the first that many receivers)."""
 
     child: Node
     kind: MotionKind
@@ -373,6 +401,9 @@ class Motion(Node):
     hash_keys: tuple[int, ...] = ()
     sort_keys: tuple[SortKey, ...] = ()
     locus: Locus | None = None
+    # BROADCAST: rows go to the first `buckets` receivers only (0: all), a replicated
+    # table's segments while an expansion has not copied it to the new ones.
+    buckets: int = 0
 
     def children(self):
         return (self.child,)

@@ -133,6 +133,10 @@ class TableDef:
     checks: tuple[CheckDef, ...] = ()
     indexes: tuple[IndexDef, ...] = ()  # CREATE INDEX's, oldest first
     comment: str | None = None  # COMMENT ON TABLE
+    # The segments its rows are on: the first `numsegments` of the cluster (Greenplum's
+    # gp_distribution_policy.numsegments). Fewer than the cluster has while an expansion
+    # has not moved the table yet; 0 in a catalog from before expansions (all of them).
+    numsegments: int = 0
 
     def index_names(self) -> list[str]:
         """The names this table's indexes take in its schema's relation namespace: its
@@ -167,6 +171,9 @@ class TableDef:
 # name a user can write reaches them ("\0" cannot occur in a query's text).
 SEGMENT_ID = -1  # the segment the row is stored on (int4)
 ROW_ID = -2      # where on its segment: chunk number << 32 | position in the chunk (int8)
+# The name a query reads SEGMENT_ID by (Greenplum's system column), in any table that has
+# no column of that name itself.
+SEGMENT_ID_COLUMN = "gp_segment_id"
 # The sqlglot `meta` key that marks DELETE's or UPDATE's target table in the query that
 # finds its rows: the binder gives that relation the system columns.
 MODIFY_TARGET = "raympp_modify_target"

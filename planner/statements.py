@@ -68,6 +68,7 @@ class Kind(enum.Enum):
     SCHEMA = "SCHEMA"  # CREATE/ALTER/DROP SCHEMA (planner/schema_statement.py)
     INDEX = "INDEX"  # CREATE/DROP INDEX (planner/index_statement.py)
     COMMENT = "COMMENT"  # COMMENT ON (planner/comment_statement.py)
+    EXPAND = "ALTER SYSTEM"  # ALTER SYSTEM EXPAND SEGMENTS [TO n] (coordinator/expansion.py)
     EMPTY = "EMPTY"
 
 
@@ -243,6 +244,16 @@ def classify(text: str) -> Statement:
         # Refused, not accepted unenforced: nothing checks table privileges.
         raise errors.FeatureNotSupported(
             f"{word} is not supported: every role has every privilege")
+    if word == "ALTER" and second == "SYSTEM":
+        expand = _EXPAND.match(text)
+        if expand is None:
+            # ALTER SYSTEM SET would write postgresql.auto.conf: raympp has none.
+            raise errors.FeatureNotSupported(
+                "ALTER SYSTEM other than EXPAND SEGMENTS",
+                hint="raympp's settings are per session (SET) or given to raympp serve.")
+        count = expand.group(1)
+        return Statement(Kind.EXPAND, text,
+                         options={"segments": None if count is None else int(count)})
     if word == "ANALYZE" or word == "VACUUM":
         return Statement(Kind.ANALYZE, text, relations=analyze_statement.targets(text))
     if word == "ALTER" and second == "TABLE":
@@ -279,6 +290,8 @@ def classify(text: str) -> Statement:
     raise errors.FeatureNotSupported(f"statement {word} {second}".strip())
 
 
+# raympp's own: grow the cluster to n segments (none: resume an unfinished expansion).
+_EXPAND = re.compile(r"(?is)^\s*ALTER\s+SYSTEM\s+EXPAND\s+SEGMENTS(?:\s+TO\s+(\d{1,9}))?\s*$")
 _SET_DISTRIBUTED = re.compile(r"(?is)^\s*ALTER\s+TABLE\s+(IF\s+EXISTS\s+)?(?:ONLY\s+)?(.+?)\s+SET"
                               r"(\s+DISTRIBUTED\s+(?:BY\s*\(([^)]*)\)|(RANDOMLY)|(REPLICATED)))\s*$")
 

@@ -26,7 +26,7 @@ CHECKED_METHODS = frozenset({
     "begin", "write", "truncate", "prepare", "create_table", "drop_table", "table_rows",
     "table_bytes",
     "analyze", "insert_select", "copy_from_file", "motion_endpoint", "mark", "rollback_to",
-    "compact", "rewrite_table"})
+    "compact", "rewrite_table", "set_placement"})
 
 
 # A segment that dies is restarted by Ray on its node (placement pins it there); its
@@ -114,8 +114,8 @@ class SegmentActor:
     def run_slices(self, tasks: tuple[SliceTask, ...]) -> tuple[SliceResult, ...]:
         return self._w.run_slices(tasks)
 
-    def insert_select(self, query_id, node, txn_id, table):
-        return self._w.insert_select(query_id, node, txn_id, table)
+    def insert_select(self, query_id, node, txn_id, table, segments):
+        return self._w.insert_select(query_id, node, txn_id, table, segments)
 
     @ray.method(concurrency_group="control")
     def cancel(self, query_id, reason=None):

@@ -101,6 +101,7 @@ class SliceTask:
     work_mem: int | None = None       # bytes of operator memory before spilling (None: default)
     jit: bool = True                  # compiled operator paths where they apply (SET jit)
     jit_above_rows: int = 0           # ... for batches of at least this many rows
+    segments: int = 0                 # the segments the query runs on (split series' parts)
 
     @property
     def motion(self) -> pl.Motion:

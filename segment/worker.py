@@ -92,7 +92,11 @@ class SegmentWorker:
         if not self.store.has_table(table.id):
             self.store.create_table(table.id, table.arrow_schema(), tuple(
                 (k.name, tuple(table.columns[i].name for i in k.columns))
-                for k in table.unique))
+                for k in table.unique), table.numsegments)
+
+    def set_placement(self, txn_id: int, table_id: int, n_segments: int) -> None:
+        self._check_txn(txn_id)
+        self.store.set_placement(txn_id, table_id, n_segments)
 
     def drop_table(self, table_id: int) -> None:
         if self.store.has_table(table_id):
@@ -276,7 +280,7 @@ class SegmentWorker:
             for i, ep in enumerate(task.receivers):
                 senders.append(self.motion.connect(
                     ep, (task.query_id, motion.slice_id, i), task.sender_index, schema=schema))
-            node = self._localize(motion.child)
+            node = self._localize(motion.child, task.segments)
             motion_send.send(executor.run(node, ctx), motion, senders)
         except BaseException as e:
             sqlstate = getattr(e, "sqlstate", "XX000")
@@ -303,13 +307,14 @@ class SegmentWorker:
                            {sid: tuple(r.stats()) for sid, r in receivers})
 
     def insert_select(self, query_id: int, node: pl.Node, txn_id: int,
-                      table: TableDef) -> int:
+                      table: TableDef, segments: int) -> int:
         """Evaluate a plan whose rows every segment can compute (a GENERAL locus: constants,
         generate_series, a file visible to all) and keep this segment's share of them, as
-        the target's distribution says. Returns rows kept."""
+        the target's distribution says. `segments` is how many segments run it (a split
+        series gives each its part). Returns rows kept."""
         self._check_txn(txn_id)
         ctx = self._context(query_id, txn_id, False)
-        node = self._localize(node)
+        node = self._localize(node, segments)
         # The coordinator split the work for a random target (each segment made a
         # different part), so then every row made here stays here.
         keep_all = table.policy.kind is DistKind.RANDOM
@@ -353,16 +358,18 @@ class SegmentWorker:
 
     def _my_share(self, batch: pa.RecordBatch, table: TableDef, counter: int):
         kind = table.policy.kind
+        # The table is on its first `numsegments` segments (an expansion moves it later).
+        width = table.numsegments or self.n_segments
         if kind is DistKind.REPLICATED:
-            return batch, counter
+            return (batch if self.segment_id < width else batch.slice(0, 0)), counter
         n = batch.num_rows
         if kind is DistKind.RANDOM:
             # Round-robin by row number: deterministic, so every segment agrees on who
             # keeps which row without talking.
-            idx = (np.arange(counter, counter + n) % self.n_segments) == self.segment_id
+            idx = (np.arange(counter, counter + n) % width) == self.segment_id
             return batch.filter(pa.array(idx)), counter + n
         ids = hashing.segment_ids([batch.column(k) for k in table.policy.keys],
-                                  self.n_segments, table.key_scales())
+                                  width, table.key_scales())
         return batch.filter(pa.array(ids == self.segment_id)), counter + n
 
     def cancel(self, query_id: int, reason: str | None = None) -> None:
@@ -427,14 +434,15 @@ class SegmentWorker:
                                 n_segments=self.n_segments, cancel_event=q.event,
                                 analyze=analyze, memory=q.budget)
 
-    def _localize(self, node: pl.Node) -> pl.Node:
-        """Give a split generate_series or table function this segment's part."""
+    def _localize(self, node: pl.Node, segments: int) -> pl.Node:
+        """Give a split generate_series or table function this segment's part of the
+        `segments` parts."""
         from dataclasses import replace
 
         def part(n):
             if isinstance(n, (pl.GenerateSeries, pl.TableFunction)) and \
                     n.locus is not None and n.locus.is_partitioned:
-                return replace(n, part=(self.segment_id, self.n_segments))
+                return replace(n, part=(self.segment_id, segments or self.n_segments))
             return n
         return pl.transform(node, part)
 

@@ -15,6 +15,7 @@ from segment.operators import (  # noqa: F401
     motion_recv,
     project,
     project_set,
+    rehome,
     scan,
     sort,
     stats_scan,

@@ -331,3 +331,16 @@ def table_to_batch(table: pa.Table) -> pa.RecordBatch:
     if not batches:
         return empty_batch(table.schema)
     return table.combine_chunks().to_batches()[0]
+
+
+def table_snapshot(ctx: "ExecContext", table) -> list:
+    """The chunks of `table`'s shard a scan reads (the committed ones now, and its own
+    transaction's), checked to hold the table as its plan placed it: on
+    `table.numsegments` segments (PlacementChanged when an expansion moved it since)."""
+    chunks, placement = ctx.store.snapshot_placed(table.id, txn_id=ctx.txn_id)
+    if placement and table.numsegments and placement != table.numsegments:
+        raise errors.PlacementChanged(
+            f'relation "{table.name}" is on {placement} segments now, not the '
+            f"{table.numsegments} its plan was made for (an expansion moved it)",
+            hint="Run the statement again.")
+    return chunks

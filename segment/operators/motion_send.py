@@ -31,6 +31,14 @@ def scales_of(motion: pl.Motion) -> list[int | None]:
     return [_scale(motion.child.fields[k].type) for k in motion.hash_keys]
 
 
+def buckets_of(motion: pl.Motion) -> int:
+    """The receivers a Redistribute hashes over (its locus's segments) or a Broadcast
+    sends to (`buckets`); 0: all of them."""
+    if motion.kind is pl.MotionKind.REDISTRIBUTE and motion.locus is not None:
+        return motion.locus.segments
+    return motion.buckets
+
+
 def _scale(t) -> int | None:
     if t.is_array:
         t = t.elem
@@ -45,7 +53,8 @@ def send(batches: Iterable[pa.RecordBatch], motion: pl.Motion, senders: list) ->
     live = [True] * len(senders)
     rows = 0
     for batch in batches:
-        parts = motion_route.route(batch, how, len(senders), motion.hash_keys, scales)
+        parts = motion_route.route(batch, how, len(senders), motion.hash_keys, scales,
+                                   buckets_of(motion))
         for i, part in enumerate(parts):
             if part is not None and live[i]:
                 live[i] = senders[i].send(part)

@@ -47,7 +47,7 @@ class ScanOp:
     def execute(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
         if ctx.store is None:
             raise errors.InternalError("scan needs a shard store in the execution context")
-        chunks = ctx.store.snapshot(self.node.table.id, txn_id=ctx.txn_id)
+        chunks = base.table_snapshot(ctx, self.node.table)
         return base.coalesce(self._chunks(ctx, chunks), self.schema)
 
     def _chunks(self, ctx: base.ExecContext, chunks):

@@ -34,8 +34,7 @@ class StatsScanOp:
     def execute(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
         if ctx.store is None:
             raise errors.InternalError("stats scan needs a shard store in the execution context")
-        chunks = [c for c in ctx.store.snapshot(self.node.table.id, txn_id=ctx.txn_id)
-                  if c.live_rows]
+        chunks = [c for c in base.table_snapshot(ctx, self.node.table) if c.live_rows]
         self.counters["chunks"] = len(chunks)
         columns: list[list] = [[0 if kind in (ChunkStat.ROWS, ChunkStat.NON_NULL) else None]
                                for kind, _ in self.node.stats]

@@ -42,6 +42,9 @@ class Manifest:
     chunks: tuple[chunk_mod.ChunkInfo, ...]
     # PRIMARY KEY and UNIQUE constraints: (name, column names), checked at every write.
     unique: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # The number of segments the table is on as of this version (0: not recorded), so a
+    # scan can tell that an expansion moved the table after its query was planned.
+    placement: int = 0
 
     @property
     def files(self) -> frozenset[str]:
@@ -56,6 +59,7 @@ class Delta:
     remove: frozenset[str]  # file names of committed chunks
     deletes: tuple[chunk_mod.ChunkInfo, ...] = ()  # committed chunks with new deletions
     schema: pa.Schema | None = None  # the table's new schema (ALTER TABLE rewrote it)
+    placement: int | None = None  # the table's new number of segments (an expansion)
 
 
 def apply(m: Manifest, delta: Delta) -> Manifest:
@@ -65,7 +69,9 @@ def apply(m: Manifest, delta: Delta) -> Manifest:
     kept = tuple(changed.get(c.file, c) for c in m.chunks if c.file not in delta.remove)
     added = tuple(c for c in delta.add if c.file not in present)
     schema = delta.schema if delta.schema is not None else m.schema
-    return replace(m, version=m.version + 1, chunks=kept + added, schema=schema)
+    placement = delta.placement if delta.placement is not None else m.placement
+    return replace(m, version=m.version + 1, chunks=kept + added, schema=schema,
+                   placement=placement)
 
 
 # --- files -------------------------------------------------------------------------------
@@ -86,7 +92,8 @@ def write_manifest(directory: str, m: Manifest, sync: bool = True) -> None:
     obj = {"format": FORMAT, "table_id": m.table_id, "version": m.version,
            "schema": _schema_text(m.schema),
            "chunks": [c.to_json() for c in m.chunks],
-           "unique": [[name, list(cols)] for name, cols in m.unique]}
+           "unique": [[name, list(cols)] for name, cols in m.unique],
+           "placement": m.placement}
     write_json_atomic(os.path.join(directory, MANIFEST), obj, sync)
 
 
@@ -95,7 +102,8 @@ def read_manifest(directory: str) -> Manifest:
     schema = _schema_of(obj["schema"])
     chunks = tuple(chunk_mod.ChunkInfo.from_json(c, directory) for c in obj["chunks"])
     unique = tuple((name, tuple(cols)) for name, cols in obj.get("unique", ()))
-    return Manifest(int(obj["table_id"]), schema, int(obj["version"]), chunks, unique)
+    return Manifest(int(obj["table_id"]), schema, int(obj["version"]), chunks, unique,
+                    int(obj.get("placement", 0)))
 
 
 def write_delta(directory: str, delta: Delta, sync: bool = True) -> None:
@@ -104,6 +112,8 @@ def write_delta(directory: str, delta: Delta, sync: bool = True) -> None:
            "deletes": [c.to_json() for c in delta.deletes]}
     if delta.schema is not None:
         obj["schema"] = _schema_text(delta.schema)
+    if delta.placement is not None:
+        obj["placement"] = delta.placement
     write_json_atomic(os.path.join(directory, delta_name(delta.txn_id)), obj, sync)
 
 
@@ -114,7 +124,7 @@ def read_delta(path: str) -> Delta:
     deletes = tuple(chunk_mod.ChunkInfo.from_json(c, directory) for c in obj.get("deletes", ()))
     schema = _schema_of(obj["schema"]) if "schema" in obj else None
     return Delta(int(obj["txn_id"]), int(obj["table_id"]), add, frozenset(obj["remove"]),
-                 deletes, schema)
+                 deletes, schema, obj.get("placement"))
 
 
 def _schema_text(schema: pa.Schema) -> str:

@@ -55,10 +55,11 @@ class _TableChanges:
     # Committed chunks this transaction deleted rows from, with their new deletion files.
     deletes: dict[str, ChunkInfo] = field(default_factory=dict)
     schema: pa.Schema | None = None  # the table's new schema (ALTER TABLE's rewrite)
+    placement: int | None = None  # the table's new number of segments (an expansion)
 
     def copy(self) -> "_TableChanges":
         return _TableChanges(list(self.added), set(self.removed), dict(self.deletes),
-                             self.schema)
+                             self.schema, self.placement)
 
 
 @dataclass
@@ -103,7 +104,8 @@ class ShardStore:
 
     # --- tables --------------------------------------------------------------------------
     def create_table(self, table_id: int, schema: pa.Schema,
-                     unique: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> None:
+                     unique: tuple[tuple[str, tuple[str, ...]], ...] = (),
+                     placement: int = 0) -> None:
         if len(set(schema.names)) != len(schema.names):
             raise errors.QueryError(f"table {table_id} has duplicate column names", "42701")
         with self._table_lock(table_id):
@@ -112,7 +114,7 @@ class ShardStore:
             # Built aside and renamed into place, so a table dir always has a manifest.
             tmp = os.path.join(self._tables_dir, f".tmp-{table_id}-{uuid.uuid4().hex}")
             os.mkdir(tmp)
-            m = manifest.Manifest(table_id, schema, 0, (), tuple(unique))
+            m = manifest.Manifest(table_id, schema, 0, (), tuple(unique), placement)
             manifest.write_manifest(tmp, m, self.sync)
             os.rename(tmp, self._dir(table_id))
             self._sync_dir(self._tables_dir)
@@ -152,7 +154,13 @@ class ShardStore:
     # --- reading ---------------------------------------------------------------------------
     def snapshot(self, table_id: int, txn_id: int | None = None) -> list[ChunkInfo]:
         """Committed chunks now, plus txn_id's own pending changes when given."""
-        chunks = list(self._manifest(table_id).chunks)
+        return self.snapshot_placed(table_id, txn_id)[0]
+
+    def snapshot_placed(self, table_id: int, txn_id: int | None = None
+                        ) -> tuple[list[ChunkInfo], int]:
+        """`snapshot`, and the number of segments the table is on in it (0: unknown)."""
+        m = self._manifest(table_id)
+        chunks, placement = list(m.chunks), m.placement
         if txn_id is not None:
             with self._lock:
                 txn = self._txns.get(txn_id)
@@ -161,7 +169,9 @@ class ShardStore:
                     chunks = [changes.deletes.get(c.file, c) for c in chunks
                               if c.file not in changes.removed]
                     chunks.extend(changes.added)
-        return chunks
+                    if changes.placement is not None:
+                        placement = changes.placement
+        return chunks, placement
 
     def deleted_positions(self, chunk: ChunkInfo) -> np.ndarray | None:
         """The positions of `chunk`'s deleted rows (None when it has none)."""
@@ -284,6 +294,14 @@ class ShardStore:
         if owner is not None and owner != txn.txn_id:
             raise errors.TransactionLost(
                 "could not serialize access due to a concurrent ALTER TABLE")
+
+    def set_placement(self, txn_id: int, table_id: int, n_segments: int) -> None:
+        """Within txn_id, record that the table is on `n_segments` segments (published
+        with the transaction's other changes: an expansion's move of the table)."""
+        self._manifest(table_id)  # the table exists here
+        with self._lock:
+            changes = self._active_txn(txn_id).tables.setdefault(table_id, _TableChanges())
+            changes.placement = n_segments
 
     def truncate(self, txn_id: int, table_id: int) -> None:
         """Within txn_id, remove every committed chunk and the txn's own pending ones."""
@@ -631,9 +649,10 @@ class ShardStore:
     def _deltas(self, txn: _Txn) -> list[manifest.Delta]:
         with self._lock:
             return [manifest.Delta(txn.txn_id, tid, tuple(ch.added), frozenset(ch.removed),
-                                   tuple(ch.deletes.values()), ch.schema)
+                                   tuple(ch.deletes.values()), ch.schema, ch.placement)
                     for tid, ch in sorted(txn.tables.items())
-                    if ch.added or ch.removed or ch.deletes or ch.schema is not None]
+                    if ch.added or ch.removed or ch.deletes or ch.schema is not None
+                    or ch.placement is not None]
 
     def _prepare_locked(self, txn: _Txn) -> None:
         with self._lock:  # against a rewrite's fence: it sees this sealed, or this doomed

@@ -317,3 +317,23 @@ def test_shared_name_locks():
     locks.release_all(a)
     th.join(5)
     assert got == ["c"]  # the other one goes on once the chosen one ends
+
+
+def test_a_queued_exclusive_request_goes_before_new_sharers():
+    """An expansion waiting to take a table's placement lock is not starved by INSERTs
+    that keep taking it shared: once it waits, new sharers queue behind it (a holder
+    taking it again is not held up), as PostgreSQL's lock queue does."""
+    locks, a, b, c = NameLocks(), Txn(1), Txn(2), Txn(3)
+    p = schema_tag("placement")
+    locks.acquire(a, p, shared=True)
+    got = []
+    th = threading.Thread(target=lambda: (locks.acquire(b, p, 5.0), got.append("b")))
+    th.start()
+    time.sleep(0.2)
+    assert error(locks.acquire, c, p, 0.2, None, True).sqlstate == "55P03"
+    locks.acquire(a, p, 0.2, None, True)  # already a sharer: granted
+    locks.release_all(a)
+    th.join(5)
+    assert got == ["b"]
+    locks.release_all(b)
+    locks.acquire(c, p, 0.2, None, True)

@@ -47,6 +47,22 @@ def test_redistribute_uses_the_one_hash(n):
     assert sum(p.num_rows for p in parts if p is not None) == b.num_rows
 
 
+def test_buckets_keep_rows_on_the_first_receivers():
+    """A table an expansion has not moved yet: rows hash over its 2 segments of 4, and a
+    Broadcast into it reaches those 2 only."""
+    b = _batch()
+    parts = route.route(b, Route.BY_HASH, 4, [0], buckets=2)
+    assert parts[2] is None and parts[3] is None
+    seg = hashing.segment_ids([b.column(0)], 2)
+    assert parts[0].equals(b.filter(pa.array(seg == 0)))
+    assert parts[1].equals(b.filter(pa.array(seg == 1)))
+    every = route.route(b, Route.TO_EVERY, 4, buckets=3)
+    assert [p is b for p in every] == [True, True, True, False]
+    assert route.route(b, Route.BY_HASH, 3, [0], buckets=3)[2] is not None
+    with pytest.raises(MotionError, match="receivers"):
+        route.route(b, Route.BY_HASH, 2, [0], buckets=3)
+
+
 def test_redistribute_leaves_none_for_empty_parts():
     b = pa.record_batch({"k": pa.array([5] * 100)})
     parts = route.route(b, Route.BY_HASH, 8, [0])

@@ -56,8 +56,8 @@ class _SpyStore:
         self.store = store
         self.reads: list[tuple[str, tuple]] = []
 
-    def snapshot(self, table_id, txn_id=None):
-        return self.store.snapshot(table_id, txn_id)
+    def snapshot_placed(self, table_id, txn_id=None):
+        return self.store.snapshot_placed(table_id, txn_id)
 
     def read(self, chunk, columns=None):
         self.reads.append((chunk.file, tuple(columns or ())))

@@ -177,7 +177,7 @@ def _prune_columns_fixtures():
 
 # --- stats_aggregate (after distribute): a PARTIAL count/min/max from chunk statistics ------
 def _stats_aggregate_fixtures():
-    hashed = lc.hashed(0)
+    hashed = lc.hashed((0,), 2)
     s = scan((0, 1), locus=hashed)
     calls = (ex.AggCall(ex.AggFunc.COUNT_STAR, None, False, T.INT8),
              ex.AggCall(ex.AggFunc.MAX, ex.ColumnRef(1, T.INT4, "b"), False, T.INT4))

@@ -458,3 +458,34 @@ def test_compressed_chunks_are_not_kept(tmp_path):
     s.write(1, 1, [batch(0, 3)])
     s.commit(1)
     assert keys(s) == [0, 1, 2] and _mapped(s) == []
+
+
+def test_placement_is_published_with_the_transaction(tmp_path):
+    """An expansion's move records the table's new number of segments in the same
+    transaction as its rows: seen by the mover at once, by others at the commit, kept
+    across a restart, and gone with an abort."""
+    root = str(tmp_path / "seg")
+    s = ShardStore(root)
+    s.create_table(1, SCHEMA, placement=2)
+    s.write(1, 1, [batch(0, 3)])
+    s.commit(1)
+    assert s.snapshot_placed(1)[1] == 2
+    s.set_placement(7, 1, 4)
+    assert s.snapshot_placed(1, 7)[1] == 4
+    assert s.snapshot_placed(1)[1] == 2
+    s.abort(7)
+    assert s.snapshot_placed(1)[1] == 2
+    s.write(8, 1, [batch(10, 2)])
+    s.set_placement(8, 1, 4)
+    s.prepare(8)
+    del s  # crash after prepare: recovery rolls it forward with the rows
+    again = ShardStore(root)
+    again.recover({8})
+    chunks, placement = again.snapshot_placed(1)
+    assert placement == 4 and keys(again) == [0, 1, 2, 10, 11]
+
+
+def test_placement_alone_is_a_change_to_commit(store):
+    store.set_placement(3, 1, 6)
+    store.commit(3)
+    assert store.snapshot_placed(1) == ([], 6)
