@@ -187,7 +187,8 @@ def select(session, tree, txn, cancel: CancelToken, cancel_event=None,
                 if count[0] or attempt >= REPLAN_ATTEMPTS or cancel.event.is_set():
                     raise
                 time.sleep(min(0.01 * (attempt + 1), 0.2))
-                entry = planned(session, tree, key)
+                # Not under `key`: the plan kept there was made before the move.
+                entry = planned(session, tree, None)
                 if len(entry.columns) != len(columns):
                     raise errors.FeatureNotSupported(
                         "cached plan must not change result type") from None

@@ -1,14 +1,17 @@
 """Growing a running cluster (coordinator/expansion.py): `ALTER SYSTEM EXPAND SEGMENTS TO n`
 adds segments and moves every table onto them while clients query and write; a kill -9
 of the coordinator in the middle leaves each table where it was or moved, never half, and
-the same command resumes."""
+the same command resumes; a kill -9 of a segment in the middle of a table's move undoes
+that move, which then runs again."""
 
 from __future__ import annotations
 
 import threading
 import time
 
-from tests.e2e.test_restart import Serve, _coordinator
+import pytest
+
+from tests.e2e.test_restart import Serve, _coordinator, psutil
 
 ROWS = 60_000
 
@@ -211,3 +214,48 @@ def test_kill_9_of_the_coordinator_during_expansion_then_resume(tmp_path):
                 assert sorted(_spread(c, t)) == [0, 1, 2, 3]
     finally:
         again.kill()
+
+
+def _segment_processes(serve: Serve) -> list[psutil.Process]:
+    return [p for p in psutil.Process(serve.proc.pid).children(recursive=True)
+            if "SegmentActor" in " ".join(p.cmdline())]
+
+
+@pytest.mark.heavy  # a minute more; the coordinator's kill above is in the default run
+def test_kill_9_of_a_segment_during_a_move_is_retried(tmp_path):
+    """A segment killed while a table moves: the move's transaction is lost (40001) and
+    undone, the segment is restarted and healed, and the move runs again; the statement
+    succeeds with every row once."""
+    serve = Serve(tmp_path / "data", segments=2)
+    try:
+        with serve.connect() as c:
+            c.execute("CREATE TABLE big (k int8, v text) DISTRIBUTED BY (k)")
+            c.execute("INSERT INTO big SELECT g, repeat('y', 40) FROM generate_series(1, 2000000) g")
+            victims = _segment_processes(serve)
+            assert len(victims) == 2, victims
+            outcome = []
+
+            def expand():
+                try:
+                    with serve.connect() as e:
+                        e.execute("ALTER SYSTEM EXPAND SEGMENTS TO 3")
+                    outcome.append("ok")
+                except Exception as exc:  # noqa: BLE001 - recorded, the test fails
+                    outcome.append(exc)
+            th = threading.Thread(target=expand, daemon=True)
+            th.start()
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and not c.execute(
+                    "SELECT count(*) FROM raympp_expansion WHERE status = 'moving'"
+            ).fetchone()[0]:
+                time.sleep(0.05)
+            time.sleep(0.5)
+            victims[0].kill()
+            th.join(300)
+            assert outcome == ["ok"], outcome
+            assert c.execute("SELECT count(*), sum(k), count(DISTINCT k) FROM big").fetchone() \
+                == (2000000, 2000000 * 2000001 // 2, 2000000)
+            assert sorted(_spread(c, "big")) == [0, 1, 2]
+            assert _placement(c) == {"big": 3}
+    finally:
+        serve.kill()
