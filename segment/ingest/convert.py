@@ -376,6 +376,8 @@ def _binary_values(arr: pa.Array, t: SqlType) -> pa.Array:
 # --- typed input (Parquet, binary COPY) ---------------------------------------------------
 def _from_typed(arr: pa.Array, t: SqlType, target: pa.DataType) -> pa.Array:
     src = arr.type
+    if t.is_array and src == target:  # binary COPY's, elements conformed already
+        return arr
     if t.is_integer and (pa.types.is_integer(src) or pa.types.is_boolean(src)):
         v = try_cast(arr, pa.int64())
         if v is None:  # uint64 beyond int64

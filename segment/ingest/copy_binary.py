@@ -4,7 +4,8 @@ The stream is an 11-byte signature, Int32 flags, an Int32-length header extensio
 tuples (Int16 field count; per field an Int32 length, -1 for NULL, and the value in the
 type's send/recv format) and an Int16 -1 trailer. A numba kernel walks whole tuples and
 records where every field starts; numpy then decodes each column in one go (big-endian
-integers and floats, dates and timestamps from the 2000-01-01 epoch, interval, UTF-8 text).
+integers and floats, dates and timestamps from the 2000-01-01 epoch, interval, UTF-8 text,
+json as its text, jsonb after its version byte); arrays are copy_binary_array's.
 Numerics are rewritten by a second kernel into decimal text, so convert.conform rounds and
 checks them exactly as it does for TEXT input. For COPY TO ... BINARY this module gives
 the PGCOPY header and trailer and a vectorized numeric_send for scaled-int64 numerics;
@@ -22,7 +23,7 @@ import pyarrow as pa
 from planner import errors
 from planner.schema import ColumnDef
 from planner.types import Kind
-from segment.ingest import convert
+from segment.ingest import convert, copy_binary_array
 
 SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
 HEADER = SIGNATURE + struct.pack("!ii", 0, 0)   # no OIDs, no header extension
@@ -321,7 +322,19 @@ def _column(view: np.ndarray, starts: np.ndarray, lengths: np.ndarray, col: Colu
         if bad >= 0:
             raise _bad(int(bad))
         return _strings(data, offsets[:-1], ends[1:] - offsets[:-1], valid)
-    if kind in (Kind.TEXT, Kind.VARCHAR, Kind.CHAR):
+    if kind is Kind.JSONB:  # jsonb_recv: a version byte (1), then the text
+        present = valid & (lengths > 0)
+        version = np.where(present, view[np.where(present, starts, 0)], 1)
+        wrong = (valid & ~present) | (version != 1)
+        if wrong.any():
+            row = int(np.flatnonzero(wrong)[0])
+            e = errors.QueryError("insufficient data left in message", "08P01") \
+                if not present[row] else \
+                errors.InternalError(f"unsupported jsonb version number {int(version[row])}")
+            e.row = row
+            raise e
+        starts, lengths = starts + valid, np.where(valid, lengths - 1, lengths)
+    if kind in (Kind.TEXT, Kind.VARCHAR, Kind.CHAR, Kind.JSON, Kind.JSONB):
         lens = np.where(valid, lengths, 0)
         text = _strings(view, starts, lens, valid)
         try:
@@ -340,6 +353,8 @@ def _column(view: np.ndarray, starts: np.ndarray, lengths: np.ndarray, col: Colu
     if kind in (Kind.BYTEA, Kind.UUID):  # bytearecv / uuid_recv: the bytes themselves
         lens = np.where(valid, lengths, 0)
         return _strings(view, starts, lens, valid, pa.large_binary())
+    if kind is Kind.ARRAY:
+        return copy_binary_array.decode(view, starts, lengths, col.type, _column)
     raise errors.FeatureNotSupported(f"binary COPY of type {col.type.sql()}")
 
 
