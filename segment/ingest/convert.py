@@ -30,8 +30,8 @@ from segment.ingest import interval, numeric
 from segment.ingest.base import WS, fail_at, first_true, null, raise_at, to_string, trim, try_cast
 from planner.time_zones import Zone
 from segment.kernels import expr_arrays as xa
-from segment.kernels import (expr_binary, expr_cast, expr_json, expr_pgarray, expr_timetz,
-                             expr_timezone, infinite)
+from segment.kernels import (expr_binary, expr_cast, expr_json, expr_pgarray, expr_string,
+                             expr_timetz, expr_timezone, infinite)
 
 _INT_LIMITS = {Kind.INT2: (-2**15, 2**15 - 1), Kind.INT4: (-2**31, 2**31 - 1),
                Kind.INT8: (-2**63, 2**63 - 1)}
@@ -190,6 +190,12 @@ def _bool_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
 
 
 def _string_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
+    """text as it is; varchar(n)/char(n) checked for length (trailing spaces beyond n
+    dropped, as PostgreSQL does); char values kept without trailing spaces, as every
+    other path stores them (they print padded to n); bpchar without a length refuses
+    them (expr_string.check_bpchar)."""
+    if t.kind is Kind.CHAR and t.length is None:
+        return expr_string.check_bpchar(arr)
     if t.length is None or t.kind is Kind.TEXT:
         return arr
     n = t.length
@@ -203,7 +209,7 @@ def _string_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
                      first_true(bad))
         arr = pc.if_else(long, pc.utf8_slice_codeunits(arr, 0, n), arr)
     if t.kind is Kind.CHAR:
-        arr = pc.utf8_rpad(arr, width=n, padding=" ")
+        arr = pc.utf8_rtrim(arr, characters=" ")
     return arr
 
 

@@ -254,8 +254,11 @@ def upper(s: xa.Datum) -> xa.Datum:
 
 def fit_string(e: Call, args: list, n: int) -> xa.Datum:
     """Text stored into varchar(n)/char(n): 22001 'value too long for type ...' when a
-    value has more characters, unless they are spaces (then it is truncated)."""
+    value has more characters, unless they are spaces (then it is truncated). Into a bpchar
+    without a length, trailing spaces are 0A000 (values.bpchar_spaces_refused)."""
     s, t = args[0], e.type
+    if t.length is None:
+        return check_bpchar(s) if t.kind is Kind.CHAR else s
     over = pc.greater(pc.utf8_length(s), t.length)
     if pc.any(over).as_py():
         excess = pc.utf8_slice_codeunits(pc.filter(s, over), t.length)
@@ -263,6 +266,18 @@ def fit_string(e: Call, args: list, n: int) -> xa.Datum:
             raise errors.QueryError(f"value too long for type {t}", "22001")
         s = pc.utf8_slice_codeunits(s, 0, t.length)
     return pc.utf8_rtrim(s, characters=" ") if t.kind is Kind.CHAR else s
+
+
+def check_bpchar(s: xa.Datum) -> xa.Datum:
+    """Strings stored into a bpchar without a length: as they are, or 0A000 when one ends
+    in a space (values.bpchar_spaces_refused; a row of `s` names the first)."""
+    spaced = pc.match_substring_regex(s, " $")
+    if pc.any(spaced).as_py() if isinstance(spaced, pa.Array) else spaced.as_py():
+        e = values.bpchar_spaces_refused()
+        if isinstance(spaced, pa.Array):
+            e.row = int(np.flatnonzero(np.asarray(spaced.fill_null(False)))[0])
+        raise e
+    return s
 
 
 def like(arg: xa.Datum, pattern: xa.Datum, case_insensitive: bool, n: int) -> xa.Datum:

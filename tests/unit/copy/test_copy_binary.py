@@ -71,7 +71,7 @@ def test_all_types():
     assert rows[1] == (None,) * len(COLS)
     r = rows[0]
     assert r[:6] == (-1, 1000, -(10**15), 0.5, 1.25, True)
-    assert r[6:9] == ("tab\there\nnew ünï 1", "abc", "x  ")
+    assert r[6:9] == ("tab\there\nnew ünï 1", "abc", "x")  # char(3) kept without padding
     assert r[9] == -12346  # -123.456 rounds half away from zero to -123.46
     assert r[10] == Decimal("12345678901234567890.0001")
     assert r[11] == dt.date(2000, 1, 1)

@@ -123,10 +123,17 @@ def test_varchar_length():
                                               "value too long for type character varying(3)", 1)
 
 
-def test_char_pads_and_truncates_spaces():
-    assert conform_text(T.char(3), ["a", "abc  ", "", None]) == ["a  ", "abc", "   ", None]
+def test_char_is_kept_without_trailing_spaces():
+    # As INSERT stores char(n) (pgwire and COPY TO pad it to n): a COPY-loaded value must
+    # equal, group and join with an inserted one.
+    assert conform_text(T.char(3), ["a", "abc  ", "", " a ", None]) == \
+        ["a", "abc", "", " a", None]
     assert error_of(T.char(3), ["abcd"]).message == "value too long for type character(3)"
     assert conform_text(T.TEXT, ["  keep  "]) == ["  keep  "]
+    assert conform_text(T.char(None), ["a", " b", None]) == ["a", " b", None]
+    e = error_of(T.char(None), ["a", "b ", "c "])
+    assert (e.sqlstate, e.row) == ("0A000", 1)
+    assert "bpchar without a length" in e.message
 
 
 # --- dates, timestamps, intervals -------------------------------------------------------
