@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+import functools
 import hashlib
 
 from planner import errors, fold, values
@@ -384,7 +385,14 @@ def split_part(e: Call, args: list, n: int) -> xa.Datum:
 
 def concat_ws(e: Call, args: list, n: int) -> xa.Datum:
     """concat_ws(sep, ...): NULL arguments are skipped; a NULL separator gives NULL."""
-    return pc.binary_join_element_wise(*args[1:], args[0], null_handling="skip")
+    items = list(args[1:])
+    if any(isinstance(x, pa.Array) for x in items):
+        # Arrow's skip drops a row whose arguments are all NULL (pyarrow 26): such a row
+        # is '' in PostgreSQL, so its first argument becomes '' there.
+        none = functools.reduce(pc.and_, [pc.is_null(x) for x in items])
+        if isinstance(none, pa.Array) and pc.any(none).as_py():
+            items[0] = pc.if_else(none, "", xa.as_array(items[0], n))
+    return pc.binary_join_element_wise(*items, args[0], null_handling="skip")
 
 
 def per_value(fn, s: xa.Datum, n: int) -> pa.Array:
