@@ -80,8 +80,8 @@ USECS_PER_DAY = 86_400_000_000
 _WS = " \t\n\r\v\f"  # what PostgreSQL's scanners treat as skippable space
 _UNIX_EPOCH = dt.datetime(1970, 1, 1)
 _TS_RE = re.compile(r"\s*(\d{4,})-(\d{1,2})-(\d{1,2})(?:(?:\s+|T)(\d{1,2}):(\d{1,2})"
-                    r"(?::(\d{1,2})(?:\.(\d*))?)?)?\s*(Z|[+-]\d{1,2}(?::?\d{2})?)?\s*\Z",
-                    re.A | re.I)
+                    r"(?::(\d{1,2})(?:\.(\d*))?)?)?\s*"
+                    r"(Z|[+-]\d{1,2}(?::?\d{2}(?::?\d{2})?)?)?\s*(BC)?\s*\Z", re.A | re.I)
 _TYPE_WORD = {Kind.TIMESTAMP: "timestamp"}
 
 
@@ -130,7 +130,10 @@ def parse_timestamp(text: str, t: SqlType) -> dt.datetime | Infinite:
     m = _TS_RE.match(text)
     if not m:
         raise _syntax(t, text)
-    y, mo, d, hh, mi, ss, frac, tz = m.groups()
+    y, mo, d, hh, mi, ss, frac, tz, bc = m.groups()
+    if bc or len(y) > 4:  # Python's dates hold years 1..9999; columns take them all
+        raise errors.FeatureNotSupported(
+            f'constant {t.kind.value.split(" ")[0]} outside the years 1..9999: "{text.strip()}"')
     h, minute, sec = int(hh or 0), int(mi or 0), int(ss or 0)
     micros = int(round(Decimal("0." + frac) * 10**6)) if frac else 0
     try:
@@ -143,11 +146,22 @@ def parse_timestamp(text: str, t: SqlType) -> dt.datetime | Infinite:
     if t.kind is Kind.TIMESTAMPTZ:
         offset = 0
         if tz and tz.upper() != "Z":
-            digits = tz[1:].replace(":", "")
-            offset = int(digits[:2]) * 3600 + (int(digits[2:]) * 60 if len(digits) > 2 else 0)
-            offset = -offset if tz[0] == "-" else offset
+            offset = zone_offset_seconds(tz)
         v = (v - dt.timedelta(seconds=offset)).replace(tzinfo=UTC)
     return v
+
+
+def zone_offset_seconds(tz: str) -> int:
+    """Seconds east of UTC of an offset '+5', '-05:30', '+0553', '+05:53:28' (local mean
+    time, which PostgreSQL prints for old dates)."""
+    body = tz[1:]
+    if ":" in body:
+        fields = [int(f) for f in body.split(":")]
+    else:  # hh, hhmm or hhmmss; one or two hour digits
+        head = len(body) % 2 or 2
+        fields = [int(body[:head])] + [int(body[i:i + 2]) for i in range(head, len(body), 2)]
+    seconds = sum(f * unit for f, unit in zip(fields, (3600, 60, 1)))
+    return -seconds if tz[0] == "-" else seconds
 
 
 def has_offset(text: str) -> bool:

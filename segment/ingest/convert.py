@@ -30,8 +30,8 @@ from segment.ingest import interval, numeric
 from segment.ingest.base import WS, fail_at, first_true, null, raise_at, to_string, trim, try_cast
 from planner.time_zones import Zone
 from segment.kernels import expr_arrays as xa
-from segment.kernels import (expr_binary, expr_cast, expr_json, expr_pgarray, expr_string,
-                             expr_timetz, expr_timezone, infinite)
+from segment.kernels import (eras, expr_binary, expr_cast, expr_json, expr_pgarray,
+                             expr_string, expr_timetz, expr_timezone, infinite)
 
 _INT_LIMITS = {Kind.INT2: (-2**15, 2**15 - 1), Kind.INT4: (-2**31, 2**31 - 1),
                Kind.INT8: (-2**63, 2**63 - 1)}
@@ -41,6 +41,7 @@ _FALSE = ["f", "fa", "fal", "fals", "false", "n", "no", "of", "off", "0"]
 # A zone offset after a time of day; timestamp without time zone ignores it, as PostgreSQL.
 _OFFSET = r"(?:[zZ]|(?i:utc|gmt)|[+-][0-9]{1,2}(?::?[0-9]{2}(?::?[0-9]{2})?)?)$"
 _TIME_OFFSET = r"([0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]*)?)?) *" + _OFFSET
+_TIME_OFFSET_BC = _TIME_OFFSET[:-1] + r"(?: *(?i:BC))?$"   # '... 23:00:00+00 BC'
 
 
 def conform(data: pa.Table | pa.RecordBatch, columns: list[ColumnDef],
@@ -223,7 +224,7 @@ def _iso_date(arr: pa.Array) -> pa.Array:
     return pc.replace_substring_regex(arr, r"(?i)^epoch$", "1970-01-01")
 
 
-def _parse_date(arr: pa.Array) -> pa.Array | None:
+def _parse_iso_date(arr: pa.Array) -> pa.Array | None:
     v = try_cast(arr, pa.date32())
     if v is None:
         iso = _iso_date(arr)
@@ -238,10 +239,11 @@ def _date_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
     v = _parse_date(arr)
     if v is None:
         fail_at(arr, _parse_date, lambda s: _datetime_error(s, "date"))
+    eras.check_range(v, 1, arr)
     return v
 
 
-def _parse_naive(arr: pa.Array) -> pa.Array | None:
+def _parse_iso_naive(arr: pa.Array) -> pa.Array | None:
     v = try_cast(arr, pa.timestamp("us"))
     if v is None:
         arr = pc.replace_substring_regex(_iso_date(arr), _TIME_OFFSET, r"\1")
@@ -253,19 +255,53 @@ def _parse_naive(arr: pa.Array) -> pa.Array | None:
     return v
 
 
+def _parse_iso_offset(arr: pa.Array) -> pa.Array | None:
+    """Text with a zone offset as UTC instants; an offset with seconds (the local mean
+    time PostgreSQL prints for old dates, '+05:53:28') is applied here, as Arrow reads
+    only hours and minutes."""
+    target = pa.timestamp("us", tz="UTC")
+    v = try_cast(arr, target)
+    if v is not None:
+        return v
+    parts = pc.extract_regex(arr, _CLOCK_AND_OFFSET)
+    clock = pc.struct_field(parts, "clock")
+    if pc.any(pc.and_(pc.is_valid(arr), pc.is_null(clock))).as_py():
+        return None
+    naive = _parse_naive(clock)
+    if naive is None:
+        return None
+    # an optional group that did not match is '' (RE2), or NULL on a NULL row
+    h, m, sec = (pc.cast(pc.replace_substring_regex(
+        pc.fill_null(pc.struct_field(parts, f), ""), "^$", "0"), pa.int64())
+                 for f in ("h", "m", "s"))
+    seconds = pc.add(pc.add(pc.multiply(h, 3600), pc.multiply(m, 60)), sec)
+    west = pc.equal(pc.struct_field(parts, "sign"), "-")
+    micros = pc.multiply(pc.if_else(west, pc.negate(seconds), seconds), 1_000_000)
+    local = pc.cast(naive, pa.int64())
+    return pc.subtract(local, micros).cast(pa.timestamp("us")).cast(target)
+
+
+_CLOCK_AND_OFFSET = (r"^(?P<clock>.*[0-9]) *(?P<sign>[+-])(?P<h>[0-9]{1,2})"
+                     r"(?::?(?P<m>[0-9]{2})(?::?(?P<s>[0-9]{2}))?)?$")
+# Years outside 1..9999 ('0044-03-15 BC', '10000-01-01') read too (segment/kernels/eras.py).
+_parse_date = eras.parsing(_parse_iso_date, 1)
+_parse_naive = eras.parsing(_parse_iso_naive, eras.US_PER_DAY)
+_parse_offset = eras.parsing(_parse_iso_offset, eras.US_PER_DAY)
+
+
 def _parse_aware(arr: pa.Array, zone: str | None = None) -> pa.Array | None:
     """timestamptz: an explicit zone offset is honoured; none means the session's zone
     (`zone`, a Zone spec; None: UTC)."""
     trimmed = pc.replace_substring_regex(_iso_date(arr), r"(?i) *(utc|gmt)$", "+00")
-    has_offset = pc.match_substring_regex(trimmed, _TIME_OFFSET)
-    target = pa.timestamp("us", tz="UTC")
-    aware = try_cast(pc.if_else(has_offset, trimmed, null(pa.string())), target)
+    trimmed = pc.replace_substring_regex(trimmed, r"(?i) *(utc|gmt)( *BC *)$", r"+00\2")
+    has_offset = pc.match_substring_regex(trimmed, _TIME_OFFSET_BC)
+    aware = _parse_offset(pc.if_else(has_offset, trimmed, null(pa.string())))
     naive = _parse_naive(pc.if_else(has_offset, null(pa.string()), trimmed))
     if aware is None or naive is None:
         return None
     if zone is not None and not Zone.from_spec(zone).is_utc:
         naive = expr_timezone.from_local(None, [naive, pa.scalar(zone)], len(naive))
-    return pc.coalesce(aware, naive.cast(target))
+    return pc.coalesce(aware, naive.cast(pa.timestamp("us", tz="UTC")))
 
 
 def _timestamp_from_text(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Array:
@@ -273,6 +309,7 @@ def _timestamp_from_text(arr: pa.Array, t: SqlType, zone: str | None = None) -> 
     v = parse(arr)
     if v is None:
         fail_at(arr, parse, lambda s: _datetime_error(s, t.sql()))
+    eras.check_range(v, eras.US_PER_DAY, arr)
     return v
 
 

@@ -24,6 +24,7 @@ from planner import errors
 from planner.schema import ColumnDef
 from planner.types import Kind
 from segment.ingest import convert, copy_binary_array
+from segment.kernels import eras
 
 SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
 HEADER = SIGNATURE + struct.pack("!ii", 0, 0)   # no OIDs, no header extension
@@ -380,9 +381,19 @@ def _epoch(values: np.ndarray, valid: np.ndarray, shift: int, target: pa.DataTyp
            plus_inf: int, minus_inf: int) -> pa.Array:
     # +/-infinity are the same extreme integers in raympp's layout (kernels/infinite.py)
     infinite = (values == plus_inf) | (values == minus_inf)
-    shifted = np.where(infinite, values.astype(np.int64), values.astype(np.int64) + shift)
+    raw = values.astype(np.int64)
+    beyond = valid & ~infinite & (raw > np.iinfo(np.int64).max - shift)
+    if beyond.any():  # a timestamp of PostgreSQL's last 30 years: not in raympp's int64
+        e = eras.beyond_int64()
+        e.row = int(np.flatnonzero(beyond)[0])
+        raise e
+    shifted = np.where(infinite, raw, raw + shift)
     physical = pa.int32() if pa.types.is_date(target) else pa.int64()
     arr = pa.array(shifted.astype(physical.to_pandas_dtype()), mask=None if valid.all() else ~valid)
+    # date_recv / timestamp_recv: 22008 outside PostgreSQL's range (infinities aside)
+    eras.check_range(pa.array(shifted.astype(physical.to_pandas_dtype()),
+                              mask=~(valid & ~infinite)).view(target),
+                     1 if pa.types.is_date(target) else eras.US_PER_DAY)
     return arr.view(target)
 
 

@@ -207,9 +207,9 @@ def quote_elements(text: pa.Array) -> pa.Array:
 
 
 # Element types whose text never needs quotes in an array (digits, signs, points, t/f,
-# NaN/Infinity, dates): array_out's quoting is skipped for them.
+# NaN/Infinity): array_out's quoting is skipped for them. Not dates: '0044-03-15 BC'.
 _NEVER_QUOTED = frozenset({Kind.INT2, Kind.INT4, Kind.INT8, Kind.FLOAT4, Kind.FLOAT8,
-                           Kind.NUMERIC, Kind.BOOL, Kind.DATE, Kind.OID, Kind.XID})
+                           Kind.NUMERIC, Kind.BOOL, Kind.OID, Kind.XID})
 
 
 def to_text(arr: pa.Array, t: SqlType, elem_text=None) -> pa.Array:
