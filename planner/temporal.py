@@ -151,6 +151,18 @@ def parse_timestamp(text: str, t: SqlType) -> dt.datetime | Infinite:
     return v
 
 
+# Intervals are Arrow month_day_nano: their time part holds nanoseconds in 64 bits, a
+# thousandth of PostgreSQL's microseconds (2562047 hours where PostgreSQL has 2562047788).
+MAX_INTERVAL_MICROS = (2**63 - 1) // 1000
+
+
+def interval_time_refused() -> errors.QueryError:
+    """An interval whose time part raympp's nanoseconds cannot hold."""
+    return errors.FeatureNotSupported(
+        "intervals with a time part beyond 2562047:47:16.854775 (raympp holds "
+        "nanoseconds in 64 bits)")
+
+
 def zone_offset_seconds(tz: str) -> int:
     """Seconds east of UTC of an offset '+5', '-05:30', '+0553', '+05:53:28' (local mean
     time, which PostgreSQL prints for old dates)."""
@@ -219,6 +231,8 @@ def parse_interval(text: str) -> Interval:
     except (ValueError, KeyError, decimal.InvalidOperation):
         raise errors.InvalidDatetimeFormat(f'invalid input syntax for type interval: "{text}"')
     iv = Interval(months, days, int(round(micros)))
+    if abs(iv.micros) > MAX_INTERVAL_MICROS:
+        raise interval_time_refused()
     return Interval(-iv.months, -iv.days, -iv.micros) if ago else iv
 
 

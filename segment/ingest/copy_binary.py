@@ -20,7 +20,7 @@ import numba
 import numpy as np
 import pyarrow as pa
 
-from planner import errors
+from planner import errors, temporal
 from planner.schema import ColumnDef
 from planner.types import Kind
 from segment.ingest import convert, copy_binary_array
@@ -354,7 +354,7 @@ def _column(view: np.ndarray, starts: np.ndarray, lengths: np.ndarray, col: Colu
     if kind in (Kind.BYTEA, Kind.UUID):  # bytearecv / uuid_recv: the bytes themselves
         lens = np.where(valid, lengths, 0)
         return _strings(view, starts, lens, valid, pa.large_binary())
-    if kind is Kind.ARRAY:
+    if col.type.is_array:  # arrays, int2vector, oidvector
         return copy_binary_array.decode(view, starts, lengths, col.type, _column)
     raise errors.FeatureNotSupported(f"binary COPY of type {col.type.sql()}")
 
@@ -433,6 +433,12 @@ def _timetz(raw: np.ndarray, valid: np.ndarray) -> pa.Array:
 
 def _interval(raw: np.ndarray, valid: np.ndarray) -> pa.Array:
     wire = raw.view(np.dtype([("micros", ">i8"), ("days", ">i4"), ("months", ">i4")])).ravel()
+    micros = wire["micros"].astype(np.int64)
+    too_long = (micros > temporal.MAX_INTERVAL_MICROS) | (micros < -temporal.MAX_INTERVAL_MICROS)
+    if too_long.any():
+        e = temporal.interval_time_refused()
+        e.row = int(np.flatnonzero(valid)[np.flatnonzero(too_long)[0]])
+        raise e
     out = np.zeros(len(valid), np.dtype([("months", "<i4"), ("days", "<i4"), ("nanos", "<i8")]))
     out["months"][valid], out["days"][valid] = wire["months"], wire["days"]
     out["nanos"][valid] = wire["micros"].astype(np.int64) * 1000

@@ -12,7 +12,8 @@ PostgreSQL's errors: 22P03 for a malformed cell (`invalid number of dimensions`,
 array flags`, `insufficient data left in message`, `improper binary format in array
 element n`), 54000 for more than 6 dimensions or a negative length, 42804 when the cell's
 element type is not the column's. raympp's arrays have one dimension with subscripts from
-1, so more dimensions or another lower bound are 0A000 (as array_in's text forms are).
+1, so more dimensions or another lower bound are 0A000 (as array_in's text forms are);
+int2vector and oidvector are the same cells with subscripts from 0.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ def _int32(buf, p):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _scan(buf, starts, lengths, oid, counts, elem_starts, elem_lengths):  # pragma: no cover
+def _scan(buf, starts, lengths, oid, lower, counts, elem_starts,
+          elem_lengths):  # pragma: no cover
     """Walk the array cells starts[r]:starts[r]+lengths[r] (length -1: NULL): counts[r]
     elements each, their starts and lengths appended to elem_*. Returns (elements so far,
     row of the first bad cell or -1, state, detail)."""
@@ -73,7 +75,7 @@ def _scan(buf, starts, lengths, oid, counts, elem_starts, elem_lengths):  # prag
         if items > 0:
             if ndim > 1:
                 return k, r, MULTI_DIM, ndim
-            if _int32(buf, s + 16) != 1:
+            if _int32(buf, s + 16) != lower:
                 return k, r, BAD_BOUND, _int32(buf, s + 16)
         p = s + 12 + 8 * ndim
         for i in range(items):
@@ -120,6 +122,8 @@ def _error(state: int, detail: int, t: SqlType) -> errors.QueryError:
     if state == MULTI_DIM:
         return errors.FeatureNotSupported("multidimensional arrays")
     if state == BAD_BOUND:
+        if t.kind is not types.Kind.ARRAY:  # int2vector / oidvector start at 0
+            return errors.QueryError(f"invalid {t.kind.value} data", "22P03")
         return errors.FeatureNotSupported(
             f"arrays with lower bound {detail} (raympp's arrays start at 1)")
     if state == TRAILING:
@@ -138,17 +142,31 @@ def decode(view: np.ndarray, starts: np.ndarray, lengths: np.ndarray, t: SqlType
     counts = np.zeros(n, np.int64)
     elem_starts, elem_lengths = np.empty(cap, np.int64), np.empty(cap, np.int64)
     k, bad, state, detail = _scan(view, starts.astype(np.int64), lengths.astype(np.int64),
-                                  t.elem.oid, counts, elem_starts, elem_lengths)
+                                  t.elem.oid, t.lower_bound, counts, elem_starts, elem_lengths)
     if bad >= 0:
         e = _error(state, detail, t)
         e.row = int(bad)
         raise e
+    if t.kind is not types.Kind.ARRAY:  # int2vectorrecv: one dimension, no NULLs
+        wrong = valid & ((counts == 0) | _has_null(counts, elem_lengths[:k]))
+        if wrong.any():
+            e = errors.QueryError(f"invalid {t.kind.value} data", "22P03")
+            e.row = int(np.flatnonzero(wrong)[0])
+            raise e
     elem = ColumnDef("element", t.elem)
     try:
         values = convert.convert(column(view, elem_starts[:k], elem_lengths[:k], elem), t.elem)
     except errors.QueryError as e:
         raise _in_row(e, counts) from None
     return xpa.build(values, counts, valid, t.elem.arrow_type())
+
+
+def _has_null(counts: np.ndarray, elem_lengths: np.ndarray) -> np.ndarray:
+    """Per cell: whether one of its elements is NULL."""
+    nulls = np.zeros(len(counts), bool)
+    rows = np.repeat(np.arange(len(counts)), counts)[elem_lengths < 0]
+    nulls[rows] = True
+    return nulls
 
 
 def _in_row(e: errors.QueryError, counts: np.ndarray) -> errors.QueryError:

@@ -12,7 +12,7 @@ from decimal import Decimal
 
 import pyarrow as pa
 
-from planner import errors
+from planner import errors, temporal
 from planner.types import SqlType
 from segment.ingest.base import WS, raise_at
 
@@ -80,4 +80,6 @@ def parse_interval(text: str) -> tuple[int, int, int]:
             micros += int((day_part - int(day_part)) * 86_400_000_000 + n * per_micro)
     if negate:
         months, days, micros = -months, -days, -micros
+    if abs(micros) > temporal.MAX_INTERVAL_MICROS:
+        raise temporal.interval_time_refused()
     return months, days, micros * 1000

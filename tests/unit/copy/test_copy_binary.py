@@ -155,6 +155,19 @@ def test_value_errors():
     assert error(big, [ColumnDef("a", T.INT4)]).sqlstate == "22P03"
 
 
+def test_long_intervals_and_timestamps_are_refused():
+    # PostgreSQL's binary values that raympp's layouts cannot hold: 0A000, not wrapped
+    cols = [ColumnDef("iv", T.INTERVAL)]
+    long_time = field(struct.pack("!qii", 2562047788 * 3_600_000_000, 0, 0))
+    assert error(cb.HEADER + tup(long_time) + cb.TRAILER, cols).sqlstate == "0A000"
+    late = field(struct.pack("!q", 9_223_371_331_199_999_999))  # 294276-12-31 23:59:59.999999
+    assert error(cb.HEADER + tup(late) + cb.TRAILER, [ColumnDef("ts", T.TIMESTAMP)]).sqlstate \
+        == "0A000"
+    early = field(struct.pack("!i", -2_451_546))  # the day before 4714-11-24 BC
+    e = error(cb.HEADER + tup(early) + cb.TRAILER, [ColumnDef("d", T.DATE)])
+    assert (e.sqlstate, e.message) == ("22008", "date out of range")
+
+
 def test_infinite_dates_and_times_of_day():
     # +/-infinity arrive as the extreme integers and are stored as such (kernels/infinite.py)
     data = cb.HEADER + b"".join(

@@ -93,3 +93,12 @@ def test_json_is_its_text_and_jsonb_has_a_version_byte():
     e = error(tup(NULL, field(b"\x02{}")), cols)
     assert (e.sqlstate, e.message) == ("XX000", "unsupported jsonb version number 2")
     assert error(tup(NULL, field(b"")), cols).message == "insufficient data left in message"
+
+
+def test_int2vector_starts_at_zero_and_has_no_nulls():
+    cols = [ColumnDef("v", T.SqlType(T.Kind.INT2VECTOR))]
+    two = struct.pack("!h", 2)
+    assert parse(tup(field(array(21, [two, two], lower=0))), cols) == [([2, 2],)]
+    for cell in (array(21, [two], lower=1), array(21, [two, None], lower=0), array(21, [])):
+        e = error(tup(field(cell)), cols)
+        assert (e.sqlstate, e.message) == ("22P03", "invalid int2vector data")

@@ -168,6 +168,11 @@ def test_intervals():
         (0, 1, 0), (14, 3, 14_706_500_000_000), (0, 0, -7_200_000_000_000),
         (0, -1, 7_380_000_000_000), (0, 1, 43_200_000_000_000), None]
     assert error_of(T.INTERVAL, ["1 fortnight"]).sqlstate == "22007"
+    # the time part is nanoseconds in 64 bits: PostgreSQL's longest time parts are 0A000
+    assert conform_text(T.INTERVAL, ["2562047:47:16.854775"])[0].nanoseconds == \
+        9_223_372_036_854_775_000
+    e = error_of(T.INTERVAL, ["1 hour", "2562047788:00:54.775807"])
+    assert (e.sqlstate, e.row) == ("0A000", 1)
 
 
 # --- NOT NULL, shape --------------------------------------------------------------------
