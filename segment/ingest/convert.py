@@ -31,7 +31,7 @@ from segment.ingest.base import WS, fail_at, first_true, null, raise_at, to_stri
 from planner.time_zones import Zone
 from segment.kernels import expr_arrays as xa
 from segment.kernels import (eras, expr_binary, expr_cast, expr_json, expr_pgarray,
-                             expr_string, expr_timetz, expr_timezone, infinite)
+                             expr_string, expr_timetz, expr_timezone, infinite, zone_offsets)
 
 _INT_LIMITS = {Kind.INT2: (-2**15, 2**15 - 1), Kind.INT4: (-2**31, 2**31 - 1),
                Kind.INT8: (-2**63, 2**63 - 1)}
@@ -255,38 +255,11 @@ def _parse_iso_naive(arr: pa.Array) -> pa.Array | None:
     return v
 
 
-def _parse_iso_offset(arr: pa.Array) -> pa.Array | None:
-    """Text with a zone offset as UTC instants; an offset with seconds (the local mean
-    time PostgreSQL prints for old dates, '+05:53:28') is applied here, as Arrow reads
-    only hours and minutes."""
-    target = pa.timestamp("us", tz="UTC")
-    v = try_cast(arr, target)
-    if v is not None:
-        return v
-    parts = pc.extract_regex(arr, _CLOCK_AND_OFFSET)
-    clock = pc.struct_field(parts, "clock")
-    if pc.any(pc.and_(pc.is_valid(arr), pc.is_null(clock))).as_py():
-        return None
-    naive = _parse_naive(clock)
-    if naive is None:
-        return None
-    # an optional group that did not match is '' (RE2), or NULL on a NULL row
-    h, m, sec = (pc.cast(pc.replace_substring_regex(
-        pc.fill_null(pc.struct_field(parts, f), ""), "^$", "0"), pa.int64())
-                 for f in ("h", "m", "s"))
-    seconds = pc.add(pc.add(pc.multiply(h, 3600), pc.multiply(m, 60)), sec)
-    west = pc.equal(pc.struct_field(parts, "sign"), "-")
-    micros = pc.multiply(pc.if_else(west, pc.negate(seconds), seconds), 1_000_000)
-    local = pc.cast(naive, pa.int64())
-    return pc.subtract(local, micros).cast(pa.timestamp("us")).cast(target)
-
-
-_CLOCK_AND_OFFSET = (r"^(?P<clock>.*[0-9]) *(?P<sign>[+-])(?P<h>[0-9]{1,2})"
-                     r"(?::?(?P<m>[0-9]{2})(?::?(?P<s>[0-9]{2}))?)?$")
 # Years outside 1..9999 ('0044-03-15 BC', '10000-01-01') read too (segment/kernels/eras.py).
 _parse_date = eras.parsing(_parse_iso_date, 1)
 _parse_naive = eras.parsing(_parse_iso_naive, eras.US_PER_DAY)
-_parse_offset = eras.parsing(_parse_iso_offset, eras.US_PER_DAY)
+# offsets with seconds too (local mean time, '+05:53:28': segment/kernels/zone_offsets.py)
+_parse_offset = eras.parsing(lambda a: zone_offsets.instants(a, _parse_naive), eras.US_PER_DAY)
 
 
 def _parse_aware(arr: pa.Array, zone: str | None = None) -> pa.Array | None:

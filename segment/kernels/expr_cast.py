@@ -28,7 +28,7 @@ from segment.kernels import expr_datetime as xd
 from segment.kernels import expr_kernels as xk
 from segment.kernels import expr_numeric as xn
 from segment.kernels import expr_timetz as xtz
-from segment.kernels import infinite
+from segment.kernels import infinite, zone_offsets
 
 _WS = " \t\n\r\v\f"
 _INT64_NUMERIC = SqlType(Kind.NUMERIC, 18, 0)  # int64 layout at scale 0
@@ -273,13 +273,13 @@ def _text_era(trimmed: pa.Array, dst: SqlType, given: pa.Array) -> pa.Array:
     pos, neg = (np.asarray(pc.fill_null(pc.equal(word, w), False), dtype=bool)
                 for w in ("infinity", "-infinity"))
     rest = pc.if_else(pa.array(pos | neg), pa.scalar(None, pa.string()), trimmed)
-    def iso(a: pa.Array) -> pa.Array:
-        try:
+    def iso(a: pa.Array) -> pa.Array | None:
+        if dst.kind is not Kind.TIMESTAMPTZ:
             return pc.cast(a, dst.arrow_type())
-        except pa.ArrowInvalid:
-            if dst.kind is not Kind.TIMESTAMPTZ:
-                raise
-            return pc.cast(a, pa.timestamp("us")).cast(dst.arrow_type())  # no offset: UTC
+        with_offsets = zone_offsets.instants(a, lambda c: pc.cast(c, pa.timestamp("us")))
+        if with_offsets is not None:
+            return with_offsets
+        return pc.cast(a, pa.timestamp("us")).cast(dst.arrow_type())  # no offset: UTC
     try:
         out = eras.parsing(iso, per_day)(rest)
     except pa.ArrowInvalid:

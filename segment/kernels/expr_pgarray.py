@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 from planner import errors
 from planner.expr import Call, Func
 from planner.types import Kind, SqlType
+from planner.array_text import split_array_text
 from planner.values import parse_array
 from segment.kernels import expr_arith as xarith
 from segment.kernels import interval_order
@@ -269,7 +270,20 @@ def from_text(arr: pa.Array, t: SqlType) -> pa.Array:
         return build(values, lengths, p.valid, t.elem.arrow_type())
     except (ValueError, pa.ArrowInvalid):
         pass  # quoted or escaped elements: the exact parser below, value by value
+    if t.kind is Kind.ARRAY and t.elem.kind in _TEMPORAL:
+        # split value by value, the elements read together: a date's years outside
+        # 1..9999 ('"0044-03-15 BC"', always quoted) are the column parser's, not Python's
+        parts = [None if v is None else split_array_text(v) for v in arr.to_pylist()]
+        lengths = np.array([0 if p is None else len(p) for p in parts], dtype=np.int64)
+        items = pa.array([x for p in parts if p is not None for x in p], pa.string())
+        values = xcast.from_text(items, t.elem) if len(items) else \
+            pa.array([], t.elem.arrow_type())
+        return build(values, lengths, np.array([p is not None for p in parts], dtype=bool),
+                     t.elem.arrow_type())
     return to_arrow([None if v is None else parse_array(v, t) for v in arr.to_pylist()], t)
+
+
+_TEMPORAL = (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ)
 
 
 def to_arrow(values: list, t: SqlType) -> pa.Array:
