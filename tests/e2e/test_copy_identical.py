@@ -6,7 +6,9 @@ own COPY TO output is loaded into raympp with COPY FROM, and raympp's COPY TO ou
 then be PostgreSQL's, byte for byte (ordered by a query, and as the multiset of rows of
 a whole-table COPY, one CopyData message per row in both). raympp's output loaded into a
 second raympp table copies out the same again (raympp -> raympp). Temporal tables are
-also copied in sessions outside UTC. What raympp cannot hold is refused with 0A000.
+also copied in sessions outside UTC; COPY FROM options that change what is loaded
+(FORCE_NULL, FORCE_NOT_NULL, HEADER MATCH) load the same bytes into both servers alike.
+What raympp cannot hold is refused with 0A000.
 """
 
 from __future__ import annotations
@@ -261,6 +263,28 @@ def test_copy_identical_outside_utc(pair, name, zone):
             c.execute("SET TimeZone = 'UTC'")
 
 
+@pytest.mark.parametrize("in_opts", [
+    "(FORMAT csv, FORCE_NULL (t, vv))", "(FORMAT csv, FORCE_NOT_NULL (t, v, c, vv))",
+    "(FORMAT csv, FORCE_NULL (t), FORCE_NOT_NULL (t))", "(FORMAT csv, HEADER MATCH)",
+])
+def test_copy_from_options_as_postgres(pair, in_opts):
+    """COPY FROM options that change what is loaded: the same bytes loaded into both
+    servers with them copy out the same."""
+    rp, pg = pair
+    t = PREFIX + "txt"
+    out_opts = "(FORMAT csv, HEADER)" if "HEADER" in in_opts else "(FORMAT csv)"
+    ordered = f"COPY (SELECT * FROM {t}{{}} ORDER BY id) TO STDOUT (FORMAT csv, FORCE_QUOTE *)"
+    data = copy_out(pg, f"COPY (SELECT * FROM {t} ORDER BY id) TO STDOUT {out_opts}")
+    pg.execute(f"CREATE TEMP TABLE {t}_in (LIKE {t})")
+    try:
+        copy_in(pg, f"COPY {t}_in FROM STDIN {in_opts}", data)
+        rp.execute(f"TRUNCATE {t}")
+        copy_in(rp, f"COPY {t} FROM STDIN {in_opts}", data)
+        assert copy_out(rp, ordered.format("")) == copy_out(pg, ordered.format("_in"))
+    finally:
+        pg.execute(f"DROP TABLE {t}_in")
+
+
 @pytest.mark.parametrize("columns, text, binary", [
     # PostgreSQL keeps a bpchar's trailing spaces; raympp keeps char values without them
     ("b bpchar", "ab \n", None),
@@ -270,6 +294,10 @@ def test_copy_identical_outside_utc(pair, name, zone):
     # raympp's timestamps are int64 microseconds since 1970: they end in 294247
     ("ts timestamp", "294276-12-31 23:59:59\n",
      b"\x00\x01\x00\x00\x00\x08" + (9_223_371_331_199_999_999).to_bytes(8, "big")),
+    # a numeric column is a scaled integer or a decimal128: no NaN
+    ("n numeric(5,2)", "NaN\n", b"\x00\x01\x00\x00\x00\x08\x00\x00\x00\x00\xc0\x00\x00\x00"),
+    # time is microseconds of one day: no 24:00:00
+    ("tm time", "24:00:00\n", b"\x00\x01\x00\x00\x00\x08" + (86_400_000_000).to_bytes(8, "big")),
 ])
 def test_what_raympp_cannot_hold_is_refused(conn, table, columns, text, binary):
     t = table()
