@@ -80,8 +80,15 @@ def text(arr: pa.Array, per_day: int, iso, suffix=None) -> pa.Array:
 def parsing(parse, per_day: int):
     """A text parser (Arrow array of text -> date32 / timestamp array, or None when some
     value does not parse) that also reads years outside 1..9999 ('0044-03-15 BC',
-    '10000-01-01 10:00'), as PostgreSQL does."""
+    '10000-01-01 10:00'), as PostgreSQL does: where `parse` fails, the rows with such
+    years are moved into 2000..2399, parsed, and moved back."""
     def run(arr: pa.Array) -> pa.Array | None:
+        try:  # the common case costs nothing more: Arrow reads no odd year
+            plain = parse(arr)
+        except (pa.ArrowInvalid, errors.QueryError):  # an inner parser's range error
+            plain = None                              # comes again below if it holds
+        if plain is not None:
+            return plain
         odd = pc.fill_null(pc.match_substring_regex(arr, _ODD_YEAR), False)
         if not pc.any(odd).as_py():
             return parse(arr)
