@@ -268,11 +268,6 @@ def _text_era(trimmed: pa.Array, dst: SqlType, given: pa.Array) -> pa.Array:
     around Arrow's cast; a timestamptz without offsets in UTC, as every caller's text is
     in a UTC session or has its offset); other spellings are left to the value-by-value
     parser."""
-    per_day = 1 if dst.kind is Kind.DATE else eras.US_PER_DAY
-    word = pc.utf8_lower(trimmed)
-    pos, neg = (np.asarray(pc.fill_null(pc.equal(word, w), False), dtype=bool)
-                for w in ("infinity", "-infinity"))
-    rest = pc.if_else(pa.array(pos | neg), pa.scalar(None, pa.string()), trimmed)
     def iso(a: pa.Array) -> pa.Array | None:
         if dst.kind is not Kind.TIMESTAMPTZ:
             return pc.cast(a, dst.arrow_type())
@@ -280,6 +275,15 @@ def _text_era(trimmed: pa.Array, dst: SqlType, given: pa.Array) -> pa.Array:
         if with_offsets is not None:
             return with_offsets
         return pc.cast(a, pa.timestamp("us")).cast(dst.arrow_type())  # no offset: UTC
+    try:  # the common case: Arrow reads it all (four-digit years, within range)
+        return iso(trimmed)
+    except pa.ArrowInvalid:
+        pass
+    per_day = 1 if dst.kind is Kind.DATE else eras.US_PER_DAY
+    word = pc.utf8_lower(trimmed)
+    pos, neg = (np.asarray(pc.fill_null(pc.equal(word, w), False), dtype=bool)
+                for w in ("infinity", "-infinity"))
+    rest = pc.if_else(pa.array(pos | neg), pa.scalar(None, pa.string()), trimmed)
     try:
         out = eras.parsing(iso, per_day)(rest)
     except pa.ArrowInvalid:
