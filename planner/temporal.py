@@ -190,6 +190,13 @@ _IV_TOKEN = re.compile(r"\s*(?:([+-])?(\d+):(\d+)(?::(\d+(?:\.\d*)?))?|([+-]?(?:
                        r"\s*([a-z]+)?)", re.A | re.I)
 
 
+def _bare_unit(s: str, pos: int) -> str:
+    """The unit of a number written without one: days right before a time of day ('3
+    4:05:06' is 3 days 04:05:06, as DecodeInterval reads it), else seconds."""
+    nxt = _IV_TOKEN.match(s, pos)
+    return "day" if nxt is not None and nxt.group(2) is not None else "second"
+
+
 def parse_interval(text: str) -> Interval:
     """PostgreSQL's interval input: '90 day', '1 year 2 mons', '-1 day +02:03:04.5',
     '@ 3 days ago', '1.5 months' (fractions spill down as PostgreSQL does)."""
@@ -211,7 +218,7 @@ def parse_interval(text: str) -> Interval:
                 us = seconds * 10**6
                 micros += -us if m.group(1) == "-" else us
                 continue
-            qty, unit = Decimal(m.group(5)), field_name(m.group(6) or "second")
+            qty, unit = Decimal(m.group(5)), field_name(m.group(6) or _bare_unit(s, pos))
             mo, d, us = _IV_UNITS[unit]
             if mo:
                 whole = int(qty * mo)

@@ -67,7 +67,10 @@ def parse_interval(text: str) -> tuple[int, int, int]:
             secs = Decimal(parts[2]) if len(parts) > 2 else Decimal(0)
             micros += sign * int((int(parts[0]) * 3600 + int(parts[1]) * 60 + secs) * 1_000_000)
         else:
-            unit = (m["unit"] or "second").lower()
+            # a number without a unit right before a time of day is days ('3 4:05:06')
+            nxt = _INTERVAL_TOKEN.match(s, pos)
+            bare = "day" if nxt is not None and nxt["clock"] else "second"
+            unit = (m["unit"] or bare).lower()
             unit = _UNIT_ALIASES.get(unit, unit)
             if unit not in _UNITS:
                 raise bad

@@ -168,6 +168,9 @@ def test_intervals():
         (0, 1, 0), (14, 3, 14_706_500_000_000), (0, 0, -7_200_000_000_000),
         (0, -1, 7_380_000_000_000), (0, 1, 43_200_000_000_000), None]
     assert error_of(T.INTERVAL, ["1 fortnight"]).sqlstate == "22007"
+    # a bare number before a time of day is days (PostgreSQL: '3 days 04:05:06')
+    assert [(v.months, v.days, v.nanoseconds) for v in conform_text(
+        T.INTERVAL, ["3 4:05:06", "3"])] == [(0, 3, 14_706_000_000_000), (0, 0, 3_000_000_000)]
     # the time part is nanoseconds in 64 bits: PostgreSQL's longest time parts are 0A000
     assert conform_text(T.INTERVAL, ["2562047:47:16.854775"])[0].nanoseconds == \
         9_223_372_036_854_775_000
