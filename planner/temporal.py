@@ -186,15 +186,20 @@ _IV_UNITS = {"microseconds": (0, 0, 1), "milliseconds": (0, 0, 1000), "second": 
              "minute": (0, 0, 60 * 10**6), "hour": (0, 0, 3600 * 10**6), "day": (0, 1, 0),
              "week": (0, 7, 0), "month": (1, 0, 0), "year": (12, 0, 0), "decade": (120, 0, 0),
              "century": (1200, 0, 0), "millennium": (12000, 0, 0)}
-_IV_TOKEN = re.compile(r"\s*(?:([+-])?(\d+):(\d+)(?::(\d+(?:\.\d*)?))?|([+-]?(?:\d+\.?\d*|\.\d+))"
-                       r"\s*([a-z]+)?)", re.A | re.I)
+_IV_TOKEN = re.compile(
+    r"\s*(?:(?P<sign>[+-])?(?P<h>\d+):(?P<m>\d+(?:\.\d*)?)(?::(?P<s>\d+(?:\.\d*)?))?"
+    r"|(?P<ym>[+-]?\d+-\d+)(?![\d.:])"  # SQL's years-months: '1-2' is 1 year 2 mons
+    r"|(?P<qty>[+-]?(?:\d+\.?\d*|\.\d+))\s*(?P<unit>[a-z]+)?)", re.A | re.I)
+# The fields a time of day sets: no unit may be given twice (DecodeInterval's field mask)
+_SECOND_FIELDS = ("second", "milliseconds", "microseconds")
+_CLOCK_FIELDS = ("hour", "minute") + _SECOND_FIELDS
 
 
 def _bare_unit(s: str, pos: int) -> str:
     """The unit of a number written without one: days right before a time of day ('3
     4:05:06' is 3 days 04:05:06, as DecodeInterval reads it), else seconds."""
     nxt = _IV_TOKEN.match(s, pos)
-    return "day" if nxt is not None and nxt.group(2) is not None else "second"
+    return "day" if nxt is not None and nxt.group("h") is not None else "second"
 
 
 def parse_interval(text: str) -> Interval:
@@ -205,6 +210,12 @@ def parse_interval(text: str) -> Interval:
     ago = s.endswith(" ago") or s == "ago"
     s = s[:-3] if ago else s
     months, days, micros, pos = 0, 0, Decimal(0), 0
+    seen: set[str] = set()
+
+    def once(*fields: str) -> None:  # a unit given twice ('1 2', '1 day 2 days') is 22007
+        if seen.intersection(fields):
+            raise ValueError
+        seen.update(fields)
     try:
         if not s.strip():
             raise ValueError
@@ -213,12 +224,28 @@ def parse_interval(text: str) -> Interval:
             if not m or m.end() == pos:
                 raise ValueError
             pos = m.end()
-            if m.group(2) is not None:
-                seconds = (int(m.group(2)) * 60 + int(m.group(3))) * 60 + Decimal(m.group(4) or 0)
+            if m.group("h") is not None:
+                once(*_CLOCK_FIELDS)
+                h, mi, sec = m.group("h"), m.group("m"), m.group("s")
+                if "." in mi and sec is None:  # 'mm:ss.fff' (DecodeTime's MINUTE TO SECOND)
+                    h, mi, sec = "0", h, mi
+                elif "." in mi:
+                    raise ValueError
+                seconds = (int(h) * 60 + int(mi)) * 60 + Decimal(sec or 0)
                 us = seconds * 10**6
-                micros += -us if m.group(1) == "-" else us
+                micros += -us if m.group("sign") == "-" else us
                 continue
-            qty, unit = Decimal(m.group(5)), field_name(m.group(6) or _bare_unit(s, pos))
+            if m.group("ym") is not None:
+                once("month")
+                negative = m.group("ym").startswith("-")
+                y, mo = m.group("ym").lstrip("+-").split("-")
+                total = int(y) * 12 + int(mo)
+                months += -total if negative else total
+                continue
+            qty = Decimal(m.group("qty"))
+            unit = field_name(m.group("unit") or _bare_unit(s, pos))
+            # fractional seconds count as milli- and microseconds given too
+            once(*(_SECOND_FIELDS if unit == "second" and qty != int(qty) else (unit,)))
             mo, d, us = _IV_UNITS[unit]
             if mo:
                 whole = int(qty * mo)

@@ -347,8 +347,27 @@ _FROM_TEXT = {
     Kind.TIMETZ: lambda arr, t: _per_value(arr, lambda s: time_values.parse_timetz(s).pack(),
                                            pa.int64()),
 }
+def _array_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
+    """array_in with the column's element typmod: varchar(n)[] / char(n)[] elements are
+    read without a length, then held to it as a column's strings are (22001 when too long,
+    unless the excess is spaces), where a cast would cut them."""
+    elem = t.elem
+    if t.kind is not Kind.ARRAY or elem.kind not in (Kind.VARCHAR, Kind.CHAR) \
+            or elem.length is None:
+        return expr_pgarray.from_text(arr, t)
+    wide = SqlType(Kind.ARRAY, element=SqlType(elem.kind))
+    parts = expr_pgarray.Parts(expr_pgarray.from_text(arr, wide))
+    values = expr_pgarray.flat(parts)
+    try:
+        fitted = _string_from_text(values, elem)
+    except errors.QueryError as e:
+        e.row = int(expr_pgarray.parents(parts.lengths)[getattr(e, "row", 0)])
+        raise
+    return expr_pgarray.build(fitted, parts.lengths, parts.valid, elem.arrow_type())
+
+
 for _k in (Kind.ARRAY, Kind.INT2VECTOR, Kind.OIDVECTOR):  # '{1,2,NULL}' (array_in)
-    _FROM_TEXT[_k] = expr_pgarray.from_text
+    _FROM_TEXT[_k] = _array_from_text
 for _k in (Kind.JSON, Kind.JSONB):  # validated (json) or made canonical (jsonb)
     _FROM_TEXT[_k] = lambda arr, t: expr_json.cast(arr, SqlType(Kind.TEXT), t)
 

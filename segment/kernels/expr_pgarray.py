@@ -188,11 +188,13 @@ def dimension(e: Call, args: list, n: int) -> pa.Array:
 
 # --- text ---------------------------------------------------------------------------------
 def element_text(values: pa.Array, t: SqlType) -> pa.Array:
-    """The elements' output function (booleans print t/f inside arrays)."""
+    """The elements' output function (booleans print t/f inside arrays, char(n) padded)."""
     if t.kind is Kind.BOOL:
         return pc.if_else(values, "t", "f")
     if t.kind in (Kind.OID, Kind.XID):
         return pc.cast(values, pa.string())
+    if t.kind is Kind.CHAR and t.length:  # bpcharout: padded to n
+        return pc.utf8_rpad(values, width=t.length, padding=" ")
     return xcast.to_text(values, t)
 
 
