@@ -109,13 +109,22 @@ def bind_assign(e: ex.Expr, dst: SqlType, column: str = "") -> ex.Expr:
         raise errors.DatatypeMismatch(
             f'column "{column}" is of type {dst} but expression is of type {type_name(e)}',
             hint="You will need to rewrite or cast the expression.")
-    if not (dst.is_string and dst.kind is not Kind.TEXT
-            and (dst.length is not None or dst.kind is Kind.CHAR)):
+    if dst.kind is Kind.ARRAY and _fitted(dst.elem):
+        # elements held to varchar(n)/char(n) as a column's strings (a cast would cut them)
+        wide = types.array_of(types.SqlType(dst.elem.kind))
+        return fold_constants(Call(Func.FIT_STRING, (bind_cast(e, wide),), dst))
+    if not _fitted(dst):
         return bind_cast(e, dst)
     text = e if e.type.is_string else bind_cast(e, types.TEXT)
     if text.type == dst:
         return text
     return fold_constants(Call(Func.FIT_STRING, (text,), dst))
+
+
+def _fitted(t: SqlType) -> bool:
+    """Strings stored as t go through FIT_STRING: varchar(n), char(n), bpchar."""
+    return t.is_string and t.kind is not Kind.TEXT and (t.length is not None
+                                                      or t.kind is Kind.CHAR)
 
 
 def _unconstrained_array(e: ex.Expr) -> SqlType:

@@ -93,7 +93,10 @@ def bpchar_spaces_refused() -> errors.QueryError:
 def fit_length(s: str, t: SqlType) -> str:
     """A string stored into varchar(n)/char(n): 22001 when longer, unless the excess is
     spaces (PostgreSQL truncates those); char values keep no trailing spaces. Into a bpchar
-    without a length, trailing spaces are 0A000 (bpchar_spaces_refused)."""
+    without a length, trailing spaces are 0A000 (bpchar_spaces_refused). An array's
+    elements each (t an array of them)."""
+    if t.kind is Kind.ARRAY:
+        return tuple(None if x is None else fit_length(x, t.element) for x in s)
     if t.length is None:
         if t.kind is Kind.CHAR and s.endswith(" "):
             raise bpchar_spaces_refused()

@@ -258,6 +258,14 @@ def fit_string(e: Call, args: list, n: int) -> xa.Datum:
     value has more characters, unless they are spaces (then it is truncated). Into a bpchar
     without a length, trailing spaces are 0A000 (values.bpchar_spaces_refused)."""
     s, t = args[0], e.type
+    if t.kind is Kind.ARRAY:  # each element, as a column's string
+        lists = xa.as_array(s, n)
+        lengths = np.asarray(pc.list_value_length(lists).fill_null(0), dtype=np.int64)
+        offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int32)
+        inner = Call(Func.FIT_STRING, (), t.element)
+        values = fit_string(inner, [pc.list_flatten(lists)], int(offsets[-1]))
+        return pa.ListArray.from_arrays(pa.array(offsets), values, type=t.arrow_type(),
+                                        mask=pc.is_null(lists))
     if t.length is None:
         return check_bpchar(s) if t.kind is Kind.CHAR else s
     over = pc.greater(pc.utf8_length(s), t.length)
