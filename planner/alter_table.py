@@ -195,7 +195,7 @@ def _add_column(change: Change, c: exp.ColumnDef) -> None:
             raise errors.FeatureNotSupported(
                 f"column option {k.sql(dialect='postgres')!r} in ALTER TABLE ADD COLUMN "
                 "(constraints, SERIAL and identity columns are not implemented there)")
-    if c.args["kind"].this.name in ("SERIAL", "BIGSERIAL", "SMALLSERIAL") \
+    if getattr(c.args["kind"].this, "name", None) in ("SERIAL", "BIGSERIAL", "SMALLSERIAL") \
             and not c.args["kind"].expressions:
         raise errors.FeatureNotSupported("ALTER TABLE ADD COLUMN of a serial type")
     t = sql_type(c.args["kind"])

@@ -109,12 +109,22 @@ def bind_assign(e: ex.Expr, dst: SqlType, column: str = "") -> ex.Expr:
         raise errors.DatatypeMismatch(
             f'column "{column}" is of type {dst} but expression is of type {type_name(e)}',
             hint="You will need to rewrite or cast the expression.")
-    if not (dst.is_string and dst.length is not None and dst.kind is not Kind.TEXT):
+    if dst.kind is Kind.ARRAY and _fitted(dst.elem):
+        # elements held to varchar(n)/char(n) as a column's strings (a cast would cut them)
+        wide = types.array_of(types.SqlType(dst.elem.kind))
+        return fold_constants(Call(Func.FIT_STRING, (bind_cast(e, wide),), dst))
+    if not _fitted(dst):
         return bind_cast(e, dst)
     text = e if e.type.is_string else bind_cast(e, types.TEXT)
     if text.type == dst:
         return text
     return fold_constants(Call(Func.FIT_STRING, (text,), dst))
+
+
+def _fitted(t: SqlType) -> bool:
+    """Strings stored as t go through FIT_STRING: varchar(n), char(n), bpchar."""
+    return t.is_string and t.kind is not Kind.TEXT and (t.length is not None
+                                                      or t.kind is Kind.CHAR)
 
 
 def _unconstrained_array(e: ex.Expr) -> SqlType:
@@ -163,6 +173,17 @@ def as_bpchar(e: ex.Expr, t: SqlType) -> ex.Expr:
             and isinstance(e.value, str):
         return Literal(e.value.rstrip(" "), e.type)
     return e
+
+
+def bpchar_padded(s: ex.Expr) -> ex.Expr:
+    """A char(n) value as text padded to n, as its output function prints it: what LIKE,
+    the regex operators, concat() and format() see in PostgreSQL (char values are kept
+    without trailing spaces; a cast to text drops them, as PostgreSQL's does). Other
+    values unchanged."""
+    if s.type.kind is Kind.CHAR and s.type.length is not None:
+        return fold_constants(Call(Func.RPAD, (coerce(s, types.TEXT),
+                                               Literal(s.type.length, types.INT4)), types.TEXT))
+    return s
 
 
 def adopt(e: ex.Expr, t: SqlType) -> ex.Expr:
@@ -311,6 +332,11 @@ def compare_operands(func: Func, a: ex.Expr, b: ex.Expr) -> tuple[ex.Expr, ex.Ex
             return coerce(a, t), coerce(b, t)
         return a, b
     if ta.is_string and tb.is_string:
+        if {ta.kind, tb.kind} == {Kind.CHAR, Kind.VARCHAR}:
+            # PostgreSQL's bpchar operators take varchar (an implicit cast to bpchar, which
+            # drops its trailing spaces): 'ab'::char(5) = 'ab  '::varchar is true.
+            return tuple(coerce(x, types.char(None)) if x.type.kind is Kind.VARCHAR else x
+                         for x in (a, b))
         return a, b
     if ta.kind in TEMPORAL and tb.kind in TEMPORAL:
         for x, y in ((a, b), (b, a)):  # date vs midnight: compare dates, not every row cast

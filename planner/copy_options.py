@@ -112,6 +112,9 @@ def parse_copy_options(params: dict[str, str | None]) -> CopyOptions:
     for key in ("force_quote", "force_not_null", "force_null"):
         if key in p:
             force[key] = _column_list(key.upper(), p.pop(key))
+            if force[key] == ("*",) and key != "force_quote":  # '*' came in PostgreSQL 17
+                raise errors.InvalidParameterValue(
+                    f'argument to option "{key}" must be a list of column names')
             if not csv_mode:
                 raise errors.FeatureNotSupported(
                     f"COPY {key.replace('_', ' ')} available only in CSV mode")

@@ -24,8 +24,8 @@ from decimal import Decimal
 from planner import binary_rules, errors, types
 from planner import expr as ex
 from planner.coercion import (  # bind_assign, cast_type_ok: part of this module's interface
-    TS_RANK, adopt, as_bool, as_bpchar, as_numeric, bind_assign, bind_cast, cast_type_ok, coerce,
-    int_digits, is_unknown, type_name, unify)
+    TS_RANK, adopt, as_bool, as_bpchar, as_numeric, bind_assign, bind_cast, bpchar_padded,
+    cast_type_ok, coerce, int_digits, is_unknown, type_name, unify)
 from planner.expr import Call, Func, Literal
 from planner.fold import fold_constants
 from planner.temporal import TEMPORAL, UTC
@@ -105,6 +105,8 @@ def bind_in(arg: ex.Expr, vals: list[ex.Expr], negated: bool = False) -> ex.Expr
         eqs = [bind_call(Func.EQ, [arg, v]) for v in vals]
         either = eqs[0] if len(eqs) == 1 else bind_call(Func.OR, eqs)
         return bind_call(Func.NOT, [either]) if negated else either
+    if arg.type.kind is Kind.CHAR:  # as compare_operands: bpchar's = takes varchar
+        vals = [coerce(v, types.char(None)) if v.type.kind is Kind.VARCHAR else v for v in vals]
     fitted = [_fit_literal(v, arg.type) for v in vals] if not is_unknown(arg) else [None]
     if all(v is not None for v in fitted):
         return fold_constants(ex.InList(arg, tuple(fitted), negated))
@@ -151,7 +153,8 @@ def bind_like(arg: ex.Expr, pattern: ex.Expr, negated: bool = False,
         op = ("!" if negated else "") + op
         raise errors.UndefinedFunction(
             f"operator does not exist: {type_name(arg)} {op} {type_name(pattern)}")
-    arg, pattern = coerce(arg, types.TEXT), coerce(pattern, types.TEXT)
+    # char(n) matches with its padding, as PostgreSQL's bpcharlike / bpchariclike
+    arg, pattern = coerce(bpchar_padded(arg), types.TEXT), coerce(pattern, types.TEXT)
     if isinstance(pattern, Literal) and pattern.value is not None:
         check_like_pattern(pattern.value)
     return ex.Like(arg, pattern, negated, case_insensitive)

@@ -20,7 +20,7 @@ from sqlglot.tokens import TokenType
 
 from planner import binary_rules, errors, pg_regex, types
 from planner import expr as ex
-from planner.coercion import bind_cast, coerce, is_unknown, no_function
+from planner.coercion import bind_cast, bpchar_padded, coerce, is_unknown, no_function
 from planner.expr import Call, Func, Literal
 from planner.fold import fold_constants
 from planner.types import Kind, SqlType
@@ -109,20 +109,11 @@ def bind_operator(op: str, s: ex.Expr, p: ex.Expr) -> ex.Expr:
     for e in (s, p):
         if not (e.type.is_string or is_unknown(e)):
             raise errors.UndefinedFunction(f"operator does not exist: {s.type} {op} {p.type}")
-    args = _typed("sss", [_padded(s), p, Literal(flags, types.TEXT)])
+    args = _typed("sss", [bpchar_padded(s), p, Literal(flags, types.TEXT)])
     if isinstance(args[1], Literal) and args[1].value is not None:
         pg_regex.compile_are(args[1].value, pg_regex.parse_flags(flags))
     out = fold_constants(Call(Func.REGEXP_LIKE, args, types.BOOL))
     return fold_constants(Call(Func.NOT, (out,), types.BOOL)) if negate else out
-
-
-def _padded(s: ex.Expr) -> ex.Expr:
-    """A char(n) value as the regex operators see it: with its trailing spaces (stored
-    without them; the functions, which take text, drop them as PostgreSQL's cast does)."""
-    if s.type.kind is Kind.CHAR and s.type.length is not None:
-        return fold_constants(Call(Func.RPAD, (coerce(s, types.TEXT),
-                                               Literal(s.type.length, types.INT4)), types.TEXT))
-    return s
 
 
 def bind_similar(s: ex.Expr, pattern: ex.Expr, escape: ex.Expr | None, negate: bool
@@ -134,7 +125,7 @@ def bind_similar(s: ex.Expr, pattern: ex.Expr, escape: ex.Expr | None, negate: b
         raise no_function(name, args[1:])
     if escape is None:
         escape = Literal("\\", types.TEXT)
-    typed = _typed("sss", [_padded(s), pattern, escape])
+    typed = _typed("sss", [bpchar_padded(s), pattern, escape])
     if all(isinstance(a, Literal) and a.value is not None for a in typed[1:]):
         pg_regex.compile_are(pg_regex.similar_to_are(typed[1].value, typed[2].value),
                              pg_regex.Options())
@@ -172,6 +163,9 @@ def _format(args: list[ex.Expr]) -> ex.Expr:
 
 
 def _as_text(a: ex.Expr) -> ex.Expr:
+    """An argument as format() prints it: with its type's output function."""
+    if a.type.kind is Kind.CHAR:
+        return bpchar_padded(a)
     if a.type.kind is Kind.BOOL:  # format prints a boolean with its output function
         return fold_constants(ex.Case(((a, Literal("t", types.TEXT)),
                                        (Call(Func.NOT, (a,), types.BOOL),

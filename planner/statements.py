@@ -599,7 +599,8 @@ def _column(c: exp.ColumnDef, table: str, st: Statement, identities, earlier: li
     if name in earlier:
         raise errors.QueryError(f'column "{name}" specified more than once', "42701")
     kind = c.args["kind"]
-    serial = _SERIALS.get(kind.this.name) if not kind.expressions else None
+    # kind.this is a string for oid, regclass, ... (sqlglot's ObjectIdentifier)
+    serial = _SERIALS.get(getattr(kind.this, "name", None)) if not kind.expressions else None
     t = serial if serial is not None else sql_type(kind)
     if t.is_numeric and t.precision is None:
         # An unconstrained numeric column keeps any scale in PostgreSQL; ours have a

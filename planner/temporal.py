@@ -80,8 +80,8 @@ USECS_PER_DAY = 86_400_000_000
 _WS = " \t\n\r\v\f"  # what PostgreSQL's scanners treat as skippable space
 _UNIX_EPOCH = dt.datetime(1970, 1, 1)
 _TS_RE = re.compile(r"\s*(\d{4,})-(\d{1,2})-(\d{1,2})(?:(?:\s+|T)(\d{1,2}):(\d{1,2})"
-                    r"(?::(\d{1,2})(?:\.(\d*))?)?)?\s*(Z|[+-]\d{1,2}(?::?\d{2})?)?\s*\Z",
-                    re.A | re.I)
+                    r"(?::(\d{1,2})(?:\.(\d*))?)?)?\s*"
+                    r"(Z|[+-]\d{1,2}(?::?\d{2}(?::?\d{2})?)?)?\s*(BC)?\s*\Z", re.A | re.I)
 _TYPE_WORD = {Kind.TIMESTAMP: "timestamp"}
 
 
@@ -130,7 +130,10 @@ def parse_timestamp(text: str, t: SqlType) -> dt.datetime | Infinite:
     m = _TS_RE.match(text)
     if not m:
         raise _syntax(t, text)
-    y, mo, d, hh, mi, ss, frac, tz = m.groups()
+    y, mo, d, hh, mi, ss, frac, tz, bc = m.groups()
+    if bc or len(y) > 4:  # Python's dates hold years 1..9999; columns take them all
+        raise errors.FeatureNotSupported(
+            f'constant {t.kind.value.split(" ")[0]} outside the years 1..9999: "{text.strip()}"')
     h, minute, sec = int(hh or 0), int(mi or 0), int(ss or 0)
     micros = int(round(Decimal("0." + frac) * 10**6)) if frac else 0
     try:
@@ -143,11 +146,34 @@ def parse_timestamp(text: str, t: SqlType) -> dt.datetime | Infinite:
     if t.kind is Kind.TIMESTAMPTZ:
         offset = 0
         if tz and tz.upper() != "Z":
-            digits = tz[1:].replace(":", "")
-            offset = int(digits[:2]) * 3600 + (int(digits[2:]) * 60 if len(digits) > 2 else 0)
-            offset = -offset if tz[0] == "-" else offset
+            offset = zone_offset_seconds(tz)
         v = (v - dt.timedelta(seconds=offset)).replace(tzinfo=UTC)
     return v
+
+
+# Intervals are Arrow month_day_nano: their time part holds nanoseconds in 64 bits, a
+# thousandth of PostgreSQL's microseconds (2562047 hours where PostgreSQL has 2562047788).
+MAX_INTERVAL_MICROS = (2**63 - 1) // 1000
+
+
+def interval_time_refused() -> errors.QueryError:
+    """An interval whose time part raympp's nanoseconds cannot hold."""
+    return errors.FeatureNotSupported(
+        "intervals with a time part beyond 2562047:47:16.854775 (raympp holds "
+        "nanoseconds in 64 bits)")
+
+
+def zone_offset_seconds(tz: str) -> int:
+    """Seconds east of UTC of an offset '+5', '-05:30', '+0553', '+05:53:28' (local mean
+    time, which PostgreSQL prints for old dates)."""
+    body = tz[1:]
+    if ":" in body:
+        fields = [int(f) for f in body.split(":")]
+    else:  # hh, hhmm or hhmmss; one or two hour digits
+        head = len(body) % 2 or 2
+        fields = [int(body[:head])] + [int(body[i:i + 2]) for i in range(head, len(body), 2)]
+    seconds = sum(f * unit for f, unit in zip(fields, (3600, 60, 1)))
+    return -seconds if tz[0] == "-" else seconds
 
 
 def has_offset(text: str) -> bool:
@@ -160,8 +186,20 @@ _IV_UNITS = {"microseconds": (0, 0, 1), "milliseconds": (0, 0, 1000), "second": 
              "minute": (0, 0, 60 * 10**6), "hour": (0, 0, 3600 * 10**6), "day": (0, 1, 0),
              "week": (0, 7, 0), "month": (1, 0, 0), "year": (12, 0, 0), "decade": (120, 0, 0),
              "century": (1200, 0, 0), "millennium": (12000, 0, 0)}
-_IV_TOKEN = re.compile(r"\s*(?:([+-])?(\d+):(\d+)(?::(\d+(?:\.\d*)?))?|([+-]?(?:\d+\.?\d*|\.\d+))"
-                       r"\s*([a-z]+)?)", re.A | re.I)
+_IV_TOKEN = re.compile(
+    r"\s*(?:(?P<sign>[+-])?(?P<h>\d+):(?P<m>\d+(?:\.\d*)?)(?::(?P<s>\d+(?:\.\d*)?))?"
+    r"|(?P<ym>[+-]?\d+-\d+)(?![\d.:])"  # SQL's years-months: '1-2' is 1 year 2 mons
+    r"|(?P<qty>[+-]?(?:\d+\.?\d*|\.\d+))\s*(?P<unit>[a-z]+)?)", re.A | re.I)
+# The fields a time of day sets: no unit may be given twice (DecodeInterval's field mask)
+_SECOND_FIELDS = ("second", "milliseconds", "microseconds")
+_CLOCK_FIELDS = ("hour", "minute") + _SECOND_FIELDS
+
+
+def _bare_unit(s: str, pos: int) -> str:
+    """The unit of a number written without one: days right before a time of day ('3
+    4:05:06' is 3 days 04:05:06, as DecodeInterval reads it), else seconds."""
+    nxt = _IV_TOKEN.match(s, pos)
+    return "day" if nxt is not None and nxt.group("h") is not None else "second"
 
 
 def parse_interval(text: str) -> Interval:
@@ -172,6 +210,12 @@ def parse_interval(text: str) -> Interval:
     ago = s.endswith(" ago") or s == "ago"
     s = s[:-3] if ago else s
     months, days, micros, pos = 0, 0, Decimal(0), 0
+    seen: set[str] = set()
+
+    def once(*fields: str) -> None:  # a unit given twice ('1 2', '1 day 2 days') is 22007
+        if seen.intersection(fields):
+            raise ValueError
+        seen.update(fields)
     try:
         if not s.strip():
             raise ValueError
@@ -180,12 +224,28 @@ def parse_interval(text: str) -> Interval:
             if not m or m.end() == pos:
                 raise ValueError
             pos = m.end()
-            if m.group(2) is not None:
-                seconds = (int(m.group(2)) * 60 + int(m.group(3))) * 60 + Decimal(m.group(4) or 0)
+            if m.group("h") is not None:
+                once(*_CLOCK_FIELDS)
+                h, mi, sec = m.group("h"), m.group("m"), m.group("s")
+                if "." in mi and sec is None:  # 'mm:ss.fff' (DecodeTime's MINUTE TO SECOND)
+                    h, mi, sec = "0", h, mi
+                elif "." in mi:
+                    raise ValueError
+                seconds = (int(h) * 60 + int(mi)) * 60 + Decimal(sec or 0)
                 us = seconds * 10**6
-                micros += -us if m.group(1) == "-" else us
+                micros += -us if m.group("sign") == "-" else us
                 continue
-            qty, unit = Decimal(m.group(5)), field_name(m.group(6) or "second")
+            if m.group("ym") is not None:
+                once("month")
+                negative = m.group("ym").startswith("-")
+                y, mo = m.group("ym").lstrip("+-").split("-")
+                total = int(y) * 12 + int(mo)
+                months += -total if negative else total
+                continue
+            qty = Decimal(m.group("qty"))
+            unit = field_name(m.group("unit") or _bare_unit(s, pos))
+            # fractional seconds count as milli- and microseconds given too
+            once(*(_SECOND_FIELDS if unit == "second" and qty != int(qty) else (unit,)))
             mo, d, us = _IV_UNITS[unit]
             if mo:
                 whole = int(qty * mo)
@@ -205,6 +265,8 @@ def parse_interval(text: str) -> Interval:
     except (ValueError, KeyError, decimal.InvalidOperation):
         raise errors.InvalidDatetimeFormat(f'invalid input syntax for type interval: "{text}"')
     iv = Interval(months, days, int(round(micros)))
+    if abs(iv.micros) > MAX_INTERVAL_MICROS:
+        raise interval_time_refused()
     return Interval(-iv.months, -iv.days, -iv.micros) if ago else iv
 
 

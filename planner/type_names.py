@@ -32,6 +32,8 @@ _PRECISION = {"TIME": "time", "TIMETZ": "time", "TIMESTAMP": "timestamp",
 
 def sql_type(dt: exp.DataType) -> types.SqlType:
     """The SqlType a sqlglot DataType names (`numeric(15,2)`, `varchar(25)`, ...)."""
+    if isinstance(dt, exp.ObjectIdentifier):  # oid, regclass, ...: sqlglot's own node
+        raise errors.FeatureNotSupported(f"type {str(dt.this).lower()} is not supported")
     name = dt.this.name
     args = tuple(int(p.this.this) for p in dt.expressions
                  if isinstance(p, exp.DataTypeParam) and isinstance(p.this, exp.Literal))

@@ -18,7 +18,8 @@ from planner import (array_rules, binary_rules, datetime_rules, errors, format_r
                      interval_rules, json_rules, math_rules, regex_rules, types, zone_rules)
 from planner import expr as ex
 from planner.coercion import (
-    adopt, as_bool, as_bpchar, as_numeric, bind_cast, coerce, common_type, int_digits, is_unknown,
+    adopt, as_bool, as_bpchar, as_numeric, bind_cast, bpchar_padded, coerce, common_type,
+    int_digits, is_unknown,
     compare_operands, no_function, no_operator, not_unique, numeric_type, text_arg, unify)
 from planner.expr import Call, Func, Literal
 from planner.fold import fold_constants
@@ -363,10 +364,17 @@ def _rule_concat(func: Func, args) -> ex.Expr:
             raise no_function(func.value, args)
         rest = _rule_concat(Func.CONCAT_FN, args[1:])
         return Call(func, (text_arg(func, args[0], args),) + rest.args, types.TEXT)
-    out = tuple(coerce(a, types.TEXT) if is_unknown(a) else _bool_output(a)
-                if func is Func.CONCAT_FN and a.type.kind is Kind.BOOL else bind_cast(a, types.TEXT)
-                for a in args)
+    out = tuple(coerce(a, types.TEXT) if is_unknown(a) else _output(a)
+                if func is Func.CONCAT_FN else bind_cast(a, types.TEXT) for a in args)
     return Call(func, out, types.TEXT)
+
+
+def _output(a: ex.Expr) -> ex.Expr:
+    """An argument of concat() / concat_ws() as text: they print with output functions (a
+    char(n) padded to n)."""
+    if a.type.kind is Kind.BOOL:
+        return _bool_output(a)
+    return bpchar_padded(a) if a.type.kind is Kind.CHAR else bind_cast(a, types.TEXT)
 
 
 def _bool_output(a: ex.Expr) -> ex.Expr:

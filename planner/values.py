@@ -82,9 +82,25 @@ def fit_string(s: str, t: SqlType) -> str:
     return s.rstrip(" ") if t.kind is Kind.CHAR else s
 
 
+def bpchar_spaces_refused() -> errors.QueryError:
+    """Storing a value with trailing spaces into a bpchar column without a length: PostgreSQL
+    keeps and prints them; raympp keeps char values without trailing spaces (char(n) prints
+    padded to n, so nothing is lost there), which would print it differently."""
+    return errors.FeatureNotSupported(
+        "trailing spaces in a value stored as bpchar without a length (use char(n) or text)")
+
+
 def fit_length(s: str, t: SqlType) -> str:
     """A string stored into varchar(n)/char(n): 22001 when longer, unless the excess is
-    spaces (PostgreSQL truncates those); char values keep no trailing spaces."""
+    spaces (PostgreSQL truncates those); char values keep no trailing spaces. Into a bpchar
+    without a length, trailing spaces are 0A000 (bpchar_spaces_refused). An array's
+    elements each (t an array of them)."""
+    if t.kind is Kind.ARRAY:
+        return tuple(None if x is None else fit_length(x, t.element) for x in s)
+    if t.length is None:
+        if t.kind is Kind.CHAR and s.endswith(" "):
+            raise bpchar_spaces_refused()
+        return s
     if len(s) > t.length:
         if s[t.length:].strip(" "):
             raise errors.QueryError(f"value too long for type {t}", "22001")

@@ -23,6 +23,7 @@ from coordinator.pgwire import backend, codec, numeric
 from planner import errors, temporal
 from planner.types import BINARY_KINDS, CATALOG_KINDS, Kind, SqlType
 from segment.kernels import expr_binary as xbin
+from segment.kernels import expr_cast as xcast
 from segment.kernels import expr_pgarray as xpa
 from segment.kernels import expr_timezone as xzone
 from segment.kernels import expr_timetz as xtz
@@ -175,10 +176,8 @@ def _timestamp_text(arr: pa.Array, t: SqlType) -> pa.Array:
 
 def _finite_timestamp_text(arr: pa.Array, t: SqlType) -> pa.Array:
     naive = pa.Array.from_buffers(pa.timestamp("us"), len(arr), arr.buffers(), offset=arr.offset)
-    text = pc.replace_substring_regex(pc.cast(naive, pa.string()), _TRAILING_ZEROS, r"\1")
-    if t.kind is Kind.TIMESTAMPTZ:  # values are UTC instants, shown in UTC
-        text = pc.binary_join_element_wise(text, "+00", "")
-    return text
+    # timestamptz values are UTC instants, shown in UTC
+    return xcast.timestamp_text(naive, "+00" if t.kind is Kind.TIMESTAMPTZ else None)
 
 
 def _interval_text_column(arr: pa.Array, t: SqlType) -> pa.Array:
@@ -205,7 +204,7 @@ _TEXT = {
     Kind.TEXT: lambda a, t: a,
     Kind.VARCHAR: lambda a, t: a,
     Kind.CHAR: _char_padded,
-    Kind.DATE: lambda a, t: infinite.text(a, lambda f: pc.cast(f, pa.string())),
+    Kind.DATE: lambda a, t: infinite.text(a, xcast.date_text),
     Kind.TIMESTAMP: _timestamp_text,
     Kind.TIMESTAMPTZ: _timestamp_text,
     Kind.INTERVAL: _interval_text_column,

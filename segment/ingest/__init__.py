@@ -3,6 +3,7 @@
 - copy_text     TEXT and CSV framing (COPY FROM STDIN and server files), block by block
 - copy_escapes  TEXT format's backslash escapes
 - copy_binary   PostgreSQL's binary COPY format, both directions
+- copy_binary_array  binary COPY FROM of array columns (array_recv)
 - file_source   COPY FROM a server-side file (CSV, TEXT, binary, Parquet)
 - convert       text and typed Arrow columns to the table's physical columns (conform,
                 convert, widen), with PostgreSQL's input errors

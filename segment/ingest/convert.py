@@ -30,8 +30,8 @@ from segment.ingest import interval, numeric
 from segment.ingest.base import WS, fail_at, first_true, null, raise_at, to_string, trim, try_cast
 from planner.time_zones import Zone
 from segment.kernels import expr_arrays as xa
-from segment.kernels import (expr_binary, expr_cast, expr_json, expr_pgarray, expr_timetz,
-                             expr_timezone, infinite)
+from segment.kernels import (eras, expr_binary, expr_cast, expr_json, expr_pgarray,
+                             expr_string, expr_timetz, expr_timezone, infinite, zone_offsets)
 
 _INT_LIMITS = {Kind.INT2: (-2**15, 2**15 - 1), Kind.INT4: (-2**31, 2**31 - 1),
                Kind.INT8: (-2**63, 2**63 - 1)}
@@ -41,6 +41,7 @@ _FALSE = ["f", "fa", "fal", "fals", "false", "n", "no", "of", "off", "0"]
 # A zone offset after a time of day; timestamp without time zone ignores it, as PostgreSQL.
 _OFFSET = r"(?:[zZ]|(?i:utc|gmt)|[+-][0-9]{1,2}(?::?[0-9]{2}(?::?[0-9]{2})?)?)$"
 _TIME_OFFSET = r"([0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]*)?)?) *" + _OFFSET
+_TIME_OFFSET_BC = _TIME_OFFSET[:-1] + r"(?: *(?i:BC))?$"   # '... 23:00:00+00 BC'
 
 
 def conform(data: pa.Table | pa.RecordBatch, columns: list[ColumnDef],
@@ -190,6 +191,12 @@ def _bool_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
 
 
 def _string_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
+    """text as it is; varchar(n)/char(n) checked for length (trailing spaces beyond n
+    dropped, as PostgreSQL does); char values kept without trailing spaces, as every
+    other path stores them (they print padded to n); bpchar without a length refuses
+    them (expr_string.check_bpchar)."""
+    if t.kind is Kind.CHAR and t.length is None:
+        return expr_string.check_bpchar(arr)
     if t.length is None or t.kind is Kind.TEXT:
         return arr
     n = t.length
@@ -203,7 +210,7 @@ def _string_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
                      first_true(bad))
         arr = pc.if_else(long, pc.utf8_slice_codeunits(arr, 0, n), arr)
     if t.kind is Kind.CHAR:
-        arr = pc.utf8_rpad(arr, width=n, padding=" ")
+        arr = pc.utf8_rtrim(arr, characters=" ")
     return arr
 
 
@@ -217,7 +224,7 @@ def _iso_date(arr: pa.Array) -> pa.Array:
     return pc.replace_substring_regex(arr, r"(?i)^epoch$", "1970-01-01")
 
 
-def _parse_date(arr: pa.Array) -> pa.Array | None:
+def _parse_iso_date(arr: pa.Array) -> pa.Array | None:
     v = try_cast(arr, pa.date32())
     if v is None:
         iso = _iso_date(arr)
@@ -232,10 +239,11 @@ def _date_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
     v = _parse_date(arr)
     if v is None:
         fail_at(arr, _parse_date, lambda s: _datetime_error(s, "date"))
+    eras.check_range(v, 1, arr)
     return v
 
 
-def _parse_naive(arr: pa.Array) -> pa.Array | None:
+def _parse_iso_naive(arr: pa.Array) -> pa.Array | None:
     v = try_cast(arr, pa.timestamp("us"))
     if v is None:
         arr = pc.replace_substring_regex(_iso_date(arr), _TIME_OFFSET, r"\1")
@@ -247,19 +255,26 @@ def _parse_naive(arr: pa.Array) -> pa.Array | None:
     return v
 
 
+# Years outside 1..9999 ('0044-03-15 BC', '10000-01-01') read too (segment/kernels/eras.py).
+_parse_date = eras.parsing(_parse_iso_date, 1)
+_parse_naive = eras.parsing(_parse_iso_naive, eras.US_PER_DAY)
+# offsets with seconds too (local mean time, '+05:53:28': segment/kernels/zone_offsets.py)
+_parse_offset = eras.parsing(lambda a: zone_offsets.instants(a, _parse_naive), eras.US_PER_DAY)
+
+
 def _parse_aware(arr: pa.Array, zone: str | None = None) -> pa.Array | None:
     """timestamptz: an explicit zone offset is honoured; none means the session's zone
     (`zone`, a Zone spec; None: UTC)."""
     trimmed = pc.replace_substring_regex(_iso_date(arr), r"(?i) *(utc|gmt)$", "+00")
-    has_offset = pc.match_substring_regex(trimmed, _TIME_OFFSET)
-    target = pa.timestamp("us", tz="UTC")
-    aware = try_cast(pc.if_else(has_offset, trimmed, null(pa.string())), target)
+    trimmed = pc.replace_substring_regex(trimmed, r"(?i) *(utc|gmt)( *BC *)$", r"+00\2")
+    has_offset = pc.match_substring_regex(trimmed, _TIME_OFFSET_BC)
+    aware = _parse_offset(pc.if_else(has_offset, trimmed, null(pa.string())))
     naive = _parse_naive(pc.if_else(has_offset, null(pa.string()), trimmed))
     if aware is None or naive is None:
         return None
     if zone is not None and not Zone.from_spec(zone).is_utc:
         naive = expr_timezone.from_local(None, [naive, pa.scalar(zone)], len(naive))
-    return pc.coalesce(aware, naive.cast(target))
+    return pc.coalesce(aware, naive.cast(pa.timestamp("us", tz="UTC")))
 
 
 def _timestamp_from_text(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Array:
@@ -267,6 +282,7 @@ def _timestamp_from_text(arr: pa.Array, t: SqlType, zone: str | None = None) -> 
     v = parse(arr)
     if v is None:
         fail_at(arr, parse, lambda s: _datetime_error(s, t.sql()))
+    eras.check_range(v, eras.US_PER_DAY, arr)
     return v
 
 
@@ -331,8 +347,27 @@ _FROM_TEXT = {
     Kind.TIMETZ: lambda arr, t: _per_value(arr, lambda s: time_values.parse_timetz(s).pack(),
                                            pa.int64()),
 }
+def _array_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
+    """array_in with the column's element typmod: varchar(n)[] / char(n)[] elements are
+    read without a length, then held to it as a column's strings are (22001 when too long,
+    unless the excess is spaces), where a cast would cut them."""
+    elem = t.elem
+    if t.kind is not Kind.ARRAY or elem.kind not in (Kind.VARCHAR, Kind.CHAR) \
+            or elem.length is None:
+        return expr_pgarray.from_text(arr, t)
+    wide = SqlType(Kind.ARRAY, element=SqlType(elem.kind))
+    parts = expr_pgarray.Parts(expr_pgarray.from_text(arr, wide))
+    values = expr_pgarray.flat(parts)
+    try:
+        fitted = _string_from_text(values, elem)
+    except errors.QueryError as e:
+        e.row = int(expr_pgarray.parents(parts.lengths)[getattr(e, "row", 0)])
+        raise
+    return expr_pgarray.build(fitted, parts.lengths, parts.valid, elem.arrow_type())
+
+
 for _k in (Kind.ARRAY, Kind.INT2VECTOR, Kind.OIDVECTOR):  # '{1,2,NULL}' (array_in)
-    _FROM_TEXT[_k] = expr_pgarray.from_text
+    _FROM_TEXT[_k] = _array_from_text
 for _k in (Kind.JSON, Kind.JSONB):  # validated (json) or made canonical (jsonb)
     _FROM_TEXT[_k] = lambda arr, t: expr_json.cast(arr, SqlType(Kind.TEXT), t)
 
@@ -376,6 +411,8 @@ def _binary_values(arr: pa.Array, t: SqlType) -> pa.Array:
 # --- typed input (Parquet, binary COPY) ---------------------------------------------------
 def _from_typed(arr: pa.Array, t: SqlType, target: pa.DataType) -> pa.Array:
     src = arr.type
+    if t.is_array and src == target:  # binary COPY's, elements conformed already
+        return arr
     if t.is_integer and (pa.types.is_integer(src) or pa.types.is_boolean(src)):
         v = try_cast(arr, pa.int64())
         if v is None:  # uint64 beyond int64

@@ -4,7 +4,8 @@ The stream is an 11-byte signature, Int32 flags, an Int32-length header extensio
 tuples (Int16 field count; per field an Int32 length, -1 for NULL, and the value in the
 type's send/recv format) and an Int16 -1 trailer. A numba kernel walks whole tuples and
 records where every field starts; numpy then decodes each column in one go (big-endian
-integers and floats, dates and timestamps from the 2000-01-01 epoch, interval, UTF-8 text).
+integers and floats, dates and timestamps from the 2000-01-01 epoch, interval, UTF-8 text,
+json as its text, jsonb after its version byte); arrays are copy_binary_array's.
 Numerics are rewritten by a second kernel into decimal text, so convert.conform rounds and
 checks them exactly as it does for TEXT input. For COPY TO ... BINARY this module gives
 the PGCOPY header and trailer and a vectorized numeric_send for scaled-int64 numerics;
@@ -19,10 +20,11 @@ import numba
 import numpy as np
 import pyarrow as pa
 
-from planner import errors
+from planner import errors, temporal
 from planner.schema import ColumnDef
 from planner.types import Kind
-from segment.ingest import convert
+from segment.ingest import convert, copy_binary_array
+from segment.kernels import eras
 
 SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
 HEADER = SIGNATURE + struct.pack("!ii", 0, 0)   # no OIDs, no header extension
@@ -321,7 +323,19 @@ def _column(view: np.ndarray, starts: np.ndarray, lengths: np.ndarray, col: Colu
         if bad >= 0:
             raise _bad(int(bad))
         return _strings(data, offsets[:-1], ends[1:] - offsets[:-1], valid)
-    if kind in (Kind.TEXT, Kind.VARCHAR, Kind.CHAR):
+    if kind is Kind.JSONB:  # jsonb_recv: a version byte (1), then the text
+        present = valid & (lengths > 0)
+        version = np.where(present, view[np.where(present, starts, 0)], 1)
+        wrong = (valid & ~present) | (version != 1)
+        if wrong.any():
+            row = int(np.flatnonzero(wrong)[0])
+            e = errors.QueryError("insufficient data left in message", "08P01") \
+                if not present[row] else \
+                errors.InternalError(f"unsupported jsonb version number {int(version[row])}")
+            e.row = row
+            raise e
+        starts, lengths = starts + valid, np.where(valid, lengths - 1, lengths)
+    if kind in (Kind.TEXT, Kind.VARCHAR, Kind.CHAR, Kind.JSON, Kind.JSONB):
         lens = np.where(valid, lengths, 0)
         text = _strings(view, starts, lens, valid)
         try:
@@ -340,6 +354,8 @@ def _column(view: np.ndarray, starts: np.ndarray, lengths: np.ndarray, col: Colu
     if kind in (Kind.BYTEA, Kind.UUID):  # bytearecv / uuid_recv: the bytes themselves
         lens = np.where(valid, lengths, 0)
         return _strings(view, starts, lens, valid, pa.large_binary())
+    if col.type.is_array:  # arrays, int2vector, oidvector
+        return copy_binary_array.decode(view, starts, lengths, col.type, _column)
     raise errors.FeatureNotSupported(f"binary COPY of type {col.type.sql()}")
 
 
@@ -365,9 +381,19 @@ def _epoch(values: np.ndarray, valid: np.ndarray, shift: int, target: pa.DataTyp
            plus_inf: int, minus_inf: int) -> pa.Array:
     # +/-infinity are the same extreme integers in raympp's layout (kernels/infinite.py)
     infinite = (values == plus_inf) | (values == minus_inf)
-    shifted = np.where(infinite, values.astype(np.int64), values.astype(np.int64) + shift)
+    raw = values.astype(np.int64)
+    beyond = valid & ~infinite & (raw > np.iinfo(np.int64).max - shift)
+    if beyond.any():  # a timestamp of PostgreSQL's last 30 years: not in raympp's int64
+        e = eras.beyond_int64()
+        e.row = int(np.flatnonzero(beyond)[0])
+        raise e
+    shifted = np.where(infinite, raw, raw + shift)
     physical = pa.int32() if pa.types.is_date(target) else pa.int64()
     arr = pa.array(shifted.astype(physical.to_pandas_dtype()), mask=None if valid.all() else ~valid)
+    # date_recv / timestamp_recv: 22008 outside PostgreSQL's range (infinities aside)
+    eras.check_range(pa.array(shifted.astype(physical.to_pandas_dtype()),
+                              mask=~(valid & ~infinite)).view(target),
+                     1 if pa.types.is_date(target) else eras.US_PER_DAY)
     return arr.view(target)
 
 
@@ -407,6 +433,12 @@ def _timetz(raw: np.ndarray, valid: np.ndarray) -> pa.Array:
 
 def _interval(raw: np.ndarray, valid: np.ndarray) -> pa.Array:
     wire = raw.view(np.dtype([("micros", ">i8"), ("days", ">i4"), ("months", ">i4")])).ravel()
+    micros = wire["micros"].astype(np.int64)
+    too_long = (micros > temporal.MAX_INTERVAL_MICROS) | (micros < -temporal.MAX_INTERVAL_MICROS)
+    if too_long.any():
+        e = temporal.interval_time_refused()
+        e.row = int(np.flatnonzero(valid)[np.flatnonzero(too_long)[0]])
+        raise e
     out = np.zeros(len(valid), np.dtype([("months", "<i4"), ("days", "<i4"), ("nanos", "<i8")]))
     out["months"][valid], out["days"][valid] = wire["months"], wire["days"]
     out["nanos"][valid] = wire["micros"].astype(np.int64) * 1000

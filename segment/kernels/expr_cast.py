@@ -21,13 +21,14 @@ from planner import errors, temporal, time_values
 from planner.temporal import TEMPORAL, Infinite
 from planner.values import DEC, parse_text
 from planner.types import BINARY_KINDS, PRECISION_KINDS, Kind, SqlType
+from segment.kernels import eras
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_binary as xbin
 from segment.kernels import expr_datetime as xd
 from segment.kernels import expr_kernels as xk
 from segment.kernels import expr_numeric as xn
 from segment.kernels import expr_timetz as xtz
-from segment.kernels import infinite
+from segment.kernels import infinite, zone_offsets
 
 _WS = " \t\n\r\v\f"
 _INT64_NUMERIC = SqlType(Kind.NUMERIC, 18, 0)  # int64 layout at scale 0
@@ -246,9 +247,10 @@ def to_text(arr: pa.Array, src: SqlType) -> pa.Array:
     if k is Kind.NUMERIC:
         return _numeric_text(arr, src.scale)
     if k is Kind.DATE:
-        return infinite.text(arr, lambda a: pc.cast(a, pa.string()))
+        return infinite.text(arr, date_text)
     if k in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
-        return infinite.text(arr, lambda a: _timestamp_text(a, k))
+        return infinite.text(arr, lambda a: timestamp_text(
+            pc.cast(a, pa.timestamp("us")), "+00" if k is Kind.TIMESTAMPTZ else None))
     if k is Kind.INTERVAL:
         return xd.format_intervals(arr)
     if k is Kind.TIMETZ:
@@ -261,10 +263,47 @@ def to_text(arr: pa.Array, src: SqlType) -> pa.Array:
     return pc.cast(arr, pa.string())
 
 
-def _timestamp_text(arr: pa.Array, k: Kind) -> pa.Array:
-    text = pc.cast(pc.cast(arr, pa.timestamp("us")), pa.string())
-    text = pc.replace_substring_regex(text, r"(\.\d*[1-9])0+$|\.0+$", r"\1")
-    return pc.binary_join_element_wise(text, "+00", "") if k is Kind.TIMESTAMPTZ else text
+def _text_era(trimmed: pa.Array, dst: SqlType, given: pa.Array) -> pa.Array:
+    """ISO dates / timestamps of any year, and 'infinity' / '-infinity' (eras.parsing
+    around Arrow's cast; a timestamptz without offsets in UTC, as every caller's text is
+    in a UTC session or has its offset); other spellings are left to the value-by-value
+    parser."""
+    def iso(a: pa.Array) -> pa.Array | None:
+        if dst.kind is not Kind.TIMESTAMPTZ:
+            return pc.cast(a, dst.arrow_type())
+        with_offsets = zone_offsets.instants(a, lambda c: pc.cast(c, pa.timestamp("us")))
+        if with_offsets is not None:
+            return with_offsets
+        return pc.cast(a, pa.timestamp("us")).cast(dst.arrow_type())  # no offset: UTC
+    try:  # the common case: Arrow reads it all (four-digit years, within range)
+        return iso(trimmed)
+    except pa.ArrowInvalid:
+        pass
+    per_day = 1 if dst.kind is Kind.DATE else eras.US_PER_DAY
+    word = pc.utf8_lower(trimmed)
+    pos, neg = (np.asarray(pc.fill_null(pc.equal(word, w), False), dtype=bool)
+                for w in ("infinity", "-infinity"))
+    rest = pc.if_else(pa.array(pos | neg), pa.scalar(None, pa.string()), trimmed)
+    try:
+        out = eras.parsing(iso, per_day)(rest)
+    except pa.ArrowInvalid:
+        out = None
+    if out is None:
+        raise _Reparse
+    eras.check_range(out, per_day, given)
+    return infinite.put(out, (pos, neg)) if (pos | neg).any() else out
+
+
+def date_text(arr: pa.Array) -> pa.Array:
+    """date_out of finite dates (any year: '0044-03-15 BC', '10000-01-01')."""
+    return eras.text(arr, 1, lambda a: pc.cast(a, pa.string()))
+
+
+def timestamp_text(arr: pa.Array, suffix=None) -> pa.Array:
+    """timestamp_out of finite timestamp[us] values, without trailing fractional zeros;
+    `suffix` (the zone offset of a timestamptz) goes before a ' BC'."""
+    return eras.text(arr, eras.US_PER_DAY, lambda a: pc.replace_substring_regex(
+        pc.cast(a, pa.string()), r"(\.\d*[1-9])0+$|\.0+$", r"\1"), suffix)
 
 
 def _numeric_text(arr: pa.Array, s: int) -> pa.Array:
@@ -361,6 +400,8 @@ def from_text(arr: pa.Array, dst: SqlType) -> pa.Array:
             return _text_float(trimmed, dst)
         if dst.is_numeric:
             return _text_numeric(trimmed, dst)
+        if k in (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ):  # any year: '0044-03-15 BC'
+            return _text_era(trimmed, dst, arr)
         return pc.cast(trimmed, dst.arrow_type())
     except (_Reparse, pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass

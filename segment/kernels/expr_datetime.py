@@ -243,7 +243,10 @@ def _field_values(field: str, x: pa.Array, kind: Kind) -> tuple[np.ndarray, int]
         "week": lambda: pc.iso_week(x), "isoyear": lambda: pc.iso_year(x),
     }
     if field in simple:
-        return xa.np_view(pc.cast(simple[field](), pa.int64()), np.int64), 0
+        out = xa.np_view(pc.cast(simple[field](), pa.int64()), np.int64)
+        if field in ("year", "isoyear"):  # no year 0: 1 BC (astronomical 0) is -1
+            out = np.where(out <= 0, out - 1, out)
+        return out, 0
     if field == "decade":
         return np.floor_divide(year, 10), 0
     if field == "century":

@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 from planner import errors
 from planner.expr import Call, Func
 from planner.types import Kind, SqlType
+from planner.array_text import split_array_text
 from planner.values import parse_array
 from segment.kernels import expr_arith as xarith
 from segment.kernels import interval_order
@@ -187,11 +188,13 @@ def dimension(e: Call, args: list, n: int) -> pa.Array:
 
 # --- text ---------------------------------------------------------------------------------
 def element_text(values: pa.Array, t: SqlType) -> pa.Array:
-    """The elements' output function (booleans print t/f inside arrays)."""
+    """The elements' output function (booleans print t/f inside arrays, char(n) padded)."""
     if t.kind is Kind.BOOL:
         return pc.if_else(values, "t", "f")
     if t.kind in (Kind.OID, Kind.XID):
         return pc.cast(values, pa.string())
+    if t.kind is Kind.CHAR and t.length:  # bpcharout: padded to n
+        return pc.utf8_rpad(values, width=t.length, padding=" ")
     return xcast.to_text(values, t)
 
 
@@ -207,9 +210,9 @@ def quote_elements(text: pa.Array) -> pa.Array:
 
 
 # Element types whose text never needs quotes in an array (digits, signs, points, t/f,
-# NaN/Infinity, dates): array_out's quoting is skipped for them.
+# NaN/Infinity): array_out's quoting is skipped for them. Not dates: '0044-03-15 BC'.
 _NEVER_QUOTED = frozenset({Kind.INT2, Kind.INT4, Kind.INT8, Kind.FLOAT4, Kind.FLOAT8,
-                           Kind.NUMERIC, Kind.BOOL, Kind.DATE, Kind.OID, Kind.XID})
+                           Kind.NUMERIC, Kind.BOOL, Kind.OID, Kind.XID})
 
 
 def to_text(arr: pa.Array, t: SqlType, elem_text=None) -> pa.Array:
@@ -269,7 +272,20 @@ def from_text(arr: pa.Array, t: SqlType) -> pa.Array:
         return build(values, lengths, p.valid, t.elem.arrow_type())
     except (ValueError, pa.ArrowInvalid):
         pass  # quoted or escaped elements: the exact parser below, value by value
+    if t.kind is Kind.ARRAY and t.elem.kind in _TEMPORAL:
+        # split value by value, the elements read together: a date's years outside
+        # 1..9999 ('"0044-03-15 BC"', always quoted) are the column parser's, not Python's
+        parts = [None if v is None else split_array_text(v) for v in arr.to_pylist()]
+        lengths = np.array([0 if p is None else len(p) for p in parts], dtype=np.int64)
+        items = pa.array([x for p in parts if p is not None for x in p], pa.string())
+        values = xcast.from_text(items, t.elem) if len(items) else \
+            pa.array([], t.elem.arrow_type())
+        return build(values, lengths, np.array([p is not None for p in parts], dtype=bool),
+                     t.elem.arrow_type())
     return to_arrow([None if v is None else parse_array(v, t) for v in arr.to_pylist()], t)
+
+
+_TEMPORAL = (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ)
 
 
 def to_arrow(values: list, t: SqlType) -> pa.Array:

@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+import functools
 import hashlib
 
 from planner import errors, fold, values
@@ -254,8 +255,19 @@ def upper(s: xa.Datum) -> xa.Datum:
 
 def fit_string(e: Call, args: list, n: int) -> xa.Datum:
     """Text stored into varchar(n)/char(n): 22001 'value too long for type ...' when a
-    value has more characters, unless they are spaces (then it is truncated)."""
+    value has more characters, unless they are spaces (then it is truncated). Into a bpchar
+    without a length, trailing spaces are 0A000 (values.bpchar_spaces_refused)."""
     s, t = args[0], e.type
+    if t.kind is Kind.ARRAY:  # each element, as a column's string
+        lists = xa.as_array(s, n)
+        lengths = np.asarray(pc.list_value_length(lists).fill_null(0), dtype=np.int64)
+        offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int32)
+        inner = Call(Func.FIT_STRING, (), t.element)
+        values = fit_string(inner, [pc.list_flatten(lists)], int(offsets[-1]))
+        return pa.ListArray.from_arrays(pa.array(offsets), values, type=t.arrow_type(),
+                                        mask=pc.is_null(lists))
+    if t.length is None:
+        return check_bpchar(s) if t.kind is Kind.CHAR else s
     over = pc.greater(pc.utf8_length(s), t.length)
     if pc.any(over).as_py():
         excess = pc.utf8_slice_codeunits(pc.filter(s, over), t.length)
@@ -263,6 +275,18 @@ def fit_string(e: Call, args: list, n: int) -> xa.Datum:
             raise errors.QueryError(f"value too long for type {t}", "22001")
         s = pc.utf8_slice_codeunits(s, 0, t.length)
     return pc.utf8_rtrim(s, characters=" ") if t.kind is Kind.CHAR else s
+
+
+def check_bpchar(s: xa.Datum) -> xa.Datum:
+    """Strings stored into a bpchar without a length: as they are, or 0A000 when one ends
+    in a space (values.bpchar_spaces_refused; a row of `s` names the first)."""
+    spaced = pc.match_substring_regex(s, " $")
+    if pc.any(spaced).as_py() if isinstance(spaced, pa.Array) else spaced.as_py():
+        e = values.bpchar_spaces_refused()
+        if isinstance(spaced, pa.Array):
+            e.row = int(np.flatnonzero(np.asarray(spaced.fill_null(False)))[0])
+        raise e
+    return s
 
 
 def like(arg: xa.Datum, pattern: xa.Datum, case_insensitive: bool, n: int) -> xa.Datum:
@@ -369,7 +393,14 @@ def split_part(e: Call, args: list, n: int) -> xa.Datum:
 
 def concat_ws(e: Call, args: list, n: int) -> xa.Datum:
     """concat_ws(sep, ...): NULL arguments are skipped; a NULL separator gives NULL."""
-    return pc.binary_join_element_wise(*args[1:], args[0], null_handling="skip")
+    items = list(args[1:])
+    if any(isinstance(x, pa.Array) for x in items):
+        # Arrow's skip drops a row whose arguments are all NULL (pyarrow 26): such a row
+        # is '' in PostgreSQL, so its first argument becomes '' there.
+        none = functools.reduce(pc.and_, [pc.is_null(x) for x in items])
+        if isinstance(none, pa.Array) and pc.any(none).as_py():
+            items[0] = pc.if_else(none, "", xa.as_array(items[0], n))
+    return pc.binary_join_element_wise(*items, args[0], null_handling="skip")
 
 
 def per_value(fn, s: xa.Datum, n: int) -> pa.Array:

@@ -18,13 +18,15 @@ from planner.expr import Call, Func
 from planner.time_zones import Zone, offset_text
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_cast as xcast
+from segment.kernels import infinite as xinf
 
 _US = 1_000_000
 _INFINITE = (2**63 - 1, -2**63)  # timestamp 'infinity' / '-infinity' in batches
 _DAY_US = 86_400 * _US
 # timestamptz text that names its own offset (planner/temporal.py's _TS_RE, its zone group)
-_HAS_OFFSET = (r"(?i)^\s*\d{4,}-\d{1,2}-\d{1,2}(?:(?:\s+|T)\d{1,2}:\d{1,2}"
-               r"(?::\d{1,2}(?:\.\d*)?)?)?\s*(?:Z|[+-]\d{1,2}(?::?\d{2})?)\s*$")
+_HAS_OFFSET = (r"(?i)^\s*\d{4,}-\d{1,2}-\d{1,2}(?:\s+BC)?(?:(?:\s+|T)\d{1,2}:\d{1,2}"
+               r"(?::\d{1,2}(?:\.\d*)?)?)?\s*(?:Z|[+-]\d{1,2}(?::?\d{2}(?::?\d{2})?)?)"
+               r"(?:\s*BC)?\s*$")  # BC after the date or at the end; offsets with seconds
 
 
 def _zone(arg) -> Zone:
@@ -110,12 +112,11 @@ def tstz_out(e: Call, args: list, n: int) -> pa.Array:
     finite = np.where(infinite, 0, micros)
     offs = offsets(finite, zone)
     local = _rebuild(np.where(infinite, micros, finite + offs * _US), arr, pa.timestamp("us"))
-    text = xcast.to_text(local, types.TIMESTAMP)
     distinct, which = np.unique(np.where(infinite, 0, offs), return_inverse=True)
     suffix = pa.array([offset_text(int(o)) for o in distinct], pa.string()).take(
         pa.array(which.astype(np.int32)))
-    suffix = pc.if_else(pa.array(infinite), "", suffix)
-    return pc.binary_join_element_wise(text, suffix, "")
+    # the offset goes before a ' BC' ('0001-12-31 19:03:58-04:56:02 BC')
+    return xinf.text(local, lambda a: xcast.timestamp_text(a, suffix))
 
 
 def tstz_in(e: Call, args: list, n: int) -> pa.Array:

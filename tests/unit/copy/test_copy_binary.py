@@ -71,7 +71,7 @@ def test_all_types():
     assert rows[1] == (None,) * len(COLS)
     r = rows[0]
     assert r[:6] == (-1, 1000, -(10**15), 0.5, 1.25, True)
-    assert r[6:9] == ("tab\there\nnew ünï 1", "abc", "x  ")
+    assert r[6:9] == ("tab\there\nnew ünï 1", "abc", "x")  # char(3) kept without padding
     assert r[9] == -12346  # -123.456 rounds half away from zero to -123.46
     assert r[10] == Decimal("12345678901234567890.0001")
     assert r[11] == dt.date(2000, 1, 1)
@@ -153,6 +153,19 @@ def test_value_errors():
     assert e.sqlstate == "22021"
     big = cb.HEADER + tup(field(struct.pack("!h", 1))) + cb.TRAILER
     assert error(big, [ColumnDef("a", T.INT4)]).sqlstate == "22P03"
+
+
+def test_long_intervals_and_timestamps_are_refused():
+    # PostgreSQL's binary values that raympp's layouts cannot hold: 0A000, not wrapped
+    cols = [ColumnDef("iv", T.INTERVAL)]
+    long_time = field(struct.pack("!qii", 2562047788 * 3_600_000_000, 0, 0))
+    assert error(cb.HEADER + tup(long_time) + cb.TRAILER, cols).sqlstate == "0A000"
+    late = field(struct.pack("!q", 9_223_371_331_199_999_999))  # 294276-12-31 23:59:59.999999
+    assert error(cb.HEADER + tup(late) + cb.TRAILER, [ColumnDef("ts", T.TIMESTAMP)]).sqlstate \
+        == "0A000"
+    early = field(struct.pack("!i", -2_451_546))  # the day before 4714-11-24 BC
+    e = error(cb.HEADER + tup(early) + cb.TRAILER, [ColumnDef("d", T.DATE)])
+    assert (e.sqlstate, e.message) == ("22008", "date out of range")
 
 
 def test_infinite_dates_and_times_of_day():

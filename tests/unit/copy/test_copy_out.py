@@ -29,21 +29,22 @@ COLUMNS = [ColumnDef("i", T.INT4), ColumnDef("f8", T.FLOAT8), ColumnDef("f4", T.
            ColumnDef("iv", T.INTERVAL)]
 TYPES = [c.type for c in COLUMNS]
 NAMES = [c.name for c in COLUMNS]
+# char(3) values as raympp keeps them: without trailing spaces (printed padded to 3).
 ROWS = [
-    (1, 0.1, 1.5, 1230, Decimal("-1.00001"), True, "plain", "ab ", dt.date(2020, 1, 2),
+    (1, 0.1, 1.5, 1230, Decimal("-1.00001"), True, "plain", "ab", dt.date(2020, 1, 2),
      dt.datetime(2020, 1, 1, 10, 0, 0, 120000), dt.datetime(2020, 1, 1, 10, tzinfo=UTC),
      (14, 3, 14_706_500_000_000)),
     (None,) * 12,
     (-2147483648, float("inf"), float("nan"), -5, Decimal("0"), False,
-     'tab\there\nnl\\bs "q",c\rcr', "   ", dt.date(1999, 12, 31), dt.datetime(2020, 1, 1),
+     'tab\there\nnl\\bs "q",c\rcr', "", dt.date(1999, 12, 31), dt.datetime(2020, 1, 1),
      dt.datetime(1970, 1, 1, 0, 0, 0, 1, tzinfo=UTC), (0, -1, 7_380_000_000_000)),
     (0, 1e15, 1e6, 1, Decimal("12345678901234567890123.45678"), True, "ünï€😀", 'a"b',
      dt.date(2000, 2, 29), dt.datetime(1900, 1, 1, 0, 0, 0, 500000),
      dt.datetime(2000, 1, 1, tzinfo=UTC), (0, 0, 0)),
-    (7, 123456789012345.0, 123456.0, -9999999, Decimal("0.00001"), False, "", "   ",
+    (7, 123456789012345.0, 123456.0, -9999999, Decimal("0.00001"), False, "", "",
      dt.date(2020, 1, 1), dt.datetime(2020, 1, 1, 0, 0, 0, 1), dt.datetime(2020, 1, 1, tzinfo=UTC),
      (0, 0, -1_000_000_000)),
-    (8, 1e-5, 1e-5, 100, Decimal("1.00000"), True, "\\.", ",  ", dt.date(2020, 1, 1),
+    (8, 1e-5, 1e-5, 100, Decimal("1.00000"), True, "\\.", ",", dt.date(2020, 1, 1),
      dt.datetime(2020, 1, 1), dt.datetime(2020, 1, 1, tzinfo=UTC), (0, 1, 0)),
 ]
 

@@ -301,7 +301,7 @@ FORCE_COLS = [ColumnDef("a", T.INT4), ColumnDef("s", T.TEXT), ColumnDef("v", T.T
                                                   (4, "NULL", "")]),
     ({"force_null": "v", "null": "NULL"}, [(1, "", ""), (2, "", ""), (3, "x", None),
                                            (4, "NULL", "")]),
-    ({"force_not_null": "*"}, [(1, "", ""), (2, "", ""), (3, "x", "NULL"), (4, "NULL", "")]),
+    ({"force_not_null": "s, v"}, [(1, "", ""), (2, "", ""), (3, "x", "NULL"), (4, "NULL", "")]),
 ])
 def test_csv_force_null_options(params, expected):
     assert parse(FORCE_DATA, CSV, FORCE_COLS, **params) == expected
@@ -315,5 +315,9 @@ def test_force_option_errors():
     with pytest.raises(errors.FeatureNotSupported) as info:
         copy_options.parse_copy_options({"force_quote": "*"})
     assert info.value.located == "COPY force quote available only in CSV mode"
+    for option in ("force_null", "force_not_null"):  # '*' only for FORCE_QUOTE before PG 17
+        with pytest.raises(errors.InvalidParameterValue) as info:
+            copy_options.parse_copy_options({"format": "csv", option: "*"})
+        assert info.value.message == f'argument to option "{option}" must be a list of column names'
     opts = copy_options.parse_copy_options({"format": "csv", "force_quote": '(a, "B c")'})
     assert opts.force_quote == ("a", "B c")

@@ -123,10 +123,17 @@ def test_varchar_length():
                                               "value too long for type character varying(3)", 1)
 
 
-def test_char_pads_and_truncates_spaces():
-    assert conform_text(T.char(3), ["a", "abc  ", "", None]) == ["a  ", "abc", "   ", None]
+def test_char_is_kept_without_trailing_spaces():
+    # As INSERT stores char(n) (pgwire and COPY TO pad it to n): a COPY-loaded value must
+    # equal, group and join with an inserted one.
+    assert conform_text(T.char(3), ["a", "abc  ", "", " a ", None]) == \
+        ["a", "abc", "", " a", None]
     assert error_of(T.char(3), ["abcd"]).message == "value too long for type character(3)"
     assert conform_text(T.TEXT, ["  keep  "]) == ["  keep  "]
+    assert conform_text(T.char(None), ["a", " b", None]) == ["a", " b", None]
+    e = error_of(T.char(None), ["a", "b ", "c "])
+    assert (e.sqlstate, e.row) == ("0A000", 1)
+    assert "bpchar without a length" in e.message
 
 
 # --- dates, timestamps, intervals -------------------------------------------------------
@@ -161,6 +168,14 @@ def test_intervals():
         (0, 1, 0), (14, 3, 14_706_500_000_000), (0, 0, -7_200_000_000_000),
         (0, -1, 7_380_000_000_000), (0, 1, 43_200_000_000_000), None]
     assert error_of(T.INTERVAL, ["1 fortnight"]).sqlstate == "22007"
+    # a bare number before a time of day is days (PostgreSQL: '3 days 04:05:06')
+    assert [(v.months, v.days, v.nanoseconds) for v in conform_text(
+        T.INTERVAL, ["3 4:05:06", "3"])] == [(0, 3, 14_706_000_000_000), (0, 0, 3_000_000_000)]
+    # the time part is nanoseconds in 64 bits: PostgreSQL's longest time parts are 0A000
+    assert conform_text(T.INTERVAL, ["2562047:47:16.854775"])[0].nanoseconds == \
+        9_223_372_036_854_775_000
+    e = error_of(T.INTERVAL, ["1 hour", "2562047788:00:54.775807"])
+    assert (e.sqlstate, e.row) == ("0A000", 1)
 
 
 # --- NOT NULL, shape --------------------------------------------------------------------
