@@ -82,6 +82,7 @@ class QueryRun:
         self._refs: list = []
         self._error: BaseException | None = None
         self._watching = False  # the watch thread still has slices to hear from
+        self._ended = threading.Event()  # this run's top slice has finished
         self._receivers: list = []
         self._sent: dict[int, list[ChannelStats]] = {}  # slice id -> its senders' counters
         self._slots = 0
@@ -139,6 +140,7 @@ class QueryRun:
             self._wait_slices()
             done = True
         finally:
+            self._ended.set()
             if not done:
                 self._abort()
             for r in self._receivers:
@@ -194,6 +196,7 @@ class QueryRun:
     def _watch(self) -> None:
         """Fail the query as soon as any slice fails (its receivers may wait forever)."""
         pending = {ref: seg for seg, ref in self._refs}
+        ended = self._ended
         try:
             while pending:
                 ready, _ = concurrent.futures.wait(
@@ -208,6 +211,14 @@ class QueryRun:
                         self._note_error(cl.unwrap(error))
         finally:
             self._watching = False
+        # Every slice has ended, and the top slice may still wait for rows that no slice
+        # sends any more: a cancel or statement_timeout must still end it.
+        while not ended.wait(0.2):
+            if self.cancel_event.is_set():
+                if self._error is None:
+                    self._error = self._canceled()
+                self._abort()
+                return
 
     def _note_error(self, error: BaseException) -> None:
         """Keep the error that started the failure. A slice that fails tears down its

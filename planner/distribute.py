@@ -478,7 +478,10 @@ def _nested_loop(j: pl.HashJoin) -> pl.Node:
     if right.locus.kind not in (LocusKind.REPLICATED, LocusKind.GENERAL):
         right = pl.Motion(right, pl.MotionKind.BROADCAST, right.fields, locus=lc.REPLICATED)
     if left.locus.kind in (LocusKind.REPLICATED, LocusKind.GENERAL):
-        return replace(j, right=right, locus=left.locus)
+        # Constants joined to rows every segment has: the result is on every segment
+        # (REPLICATED), not computable anywhere: the broadcast rows are only there.
+        both_general = left.locus.kind is right.locus.kind is LocusKind.GENERAL
+        return replace(j, right=right, locus=lc.GENERAL if both_general else lc.REPLICATED)
     return replace(j, right=right, locus=_join_locus(j, left.locus))
 
 
