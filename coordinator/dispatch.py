@@ -134,7 +134,7 @@ class QueryRun:
             try:
                 yield from executor.run(self.root, ctx)
             except MotionError as e:
-                raise self._first_error(errors.QueryError(e.message, e.sqlstate)) from None
+                raise self._first_error(errors.relayed(e.message, e.sqlstate, e.kind)) from None
             except errors.QueryCanceled:
                 raise self._first_error(None) or self._canceled() from None
             self._wait_slices()

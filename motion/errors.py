@@ -19,19 +19,24 @@ INTERNAL = "XX000"
 
 
 class MotionError(Exception):
-    """A failure of a Motion channel; `sqlstate` is the PostgreSQL code for the client."""
+    """A failure of a Motion channel; `sqlstate` is the PostgreSQL code for the client.
+    `kind`: when a sender failed and said so in an ERROR frame, the name of its error's
+    class (as the sender gave it; "" otherwise), so that the receiving side can raise the
+    same kind of error (a caller that retries on one kind sees it however it came)."""
 
-    def __init__(self, message: str, sqlstate: str = INTERNAL):
+    def __init__(self, message: str, sqlstate: str = INTERNAL, kind: str = ""):
         super().__init__(message)
         self.message = message
         self.sqlstate = sqlstate
+        self.kind = kind
 
     def __reduce__(self):
         # Errors cross process boundaries (Ray actors): keep the SQLSTATE when pickled.
-        return (type(self), (self.message, self.sqlstate))
+        return (type(self), (self.message, self.sqlstate, self.kind))
 
     def __repr__(self) -> str:
-        return f"MotionError({self.message!r}, sqlstate={self.sqlstate!r})"
+        return (f"MotionError({self.message!r}, sqlstate={self.sqlstate!r}"
+                + (f", kind={self.kind!r})" if self.kind else ")"))
 
 
 def from_os_error(exc: OSError, what: str) -> MotionError:

@@ -31,6 +31,7 @@ FLAG_SHM = 0x01
 # Bodies other than BATCH are small; a larger length means a corrupt or hostile stream.
 MAX_SMALL_BODY = 16 << 20
 MAX_ERROR_TEXT = 16 << 10
+MAX_KIND_TEXT = 64  # an error class's name
 _EMPTY = pa.py_buffer(b"")
 
 
@@ -147,20 +148,22 @@ def read_batch(buf: pa.Buffer, schema: pa.Schema) -> pa.RecordBatch:
         raise MotionError(f"malformed motion BATCH frame: {exc}", INTERNAL) from None
 
 
-def error_body(message: str, sqlstate: str = INTERNAL) -> bytes:
-    """ERROR body: JSON with the sender's SQLSTATE and message (cut to MAX_ERROR_TEXT)."""
+def error_body(message: str, sqlstate: str = INTERNAL, kind: str = "") -> bytes:
+    """ERROR body: JSON with the sender's SQLSTATE, message (cut to MAX_ERROR_TEXT) and
+    the kind of its error (MotionError.kind)."""
     if len(message) > MAX_ERROR_TEXT:
         message = message[:MAX_ERROR_TEXT] + "..."
-    return json.dumps({"sqlstate": str(sqlstate)[:5], "message": message}).encode()
+    return json.dumps({"sqlstate": str(sqlstate)[:5], "message": message,
+                       "kind": str(kind)[:MAX_KIND_TEXT]}).encode()
 
 
-def read_error(buf) -> tuple[str, str]:
-    """(sqlstate, message) of an ERROR body."""
+def read_error(buf) -> MotionError:
+    """The error an ERROR body says the sender had."""
     try:
         obj = json.loads(memoryview(buf).tobytes())
-        return str(obj["sqlstate"]), str(obj["message"])
-    except (ValueError, KeyError, TypeError):
-        return INTERNAL, memoryview(buf).tobytes().decode("utf-8", "replace")
+        return MotionError(str(obj["message"]), str(obj["sqlstate"]), str(obj.get("kind", "")))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return MotionError(memoryview(buf).tobytes().decode("utf-8", "replace"), INTERNAL)
 
 
 def empty() -> pa.Buffer:

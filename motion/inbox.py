@@ -277,11 +277,11 @@ class Inbox:
             self._cond.notify_all()
 
     def on_error(self, index: int, buf: pa.Buffer) -> None:
-        sqlstate, message = frames.read_error(buf)
+        error = frames.read_error(buf)
         with self._cond:
             self._count(index, len(buf))
-            self._fail(MotionError(f"sender {index} of channel {self.key} failed: {message}",
-                                   sqlstate))
+            self._fail(MotionError(f"sender {index} of channel {self.key} failed: "
+                                   f"{error.message}", error.sqlstate, error.kind))
 
     def on_lost(self, index: int) -> None:
         """The connection of sender `index` ended; an error unless it sent END first."""

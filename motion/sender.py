@@ -86,16 +86,17 @@ class Sender:
         finally:
             self.close()
 
-    def fail(self, message: str, sqlstate: str = INTERNAL) -> None:
-        """Send ERROR (the receiver raises MotionError with `message` and `sqlstate`) and
-        close. Best effort: if the connection is already gone the receiver knows anyway."""
+    def fail(self, message: str, sqlstate: str = INTERNAL, kind: str = "") -> None:
+        """Send ERROR (the receiver raises MotionError with `message`, `sqlstate` and
+        `kind`) and close. Best effort: if the connection is already gone the receiver
+        knows anyway."""
         if self._state == _STOPPED:  # the receiver is not listening any more
             self.close()
             return
         if self._state == _DONE or self._link is None:
             return
         try:
-            body = frames.error_body(message, sqlstate)
+            body = frames.error_body(message, sqlstate, kind)
             self._link.send_body(Kind.ERROR, body)
             self._count(len(body), 0)
             self._state = _DONE

@@ -50,6 +50,27 @@ def _rebuild(cls, message, sqlstate, detail, hint, context=None):
     return cls(message, sqlstate, detail, hint, context)
 
 
+def kind_of(error: BaseException) -> str:
+    """What a slice tells its Motion's receivers its error was (see `relayed`): the class
+    of a QueryError, the kind a MotionError was relayed with, else nothing."""
+    if isinstance(error, QueryError):
+        return type(error).__name__
+    return getattr(error, "kind", "") or ""
+
+
+def relayed(message: str, sqlstate: str, kind: str) -> QueryError:
+    """The error for a failure a slice learned of through a Motion (a sender's ERROR
+    frame, `kind` as `kind_of` gave it there): of the sender's error class, so that a
+    caller handling one kind of error (a SELECT planned again on PlacementChanged) sees
+    it whichever slice's report reaches it first."""
+    kinds, todo = {}, [QueryError]
+    while todo:
+        cls = todo.pop()
+        kinds.setdefault(cls.__name__, cls)
+        todo.extend(cls.__subclasses__())
+    return kinds.get(kind, QueryError)(message, sqlstate)
+
+
 class SyntaxError_(QueryError):
     sqlstate = "42601"
 

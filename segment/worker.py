@@ -287,13 +287,13 @@ class SegmentWorker:
             message = f"segment {self.segment_id}: {getattr(e, 'message', None) or e}"
             for sender in senders:
                 try:
-                    sender.fail(message, sqlstate)
+                    sender.fail(message, sqlstate, errors.kind_of(e))
                 except Exception:  # the receiver may be gone already: nothing to tell
                     pass
             if isinstance(e, errors.QueryError):
                 raise e.with_context(f"segment {self.segment_id}") from None
             if isinstance(e, MotionError):
-                raise errors.QueryError(message, e.sqlstate) from None
+                raise errors.relayed(message, e.sqlstate, e.kind) from None
             raise
         finally:
             if timer is not None:

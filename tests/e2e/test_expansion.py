@@ -46,6 +46,8 @@ CHECKS = {
 class Clients:
     """Readers that check answers and writers that record what was acknowledged."""
 
+    JOIN_SECONDS = 60
+
     def __init__(self, serve: Serve, readers: int = 2, writers: int = 2):
         self.serve = serve
         self.stop = threading.Event()
@@ -66,7 +68,9 @@ class Clients:
     def __exit__(self, *exc):
         self.stop.set()
         for t in self.threads:
-            t.join(60)
+            t.join(self.JOIN_SECONDS)
+        # What they acknowledged is checked next: none may still be writing.
+        assert not any(t.is_alive() for t in self.threads), "a client did not stop"
 
     def _read(self):
         with self.serve.connect() as c:

@@ -48,10 +48,14 @@ def _param(n: int):
 def tpch_files_dir(tmp_path_factory) -> Path:
     """Generated once per session, laid out as `raympp tpch load --data-dir-for-files`
     expects (DIR/sf0.01/<table>/), so the command reuses the files."""
-    base = tmp_path_factory.mktemp("tpch-files")
-    out = base / f"sf{datagen.sf_text(SF)}"
-    for tables, parts in datagen.groups(SF):
-        datagen.generate_tables(out, SF, tables, parts)
+    return generate_files(tmp_path_factory.mktemp("tpch-files"), SF)
+
+
+def generate_files(base: Path, sf: float) -> Path:
+    """Every table at scale factor sf in base/sf<sf>/<table>/; returns base."""
+    out = base / f"sf{datagen.sf_text(sf)}"
+    for tables, parts in datagen.groups(sf):
+        datagen.generate_tables(out, sf, tables, parts)
     base.chmod(0o755)
     return base
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 from coordinator.dispatch import QueryRun
+from motion import frames
 from motion.errors import MotionError
 from planner import errors
 
@@ -67,3 +68,34 @@ def test_statement_timeout_is_a_cause():
     run._note_error(errors.QueryCanceled(errors.STATEMENT_TIMEOUT))
     run._note_error(CAUSE)
     assert errors.STATEMENT_TIMEOUT in run._first_error(None).message
+
+
+def _through_motion(error: BaseException, segment: int) -> errors.QueryError:
+    """What the slice receiving from a failed slice raises (segment/worker.py): the
+    sender's ERROR frame read back, as the receiving side turns it into a QueryError."""
+    body = frames.error_body(f"segment {segment}: {error}", error.sqlstate,
+                             errors.kind_of(error))
+    got = frames.read_error(body)
+    return errors.relayed(f"sender 0 of channel (1, 2, 0) failed: {got.message}",
+                          got.sqlstate, got.kind)
+
+
+def test_a_relayed_placement_change_is_still_one():
+    # An expansion moved a table under a query of several slices: the scan's slice fails
+    # with PlacementChanged, a slice it sends to fails with what the Motion relayed, and
+    # that one's report may reach the coordinator first. The SELECT is planned again on
+    # PlacementChanged (coordinator/query.py) only if it still is one.
+    moved = errors.PlacementChanged('relation "lineitem" is on 6 segments now, not the 4 '
+                                    "its plan was made for (an expansion moved it)")
+    relay = _through_motion(_through_motion(moved, 0), 3)
+    assert isinstance(relay, errors.PlacementChanged) and relay.sqlstate == "40001"
+    assert 'relation "lineitem" is on 6 segments now' in relay.message
+    run = _run()
+    run._note_error(relay)
+    assert isinstance(run._first_error(None), errors.PlacementChanged)
+
+
+def test_a_relayed_error_of_no_known_kind_is_a_plain_query_error():
+    relay = _through_motion(MotionError("peer vanished", "58030"), 1)
+    assert type(relay) is errors.QueryError and relay.sqlstate == "58030"
+    assert type(errors.relayed("m", "XX000", "NoSuchError")) is errors.QueryError

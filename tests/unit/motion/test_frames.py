@@ -84,12 +84,21 @@ def test_malformed_bodies():
         frames.read_batch(pa.py_buffer(b"\xff\xff\xff\xff\x08\x00\x00\x00garbage!"), schema)
 
 
+def _said(error: MotionError) -> tuple[str, str, str]:
+    return error.sqlstate, error.message, error.kind
+
+
 def test_error_body():
-    assert frames.read_error(frames.error_body("division by zero", "22012")) == (
-        "22012", "division by zero")
-    state, message = frames.read_error(frames.error_body("x" * 100_000))
+    assert _said(frames.read_error(frames.error_body("division by zero", "22012"))) == (
+        "22012", "division by zero", "")
+    assert _said(frames.read_error(frames.error_body("moved", "40001", "PlacementChanged"))) \
+        == ("40001", "moved", "PlacementChanged")
+    state, message, _ = _said(frames.read_error(frames.error_body("x" * 100_000)))
     assert state == "XX000" and len(message) < 20_000 and message.endswith("...")
-    assert frames.read_error(b"plain text") == ("XX000", "plain text")
+    assert _said(frames.read_error(b"plain text")) == ("XX000", "plain text", "")
+    # A body without a kind (the format before it had one) reads as no kind.
+    assert _said(frames.read_error(b'{"sqlstate": "22012", "message": "m"}')) == (
+        "22012", "m", "")
 
 
 def test_dictionaries_are_decoded():

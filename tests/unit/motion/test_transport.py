@@ -164,12 +164,12 @@ def test_error_frame_fails_the_receiver(pair, transport):
     bad = tx.connect(rx.endpoint(), ("q", 1, 0), 1, transport == "shm")
     ok.send(make_batches(0)[1])
     bad.send(make_batches(1)[1])
-    bad.fail("division by zero on segment 1", "22012")
+    bad.fail("division by zero on segment 1", "22012", "DivisionByZero")
     it = r.batches()
     with pytest.raises(MotionError, match="division by zero on segment 1") as exc:
         for _ in it:
             pass
-    assert exc.value.sqlstate == "22012"
+    assert (exc.value.sqlstate, exc.value.kind) == ("22012", "DivisionByZero")
     # The channel failed: the healthy sender is told to stop, quietly.
     deadline = time.monotonic() + 5
     while ok.send(make_batches(0)[0]) and time.monotonic() < deadline:
