@@ -20,7 +20,7 @@ from coordinator import defaults as defaults_of
 from coordinator.pgwire.boundary import CopyIn, CopyOut, QueryResult, ResultColumn, ResultKind
 from coordinator.transaction import placement_tag, relation_tag
 from coordinator.writer import TableWriter
-from planner import (copy_statement, distribute, errors, functions, modify, rules,
+from planner import (coercion, copy_statement, distribute, errors, functions, modify, rules,
                      sequence_calls, session_info, statements, types)
 from planner import expr as ex
 from planner import plan as pl
@@ -174,7 +174,8 @@ def insert_plan(session, table: TableDef, source, cols, txn, cancel,
                 defaults_of.refuse_explicit(table, i, overriding)
                 j = cols.index(i)
                 ref = ex.ColumnRef(j, fields[j].type, fields[j].name)
-                exprs.append(functions.bind_assign(ref, c.type, c.name))
+                exprs.append(functions.bind_assign(_unknown_literal(bq.node, j) or ref,
+                                                   c.type, c.name))
             else:
                 exprs.append(_default(defaults[i], c))
         node = pl.Project(bq.node, tuple(exprs), out_fields)
@@ -215,6 +216,15 @@ def write_rows(session, table: TableDef, node: pl.Node, txn, cancel,
         writer.write(batch)
     rows = writer.close()
     return rows
+
+
+def _unknown_literal(node: pl.Node, j: int) -> ex.Expr | None:
+    """A quoted constant that the SELECT of INSERT ... SELECT outputs as column `j`: it
+    takes the target column's type, as PostgreSQL resolves an unknown-typed literal in
+    the target list (`SELECT g, '2030-01-02'` into a date column)."""
+    if isinstance(node, pl.Project) and coercion.is_unknown(node.exprs[j]):
+        return node.exprs[j]
+    return None
 
 
 def _default(default: ex.Expr | None, c) -> ex.Expr:
