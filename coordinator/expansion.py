@@ -35,8 +35,7 @@ import threading
 import time
 from dataclasses import dataclass, replace
 
-import pyarrow as pa
-import pyarrow.compute  # noqa: F401 - pa.compute
+import pyarrow.compute as pc
 
 from coordinator.dispatch import QueryRun
 from coordinator.pgwire.boundary import Notice, QueryResult, ResultKind
@@ -59,6 +58,7 @@ class TableMove:
     """One table's part of an expansion (a row of raympp_expansion)."""
 
     table_id: int
+    namespace: int
     schema: str
     name: str
     old: int
@@ -76,7 +76,6 @@ class Expansion:
     def __init__(self):
         self.lock = threading.Lock()  # one expansion at a time
         self.moves: list[TableMove] = []
-        self.target = 0
 
     def rows(self) -> list[TableMove]:
         return [replace(m) for m in self.moves]
@@ -106,14 +105,14 @@ def expand(session, target: int | None) -> list[TableMove]:
                 f"(ALTER SYSTEM EXPAND SEGMENTS TO {planned['to']}) first", "55006")
         catalog.set_meta(META, json.dumps({"from": planned["from"] if planned else n,
                                            "to": target}))
-        state.target, state.moves = target, []
+        state.moves = []
         if target > n:
             log.info("expansion: adding segments %d..%d", n, target - 1)
             cluster.grow(target, WRITERS_TIMEOUT)
         # Listed once the cluster has grown: a table created while it grew is on the old
         # segments too (later ones are on all of them).
         schemas = {s.oid: s.name for s in catalog.schemas()}
-        state.moves = [TableMove(t.id, schemas.get(t.namespace, "?"), t.name,
+        state.moves = [TableMove(t.id, t.namespace, schemas.get(t.namespace, "?"), t.name,
                                  t.numsegments or n, target)
                        for t in sorted(catalog.tables(), key=lambda t: t.id)
                        if (t.numsegments or n) < target]
@@ -147,7 +146,7 @@ def _move_table(session, move: TableMove) -> None:
     move.status, move.started = "moving", _now()
     t0 = time.monotonic()
     try:
-        txn.lock(relation_tag(_namespace(catalog, move), move.schema, move.name), None, cancel)
+        txn.lock(relation_tag(move.namespace, move.schema, move.name), None, cancel)
         table = catalog.table_by_id(move.table_id)
         if table is None or (table.numsegments or move.old) >= move.new:
             move.status = "done"  # dropped, or moved already (a resumed expansion)
@@ -183,15 +182,10 @@ def _run(session, txn, root, move: TableMove) -> None:
     qrun = QueryRun(session.engine.cluster, root, txn.id, session.cancel.event,
                     incarnations=txn.incarnations, segment_wait=session.segment_wait())
     for batch in qrun.batches():
-        move.rows += pa.compute.sum(batch.column(0)).as_py() or 0
+        move.rows += pc.sum(batch.column(0)).as_py() or 0
     moved = [m for m in pl.walk(root)
              if isinstance(m, pl.Motion) and m.kind is pl.MotionKind.EXPLICIT]
     move.bytes += sum(qrun.sent_bytes(m.slice_id) for m in moved)
-
-
-def _namespace(catalog, move: TableMove) -> int:
-    table = catalog.table_by_id(move.table_id)
-    return table.namespace if table is not None else 0
 
 
 def command(session, st) -> QueryResult:
@@ -211,8 +205,3 @@ def command(session, st) -> QueryResult:
 
 def _now() -> datetime.datetime:
     return datetime.datetime.now(datetime.timezone.utc)
-
-
-def table_placement(catalog, n_segments: int) -> dict[int, int]:
-    """Each table's segments (for EXPLAIN and the catalog views)."""
-    return {t.id: t.numsegments or n_segments for t in catalog.tables()}

@@ -552,7 +552,7 @@ class SystemCatalog:
             p = t.policy
             yield {"localoid": table_oid(t),
                    "policytype": "r" if p.kind is DistKind.REPLICATED else "p",
-                   "numsegments": t.numsegments or self.session.engine.cluster.n_segments,
+                   "numsegments": t.segment_count(self.session.engine.cluster.n_segments),
                    "distkey": " ".join(str(k + 1) for k in p.keys)
                    if p.kind is DistKind.HASHED else "",
                    "distclass": " ".join("0" for _ in p.keys)

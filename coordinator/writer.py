@@ -26,7 +26,7 @@ class TableWriter:
         self.txn = txn  # coordinator.transaction.Transaction, already writing
         self.table = table
         n = cluster.n_segments
-        self._width = min(table.numsegments or n, n)
+        self._width = table.segment_count(n)
         self._buffers: list[list[pa.RecordBatch]] = [[] for _ in range(n)]
         self._buffered = [0] * n
         self._in_flight: list = []

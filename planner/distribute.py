@@ -52,7 +52,7 @@ def distribute_insert(source: pl.Node, table, n_segments: int = 2) -> pl.Node | 
     if not d.locus.on_segments:
         return None
     kind = table.policy.kind
-    width = table_segments(table, n_segments)
+    width = table.segment_count(n_segments)
     if kind is DistKind.HASHED:
         d = redistribute(d, tuple(table.policy.keys), width)
     elif kind is DistKind.REPLICATED:
@@ -157,15 +157,9 @@ def _volatile(node: pl.Node) -> bool:
     return any(ex.is_volatile(e) for e in exprs)
 
 
-def table_segments(table, n: int) -> int:
-    """The number of segments `table`'s rows are on, in a cluster of `n` (fewer while an
-    expansion has not moved it yet; a table of a catalog from before expansions: all)."""
-    return min(table.numsegments or n, n)
-
-
 def _scan_locus(scan: pl.Scan, n: int) -> lc.Locus:
     policy = scan.table.policy
-    width = table_segments(scan.table, n)
+    width = scan.table.segment_count(n)
     if policy.kind is DistKind.REPLICATED:
         # A copy on every segment; a table an expansion has not copied to the new
         # segments yet is read from one copy (segment 0 always has one), as a table on

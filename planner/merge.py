@@ -254,8 +254,7 @@ def _matched(binder, table, target, source, on, clauses, n, defaults, returning)
     keys = table.policy.keys
     if table.policy.kind is DistKind.HASHED and any(
             i in keys for c in clauses for i, _ in c.assign):
-        rows = distribute.redistribute(rows, tuple(keys),
-                                       distribute.table_segments(table, n))
+        rows = distribute.redistribute(rows, tuple(keys), table.segment_count(n))
     if returning is None:
         written = pl.Insert(rows, table, (pl.Field("rows", types.INT8),), locus=lc.STREWN,
                             write_flag=ncols)

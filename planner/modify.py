@@ -143,8 +143,7 @@ def plan_update(catalog: CatalogView, tree: exp.Update, n_segments: int, params=
     keys = table.policy.keys
     if table.policy.kind is DistKind.HASHED and any(i in keys for i, _ in assigned):
         # The row moves with its key.
-        rows = distribute.redistribute(rows, tuple(keys),
-                                       distribute.table_segments(table, n_segments))
+        rows = distribute.redistribute(rows, tuple(keys), table.segment_count(n_segments))
     written = pl.Insert(rows, table, row_fields if returning else _COUNT, locus=lc.STREWN,
                         returning=returning is not None)
     if returning is None:

@@ -138,6 +138,12 @@ class TableDef:
     # has not moved the table yet; 0 in a catalog from before expansions (all of them).
     numsegments: int = 0
 
+    def segment_count(self, n_segments: int) -> int:
+        """The number of segments the table's rows are on in a cluster of `n_segments`
+        (fewer while an expansion has not moved it; a table of a catalog from before
+        expansions, numsegments 0: all)."""
+        return min(self.numsegments or n_segments, n_segments)
+
     def index_names(self) -> list[str]:
         """The names this table's indexes take in its schema's relation namespace: its
         keys' (each is a unique index) and CREATE INDEX's."""

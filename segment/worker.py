@@ -359,6 +359,8 @@ class SegmentWorker:
     def _my_share(self, batch: pa.RecordBatch, table: TableDef, counter: int):
         kind = table.policy.kind
         # The table is on its first `numsegments` segments (an expansion moves it later).
+        # numsegments, not segment_count: this process's n_segments is the one it was
+        # started with, and an expansion may have grown the cluster since.
         width = table.numsegments or self.n_segments
         if kind is DistKind.REPLICATED:
             return (batch if self.segment_id < width else batch.slice(0, 0)), counter

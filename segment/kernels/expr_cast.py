@@ -13,6 +13,8 @@ rules, numerics with their scale, timestamps without trailing zeros).
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -275,10 +277,10 @@ def _text_era(trimmed: pa.Array, dst: SqlType, given: pa.Array) -> pa.Array:
         if with_offsets is not None:
             return with_offsets
         return pc.cast(a, pa.timestamp("us")).cast(dst.arrow_type())  # no offset: UTC
-    try:  # the common case: Arrow reads it all (four-digit years, within range)
+    # The common case: Arrow reads it all (four-digit years, within range). Where it
+    # cannot, the era-aware parse below reads it (or refuses it, value by value).
+    with contextlib.suppress(pa.ArrowInvalid):
         return iso(trimmed)
-    except pa.ArrowInvalid:
-        pass
     per_day = 1 if dst.kind is Kind.DATE else eras.US_PER_DAY
     word = pc.utf8_lower(trimmed)
     pos, neg = (np.asarray(pc.fill_null(pc.equal(word, w), False), dtype=bool)

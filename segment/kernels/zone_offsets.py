@@ -4,6 +4,8 @@ dates in most zones, '1883-11-18 11:56:02-04:56:02') is split off and applied he
 
 from __future__ import annotations
 
+import contextlib
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -15,10 +17,10 @@ UTC_MICROS = pa.timestamp("us", tz="UTC")
 def instants(arr: pa.Array, naive) -> pa.Array | None:
     """`arr` (text ending in an offset, or NULL) as timestamp[us, UTC]; None when a value
     does not parse. `naive(text)` reads the wall clocks (timestamp[us], or None)."""
-    try:
+    # Arrow reads offsets of hours and minutes; offsets with seconds (local mean time,
+    # '+05:53:28') are split off by the regex below and applied here.
+    with contextlib.suppress(pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return pc.cast(arr, UTC_MICROS)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        pass
     parts = pc.extract_regex(arr, _CLOCK_AND_OFFSET)
     clock = pc.struct_field(parts, "clock")
     if pc.any(pc.and_(pc.is_valid(arr), pc.is_null(clock))).as_py():

@@ -50,11 +50,12 @@ def send(batches: Iterable[pa.RecordBatch], motion: pl.Motion, senders: list) ->
     Returns rows sent. On error the caller fails the senders."""
     scales = scales_of(motion)
     how = ROUTES[motion.kind]
+    buckets = buckets_of(motion)
     live = [True] * len(senders)
     rows = 0
     for batch in batches:
         parts = motion_route.route(batch, how, len(senders), motion.hash_keys, scales,
-                                   buckets_of(motion))
+                                   buckets)
         for i, part in enumerate(parts):
             if part is not None and live[i]:
                 live[i] = senders[i].send(part)
