@@ -97,7 +97,7 @@ class QueryRun:
                     yield batch
                 return
             except errors.QueryError as e:
-                if self.incarnations is not None and isinstance(e, errors.SegmentFailure):
+                if self.incarnations is not None and self._pinned_segment_gone(e):
                     # Pinned to a writing transaction's processes: one of them is gone, and
                     # its pending writes with it.
                     raise errors.lost_transaction(e) from None
@@ -108,6 +108,23 @@ class QueryRun:
                 log.warning("query %d failed because a segment restarted (%s); running it "
                             "again", self.query_id, e.message)
                 self._start()
+
+    def _pinned_segment_gone(self, e: errors.QueryError) -> bool:
+        """Whether a run pinned to a transaction's processes failed because one of them
+        died. The first error to arrive need not say so: a Motion peer of the dead process
+        may report its lost connection (58030) before the dispatch learns of the death, so
+        a system error is checked against the processes that are up once healed."""
+        if isinstance(e, errors.SegmentFailure):
+            return True
+        if not e.sqlstate.startswith(("58", "08", "XX")):
+            return False  # the statement's own error (data, constraint, cancel)
+        try:
+            self.cluster.heal(self.segment_wait)
+        except errors.SegmentFailure:
+            return True  # still not back: the pinned process is certainly gone
+        current = self.cluster.incarnations
+        return any(current[i] != inc for i, inc in enumerate(self.incarnations)
+                   if i < len(current) and inc is not None)
 
     def _restarted(self, e: errors.QueryError) -> bool:
         """Whether `e` came from a segment restart (the cluster has healed since)."""

@@ -225,10 +225,6 @@ def _segment_processes(serve: Serve) -> list[psutil.Process]:
             if "SegmentActor" in " ".join(p.cmdline())]
 
 
-# On demand (-m heavy): the move is retried only when the error that reaches the
-# coordinator first is the lost transaction; a Motion peer's "lost its connection" may
-# come first and fails the expansion (see the closing note), so it is not in the default run.
-@pytest.mark.heavy
 def test_kill_9_of_a_segment_during_a_move_is_retried(tmp_path):
     """A segment killed while a table moves: the move's transaction is lost (40001) and
     undone, the segment is restarted and healed, and the move runs again; the statement
