@@ -19,7 +19,7 @@ from planner import (binary_values, bind_array, bind_json, bitwise_aggregates,
                      pg_functions, regex_rules, regression_aggregates, row_comparison,
                      time_zones, types, zone_rules)
 from planner import expr as ex
-from planner import sequence_calls
+from planner import interval_literal as interval_values, sequence_calls
 from planner.coercion import is_unknown
 from planner.expr import Func
 from planner.schema import identifier
@@ -92,12 +92,14 @@ def _window_function(node: exp.Expression) -> bool:
 
 
 def number_literal(text: str) -> ex.Literal:
-    """Type a numeric literal as PostgreSQL does: int4, then int8, then numeric."""
-    if re.fullmatch(r"\d+", text):
+    """Type a numeric literal as PostgreSQL does: int4, then int8, then numeric. A
+    negated literal comes here with its sign (the grammar's doNegate), so -2147483648 is
+    int4 and -9223372036854775808 int8."""
+    if re.fullmatch(r"-?\d+", text):
         v = int(text)
-        if v <= 2**31 - 1:
+        if -2**31 <= v <= 2**31 - 1:
             return ex.Literal(v, types.INT4)
-        if v <= 2**63 - 1:
+        if -2**63 <= v <= 2**63 - 1:
             return ex.Literal(v, types.INT8)
     try:
         d = decimal.Decimal(text)
@@ -116,53 +118,6 @@ def number_literal(text: str) -> ex.Literal:
     if precision > 38:
         return ex.Literal(float(d), types.FLOAT8)
     return ex.Literal(d, types.numeric(max(precision, scale), scale))
-
-
-_INTERVAL_UNITS = {
-    "year": (12, 0, 0), "years": (12, 0, 0), "y": (12, 0, 0),
-    "month": (1, 0, 0), "months": (1, 0, 0), "mon": (1, 0, 0), "mons": (1, 0, 0),
-    "week": (0, 7, 0), "weeks": (0, 7, 0),
-    "day": (0, 1, 0), "days": (0, 1, 0), "d": (0, 1, 0),
-    "hour": (0, 0, 3_600_000_000), "hours": (0, 0, 3_600_000_000), "h": (0, 0, 3_600_000_000),
-    "minute": (0, 0, 60_000_000), "minutes": (0, 0, 60_000_000), "min": (0, 0, 60_000_000),
-    "mins": (0, 0, 60_000_000),
-    "second": (0, 0, 1_000_000), "seconds": (0, 0, 1_000_000), "sec": (0, 0, 1_000_000),
-    "secs": (0, 0, 1_000_000), "s": (0, 0, 1_000_000),
-    "millisecond": (0, 0, 1000), "milliseconds": (0, 0, 1000), "ms": (0, 0, 1000),
-    "microsecond": (0, 0, 1), "microseconds": (0, 0, 1), "us": (0, 0, 1),
-}
-
-
-def parse_interval(text: str) -> ex.Interval:
-    """Parse PostgreSQL interval input such as '90 day', '1 year 2 mons', '3 days 04:05:06'."""
-    months = days = micros = 0
-    tokens = text.strip().lower().replace(",", " ").split()
-    i = 0
-    try:
-        while i < len(tokens):
-            tok = tokens[i]
-            if ":" in tok:
-                neg = tok.startswith("-")
-                parts = tok.lstrip("+-").split(":")
-                h, m = int(parts[0]), int(parts[1])
-                s = decimal.Decimal(parts[2]) if len(parts) > 2 else decimal.Decimal(0)
-                us = int(((h * 60 + m) * 60 + s) * 1_000_000)
-                micros += -us if neg else us
-                i += 1
-                continue
-            qty = decimal.Decimal(tok)
-            unit = tokens[i + 1] if i + 1 < len(tokens) else "second"
-            if unit not in _INTERVAL_UNITS:
-                raise ValueError(unit)
-            mo, d, us = _INTERVAL_UNITS[unit]
-            months += int(qty * mo)
-            days += int(qty * d)
-            micros += int(qty * us)
-            i += 2
-    except (ValueError, decimal.InvalidOperation, IndexError):
-        raise errors.InvalidDatetimeFormat(
-            f'invalid input syntax for type interval: "{text}"')
-    return ex.Interval(months, days, micros)
 
 
 class ExprBinder:
@@ -243,6 +198,12 @@ class ExprBinder:
         if type(node) in _BINARY:
             return functions.bind_call(_BINARY[type(node)], [b(node.this), b(node.expression)])
         if isinstance(node, exp.Neg):
+            inner = node.this
+            while isinstance(inner, exp.Paren):  # -(2147483648) too: parentheses are no node
+                inner = inner.this
+            if isinstance(inner, exp.Literal) and inner.is_number \
+                    and re.fullmatch(r"\d+", inner.name):
+                return number_literal("-" + inner.name)
             return functions.bind_call(Func.NEG, [b(node.this)])
         if isinstance(node, exp.Not):
             return functions.bind_call(Func.NOT, [b(node.this)])
@@ -271,9 +232,7 @@ class ExprBinder:
                     f"({', '.join(str(a.type) for a in args)}) does not exist")
             return b(node.expression)
         if isinstance(node, exp.Interval):
-            text = node.this.name if node.this is not None else ""
-            unit = node.unit.name if node.unit is not None else ""
-            return ex.Literal(parse_interval(f"{text} {unit}".strip()), types.INTERVAL)
+            return ex.Literal(interval_values.interval_literal(node), types.INTERVAL)
         if isinstance(node, exp.Between):
             arg, lo, hi = b(node.this), b(node.args["low"]), b(node.args["high"])
 

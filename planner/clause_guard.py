@@ -112,7 +112,7 @@ CONSUMED: dict[type, frozenset[str]] = {k: frozenset(v) for k, v in {
                         "modifiers", "single_replace"},
     exp.Left: {"this", "expression"},
     exp.Right: {"this", "expression"},
-    exp.Interval: {"this", "unit"},
+    exp.Interval: {"this", "unit", "fraction_in_string"},
     exp.Pow: {"this", "expression"},
     exp.Exists: {"this"},
     exp.Anonymous: {"this", "expressions"},

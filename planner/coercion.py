@@ -205,7 +205,7 @@ def as_numeric(e: ex.Expr) -> ex.Expr:
 
 # --- errors -------------------------------------------------------------------------------
 def type_name(e: ex.Expr) -> str:
-    return "unknown" if is_unknown(e) else e.type.sql()
+    return "unknown" if is_unknown(e) else e.type.base_sql()
 
 
 def no_operator(func: Func, args) -> errors.QueryError:

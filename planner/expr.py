@@ -99,6 +99,7 @@ class Func(enum.Enum):
     MD5 = "md5"
     ASCII = "ascii"
     CHR = "chr"
+    TO_HEX = "to_hex"  # (int4 | int8): two's complement digits, lower case, no leading zeros
     TRANSLATE = "translate"
     # regular expressions (planner/regex_rules.py, planner/pg_regex.py, kernels/expr_regex.py)
     REGEXP_MATCH = "regexp_match"          # (s, pattern [, flags]) -> text[] or NULL

@@ -369,6 +369,8 @@ _CONST_CALLS = {
     Func.MD5: lambda e, s: hashlib.md5(s.encode()).hexdigest(),
     Func.ASCII: lambda e, s: ord(s[0]) if s else 0,
     Func.CHR: lambda e, k: chr_text(k),
+    Func.TO_HEX: lambda e, k: format(k & (0xFFFFFFFF if e.args[0].type.kind is Kind.INT4
+                                          else 0xFFFFFFFFFFFFFFFF), "x"),
     Func.TRANSLATE: lambda e, s, a, b: s.translate(translate_table(a, b)),
     **{f: (lambda fn: lambda e, *v: fn(*v))(fn) for f, fn in (
         (Func.REGEXP_MATCH, pg_regex.match), (Func.REGEXP_MATCHES, pg_regex.matches),

@@ -6,15 +6,18 @@ back. Here they stay plain function calls with their arguments as written, for
 planner/format_rules.py to bind with PostgreSQL's templates. date_part(f, x) likewise:
 sqlglot reads it as EXTRACT(f FROM x), but date_part returns double precision where
 EXTRACT returns numeric. generate_series's builder asserts on a step of several units
-('1 mon 1 day'): such a step is left as written, for the binder to read.
+('1 mon 1 day'): such a step is left as written, for the binder to read. to_hex stays
+to_hex: sqlglot reads it as its HEX, which would make an error name a function the user
+did not write.
 """
 
 from __future__ import annotations
 
 from sqlglot import exp
+from sqlglot.tokens import TokenType
 from sqlglot.dialects.postgres import Postgres
 
-_AS_WRITTEN = ("to_char", "to_date", "to_timestamp", "to_number")
+_AS_WRITTEN = ("to_char", "to_date", "to_timestamp", "to_number", "to_hex")
 
 
 def _call(name: str):
@@ -33,8 +36,23 @@ def _generate_series(args: list) -> exp.ExplodingGenerateSeries:
         return exp.ExplodingGenerateSeries.from_arg_list(args)
 
 
+# The interval fields PostgreSQL's grammar takes after INTERVAL 'text' (opt_interval).
+# An INTERVAL literal is read as PostgreSQL's grammar reads it: exp.Interval with the text
+# whole and `unit` the qualifier as written (a Var, or an IntervalSpan for X TO Y; SECOND
+# carries its precision as 'SECOND(p)'). sqlglot's own reading splits '1.5 years' into a
+# number and a unit, takes any word after the text for a unit ('2' days, which PostgreSQL
+# reads as an alias), drops a qualifier after a text with units in it, and adds a
+# following string or number to the interval: each changes what the statement means.
+INTERVAL_FIELDS = ("YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND")
+
+
 class RaymppPostgres(Postgres):
     """PostgreSQL as sqlglot reads it, with the formatting functions kept as written."""
+
+    class Tokenizer(Postgres.Tokenizer):
+        # In an E'...' string a backslash escapes the quote too: E'O\'Reilly' is one
+        # string (sqlglot ends it at the escaped quote).
+        BYTE_STRING_ESCAPES = ["'", "\\"]
 
     class Parser(Postgres.Parser):
         FUNCTIONS = {**Postgres.Parser.FUNCTIONS,
@@ -42,3 +60,62 @@ class RaymppPostgres(Postgres):
                      "GENERATE_SERIES": _generate_series}
         FUNCTION_PARSERS = {k: v for k, v in Postgres.Parser.FUNCTION_PARSERS.items()
                             if k != "DATE_PART"}
+
+        def _parse_interval(self, require_interval: bool = True,
+                            parse_function_unit: bool = True):
+            if not require_interval:  # sqlglot's own uses (function arguments)
+                return super()._parse_interval(require_interval, parse_function_unit)
+            index = self._index
+            if not self._match(TokenType.INTERVAL):
+                return None
+            precision = self._parse_precision()
+            if not self._match(TokenType.STRING, advance=False):
+                self._retreat(index)  # not an interval literal: a name, or another dialect's
+                return None
+            text = self._parse_primary()
+            unit = last = self._parse_interval_field()
+            if unit is not None and self._match_text_seq("TO"):
+                last = self._parse_interval_field()
+                if last is None:
+                    self.raise_error("Expected an interval field after TO")
+                unit = exp.IntervalSpan(this=unit, expression=last)
+            if last is not None and last.name.upper() == "SECOND":
+                second = self._parse_precision()
+                if second is not None:
+                    last.set("this", f"{last.name}({second})")
+            elif precision is not None:
+                if unit is not None:
+                    self.raise_error("interval precision specified twice")
+                # INTERVAL(p) 'text' is INTERVAL 'text' SECOND(p): the range SECOND cuts
+                # nothing, and a bare number is seconds either way.
+                unit = exp.Var(this=f"SECOND({precision})")
+            return exp.Interval(this=text, unit=unit)
+
+        def _parse_interval_field(self) -> exp.Var | None:
+            if self._curr is not None and self._curr.token_type != TokenType.STRING \
+                    and self._curr.text.upper() in INTERVAL_FIELDS:
+                self._advance()
+                return exp.Var(this=self._prev.text)  # as written, for error messages
+            return None
+
+        def _parse_precision(self) -> str | None:
+            """'(' integer ')' at this point (the integer's text), else nothing consumed."""
+            index = self._index
+            if self._match(TokenType.L_PAREN) and self._match(TokenType.NUMBER):
+                number = self._prev.text
+                if self._match(TokenType.R_PAREN):
+                    return number
+            self._retreat(index)
+            return None
+
+
+    class Generator(Postgres.Generator):
+        def interval_sql(self, expression: exp.Interval) -> str:
+            """An INTERVAL literal as PostgreSQL reads it back (view texts): a field
+            qualifier after the text, not inside it ('1 day 2 hours' DAY is 1 day)."""
+            unit = expression.args.get("unit")
+            last = unit.expression if isinstance(unit, exp.IntervalSpan) else unit
+            if not isinstance(last, exp.Var) or expression.args.get("fraction_in_string") \
+                    or last.name.split("(")[0].upper() not in INTERVAL_FIELDS:
+                return super().interval_sql(expression)  # sqlglot's split text: one string
+            return f"INTERVAL {self.sql(expression, 'this')} {self.sql(unit).upper()}"

@@ -126,7 +126,7 @@ class Statement:
 def split(sql: str) -> list[str]:
     """Statement texts of a simple-query string (semicolons outside quotes)."""
     try:
-        toks = sqltokens.Tokenizer().tokenize(sql)
+        toks = RaymppPostgres.Tokenizer().tokenize(sql)
     except Exception as e:  # the tokenizer's own error type varies by version
         raise errors.SyntaxError_(f"syntax error: {e}")
     # A part with no token is whitespace and comments: no statement (`SELECT 1; -- done`

@@ -195,16 +195,23 @@ _SECOND_FIELDS = ("second", "milliseconds", "microseconds")
 _CLOCK_FIELDS = ("hour", "minute") + _SECOND_FIELDS
 
 
-def _bare_unit(s: str, pos: int) -> str:
+def _bare_unit(s: str, pos: int, rightmost: str) -> str:
     """The unit of a number written without one: days right before a time of day ('3
-    4:05:06' is 3 days 04:05:06, as DecodeInterval reads it), else seconds."""
+    4:05:06' is 3 days 04:05:06, as DecodeInterval reads it), else the rightmost field of
+    the literal's qualifier (seconds without one)."""
     nxt = _IV_TOKEN.match(s, pos)
-    return "day" if nxt is not None and nxt.group("h") is not None else "second"
+    return "day" if nxt is not None and nxt.group("h") is not None else rightmost
 
 
-def parse_interval(text: str) -> Interval:
+def parse_interval(text: str, fields: tuple[str, str] | None = None) -> Interval:
     """PostgreSQL's interval input: '90 day', '1 year 2 mons', '-1 day +02:03:04.5',
-    '@ 3 days ago', '1.5 months' (fractions spill down as PostgreSQL does)."""
+    '@ 3 days ago', '1.5 months' (fractions spill down as PostgreSQL does).
+
+    `fields` is a literal's qualifier (first, last), as in INTERVAL '3' DAY TO HOUR: it
+    gives a number without a unit its unit (the last field), and makes 'a:b' minutes and
+    seconds for MINUTE TO SECOND. Its truncation is `restrict_interval`'s."""
+    rightmost = fields[1].lower() if fields else "second"
+    mm_ss = fields == ("MINUTE", "SECOND")
     s = text.strip(_WS).lower()
     s = s[1:] if s.startswith("@") else s
     ago = s.endswith(" ago") or s == "ago"
@@ -227,7 +234,7 @@ def parse_interval(text: str) -> Interval:
             if m.group("h") is not None:
                 once(*_CLOCK_FIELDS)
                 h, mi, sec = m.group("h"), m.group("m"), m.group("s")
-                if "." in mi and sec is None:  # 'mm:ss.fff' (DecodeTime's MINUTE TO SECOND)
+                if sec is None and ("." in mi or mm_ss):  # 'mm:ss[.fff]' (DecodeTime's)
                     h, mi, sec = "0", h, mi
                 elif "." in mi:
                     raise ValueError
@@ -243,7 +250,7 @@ def parse_interval(text: str) -> Interval:
                 months += -total if negative else total
                 continue
             qty = Decimal(m.group("qty"))
-            unit = field_name(m.group("unit") or _bare_unit(s, pos))
+            unit = field_name(m.group("unit") or _bare_unit(s, pos, rightmost))
             # fractional seconds count as milli- and microseconds given too
             once(*(_SECOND_FIELDS if unit == "second" and qty != int(qty) else (unit,)))
             mo, d, us = _IV_UNITS[unit]
@@ -268,6 +275,28 @@ def parse_interval(text: str) -> Interval:
     if abs(iv.micros) > MAX_INTERVAL_MICROS:
         raise interval_time_refused()
     return Interval(-iv.months, -iv.days, -iv.micros) if ago else iv
+
+
+_CLOCK_UNIT = {"HOUR": 3_600_000_000, "MINUTE": 60_000_000}
+
+
+def restrict_interval(iv: Interval, fields: tuple[str, str] | None) -> Interval:
+    """An interval cut to its qualifier's fields, as AdjustIntervalForTypmod: the fields
+    right of the last are dropped (toward zero), INTERVAL '1 day 2 hours' DAY is 1 day."""
+    if fields is None:
+        return iv
+    first, last = fields
+    months, days, micros = iv.months, iv.days, iv.micros
+    if last in ("YEAR", "MONTH"):
+        days = micros = 0
+        if last == "YEAR":
+            months = abs(months) // 12 * 12 * (1 if months >= 0 else -1)
+    elif last == "DAY":
+        micros = 0
+    elif last in _CLOCK_UNIT:
+        kept = abs(micros) // _CLOCK_UNIT[last] * _CLOCK_UNIT[last]
+        micros = kept if micros >= 0 else -kept
+    return Interval(months, days, micros)
 
 
 def format_interval(iv: Interval) -> str:

@@ -280,6 +280,13 @@ class SqlType:
             return f"{word}({self.precision}) {zone}"
         return self.kind.value
 
+    def base_sql(self) -> str:
+        """The type's name without modifiers, as PostgreSQL names argument types in its
+        errors (format_type_be): numeric, not numeric(2,1)."""
+        if self.kind is Kind.ARRAY:
+            return self.element.base_sql() + "[]"
+        return self.kind.value
+
     def __str__(self) -> str:
         return self.sql()
 

@@ -19,7 +19,7 @@ from planner import (array_rules, binary_rules, datetime_rules, errors, format_r
 from planner import expr as ex
 from planner.coercion import (
     adopt, as_bool, as_bpchar, as_numeric, bind_cast, bpchar_padded, coerce, common_type,
-    int_digits, is_unknown,
+    int_digits, is_unknown, type_name,
     compare_operands, no_function, no_operator, not_unique, numeric_type, text_arg, unify)
 from planner.expr import Call, Func, Literal
 from planner.fold import fold_constants
@@ -296,6 +296,21 @@ def _rule_gcd(func: Func, args) -> ex.Expr:
     return Call(func, tuple(coerce(a, t) for a in args), t)
 
 
+def _rule_to_hex(func: Func, args) -> ex.Expr:
+    """to_hex(int4) and to_hex(int8): an int2 or unknown argument is int4, a negative
+    value shows its two's complement in the argument's width (PostgreSQL's to_hex32/64)."""
+    _arity(func, args, 1)
+    a = args[0]
+    if is_unknown(a) or a.type.kind is Kind.INT2:  # int2 casts to int4 and int8 alike
+        raise errors.QueryError(f"function {func.value}({type_name(a)}) is not unique",
+                                "42725", hint="Could not choose a best candidate function. "
+                                "You might need to add explicit type casts.")
+    if not a.type.is_integer:
+        raise no_function(func.value, args)
+    t = types.INT8 if a.type.kind is Kind.INT8 else types.INT4
+    return Call(func, (coerce(a, t),), types.TEXT)
+
+
 def _rule_variadic(func: Func, args) -> ex.Expr:
     if not args or (func is Func.NULLIF and len(args) != 2):
         raise no_function(func.value, args)
@@ -505,6 +520,7 @@ RULES = {
     **{f: _rule_float_math for f in (Func.CBRT, Func.SIN, Func.COS, Func.TAN, Func.ASIN,
                                      Func.ACOS, Func.ATAN, Func.ATAN2)},
     Func.SIGN: _rule_sign_fn, Func.GCD: _rule_gcd, Func.LCM: _rule_gcd,
+    Func.TO_HEX: _rule_to_hex,
     Func.COALESCE: _rule_variadic, Func.NULLIF: _rule_variadic,
     Func.GREATEST: _rule_variadic, Func.LEAST: _rule_variadic,
     **{f: _rule_string for f in _STRING_SIGS},

@@ -286,7 +286,7 @@ _SAFE_CALLS = frozenset((Func.EQ, Func.NE, Func.LT, Func.LE, Func.GT, Func.GE, F
                          Func.LOWER, Func.UPPER, Func.LENGTH, Func.OCTET_LENGTH, Func.CONCAT,
                          Func.CONCAT_FN, Func.STARTS_WITH, Func.REVERSE, Func.CONCAT_WS,
                          Func.INITCAP, Func.MD5, Func.ASCII, Func.TRANSLATE, Func.SIGN,
-                         Func.CBRT, Func.ATAN, Func.ATAN2))
+                         Func.CBRT, Func.ATAN, Func.ATAN2, Func.TO_HEX))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -446,6 +446,7 @@ _CALLS = {
     Func.REPEAT: xs.repeat, Func.REVERSE: xs.reverse, Func.LPAD: xs.pad, Func.RPAD: xs.pad,
     Func.SPLIT_PART: xs.split_part, Func.CONCAT_WS: xs.concat_ws, Func.INITCAP: xs.initcap,
     Func.MD5: xs.md5, Func.ASCII: xs.ascii_code, Func.CHR: xs.chr_text,
+    Func.TO_HEX: xs.to_hex,
     Func.TRANSLATE: xs.translate,
     **{f: xarith.trig for f in (Func.SIN, Func.COS, Func.TAN, Func.ASIN, Func.ACOS, Func.ATAN,
                                 Func.ATAN2)},

@@ -441,6 +441,26 @@ def ascii_code(e: Call, args: list, n: int) -> xa.Datum:
     return xa.from_numpy(cp.astype(np.int32), pa.int32(), xa.valid_mask(s))
 
 
+def to_hex(e: Call, args: list, n: int) -> xa.Datum:
+    """to_hex(k): the hexadecimal digits of k's two's complement in its own width (int4 or
+    int8), lower case, without leading zeros; every row at once."""
+    x = xa.as_array(args[0], n)
+    width = 8 if pa.types.is_int32(x.type) else 16
+    k, valid = _ints(x, n)
+    u = k.astype(np.uint64) & np.uint64(0xFFFFFFFF if width == 8 else 0xFFFFFFFFFFFFFFFF)
+    shifts = np.arange(width - 1, -1, -1, dtype=np.uint64) * np.uint64(4)
+    nibbles = ((u[:, None] >> shifts[None, :]) & np.uint64(15)).astype(np.uint8)
+    # digits to keep: from the first non-zero nibble (the last one for a zero value)
+    first = np.where(nibbles[:, :-1].any(axis=1), np.argmax(nibbles != 0, axis=1), width - 1)
+    keep = np.arange(width)[None, :] >= first[:, None]
+    chars = np.frombuffer(b"0123456789abcdef", np.uint8)[nibbles]
+    off = np.zeros(n + 1, np.int32)
+    off[1:] = np.cumsum(width - first)
+    arr = pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(off),
+                                                 pa.py_buffer(chars[keep].tobytes())])
+    return _nulls_where(arr, valid)
+
+
 def chr_text(e: Call, args: list, n: int) -> xa.Datum:
     """chr(k): the character of code point k, UTF-8 encoded for every row at once; the
     errors of PostgreSQL's chr() for the first bad row."""
