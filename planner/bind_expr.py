@@ -19,9 +19,10 @@ from planner import (binary_values, bind_array, bind_json, bitwise_aggregates,
                      pg_functions, regex_rules, regression_aggregates, row_comparison,
                      time_zones, types, zone_rules)
 from planner import expr as ex
-from planner import interval_literal as interval_values, sequence_calls
+from planner import interval_literal as interval_values, overlaps, sequence_calls
 from planner.coercion import is_unknown
 from planner.expr import Func
+from planner.temporal import field_name
 from planner.schema import identifier
 from planner.scope import Scope
 from planner.session_info import SESSION_INFO
@@ -233,6 +234,8 @@ class ExprBinder:
             return b(node.expression)
         if isinstance(node, exp.Interval):
             return ex.Literal(interval_values.interval_literal(node), types.INTERVAL)
+        if isinstance(node, exp.Overlaps):
+            return overlaps.bind_overlaps(node, b)
         if isinstance(node, exp.Between):
             arg, lo, hi = b(node.this), b(node.args["low"]), b(node.args["high"])
 
@@ -275,8 +278,11 @@ class ExprBinder:
             return functions.bind_call(Func.EXTRACT, [ex.Literal(field, types.TEXT), b(node.expression)])
         if isinstance(node, (exp.TimestampTrunc, exp.DateTrunc)):
             unit = node.args["unit"]
-            field = unit.name.lower() if unit is not None else "day"
-            return functions.bind_call(Func.DATE_TRUNC, [ex.Literal(field, types.TEXT), b(node.this)])
+            field = ex.Literal(unit.name.lower() if unit is not None else "day", types.TEXT)
+            zone = node.args.get("zone")
+            if zone is None:
+                return functions.bind_call(Func.DATE_TRUNC, [field, b(node.this)])
+            return self._date_trunc_in(field, b(node.this), zone)
         if isinstance(node, exp.Substring):
             args = [b(node.this), b(node.args["start"]) if node.args.get("start") else ex.Literal(1, types.INT4)]
             if node.args.get("length") is not None:
@@ -452,6 +458,26 @@ class ExprBinder:
         for p in parts[1:]:
             out = functions.bind_call(join, [out, p])
         return out
+
+    def _date_trunc_in(self, field: ex.Literal, x: ex.Expr, zone_node: exp.Expression) -> ex.Expr:
+        """date_trunc(field, timestamptz, zone) (timestamptz_trunc_zone): truncated on the
+        zone's wall clock with the rules of date_trunc in a session in that zone."""
+        x = functions.bind_cast(x, types.TIMESTAMPTZ)
+        functions.bind_call(Func.DATE_TRUNC, [field, x])  # the field's errors
+        z = self.bind(zone_node)
+        if not isinstance(z, ex.Literal) or not (z.type.is_string or is_unknown(z)):
+            if z.type.is_string or is_unknown(z):
+                raise errors.FeatureNotSupported("date_trunc() with a zone that is not a constant")
+            raise errors.UndefinedFunction(
+                f"function date_trunc(unknown, {x.type.base_sql()}, {z.type.base_sql()}) "
+                "does not exist")
+        if z.value is None:
+            return ex.Literal(None, types.TIMESTAMPTZ)
+        zone = time_zones.parse_at_zone(z.value)
+        field = ex.Literal(field_name(field.value), types.TEXT)
+        if zone.is_utc:
+            return ex.Call(Func.DATE_TRUNC, (field, x), types.TIMESTAMPTZ)
+        return zone_rules.date_trunc(field, x, zone)
 
     def _at_time_zone(self, x: ex.Expr, zone_node: exp.Expression) -> ex.Expr:
         """x AT TIME ZONE zone (and timezone(zone, x)): a timestamptz's wall clock there,

@@ -102,7 +102,7 @@ CONSUMED: dict[type, frozenset[str]] = {k: frozenset(v) for k, v in {
     exp.Least: {"this", "expressions", "ignore_nulls"},
     exp.Extract: {"this", "expression"},
     exp.DateTrunc: {"unit", "this"},
-    exp.TimestampTrunc: {"this", "unit"},
+    exp.TimestampTrunc: {"this", "unit", "zone"},
     exp.Substring: {"this", "start", "length"},
     exp.StrPosition: {"this", "substr"},
     exp.Trim: {"this", "expression", "position"},

@@ -118,7 +118,10 @@ def date_trunc(field: Literal, x: ex.Expr, zone: Zone) -> ex.Expr:
     if field.value not in _SUB_DAY:
         return from_local(trunc, zone)
     cut = fold_constants(Call(Func.SUB, (local, trunc), types.INTERVAL))
-    return fold_constants(Call(Func.SUB, (x, cut), types.TIMESTAMPTZ))
+    kept = fold_constants(Call(Func.SUB, (x, cut), types.TIMESTAMPTZ))
+    # +/-infinity truncates to itself (and has no wall clock to subtract)
+    finite = fold_constants(Call(Func.ISFINITE, (x,), types.BOOL))
+    return fold_constants(ex.Case(((finite, kept),), x, types.TIMESTAMPTZ))
 
 
 def add_interval(func: Func, x: ex.Expr, iv: ex.Expr, zone: Zone) -> ex.Expr:
