@@ -171,10 +171,17 @@ class ExprBinder:
             if isinstance(node.this, exp.Star):
                 raise errors.SyntaxError_("'*' is not allowed here")
             db = node.args.get("db")
+            name = node.name.lower() if not node.this.quoted else node.name
             # schema.table.column: the table must be that schema's
-            i = self.scope.resolve(node.name.lower() if not node.this.quoted else node.name,
-                                   identifier(node.args["table"]) if node.args.get("table") else None,
-                                   identifier(db) if db is not None else None)
+            try:
+                i = self.scope.resolve(name, identifier(node.args["table"])
+                                       if node.args.get("table") else None,
+                                       identifier(db) if db is not None else None)
+            except errors.UndefinedColumn:
+                whole = None if node.args.get("table") else self._whole_row(name)
+                if whole is None:
+                    raise
+                return whole
             col = self.scope.columns[i]
             return ex.ColumnRef(i, col.type, col.name)
         if isinstance(node, exp.Literal):
@@ -416,8 +423,15 @@ class ExprBinder:
 
     def _is(self, node: exp.Is) -> ex.Expr:
         negate = bool(node.args.get("negate"))
-        arg = self.bind(node.this)
+        if isinstance(node.this, exp.Tuple) and isinstance(node.expression, exp.Null):
+            # (a, b) IS NULL: a row constructor
+            arg = row_of([(f"f{i + 1}", self.bind(e))
+                          for i, e in enumerate(node.this.expressions)])
+        else:
+            arg = self.bind(node.this)
         if isinstance(node.expression, exp.Null):
+            if arg.type.kind is types.Kind.RECORD:
+                return _row_is_null(arg, negate)
             return ex.IsNull(arg, negated=negate)
         if isinstance(node.expression, exp.Boolean):
             # x IS TRUE is never NULL: false when x is NULL.
@@ -458,6 +472,19 @@ class ExprBinder:
         for p in parts[1:]:
             out = functions.bind_call(join, [out, p])
         return out
+
+    def _whole_row(self, name: str) -> ex.Expr | None:
+        """`t` naming no column but a table or alias of the FROM clause: its whole row, a
+        record of its visible columns by name (PostgreSQL's whole-row reference), or
+        None."""
+        try:
+            positions = self.scope.star(name)
+        except errors.UndefinedTable:
+            return None
+        cols = [(self.scope.columns[i].name, ex.ColumnRef(i, self.scope.columns[i].type,
+                                                          self.scope.columns[i].name))
+                for i in positions]
+        return row_of(cols)
 
     def _date_trunc_in(self, field: ex.Literal, x: ex.Expr, zone_node: exp.Expression) -> ex.Expr:
         """date_trunc(field, timestamptz, zone) (timestamptz_trunc_zone): truncated on the
@@ -766,6 +793,20 @@ def row_of(named: list[tuple[str, ex.Expr]]) -> ex.Expr:
             for _, a in named]
     t = types.record_of([(n, a.type) for (n, _), a in zip(named, args)])
     return ex.Call(Func.ROW, tuple(args), t)
+
+
+def _row_is_null(row: ex.Expr, negated: bool) -> ex.Expr:
+    """row IS [NOT] NULL: whether every field is NULL (every field is not), PostgreSQL's
+    test of a composite value; a NULL row has only NULL fields. A field that is a row
+    itself counts as NULL only when it is the null value (not by its fields)."""
+    out = None
+    for i, (name, t) in enumerate(row.type.fields):
+        field = row.args[i] if isinstance(row, ex.Call) and row.func is Func.ROW else \
+            ex.Call(Func.FIELD, (row, ex.Literal(name, types.TEXT)), t)
+        test = ex.IsNull(field, negated=negated)
+        out = test if out is None else functions.bind_call(Func.AND, [out, test])
+    # a record of no fields: IS NULL is true (all of none), so is IS NOT NULL
+    return out if out is not None else ex.Literal(True, types.BOOL)
 
 
 def field_of(record: ex.Expr, name: str) -> ex.Expr:

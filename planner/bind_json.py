@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from planner import errors, functions, json_rules, types
 from planner import expr as ex
+from planner.coercion import no_function
 from planner.expr import Func
 
 _FUNCTIONS = {
@@ -37,7 +38,7 @@ _SRF = json_rules.SRFS + ("json_populate_record", "jsonb_populate_record", "json
 _REFUSED = ("json_object",
             "jsonb_object", "json_strip_nulls", "jsonb_insert", "jsonb_path_exists",
             "jsonb_path_match", "jsonb_path_query_array", "jsonb_path_query_first",
-            "array_to_json", "row_to_json", "json_scalar", "jsonb_set_lax",
+            "json_scalar", "jsonb_set_lax",
             "jsonb_concat", "jsonb_contains", "jsonb_exists", "jsonb_delete",
             "jsonb_exists_any", "jsonb_exists_all", "jsonb_contained")
 
@@ -167,6 +168,8 @@ def bind(binder, node: exp.Expression) -> ex.Expr | None:
     if name in _FUNCTIONS:
         args = [b(a) for a in node.expressions]
         return json_rules.rule_function(_FUNCTIONS[name], name, args)
+    if name in ("row_to_json", "array_to_json"):
+        return _to_json_of(name, [b(a) for a in node.expressions])
     if name in _SRF:
         raise errors.FeatureNotSupported(f"set-returning function {name}()" + (
             " here (only in FROM and in the SELECT list)" if name in json_rules.SRFS else ""))
@@ -177,6 +180,25 @@ def bind(binder, node: exp.Expression) -> ex.Expr | None:
         args = ", ".join(str(b(a).type) for a in node.expressions)
         raise errors.UndefinedFunction(f"function {name}({args}) does not exist")
     return None
+
+
+def _to_json_of(name: str, args: list[ex.Expr]) -> ex.Expr:
+    """row_to_json(record [, pretty]) and array_to_json(anyarray [, pretty]): to_json of
+    the value. Pretty output (a line feed between top-level elements) is refused."""
+    wanted = (lambda t: t.kind is types.Kind.RECORD) if name == "row_to_json" else \
+        (lambda t: t.is_array)
+    if not 1 <= len(args) <= 2 or not wanted(args[0].type) or (
+            len(args) == 2 and args[1].type.kind not in (types.Kind.BOOL, types.Kind.UNKNOWN)):
+        raise no_function(name, args)
+    if len(args) == 2:
+        pretty = functions.fold_constants(functions.bind_cast(args[1], types.BOOL))
+        if not isinstance(pretty, ex.Literal):
+            raise errors.FeatureNotSupported(f"{name}() with a pretty flag that is not a constant")
+        if pretty.value is None:  # strict
+            return ex.Literal(None, types.JSON)
+        if pretty.value:
+            raise errors.FeatureNotSupported(f"{name}() with pretty output")
+    return ex.Call(Func.TO_JSON, (args[0],), types.JSON)
 
 
 def output_name(e: exp.Expression) -> str | None:

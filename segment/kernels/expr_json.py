@@ -72,6 +72,8 @@ def json_text(d: xa.Datum, t: SqlType, n: int) -> pa.Array:
         lists = pa.ListArray.from_arrays(offsets, pc.fill_null(elements, "null"),
                                          mask=arr.is_null())
         return pc.binary_join_element_wise("[", pc.binary_join(lists, ","), "]", "")
+    if t.kind is Kind.RECORD:
+        return _record_json(arr, t, n)
     text = xcast.to_text(arr, t)
     if t.kind in _TEXT_OUT:
         return text
@@ -79,6 +81,20 @@ def json_text(d: xa.Datum, t: SqlType, n: int) -> pa.Array:
         return pc.if_else(arr, "true", "false")
     return per_distinct(lambda s: json_values.scalar_json(json_values.pad_char(s, t), t),
                         [text], len(text), types.TEXT)
+
+
+def _record_json(arr: pa.Array, t: SqlType, n: int) -> pa.Array:
+    """A record's JSON object (composite_to_json): its fields by name in order, a NULL
+    field as null, no spaces; NULL where the record is NULL."""
+    pieces = []
+    for i, (name, ft) in enumerate(t.fields):
+        value = pc.fill_null(json_text(pc.struct_field(arr, [i]), ft, n), "null")
+        pieces += [("," if i else "") + json_values.quote(name) + ":", value]
+    if not pieces:
+        out = pa.array(["{}"] * n, pa.string())
+    else:
+        out = pc.binary_join_element_wise("{", *pieces, "}", "")
+    return pc.if_else(arr.is_null(), pa.scalar(None, pa.string()), out)
 
 
 def _canonical(text: pa.Array) -> xa.Datum:
@@ -153,6 +169,13 @@ def json_agg(e: Call, args: list, n: int) -> xa.Datum:
     elem = e.args[0].type.elem
     lists, offsets, values = _lists(args[0], 1 if scalar else n)
     texts = pc.fill_null(json_text(values, elem, len(values)), "null")
+    if e.type.kind is Kind.JSON and (elem.is_array or elem.kind is Kind.RECORD):
+        # json_agg_transfn puts a line feed before each structured value but the first
+        lengths = np.diff(offsets)
+        position = np.arange(len(values)) - np.repeat(offsets[:-1], lengths)
+        later = pa.array(position > 0) if len(values) else pa.array([], pa.bool_())
+        fed = pc.and_(later, values.is_valid())
+        texts = pc.if_else(fed, pc.binary_join_element_wise("\n ", texts, ""), texts)
     out = pc.binary_join_element_wise("[", _joined(lists, offsets, texts, ", "), "]", "")
     if e.type.kind is Kind.JSONB and elem.kind not in _CANONICAL_ELEMENTS:
         out = _canonical(out)
