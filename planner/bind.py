@@ -990,7 +990,13 @@ class QueryBinder:
                 raise errors.QueryError(f"ORDER BY position {pos} is not in select list", "42P10")
             return pos - 1
         if isinstance(tree, exp.Column) and not tree.table and tree.name.lower() in names:
-            return names.index(tree.name.lower())
+            matches = [i for i, n in enumerate(names) if n == tree.name.lower()]
+            # Output columns of one name must be one expression (findTargetlistEntrySQL92)
+            same = (lambda i: outputs[i] == outputs[matches[0]]) if len(outputs) == len(items) \
+                else (lambda i: _unalias(items[i]) == _unalias(items[matches[0]]))
+            if not all(same(i) for i in matches[1:]):
+                raise errors.QueryError(f'ORDER BY "{tree.name}" is ambiguous', "42702")
+            return matches[0]
         for i, item in enumerate(items):
             if _unalias(item) == tree:
                 return i
