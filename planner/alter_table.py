@@ -93,7 +93,8 @@ def reads(sql: str, column: str) -> bool:
 
 def _refuse_dependents(change: Change, action: exp.Expression, owns_sequence) -> None:
     """0A000 for what would have to follow a column's new name or type and does not here:
-    the CHECKs that read it, its default, the sequence it owns; and for dropping a column
+    the CHECKs that read it, its default (for a new type), the sequence it owns; and for
+    dropping a column
     that owns a sequence (PostgreSQL drops the sequence with it)."""
     table = change.new
     if isinstance(action, exp.RenameColumn):
@@ -113,7 +114,10 @@ def _refuse_dependents(change: Change, action: exp.Expression, owns_sequence) ->
     if i is None:
         return  # its own error follows
     col = table.columns[i]
-    if any(reads(k.sql, name) for k in table.checks) or col.default is not None \
+    # A default reads no column, so it keeps its meaning under a new name; under a new
+    # type it would have to be converted, which is not done here.
+    has_default = col.default is not None and what != "renaming"
+    if any(reads(k.sql, name) for k in table.checks) or has_default \
             or col.identity is not Identity.NONE or owns_sequence(name):
         raise errors.FeatureNotSupported(
             f'ALTER TABLE {what} column "{name}", which has a default, owns a sequence or '

@@ -77,12 +77,16 @@ def as_merge(tree: exp.Insert, table: TableDef, columns: list[int]) -> OnConflic
     action = conflict.args["action"].name.upper()
     key = _key(conflict, table, action)
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
-    names = [table.columns[i].name for i in columns]
     source = tree.expression
+    if not isinstance(tree.this, exp.Schema):
+        # No column list: the values fill the first columns, the rest take their defaults
+        columns = columns[:_width(source) or len(columns)]
+    names = [table.columns[i].name for i in columns]
     _refuse_defaults(conflict, table, columns, key, source)
     if isinstance(source, exp.Values):
         values = _typed_nulls(source.copy(), [table.columns[i] for i in columns])
-        values.set("alias", exp.TableAlias(this=exp.to_identifier("v")))
+        # PostgreSQL's name of a VALUES list; no user's column or table is called so
+        values.set("alias", exp.TableAlias(this=exp.to_identifier("*VALUES*", quoted=True)))
         source = exp.select("*").from_(values)
     source = source.copy()
     key_names = [table.columns[i].name for i in key.columns]
@@ -110,6 +114,18 @@ def as_merge(tree: exp.Insert, table: TableDef, columns: list[int]) -> OnConflic
     whens.append(exp.When(matched=False, source=False, then=insert))
     merge = exp.Merge(this=target.copy(), using=src, on=on, whens=exp.Whens(expressions=whens))
     return OnConflict(merge, guard, list(returning.expressions) if returning else None)
+
+
+def _width(source: exp.Expression) -> int | None:
+    """How many columns the INSERT's rows have, where the text says (None: a SELECT *)."""
+    if isinstance(source, exp.Values):
+        row = source.expressions[0]
+        return len(row.expressions) if isinstance(row, exp.Tuple) else 1
+    if isinstance(source, exp.Select) and not any(
+            isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+            for e in source.expressions):
+        return len(source.expressions)
+    return None
 
 
 def _key(conflict: exp.OnConflict, table: TableDef, action: str) -> UniqueKey:
