@@ -30,7 +30,7 @@ from segment.kernels import expr_datetime as xd
 from segment.kernels import expr_kernels as xk
 from segment.kernels import expr_numeric as xn
 from segment.kernels import expr_timetz as xtz
-from segment.kernels import infinite, zone_offsets
+from segment.kernels import datetime_text, infinite, zone_offsets
 
 _WS = " \t\n\r\v\f"
 _INT64_NUMERIC = SqlType(Kind.NUMERIC, 18, 0)  # int64 layout at scale 0
@@ -383,13 +383,11 @@ def from_text(arr: pa.Array, dst: SqlType) -> pa.Array:
     k = dst.kind
     if k in BINARY_KINDS:
         return xbin.from_text(arr, dst)
+    if k in DATETIME_KINDS:
+        return datetime_text.column(arr, dst, lambda a: datetime_fast(a, dst))
     try:
         if k is Kind.INTERVAL:
             return xd.parse_intervals(arr)
-        if k is Kind.TIME:
-            return _text_time(arr)
-        if k is Kind.TIMETZ:
-            return xtz.from_text(arr)
         trimmed = pc.utf8_trim(arr, characters=_WS)
         if k is Kind.BOOL:
             return _text_bool(trimmed)
@@ -402,13 +400,28 @@ def from_text(arr: pa.Array, dst: SqlType) -> pa.Array:
             return _text_float(trimmed, dst)
         if dst.is_numeric:
             return _text_numeric(trimmed, dst)
-        if k in (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ):  # any year: '0044-03-15 BC'
-            return _text_era(trimmed, dst, arr)
         return pc.cast(trimmed, dst.arrow_type())
     except (_Reparse, pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass
     values = [None if v is None else parse_text(v, dst) for v in arr.to_pylist()]
     return to_arrow(values, dst)
+
+
+DATETIME_KINDS = (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.TIME, Kind.TIMETZ)
+
+
+def datetime_fast(arr: pa.Array, dst: SqlType) -> pa.Array | None:
+    """Date/time text in its common forms, vectorized (ISO dates and timestamps of any
+    year, 'infinity', offsets; times 'hh:mm[:ss[.f]]'); None, or an error, when some value
+    is in another form or bad (segment/kernels/datetime_text.py reads those)."""
+    if dst.kind is Kind.TIME:
+        return fast_time(arr)
+    if dst.kind is Kind.TIMETZ:
+        return None
+    try:
+        return _text_era(pc.utf8_trim(arr, characters=_WS), dst, arr)
+    except _Reparse:
+        return None
 
 
 def fast_time(arr: pa.Array) -> pa.Array | None:
