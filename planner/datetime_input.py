@@ -625,6 +625,7 @@ def _word(word: str, i: int, fields, time_only: bool, fmask: int, tm: _Tm, state
                 return _TIME_M
             if val == _ZULU:
                 tm.hour = tm.min = tm.sec = 0
+                tm.tz = 0
                 return _TIME_M | _m(TZ)
             raise _Error(_BAD)
         if val == _NOW:

@@ -104,7 +104,7 @@ def _convert(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Array:
         arr = to_string(arr)
     if not pa.types.is_string(arr.type):
         out = _from_typed(arr, t, target)
-    elif t.kind is Kind.TIMESTAMPTZ and zone is not None:
+    elif t.kind in expr_cast.DATETIME_KINDS:  # text without a zone is read in `zone`
         out = _datetime_from_text(arr, t, zone)
     else:
         out = _FROM_TEXT[t.kind](arr, t)
@@ -285,7 +285,8 @@ def _fast_timestamp(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Ar
 def _datetime_from_text(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Array:
     """date, timestamp[tz], time and timetz columns: their ISO text vectorized, other
     spellings (and errors, with their row) once per distinct value
-    (segment/kernels/datetime_text.py); a timestamptz without a zone is read in `zone`."""
+    (segment/kernels/datetime_text.py); a timestamptz or timetz without a zone is read in
+    `zone` (a Zone spec; None: UTC), which 'today' and 'now' also read."""
     k = t.kind
 
     def fast(a: pa.Array) -> pa.Array | None:
@@ -296,7 +297,7 @@ def _datetime_from_text(arr: pa.Array, t: SqlType, zone: str | None = None) -> p
         if k is Kind.DATE:
             return _keeping_infinity(_fast_date)(a, t)
         return _keeping_infinity(lambda b, tt: _fast_timestamp(b, tt, zone))(a, t)
-    return datetime_text.column(arr, t, fast, zone if k is Kind.TIMESTAMPTZ else None)
+    return datetime_text.column(arr, t, fast, zone)
 
 
 # The struct binary COPY reads a timetz as: local microseconds, zone seconds west.
