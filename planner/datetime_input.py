@@ -480,14 +480,104 @@ def _named_zone(name: str):
     from planner import time_zones
     try:
         return time_zones.named_zone(name) or time_zones.posix_zone(name)
+    except errors.FeatureNotSupported:  # a POSIX spec with daylight saving
+        return _DST_POSIX if _posix_dst_spec(name) else None
     except errors.QueryError:
         return None
+
+
+def _posix_dst_spec(spec: str) -> bool:
+    """Whether tzparse (PostgreSQL's localtime.c) reads `spec` as a POSIX zone with a
+    daylight-saving part: STD offset DST [offset] [,rule,rule]; names are any run of
+    characters but digits, ',', '-' and '+' (or <...>), rules Jn, n or Mm.w.d [/time]."""
+    pos = [0]
+
+    def name() -> int:
+        start = pos[0]
+        if spec.startswith("<", start):
+            end = spec.find(">", start)
+            if end < 0:
+                raise ValueError
+            pos[0] = end + 1
+            return end - start - 1
+        while pos[0] < len(spec) and not _isdigit(spec[pos[0]]) and spec[pos[0]] not in ",-+":
+            pos[0] += 1
+        return pos[0] - start
+
+    def number(lo: int, hi: int) -> None:
+        start = pos[0]
+        while pos[0] < len(spec) and _isdigit(spec[pos[0]]):
+            pos[0] += 1
+        if pos[0] == start or not lo <= int(spec[start:pos[0]]) <= hi:
+            raise ValueError
+
+    def offset() -> None:
+        if pos[0] < len(spec) and spec[pos[0]] in "+-":
+            pos[0] += 1
+        number(0, 167)
+        for hi in (59, 60):
+            if pos[0] < len(spec) and spec[pos[0]] == ":":
+                pos[0] += 1
+                number(0, hi)
+
+    def rule() -> None:
+        c = spec[pos[0]:pos[0] + 1]
+        if c in ("J", "j"):
+            pos[0] += 1
+            number(1, 365)
+        elif c in ("M", "m"):
+            for i, (lo, hi) in enumerate(((1, 12), (1, 5), (0, 6))):
+                if i:
+                    if spec[pos[0]:pos[0] + 1] != ".":
+                        raise ValueError
+                pos[0] += 1
+                number(lo, hi)
+        else:
+            number(0, 365)
+        if spec[pos[0]:pos[0] + 1] == "/":
+            pos[0] += 1
+            offset()
+    try:
+        name()
+        if pos[0] >= len(spec):
+            return False
+        offset()
+        if pos[0] >= len(spec) or not name():
+            return False
+        if pos[0] < len(spec) and spec[pos[0]] not in ",;":
+            offset()
+        if pos[0] < len(spec) and spec[pos[0]] in ",;":
+            pos[0] += 1
+            rule()
+            if spec[pos[0]:pos[0] + 1] != ",":
+                return False
+            pos[0] += 1
+            rule()
+        return pos[0] == len(spec)
+    except (ValueError, IndexError):
+        return False
+
+
+class _DstPosix:
+    """A POSIX zone spec with daylight-saving rules ('EST5EDT4'): a zone PostgreSQL
+    reads (so a time without a date is 22007 there), whose offsets raympp does not
+    compute (0A000 where they are needed)."""
+
+    fixed = None
+    name = ""
+
+    def refused(self) -> errors.QueryError:
+        return errors.FeatureNotSupported(
+            "POSIX time zone specifications with daylight-saving rules in date/time input")
+
+
+_DST_POSIX = _DstPosix()
 
 
 def _fixed_offset(zone) -> int | None:
     """Seconds east of a zone that never changes its offset (pg_get_timezone_offset):
     fixed offsets and the tz database's Etc/ zones; None for others."""
-    if zone.fixed is not None:
+    if zone.fixed is not None or zone is _DST_POSIX:
         return zone.fixed
     if zone.name.lower().startswith("etc/"):
         return _offset_at(dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc), zone)
@@ -500,17 +590,19 @@ def _offset_at(instant: dt.datetime, zone) -> int:
 
 
 def _local_offset(tm: _Tm, zone) -> int:
-    """DetermineTimeZoneOffset: seconds west of the wall clock tm in zone. Years outside
-    Python's are read in a year of the same 400-year cycle (the calendar repeats), or
-    year 1 before it (local mean time, which zones keep for old dates)."""
+    """DetermineTimeZoneOffset: seconds west of the wall clock tm in zone. Years beyond
+    Python's are read in a year of the same 400-year cycle (the calendar repeats), years
+    before 2 in year 2 (local mean time, which zones keep for old dates)."""
     from planner import time_zones
+    if zone is _DST_POSIX:
+        raise zone.refused()
     if zone.fixed is not None:
         return -zone.fixed
     y = tm.year
-    if y < 1:
-        y = 1
-    elif y > 9999:
-        y = 9600 + (y - 9600) % 400
+    if y < 2:  # a day either side must stay in Python's years
+        y = 2
+    elif y > 9998:
+        y = 9000 + (y - 9000) % 400
     days = _DAYS_IN[_leap(y)][tm.mon - 1]
     local = dt.datetime(y, tm.mon, min(tm.mday, days)) + dt.timedelta(
         hours=tm.hour, minutes=tm.min, seconds=tm.sec)
@@ -615,6 +707,8 @@ def _word(word: str, i: int, fields, time_only: bool, fmask: int, tm: _Tm, state
     if kind == IGNORE:
         return None
     tmask = _m(kind)
+    if time_only and kind in (MONTH, DOW):
+        raise _Error(_BAD)  # DecodeTimeOnly has no month or weekday names
     if kind == RESERV:
         val = east
         if time_only:
@@ -672,9 +766,7 @@ def _word(word: str, i: int, fields, time_only: bool, fmask: int, tm: _Tm, state
         return tmask
     if kind == DOW:
         return tmask
-    if kind == UNITS:
-        if state.get("ptype"):
-            raise _Error(_BAD)
+    if kind == UNITS:  # PostgreSQL 15 lets a later unit replace an earlier one
         state["ptype"] = east
         return 0
     if kind == ISOTIME:

@@ -101,3 +101,29 @@ def test_column_timestamptz_in_a_zone():
     assert xcast.to_text(got, T.TIMESTAMPTZ).to_pylist() == [
         "2024-01-05 15:00:00+00", "2024-01-05 15:00:00+00", "2024-01-05 08:00:00+00",
         "2024-01-05 18:00:00+00"]
+
+
+@pytest.mark.parametrize("read, text, sqlstate", [
+    (di.time_in, "Mon 4:05", "22007"),          # DecodeTimeOnly has no weekday names
+    (di.time_in, "10:00 Jan", "22007"),
+    (di.time_in, "10:00 jan-05x", "22007"),     # a POSIX zone with DST: needs a date
+    (di.time_in, "10:00 America/New_York", "22007"),
+    (di.time_in, "10:00 foo/bar", "22023"),
+    (di.date_in, "am 32 h h ,", "22008"),       # PostgreSQL 15: a unit may follow a unit
+    (di.date_in, "mm d 32", "22008"),
+    (di.timetz_in, "10:00-16", "22009"),
+    (di.date_in, "2024-01-05 EST5EDT4,M3.2.0,M11.1.0", "22007"),  # ',' splits fields
+    (di.date_in, "2024-01-05 10:00 xst5xdt", "0A000"),  # PostgreSQL reads the DST rules
+])
+def test_postgres_15_errors(read, text, sqlstate):
+    with pytest.raises(errors.QueryError) as e:
+        read(text)
+    assert e.value.sqlstate == sqlstate
+
+
+def test_postgres_15_oddities():
+    assert di.timetz_in("0405 d s Z") == (4 * 3600 * 10**6 + 5 * 60 * 10**6, 0)
+    assert di.timetz_in("allballs") == (0, 0)
+    assert di.timetz_in("10:00 Etc/GMT+2") == (10 * 3600 * 10**6, 7200)
+    assert di.timestamp_in("2024-01-05 epoch", False) == 0  # 15 marks the word's bit only
+    assert di.date_in("jan -infinity") == di.NEG_INFINITY
