@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from planner import errors, zone_abbreviations
 from planner.format_input import date2j, j2date, strtol
-from planner.temporal import INFINITY, NEG_INFINITY, Infinite
+from planner.temporal import INFINITY, NEG_INFINITY, USECS_PER_DAY, Infinite
 
 # Field kinds of ParseDateTime.
 _NUMBER, _STRING, _DATE, _TIME, _TZ, _SPECIAL = "number", "string", "date", "time", "tz", "special"
@@ -77,7 +77,6 @@ _KEYWORDS: dict[str, tuple[int, object]] = {
 _TOKMAXLEN = 10  # PostgreSQL compares keywords on their first 10 characters
 _MAX_FIELDS = 25  # MAXDATEFIELDS
 _MAX_TZDISP_HOUR = 15
-USECS_PER_DAY = 86_400_000_000
 _UNIX_EPOCH_JDATE = 2_440_588
 # PostgreSQL's ranges: dates below JD 5874898-01-01, timestamps below 294277-01-01 (both
 # from JD 0, 4714-11-24 BC), counted here from 1970-01-01.

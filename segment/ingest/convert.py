@@ -26,7 +26,7 @@ from planner import errors, values
 from planner.schema import ColumnDef
 from planner.types import BINARY_KINDS, PRECISION_KINDS, Kind, SqlType
 from segment.ingest import interval, numeric
-from segment.ingest.base import WS, fail_at, first_true, null, raise_at, to_string, trim, try_cast
+from segment.ingest.base import fail_at, first_true, null, raise_at, to_string, trim, try_cast
 from planner.time_zones import Zone
 from segment.kernels import expr_arrays as xa
 from segment.kernels import (datetime_text, eras, expr_binary, expr_cast, expr_json, expr_pgarray,

@@ -6,7 +6,8 @@ numeric(p, s) targets round to s and check p (22003 'numeric field overflow'), f
 numeric keeps 15 significant digits (6 for real) as float8_numeric does. Text input is
 parsed by vectorized fast paths for the common forms; anything they do not accept is
 re-parsed value by value with planner.values.parse_text, which either understands the
-rarer form or raises PostgreSQL's exact error. Text output matches PostgreSQL's *out
+rarer form or raises PostgreSQL's exact error (date/time text: once per distinct value,
+segment/kernels/datetime_text.py). Text output matches PostgreSQL's *out
 functions (booleans true/false, shortest round-trip floats with PostgreSQL's exponent
 rules, numerics with their scale, timestamps without trailing zeros).
 """
@@ -19,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner import errors, temporal, time_values
+from planner import errors, temporal
 from planner.temporal import TEMPORAL, Infinite
 from planner.values import DEC, parse_text
 from planner.types import BINARY_KINDS, PRECISION_KINDS, Kind, SqlType
@@ -426,7 +427,7 @@ def datetime_fast(arr: pa.Array, dst: SqlType) -> pa.Array | None:
 
 def fast_time(arr: pa.Array) -> pa.Array | None:
     """time from text in its common forms, vectorized; None when some value needs
-    planner.time_values.parse_time (a rarer form, or an error to report)."""
+    segment/kernels/datetime_text.py (a rarer form, or an error to report)."""
     try:
         return _text_time(arr)
     except (_Reparse, pa.ArrowInvalid):
@@ -435,7 +436,7 @@ def fast_time(arr: pa.Array) -> pa.Array | None:
 
 def _text_time(arr: pa.Array) -> pa.Array:
     """HH:MM[:SS[.frac]] (the common form of time input) without a Python loop; others
-    go value by value (planner.time_values.parse_time)."""
+    go through segment/kernels/datetime_text.py."""
     parts = pc.extract_regex(arr, r"^[ \t\n\r\v\f]*(?P<h>[0-9]{1,2}):(?P<m>[0-9]{1,2})"
                                   r"(?::(?P<s>[0-9]{1,2})(?:\.(?P<f>[0-9]{0,6}))?)?"
                                   r"[ \t\n\r\v\f]*$")
