@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextvars
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 
 from planner import errors, zone_abbreviations
@@ -947,10 +948,34 @@ def _valid_julian(tm: _Tm) -> bool:
         tm.year < 5874898 or (tm.year == 5874898 and tm.mon < 6))
 
 
+# Plain ISO text, which most input is: read without splitting it into fields (the same
+# answer; anything out of range goes the long way, for its error).
+_ISO = re.compile(r"[ \t\n\r\v\f]*([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[ T]([0-9]{2}):([0-9]{2})"
+                  r"(?::([0-9]{2})(?:\.([0-9]{1,6}))?)?)?[ \t\n\r\v\f]*")
+
+
+def _iso_fields(text: str) -> _Tm | None:
+    m = _ISO.fullmatch(text)
+    if m is None:
+        return None
+    y, mo, d, h, mi, sec, frac = m.groups()
+    tm = _Tm(int(y), int(mo), int(d), int(h or 0), int(mi or 0), int(sec or 0),
+             int(frac.ljust(6, "0")) if frac else 0)
+    if tm.year < 1 or not 1 <= tm.mon <= 12 or not 1 <= tm.mday <= _DAYS_IN[_leap(tm.year)][
+            tm.mon - 1] or tm.hour > 23 or tm.min > 59 or tm.sec > 59:
+        return None
+    return tm
+
+
 def _dated(text: str, ctx: Context | None, name: str, with_zone: bool = False):
     """(epoch, +/-infinity or None, the fields, their day since 1970) of date /
     timestamp text; a timestamptz without a zone is read in ctx.zone."""
     ctx = ctx or Context()
+    tm = _iso_fields(text)
+    if tm is not None:
+        if with_zone:
+            tm.tz = 0 if ctx.zone is None or ctx.zone.is_utc else _local_offset(tm, ctx.zone)
+        return None, tm, date2j(tm.year, tm.mon, tm.mday) - _UNIX_EPOCH_JDATE
     try:
         dtype, tm = decode_datetime(text, ctx)
         if dtype == _DATE and with_zone and tm.tz is None:
