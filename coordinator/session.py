@@ -592,7 +592,12 @@ class Session:
             "max_recursive_rows": self.settings.get("raympp.max_recursive_rows"),
             "random": self.random_seed,  # setseed() and the random() calls after it
             # pg_catalog's rows and the catalog functions' data
-            "system": system_catalog.SystemCatalog(self)}, zone=self.time_zone()))
+            "system": system_catalog.SystemCatalog(self)}, zone=self.time_zone(),
+            date_order=self.date_order()))
+
+    def date_order(self) -> str:
+        """DateStyle's field order of date input: 'mdy', 'dmy' or 'ymd'."""
+        return self.settings.show("DateStyle").split(", ")[-1].lower()
 
     def time_zone(self) -> time_zones.Zone:
         """The session's TimeZone setting as a zone."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from planner import catalog_types, errors, types, zone_rules
+from planner import catalog_types, datetime_input, errors, types, zone_rules
 from planner.array_text import split_array_text
 from planner import expr as ex
 from planner.expr import Call, Cast, Func, Literal
@@ -70,6 +70,7 @@ def bind_cast(e: ex.Expr, dst: SqlType) -> ex.Expr:
         raise errors.QueryError(f"cannot cast type {e.type} to {dst}", "42846")
     if dst.is_array and dst.elem == types.numeric(None, 0):
         dst = _unconstrained_array(e)
+    _refuse_column_dates(e, dst)
     zone = zone_rules.zoned()
     if zone is not None and zone_rules.involves(e.type, dst):
         return zone_rules.cast(e, dst, zone)
@@ -87,6 +88,22 @@ def bind_cast(e: ex.Expr, dst: SqlType) -> ex.Expr:
     if e.type == dst:
         return e
     return Cast(e, dst)
+
+
+_DATETIME = (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.TIME, Kind.TIMETZ)
+
+
+def _refuse_column_dates(e: ex.Expr, dst: SqlType) -> None:
+    """Text that is not a constant read as a date/time type under a DateStyle field order
+    other than MDY: the segments' readers take MDY (constants, COPY and parameters read
+    the session's order)."""
+    if isinstance(e, Literal) or not (e.type.is_string or e.type.kind is Kind.UNKNOWN):
+        return
+    if (dst.elem if dst.is_array else dst).kind in _DATETIME \
+            and datetime_input.session_order() != "mdy":
+        raise errors.FeatureNotSupported(
+            f"casts of text that is not a constant to {dst} under DateStyle "
+            f"{datetime_input.session_order().upper()} (only MDY)")
 
 
 def bind_assign(e: ex.Expr, dst: SqlType, column: str = "") -> ex.Expr:
@@ -158,6 +175,7 @@ def coerce(e: ex.Expr, t: SqlType) -> ex.Expr:
         return catalog_types.convert(e, t)
     if e.type == t or (e.type.is_string and t.kind is Kind.TEXT):
         return e
+    _refuse_column_dates(e, t)
     zone = zone_rules.zoned()
     if zone is not None and zone_rules.involves(e.type, t):
         return zone_rules.cast(e, t, zone)

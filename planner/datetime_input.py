@@ -105,6 +105,13 @@ def statement_now() -> dt.datetime:
     return now if now.tzinfo is not None else now.replace(tzinfo=dt.timezone.utc)
 
 
+def session_order() -> str:
+    """DateStyle's field order of the statement's session ('mdy' outside a session). The
+    coordinator lends it with SESSION_INFO and keys plans on it."""
+    from planner.session_info import SESSION_INFO
+    return getattr(SESSION_INFO.get(), "date_order", None) or "mdy"
+
+
 @dataclass
 class Context:
     """What input reads besides the text: the session's zone (a planner.time_zones.Zone;

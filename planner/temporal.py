@@ -110,13 +110,16 @@ def round_timestamp(v, precision: int | None):
     return out.replace(tzinfo=v.tzinfo)
 
 
-def parse_timestamp(text: str, t: SqlType, zone=None) -> dt.date | dt.datetime | Infinite:
+def parse_timestamp(text: str, t: SqlType, zone=None,
+                    order: str | None = None) -> dt.date | dt.datetime | Infinite:
     """A date, timestamp or timestamptz (t) from its text, as PostgreSQL reads it
     (planner/datetime_input.py): a timestamptz without a zone is a wall clock in `zone`
-    (a planner.time_zones.Zone; None: the session's). Python's dates hold years 1..9999:
-    others are 0A000 here (columns take them all)."""
+    (a planner.time_zones.Zone; None: the session's), numeric dates in DateStyle's field
+    `order` (None: the session's). Python's dates hold years 1..9999: others are 0A000
+    here (columns take them all)."""
     from planner import datetime_input, time_zones
-    ctx = datetime_input.Context(zone=zone or time_zones.session_zone())
+    ctx = datetime_input.Context(zone=zone or time_zones.session_zone(),
+                                 order=order or datetime_input.session_order())
     if t.kind is Kind.DATE:
         v = datetime_input.date_in(text, ctx)
         return v if isinstance(v, Infinite) else _python_value(v, 1, t, text)

@@ -15,18 +15,19 @@ from planner import errors
 from planner.temporal import USECS_PER_DAY, Infinite, Interval
 from planner.types import Kind
 
-def _context():
+def _context(order: str | None):
     from planner import datetime_input, time_zones
-    return datetime_input.Context(zone=time_zones.session_zone())
+    return datetime_input.Context(zone=time_zones.session_zone(),
+                                  order=order or datetime_input.session_order())
 
 
-def parse_time(text: str) -> dt.time:
+def parse_time(text: str, order: str | None = None) -> dt.time:
     """A time of day from its text, as PostgreSQL's time_in reads it
     (planner/datetime_input.py: '12:34', '1:02:03.5 pm', '040506', 'allballs', 'now'; a
     date or zone is read and ignored). 24:00:00 (which PostgreSQL accepts) is 0A000:
     raympp's times end before it."""
     from planner import datetime_input
-    return time_of_micros(datetime_input.time_in(text, _context()))
+    return time_of_micros(datetime_input.time_in(text, _context(order)))
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -55,11 +56,11 @@ class TimeTz:
         return format_timetz(self)
 
 
-def parse_timetz(text: str) -> TimeTz:
+def parse_timetz(text: str, order: str | None = None) -> TimeTz:
     """time with time zone, as PostgreSQL's timetz_in reads it: a time and a zone (an
     offset, abbreviation or zone name); none means the session's TimeZone."""
     from planner import datetime_input
-    local, zone = datetime_input.timetz_in(text, _context())
+    local, zone = datetime_input.timetz_in(text, _context(order))
     return TimeTz(local + zone * 10**6, zone)
 
 

@@ -72,28 +72,31 @@ def _numeric(text: str, t: SqlType) -> decimal.Decimal:
     return value
 
 
-def _date(text: str, t: SqlType) -> datetime.date | temporal.Infinite:
+def _date(text: str, t: SqlType, order: str) -> datetime.date | temporal.Infinite:
     """date_in (planner/datetime_input.py): every spelling PostgreSQL reads."""
-    return temporal.parse_timestamp(text, t)
+    return temporal.parse_timestamp(text, t, order=order)
 
 
-def _timestamp(text: str, t: SqlType) -> datetime.datetime | temporal.Infinite:
+def _timestamp(text: str, t: SqlType, order: str) -> datetime.datetime | temporal.Infinite:
     """timestamp_in / timestamptz_in. A timestamptz without a zone of its own stays a
     wall clock: bound as '...'::timestamptz, it is read in the session's TimeZone
     (planner/zone_rules.py)."""
-    value = temporal.parse_timestamp(text, t, time_zones.UTC_ZONE)
+    value = temporal.parse_timestamp(text, t, time_zones.UTC_ZONE, order)
     if t.kind is Kind.TIMESTAMPTZ and not isinstance(value, temporal.Infinite) \
             and not datetime_input.has_zone(text):
         return value.replace(tzinfo=None)
     return value
 
 
+# date/time text: (text, type, DateStyle's field order) -> value
+_DATETIME_TEXT = {
+    Kind.DATE: _date, Kind.TIMESTAMP: _timestamp, Kind.TIMESTAMPTZ: _timestamp,
+    Kind.TIME: lambda text, t, order: time_values.parse_time(text, order),
+    Kind.TIMETZ: lambda text, t, order: time_values.parse_timetz(text, order),
+}
 _FROM_TEXT = {
     Kind.BOOL: _bool, Kind.INT2: _int, Kind.INT4: _int, Kind.INT8: _int,
     Kind.FLOAT4: _float, Kind.FLOAT8: _float, Kind.NUMERIC: _numeric,
-    Kind.DATE: _date, Kind.TIMESTAMP: _timestamp, Kind.TIMESTAMPTZ: _timestamp,
-    Kind.TIME: lambda text, t: time_values.parse_time(text),
-    Kind.TIMETZ: lambda text, t: time_values.parse_timetz(text),
     Kind.BYTEA: lambda text, t: binary_values.parse_bytea(text),
     Kind.UUID: lambda text, t: binary_values.parse_uuid(text),
 }
@@ -248,8 +251,9 @@ def _utf8(data: bytes) -> str:
         raise errors.QueryError('invalid byte sequence for encoding "UTF8"', "22021") from None
 
 
-def decode(data: bytes | None, t: SqlType, fmt: int) -> object:
-    """One parameter value. Text, varchar, char, interval and unknown stay str."""
+def decode(data: bytes | None, t: SqlType, fmt: int, order: str = "mdy") -> object:
+    """One parameter value. Text, varchar, char, interval and unknown stay str. Date/time
+    text is read in DateStyle's field `order` ('mdy', 'dmy', 'ymd')."""
     if data is None:
         return None
     if fmt == codec.BINARY:
@@ -258,6 +262,8 @@ def decode(data: bytes | None, t: SqlType, fmt: int) -> object:
     if fmt != codec.TEXT:
         raise errors.ProtocolViolation(f"unsupported format code: {fmt}")
     text = _utf8(data)
+    if t.kind in _DATETIME_TEXT:
+        return _DATETIME_TEXT[t.kind](text, t, order)
     decoder = _FROM_TEXT.get(t.kind)
     return text if decoder is None else decoder(text, t)
 

@@ -44,9 +44,11 @@ _TIME_OFFSET_BC = _TIME_OFFSET[:-1] + r"(?: *(?i:BC))?$"   # '... 23:00:00+00 BC
 
 
 def conform(data: pa.Table | pa.RecordBatch, columns: list[ColumnDef],
-            relation: str | None = None, zone: str | None = None) -> pa.RecordBatch:
+            relation: str | None = None, zone: str | None = None,
+            order: str = "mdy") -> pa.RecordBatch:
     """Cast `data` (columns by position) to the physical types of `columns`. timestamptz
-    text without an offset is read in `zone` (a planner.time_zones.Zone spec; None: UTC).
+    text without an offset is read in `zone` (a planner.time_zones.Zone spec; None: UTC),
+    dates in DateStyle's field `order`.
 
     When several values are bad, the error is the one PostgreSQL's row-at-a-time load
     would meet first: lowest row, then conversion before NOT NULL, then leftmost column.
@@ -66,7 +68,7 @@ def conform(data: pa.Table | pa.RecordBatch, columns: list[ColumnDef],
             e.row = first_true(arr.is_null())
             failures.append((e.row, 1, i, e))
         try:
-            out = convert(arr, col.type, zone)
+            out = convert(arr, col.type, zone, order)
         except errors.QueryError as e:
             e.column = col.name
             failures.append((getattr(e, "row", 0), 0, i, e))
@@ -78,19 +80,21 @@ def conform(data: pa.Table | pa.RecordBatch, columns: list[ColumnDef],
     return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
 
 
-def convert(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Array:
+def convert(arr: pa.Array, t: SqlType, zone: str | None = None,
+            order: str = "mdy") -> pa.Array:
     """One column to the physical type of `t` (see module docstring). An error names the
     first bad row (`row`)."""
     try:
-        return _convert(arr, t, zone)
+        return _convert(arr, t, zone, order)
     except errors.QueryError as e:
         row = getattr(e, "row", 0)
         if row > 0:  # checks run in phases (parse, then range): an earlier row may fail too
-            convert(arr.slice(0, row), t, zone)
+            convert(arr.slice(0, row), t, zone, order)
         raise
 
 
-def _convert(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Array:
+def _convert(arr: pa.Array, t: SqlType, zone: str | None = None,
+             order: str = "mdy") -> pa.Array:
     target = t.arrow_type()
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
@@ -105,7 +109,7 @@ def _convert(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Array:
     if not pa.types.is_string(arr.type):
         out = _from_typed(arr, t, target)
     elif t.kind in expr_cast.DATETIME_KINDS:  # text without a zone is read in `zone`
-        out = _datetime_from_text(arr, t, zone)
+        out = _datetime_from_text(arr, t, zone, order)
     else:
         out = _FROM_TEXT[t.kind](arr, t)
     if t.precision is not None and t.kind in PRECISION_KINDS:  # time(p), timestamp(p), ...
@@ -282,7 +286,8 @@ def _fast_timestamp(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Ar
     return v
 
 
-def _datetime_from_text(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Array:
+def _datetime_from_text(arr: pa.Array, t: SqlType, zone: str | None = None,
+                        order: str = "mdy") -> pa.Array:
     """date, timestamp[tz], time and timetz columns: their ISO text vectorized, other
     spellings (and errors, with their row) once per distinct value
     (segment/kernels/datetime_text.py); a timestamptz or timetz without a zone is read in
@@ -297,7 +302,7 @@ def _datetime_from_text(arr: pa.Array, t: SqlType, zone: str | None = None) -> p
         if k is Kind.DATE:
             return _keeping_infinity(_fast_date)(a, t)
         return _keeping_infinity(lambda b, tt: _fast_timestamp(b, tt, zone))(a, t)
-    return datetime_text.column(arr, t, fast, zone)
+    return datetime_text.column(arr, t, fast, zone, order)
 
 
 # The struct binary COPY reads a timetz as: local microseconds, zone seconds west.

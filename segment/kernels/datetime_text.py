@@ -36,9 +36,10 @@ _ISO = {
 }
 
 
-def _reader(t: SqlType, zone: str | None):
+def _reader(t: SqlType, zone: str | None, order: str):
     """One text -> the layout's integer (or +/-infinity) for t, as PostgreSQL reads it."""
-    ctx = datetime_input.Context(zone=None if zone is None else Zone.from_spec(zone))
+    ctx = datetime_input.Context(zone=None if zone is None else Zone.from_spec(zone),
+                                 order=order)
     k = t.kind
     if k is Kind.DATE:
         return lambda s: datetime_input.date_in(s, ctx)
@@ -61,10 +62,11 @@ def _layout_int(v, t: SqlType) -> int:
     return ends[0] if v.sign > 0 else ends[1]
 
 
-def decode(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Array:
+def decode(arr: pa.Array, t: SqlType, zone: str | None = None,
+           order: str = "mdy") -> pa.Array:
     """Every value of `arr` (text) through the decoder, once per distinct text; an error
     names the first row holding the text that failed."""
-    read = _reader(t, zone)
+    read = _reader(t, zone, order)
     distinct = pc.unique(arr.drop_null())  # in order of first appearance
     ints = []
     for s in distinct.to_pylist():
@@ -79,10 +81,12 @@ def decode(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Array:
     return values.view(pa.int64() if t.kind is Kind.TIMETZ else t.arrow_type())
 
 
-def column(arr: pa.Array, t: SqlType, fast, zone: str | None = None) -> pa.Array:
+def column(arr: pa.Array, t: SqlType, fast, zone: str | None = None,
+           order: str = "mdy") -> pa.Array:
     """`arr` (text) as values of t: `fast` where it reads them, the decoder elsewhere
     (see the module docstring). `zone`: the zone (a Zone spec) that a timestamptz
-    without its own reads its wall clock in; None is UTC."""
+    without its own reads its wall clock in; None is UTC. `order`: DateStyle's field
+    order ('mdy', 'dmy', 'ymd'); the fast parsers read only year-first ISO text."""
     whole = _attempt(fast, arr)
     if whole is not None:
         return whole
@@ -90,14 +94,14 @@ def column(arr: pa.Array, t: SqlType, fast, zone: str | None = None) -> pa.Array
     iso = None if pattern is None else pc.fill_null(pc.match_substring_regex(arr, pattern),
                                                     False)
     if iso is None or not pc.any(iso).as_py():
-        return decode(arr, t, zone)
+        return decode(arr, t, zone, order)
     is_iso = np.asarray(iso, dtype=bool)
     read_fast = _attempt(fast, arr.filter(iso))
     if read_fast is None:  # a bad ISO value: the decoder names it
-        return decode(arr, t, zone)
+        return decode(arr, t, zone, order)
     others = np.flatnonzero(~is_iso)
     try:
-        slow = decode(arr.take(pa.array(others)), t, zone)
+        slow = decode(arr.take(pa.array(others)), t, zone, order)
     except errors.QueryError as e:
         e.row = int(others[e.row])
         raise

@@ -88,3 +88,33 @@ def test_text_parameters_as_postgres(server, pg_oracle):
     finally:
         rp.close()
         pg.close()
+
+
+@pytest.mark.parametrize("style", ["ISO, DMY", "ISO, YMD"])
+def test_datestyle_order_in_copy_and_parameters(server, pg_oracle, table, style):
+    t = table()
+    rp, pg = server.connect(autocommit=True), pg_oracle.connect()
+    texts = ["01/02/03", "2003-01-02", "Jan 2 03", "02-Jan-03"] + (
+        ["1.2.2003"] if style.endswith("DMY") else ["2003.1.2"])
+    try:
+        got = []
+        for c in (rp, pg):
+            c.execute(f"SET DateStyle = '{style}'")
+            c.execute(f"DROP TABLE IF EXISTS {t}")
+            c.execute(f"CREATE TABLE {t} (id int4, d date, ts timestamp)")
+            with c.cursor().copy(f"COPY {t} FROM STDIN") as cp:
+                for i, s in enumerate(texts):
+                    cp.write(f"{i}\t{s}\t{s} 10:00\n")
+            cur = c.cursor()
+            cur.adapters.register_dumper(str, _DateText)
+            params = [cur.execute("SELECT %s::text", (s,)).fetchone()[0] for s in texts]
+            got.append((_read_dates(c, t), params))
+        assert got[0] == got[1]
+    finally:
+        pg.execute(f"DROP TABLE IF EXISTS {t}")
+        rp.close()
+        pg.close()
+
+
+def _read_dates(c, table: str):
+    return c.execute(f"SELECT id, d::text, ts::text FROM {table} ORDER BY id").fetchall()
