@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from planner import catalog_types, datetime_input, errors, types, zone_rules
+from planner import catalog_types, datetime_input, errors, time_zones, types, zone_rules
 from planner.array_text import split_array_text
 from planner import expr as ex
 from planner.expr import Call, Cast, Func, Literal
@@ -70,7 +70,9 @@ def bind_cast(e: ex.Expr, dst: SqlType) -> ex.Expr:
         raise errors.QueryError(f"cannot cast type {e.type} to {dst}", "42846")
     if dst.is_array and dst.elem == types.numeric(None, 0):
         dst = _unconstrained_array(e)
-    _refuse_column_dates(e, dst)
+    read = _text_in(e, dst)
+    if read is not None:
+        return read
     zone = zone_rules.zoned()
     if zone is not None and zone_rules.involves(e.type, dst):
         return zone_rules.cast(e, dst, zone)
@@ -93,17 +95,25 @@ def bind_cast(e: ex.Expr, dst: SqlType) -> ex.Expr:
 _DATETIME = (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.TIME, Kind.TIMETZ)
 
 
-def _refuse_column_dates(e: ex.Expr, dst: SqlType) -> None:
-    """Text that is not a constant read as a date/time type under a DateStyle field order
-    other than MDY: the segments' readers take MDY (constants, COPY and parameters read
-    the session's order)."""
+def _text_in(e: ex.Expr, dst: SqlType) -> ex.Expr | None:
+    """Text that is not a constant read as a date/time type in a session outside UTC or
+    under a DateStyle order other than MDY: Func.TEXT_IN, which carries both to the
+    segments ('today', '01/02/03', timetz without a zone); None where a plain cast reads
+    as the session does (constants are read while binding)."""
     if isinstance(e, Literal) or not (e.type.is_string or e.type.kind is Kind.UNKNOWN):
-        return
-    if (dst.elem if dst.is_array else dst).kind in _DATETIME \
-            and datetime_input.session_order() != "mdy":
+        return None
+    kind = (dst.elem if dst.is_array else dst).kind
+    zone, order = zone_rules.zoned(), datetime_input.session_order()
+    if kind not in _DATETIME or (zone is None and order == "mdy"):
+        return None
+    if dst.is_array:
         raise errors.FeatureNotSupported(
-            f"casts of text that is not a constant to {dst} under DateStyle "
-            f"{datetime_input.session_order().upper()} (only MDY)")
+            f"casts of text to {dst} in a time zone other than UTC or under DateStyle "
+            f"{order.upper()}")
+    spec = (zone or time_zones.UTC_ZONE).spec
+    read = Call(Func.TEXT_IN, (e, Literal(spec, types.TEXT), Literal(order, types.TEXT)),
+                SqlType(dst.kind))
+    return fold_constants(read if read.type == dst else Cast(read, dst))
 
 
 def bind_assign(e: ex.Expr, dst: SqlType, column: str = "") -> ex.Expr:
@@ -175,7 +185,9 @@ def coerce(e: ex.Expr, t: SqlType) -> ex.Expr:
         return catalog_types.convert(e, t)
     if e.type == t or (e.type.is_string and t.kind is Kind.TEXT):
         return e
-    _refuse_column_dates(e, t)
+    read = _text_in(e, t)
+    if read is not None:
+        return read
     zone = zone_rules.zoned()
     if zone is not None and zone_rules.involves(e.type, t):
         return zone_rules.cast(e, t, zone)

@@ -15,19 +15,19 @@ from planner import errors
 from planner.temporal import USECS_PER_DAY, Infinite, Interval
 from planner.types import Kind
 
-def _context(order: str | None):
+def _context(order: str | None, zone=None):
     from planner import datetime_input, time_zones
-    return datetime_input.Context(zone=time_zones.session_zone(),
+    return datetime_input.Context(zone=zone or time_zones.session_zone(),
                                   order=order or datetime_input.session_order())
 
 
-def parse_time(text: str, order: str | None = None) -> dt.time:
+def parse_time(text: str, order: str | None = None, zone=None) -> dt.time:
     """A time of day from its text, as PostgreSQL's time_in reads it
     (planner/datetime_input.py: '12:34', '1:02:03.5 pm', '040506', 'allballs', 'now'; a
     date or zone is read and ignored). 24:00:00 (which PostgreSQL accepts) is 0A000:
     raympp's times end before it."""
     from planner import datetime_input
-    return time_of_micros(datetime_input.time_in(text, _context(order)))
+    return time_of_micros(datetime_input.time_in(text, _context(order, zone)))
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -56,12 +56,12 @@ class TimeTz:
         return format_timetz(self)
 
 
-def parse_timetz(text: str, order: str | None = None) -> TimeTz:
+def parse_timetz(text: str, order: str | None = None, zone=None) -> TimeTz:
     """time with time zone, as PostgreSQL's timetz_in reads it: a time and a zone (an
     offset, abbreviation or zone name); none means the session's TimeZone."""
     from planner import datetime_input
-    local, zone = datetime_input.timetz_in(text, _context(order))
-    return TimeTz(local + zone * 10**6, zone)
+    local, west = datetime_input.timetz_in(text, _context(order, zone))
+    return TimeTz(local + west * 10**6, west)
 
 
 def format_timetz(v: TimeTz) -> str:

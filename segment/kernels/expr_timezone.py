@@ -120,9 +120,10 @@ def tstz_out(e: Call, args: list, n: int) -> pa.Array:
     return xinf.text(local, lambda a: xcast.timestamp_text(a, suffix))
 
 
-def tstz_in(e: Call, args: list, n: int) -> pa.Array:
+def tstz_in(e: Call, args: list, n: int, order: str = "mdy") -> pa.Array:
     """timestamptz_in in a zone: text with its own zone is that instant, other text a
-    wall clock there (ISO text vectorized, the rest as datetime_text reads it)."""
+    wall clock there (ISO text vectorized, the rest as datetime_text reads it, numeric
+    dates in DateStyle's `order`)."""
     text = xa.as_array(args[0], n)
     spec = _zone(args[1]).spec
 
@@ -136,7 +137,18 @@ def tstz_in(e: Call, args: list, n: int) -> pa.Array:
             return read_here
         given = _fast(pc.if_else(own, arr, pa.scalar(None, pa.string())), types.TIMESTAMPTZ)
         return pc.if_else(own, given, read_here)
-    return datetime_text.column(text, types.TIMESTAMPTZ, iso, spec)
+    return datetime_text.column(text, types.TIMESTAMPTZ, iso, spec, order)
+
+
+def text_in(e: Call, args: list, n: int) -> pa.Array:
+    """Func.TEXT_IN: a date/time type's input in a session's zone and DateStyle order;
+    ISO text vectorized (a timestamptz as tstz_in), the rest once per distinct text."""
+    order = (args[2] if isinstance(args[2], pa.Scalar) else args[2][0]).as_py()
+    if e.type.kind is types.Kind.TIMESTAMPTZ:
+        return tstz_in(e, args, n, order)
+    text = xa.as_array(args[0], n)
+    return datetime_text.column(text, e.type, lambda a: _fast(a, e.type), _zone(args[1]).spec,
+                                order)
 
 
 def _fast(arr: pa.Array, t) -> pa.Array:
@@ -147,4 +159,4 @@ def _fast(arr: pa.Array, t) -> pa.Array:
 
 
 CALLS = {Func.TO_LOCAL: to_local, Func.FROM_LOCAL: from_local, Func.TSTZ_OUT: tstz_out,
-         Func.TSTZ_IN: tstz_in}
+         Func.TSTZ_IN: tstz_in, Func.TEXT_IN: text_in}
