@@ -60,7 +60,8 @@ class QueryRun:
                  cancel_event: threading.Event, analyze: bool = False,
                  incarnations: list[int] | None = None, deadline: float | None = None,
                  work_mem: int | None = None, segment_wait: float = cl.SEGMENT_WAIT_SECONDS,
-                 jit: bool = True, jit_above_rows: int = 0):
+                 jit: bool = True, jit_above_rows: int = 0,
+                 now: datetime.datetime | None = None):
         self.cluster = cluster
         self.root = root
         self.txn_id = txn_id
@@ -73,8 +74,10 @@ class QueryRun:
         self.jit_above_rows = jit_above_rows  # its jit_above_cost: batches this big compile
         self.segment_wait = segment_wait  # how long to wait for a restarting segment
         self.actuals: dict[tuple[int, int], NodeActual] = {}
-        # now() is the statement's start time, the same on every segment.
-        self.now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+        # now() is the statement's start time, the same on every segment (`now`: the time
+        # the session bound the statement at, which 'now' and 'today' in its text read).
+        self.now = (now or datetime.datetime.now(datetime.timezone.utc)).astimezone(
+            datetime.timezone.utc).replace(tzinfo=None)
         self._start()
 
     def _start(self) -> None:

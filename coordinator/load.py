@@ -297,6 +297,8 @@ def copy(session, spec: copy_statement.CopySpec, txn, cancel) -> QueryResult:
     zone = session.time_zone()
     if not zone.is_utc:
         opts = replace(opts, time_zone=zone.spec)
+    if session.date_order() != "mdy":
+        opts = replace(opts, date_order=session.date_order())
     fmt = opts.format if opts.format in _WIRE_FORMATS else None
     view = session.catalog_view(txn)
     rel = RelationName(spec.table, spec.schema, spec.catalog) if spec.table is not None else None

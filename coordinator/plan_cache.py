@@ -61,6 +61,8 @@ class Key:
     time_zone: str = "UTC"
     # The session's temporary schema, when it has one: its names come first, for it alone.
     temp_schema: str | None = None
+    # DateStyle: its field order reads date/time constants
+    date_style: str = "ISO, MDY"
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,8 @@ def key(session, text: str, param_types, values) -> Key | None:
             return None
     return Key(version, text, tuple(param_types), values, session.settings.show("search_path"),
                session.user, session.database, session.settings.show("TimeZone"),
-               temp_tables.schema_name(session.pid) if session.has_temp_tables else None)
+               temp_tables.schema_name(session.pid) if session.has_temp_tables else None,
+               session.settings.show("DateStyle"))
 
 
 class LentInfo(Mapping):
@@ -106,12 +109,14 @@ class LentInfo(Mapping):
     which a plan that depends on the session is told from one that depends on its key
     alone."""
 
-    def __init__(self, values: dict[str, Any], zone=None):
+    def __init__(self, values: dict[str, Any], zone=None, date_order: str = "mdy"):
         self._values = dict(values)
         self.reads = 0
-        # The session's TimeZone (planner/time_zones.session_zone): in the key, so reading
-        # it is no read of the session.
+        # The session's TimeZone (planner/time_zones.session_zone) and DateStyle's field
+        # order (planner/datetime_input.session_order): in the key, so reading them is no
+        # read of the session.
         self.zone = zone
+        self.date_order = date_order
 
     def __getitem__(self, name: str):
         self.reads += 1

@@ -152,7 +152,8 @@ def run(session, root, txn, cancel: CancelToken, analyze: bool = False,
                     work_mem=session.work_mem(), segment_wait=session.segment_wait(),
                     jit=bool(session.settings.get("jit"))
                     and session.settings.get("jit_above_cost") >= 0,
-                    jit_above_rows=max(0, session.settings.get("jit_above_cost")))
+                    jit_above_rows=max(0, session.settings.get("jit_above_cost")),
+                    now=getattr(session, "statement_now", None))
 
 
 # Times a query is planned again when an expansion moved a table under it (PlacementChanged).

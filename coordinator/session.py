@@ -13,6 +13,7 @@ texts it ran last (`PARSED`), so a text sent again is neither parsed nor planned
 from __future__ import annotations
 
 import collections
+import datetime
 import itertools
 import logging
 import re
@@ -581,13 +582,22 @@ class Session:
 
     def _bind_session_info(self):
         session_info.SEQUENCES.set(self.sequences)
+        # the statement's time: now() when it runs, and what 'now' / 'today' in its text
+        # read while it is bound (a plan that read it is not kept)
+        self.statement_now = datetime.datetime.now(datetime.timezone.utc)
         session_info.SESSION_INFO.set(plan_cache.LentInfo({
+            "now": self.statement_now,
             "user": self.user, "database": self.database,
             "schema": self.catalog_view(self.txn).current_schema, "pg_backend_pid": self.pid,
             "max_recursive_rows": self.settings.get("raympp.max_recursive_rows"),
             "random": self.random_seed,  # setseed() and the random() calls after it
             # pg_catalog's rows and the catalog functions' data
-            "system": system_catalog.SystemCatalog(self)}, zone=self.time_zone()))
+            "system": system_catalog.SystemCatalog(self)}, zone=self.time_zone(),
+            date_order=self.date_order()))
+
+    def date_order(self) -> str:
+        """DateStyle's field order of date input: 'mdy', 'dmy' or 'ymd'."""
+        return self.settings.show("DateStyle").split(", ")[-1].lower()
 
     def time_zone(self) -> time_zones.Zone:
         """The session's TimeZone setting as a zone."""

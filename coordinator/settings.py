@@ -11,7 +11,7 @@ prints an integer in the largest unit that divides it ("1s", "1500ms", "64MB", "
 Settings whose other values raympp does not implement accept only the values it does and
 refuse the rest with 0A000 rather than accepting and ignoring them: TimeZone (no POSIX
 rules of summer time),
-DateStyle (ISO, MDY), isolation levels (statements see the data committed when they start,
+DateStyle (ISO output; any field order of input), isolation levels (statements see the data committed when they start,
 i.e. read committed; PostgreSQL runs read uncommitted as read committed too),
 IntervalStyle, bytea_output, standard_conforming_strings, extra_float_digits <= 0 (floats
 are always sent in their shortest exact form, PostgreSQL's output for values >= 1).
@@ -361,10 +361,12 @@ def _check_datestyle(value: str, settings) -> str:
             style, order = style or "iso", order or "mdy"
         else:
             raise _invalid("DateStyle", value, detail=f'Unrecognized key word: "{item}".')
-    if (style or "iso") != "iso" or (order or "mdy") != "mdy":
-        raise _unsupported(f'DateStyle "{value}" is not supported: only ISO, MDY',
+    if (style or "iso") != "iso":  # output styles other than ISO are not written
+        raise _unsupported(f'DateStyle "{value}" is not supported: only ISO output',
                            "SET DateStyle TO 'ISO, MDY'")
-    return "ISO, MDY"
+    # the field order of input (planner/datetime_input.py); output is ISO in every order
+    current = settings.show("DateStyle") if settings is not None else "ISO, MDY"
+    return f"ISO, {(order or current.split(', ')[-1]).upper()}"
 
 
 def _check_search_path(value: str, settings) -> str:

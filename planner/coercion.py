@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from planner import catalog_types, errors, types, zone_rules
+from planner import catalog_types, datetime_input, errors, time_zones, types, zone_rules
 from planner.array_text import split_array_text
 from planner import expr as ex
 from planner.expr import Call, Cast, Func, Literal
@@ -70,6 +70,9 @@ def bind_cast(e: ex.Expr, dst: SqlType) -> ex.Expr:
         raise errors.QueryError(f"cannot cast type {e.type} to {dst}", "42846")
     if dst.is_array and dst.elem == types.numeric(None, 0):
         dst = _unconstrained_array(e)
+    read = _text_in(e, dst)
+    if read is not None:
+        return read
     zone = zone_rules.zoned()
     if zone is not None and zone_rules.involves(e.type, dst):
         return zone_rules.cast(e, dst, zone)
@@ -87,6 +90,30 @@ def bind_cast(e: ex.Expr, dst: SqlType) -> ex.Expr:
     if e.type == dst:
         return e
     return Cast(e, dst)
+
+
+_DATETIME = (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.TIME, Kind.TIMETZ)
+
+
+def _text_in(e: ex.Expr, dst: SqlType) -> ex.Expr | None:
+    """Text that is not a constant read as a date/time type in a session outside UTC or
+    under a DateStyle order other than MDY: Func.TEXT_IN, which carries both to the
+    segments ('today', '01/02/03', timetz without a zone); None where a plain cast reads
+    as the session does (constants are read while binding)."""
+    if isinstance(e, Literal) or not (e.type.is_string or e.type.kind is Kind.UNKNOWN):
+        return None
+    kind = (dst.elem if dst.is_array else dst).kind
+    zone, order = zone_rules.zoned(), datetime_input.session_order()
+    if kind not in _DATETIME or (zone is None and order == "mdy"):
+        return None
+    if dst.is_array:
+        raise errors.FeatureNotSupported(
+            f"casts of text to {dst} in a time zone other than UTC or under DateStyle "
+            f"{order.upper()}")
+    spec = (zone or time_zones.UTC_ZONE).spec
+    read = Call(Func.TEXT_IN, (e, Literal(spec, types.TEXT), Literal(order, types.TEXT)),
+                SqlType(dst.kind))
+    return fold_constants(read if read.type == dst else Cast(read, dst))
 
 
 def bind_assign(e: ex.Expr, dst: SqlType, column: str = "") -> ex.Expr:
@@ -158,6 +185,9 @@ def coerce(e: ex.Expr, t: SqlType) -> ex.Expr:
         return catalog_types.convert(e, t)
     if e.type == t or (e.type.is_string and t.kind is Kind.TEXT):
         return e
+    read = _text_in(e, t)
+    if read is not None:
+        return read
     zone = zone_rules.zoned()
     if zone is not None and zone_rules.involves(e.type, t):
         return zone_rules.cast(e, t, zone)

@@ -3,7 +3,9 @@ PostgreSQL 15 binds, names and shows them.
 
 A default is kept as the text pg_get_expr(adbin) shows (`nextval('t_a_seq'::regclass)`,
 `'x'::text`, `(1 + 2)`, `now()`, `CURRENT_TIMESTAMP`) and bound again by each INSERT or
-COPY that needs it (`bind_default`), so nextval resolves the sequence then. A CHECK
+COPY that needs it (`bind_default`), so nextval resolves the sequence then; a quoted
+date/time constant is read once, here, and kept as its value (`'now'` is the creation's
+time, as PostgreSQL's coercion of the constant makes it). A CHECK
 constraint is kept as the text inside pg_get_constraintdef's `CHECK (...)` and bound once
 over the table's columns (`bind_check`): a boolean expression the writers evaluate over
 each batch (segment/check_constraints.py).
@@ -12,7 +14,6 @@ each batch (segment/check_constraints.py).
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import decimal
 
 import sqlglot
@@ -22,11 +23,12 @@ from planner import errors, pretty_expr, types
 from planner import expr as ex
 from planner.bind_array import catalog_array_names, mark_subscripts
 from planner.bind_expr import ExprBinder
-from planner.coercion import bind_assign
+from planner.coercion import bind_assign, is_unknown
 from planner.fold import fold_constants
 from planner.schema import ColumnDef
 from planner.scope import EMPTY, Scope, ScopeColumn
 from planner.sql_dialect import RaymppPostgres
+from planner.values import format_text
 
 NAME_LIMIT = 63  # NAMEDATALEN - 1: PostgreSQL truncates longer names
 
@@ -120,7 +122,10 @@ def default_text(tree: exp.Expression, col: ColumnDef) -> str | None:
     if isinstance(tree, exp.Null):
         return None
     e = ExprBinder(EMPTY).bind(tree)
-    bind_assign(e, col.type, col.name)  # its errors now, as PostgreSQL's CREATE TABLE
+    assigned = bind_assign(e, col.type, col.name)  # its errors now, as CREATE TABLE's
+    if is_unknown(e) and col.type.kind in _DATETIME:
+        # PostgreSQL reads a quoted date/time constant once, here: 'now' is now
+        e = fold_constants(assigned)
     text = shown(e, tree, col.type)
     if not ex.calls_sequence(e):  # nextval binds where the sequence exists (INSERT)
         try:
@@ -163,7 +168,11 @@ _TYPE_SQL = {types.Kind.TEXT: "text", types.Kind.INT4: "integer", types.Kind.INT
              types.Kind.FLOAT8: "double precision", types.Kind.FLOAT4: "real",
              types.Kind.VARCHAR: "character varying",
              types.Kind.TIMESTAMP: "timestamp without time zone",
-             types.Kind.TIMESTAMPTZ: "timestamp with time zone"}
+             types.Kind.TIMESTAMPTZ: "timestamp with time zone",
+             types.Kind.TIME: "time without time zone",
+             types.Kind.TIMETZ: "time with time zone"}
+_DATETIME = (types.Kind.DATE, types.Kind.TIMESTAMP, types.Kind.TIMESTAMPTZ, types.Kind.TIME,
+             types.Kind.TIMETZ)
 
 
 _COMPARISONS = frozenset((ex.Func.EQ, ex.Func.NE, ex.Func.LT, ex.Func.LE, ex.Func.GT,
@@ -230,8 +239,8 @@ def _literal(e: ex.Literal, target: types.SqlType | None) -> ex.Expr:
                                        and v.as_tuple().exponent == 0)):
             return _shown_as(f"({v})::numeric")
         return e
-    if isinstance(v, (datetime.date, datetime.datetime)):
-        return _shown_as(f"'{v}'::{name}")
+    if t.kind in _DATETIME:
+        return _shown_as(f"'{format_text(v, t)}'::{name}")
     return e
 
 

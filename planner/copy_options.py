@@ -46,6 +46,8 @@ class CopyOptions:
     # COPY FROM: the zone timestamptz text without an offset is read in (the session's
     # TimeZone, a planner.time_zones.Zone spec, which the coordinator fills in)
     time_zone: str | None = None
+    # COPY FROM: DateStyle's field order of date input ('mdy', 'dmy', 'ymd'; the session's)
+    date_order: str = "mdy"
 
 
 def _boolean(name: str, value: str | None, allow_match: bool = False) -> bool | str:

@@ -152,6 +152,9 @@ class Func(enum.Enum):
     FROM_LOCAL = "?from_local"  # (timestamp, zone) -> timestamptz: that wall clock's instant
     TSTZ_OUT = "?tstz_out"      # (timestamptz, zone) -> text, with the zone's offset
     TSTZ_IN = "?tstz_in"        # (text, zone) -> timestamptz: read there unless it has an offset
+    # (text, zone, DateStyle order) -> date/timestamp[tz]/time/timetz: the type's input in
+    # that session (planner/coercion.py: text columns outside UTC or MDY)
+    TEXT_IN = "?text_in"
     ISFINITE = "isfinite"  # date, timestamp(tz): not +/-infinity; interval: always true
     # formatting templates (planner/format_rules.py, segment/kernels/expr_format.py)
     TO_CHAR = "to_char"            # (x, template): dates, times, intervals and numbers
@@ -550,6 +553,8 @@ def show(e: Expr) -> str:
             return "(" + " || ".join(show(a) for a in e.args) + ")"
         if e.func in (Func.TO_LOCAL, Func.FROM_LOCAL):  # AT TIME ZONE, as PostgreSQL shows it
             return f"timezone({show(e.args[1])}, {show(e.args[0])})"
+        if e.func is Func.TEXT_IN:  # a cast read in the session's zone and DateStyle
+            return f"({show(e.args[0])})::{e.type.sql()}"
         if e.func in (Func.TSTZ_OUT, Func.TSTZ_IN):  # casts read in the session's zone
             t = "text" if e.func is Func.TSTZ_OUT else "timestamp with time zone"
             return f"({show(e.args[0])})::{t} AT ZONE {show(e.args[1])}"

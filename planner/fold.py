@@ -26,7 +26,8 @@ from planner.temporal import (TEMPORAL, Infinite, USECS_PER_DAY, add_interval, i
                               interval_scale)
 from planner.time_values import time_arith
 from planner.types import Kind, SqlType
-from planner.values import DEC, cast_value, check_int, fit_length, fit_numeric, to_float4
+from planner.values import (DEC, cast_value, check_int, fit_length, fit_numeric, text_in,
+                            to_float4)
 
 
 _ARRAY_FUNCS = frozenset({
@@ -394,6 +395,7 @@ _CONST_CALLS = {
     Func.FROM_LOCAL: lambda e, v, z: time_zones.from_local(v, time_zones.Zone.from_spec(z)),
     Func.TSTZ_OUT: lambda e, v, z: time_zones.text_in_zone(v, time_zones.Zone.from_spec(z)),
     Func.TSTZ_IN: lambda e, s, z: time_zones.parse_in_zone(s, time_zones.Zone.from_spec(z)),
+    Func.TEXT_IN: lambda e, s, z, order: text_in(s, e.type, time_zones.Zone.from_spec(z), order),
     **{f: lambda e, *v: formatting_call(e, list(v)) for f in (
         Func.TO_CHAR, Func.TO_DATE, Func.TO_TIMESTAMP, Func.TO_NUMBER)},
     Func.LOG: lambda e, x: math_values.log10(x), Func.LOG10: lambda e, x: math_values.log10(x),

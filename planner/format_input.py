@@ -88,7 +88,7 @@ def _next_is_separator(nodes, i: int) -> bool:
     return not nxt.text.isdigit() or not nxt.text.isascii()
 
 
-def _strtol(s: str, pos: int) -> tuple[int | None, int]:
+def strtol(s: str, pos: int) -> tuple[int | None, int]:
     """C's strtol from pos: (value or None when no digits, end position)."""
     i = pos
     while i < len(s) and s[i] in _SPACE:
@@ -114,7 +114,7 @@ def _parse_int(s: str, pos: int, width: int, nodes, i: int) -> tuple[int, int, i
     raw = s[pos:].encode()[:width]  # PostgreSQL counts the width in bytes
     copy = raw.decode(errors="replace")
     if "FM" in node.suffix or _next_is_separator(nodes, i):
-        value, end = _strtol(s, init)
+        value, end = strtol(s, init)
         new = end
     else:
         if len(raw) < width:
@@ -123,7 +123,7 @@ def _parse_int(s: str, pos: int, width: int, nodes, i: int) -> tuple[int, int, i
                               f"{len(raw)} remain.",
                               hint='If your source string is not fixed-width, try using the '
                               '"FM" modifier.')
-        value, used = _strtol(copy, 0)
+        value, used = strtol(copy, 0)
         used = used if value is not None else 0
         if 0 < used < width:
             raise _bad_format(f'invalid value "{copy}" for "{node.text}"',
@@ -253,7 +253,7 @@ def _from_char(nodes, s: str) -> _Fields:
 
 def _read_y_yyy(f: _Fields, s: str, pos: int, n: Node) -> int:
     """Y,YYY: sscanf's "%d,%03d" — thousands, a comma, up to three digits."""
-    a, p = _strtol(s, pos)
+    a, p = strtol(s, pos)
     if a is None or p >= len(s) or s[p] != ",":
         raise _bad_format('invalid input string for "Y,YYY"')
     q = p + 1

@@ -3,7 +3,7 @@
 A date is a datetime.date, a timestamp a naive datetime.datetime, a timestamptz a UTC-aware
 one, 'infinity' / '-infinity' of any of them an `Infinite`, an interval an `Interval`
 (months, days, microseconds). `round_timestamp` is timestamp(p)'s rounding. Times of day
-are planner/time_values.py's. `parse_timestamp` and
+are planner/time_values.py's. `parse_timestamp` (over planner/datetime_input.py) and
 `parse_interval` read PostgreSQL's input spellings with its errors, `format_interval`
 writes IntervalStyle postgres, and `add_interval` / `interval_scale` / `interval_key` are
 PostgreSQL's calendar arithmetic and interval order. `field_name` canonicalizes the unit
@@ -79,17 +79,6 @@ UTC = dt.timezone.utc
 USECS_PER_DAY = 86_400_000_000
 _WS = " \t\n\r\v\f"  # what PostgreSQL's scanners treat as skippable space
 _UNIX_EPOCH = dt.datetime(1970, 1, 1)
-_TS_RE = re.compile(r"\s*(\d{4,})-(\d{1,2})-(\d{1,2})(?:(?:\s+|T)(\d{1,2}):(\d{1,2})"
-                    r"(?::(\d{1,2})(?:\.(\d*))?)?)?\s*"
-                    r"(Z|[+-]\d{1,2}(?::?\d{2}(?::?\d{2})?)?)?\s*(BC)?\s*\Z", re.A | re.I)
-_TYPE_WORD = {Kind.TIMESTAMP: "timestamp"}
-
-
-def _syntax(t: SqlType, text: str) -> errors.QueryError:
-    name = _TYPE_WORD.get(t.kind, t.kind.value)
-    return errors.InvalidDatetimeFormat(f'invalid input syntax for type {name}: "{text}"')
-
-
 PG_EPOCH_MICROS = 946_684_800_000_000  # 2000-01-01, where PostgreSQL's timestamps count from
 
 
@@ -121,34 +110,37 @@ def round_timestamp(v, precision: int | None):
     return out.replace(tzinfo=v.tzinfo)
 
 
-def parse_timestamp(text: str, t: SqlType) -> dt.datetime | Infinite:
-    """A date, timestamp or timestamptz (t) from its ISO text; an offset converts a
-    timestamptz to UTC. 'infinity' and '-infinity' (any case) are Infinite."""
-    word = text.strip(_WS).lower()
-    if word in ("infinity", "-infinity"):
-        return NEG_INFINITY if word[0] == "-" else INFINITY
-    m = _TS_RE.match(text)
-    if not m:
-        raise _syntax(t, text)
-    y, mo, d, hh, mi, ss, frac, tz, bc = m.groups()
-    if bc or len(y) > 4:  # Python's dates hold years 1..9999; columns take them all
+def parse_timestamp(text: str, t: SqlType, zone=None,
+                    order: str | None = None) -> dt.date | dt.datetime | Infinite:
+    """A date, timestamp or timestamptz (t) from its text, as PostgreSQL reads it
+    (planner/datetime_input.py): a timestamptz without a zone is a wall clock in `zone`
+    (a planner.time_zones.Zone; None: the session's), numeric dates in DateStyle's field
+    `order` (None: the session's). Python's dates hold years 1..9999: others are 0A000
+    here (columns take them all)."""
+    from planner import datetime_input, time_zones
+    ctx = datetime_input.Context(zone=zone or time_zones.session_zone(),
+                                 order=order or datetime_input.session_order())
+    if t.kind is Kind.DATE:
+        v = datetime_input.date_in(text, ctx)
+        return v if isinstance(v, Infinite) else _python_value(v, 1, t, text)
+    v = datetime_input.timestamp_in(text, t.kind is Kind.TIMESTAMPTZ, ctx)
+    if isinstance(v, Infinite):
+        return v
+    out = _python_value(v, USECS_PER_DAY, t, text)
+    return out.replace(tzinfo=UTC) if t.kind is Kind.TIMESTAMPTZ else out
+
+
+_FIRST_DAY, _END_DAY = -719_162, 2_932_897  # 0001-01-01 and 10000-01-01, days since 1970
+
+
+def _python_value(v: int, per_day: int, t: SqlType, text: str):
+    """Days (per_day 1) or microseconds since 1970 as a date / naive datetime."""
+    if not _FIRST_DAY <= v // per_day < _END_DAY:
         raise errors.FeatureNotSupported(
             f'constant {t.kind.value.split(" ")[0]} outside the years 1..9999: "{text.strip()}"')
-    h, minute, sec = int(hh or 0), int(mi or 0), int(ss or 0)
-    micros = int(round(Decimal("0." + frac) * 10**6)) if frac else 0
-    try:
-        if h > 24 or minute > 59 or sec > 60 or (h == 24 and (minute or sec or micros)):
-            raise ValueError
-        v = dt.datetime(int(y), int(mo), int(d)) + dt.timedelta(
-            hours=h, minutes=minute, seconds=sec, microseconds=micros)
-    except (ValueError, OverflowError):
-        raise errors.QueryError(f'date/time field value out of range: "{text}"', "22008")
-    if t.kind is Kind.TIMESTAMPTZ:
-        offset = 0
-        if tz and tz.upper() != "Z":
-            offset = zone_offset_seconds(tz)
-        v = (v - dt.timedelta(seconds=offset)).replace(tzinfo=UTC)
-    return v
+    if per_day == 1:
+        return dt.date(1970, 1, 1) + dt.timedelta(days=v)
+    return _UNIX_EPOCH + dt.timedelta(microseconds=v)
 
 
 # Intervals are Arrow month_day_nano: their time part holds nanoseconds in 64 bits, a
@@ -161,25 +153,6 @@ def interval_time_refused() -> errors.QueryError:
     return errors.FeatureNotSupported(
         "intervals with a time part beyond 2562047:47:16.854775 (raympp holds "
         "nanoseconds in 64 bits)")
-
-
-def zone_offset_seconds(tz: str) -> int:
-    """Seconds east of UTC of an offset '+5', '-05:30', '+0553', '+05:53:28' (local mean
-    time, which PostgreSQL prints for old dates)."""
-    body = tz[1:]
-    if ":" in body:
-        fields = [int(f) for f in body.split(":")]
-    else:  # hh, hhmm or hhmmss; one or two hour digits
-        head = len(body) % 2 or 2
-        fields = [int(body[:head])] + [int(body[i:i + 2]) for i in range(head, len(body), 2)]
-    seconds = sum(f * unit for f, unit in zip(fields, (3600, 60, 1)))
-    return -seconds if tz[0] == "-" else seconds
-
-
-def has_offset(text: str) -> bool:
-    """Whether timestamp text names its own UTC offset (then no time zone reads it)."""
-    m = _TS_RE.match(text)
-    return bool(m and m.group(8))
 
 
 _IV_UNITS = {"microseconds": (0, 0, 1), "milliseconds": (0, 0, 1000), "second": (0, 0, 10**6),

@@ -1,7 +1,7 @@
 """Times of day as Python values: time (a datetime.time) and time with time zone (TimeTz),
-their text input and output with PostgreSQL's rules and errors, time(p) rounding, casts
-and the constant folder's arithmetic. 24:00:00, which PostgreSQL has, is 0A000 (raympp's
-times end before it), and so are zone names in timetz input; the session TimeZone is UTC.
+their text input (planner/datetime_input.py) and output with PostgreSQL's rules and
+errors, time(p) rounding, casts and the constant folder's arithmetic. 24:00:00, which
+PostgreSQL has, is 0A000 (raympp's times end before it).
 planner/values.py builds the typed text I/O and casts on these; the kernels are
 segment/kernels/expr_datetime.py (time) and expr_timetz.py (timetz).
 """
@@ -9,44 +9,25 @@ segment/kernels/expr_datetime.py (time) and expr_timetz.py (timetz).
 from __future__ import annotations
 
 import datetime as dt
-import decimal
-import re
 from dataclasses import dataclass
-from decimal import Decimal
 
 from planner import errors
-from planner.temporal import _WS, USECS_PER_DAY, Infinite, Interval
+from planner.temporal import USECS_PER_DAY, Infinite, Interval
 from planner.types import Kind
 
-_TIME_RE = re.compile(r"\s*(?:\d{4,}-\d{1,2}-\d{1,2}(?:\s+|T))?(\d{1,2}):(\d{1,2})"
-                      r"(?::(\d{1,2})(?:\.(\d*))?)?\s*(am|pm)?\s*"
-                      r"(z|utc|gmt|[+-]\d{1,2}(?::?\d{2}(?::?\d{2})?)?)?\s*\Z", re.A | re.I)
+def _context(order: str | None, zone=None):
+    from planner import datetime_input, time_zones
+    return datetime_input.Context(zone=zone or time_zones.session_zone(),
+                                  order=order or datetime_input.session_order())
 
 
-def parse_time(text: str) -> dt.time:
-    """A time of day from its text ('12:34', '1:02:03.5 pm', '2020-01-01 12:34:56+02': a
-    date or zone is read and ignored, as PostgreSQL's time_in does). Microseconds are
-    rounded; 24:00:00 (which PostgreSQL accepts) is 0A000: raympp's times end before it."""
-    if text.strip(_WS).lower() == "allballs":
-        return dt.time()
-    m = _TIME_RE.match(text)
-    if not m:
-        raise errors.InvalidDatetimeFormat(
-            f'invalid input syntax for type time: "{text}"')
-    hh, mi, ss, frac, ampm, _ = m.groups()
-    h, minute, sec = int(hh), int(mi), int(ss or 0)
-    if ampm:
-        if h > 12:
-            raise errors.QueryError(f'date/time field value out of range: "{text}"', "22008")
-        h = h % 12 + (12 if ampm.lower() == "pm" else 0)
-    micros = int((Decimal("0." + frac) * 10**6).to_integral_value(decimal.ROUND_HALF_EVEN)) \
-        if frac else 0
-    if h > 24 or minute > 59 or sec > 60 or (h == 24 and (minute or sec or micros)):
-        raise errors.QueryError(f'date/time field value out of range: "{text}"', "22008")
-    total = ((h * 60 + minute) * 60 + sec) * 10**6 + micros
-    if total >= USECS_PER_DAY:
-        raise errors.FeatureNotSupported("time 24:00:00 is not supported")
-    return time_of_micros(total)
+def parse_time(text: str, order: str | None = None, zone=None) -> dt.time:
+    """A time of day from its text, as PostgreSQL's time_in reads it
+    (planner/datetime_input.py: '12:34', '1:02:03.5 pm', '040506', 'allballs', 'now'; a
+    date or zone is read and ignored). 24:00:00 (which PostgreSQL accepts) is 0A000:
+    raympp's times end before it."""
+    from planner import datetime_input
+    return time_of_micros(datetime_input.time_in(text, _context(order, zone)))
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -75,32 +56,12 @@ class TimeTz:
         return format_timetz(self)
 
 
-_ZONE_NAMED = re.compile(r"\s*(?:\d{4,}-\d{1,2}-\d{1,2}\s+)?\d{1,2}:\d{1,2}(?::\d{1,2}(?:\.\d*)?)?"
-                         r"\s*(?:am|pm)?\s*[a-z][a-z0-9/_+-]*\s*\Z", re.A | re.I)
-_MAX_ZONE = 15 * 3600 + 59 * 60 + 59  # PostgreSQL's TZDISP_LIMIT (15:59:59)
-
-
-def parse_timetz(text: str) -> TimeTz:
-    """time with time zone: a time (parse_time's forms) and a numeric offset, Z, UTC or
-    GMT; none means the session's TimeZone, UTC. Zone names are 0A000."""
-    m = _TIME_RE.match(text)
-    if not m:
-        if _ZONE_NAMED.match(text):  # a time and a zone name ('12:00 PST')
-            raise errors.FeatureNotSupported(f'time zone in "{text}"')
-        raise errors.InvalidDatetimeFormat(
-            f'invalid input syntax for type time with time zone: "{text}"')
-    local = time_micros(parse_time(text[:m.start(6)] if m.group(6) else text))
-    tz = (m.group(6) or "z").lower()
-    zone = 0
-    if tz not in ("z", "utc", "gmt"):
-        digits = tz[1:].replace(":", "")
-        h, rest = (digits[:2], digits[2:]) if len(digits) > 2 else (digits, "")
-        secs = int(h) * 3600 + (int(rest[:2]) * 60 if rest else 0) + (int(rest[2:4]) if
-                                                                     len(rest) > 2 else 0)
-        if secs > _MAX_ZONE:
-            raise errors.QueryError(f'time zone displacement out of range: "{text}"', "22009")
-        zone = secs if tz[0] == "-" else -secs
-    return TimeTz(local + zone * 10**6, zone)
+def parse_timetz(text: str, order: str | None = None, zone=None) -> TimeTz:
+    """time with time zone, as PostgreSQL's timetz_in reads it: a time and a zone (an
+    offset, abbreviation or zone name); none means the session's TimeZone."""
+    from planner import datetime_input
+    local, west = datetime_input.timetz_in(text, _context(order, zone))
+    return TimeTz(local + west * 10**6, west)
 
 
 def format_timetz(v: TimeTz) -> str:

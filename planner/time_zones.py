@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from planner import errors, types
 from planner.session_info import SESSION_INFO
-from planner.temporal import Infinite, Interval, add_interval, has_offset, parse_timestamp
+from planner.temporal import Infinite, Interval, add_interval, parse_timestamp
 
 UTC = dt.timezone.utc
 _DAY = dt.timedelta(days=1)
@@ -233,10 +233,7 @@ def text_in_zone(instant: dt.datetime, zone: Zone) -> str:
 def parse_in_zone(text: str, zone: Zone) -> dt.datetime:
     """timestamptz_in in `zone`: text with its own offset is that instant, text without
     one is a wall clock in `zone`."""
-    v = parse_timestamp(text, types.TIMESTAMPTZ)
-    if isinstance(v, Infinite) or has_offset(text):
-        return v
-    return from_local(v.replace(tzinfo=None), zone)
+    return parse_timestamp(text, types.TIMESTAMPTZ, zone)
 
 
 def add_in_zone(instant: dt.datetime, iv: Interval, zone: Zone, sign: int = 1) -> dt.datetime:

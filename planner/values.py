@@ -158,6 +158,16 @@ def parse_text(text: str, t: SqlType):
     raise errors.FeatureNotSupported(f"input of type {t}")
 
 
+def text_in(text: str, t: SqlType, zone, order: str):
+    """A date/time type's input function of `text` in a session's zone (a
+    planner.time_zones.Zone) and DateStyle field order (Func.TEXT_IN)."""
+    if t.kind in TEMPORAL:
+        return parse_timestamp(text, t, zone, order)
+    if t.kind is Kind.TIME:
+        return time_values.parse_time(text, order, zone)
+    return time_values.parse_timetz(text, order, zone)
+
+
 def _parse_bool(text: str) -> bool:
     s = text.strip(_WS).lower()
     if s in ("1", "0"):

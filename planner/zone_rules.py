@@ -28,6 +28,7 @@ from planner.fold import fold_constants
 from planner.temporal import Infinite, Interval, interval_key
 from planner.time_zones import Zone, add_in_zone, session_zone
 from planner.types import Kind, SqlType
+from planner.values import cast_value
 
 _TSTZ = Kind.TIMESTAMPTZ
 
@@ -77,6 +78,8 @@ def involves(src: SqlType, dst: SqlType) -> bool:
         return involves(src.elem if src.is_array else src, dst.elem if dst.is_array else dst)
     if Kind.RECORD in (s, d):
         return contains_tstz(src) or contains_tstz(dst)
+    if d is Kind.TIMETZ and (src.is_string or s is Kind.UNKNOWN):
+        return True  # text without a zone is in the session's
     if (s is _TSTZ) == (d is _TSTZ):
         return False
     other = d if s is _TSTZ else s
@@ -87,6 +90,9 @@ def involves(src: SqlType, dst: SqlType) -> bool:
 def cast(e: ex.Expr, dst: SqlType, zone: Zone) -> ex.Expr:
     """CAST(e AS dst) for a pair that `involves` a zone, in `zone`."""
     src = e.type
+    if dst.kind is Kind.TIMETZ and isinstance(e, Literal) and not src.is_array:
+        # timetz_in of a constant reads the session's zone itself (planner/datetime_input.py)
+        return Literal(cast_value(e.value, src, dst), dst)
     if src.is_array or dst.is_array or Kind.RECORD in (src.kind, dst.kind) \
             or Kind.TIMETZ in (src.kind, dst.kind):
         raise errors.FeatureNotSupported(

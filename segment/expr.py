@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner import errors
+from planner import datetime_input, errors
 from planner import expr as ex
 from planner.expr import Func
 from planner.types import Kind, SqlType
@@ -80,11 +80,16 @@ def evaluate(e: ex.Expr, batch: pa.RecordBatch, now: dt.datetime | None = None,
 def evaluate_columns(e: ex.Expr, columns: list, num_rows: int,
                      now: dt.datetime | None = None, keep_dictionary: bool = False) -> pa.Array:
     frame = Frame(list(columns), num_rows, now or dt.datetime.now(dt.timezone.utc))
-    if keep_dictionary and frame.encoded and e.type.is_string:
-        encoded = _over_dictionary(e, frame, keep=True)
-        if encoded is not None:
-            return encoded
-    return _finish(_eval(e, frame), e.type, num_rows)
+    # date/time text such as 'now' or 'today' reads the statement's time
+    token = datetime_input.STATEMENT_NOW.set(frame.now)
+    try:
+        if keep_dictionary and frame.encoded and e.type.is_string:
+            encoded = _over_dictionary(e, frame, keep=True)
+            if encoded is not None:
+                return encoded
+        return _finish(_eval(e, frame), e.type, num_rows)
+    finally:
+        datetime_input.STATEMENT_NOW.reset(token)
 
 
 def _eval(e: ex.Expr, f: Frame) -> xa.Datum:
@@ -111,7 +116,13 @@ def over_dictionary(e: ex.Expr, batch: pa.RecordBatch, now: dt.datetime | None =
     the rows' indices into them), or None when that does not apply: what
     _over_dictionary spreads with a take, for callers that spread it their own way."""
     frame = Frame(list(batch.columns), batch.num_rows, now or dt.datetime.now(dt.timezone.utc))
-    return _dictionary_values(e, frame) if frame.encoded else None
+    if not frame.encoded:
+        return None
+    token = datetime_input.STATEMENT_NOW.set(frame.now)
+    try:
+        return _dictionary_values(e, frame)
+    finally:
+        datetime_input.STATEMENT_NOW.reset(token)
 
 
 def _over_dictionary(e: ex.Expr, f: Frame, keep: bool = False):

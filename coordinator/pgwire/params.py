@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import datetime
 import decimal
-import re
 import struct
 
 from coordinator.pgwire import codec, numeric, values
-from planner import binary_values, errors, temporal, time_values
+from planner import binary_values, datetime_input, errors, temporal, time_values, time_zones
 from planner.types import Kind, SqlType
 from planner.array_text import quote_element
 from planner.values import format_array
@@ -73,60 +72,31 @@ def _numeric(text: str, t: SqlType) -> decimal.Decimal:
     return value
 
 
-def _datetime_error(t: SqlType, text: str) -> errors.QueryError:
-    return errors.InvalidDatetimeFormat(f'invalid input syntax for type {t}: "{text}"')
+def _date(text: str, t: SqlType, order: str) -> datetime.date | temporal.Infinite:
+    """date_in (planner/datetime_input.py): every spelling PostgreSQL reads."""
+    return temporal.parse_timestamp(text, t, order=order)
 
 
-# A zone after a space: `2024-12-31 +00` (pgjdbc's setDate), `03:04:05.6 -05:30`.
-_SPACED_ZONE = re.compile(r"^(.*\d)\s+([+-]\d{1,2}(?::?\d{2}){0,2})$")
+def _timestamp(text: str, t: SqlType, order: str) -> datetime.datetime | temporal.Infinite:
+    """timestamp_in / timestamptz_in. A timestamptz without a zone of its own stays a
+    wall clock: bound as '...'::timestamptz, it is read in the session's TimeZone
+    (planner/zone_rules.py)."""
+    value = temporal.parse_timestamp(text, t, time_zones.UTC_ZONE, order)
+    if t.kind is Kind.TIMESTAMPTZ and not isinstance(value, temporal.Infinite) \
+            and not datetime_input.has_zone(text):
+        return value.replace(tzinfo=None)
+    return value
 
 
-def _iso(text: str) -> str:
-    m = _SPACED_ZONE.match(text.strip())
-    return text.strip() if m is None else m.group(1) + m.group(2)
-
-
-def _date(text: str, t: SqlType) -> datetime.date | temporal.Infinite:
-    if (inf := _infinite(text)) is not None:
-        return inf
-    spaced = _SPACED_ZONE.match(text.strip())
-    try:  # date_in ignores a zone after the date
-        return datetime.date.fromisoformat(spaced.group(1) if spaced else text.strip())
-    except ValueError:
-        pass  # not ISO: PostgreSQL's other date forms, parsed below
-    try:
-        # date_in takes a timestamp too and drops its time ('2024-01-01 10:00').
-        return datetime.datetime.fromisoformat(_iso(text)).date()
-    except ValueError:
-        raise _datetime_error(t, text) from None
-
-
-def _infinite(text: str) -> temporal.Infinite | None:
-    word = text.strip().lower()
-    return temporal.parse_timestamp(word, SqlType(Kind.TIMESTAMP)) if word in (
-        "infinity", "-infinity") else None
-
-
-def _timestamp(text: str, t: SqlType) -> datetime.datetime | temporal.Infinite:
-    if (inf := _infinite(text)) is not None:
-        return inf
-    try:
-        value = datetime.datetime.fromisoformat(_iso(text))
-    except ValueError:
-        raise _datetime_error(t, text) from None
-    if t.kind is Kind.TIMESTAMPTZ:
-        # A time without an offset stays a wall clock: bound as '...'::timestamptz, it is
-        # read in the session's TimeZone (planner/zone_rules.py).
-        return value if value.tzinfo is None else value.astimezone(_UTC)
-    return value.replace(tzinfo=None)  # timestamp input ignores an offset, as PostgreSQL
-
-
+# date/time text: (text, type, DateStyle's field order) -> value
+_DATETIME_TEXT = {
+    Kind.DATE: _date, Kind.TIMESTAMP: _timestamp, Kind.TIMESTAMPTZ: _timestamp,
+    Kind.TIME: lambda text, t, order: time_values.parse_time(text, order),
+    Kind.TIMETZ: lambda text, t, order: time_values.parse_timetz(text, order),
+}
 _FROM_TEXT = {
     Kind.BOOL: _bool, Kind.INT2: _int, Kind.INT4: _int, Kind.INT8: _int,
     Kind.FLOAT4: _float, Kind.FLOAT8: _float, Kind.NUMERIC: _numeric,
-    Kind.DATE: _date, Kind.TIMESTAMP: _timestamp, Kind.TIMESTAMPTZ: _timestamp,
-    Kind.TIME: lambda text, t: time_values.parse_time(text),
-    Kind.TIMETZ: lambda text, t: time_values.parse_timetz(text),
     Kind.BYTEA: lambda text, t: binary_values.parse_bytea(text),
     Kind.UUID: lambda text, t: binary_values.parse_uuid(text),
 }
@@ -281,8 +251,9 @@ def _utf8(data: bytes) -> str:
         raise errors.QueryError('invalid byte sequence for encoding "UTF8"', "22021") from None
 
 
-def decode(data: bytes | None, t: SqlType, fmt: int) -> object:
-    """One parameter value. Text, varchar, char, interval and unknown stay str."""
+def decode(data: bytes | None, t: SqlType, fmt: int, order: str = "mdy") -> object:
+    """One parameter value. Text, varchar, char, interval and unknown stay str. Date/time
+    text is read in DateStyle's field `order` ('mdy', 'dmy', 'ymd')."""
     if data is None:
         return None
     if fmt == codec.BINARY:
@@ -291,6 +262,8 @@ def decode(data: bytes | None, t: SqlType, fmt: int) -> object:
     if fmt != codec.TEXT:
         raise errors.ProtocolViolation(f"unsupported format code: {fmt}")
     text = _utf8(data)
+    if t.kind in _DATETIME_TEXT:
+        return _DATETIME_TEXT[t.kind](text, t, order)
     decoder = _FROM_TEXT.get(t.kind)
     return text if decoder is None else decoder(text, t)
 

@@ -161,6 +161,7 @@ class Session:
         status = dict(DEFAULT_PARAMETERS, application_name=started.options.get(
             "application_name", ""), session_authorization=started.user)
         status.update(await self.call(self._engine.parameter_status))
+        self._date_style = status["DateStyle"]  # text parameters read dates in its order
         self.conn.send(*(backend.ParameterStatus(k, v) for k, v in status.items()))
         self.conn.send(backend.BackendKeyData(self.pid, self.secret))
         await self._ready()
@@ -329,6 +330,8 @@ class Session:
             raise
         portal.done = True
         for key, value in portal.result.parameter_status.items():
+            if key == "DateStyle":
+                self._date_style = value
             self.conn.send(backend.ParameterStatus(key, value))
 
     async def _deliver(self, portal: Portal, max_rows: int, simple: bool) -> bool:
@@ -416,7 +419,8 @@ class Session:
                 f"bind message supplies {len(msg.params)} parameters, but prepared statement "
                 f'"{msg.statement}" requires {wanted}')
         formats = params.resolve_formats(msg.param_formats, wanted, "parameter")
-        values = [params.decode(data, t, f)
+        order = getattr(self, "_date_style", "ISO, MDY").split(", ")[-1].lower()
+        values = [params.decode(data, t, f, order)
                   for data, t, f in zip(msg.params, stmt.param_types, formats)]
         portal = Portal(stmt, values, msg.result_formats)
         portal.formats()  # a wrong number of result formats fails Bind, as in PostgreSQL

@@ -16,21 +16,20 @@ share. Parsing the COPY framing itself is left to copy_text and copy_binary.
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner import errors, time_values, values
+from planner import errors, values
 from planner.schema import ColumnDef
 from planner.types import BINARY_KINDS, PRECISION_KINDS, Kind, SqlType
 from segment.ingest import interval, numeric
-from segment.ingest.base import WS, fail_at, first_true, null, raise_at, to_string, trim, try_cast
+from segment.ingest.base import fail_at, first_true, null, raise_at, to_string, trim, try_cast
 from planner.time_zones import Zone
 from segment.kernels import expr_arrays as xa
-from segment.kernels import (eras, expr_binary, expr_cast, expr_json, expr_pgarray,
+from segment.kernels import (datetime_text, eras, expr_binary, expr_cast, expr_json, expr_pgarray,
                              expr_string, expr_timetz, expr_timezone, infinite, zone_offsets)
 
 _INT_LIMITS = {Kind.INT2: (-2**15, 2**15 - 1), Kind.INT4: (-2**31, 2**31 - 1),
@@ -45,9 +44,11 @@ _TIME_OFFSET_BC = _TIME_OFFSET[:-1] + r"(?: *(?i:BC))?$"   # '... 23:00:00+00 BC
 
 
 def conform(data: pa.Table | pa.RecordBatch, columns: list[ColumnDef],
-            relation: str | None = None, zone: str | None = None) -> pa.RecordBatch:
+            relation: str | None = None, zone: str | None = None,
+            order: str = "mdy") -> pa.RecordBatch:
     """Cast `data` (columns by position) to the physical types of `columns`. timestamptz
-    text without an offset is read in `zone` (a planner.time_zones.Zone spec; None: UTC).
+    text without an offset is read in `zone` (a planner.time_zones.Zone spec; None: UTC),
+    dates in DateStyle's field `order`.
 
     When several values are bad, the error is the one PostgreSQL's row-at-a-time load
     would meet first: lowest row, then conversion before NOT NULL, then leftmost column.
@@ -67,7 +68,7 @@ def conform(data: pa.Table | pa.RecordBatch, columns: list[ColumnDef],
             e.row = first_true(arr.is_null())
             failures.append((e.row, 1, i, e))
         try:
-            out = convert(arr, col.type, zone)
+            out = convert(arr, col.type, zone, order)
         except errors.QueryError as e:
             e.column = col.name
             failures.append((getattr(e, "row", 0), 0, i, e))
@@ -79,19 +80,21 @@ def conform(data: pa.Table | pa.RecordBatch, columns: list[ColumnDef],
     return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
 
 
-def convert(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Array:
+def convert(arr: pa.Array, t: SqlType, zone: str | None = None,
+            order: str = "mdy") -> pa.Array:
     """One column to the physical type of `t` (see module docstring). An error names the
     first bad row (`row`)."""
     try:
-        return _convert(arr, t, zone)
+        return _convert(arr, t, zone, order)
     except errors.QueryError as e:
         row = getattr(e, "row", 0)
         if row > 0:  # checks run in phases (parse, then range): an earlier row may fail too
-            convert(arr.slice(0, row), t, zone)
+            convert(arr.slice(0, row), t, zone, order)
         raise
 
 
-def _convert(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Array:
+def _convert(arr: pa.Array, t: SqlType, zone: str | None = None,
+             order: str = "mdy") -> pa.Array:
     target = t.arrow_type()
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
@@ -105,8 +108,8 @@ def _convert(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Array:
         arr = to_string(arr)
     if not pa.types.is_string(arr.type):
         out = _from_typed(arr, t, target)
-    elif t.kind is Kind.TIMESTAMPTZ and zone is not None:
-        out = _keeping_infinity(lambda a, tt: _timestamp_from_text(a, tt, zone))(arr, t)
+    elif t.kind in expr_cast.DATETIME_KINDS:  # text without a zone is read in `zone`
+        out = _datetime_from_text(arr, t, zone, order)
     else:
         out = _FROM_TEXT[t.kind](arr, t)
     if t.precision is not None and t.kind in PRECISION_KINDS:  # time(p), timestamp(p), ...
@@ -235,11 +238,10 @@ def _parse_iso_date(arr: pa.Array) -> pa.Array | None:
     return v
 
 
-def _date_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
+def _fast_date(arr: pa.Array, t: SqlType) -> pa.Array | None:
     v = _parse_date(arr)
-    if v is None:
-        fail_at(arr, _parse_date, lambda s: _datetime_error(s, "date"))
-    eras.check_range(v, 1, arr)
+    if v is not None:
+        eras.check_range(v, 1, arr)
     return v
 
 
@@ -277,25 +279,30 @@ def _parse_aware(arr: pa.Array, zone: str | None = None) -> pa.Array | None:
     return pc.coalesce(aware, naive.cast(pa.timestamp("us", tz="UTC")))
 
 
-def _timestamp_from_text(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Array:
-    parse = _parse_naive if t.kind is Kind.TIMESTAMP else (lambda a: _parse_aware(a, zone))
-    v = parse(arr)
-    if v is None:
-        fail_at(arr, parse, lambda s: _datetime_error(s, t.sql()))
-    eras.check_range(v, eras.US_PER_DAY, arr)
+def _fast_timestamp(arr: pa.Array, t: SqlType, zone: str | None = None) -> pa.Array | None:
+    v = _parse_naive(arr) if t.kind is Kind.TIMESTAMP else _parse_aware(arr, zone)
+    if v is not None:
+        eras.check_range(v, eras.US_PER_DAY, arr)
     return v
 
 
-def _datetime_error(s: str, type_name: str) -> errors.QueryError:
-    m = re.fullmatch(r"(-?[0-9]{4,})-([0-9]{1,2})-([0-9]{1,2})"
-                     r"(?:[ T]([0-9]{1,2}):([0-9]{2})(?::([0-9]{2})(?:\.[0-9]*)?)?.*)?",
-                     s.strip(WS))
-    if m is not None:
-        try:
-            dt.datetime(*(int(g) for g in m.groups() if g is not None))
-        except ValueError:
-            return errors.QueryError(f'date/time field value out of range: "{s}"', "22008")
-    return errors.InvalidDatetimeFormat(f'invalid input syntax for type {type_name}: "{s}"')
+def _datetime_from_text(arr: pa.Array, t: SqlType, zone: str | None = None,
+                        order: str = "mdy") -> pa.Array:
+    """date, timestamp[tz], time and timetz columns: their ISO text vectorized, other
+    spellings (and errors, with their row) once per distinct value
+    (segment/kernels/datetime_text.py); a timestamptz or timetz without a zone is read in
+    `zone` (a Zone spec; None: UTC), which 'today' and 'now' also read."""
+    k = t.kind
+
+    def fast(a: pa.Array) -> pa.Array | None:
+        if k is Kind.TIME:
+            return expr_cast.fast_time(a)
+        if k is Kind.TIMETZ:
+            return None  # zones make the forms many: all decoded
+        if k is Kind.DATE:
+            return _keeping_infinity(_fast_date)(a, t)
+        return _keeping_infinity(lambda b, tt: _fast_timestamp(b, tt, zone))(a, t)
+    return datetime_text.column(arr, t, fast, zone, order)
 
 
 # The struct binary COPY reads a timetz as: local microseconds, zone seconds west.
@@ -311,27 +318,9 @@ def _keeping_infinity(parse):
         if not (pc.any(pos).as_py() or pc.any(neg).as_py()):
             return parse(arr, t)
         rest = pc.if_else(pc.or_(pos, neg), null(arr.type), arr)
-        return infinite.put(parse(rest, t), (np.asarray(pos), np.asarray(neg)))
+        v = parse(rest, t)
+        return None if v is None else infinite.put(v, (np.asarray(pos), np.asarray(neg)))
     return run
-
-
-def _time_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
-    """time columns: the common forms vectorized, others (and errors, with their row)
-    value by value."""
-    fast = expr_cast.fast_time(arr)
-    return fast if fast is not None else _per_value(arr, time_values.parse_time, pa.time64("us"))
-
-
-def _per_value(arr: pa.Array, parse, target: pa.DataType) -> pa.Array:
-    """`parse` once per distinct text, spread to the rows; an error names its first row."""
-    distinct = pc.unique(arr.drop_null())
-    values = []
-    for s in distinct.to_pylist():
-        try:
-            values.append(parse(s))
-        except errors.QueryError as e:
-            raise_at(e, first_true(pc.equal(arr, s)))
-    return pa.array(values, target).take(pc.index_in(arr, value_set=distinct))
 
 
 _FROM_TEXT = {
@@ -339,13 +328,8 @@ _FROM_TEXT = {
     Kind.FLOAT4: _float_from_text, Kind.FLOAT8: _float_from_text,
     Kind.BOOL: _bool_from_text, Kind.TEXT: _string_from_text,
     Kind.VARCHAR: _string_from_text, Kind.CHAR: _string_from_text,
-    Kind.DATE: _keeping_infinity(_date_from_text),
-    Kind.TIMESTAMP: _keeping_infinity(_timestamp_from_text),
-    Kind.TIMESTAMPTZ: _keeping_infinity(_timestamp_from_text),
-    Kind.INTERVAL: interval.interval_from_text,
-    Kind.NUMERIC: numeric.numeric_from_text, Kind.TIME: _time_from_text,
-    Kind.TIMETZ: lambda arr, t: _per_value(arr, lambda s: time_values.parse_timetz(s).pack(),
-                                           pa.int64()),
+    **{k: _datetime_from_text for k in expr_cast.DATETIME_KINDS},
+    Kind.INTERVAL: interval.interval_from_text, Kind.NUMERIC: numeric.numeric_from_text,
 }
 def _array_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
     """array_in with the column's element typmod: varchar(n)[] / char(n)[] elements are

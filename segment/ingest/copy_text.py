@@ -204,7 +204,8 @@ class CopyParser:
 
     def _conform(self, table: pa.Table) -> pa.RecordBatch:
         try:
-            return convert.conform(table, self._columns, self._table, self._opts.time_zone)
+            return convert.conform(table, self._columns, self._table, self._opts.time_zone,
+                                   self._opts.date_order)
         except errors.QueryError as e:
             raise self._at(e, self._lines + getattr(e, "row", 0) + 1,
                            getattr(e, "column", None)) from None

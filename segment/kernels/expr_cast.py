@@ -6,7 +6,8 @@ numeric(p, s) targets round to s and check p (22003 'numeric field overflow'), f
 numeric keeps 15 significant digits (6 for real) as float8_numeric does. Text input is
 parsed by vectorized fast paths for the common forms; anything they do not accept is
 re-parsed value by value with planner.values.parse_text, which either understands the
-rarer form or raises PostgreSQL's exact error. Text output matches PostgreSQL's *out
+rarer form or raises PostgreSQL's exact error (date/time text: once per distinct value,
+segment/kernels/datetime_text.py). Text output matches PostgreSQL's *out
 functions (booleans true/false, shortest round-trip floats with PostgreSQL's exponent
 rules, numerics with their scale, timestamps without trailing zeros).
 """
@@ -19,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner import errors, temporal, time_values
+from planner import errors, temporal
 from planner.temporal import TEMPORAL, Infinite
 from planner.values import DEC, parse_text
 from planner.types import BINARY_KINDS, PRECISION_KINDS, Kind, SqlType
@@ -30,7 +31,7 @@ from segment.kernels import expr_datetime as xd
 from segment.kernels import expr_kernels as xk
 from segment.kernels import expr_numeric as xn
 from segment.kernels import expr_timetz as xtz
-from segment.kernels import infinite, zone_offsets
+from segment.kernels import datetime_text, infinite, zone_offsets
 
 _WS = " \t\n\r\v\f"
 _INT64_NUMERIC = SqlType(Kind.NUMERIC, 18, 0)  # int64 layout at scale 0
@@ -383,13 +384,11 @@ def from_text(arr: pa.Array, dst: SqlType) -> pa.Array:
     k = dst.kind
     if k in BINARY_KINDS:
         return xbin.from_text(arr, dst)
+    if k in DATETIME_KINDS:
+        return datetime_text.column(arr, dst, lambda a: datetime_fast(a, dst))
     try:
         if k is Kind.INTERVAL:
             return xd.parse_intervals(arr)
-        if k is Kind.TIME:
-            return _text_time(arr)
-        if k is Kind.TIMETZ:
-            return xtz.from_text(arr)
         trimmed = pc.utf8_trim(arr, characters=_WS)
         if k is Kind.BOOL:
             return _text_bool(trimmed)
@@ -402,8 +401,6 @@ def from_text(arr: pa.Array, dst: SqlType) -> pa.Array:
             return _text_float(trimmed, dst)
         if dst.is_numeric:
             return _text_numeric(trimmed, dst)
-        if k in (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ):  # any year: '0044-03-15 BC'
-            return _text_era(trimmed, dst, arr)
         return pc.cast(trimmed, dst.arrow_type())
     except (_Reparse, pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass
@@ -411,9 +408,26 @@ def from_text(arr: pa.Array, dst: SqlType) -> pa.Array:
     return to_arrow(values, dst)
 
 
+DATETIME_KINDS = (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.TIME, Kind.TIMETZ)
+
+
+def datetime_fast(arr: pa.Array, dst: SqlType) -> pa.Array | None:
+    """Date/time text in its common forms, vectorized (ISO dates and timestamps of any
+    year, 'infinity', offsets; times 'hh:mm[:ss[.f]]'); None, or an error, when some value
+    is in another form or bad (segment/kernels/datetime_text.py reads those)."""
+    if dst.kind is Kind.TIME:
+        return fast_time(arr)
+    if dst.kind is Kind.TIMETZ:
+        return None
+    try:
+        return _text_era(pc.utf8_trim(arr, characters=_WS), dst, arr)
+    except _Reparse:
+        return None
+
+
 def fast_time(arr: pa.Array) -> pa.Array | None:
     """time from text in its common forms, vectorized; None when some value needs
-    planner.time_values.parse_time (a rarer form, or an error to report)."""
+    segment/kernels/datetime_text.py (a rarer form, or an error to report)."""
     try:
         return _text_time(arr)
     except (_Reparse, pa.ArrowInvalid):
@@ -422,7 +436,7 @@ def fast_time(arr: pa.Array) -> pa.Array | None:
 
 def _text_time(arr: pa.Array) -> pa.Array:
     """HH:MM[:SS[.frac]] (the common form of time input) without a Python loop; others
-    go value by value (planner.time_values.parse_time)."""
+    go through segment/kernels/datetime_text.py."""
     parts = pc.extract_regex(arr, r"^[ \t\n\r\v\f]*(?P<h>[0-9]{1,2}):(?P<m>[0-9]{1,2})"
                                   r"(?::(?P<s>[0-9]{1,2})(?:\.(?P<f>[0-9]{0,6}))?)?"
                                   r"[ \t\n\r\v\f]*$")

@@ -51,14 +51,6 @@ def to_text(arr: pa.Array) -> pa.Array:
     return pc.binary_join_element_wise(clock, offsets.take(pa.array(where)), "")
 
 
-def from_text(arr: pa.Array) -> pa.Array:
-    """timetz_in once per distinct text (zones make the forms many), spread to the rows."""
-    distinct = pc.unique(arr.drop_null())
-    keys = [time_values.parse_timetz(s).pack() for s in distinct.to_pylist()]
-    idx = pc.index_in(arr, value_set=distinct)
-    return pa.array(keys, pa.int64()).take(idx)
-
-
 def cast(arr: pa.Array, src: Kind, dst: Kind) -> pa.Array:
     """time -> timetz and timestamptz -> timetz (the session's zone, UTC; NULL for
     +/-infinity), timetz -> time (its local time); timetz -> timetz as it is."""

@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 from planner import types
 from planner.expr import Call, Func
 from planner.time_zones import Zone, offset_text
+from segment.kernels import datetime_text
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_cast as xcast
 from segment.kernels import infinite as xinf
@@ -119,22 +120,43 @@ def tstz_out(e: Call, args: list, n: int) -> pa.Array:
     return xinf.text(local, lambda a: xcast.timestamp_text(a, suffix))
 
 
-def tstz_in(e: Call, args: list, n: int) -> pa.Array:
-    """timestamptz_in in a zone: text with its own offset is that instant, other text a
-    wall clock there."""
+def tstz_in(e: Call, args: list, n: int, order: str = "mdy") -> pa.Array:
+    """timestamptz_in in a zone: text with its own zone is that instant, other text a
+    wall clock there (ISO text vectorized, the rest as datetime_text reads it, numeric
+    dates in DateStyle's `order`)."""
     text = xa.as_array(args[0], n)
-    zone = _zone(args[1])
-    own = pc.fill_null(pc.match_substring_regex(text, _HAS_OFFSET), False)
-    if pc.all(own).as_py():
-        return xcast.from_text(text, types.TIMESTAMPTZ)
-    local = xcast.from_text(pc.if_else(own, pa.scalar(None, pa.string()), text), types.TIMESTAMP)
-    read_here = from_local(e, [local, args[1]], n)
-    if not pc.any(own).as_py():
-        return read_here
-    given = xcast.from_text(pc.if_else(own, text, pa.scalar(None, pa.string())),
-                            types.TIMESTAMPTZ)
-    return pc.if_else(own, given, read_here)
+    spec = _zone(args[1]).spec
+
+    def iso(arr: pa.Array) -> pa.Array:
+        own = pc.fill_null(pc.match_substring_regex(arr, _HAS_OFFSET), False)
+        if pc.all(own).as_py():
+            return _fast(arr, types.TIMESTAMPTZ)
+        local = _fast(pc.if_else(own, pa.scalar(None, pa.string()), arr), types.TIMESTAMP)
+        read_here = from_local(e, [local, args[1]], len(arr))
+        if not pc.any(own).as_py():
+            return read_here
+        given = _fast(pc.if_else(own, arr, pa.scalar(None, pa.string())), types.TIMESTAMPTZ)
+        return pc.if_else(own, given, read_here)
+    return datetime_text.column(text, types.TIMESTAMPTZ, iso, spec, order)
+
+
+def text_in(e: Call, args: list, n: int) -> pa.Array:
+    """Func.TEXT_IN: a date/time type's input in a session's zone and DateStyle order;
+    ISO text vectorized (a timestamptz as tstz_in), the rest once per distinct text."""
+    order = (args[2] if isinstance(args[2], pa.Scalar) else args[2][0]).as_py()
+    if e.type.kind is types.Kind.TIMESTAMPTZ:
+        return tstz_in(e, args, n, order)
+    text = xa.as_array(args[0], n)
+    return datetime_text.column(text, e.type, lambda a: _fast(a, e.type), _zone(args[1]).spec,
+                                order)
+
+
+def _fast(arr: pa.Array, t) -> pa.Array:
+    out = xcast.datetime_fast(arr, t)
+    if out is None:
+        raise pa.ArrowInvalid("not in a form the vectorized parser reads")
+    return out
 
 
 CALLS = {Func.TO_LOCAL: to_local, Func.FROM_LOCAL: from_local, Func.TSTZ_OUT: tstz_out,
-         Func.TSTZ_IN: tstz_in}
+         Func.TSTZ_IN: tstz_in, Func.TEXT_IN: text_in}

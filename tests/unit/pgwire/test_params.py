@@ -76,7 +76,8 @@ def test_binary_float4_interval_and_unknown():
     (T.BOOL, "o", "invalid input syntax for type boolean", "22P02"),
     (T.FLOAT8, "one", "invalid input syntax for type double precision", "22P02"),
     (T.numeric(None, 0), "1.2.3", "invalid input syntax for type numeric", "22P02"),
-    (T.DATE, "2024-13-01", 'invalid input syntax for type date: "2024-13-01"', "22007"),
+    (T.DATE, "2024-13-01", 'date/time field value out of range: "2024-13-01"', "22008"),
+    (T.DATE, "2024-01-05x", 'invalid input syntax for type date: "2024-01-05x"', "22007"),
     (T.TIMESTAMP, "yesterday-ish", "invalid input syntax for type timestamp", "22007"),
 ])
 def test_bad_text_parameters(t, raw, error, sqlstate):

@@ -36,8 +36,9 @@ def test_timestamp(kind, text, want):
     assert params.decode(text.encode(), SqlType(kind), codec.TEXT) == want
 
 
-@pytest.mark.parametrize("text", ["2024-13-01 +00", "x +00", "2024-12-31 +"])
-def test_bad(text):
+@pytest.mark.parametrize("text, sqlstate", [("2024-13-01 +00", "22008"), ("x +00", "22007"),
+                                             ("2024-12-31 +", "22007")])
+def test_bad(text, sqlstate):
     with pytest.raises(errors.QueryError) as info:
         params.decode(text.encode(), types.DATE, codec.TEXT)
-    assert info.value.sqlstate == "22007"
+    assert info.value.sqlstate == sqlstate  # PostgreSQL 15's date_in
