@@ -7,7 +7,7 @@ type (`array_append(a, '3')`), as PostgreSQL's polymorphic resolution does.
 
 from __future__ import annotations
 
-from planner import datetime_rules, errors, fold, types, zone_rules
+from planner import datetime_rules, errors, fold, padded_bpchar, types, zone_rules
 from planner import expr as ex
 from planner.coercion import (
     adopt,
@@ -222,6 +222,7 @@ def rule_quantified(op: Func, x: ex.Expr, arr: ex.Expr, all_: bool) -> ex.Expr:
                                                else types.TEXT))
     if not arr.type.is_array:
         raise errors.DatatypeMismatch("op ANY/ALL (array) requires array on right side")
+    padded_bpchar.no_padded_elements([arr.type])
     elem = arr.type.elem
     if is_unknown(x):
         x = coerce(adopt(x, elem), elem)

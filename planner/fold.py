@@ -185,6 +185,8 @@ def _sort_key(t: SqlType):
         return lambda v: (1, 0.0) if math.isnan(v) else (0, v)  # NaN sorts last, equals NaN
     if t.kind is Kind.INTERVAL:
         return interval_key
+    if t.padded:  # bpchar compares without its trailing spaces (types.BPCHAR_PADDED)
+        return lambda v: v.rstrip(" ")
     return lambda v: v
 
 

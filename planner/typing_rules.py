@@ -15,7 +15,8 @@ from __future__ import annotations
 from decimal import Decimal
 
 from planner import (array_rules, binary_rules, datetime_rules, errors, format_rules,
-                     interval_rules, json_rules, math_rules, regex_rules, types, zone_rules)
+                     interval_rules, json_rules, math_rules, padded_bpchar, regex_rules, types,
+                     zone_rules)
 from planner import expr as ex
 from planner.coercion import (
     adopt, as_bool, as_bpchar, as_numeric, bind_cast, bpchar_padded, coerce, common_type,
@@ -299,6 +300,9 @@ def _rule_gcd(func: Func, args) -> ex.Expr:
 def _rule_variadic(func: Func, args) -> ex.Expr:
     if not args or (func is Func.NULLIF and len(args) != 2):
         raise no_function(func.value, args)
+    strings = all(a.type.is_string or is_unknown(a) for a in args)
+    if func is Func.NULLIF and strings and not all(is_unknown(a) for a in args):
+        return padded_bpchar.nullif(*args)
     out, t = unify(args, func.value.upper())
     return Call(func, tuple(out), t)
 

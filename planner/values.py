@@ -79,7 +79,7 @@ def fit_string(s: str, t: SqlType) -> str:
     """Explicit casts to varchar(n) / char(n) truncate; char values keep no padding."""
     if t.length is not None and t.kind in (Kind.VARCHAR, Kind.CHAR):
         s = s[:t.length]
-    return s.rstrip(" ") if t.kind is Kind.CHAR else s
+    return s.rstrip(" ") if t.kind is Kind.CHAR and not t.padded else s
 
 
 def bpchar_spaces_refused() -> errors.QueryError:
