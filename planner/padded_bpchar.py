@@ -37,7 +37,8 @@ _SEE_SPACES = frozenset({
 _ELEMENTS_COMPARED = frozenset({
     Func.EQ, Func.NE, Func.LT, Func.LE, Func.GT, Func.GE, Func.ARRAY_EQ, Func.ARRAY_NE,
     Func.ARRAY_SORT_KEY, Func.ARRAY_CONTAINS, Func.ARRAY_CONTAINED, Func.ARRAY_OVERLAP,
-    Func.ARRAY_POSITION, Func.ANY_OF, Func.ALL_OF})
+    Func.ARRAY_POSITION, Func.ARRAY_POSITIONS, Func.ARRAY_REMOVE, Func.ARRAY_REPLACE,
+    Func.ANY_OF, Func.ALL_OF})
 
 
 def call_args(func: Func, args: list[ex.Expr]) -> list[ex.Expr]:

@@ -58,6 +58,11 @@ def numeric_type_of(d: Decimal) -> SqlType:
     return types.numeric(p, scale) if p <= 18 else types.numeric(None, scale)
 
 
+def min_scale_of(d: Decimal) -> int:
+    """The fewest decimal places that hold d exactly (PostgreSQL's min_scale)."""
+    return 0 if d == 0 else max(0, -DEC.normalize(d).as_tuple().exponent)
+
+
 def fit_numeric(d: Decimal, t: SqlType) -> Decimal:
     """d rounded half away from zero to t's scale; 22003 when it exceeds t's precision."""
     if not d.is_finite():

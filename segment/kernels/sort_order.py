@@ -34,6 +34,8 @@ def prepared(v: pa.Array, t: SqlType) -> pa.Array:
     if t.kind is Kind.JSONB:  # (planner/json_values.sort_key)
         return expr_json.sort_keys(v)
     if t.padded:  # bpchar orders without its trailing spaces (types.BPCHAR_PADDED)
+        if pa.types.is_dictionary(v.type):  # a Top-K keeps strings encoded
+            v = v.cast(v.type.value_type)
         return pc.utf8_rtrim(v, characters=" ")
     return v
 
