@@ -19,6 +19,7 @@ from planner.coercion import (
     no_operator,
     text_arg,
     unify,
+    unpadded,
 )
 from planner.expr import Call, Func, Literal
 from planner.temporal import TEMPORAL
@@ -256,6 +257,14 @@ def rule_quantified(op: Func, x: ex.Expr, arr: ex.Expr, all_: bool) -> ex.Expr:
     if not arr.type.is_array:
         raise errors.DatatypeMismatch("op ANY/ALL (array) requires array on right side")
     padded_bpchar.no_padded_elements([arr.type])
+    x = unpadded(x)
+    if {x.type.kind, arr.type.elem.kind} == {Kind.CHAR, Kind.VARCHAR}:
+        # bpchar = varchar is bpchar's: the varchar side loses its trailing spaces, as
+        # compare_operands
+        if x.type.kind is Kind.VARCHAR:
+            x = coerce(x, types.BPCHAR)
+        else:
+            arr = coerce(arr, types.array_of(types.BPCHAR))
     elem = arr.type.elem
     if is_unknown(x):
         x = coerce(adopt(x, elem), elem)

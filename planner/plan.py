@@ -257,6 +257,7 @@ class Limit(Node):
 
     def __post_init__(self):
         _no_arrays([k.expr.type for k in self.ties], "FETCH ... WITH TIES ordered by arrays")
+        _no_padded([k.expr.type for k in self.ties], "FETCH ... WITH TIES ordered by peers")
 
     def children(self):
         return (self.child,)
