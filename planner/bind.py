@@ -375,6 +375,12 @@ class QueryBinder:
                 continue
             # The unqualified name and SELECT * mean the merged column: the left copy,
             # or the right one for a RIGHT join (where it is never NULL-extended).
+            if jt is pl.JoinType.RIGHT and right.type.kind is types.Kind.CHAR \
+                    and left.type.kind in (types.Kind.VARCHAR, types.Kind.TEXT):
+                # PostgreSQL's merged column is the right copy in the common type, the
+                # left's: the char(n) value without its padding
+                raise errors.FeatureNotSupported(
+                    "RIGHT JOIN ... USING a char(n) column with a varchar or text one")
             keep, other = (mine[0], before[0]) if jt is pl.JoinType.RIGHT else (before[0], mine[0])
             gscope.columns[other] = replace(gscope.columns[other], qualified_only=True)
             merged.append(keep)
