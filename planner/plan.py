@@ -514,6 +514,10 @@ class WindowAgg(Node):
     def __post_init__(self):
         _no_json([self.child.fields[i].type for i in self.partition]
                  + [k.expr.type for k in self.order], "window PARTITION BY / ORDER BY")
+        _no_padded([self.child.fields[i].type for i in self.partition]
+                   + [self.child.fields[c.arg].type for c in self.calls if c.arg is not None
+                      and c.func in (window.WindowFunc.MIN, window.WindowFunc.MAX)],
+                   "window partitions or min/max")
 
     def children(self):
         return (self.child,)
