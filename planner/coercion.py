@@ -29,8 +29,8 @@ _JSON = (Kind.JSON, Kind.JSONB)
 
 def is_unknown(e: ex.Expr) -> bool:
     """A quoted constant or bare NULL: takes the type its context asks for."""
-    return isinstance(e, Literal) and (
-        e.type.kind is Kind.UNKNOWN or (e.type.kind is Kind.TEXT and isinstance(e.value, str)))
+    return isinstance(e, Literal) and (e.type.kind is Kind.UNKNOWN or (
+        e.type.kind is Kind.TEXT and isinstance(e.value, str) and not e.type.explicit))
 
 
 # --- casts --------------------------------------------------------------------------------
@@ -370,6 +370,9 @@ def common_value(e: ex.Expr, t: SqlType) -> ex.Expr:
         return Cast(bpchar_padded(e), t)
     if is_unknown(e):
         e = adopt(e, t)
+    if e.type.kind is Kind.CHAR and t.kind is not Kind.CHAR and t.is_string:
+        # typed as t, so that a CASE folded to this branch prints as t does (no padding)
+        return bind_cast(e, t)
     return coerce(e, t)
 
 

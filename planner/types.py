@@ -11,7 +11,7 @@ decimal128(38, s). Conversion to Arrow decimal happens only at the edges (pgwire
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 
@@ -158,6 +158,9 @@ class SqlType:
     element: "SqlType | None" = None
     fields: "tuple[tuple[str, SqlType], ...] | None" = None
     padded: bool = False
+    # A constant written with its type ('x'::text): typed, not a quoted constant whose
+    # type the context picks (coercion.is_unknown). Equal to the type without it.
+    explicit: bool = field(default=False, compare=False)
 
     def __post_init__(self):
         # An array of arrays is internal only: the rows of regexp_matches, unnested by a
@@ -326,6 +329,7 @@ REGTYPE = SqlType(Kind.REGTYPE)
 BYTEA = SqlType(Kind.BYTEA)
 UUID = SqlType(Kind.UUID)
 BPCHAR = SqlType(Kind.CHAR)
+TEXT_EXPLICIT = SqlType(Kind.TEXT, explicit=True)
 BPCHAR_PADDED = SqlType(Kind.CHAR, padded=True)
 
 
