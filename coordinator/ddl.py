@@ -178,6 +178,8 @@ def create_table_as(session, st, tree, txn, cancel) -> QueryResult:
     cols = []
     for i, (n, f) in enumerate(zip(names, root.fields)):
         t = types.TEXT if f.type.kind is types.Kind.UNKNOWN else f.type
+        if t.padded:  # stored bpchar keeps no trailing spaces: storing them is 0A000
+            t = types.BPCHAR
         cols.append(ColumnDef(aliases[i] if i < len(aliases) else n, t))
     table = new_table(session, txn, schema, name, cols, st.policy_clause)
     # A failure from here on fails the statement: its transaction's abort removes the table.

@@ -7,7 +7,7 @@ type (`array_append(a, '3')`), as PostgreSQL's polymorphic resolution does.
 
 from __future__ import annotations
 
-from planner import datetime_rules, errors, fold, types, zone_rules
+from planner import datetime_rules, errors, fold, padded_bpchar, types, zone_rules
 from planner import expr as ex
 from planner.coercion import (
     adopt,
@@ -19,6 +19,7 @@ from planner.coercion import (
     no_operator,
     text_arg,
     unify,
+    unpadded,
 )
 from planner.expr import Call, Func, Literal
 from planner.temporal import TEMPORAL
@@ -192,6 +193,39 @@ def _rule_position(func: Func, args) -> ex.Expr:
     return Call(func, (args[0], x) + rest, types.INT4)
 
 
+_EDIT_ARITY = {Func.ARRAY_REMOVE: 2, Func.ARRAY_REPLACE: 3, Func.ARRAY_POSITIONS: 2}
+
+
+def _rule_edit(func: Func, args) -> ex.Expr:
+    """array_remove(a, x), array_replace(a, from, to), array_positions(a, x): PostgreSQL's
+    anycompatiblearray and anycompatible, so the elements and the values take their
+    common type (array_remove(ARRAY[1, 2], 1.5) compares numerics)."""
+    if len(args) != _EDIT_ARITY[func]:
+        raise no_function(func.value, args)
+    arr, vals = args[0], list(args[1:])
+    known = [v for v in vals if not is_unknown(v) and v.type.kind in types.ELEMENT_KINDS]
+    if is_unknown(arr) and known:
+        arr = as_array(arr, types.array_of(known[0].type))
+    _need_array(func, arr, args)
+    t = arr.type.elem
+    try:
+        for v in known:
+            if v.type != t and not (v.type.is_string and t.is_string):
+                t = common_type(t, v.type, "ARRAY")
+    except errors.DatatypeMismatch:
+        raise no_function(func.value, args) from None
+    if t != arr.type.elem:
+        if t.is_numeric and t.scale > (arr.type.elem.scale or 0):
+            # PostgreSQL's numeric[] keeps each element's scale ({1,2}); raympp's one
+            # scale would print {1.0,2.0}
+            raise errors.FeatureNotSupported(
+                f"{func.value}() of a {arr.type} with a value of more decimal places")
+        arr = coerce(arr, types.array_of(t))
+    vals = [_element(v, t, "ARRAY") for v in vals]  # an unknown literal's 22P02
+    out = types.array_of(types.INT4) if func is Func.ARRAY_POSITIONS else arr.type
+    return Call(func, (arr, *vals), out)
+
+
 def _rule_operator(func: Func, args) -> ex.Expr:
     a, b, _t = _arrays(func, args[0], args[1], "ARRAY")
     return Call(func, (a, b), types.BOOL)
@@ -222,6 +256,15 @@ def rule_quantified(op: Func, x: ex.Expr, arr: ex.Expr, all_: bool) -> ex.Expr:
                                                else types.TEXT))
     if not arr.type.is_array:
         raise errors.DatatypeMismatch("op ANY/ALL (array) requires array on right side")
+    padded_bpchar.no_padded_elements([arr.type])
+    x = unpadded(x)
+    if {x.type.kind, arr.type.elem.kind} == {Kind.CHAR, Kind.VARCHAR}:
+        # bpchar = varchar is bpchar's: the varchar side loses its trailing spaces, as
+        # compare_operands
+        if x.type.kind is Kind.VARCHAR:
+            x = coerce(x, types.BPCHAR)
+        else:
+            arr = coerce(arr, types.array_of(types.BPCHAR))
     elem = arr.type.elem
     if is_unknown(x):
         x = coerce(adopt(x, elem), elem)
@@ -324,6 +367,7 @@ RULES = {
     Func.ARRAY_APPEND: _rule_append,
     Func.ARRAY_PREPEND: _rule_append,
     Func.ARRAY_POSITION: _rule_position,
+    **{f: _rule_edit for f in _EDIT_ARITY},
     **{f: _rule_operator for f in _OPERATORS},
 }
 # Array calls are computed by the batch kernels, constants on one row (never folded in

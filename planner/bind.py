@@ -16,7 +16,8 @@ from sqlglot import exp
 
 from planner import (binary_rules, bind_array, bind_join, bind_json, bind_lateral,
                      bind_lateral_subquery, bind_recursive, bind_srfs, bind_subquery,
-                     bind_window, catalog_functions, bitwise_aggregates, datetime_values,
+                     bind_window, catalog_functions, bitwise_aggregates, coercion,
+                     datetime_values,
                      distinct_on, errors, functions, grouping_sets,
                      hypothetical_aggregates, json_aggregates, json_grouping, json_rules,
                      ordered_aggregates, regression_aggregates, set_operations,
@@ -374,6 +375,12 @@ class QueryBinder:
                 continue
             # The unqualified name and SELECT * mean the merged column: the left copy,
             # or the right one for a RIGHT join (where it is never NULL-extended).
+            if jt is pl.JoinType.RIGHT and right.type.kind is types.Kind.CHAR \
+                    and left.type.kind in (types.Kind.VARCHAR, types.Kind.TEXT):
+                # PostgreSQL's merged column is the right copy in the common type, the
+                # left's: the char(n) value without its padding
+                raise errors.FeatureNotSupported(
+                    "RIGHT JOIN ... USING a char(n) column with a varchar or text one")
             keep, other = (mine[0], before[0]) if jt is pl.JoinType.RIGHT else (before[0], mine[0])
             gscope.columns[other] = replace(gscope.columns[other], qualified_only=True)
             merged.append(keep)
@@ -646,8 +653,7 @@ class QueryBinder:
                                       "number of columns")
         col_types = []
         for a, b in zip(left.node.fields, right.node.fields):
-            t = types.common_type(a.type, b.type)
-            col_types.append(types.TEXT if t.kind is types.Kind.UNKNOWN else t)
+            col_types.append(set_operations.column_type(a.type, b.type))
         fields = tuple(pl.Field(n, t) for n, t in zip(left.names, col_types))
         distinct = bool(tree.args.get("distinct"))
         if isinstance(tree, exp.Union):
@@ -708,12 +714,16 @@ class QueryBinder:
             raise errors.SyntaxError_("VALUES lists must all be the same length")
         col_types = []
         for j in range(width):
-            t = rows[0][j].type
-            for r in rows[1:]:
-                t = types.common_type(t, r[j].type)
+            column = [r[j] for r in rows]
+            t = coercion.common_type_of(column, "VALUES", nulls_typed=True) if all(
+                v.type.is_string or coercion.is_unknown(v) for v in column) else None
+            if t is None:
+                t = column[0].type
+                for v in column[1:]:
+                    t = types.common_type(t, v.type)
             col_types.append(types.TEXT if t.kind is types.Kind.UNKNOWN else t)
-        rows = tuple(tuple(functions.bind_cast(v, col_types[j]) if v.type != col_types[j] else v
-                           for j, v in enumerate(r)) for r in rows)
+        rows = tuple(tuple(_values_item(v, col_types[j]) for j, v in enumerate(r))
+                     for r in rows)
         names = tuple(f"column{j + 1}" for j in range(width))
         return BoundQuery(pl.Values(rows, pl.fields_of(zip(names, col_types))), names)
 
@@ -1034,6 +1044,13 @@ class QueryBinder:
         if not sort_keys:
             raise errors.SyntaxError_("WITH TIES cannot be specified without ORDER BY clause")
         return tuple(sort_keys)
+
+
+def _values_item(v: ex.Expr, t: types.SqlType) -> ex.Expr:
+    """A VALUES item as its column's type t (a char(n) padded in BPCHAR_PADDED)."""
+    if t.padded:
+        return coercion.common_value(v, t)
+    return functions.bind_cast(v, t) if v.type != t else v
 
 
 def _with_merged(part: bind_join.Part, gscope: Scope) -> bind_join.Part:

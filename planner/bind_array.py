@@ -31,12 +31,34 @@ _NAMED = {"cardinality": Func.CARDINALITY, "array_upper": Func.ARRAY_UPPER,
           "array_dims": Func.ARRAY_DIMS, "array_length": Func.ARRAY_LENGTH,
           "array_position": Func.ARRAY_POSITION, "array_cat": Func.ARRAY_CAT,
           "array_append": Func.ARRAY_APPEND, "array_prepend": Func.ARRAY_PREPEND,
-          "string_to_array": Func.STRING_TO_ARRAY, "array_to_string": Func.ARRAY_TO_STRING}
+          "string_to_array": Func.STRING_TO_ARRAY, "array_to_string": Func.ARRAY_TO_STRING,
+          "array_remove": Func.ARRAY_REMOVE, "array_replace": Func.ARRAY_REPLACE,
+          "array_positions": Func.ARRAY_POSITIONS}
 # PostgreSQL's other array functions: refused by name rather than "does not exist".
-_REFUSED = ("array_remove", "array_replace", "array_fill", "array_positions", "trim_array",
+_REFUSED = ("array_fill", "trim_array",
             "array_sample", "array_shuffle", "unnest", "generate_subscripts", "array_agg",
             "array_to_json", "string_to_table")
 _SRF = ("unnest", "generate_subscripts", "string_to_table")
+
+
+def _variadic_null_count(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Anonymous) and node.name.lower() in (
+        "num_nulls", "num_nonnulls") and len(node.expressions) == 1 and isinstance(
+        node.expressions[0], exp.Variadic)
+
+
+def _null_count(binder, node: exp.Anonymous) -> ex.Expr:
+    """num_nulls / num_nonnulls(VARIADIC a): a's NULL (non-NULL) elements, counted as
+    cardinality(a) less (or only) cardinality(array_remove(a, NULL)); NULL for a NULL a."""
+    a = binder.bind(node.expressions[0].this)
+    if not a.type.is_array:
+        raise errors.DatatypeMismatch("VARIADIC argument must be an array")
+    call = functions.bind_call
+    without_nulls = call(Func.ARRAY_REMOVE, [a, ex.Literal(None, types.UNKNOWN)])
+    present = call(Func.CARDINALITY, [without_nulls])
+    if node.name.lower() == "num_nonnulls":
+        return present
+    return call(Func.SUB, [call(Func.CARDINALITY, [a]), present])
 
 
 def _fn_name(node: exp.Expression) -> str | None:
@@ -62,6 +84,8 @@ def bind(binder, node: exp.Expression) -> ex.Expr | None:
         if any(isinstance(i, exp.Array) for i in items):
             raise errors.FeatureNotSupported("multidimensional arrays")
         return call(Func.ARRAY, [b(i) for i in items])
+    if _variadic_null_count(node):
+        return _null_count(binder, node)
     if isinstance(node, exp.Cast) and isinstance(node.this, exp.Array) \
             and not node.this.expressions:
         t = cast_type(node.to) or sql_type(node.to)
@@ -117,7 +141,8 @@ def bind(binder, node: exp.Expression) -> ex.Expr | None:
     name = _fn_name(node)
     if name is not None:
         if name in _NAMED:
-            args = [b(a) for a in node.expressions]
+            args = [b(a) for a in ([node.this, node.expression] if isinstance(
+                node, exp.ArrayRemove) else node.expressions)]
             if name == "array_to_string" and args and args[0].type.kind in types.ARRAY_KINDS:
                 return catalog_functions.bind_function(name, node, args)
             return call(_NAMED[name], [_as_text_array(a) for a in args])

@@ -222,7 +222,10 @@ class ExprBinder:
             return dated
         if isinstance(node, exp.Cast):
             target = cast_type(node.to)  # oid, regclass, pg_catalog.text
-            return functions.bind_cast(b(node.this), target or sql_type(node.to))
+            e = functions.bind_cast(b(node.this), target or sql_type(node.to))
+            if isinstance(e, ex.Literal) and e.type.kind is types.Kind.TEXT:
+                return ex.Literal(e.value, types.TEXT_EXPLICIT)  # 'x'::text is text
+            return e
         if isinstance(node, (exp.RegexpLike, exp.RegexpILike, exp.Operator)):
             return catalog_functions.bind_regex(node, b)
         if isinstance(node, exp.Dot) and isinstance(node.this, exp.Paren) \

@@ -24,6 +24,7 @@ _FUNCTIONS = {
     "json_build_object": Func.JSON_BUILD_OBJECT, "jsonb_build_object": Func.JSONB_BUILD_OBJECT,
     "json_build_array": Func.JSON_BUILD_ARRAY, "jsonb_build_array": Func.JSONB_BUILD_ARRAY,
     "to_json": Func.TO_JSON, "to_jsonb": Func.TO_JSONB, "jsonb_set": Func.JSONB_SET,
+    "jsonb_delete_path": Func.JSONB_DELETE_PATH,
     "jsonb_strip_nulls": Func.JSONB_STRIP_NULLS, "jsonb_pretty": Func.JSONB_PRETTY,
     "json_extract_path": Func.JSON_PATH, "jsonb_extract_path": Func.JSON_PATH,
     "json_extract_path_text": Func.JSON_PATH_TEXT,
@@ -151,7 +152,7 @@ def bind(binder, node: exp.Expression) -> ex.Expr | None:
         func, op = _EXISTS[type(node)]
         return json_rules.rule_exists(func, b(node.this), b(node.expression), op)
     if isinstance(node, exp.JSONBDeleteAtPath):
-        raise errors.FeatureNotSupported("operator #- (jsonb delete at path)")
+        return json_rules.rule_delete_path(b(node.this), b(node.expression))
     if isinstance(node, (exp.ArrayContainsAll, exp.ArrayContainedBy)):
         x, y = b(node.this), b(node.expression)
         op = "@>" if isinstance(node, exp.ArrayContainsAll) else "<@"

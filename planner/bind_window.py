@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from planner import (binary_rules, bitwise_aggregates, errors, functions, json_aggregates,
+from planner import (binary_rules, bitwise_aggregates, coercion, errors, functions, json_aggregates,
                      json_grouping, ordered_aggregates, regression_aggregates,
                      statistics_aggregates, string_aggregates, types)
 from planner import expr as ex
@@ -317,10 +317,15 @@ class WindowBinder:
             args = [arg]
             if tree.args.get("default") is not None:
                 default = functions.fold_constants(binder.bind(tree.args["default"]))
-                t = types.common_type(arg.type, default.type)
-                if t.kind is types.Kind.UNKNOWN:
-                    t = types.TEXT
-                args = [_cast(arg, t), _cast(default, t)]
+                if all(x.type.is_string or coercion.is_unknown(x) for x in (arg, default)):
+                    # lag(anycompatible, int, anycompatible): select_common_type, the
+                    # value's first (a char(n) keeps its padding: planner/padded_bpchar.py)
+                    args, t = coercion.unify([arg, default], name)
+                else:
+                    t = types.common_type(arg.type, default.type)
+                    if t.kind is types.Kind.UNKNOWN:
+                        t = types.TEXT
+                    args = [_cast(arg, t), _cast(default, t)]
             func = wn.WindowFunc.LAG if isinstance(tree, exp.Lag) else wn.WindowFunc.LEAD
             return func, args, n, args[0].type
         if type(tree) in _VALUES:

@@ -29,8 +29,8 @@ _JSON = (Kind.JSON, Kind.JSONB)
 
 def is_unknown(e: ex.Expr) -> bool:
     """A quoted constant or bare NULL: takes the type its context asks for."""
-    return isinstance(e, Literal) and (
-        e.type.kind is Kind.UNKNOWN or (e.type.kind is Kind.TEXT and isinstance(e.value, str)))
+    return isinstance(e, Literal) and (e.type.kind is Kind.UNKNOWN or (
+        e.type.kind is Kind.TEXT and isinstance(e.value, str) and not e.type.explicit))
 
 
 # --- casts --------------------------------------------------------------------------------
@@ -64,6 +64,8 @@ def cast_type_ok(src: SqlType, dst: SqlType) -> bool:
 def bind_cast(e: ex.Expr, dst: SqlType) -> ex.Expr:
     """CAST(e AS dst). Literals convert now (bad input raises at bind time). `numeric`
     without a typmod (numeric(None, 0)) keeps the source's scale."""
+    if e.type.padded and dst != e.type:
+        e = unpadded(e)
     if catalog_types.involved(e.type, dst):  # oid, reg*, catalog arrays
         return catalog_types.convert(e, dst)
     if not cast_type_ok(e.type, dst):
@@ -122,6 +124,8 @@ def bind_assign(e: ex.Expr, dst: SqlType, column: str = "") -> ex.Expr:
     casts' rounding and range errors), anything converts to text, dates and timestamps
     among themselves, unknown literals to anything; other pairs raise 42804. A string
     longer than varchar(n)/char(n) raises 22001 unless the excess is spaces."""
+    if e.type.padded and not (dst.kind is Kind.CHAR and dst.length is None):
+        e = unpadded(e)  # a bpchar column keeps them: FIT_STRING refuses them there
     src = e.type
     allowed = (is_unknown(e) or src.kind is dst.kind or dst.is_string
                or (src.kind in _JSON and dst.kind in _JSON)
@@ -181,6 +185,8 @@ def _unconstrained(src: SqlType) -> SqlType:
 
 def coerce(e: ex.Expr, t: SqlType) -> ex.Expr:
     """e as type t (an implicit conversion the typing rules chose)."""
+    if e.type.padded and t != e.type:
+        e = unpadded(e)
     if catalog_types.involved(e.type, t):
         return catalog_types.convert(e, t)
     if e.type == t or (e.type.is_string and t.kind is Kind.TEXT):
@@ -209,7 +215,11 @@ def bpchar_padded(s: ex.Expr) -> ex.Expr:
     """A char(n) value as text padded to n, as its output function prints it: what LIKE,
     the regex operators, concat() and format() see in PostgreSQL (char values are kept
     without trailing spaces; a cast to text drops them, as PostgreSQL's does). Other
-    values unchanged."""
+    values unchanged; a BPCHAR_PADDED value holds its spaces already."""
+    if s.type.padded:
+        if isinstance(s, Literal):
+            return Literal(s.value, types.TEXT)
+        return Cast(s, types.TEXT)  # keeps them (expr_cast strips only into bpchar)
     if s.type.kind is Kind.CHAR and s.type.length is not None:
         return fold_constants(Call(Func.RPAD, (coerce(s, types.TEXT),
                                                Literal(s.type.length, types.INT4)), types.TEXT))
@@ -307,19 +317,103 @@ def common_type(a: SqlType, b: SqlType, what: str) -> SqlType:
 
 
 def unify(exprs: list[ex.Expr], what: str) -> tuple[list[ex.Expr], SqlType]:
-    """Coerce expressions to their common type (CASE, COALESCE, GREATEST, IN, UNION)."""
+    """Coerce expressions to their common type (CASE, COALESCE, GREATEST, IN, ARRAY[...]):
+    PostgreSQL's select_common_type over them in the order given (CASE puts its ELSE
+    first), then select_common_typmod."""
+    t = common_type_of(exprs, what)
+    return [common_value(e, t) for e in exprs], t
+
+
+def common_type_of(exprs: list[ex.Expr], what: str, nulls_typed: bool = False) -> SqlType:
+    """The type expressions are resolved to where PostgreSQL calls select_common_type.
+    A NULL takes the common length in CASE and COALESCE; in VALUES and set operations
+    (`nulls_typed`) it has none, so the result has none either."""
     known = [e.type for e in exprs if not is_unknown(e)]
-    t = known[0] if known else types.TEXT
+    if not known:
+        return types.TEXT
+    if all(u.kind in _PG_STRINGS for u in known):
+        return _common_string(exprs, known[0].kind, nulls_typed)
+    t = known[0]
     for u in known[1:]:
         t = common_type(t, u, what)
-    out = [(adopt(e, t) if is_unknown(e) else e) for e in exprs]
-    if t.kind is Kind.VARCHAR and t.length is not None and any(o.type != t for o in out):
-        # PostgreSQL keeps a length only when every input has it (select_common_typmod):
-        # coalesce(varchar(3) column, 'abcdef') is 'abcdef', not cut to 'abc'.
-        t = types.varchar()
-    if t.is_numeric and not any(e.type.is_float for e in out):
+    if t.is_numeric and not any(e.type.is_float for e in exprs):
+        out = [(adopt(e, t) if is_unknown(e) else e) for e in exprs]
         t = _common_numeric(out, t)
-    return [coerce(e, t) for e in out], t
+    return t
+
+
+_PG_STRINGS = (Kind.TEXT, Kind.VARCHAR, Kind.CHAR)
+
+
+def _common_string(exprs: list[ex.Expr], kind: Kind, nulls_typed: bool) -> SqlType:
+    """text, varchar and bpchar cast implicitly to one another, so the first input's type
+    wins (text, the preferred type, only when it is that first one). The length stays only
+    when every input has it (select_common_typmod: an unknown literal has none). A bpchar
+    without a length holds its inputs' trailing spaces, a char(n)'s padding too, as
+    PostgreSQL's: BPCHAR_PADDED unless no input can have any."""
+    if kind is Kind.TEXT:
+        return types.TEXT
+    lengths = {None if is_unknown(e) else e.type.length for e in exprs
+               if nulls_typed or not (isinstance(e, Literal) and e.value is None
+                                      and e.type.kind is Kind.UNKNOWN)}
+    kinds = {e.type.kind for e in exprs if not is_unknown(e)}
+    length = lengths.pop() if len(lengths) == 1 and kinds == {kind} else None
+    if kind is Kind.VARCHAR:
+        return types.varchar(length)
+    if length is not None:
+        return types.char(length)
+    return types.BPCHAR_PADDED if any(_may_have_spaces(e) for e in exprs) else types.BPCHAR
+
+
+def _may_have_spaces(e: ex.Expr) -> bool:
+    """Whether a string input's values may end in spaces that bpchar would keep."""
+    if isinstance(e, Literal):
+        if not isinstance(e.value, str):
+            return False
+        n = e.type.length if e.type.kind is Kind.CHAR else None
+        return e.value.endswith(" ") or (n is not None and len(e.value) < n)
+    return e.type.padded or e.type.kind is not Kind.CHAR or e.type.length is not None
+
+
+def set_column_type(a: SqlType, b: SqlType) -> SqlType | None:
+    """The column type of a set operation of columns typed a and b (UNKNOWN for a quoted
+    constant or NULL), when PostgreSQL's select_common_type makes it a string type; None
+    for other types (types.common_type)."""
+    sides = [Literal(None, t) if t.kind is Kind.UNKNOWN else ex.ColumnRef(0, t) for t in (a, b)]
+    known = [t for t in (a, b) if t.kind is not Kind.UNKNOWN]
+    if not known or not all(t.kind in _PG_STRINGS for t in known):
+        return None
+    return _common_string(sides, known[0].kind, True)
+
+
+def common_value(e: ex.Expr, t: SqlType) -> ex.Expr:
+    """e converted to its common type t (unify): an unknown literal adopts t, a char(n)
+    going into BPCHAR_PADDED keeps its padding and varchar / text their trailing spaces."""
+    if t.padded:
+        if isinstance(e, Literal):
+            v = e.value
+            if isinstance(v, str) and e.type.kind is Kind.CHAR and e.type.length:
+                v = v.ljust(e.type.length)
+            return Literal(v, t)
+        if e.type == t:
+            return e
+        return Cast(bpchar_padded(e), t)
+    if is_unknown(e):
+        e = adopt(e, t)
+    if e.type.kind is Kind.CHAR and t.kind is not Kind.CHAR and t.is_string:
+        # typed as t, so that a CASE folded to this branch prints as t does (no padding)
+        return bind_cast(e, t)
+    return coerce(e, t)
+
+
+def unpadded(e: ex.Expr) -> ex.Expr:
+    """A BPCHAR_PADDED value as bpchar's semantics see it, its trailing spaces dropped:
+    what comparisons, grouping, length() and casts take. Other values unchanged."""
+    if not e.type.padded:
+        return e
+    if isinstance(e, Literal):
+        return Literal(None if e.value is None else e.value.rstrip(" "), types.BPCHAR)
+    return Cast(e, types.BPCHAR)
 
 
 def _common_numeric(exprs, t: SqlType) -> SqlType:

@@ -46,6 +46,9 @@ class Func(enum.Enum):
     ACOS = "acos"
     ATAN = "atan"
     ATAN2 = "atan2"          # atan2(y, x)
+    SCALE = "scale"          # numeric's display scale: bound by planner/numeric_scale.py
+    MIN_SCALE = "min_scale"  # the fewest decimal places that hold the value exactly
+    TRIM_SCALE = "trim_scale"
     GCD = "gcd"              # int4 / int8 (int2 promotes); result never negative
     LCM = "lcm"
     # planner/math_rules.py, segment/kernels/expr_math.py
@@ -70,6 +73,8 @@ class Func(enum.Enum):
     NOT = "not"
     # null handling
     COALESCE = "coalesce"
+    NUM_NULLS = "num_nulls"        # (VARIADIC "any"): bound as a sum of IS NULL tests
+    NUM_NONNULLS = "num_nonnulls"
     NULLIF = "nullif"
     GREATEST = "greatest"
     LEAST = "least"
@@ -194,6 +199,9 @@ class Func(enum.Enum):
     ARRAY_APPEND = "array_append"
     ARRAY_PREPEND = "array_prepend"
     ARRAY_POSITION = "array_position"
+    ARRAY_POSITIONS = "array_positions"  # (a, x): every subscript of x, IS NOT DISTINCT FROM
+    ARRAY_REMOVE = "array_remove"        # (a, x): without the elements equal to x (NULL too)
+    ARRAY_REPLACE = "array_replace"      # (a, from, to)
     ARRAY_CONTAINS = "@>"
     ARRAY_CONTAINED = "<@"
     ARRAY_OVERLAP = "&&"
@@ -256,6 +264,7 @@ class Func(enum.Enum):
     JSONB_CONCAT = "jsonb_concat"      # ||
     JSONB_DELETE = "jsonb_delete"      # - key, - index
     JSONB_SET = "jsonb_set"
+    JSONB_DELETE_PATH = "jsonb_delete_path"  # #- (path text[])
     JSONB_STRIP_NULLS = "jsonb_strip_nulls"
     JSONB_PRETTY = "jsonb_pretty"
     JSONB_SORT_KEY = "jsonb_sort_key"  # bytes that order as jsonb: = < > ... of jsonb

@@ -34,7 +34,8 @@ _ARRAY_FUNCS = frozenset({
     Func.ARRAY, Func.SUBSCRIPT, Func.SLICE, Func.ARRAY_LENGTH, Func.CARDINALITY,
     Func.ARRAY_UPPER, Func.ARRAY_LOWER, Func.ARRAY_NDIMS, Func.ARRAY_DIMS,
     Func.ARRAY_TO_STRING, Func.STRING_TO_ARRAY, Func.ARRAY_CAT, Func.ARRAY_APPEND,
-    Func.ARRAY_PREPEND, Func.ARRAY_POSITION, Func.ARRAY_CONTAINS, Func.ARRAY_CONTAINED,
+    Func.ARRAY_PREPEND, Func.ARRAY_POSITION, Func.ARRAY_POSITIONS, Func.ARRAY_REMOVE,
+    Func.ARRAY_REPLACE, Func.ARRAY_CONTAINS, Func.ARRAY_CONTAINED,
     Func.ARRAY_OVERLAP, Func.ARRAY_EQ, Func.ARRAY_NE, Func.ANY_OF, Func.ALL_OF,
     Func.ARRAY_SORT_KEY, Func.ROW, Func.FIELD, Func.ROW_KEY, Func.SORT_LIST,
     Func.SORTED_MODE, Func.LIST_FILTER, Func.LIST_DISTINCT, Func.PERCENTILE_CONT_MULTI, Func.PERCENTILE_DISC_MULTI,
@@ -186,6 +187,8 @@ def _sort_key(t: SqlType):
         return lambda v: (1, 0.0) if math.isnan(v) else (0, v)  # NaN sorts last, equals NaN
     if t.kind is Kind.INTERVAL:
         return interval_key
+    if t.padded:  # bpchar compares without its trailing spaces (types.BPCHAR_PADDED)
+        return lambda v: v.rstrip(" ")
     return lambda v: v
 
 

@@ -21,11 +21,11 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-from planner import binary_rules, errors, types
+from planner import binary_rules, errors, padded_bpchar, types
 from planner import expr as ex
 from planner.coercion import (  # bind_assign, cast_type_ok: part of this module's interface
     TS_RANK, adopt, as_bool, as_bpchar, as_numeric, bind_assign, bind_cast, bpchar_padded,
-    cast_type_ok, coerce, int_digits, is_unknown, type_name, unify)
+    cast_type_ok, coerce, int_digits, is_unknown, type_name, unify, unpadded)
 from planner.expr import Call, Func, Literal
 from planner.fold import fold_constants
 from planner.temporal import TEMPORAL, UTC
@@ -77,7 +77,7 @@ def bind_call(func: Func, args: list[ex.Expr]) -> ex.Expr:
     rule = RULES.get(func)
     if rule is None:
         raise errors.FeatureNotSupported(f"function {func.value} is not supported")
-    e = rule(func, list(args))
+    e = rule(func, padded_bpchar.call_args(func, list(args)))
     return fold_constants(e) if isinstance(e, Call) and _all_literal(e.args) else e
 
 
@@ -88,9 +88,9 @@ def _all_literal(args) -> bool:
 def bind_case(whens: list[tuple[ex.Expr, ex.Expr]], else_: ex.Expr | None) -> ex.Expr:
     """Searched CASE; results coerced to their common type, a missing ELSE is NULL."""
     conds = [as_bool(c, "CASE/WHEN") for c, _ in whens]
-    results = [r for _, r in whens] + ([else_] if else_ is not None else [])
-    results, t = unify(results, "CASE")
-    default = results.pop() if else_ is not None else Literal(None, t)
+    results = ([else_] if else_ is not None else []) + [r for _, r in whens]
+    results, t = unify(results, "CASE")  # ELSE first, as PostgreSQL's transformCaseExpr
+    default = results.pop(0) if else_ is not None else Literal(None, t)
     return fold_constants(ex.Case(tuple(zip(conds, results)), default, t))
 
 
@@ -105,13 +105,39 @@ def bind_in(arg: ex.Expr, vals: list[ex.Expr], negated: bool = False) -> ex.Expr
         eqs = [bind_call(Func.EQ, [arg, v]) for v in vals]
         either = eqs[0] if len(eqs) == 1 else bind_call(Func.OR, eqs)
         return bind_call(Func.NOT, [either]) if negated else either
-    if arg.type.kind is Kind.CHAR:  # as compare_operands: bpchar's = takes varchar
-        vals = [coerce(v, types.char(None)) if v.type.kind is Kind.VARCHAR else v for v in vals]
+    if any(x.type.kind is Kind.CHAR for x in [arg] + list(vals) if not is_unknown(x)):
+        return _char_in(arg, list(vals), negated)
     fitted = [_fit_literal(v, arg.type) for v in vals] if not is_unknown(arg) else [None]
     if all(v is not None for v in fitted):
         return fold_constants(ex.InList(arg, tuple(fitted), negated))
     out, _ = unify([arg] + list(vals), "IN")
     return fold_constants(ex.InList(out[0], tuple(out[1:]), negated))
+
+
+def _char_in(arg: ex.Expr, vals: list[ex.Expr], negated: bool) -> ex.Expr:
+    """IN over strings with a char among them, as PostgreSQL's transformAExprIn: column
+    references in the list compare one by one with their own `=` (char = varchar as
+    bpchar, char = text as text), the other values too when there is one, else all at
+    once in the common type of arg and them (select_common_type: the first one's)."""
+    def plain_char(x):
+        return x.type.kind is Kind.CHAR and not x.type.padded
+    if plain_char(arg) and all(is_unknown(v) or plain_char(v) for v in vals):
+        # bpchar throughout: char values are kept without trailing spaces, literals lose
+        # theirs, so the list compares bytes
+        fitted = [_fit_literal(v, arg.type) if is_unknown(v) else v for v in vals]
+        return fold_constants(ex.InList(arg, tuple(fitted), negated))
+    refs = [v for v in vals if isinstance(v, ex.ColumnRef)]
+    others = [v for v in vals if not isinstance(v, ex.ColumnRef)]
+    terms = []
+    if len(others) > 1:
+        out, _ = unify([arg] + others, "IN")
+        out = [unpadded(o) for o in out]
+        terms.append(fold_constants(ex.InList(out[0], tuple(out[1:]), False)))
+    else:
+        refs = others + refs
+    terms += [bind_call(Func.EQ, [arg, v]) for v in refs]
+    either = terms[0] if len(terms) == 1 else bind_call(Func.OR, terms)
+    return bind_call(Func.NOT, [either]) if negated else either
 
 
 def _fit_literal(v: ex.Expr, t: SqlType) -> Literal | None:

@@ -17,26 +17,42 @@ bind_window.py).
 
 from __future__ import annotations
 
-from planner import json_rules
+from planner import coercion, json_rules
 from planner import expr as ex
 from planner import plan as pl
 from planner.types import Kind, SqlType
 
-_BYTEA = SqlType(Kind.BYTEA)
-
 
 def group_key(e: ex.Expr) -> ex.Expr:
-    """What rows are grouped and compared by for the key `e`: its sort key for jsonb."""
+    """What rows are grouped and compared by for the key `e`: its sort key for jsonb, a
+    padded bpchar without its trailing spaces (planner/padded_bpchar.py)."""
+    if e.type.padded:
+        return coercion.unpadded(e)
     return json_rules.sort_key(e) if e.type.kind is Kind.JSONB else e
+
+
+def _rekeyed(t: SqlType) -> bool:
+    return t.kind is Kind.JSONB or t.padded
 
 
 def _distinct_arg(a: ex.AggCall) -> ex.AggCall:
     """count(DISTINCT j) counts the distinct sort keys (other DISTINCT aggregates of jsonb
     keep their value and stay refused by plan.Aggregate)."""
     if a.distinct and a.func is ex.AggFunc.COUNT and a.arg is not None \
-            and a.arg.type.kind is Kind.JSONB:
+            and _rekeyed(a.arg.type):
         return ex.AggCall(a.func, group_key(a.arg), True, a.type, a.order)
     return a
+
+
+def _shown(k: ex.Expr) -> ex.Expr:
+    """The value a group shows for key k: one of its own (min; a padded bpchar's the
+    longest, max, as text, whose min / max plan.Aggregate would refuse: as PostgreSQL's
+    hashing keeps the first, a char(n) column's padded value when the left side is one)."""
+    return coercion.bpchar_padded(k) if k.type.padded else k
+
+
+def _restored(e: ex.Expr, t: SqlType) -> ex.Expr:
+    return ex.Cast(e, t) if e.type != t else e
 
 
 def aggregate(child: pl.Node, keys, aggs, fields) -> pl.Node:
@@ -44,17 +60,19 @@ def aggregate(child: pl.Node, keys, aggs, fields) -> pl.Node:
     sort keys; the output is that Aggregate's (same columns, names and types)."""
     keys, aggs = tuple(keys), tuple(_distinct_arg(a) for a in aggs)
     json_rules.check_keys([k.type for k in keys], "GROUP BY")
-    jsonb = [i for i, k in enumerate(keys) if k.type.kind is Kind.JSONB]
+    jsonb = [i for i, k in enumerate(keys) if _rekeyed(k.type)]
     if not jsonb:
         return pl.Aggregate(child, keys, aggs, pl.AggMode.SINGLE, tuple(fields))
     nk, na = len(keys), len(aggs)
-    firsts = tuple(ex.AggCall(ex.AggFunc.MIN, keys[i], False, keys[i].type) for i in jsonb)
-    inner_fields = tuple(pl.Field(f.name, _BYTEA) if i in jsonb else f
+    firsts = tuple(ex.AggCall(ex.AggFunc.MAX if keys[i].type.padded else ex.AggFunc.MIN,
+                              _shown(keys[i]), False, _shown(keys[i]).type) for i in jsonb)
+    inner_fields = tuple(pl.Field(f.name, group_key(keys[i]).type) if i in jsonb else f
                          for i, f in enumerate(fields[:nk])) + tuple(fields[nk:]) + tuple(
-        pl.Field(f"{fields[i].name}?value", keys[i].type) for i in jsonb)
+        pl.Field(f"{fields[i].name}?value", _shown(keys[i]).type) for i in jsonb)
     agg = pl.Aggregate(child, tuple(group_key(k) for k in keys), aggs + firsts,
                        pl.AggMode.SINGLE, inner_fields)
-    exprs = [ex.ColumnRef(nk + na + jsonb.index(i) if i in jsonb else i, f.type, f.name)
+    exprs = [_restored(ex.ColumnRef(nk + na + jsonb.index(i), _shown(keys[i]).type, f.name),
+                       f.type) if i in jsonb else ex.ColumnRef(i, f.type, f.name)
              for i, f in enumerate(fields[:nk])]
     exprs += [ex.ColumnRef(nk + j, f.type, f.name) for j, f in enumerate(fields[nk:])]
     return pl.Project(agg, tuple(exprs), tuple(fields))

@@ -13,6 +13,7 @@ the text with the json module's scanner. jsonb values are parsed to Python value
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal
 
 from planner import errors
@@ -324,10 +325,7 @@ def _set(v, path: list, new, create: bool, level: int):
             return as_jsonb_object(list(v.items()) + [(step, new)])
         return v
     if isinstance(v, list):
-        idx = _path_step(step)
-        if idx is None:
-            raise errors.InvalidTextRepresentation(
-                f'path element at position {level} is not an integer: "{step}"')
+        idx = _array_step(step, level)
         j = _index(len(v), idx)
         if j is not None:
             out = list(v)
@@ -337,6 +335,56 @@ def _set(v, path: list, new, create: bool, level: int):
             return [new] + v if idx < 0 else v + [new]
         return v
     return v
+
+
+def delete_path(text: str, path: tuple) -> str:
+    """x #- path (jsonb_delete_path): the value without the element the path leads to; a
+    missing step leaves it as it is. PostgreSQL's checks in its order: a scalar is 22023
+    (also for an empty path), an empty container comes back whatever the path, a NULL
+    step is 22004 and an array step that is no integer 22P02 when reached."""
+    v = parse(text)
+    if not isinstance(v, (dict, list)):
+        raise errors.InvalidParameterValue("cannot delete path in scalar")
+    if not v or not path:
+        return dump(v)
+    return dump(_delete(v, path, 0))
+
+
+def _delete(v, path: tuple, level: int):
+    step = path[level]
+    if step is None:
+        raise errors.QueryError(f"path element at position {level + 1} is null", "22004")
+    last = level == len(path) - 1
+    if isinstance(v, dict):
+        if step not in v:
+            return v
+        if last:
+            return {k: x for k, x in v.items() if k != step}
+        out = dict(v)
+        out[step] = _delete(v[step], path, level + 1)
+        return out
+    if isinstance(v, list):
+        j = _index(len(v), _array_step(step, level + 1))
+        if j is None:
+            return v
+        if last:
+            return v[:j] + v[j + 1:]
+        out = list(v)
+        out[j] = _delete(v[j], path, level + 1)
+        return out
+    return v
+
+
+_STRTOINT = re.compile(r"[ \t\n\r\v\f]*[+-]?[0-9]+")
+
+
+def _array_step(step: str, position: int) -> int:
+    """A path step into an array (jsonb_set, #-): the whole text read as C's strtoint
+    does (leading white space, a sign, digits; an int4), else 22P02."""
+    if _STRTOINT.fullmatch(step) and -2**31 <= int(step) < 2**31:
+        return int(step)
+    raise errors.InvalidTextRepresentation(
+        f'path element at position {position} is not an integer: "{step}"')
 
 
 def strip_nulls(text: str) -> str:

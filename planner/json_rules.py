@@ -66,6 +66,21 @@ def rule_get(func: Func, x: ex.Expr, key: ex.Expr, op: str) -> ex.Expr:
     return Call(func, (x, key), out)
 
 
+def rule_delete_path(x: ex.Expr, path: ex.Expr, op: str = "#-") -> ex.Expr:
+    """x #- path, jsonb_delete_path(x, path): jsonb and text[] (an unknown literal x is
+    jsonb, the only operator #- there is)."""
+    if is_unknown(x):
+        x = bind_cast(x, types.JSONB)
+    if x.type.kind is not Kind.JSONB or not (
+            is_unknown(path) or path.type.is_array and path.type.elem.is_string):
+        if op != "#-":
+            raise no_function(op, [x, path])
+        raise _no_operator(op, x, path)
+    if is_unknown(path):
+        path = bind_cast(path, TEXT_ARRAY)
+    return Call(Func.JSONB_DELETE_PATH, (x, path), types.JSONB)
+
+
 def rule_path(func: Func, x: ex.Expr, path: ex.Expr, op: str) -> ex.Expr:
     """x #> path, x #>> path (path text[])."""
     if x.type.kind not in JSON_KINDS:
@@ -176,6 +191,10 @@ def rule_function(func: Func, name: str, args: list) -> ex.Expr:
             raise no_function(name, args)
         path = Call(Func.ARRAY, tuple(steps), TEXT_ARRAY)
         return Call(func, (x, path), t if func is Func.JSON_PATH else types.TEXT)
+    if func is Func.JSONB_DELETE_PATH:
+        if len(args) != 2:
+            raise no_function(name, args)
+        return rule_delete_path(args[0], args[1], name)
     if func is Func.JSONB_SET:
         if len(args) not in (3, 4):
             raise no_function(name, args)

@@ -57,11 +57,11 @@ def _constant_numeric(name: str, args, compute) -> ex.Expr:
             "result's scale per value)")
     if any(a.value is None for a in args):
         return Literal(None, types.numeric(None, numeric_math.MIN_SIG_DIGITS))
-    value = compute(*[x for a in args for x in (a.value, _display_scale(a))])
+    value = compute(*[x for a in args for x in (a.value, display_scale(a))])
     return Literal(value, numeric_type_of(value))
 
 
-def _display_scale(a: Literal) -> int:
+def display_scale(a: Literal) -> int:
     """A constant's display scale as PostgreSQL keeps it: its type's, or the digits it
     was written with ('2.50'::numeric has 2)."""
     written = -a.value.as_tuple().exponent if isinstance(a.value, Decimal) else 0

@@ -179,9 +179,21 @@ class Aggregate(Node):
         _no_json([k.type for k in self.keys] + [a.arg.type for a in self.aggs
                                                 if a.arg is not None and a.distinct],
                  "grouping (GROUP BY, DISTINCT, UNION, INTERSECT, EXCEPT)")
+        _no_padded([k.type for k in self.keys] + [
+            a.arg.type for a in self.aggs if a.arg is not None and (
+                a.distinct or a.func in (ex.AggFunc.MIN, ex.AggFunc.MAX))],
+            "grouping or min/max")
 
     def children(self):
         return (self.child,)
+
+
+def _no_padded(ts, what: str) -> None:
+    """Padded bpchar values (types.BPCHAR_PADDED) and arrays of them compare bytes here,
+    not bpchar's way (planner/padded_bpchar.py): 0A000 while planning."""
+    if any(t.padded or (t.is_array and t.elem.padded) for t in ts):
+        raise errors.FeatureNotSupported(
+            f"{what} of bpchar values of char(n) mixed with other lengths or string types")
 
 
 def _no_json(ts, what: str) -> None:
@@ -224,6 +236,10 @@ class Sort(Node):
     limit: int | None = None
     locus: Locus | None = None
 
+    def __post_init__(self):
+        _no_padded([k.expr.type for k in self.keys if k.expr.type.is_array],
+                   "ordering by arrays")
+
     def children(self):
         return (self.child,)
 
@@ -241,6 +257,7 @@ class Limit(Node):
 
     def __post_init__(self):
         _no_arrays([k.expr.type for k in self.ties], "FETCH ... WITH TIES ordered by arrays")
+        _no_padded([k.expr.type for k in self.ties], "FETCH ... WITH TIES ordered by peers")
 
     def children(self):
         return (self.child,)
@@ -497,6 +514,10 @@ class WindowAgg(Node):
     def __post_init__(self):
         _no_json([self.child.fields[i].type for i in self.partition]
                  + [k.expr.type for k in self.order], "window PARTITION BY / ORDER BY")
+        _no_padded([self.child.fields[i].type for i in self.partition]
+                   + [self.child.fields[c.arg].type for c in self.calls if c.arg is not None
+                      and c.func in (window.WindowFunc.MIN, window.WindowFunc.MAX)],
+                   "window partitions or min/max")
 
     def children(self):
         return (self.child,)

@@ -7,18 +7,32 @@ times, through a ProjectSet over generate_series(1, n)."""
 
 from __future__ import annotations
 
-from planner import functions, json_grouping, types
+from planner import coercion, functions, json_grouping, types
 from planner import expr as ex
 from planner import plan as pl
 
 
 def cast_to(node: pl.Node, fields, extra: tuple = ()) -> pl.Node:
     """`node`'s columns cast to `fields`' types, then the (expr, name) pairs `extra`."""
-    exprs = tuple(functions.bind_cast(ex.ColumnRef(i, f.type, f.name), t.type)
+    exprs = tuple(_converted(ex.ColumnRef(i, f.type, f.name), t.type)
                   if f.type != t.type else ex.ColumnRef(i, f.type, f.name)
                   for i, (f, t) in enumerate(zip(node.fields, fields)))
     return pl.Project(node, exprs + tuple(e for e, _ in extra),
                       tuple(fields) + tuple(pl.Field(n, e.type) for e, n in extra))
+
+
+def _converted(e: ex.Expr, t: types.SqlType) -> ex.Expr:
+    """A column as its common type: a char(n) keeps its padding in BPCHAR_PADDED."""
+    return coercion.common_value(e, t) if t.padded else functions.bind_cast(e, t)
+
+
+def column_type(a: types.SqlType, b: types.SqlType) -> types.SqlType:
+    """The type of a set operation's column whose sides are typed a and b, as PostgreSQL's
+    transformSetOperationTree (select_common_type of the two, left first)."""
+    t = coercion.set_column_type(a, b)
+    if t is None:
+        t = types.common_type(a, b)
+    return types.TEXT if t.kind is types.Kind.UNKNOWN else t
 
 
 def distinct(node: pl.Node) -> pl.Node:

@@ -11,7 +11,7 @@ decimal128(38, s). Conversion to Arrow decimal happens only at the edges (pgwire
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 
@@ -146,7 +146,10 @@ class SqlType:
     digits of time(p), timetz(p), timestamp(p), timestamptz(p), interval(p), p < 6), `length` for
     varchar(n)/char(n),
     `element` for an array (Kind.ARRAY) the type of its elements, `fields` for a record
-    its (name, type) pairs."""
+    its (name, type) pairs. `padded` marks a bpchar without a length whose values keep
+    the trailing spaces PostgreSQL shows (BPCHAR_PADDED: the common type of CASE, COALESCE,
+    UNION, ... over char(n) of other lengths, varchar or text; coercion.common_value);
+    other char values are kept without them."""
 
     kind: Kind
     precision: int | None = None
@@ -154,6 +157,10 @@ class SqlType:
     length: int | None = None
     element: "SqlType | None" = None
     fields: "tuple[tuple[str, SqlType], ...] | None" = None
+    padded: bool = False
+    # A constant written with its type ('x'::text): typed, not a quoted constant whose
+    # type the context picks (coercion.is_unknown). Equal to the type without it.
+    explicit: bool = field(default=False, compare=False)
 
     def __post_init__(self):
         # An array of arrays is internal only: the rows of regexp_matches, unnested by a
@@ -328,6 +335,9 @@ REGCLASS = SqlType(Kind.REGCLASS)
 REGTYPE = SqlType(Kind.REGTYPE)
 BYTEA = SqlType(Kind.BYTEA)
 UUID = SqlType(Kind.UUID)
+BPCHAR = SqlType(Kind.CHAR)
+TEXT_EXPLICIT = SqlType(Kind.TEXT, explicit=True)
+BPCHAR_PADDED = SqlType(Kind.CHAR, padded=True)
 
 
 def record_of(fields) -> SqlType:

@@ -15,7 +15,8 @@ from __future__ import annotations
 from decimal import Decimal
 
 from planner import (array_rules, binary_rules, datetime_rules, errors, format_rules,
-                     interval_rules, json_rules, math_rules, regex_rules, types, zone_rules)
+                     interval_rules, json_rules, math_rules, numeric_scale, padded_bpchar,
+                     regex_rules, types, zone_rules)
 from planner import expr as ex
 from planner.coercion import (
     adopt, as_bool, as_bpchar, as_numeric, bind_cast, bpchar_padded, coerce, common_type,
@@ -314,8 +315,24 @@ def _rule_to_hex(func: Func, args) -> ex.Expr:
 def _rule_variadic(func: Func, args) -> ex.Expr:
     if not args or (func is Func.NULLIF and len(args) != 2):
         raise no_function(func.value, args)
+    strings = all(a.type.is_string or is_unknown(a) for a in args)
+    if func is Func.NULLIF and strings and not all(is_unknown(a) for a in args):
+        return padded_bpchar.nullif(*args)
     out, t = unify(args, func.value.upper())
     return Call(func, tuple(out), t)
+
+
+def _rule_num_nulls(func: Func, args) -> ex.Expr:
+    """num_nulls / num_nonnulls(VARIADIC "any"): the number of arguments that are (not)
+    NULL, as the sum of their IS [NOT] NULL tests (folded when constant)."""
+    if not args:
+        raise no_function(func.value, args)
+    tests = [fold_constants(bind_cast(ex.IsNull(a, func is Func.NUM_NONNULLS), types.INT4))
+             for a in args]
+    total = tests[0]
+    for t in tests[1:]:
+        total = fold_constants(Call(Func.ADD, (total, t), types.INT4))
+    return total
 
 
 def _int_arg(func: Func, e: ex.Expr, args) -> ex.Expr:
@@ -517,11 +534,13 @@ RULES = {
     Func.CEIL: _rule_rounding,
     **{f: _rule_numeric_or_float for f in (Func.SQRT, Func.LN, Func.EXP, Func.POWER)},
     **math_rules.RULES,
+    **numeric_scale.RULES,
     **{f: _rule_float_math for f in (Func.CBRT, Func.SIN, Func.COS, Func.TAN, Func.ASIN,
                                      Func.ACOS, Func.ATAN, Func.ATAN2)},
     Func.SIGN: _rule_sign_fn, Func.GCD: _rule_gcd, Func.LCM: _rule_gcd,
     Func.TO_HEX: _rule_to_hex,
     Func.COALESCE: _rule_variadic, Func.NULLIF: _rule_variadic,
+    Func.NUM_NULLS: _rule_num_nulls, Func.NUM_NONNULLS: _rule_num_nulls,
     Func.GREATEST: _rule_variadic, Func.LEAST: _rule_variadic,
     **{f: _rule_string for f in _STRING_SIGS},
     Func.CONCAT: _rule_concat, Func.CONCAT_FN: _rule_concat, Func.CONCAT_WS: _rule_concat,

@@ -58,6 +58,11 @@ def numeric_type_of(d: Decimal) -> SqlType:
     return types.numeric(p, scale) if p <= 18 else types.numeric(None, scale)
 
 
+def min_scale_of(d: Decimal) -> int:
+    """The fewest decimal places that hold d exactly (PostgreSQL's min_scale)."""
+    return 0 if d == 0 else max(0, -DEC.normalize(d).as_tuple().exponent)
+
+
 def fit_numeric(d: Decimal, t: SqlType) -> Decimal:
     """d rounded half away from zero to t's scale; 22003 when it exceeds t's precision."""
     if not d.is_finite():
@@ -79,7 +84,7 @@ def fit_string(s: str, t: SqlType) -> str:
     """Explicit casts to varchar(n) / char(n) truncate; char values keep no padding."""
     if t.length is not None and t.kind in (Kind.VARCHAR, Kind.CHAR):
         s = s[:t.length]
-    return s.rstrip(" ") if t.kind is Kind.CHAR else s
+    return s.rstrip(" ") if t.kind is Kind.CHAR and not t.padded else s
 
 
 def bpchar_spaces_refused() -> errors.QueryError:

@@ -27,6 +27,7 @@ from planner import expr as ex
 from planner.expr import Func
 from planner.types import Kind, SqlType
 from segment.kernels import expr_arith as xarith
+from segment.kernels import expr_array_edit as xae
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_binary as xbin
 from segment.kernels import expr_cast as xcast
@@ -469,8 +470,10 @@ _CALLS = {
     Func.ONE_ROW: lambda e, args, n: _one_row(args),
     Func.LOG: xm.log10, Func.LOG10: xm.log10, Func.DIV_INT: xm.div,
     Func.FACTORIAL: xm.factorial, Func.WIDTH_BUCKET: xm.width_bucket,
+    Func.MIN_SCALE: xm.min_scale,
     **xmd.CALLS,
     **xpa.CALLS,
+    **xae.CALLS,
     **xf.CALLS,
     **xj.CALLS,
     **xbin.CALLS,

@@ -274,10 +274,13 @@ def _check_float_range(r, may_not_overflow, may_not_underflow) -> None:
 
 
 def extreme(e: Call, args: list, n: int) -> xa.Datum:
-    """GREATEST / LEAST: NULLs are ignored; NULL only when every argument is NULL."""
+    """GREATEST / LEAST: NULLs are ignored; NULL only when every argument is NULL. Values
+    that compare by a key (intervals by their span, a padded bpchar without its trailing
+    spaces) give the first argument of the best key, as PostgreSQL keeps the first."""
     fn = pc.max_element_wise if e.func is Func.GREATEST else pc.min_element_wise
-    if e.type.kind is Kind.INTERVAL:
-        keys = [xd.interval_key(a) for a in args]
+    if e.type.kind is Kind.INTERVAL or e.type.padded:
+        keys = [xd.interval_key(a) if e.type.kind is Kind.INTERVAL else
+                pc.utf8_rtrim(xa.as_array(a, n), characters=" ") for a in args]
         best = fn(*keys, skip_nulls=True)
         out = xa.as_array(args[-1], n)
         for a, k in reversed(list(zip(args, keys))):

@@ -153,7 +153,9 @@ def _cast(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
 def _fit_strings(arr: pa.Array, t: SqlType) -> pa.Array:
     if t.length is not None and t.kind in (Kind.VARCHAR, Kind.CHAR):
         arr = pc.utf8_slice_codeunits(arr, 0, t.length)
-    return pc.utf8_rtrim(arr, characters=" ") if t.kind is Kind.CHAR else arr
+    if t.kind is Kind.CHAR and not t.padded:  # BPCHAR_PADDED keeps them (types.SqlType)
+        return pc.utf8_rtrim(arr, characters=" ")
+    return arr
 
 
 # --- numbers -------------------------------------------------------------------------------

@@ -249,6 +249,7 @@ CALLS = {
     Func.JSONB_CONCAT: _apply(lambda e, a, b: json_ops.concat(a, b)),
     Func.JSONB_DELETE: _apply(lambda e, x, k: json_ops.delete(x, k)),
     Func.JSONB_SET: _apply(lambda e, x, p, v, c: json_ops.set_path(x, tuple(p), v, c)),
+    Func.JSONB_DELETE_PATH: _apply(lambda e, x, p: json_ops.delete_path(x, tuple(p))),
     Func.JSONB_STRIP_NULLS: _apply(lambda e, x: json_ops.strip_nulls(x)),
     Func.JSONB_PRETTY: _apply(lambda e, x: json_ops.pretty(x)),
     Func.JSONB_SORT_KEY: _apply(lambda e, x: json_values.sort_key(x)),

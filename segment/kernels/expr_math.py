@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from planner import errors, types
 from planner.temporal import TEMPORAL
-from planner.expr import Call
+from planner.expr import Call, Func
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_datetime as xd
 from segment.kernels import expr_numeric as xn
@@ -49,6 +49,18 @@ def div(e: Call, args: list, n: int) -> xa.Datum:
     s = max(a.scale, b.scale)
     q = xn.divide_ints(xn.upscale(a, s), xn.upscale(b, s), xn.MODE_TRUNC, 0)
     return xn.to_array(q, e.type, n)
+
+
+def min_scale(e: Call, args: list, n: int) -> xa.Datum:
+    """min_scale(numeric): the fewest decimal places that hold each value exactly, counted
+    as the places at which truncating changes it (one vectorized pass per place)."""
+    a = xn.to_num(args[0], e.args[0].type)
+    out = np.zeros(n, dtype=np.int32)
+    for k in range(a.scale):
+        exact = xa.as_array(xn.compare(Func.EQ, xn.round_to(a, k, Func.TRUNC), a), n)
+        out += ~np.asarray(exact.fill_null(True), dtype=bool)
+    valid = np.asarray(xa.as_array(args[0], n).is_valid(), dtype=bool)
+    return pa.array(out, pa.int32(), mask=~valid)
 
 
 def factorial(e: Call, args: list, n: int) -> xa.Datum:

@@ -25,13 +25,18 @@ from segment.kernels.expr_pgarray import sort_key
 
 def prepared(v: pa.Array, t: SqlType) -> pa.Array:
     """A key column as it sorts: arrays as PostgreSQL orders them, jsonb in its btree
-    order and intervals by their span (a month 30 days), each by a binary key."""
+    order and intervals by their span (a month 30 days), each by a binary key; a padded
+    bpchar without its trailing spaces."""
     if pa.types.is_list(v.type):
         return sort_key(v)
     if v.type == pa.month_day_nano_interval():
         return interval_order.order_key(v)
     if t.kind is Kind.JSONB:  # (planner/json_values.sort_key)
         return expr_json.sort_keys(v)
+    if t.padded:  # bpchar orders without its trailing spaces (types.BPCHAR_PADDED)
+        if pa.types.is_dictionary(v.type):  # a Top-K keeps strings encoded
+            v = v.cast(v.type.value_type)
+        return pc.utf8_rtrim(v, characters=" ")
     return v
 
 

@@ -143,6 +143,8 @@ def test_numeric_and_date_elements():
     ("ARRAY['a', 'b']", "text[]"), ("'{1}'::int8[]", "bigint[]"), ("'{x}'::_text", "text[]"),
     ("a[1]", "integer"), ("a[1:2]", "integer[]"), ("b || s", "text[]"),
     ("'{a}'::varchar(3)[]", "character varying(3)[]"), ("a = b::int[]", "boolean"),
+    ("array_remove(a, 1)", "integer[]"), ("array_replace(b, 'x', NULL)", "text[]"),
+    ("array_positions(a, 1::int8)", "integer[]"), ("array_remove(a, 1::int8)", "bigint[]"),
 ])
 def test_types(sql, type_):
     assert bind(sql).type.sql() == type_
@@ -152,7 +154,8 @@ def test_types(sql, type_):
     ("ARRAY[]", "42P18"), ("ARRAY[1, true]", "42804"), ("a < 1", "42883"),
     ("ARRAY[[1]]", "0A000"), ("a[1][1]", "0A000"), ("a @> b", "42883"),
     ("1 = ANY(i)", "42804"), ("i[1]", "42804"), ("unnest(a)", "0A000"),
-    ("array_agg(i)", "0A000"), ("ARRAY(SELECT 1)", "0A000"), ("array_remove(a, 1)", "0A000"),
+    ("array_agg(i)", "0A000"), ("ARRAY(SELECT 1)", "0A000"), ("array_fill(a, 1)", "0A000"),
+    ("array_remove(a, 1.5)", "0A000"), ("array_remove(a, true)", "42883"),
     ("b || 'x'", "22P02"),
 ])
 def test_errors(sql, sqlstate):

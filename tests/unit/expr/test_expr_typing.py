@@ -162,6 +162,38 @@ def test_variadic_common_types():
     assert err.message == "COALESCE types integer and date cannot be matched"
 
 
+C3, C5 = col(15, T.char(3), "c"), col(16, T.char(5), "c5")
+
+
+@pytest.mark.parametrize("args,expected", [
+    ((TXT, VC), T.TEXT), ((VC, TXT), T.varchar()), ((C3, VC), T.BPCHAR_PADDED),
+    ((VC, C3), T.varchar()), ((C3, TXT), T.BPCHAR_PADDED), ((C3, C3), T.char(3)),
+    ((C3, C5), T.BPCHAR_PADDED), ((C3, L("x")), T.BPCHAR_PADDED),
+    ((C3, Literal(None, T.UNKNOWN)), T.char(3)), ((VC, L("x")), T.varchar()),
+    ((Literal(None, T.char(2)), L("x")), T.BPCHAR),
+])
+def test_string_common_types(args, expected):
+    """select_common_type: the first string type wins, a length only when all have it,
+    a bpchar without one padded when an input may carry trailing spaces."""
+    assert typ(Func.COALESCE, *args) == expected
+
+
+def test_case_resolves_else_first():
+    case = F.bind_case([(col(13, T.BOOL), C3)], VC)
+    assert case.type == T.varchar()
+    case = F.bind_case([(col(13, T.BOOL), VC)], C3)
+    assert case.type == T.BPCHAR_PADDED
+
+
+def test_padded_values_unpadded_for_semantics():
+    e = F.bind_call(Func.COALESCE, [C3, VC])
+    assert F.bind_call(Func.LENGTH, [e]).args[0] == Cast(e, T.BPCHAR)
+    assert Cast(e, T.BPCHAR) not in F.bind_call(Func.CONCAT_FN, [e]).args  # sees the spaces
+    padded = F.bind_call(Func.COALESCE, [Literal("a", T.char(3)), L("b")])
+    assert padded == Literal("a  ", T.BPCHAR_PADDED)
+    assert F.bind_call(Func.EQ, [padded, L("a")]) == Literal(True, T.BOOL)
+
+
 def test_string_function_types():
     assert typ(Func.LENGTH, VC) == T.INT4
     assert typ(Func.SUBSTRING, TXT, L(1), L(2)) == T.TEXT
