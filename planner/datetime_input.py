@@ -27,7 +27,8 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 
-from planner import errors, zone_abbreviations
+from planner import errors, time_zones, zone_abbreviations
+from planner.session_info import SESSION_INFO
 from planner.format_input import date2j, j2date, strtol
 from planner.temporal import INFINITY, NEG_INFINITY, USECS_PER_DAY, Infinite
 
@@ -97,7 +98,6 @@ def statement_now() -> dt.datetime:
     """The statement's start time, what 'now' and 'today' read (aware, UTC)."""
     now = STATEMENT_NOW.get()
     if now is None:
-        from planner.session_info import SESSION_INFO
         info = SESSION_INFO.get()
         now = info["now"] if "now" in info else None
     if now is None:  # outside a statement (COPY's conversion, unit tests): the clock's
@@ -108,7 +108,6 @@ def statement_now() -> dt.datetime:
 def session_order() -> str:
     """DateStyle's field order of the statement's session ('mdy' outside a session). The
     coordinator lends it with SESSION_INFO and keys plans on it."""
-    from planner.session_info import SESSION_INFO
     return getattr(SESSION_INFO.get(), "date_order", None) or "mdy"
 
 
@@ -484,7 +483,6 @@ def _abbreviation(word: str):
 def _named_zone(name: str):
     """pg_tzset: a tz database zone by name (any case) or a POSIX spec ('utc+2'), None
     when there is none."""
-    from planner import time_zones
     try:
         return time_zones.named_zone(name) or time_zones.posix_zone(name)
     except errors.FeatureNotSupported:  # a POSIX spec with daylight saving
@@ -592,7 +590,6 @@ def _fixed_offset(zone) -> int | None:
 
 
 def _offset_at(instant: dt.datetime, zone) -> int:
-    from planner import time_zones
     return time_zones.offset_at(instant, zone)
 
 
@@ -600,7 +597,6 @@ def _local_offset(tm: _Tm, zone) -> int:
     """DetermineTimeZoneOffset: seconds west of the wall clock tm in zone. Years beyond
     Python's are read in a year of the same 400-year cycle (the calendar repeats), years
     before 2 in year 2 (local mean time, which zones keep for old dates)."""
-    from planner import time_zones
     if zone is _DST_POSIX:
         raise zone.refused()
     if zone.fixed is not None:

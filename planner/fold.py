@@ -20,12 +20,13 @@ from planner import datetime_values, errors, math_values, pg_regex, string_forma
 from planner import expr as ex
 from planner.expr import Call, Cast, Func, Literal
 from planner import time_zones
+from planner.timestamp_text import parse_timestamp
 from planner.format_values import constant_call as formatting_call
 from planner.row_functions import call_row
 from planner.temporal import (TEMPORAL, Infinite, USECS_PER_DAY, add_interval, interval_key,
                               interval_scale)
 from planner.time_values import time_arith
-from planner.types import Kind, SqlType
+from planner.types import TIMESTAMPTZ, Kind, SqlType
 from planner.values import (DEC, cast_value, check_int, fit_length, fit_numeric, text_in,
                             to_float4)
 
@@ -397,7 +398,10 @@ _CONST_CALLS = {
     Func.TO_LOCAL: lambda e, v, z: time_zones.to_local(v, time_zones.Zone.from_spec(z)),
     Func.FROM_LOCAL: lambda e, v, z: time_zones.from_local(v, time_zones.Zone.from_spec(z)),
     Func.TSTZ_OUT: lambda e, v, z: time_zones.text_in_zone(v, time_zones.Zone.from_spec(z)),
-    Func.TSTZ_IN: lambda e, s, z: time_zones.parse_in_zone(s, time_zones.Zone.from_spec(z)),
+    # timestamptz_in in zone z: text with its own offset is that instant, text without
+    # one is a wall clock in z
+    Func.TSTZ_IN: lambda e, s, z: parse_timestamp(s, TIMESTAMPTZ,
+                                                  time_zones.Zone.from_spec(z)),
     Func.TEXT_IN: lambda e, s, z, order: text_in(s, e.type, time_zones.Zone.from_spec(z), order),
     **{f: lambda e, *v: formatting_call(e, list(v)) for f in (
         Func.TO_CHAR, Func.TO_DATE, Func.TO_TIMESTAMP, Func.TO_NUMBER)},

@@ -3,8 +3,8 @@
 A date is a datetime.date, a timestamp a naive datetime.datetime, a timestamptz a UTC-aware
 one, 'infinity' / '-infinity' of any of them an `Infinite`, an interval an `Interval`
 (months, days, microseconds). `round_timestamp` is timestamp(p)'s rounding. Times of day
-are planner/time_values.py's. `parse_timestamp` (over planner/datetime_input.py) and
-`parse_interval` read PostgreSQL's input spellings with its errors, `format_interval`
+are planner/time_values.py's (and date/time text, planner/timestamp_text.py's).
+`parse_interval` reads PostgreSQL's interval input with its errors, `format_interval`
 writes IntervalStyle postgres, and `add_interval` / `interval_scale` / `interval_key` are
 PostgreSQL's calendar arithmetic and interval order. `field_name` canonicalizes the unit
 names of intervals, EXTRACT and date_trunc. planner/values.py builds the typed text I/O and
@@ -78,7 +78,7 @@ TEMPORAL = (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ)
 UTC = dt.timezone.utc
 USECS_PER_DAY = 86_400_000_000
 _WS = " \t\n\r\v\f"  # what PostgreSQL's scanners treat as skippable space
-_UNIX_EPOCH = dt.datetime(1970, 1, 1)
+UNIX_EPOCH = dt.datetime(1970, 1, 1)
 PG_EPOCH_MICROS = 946_684_800_000_000  # 2000-01-01, where PostgreSQL's timestamps count from
 
 
@@ -105,42 +105,9 @@ def round_timestamp(v, precision: int | None):
     if precision is None or v is None or isinstance(v, Infinite):
         return v
     naive = v.replace(tzinfo=None)
-    us = (naive - _UNIX_EPOCH) // dt.timedelta(microseconds=1)
-    out = _UNIX_EPOCH + dt.timedelta(microseconds=round_micros(us, precision, PG_EPOCH_MICROS))
+    us = (naive - UNIX_EPOCH) // dt.timedelta(microseconds=1)
+    out = UNIX_EPOCH + dt.timedelta(microseconds=round_micros(us, precision, PG_EPOCH_MICROS))
     return out.replace(tzinfo=v.tzinfo)
-
-
-def parse_timestamp(text: str, t: SqlType, zone=None,
-                    order: str | None = None) -> dt.date | dt.datetime | Infinite:
-    """A date, timestamp or timestamptz (t) from its text, as PostgreSQL reads it
-    (planner/datetime_input.py): a timestamptz without a zone is a wall clock in `zone`
-    (a planner.time_zones.Zone; None: the session's), numeric dates in DateStyle's field
-    `order` (None: the session's). Python's dates hold years 1..9999: others are 0A000
-    here (columns take them all)."""
-    from planner import datetime_input, time_zones
-    ctx = datetime_input.Context(zone=zone or time_zones.session_zone(),
-                                 order=order or datetime_input.session_order())
-    if t.kind is Kind.DATE:
-        v = datetime_input.date_in(text, ctx)
-        return v if isinstance(v, Infinite) else _python_value(v, 1, t, text)
-    v = datetime_input.timestamp_in(text, t.kind is Kind.TIMESTAMPTZ, ctx)
-    if isinstance(v, Infinite):
-        return v
-    out = _python_value(v, USECS_PER_DAY, t, text)
-    return out.replace(tzinfo=UTC) if t.kind is Kind.TIMESTAMPTZ else out
-
-
-_FIRST_DAY, _END_DAY = -719_162, 2_932_897  # 0001-01-01 and 10000-01-01, days since 1970
-
-
-def _python_value(v: int, per_day: int, t: SqlType, text: str):
-    """Days (per_day 1) or microseconds since 1970 as a date / naive datetime."""
-    if not _FIRST_DAY <= v // per_day < _END_DAY:
-        raise errors.FeatureNotSupported(
-            f'constant {t.kind.value.split(" ")[0]} outside the years 1..9999: "{text.strip()}"')
-    if per_day == 1:
-        return dt.date(1970, 1, 1) + dt.timedelta(days=v)
-    return _UNIX_EPOCH + dt.timedelta(microseconds=v)
 
 
 # Intervals are Arrow month_day_nano: their time part holds nanoseconds in 64 bits, a

@@ -11,12 +11,11 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from planner import errors
+from planner import datetime_input, errors, time_zones
 from planner.temporal import USECS_PER_DAY, Infinite, Interval
 from planner.types import Kind
 
 def _context(order: str | None, zone=None):
-    from planner import datetime_input, time_zones
     return datetime_input.Context(zone=zone or time_zones.session_zone(),
                                   order=order or datetime_input.session_order())
 
@@ -26,7 +25,6 @@ def parse_time(text: str, order: str | None = None, zone=None) -> dt.time:
     (planner/datetime_input.py: '12:34', '1:02:03.5 pm', '040506', 'allballs', 'now'; a
     date or zone is read and ignored). 24:00:00 (which PostgreSQL accepts) is 0A000:
     raympp's times end before it."""
-    from planner import datetime_input
     return time_of_micros(datetime_input.time_in(text, _context(order, zone)))
 
 
@@ -59,7 +57,6 @@ class TimeTz:
 def parse_timetz(text: str, order: str | None = None, zone=None) -> TimeTz:
     """time with time zone, as PostgreSQL's timetz_in reads it: a time and a zone (an
     offset, abbreviation or zone name); none means the session's TimeZone."""
-    from planner import datetime_input
     local, west = datetime_input.timetz_in(text, _context(order, zone))
     return TimeTz(local + west * 10**6, west)
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from planner import errors, types
 from planner.session_info import SESSION_INFO
-from planner.temporal import Infinite, Interval, add_interval, parse_timestamp
+from planner.temporal import Infinite, Interval, add_interval
 
 UTC = dt.timezone.utc
 _DAY = dt.timedelta(days=1)
@@ -228,12 +228,6 @@ def text_in_zone(instant: dt.datetime, zone: Zone) -> str:
     s = f"{local.date().isoformat()} {local.hour:02d}:{local.minute:02d}:{local.second:02d}"
     s += f".{local.microsecond:06d}".rstrip("0") if local.microsecond else ""
     return s + offset_text(offset)
-
-
-def parse_in_zone(text: str, zone: Zone) -> dt.datetime:
-    """timestamptz_in in `zone`: text with its own offset is that instant, text without
-    one is a wall clock in `zone`."""
-    return parse_timestamp(text, types.TIMESTAMPTZ, zone)
 
 
 def add_in_zone(instant: dt.datetime, iv: Interval, zone: Zone, sign: int = 1) -> dt.datetime:

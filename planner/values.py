@@ -21,7 +21,8 @@ from decimal import Decimal
 
 from planner import (array_text, binary_values, catalog_names, errors, json_values, temporal,
                      time_values, types)
-from planner.temporal import TEMPORAL, UTC, format_interval, parse_interval, parse_timestamp
+from planner.temporal import TEMPORAL, UTC, format_interval, parse_interval
+from planner.timestamp_text import parse_timestamp
 from planner.types import Kind, SqlType
 
 DEC = decimal.Context(prec=200, rounding=decimal.ROUND_HALF_UP, Emax=10**6, Emin=-10**6)

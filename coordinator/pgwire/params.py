@@ -15,7 +15,8 @@ import decimal
 import struct
 
 from coordinator.pgwire import codec, numeric, values
-from planner import binary_values, datetime_input, errors, temporal, time_values, time_zones
+from planner import (binary_values, datetime_input, errors, temporal, time_values, time_zones,
+                     timestamp_text)
 from planner.types import Kind, SqlType
 from planner.array_text import quote_element
 from planner.values import format_array
@@ -74,14 +75,14 @@ def _numeric(text: str, t: SqlType) -> decimal.Decimal:
 
 def _date(text: str, t: SqlType, order: str) -> datetime.date | temporal.Infinite:
     """date_in (planner/datetime_input.py): every spelling PostgreSQL reads."""
-    return temporal.parse_timestamp(text, t, order=order)
+    return timestamp_text.parse_timestamp(text, t, order=order)
 
 
 def _timestamp(text: str, t: SqlType, order: str) -> datetime.datetime | temporal.Infinite:
     """timestamp_in / timestamptz_in. A timestamptz without a zone of its own stays a
     wall clock: bound as '...'::timestamptz, it is read in the session's TimeZone
     (planner/zone_rules.py)."""
-    value = temporal.parse_timestamp(text, t, time_zones.UTC_ZONE, order)
+    value = timestamp_text.parse_timestamp(text, t, time_zones.UTC_ZONE, order)
     if t.kind is Kind.TIMESTAMPTZ and not isinstance(value, temporal.Infinite) \
             and not datetime_input.has_zone(text):
         return value.replace(tzinfo=None)

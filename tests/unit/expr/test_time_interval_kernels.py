@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from planner import errors, temporal, time_values
+from planner import errors, temporal, time_values, timestamp_text
 from planner import values as V
 from planner import types as T
 from planner.temporal import Interval
@@ -156,8 +156,8 @@ def test_time_precision_rounds_half_up(text, p, out):
     ("infinity", 1, "infinity")])
 def test_timestamp_precision_rounds_as_postgres(text, p, out):
     t = T.SqlType(T.Kind.TIMESTAMP, precision=p)
-    v = temporal.round_timestamp(temporal.parse_timestamp(text, T.TIMESTAMP), p)
+    v = temporal.round_timestamp(timestamp_text.parse_timestamp(text, T.TIMESTAMP), p)
     assert V.format_text(v, T.TIMESTAMP) == out
-    arr = expr_cast.to_arrow([temporal.parse_timestamp(text, T.TIMESTAMP)], T.TIMESTAMP)
+    arr = expr_cast.to_arrow([timestamp_text.parse_timestamp(text, T.TIMESTAMP)], T.TIMESTAMP)
     assert expr_cast.to_text(expr_cast.round_fraction(arr, t), T.TIMESTAMP).to_pylist() == [out]
     assert t.sql() == f"timestamp({p}) without time zone"
