@@ -95,7 +95,10 @@ def _window_function(node: exp.Expression) -> bool:
 def number_literal(text: str) -> ex.Literal:
     """Type a numeric literal as PostgreSQL does: int4, then int8, then numeric. A
     negated literal comes here with its sign (the grammar's doNegate), so -2147483648 is
-    int4 and -9223372036854775808 int8."""
+    int4 and -9223372036854775808 int8. A numeric of more than 38 digits (raympp's numerics
+    hold 38) is an unconstrained numeric constant that only a conversion to a float can
+    use (1e300::float8, a float8 column's INSERT); anything else that computes or shows it
+    is 22003 (values.fit_numeric)."""
     if re.fullmatch(r"-?\d+", text):
         v = int(text)
         if -2**31 <= v <= 2**31 - 1:
@@ -117,7 +120,7 @@ def number_literal(text: str) -> ex.Literal:
         digits = d.as_tuple().digits
     precision = max(len(digits), scale, 1)
     if precision > 38:
-        return ex.Literal(float(d), types.FLOAT8)
+        return ex.Literal(d, types.numeric(None, min(scale, 38)))
     return ex.Literal(d, types.numeric(max(precision, scale), scale))
 
 

@@ -221,6 +221,13 @@ def _storage_to_layout(arr: pa.Array, t: SqlType) -> pa.Array:
 def _literal_scalar(lit: ex.Literal) -> pa.Scalar:
     if lit.type.kind is Kind.UNKNOWN:
         return pa.scalar(None, pa.null())
+    if lit.type.kind is Kind.NUMERIC and lit.value is not None and lit.value.is_finite():
+        # a constant of more than 38 digits (bind_expr.number_literal) is only usable as
+        # a float; computed or shown as a numeric it overflows raympp's 38 digits
+        _, digits, exponent = lit.value.as_tuple()
+        if max(len(digits) + max(exponent, 0), -exponent) > 38:
+            raise errors.NumericOutOfRange("value overflows numeric format",
+                                           detail="raympp numerics hold at most 38 digits")
     return xcast.to_arrow([lit.value], lit.type)[0]
 
 
