@@ -123,10 +123,19 @@ class Statement:
     options: dict = field(default_factory=dict)
 
 
+class _StatementTokenizer(sqltokens.Tokenizer):
+    """sqlglot's generic tokenizer, which reads `$1,$2` as placeholders (its PostgreSQL
+    one takes `$1,$` for the start of a dollar-quoted string), plus E'...' strings, whose
+    backslash escapes a quote (E'O\\'Reilly'; RaymppPostgres reads them alike)."""
+
+    BYTE_STRINGS = [("e'", "'"), ("E'", "'")]
+    BYTE_STRING_ESCAPES = ["'", "\\"]
+
+
 def split(sql: str) -> list[str]:
     """Statement texts of a simple-query string (semicolons outside quotes)."""
     try:
-        toks = RaymppPostgres.Tokenizer().tokenize(sql)
+        toks = _StatementTokenizer().tokenize(sql)
     except Exception as e:  # the tokenizer's own error type varies by version
         raise errors.SyntaxError_(f"syntax error: {e}")
     # A part with no token is whitespace and comments: no statement (`SELECT 1; -- done`
