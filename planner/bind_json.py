@@ -24,7 +24,7 @@ _FUNCTIONS = {
     "json_build_object": Func.JSON_BUILD_OBJECT, "jsonb_build_object": Func.JSONB_BUILD_OBJECT,
     "json_build_array": Func.JSON_BUILD_ARRAY, "jsonb_build_array": Func.JSONB_BUILD_ARRAY,
     "to_json": Func.TO_JSON, "to_jsonb": Func.TO_JSONB, "jsonb_set": Func.JSONB_SET,
-    "jsonb_delete_path": Func.JSONB_DELETE_PATH,
+    "jsonb_delete_path": Func.JSONB_DELETE_PATH, "jsonb_insert": Func.JSONB_INSERT,
     "jsonb_strip_nulls": Func.JSONB_STRIP_NULLS, "jsonb_pretty": Func.JSONB_PRETTY,
     "json_extract_path": Func.JSON_PATH, "jsonb_extract_path": Func.JSON_PATH,
     "json_extract_path_text": Func.JSON_PATH_TEXT,
@@ -37,9 +37,9 @@ _SRF = json_rules.SRFS + ("json_populate_record", "jsonb_populate_record", "json
         "jsonb_to_recordset", "jsonb_path_query")
 # Other json functions PostgreSQL has: refused by name rather than "does not exist".
 _REFUSED = ("json_object",
-            "jsonb_object", "json_strip_nulls", "jsonb_insert", "jsonb_path_exists",
+            "jsonb_object", "json_strip_nulls", "jsonb_path_exists",
             "jsonb_path_match", "jsonb_path_query_array", "jsonb_path_query_first",
-            "json_scalar", "jsonb_set_lax",
+            "json_scalar",
             "jsonb_concat", "jsonb_contains", "jsonb_exists", "jsonb_delete",
             "jsonb_exists_any", "jsonb_exists_all", "jsonb_contained")
 
@@ -169,6 +169,8 @@ def bind(binder, node: exp.Expression) -> ex.Expr | None:
     if name in _FUNCTIONS:
         args = [b(a) for a in node.expressions]
         return json_rules.rule_function(_FUNCTIONS[name], name, args)
+    if name == "jsonb_set_lax":
+        return _set_lax([b(a) for a in node.expressions])
     if name in ("row_to_json", "array_to_json"):
         return _to_json_of(name, [b(a) for a in node.expressions])
     if name in _SRF:
@@ -181,6 +183,55 @@ def bind(binder, node: exp.Expression) -> ex.Expr | None:
         args = ", ".join(str(b(a).type) for a in node.expressions)
         raise errors.UndefinedFunction(f"function {name}({args}) does not exist")
     return None
+
+
+_NULL_TREATMENTS = ("delete_key", "return_target", "use_json_null", "raise_exception")
+
+
+def _set_lax(args: list[ex.Expr]) -> ex.Expr:
+    """jsonb_set_lax(target, path, new_value [, create_if_missing [, null_value_treatment]]):
+    jsonb_set where new_value is not NULL; where it is, what the (constant) treatment says:
+    jsonb_set of JSON null, target #- path, target itself, or 22004. NULL target, path or
+    create_if_missing give NULL, as PostgreSQL's checks before any other."""
+    if not 3 <= len(args) <= 5:
+        raise no_function("jsonb_set_lax", args)
+    target, path, new = args[:3]
+    create = args[3] if len(args) > 3 else ex.Literal(True, types.BOOL)
+    treatment = functions.fold_constants(functions.bind_cast(args[4], types.TEXT)) \
+        if len(args) > 4 else ex.Literal("use_json_null", types.TEXT)
+    if not isinstance(treatment, ex.Literal):
+        raise errors.FeatureNotSupported("jsonb_set_lax() with a null_value_treatment that "
+                                         "is not a constant")
+    if treatment.value not in _NULL_TREATMENTS:
+        raise errors.InvalidParameterValue(
+            'null_value_treatment must be "delete_key", "return_target", "use_json_null", '
+            'or "raise_exception"')
+    new = json_rules.as_json(new, types.JSONB)
+    plain = json_rules.rule_function(Func.JSONB_SET, "jsonb_set_lax",
+                                     [target, path, new, create])
+    target, path, new, create = plain.args
+    if isinstance(new, ex.Literal) and new.value is not None:
+        return plain
+    if treatment.value == "raise_exception":
+        if not isinstance(new, ex.Literal):
+            raise errors.FeatureNotSupported("jsonb_set_lax() raising on a new value that is "
+                                             "not a constant")
+        raise errors.QueryError(
+            "JSON value must not be null", "22004",
+            detail='Exception was raised because null_value_treatment is "raise_exception".',
+            hint="To avoid, either change the null_value_treatment argument or ensure that "
+                 "an SQL NULL is not passed.")
+    if treatment.value == "use_json_null":
+        when_null = ex.Call(Func.JSONB_SET, (target, path, ex.Literal("null", types.JSONB),
+                                             create), types.JSONB)
+    elif treatment.value == "delete_key":
+        when_null = ex.Call(Func.JSONB_DELETE_PATH, (target, path), types.JSONB)
+    else:
+        when_null = target
+    null_args = functions.bind_call(Func.OR, [functions.bind_call(
+        Func.OR, [ex.IsNull(target, False), ex.IsNull(path, False)]), ex.IsNull(create, False)])
+    return functions.bind_case([(null_args, ex.Literal(None, types.JSONB)),
+                                (ex.IsNull(new, False), when_null)], plain)
 
 
 def _to_json_of(name: str, args: list[ex.Expr]) -> ex.Expr:

@@ -76,8 +76,8 @@ def _srf_name(node: exp.Expression) -> str | None:
             node.expression, exp.Anonymous) and node.this.name.lower() == "information_schema" \
             and node.expression.name.lower() == "_pg_expandarray":
         return "_pg_expandarray"  # (x, n) records of an array's elements (JDBC reads them)
-    if isinstance(node, exp.Anonymous) and node.name.lower() in ("unnest",
-                                                                 "generate_subscripts"):
+    if isinstance(node, exp.Anonymous) and node.name.lower() in (
+            "unnest", "generate_subscripts", "string_to_table"):
         return node.name.lower()
     if isinstance(node, exp.Anonymous) and node.name.lower() in json_rules.SRFS and \
             "_each" not in node.name.lower():  # json_each & co. give records: not here
@@ -88,8 +88,8 @@ def _srf_name(node: exp.Expression) -> str | None:
 
 
 def select_srfs(query_binder, select: exp.Select, node, scope):
-    """unnest(a), generate_subscripts(a, 1) and generate_series(start, stop[, step]) of
-    integers in the SELECT list: one ProjectSet over the
+    """unnest(a), generate_subscripts(a, 1), string_to_table(s, d [, null]) and
+    generate_series(start, stop[, step]) of integers in the SELECT list: one ProjectSet over the
     FROM rows (after WHERE, which cannot see them) computing them in lockstep, each call
     replaced by a reference to its column. (select, node, scope) unchanged when there is
     none. With GROUP BY, aggregates, DISTINCT or window functions (which PostgreSQL runs
@@ -143,6 +143,13 @@ def select_srfs(query_binder, select: exp.Select, node, scope):
         if name in json_rules.SRFS or name in regex_rules.SRFS:  # one array each
             rule = json_rules.rule_srf if name in json_rules.SRFS else regex_rules.rule_srf
             (arr, _), = rule(name, [binder.bind(a) for a in args])
+            arrays.append(arr)
+            subs.append(False)
+            cols.append(ScopeColumn("?srf", f"?srf{i}", arr.type.elem, hidden=True))
+            replaced[id(call)] = (f"?srf{i}", name)
+            continue
+        if name == "string_to_table":  # the elements of string_to_array's array
+            arr = functions.bind_call(Func.STRING_TO_ARRAY, [binder.bind(a) for a in args])
             arrays.append(arr)
             subs.append(False)
             cols.append(ScopeColumn("?srf", f"?srf{i}", arr.type.elem, hidden=True))

@@ -265,6 +265,7 @@ class Func(enum.Enum):
     JSONB_DELETE = "jsonb_delete"      # - key, - index
     JSONB_SET = "jsonb_set"
     JSONB_DELETE_PATH = "jsonb_delete_path"  # #- (path text[])
+    JSONB_INSERT = "jsonb_insert"  # (target, path text[], new, insert_after)
     JSONB_STRIP_NULLS = "jsonb_strip_nulls"
     JSONB_PRETTY = "jsonb_pretty"
     JSONB_SORT_KEY = "jsonb_sort_key"  # bytes that order as jsonb: = < > ... of jsonb

@@ -337,6 +337,49 @@ def _set(v, path: list, new, create: bool, level: int):
     return v
 
 
+def insert_path(text: str, path: tuple, new_text: str, after: bool) -> str:
+    """jsonb_insert(target, path, new_value, insert_after): new_value before (after) the
+    array element the path leads to, or under an object key that is not there yet (an
+    existing key is 22023); an index past either end inserts at that end; a step missing
+    on the way leaves the value as it is (setPath with JB_PATH_INSERT_BEFORE/AFTER)."""
+    v = parse(text)
+    if not isinstance(v, (dict, list)):
+        raise errors.InvalidParameterValue("cannot set path in scalar")
+    if not path:
+        return dump(v)
+    return dump(_insert(v, path, parse(new_text), after, 0))
+
+
+def _insert(v, path: tuple, new, after: bool, level: int):
+    step = path[level]
+    if step is None:
+        raise errors.QueryError(f"path element at position {level + 1} is null", "22004")
+    last = level == len(path) - 1
+    if isinstance(v, dict):
+        if step in v:
+            if last:
+                raise errors.InvalidParameterValue(
+                    "cannot replace existing key",
+                    hint="Try using the function jsonb_set to replace key value.")
+            out = dict(v)
+            out[step] = _insert(v[step], path, new, after, level + 1)
+            return out
+        return as_jsonb_object(list(v.items()) + [(step, new)]) if last else v
+    if isinstance(v, list):
+        n, idx = len(v), _array_step(step, level + 1)
+        if idx < 0:
+            if -idx > n:  # before the first element
+                return [new] + v if last else v
+            idx += n
+        if idx >= n:  # past the end (or into an empty array)
+            return v + [new] if last else v
+        if not last:
+            return v[:idx] + [_insert(v[idx], path, new, after, level + 1)] + v[idx + 1:]
+        at = idx + 1 if after else idx
+        return v[:at] + [new] + v[at:]
+    return v
+
+
 def delete_path(text: str, path: tuple) -> str:
     """x #- path (jsonb_delete_path): the value without the element the path leads to; a
     missing step leaves it as it is. PostgreSQL's checks in its order: a scalar is 22023

@@ -195,11 +195,12 @@ def rule_function(func: Func, name: str, args: list) -> ex.Expr:
         if len(args) != 2:
             raise no_function(name, args)
         return rule_delete_path(args[0], args[1], name)
-    if func is Func.JSONB_SET:
+    if func in (Func.JSONB_SET, Func.JSONB_INSERT):
+        # jsonb_set(.., create_if_missing true) and jsonb_insert(.., insert_after false)
         if len(args) not in (3, 4):
             raise no_function(name, args)
         x, path, new = as_json(args[0], t), args[1], as_json(args[2], t)
-        create = args[3] if len(args) == 4 else ex.Literal(True, types.BOOL)
+        create = args[3] if len(args) == 4 else ex.Literal(func is Func.JSONB_SET, types.BOOL)
         if is_unknown(path):
             path = bind_cast(path, TEXT_ARRAY)
         if is_unknown(create):

@@ -250,6 +250,7 @@ CALLS = {
     Func.JSONB_DELETE: _apply(lambda e, x, k: json_ops.delete(x, k)),
     Func.JSONB_SET: _apply(lambda e, x, p, v, c: json_ops.set_path(x, tuple(p), v, c)),
     Func.JSONB_DELETE_PATH: _apply(lambda e, x, p: json_ops.delete_path(x, tuple(p))),
+    Func.JSONB_INSERT: _apply(lambda e, x, p, v, a: json_ops.insert_path(x, tuple(p), v, a)),
     Func.JSONB_STRIP_NULLS: _apply(lambda e, x: json_ops.strip_nulls(x)),
     Func.JSONB_PRETTY: _apply(lambda e, x: json_ops.pretty(x)),
     Func.JSONB_SORT_KEY: _apply(lambda e, x: json_values.sort_key(x)),
