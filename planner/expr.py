@@ -241,6 +241,9 @@ class Func(enum.Enum):
     # (xs float8[], ys float8[], Literal(name)): regr_* / corr / covar_* of float8 pairs
     # (planner/regression_aggregates.py)
     REGR = "?regr"
+    # the square root of a non-negative numeric at its own type's scale, rounded half away
+    # from zero (stddev's root of its variance: planner/statistics_aggregates.py)
+    NUMERIC_ROOT = "?numeric_root"
     # sum/avg/min/max of intervals as aggregates over these (planner/interval_aggregates.py,
     # segment/kernels/expr_interval.py): (x, Literal('months'|'days'|'micros')) -> int8;
     # (sum of months, of days, of micros) -> interval, 22008 beyond its range; (x) ->

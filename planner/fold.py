@@ -16,7 +16,7 @@ import math
 from decimal import Decimal
 
 from planner import binary_values as bv
-from planner import datetime_values, errors, math_values, pg_regex, string_format
+from planner import datetime_values, errors, math_values, numeric_math, pg_regex, string_format
 from planner import expr as ex
 from planner.expr import Call, Cast, Func, Literal
 from planner import time_zones
@@ -374,6 +374,7 @@ _CONST_CALLS = {
     Func.MD5: lambda e, s: hashlib.md5(s.encode()).hexdigest(),
     Func.ASCII: lambda e, s: ord(s[0]) if s else 0,
     Func.CHR: lambda e, k: chr_text(k),
+    Func.NUMERIC_ROOT: lambda e, x: numeric_math.fixed_sqrt(x, e.type.scale),
     Func.TO_HEX: lambda e, k: format(k & (0xFFFFFFFF if e.args[0].type.kind is Kind.INT4
                                           else 0xFFFFFFFFFFFFFFFF), "x"),
     Func.TRANSLATE: lambda e, s, a, b: s.translate(translate_table(a, b)),

@@ -118,6 +118,16 @@ def sqrt(x: Decimal, dscale: int) -> Decimal:
     return _round(x.sqrt(_context(rscale, sweight)), rscale)
 
 
+def fixed_sqrt(x: Decimal, scale: int) -> Decimal:
+    """The square root of x >= 0 at `scale` fractional digits, exact: the integer root of
+    x's digits shifted by 2 * scale, rounded half away from zero (as sqrt_var rounds)."""
+    unscaled = int(x.scaleb(2 * scale).to_integral_value(decimal.ROUND_HALF_UP))
+    root = math.isqrt(unscaled)
+    if unscaled - root * root > root:  # past (root + 1/2)^2 = root^2 + root + 1/4
+        root += 1
+    return Decimal(root).scaleb(-scale)
+
+
 def log(base: Decimal, bscale: int, x: Decimal, xscale: int) -> Decimal:
     """log(base, x) of numerics at log_var's scale (log(x) is log(10, x))."""
     result_dweight = estimate_ln_dweight(x) - estimate_ln_dweight(base)

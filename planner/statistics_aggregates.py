@@ -1,14 +1,15 @@
 """stddev / stddev_samp / stddev_pop / variance / var_samp / var_pop as expressions over
 the aggregates raympp has, so that they distribute as those do (two phases):
 
-    var_samp(x) = (sum(x*x) - sum(x)*sum(x)/count(x)) / (count(x) - 1)   (NULL below 2 rows)
-    var_pop(x)  = (sum(x*x) - sum(x)*sum(x)/count(x)) / count(x)         (NULL for no rows)
-    stddev_*    = sqrt(var_*)
+    var_samp(x) = (count(x)*sum(x*x) - sum(x)*sum(x)) / (count(x) * (count(x) - 1))
+    var_pop(x)  = (count(x)*sum(x*x) - sum(x)*sum(x)) / (count(x) * count(x))
+    stddev_*    = the root of var_*                          (NULL below 2 rows / no rows)
 
 over x as numeric, where the sums are exact (PostgreSQL's result type for integer and
-numeric arguments is numeric too). The quotients have the scale of raympp's numeric
-division and the square root is a double's, so results agree with PostgreSQL's to about
-15 significant digits.
+numeric arguments is numeric too): one numeric division, as numeric_stddev_internal
+divides, and the root exact at the variance's scale (Func.NUMERIC_ROOT), so the digits
+are PostgreSQL's wherever its result scale is raympp's numeric division scale (16 for a
+variance from 1 to 9999; PostgreSQL shows up to 20 digits for smaller ones, raympp 16).
 
 Floating-point arguments (real, double precision; the result is double precision) would
 lose precision by cancellation in that formula: there the sum of squared deviations is
@@ -44,19 +45,20 @@ def rewrite(tree: exp.Expression, arg_is_float: bool) -> exp.Expression:
         n = exp.Count(this=x.copy())
         s = exp.Sum(this=x.copy())
         q = exp.Sum(this=exp.Mul(this=x.copy(), expression=x.copy()))
-        spread = exp.Sub(this=q, expression=exp.Div(this=exp.Mul(this=s, expression=s.copy()),
-                                                    expression=n.copy()))
+        spread = exp.Sub(this=exp.Mul(this=n.copy(), expression=q),
+                         expression=exp.Mul(this=s, expression=s.copy()))
     sample = isinstance(tree, _SAMPLE)
     den = exp.Sub(this=n.copy(), expression=exp.Literal.number(1)) if sample else n.copy()
+    if not arg_is_float:  # N * (N - 1) or N * N, as numeric_stddev_internal
+        den = exp.Mul(this=exp.Cast(this=n.copy(), to=exp.DataType.build("numeric")),
+                      expression=exp.Paren(this=den))
     least = exp.Literal.number(2 if sample else 1)
     enough = exp.GTE(this=n.copy(), expression=least)
     quotient = exp.Div(this=exp.Paren(this=spread), expression=exp.Paren(this=den))
     if isinstance(tree, _ROOT) and arg_is_float:
         quotient = exp.Sqrt(this=quotient)
     elif isinstance(tree, _ROOT):
-        # Rounding of the quotients could make a variance of equal values a hair below 0.
-        # The root is float8's (numeric sqrt keeps per-value scales a column cannot).
-        quotient = exp.Cast(this=exp.Sqrt(this=exp.Cast(this=exp.Greatest(
-            this=quotient, expressions=[exp.Literal.number(0)]),
-            to=exp.DataType.build("float8"))), to=exp.DataType.build("numeric"))
+        # The root at the variance's own scale (sqrt(numeric) picks a scale per value,
+        # which a column cannot keep). The numerator is exact, so never below 0.
+        quotient = exp.Anonymous(this=ex.Func.NUMERIC_ROOT.value, expressions=[quotient])
     return exp.Case(ifs=[exp.If(this=enough, true=quotient)])

@@ -312,6 +312,13 @@ def _rule_to_hex(func: Func, args) -> ex.Expr:
     return Call(func, (coerce(a, t),), types.TEXT)
 
 
+def _rule_numeric_root(func: Func, args) -> ex.Expr:
+    """Func.NUMERIC_ROOT (internal): a numeric's root in its own type."""
+    if len(args) != 1 or not args[0].type.is_numeric:
+        raise no_function(func.value, args)
+    return Call(func, (args[0],), args[0].type)
+
+
 def _rule_variadic(func: Func, args) -> ex.Expr:
     if not args or (func is Func.NULLIF and len(args) != 2):
         raise no_function(func.value, args)
@@ -538,7 +545,7 @@ RULES = {
     **{f: _rule_float_math for f in (Func.CBRT, Func.SIN, Func.COS, Func.TAN, Func.ASIN,
                                      Func.ACOS, Func.ATAN, Func.ATAN2)},
     Func.SIGN: _rule_sign_fn, Func.GCD: _rule_gcd, Func.LCM: _rule_gcd,
-    Func.TO_HEX: _rule_to_hex,
+    Func.TO_HEX: _rule_to_hex, Func.NUMERIC_ROOT: _rule_numeric_root,
     Func.COALESCE: _rule_variadic, Func.NULLIF: _rule_variadic,
     Func.NUM_NULLS: _rule_num_nulls, Func.NUM_NONNULLS: _rule_num_nulls,
     Func.GREATEST: _rule_variadic, Func.LEAST: _rule_variadic,

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner import errors, types
+from planner import errors, numeric_math, types
 from planner.temporal import TEMPORAL
 from planner.expr import Call, Func
 from segment.kernels import expr_arrays as xa
@@ -194,3 +194,17 @@ def random(n: int, seeded: tuple[int, int] | None = None) -> pa.Array:
         while len(_SEEDED) > _SEEDED_KEPT:
             _SEEDED.popitem(last=False)
     return pa.array(rng.random(n), pa.float64())
+
+
+def numeric_root(e: Call, args: list, n: int) -> xa.Datum:
+    """Func.NUMERIC_ROOT: each value's exact square root at the type's scale, once per
+    distinct value (it runs over an aggregate's groups: stddev of numerics)."""
+    scale = e.type.scale
+    x = args[0]
+    arrow = x.type
+    if pa.types.is_decimal(arrow):
+        return xa.per_distinct(lambda v: numeric_math.fixed_sqrt(v, scale), [x], n, arrow)
+    # scaled int64: the unscaled integers in, the unscaled root out
+    return xa.per_distinct(
+        lambda v: int(numeric_math.fixed_sqrt(Decimal(v).scaleb(-scale), scale).scaleb(scale)),
+        [x], n, arrow)
