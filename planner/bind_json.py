@@ -26,6 +26,7 @@ _FUNCTIONS = {
     "to_json": Func.TO_JSON, "to_jsonb": Func.TO_JSONB, "jsonb_set": Func.JSONB_SET,
     "jsonb_delete_path": Func.JSONB_DELETE_PATH, "jsonb_insert": Func.JSONB_INSERT,
     "jsonb_strip_nulls": Func.JSONB_STRIP_NULLS, "jsonb_pretty": Func.JSONB_PRETTY,
+    "json_strip_nulls": Func.JSON_STRIP_NULLS,
     "json_extract_path": Func.JSON_PATH, "jsonb_extract_path": Func.JSON_PATH,
     "json_extract_path_text": Func.JSON_PATH_TEXT,
     "jsonb_extract_path_text": Func.JSON_PATH_TEXT,
@@ -37,7 +38,7 @@ _SRF = json_rules.SRFS + ("json_populate_record", "jsonb_populate_record", "json
         "jsonb_to_recordset", "jsonb_path_query")
 # Other json functions PostgreSQL has: refused by name rather than "does not exist".
 _REFUSED = ("json_object",
-            "jsonb_object", "json_strip_nulls", "jsonb_path_exists",
+            "jsonb_object", "jsonb_path_exists",
             "jsonb_path_match", "jsonb_path_query_array", "jsonb_path_query_first",
             "json_scalar",
             "jsonb_concat", "jsonb_contains", "jsonb_exists", "jsonb_delete",

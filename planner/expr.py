@@ -270,6 +270,7 @@ class Func(enum.Enum):
     JSONB_DELETE_PATH = "jsonb_delete_path"  # #- (path text[])
     JSONB_INSERT = "jsonb_insert"  # (target, path text[], new, insert_after)
     JSONB_STRIP_NULLS = "jsonb_strip_nulls"
+    JSON_STRIP_NULLS = "json_strip_nulls"  # json's: key order and repeated keys kept
     JSONB_PRETTY = "jsonb_pretty"
     JSONB_SORT_KEY = "jsonb_sort_key"  # bytes that order as jsonb: = < > ... of jsonb
     JSON_TYPEOF = "json_typeof"

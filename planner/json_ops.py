@@ -441,6 +441,20 @@ def strip_nulls(text: str) -> str:
     return dump(strip(parse(text)))
 
 
+def json_strip_nulls(text: str) -> str:
+    """json_strip_nulls: object fields whose value is null go, at every depth; the rest
+    written as PostgreSQL's semantic actions write it: no white space, keys and strings
+    escaped again (escape_json), other scalars as written, key order and repeated keys
+    kept (array elements that are null stay)."""
+    kind, items = _items(text)
+    if kind == "scalar":
+        return quote(parse(items)) if items.startswith('"') else items
+    if kind == "array":
+        return "[" + ",".join(json_strip_nulls(sub) for sub in items) + "]"
+    return "{" + ",".join(f"{quote(k)}:{json_strip_nulls(sub)}" for k, sub in items
+                          if sub.strip(_WS) != "null") + "}"
+
+
 def pretty(text: str) -> str:
     """jsonb_pretty: four spaces a level; empty containers still take two lines."""
     def out(v, level: int) -> str:

@@ -160,7 +160,8 @@ def _one_json(name: str, args, t: SqlType) -> ex.Expr:
 
 _RESULTS = {Func.JSON_TYPEOF: types.TEXT, Func.JSONB_TYPEOF: types.TEXT,
             Func.JSON_ARRAY_LENGTH: types.INT4, Func.JSONB_ARRAY_LENGTH: types.INT4,
-            Func.JSONB_STRIP_NULLS: types.JSONB, Func.JSONB_PRETTY: types.TEXT}
+            Func.JSONB_STRIP_NULLS: types.JSONB, Func.JSONB_PRETTY: types.TEXT,
+            Func.JSON_STRIP_NULLS: types.JSON}
 
 
 def rule_function(func: Func, name: str, args: list) -> ex.Expr:

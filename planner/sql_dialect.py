@@ -8,7 +8,8 @@ sqlglot reads it as EXTRACT(f FROM x), but date_part returns double precision wh
 EXTRACT returns numeric. generate_series's builder asserts on a step of several units
 ('1 mon 1 day'): such a step is left as written, for the binder to read. to_hex stays
 to_hex: sqlglot reads it as its HEX, which would make an error name a function the user
-did not write.
+did not write; json_strip_nulls stays a plain call too (sqlglot's own node of it is
+another dialect's).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from sqlglot import exp
 from sqlglot.tokens import TokenType
 from sqlglot.dialects.postgres import Postgres
 
-_AS_WRITTEN = ("to_char", "to_date", "to_timestamp", "to_number", "to_hex")
+_AS_WRITTEN = ("to_char", "to_date", "to_timestamp", "to_number", "to_hex", "json_strip_nulls")
 
 
 def _call(name: str):

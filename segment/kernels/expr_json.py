@@ -252,6 +252,7 @@ CALLS = {
     Func.JSONB_DELETE_PATH: _apply(lambda e, x, p: json_ops.delete_path(x, tuple(p))),
     Func.JSONB_INSERT: _apply(lambda e, x, p, v, a: json_ops.insert_path(x, tuple(p), v, a)),
     Func.JSONB_STRIP_NULLS: _apply(lambda e, x: json_ops.strip_nulls(x)),
+    Func.JSON_STRIP_NULLS: _apply(lambda e, x: json_ops.json_strip_nulls(x)),
     Func.JSONB_PRETTY: _apply(lambda e, x: json_ops.pretty(x)),
     Func.JSONB_SORT_KEY: _apply(lambda e, x: json_values.sort_key(x)),
     Func.JSON_TYPEOF: _apply(lambda e, x: json_ops.typeof(x, False)),
