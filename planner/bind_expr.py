@@ -19,10 +19,9 @@ from planner import (binary_values, bind_array, bind_json, bitwise_aggregates,
                      pg_functions, regex_rules, regression_aggregates, row_comparison,
                      time_zones, types, zone_rules)
 from planner import expr as ex
-from planner import interval_literal as interval_values, overlaps, sequence_calls
+from planner import interval_literal as interval_values, overlaps, sequence_calls, typing_rules
 from planner.coercion import is_unknown
 from planner.expr import Func
-from planner.temporal import field_name
 from planner.schema import identifier
 from planner.scope import Scope
 from planner.session_info import SESSION_INFO
@@ -496,7 +495,6 @@ class ExprBinder:
         """date_trunc(field, timestamptz, zone) (timestamptz_trunc_zone): truncated on the
         zone's wall clock with the rules of date_trunc in a session in that zone."""
         x = functions.bind_cast(x, types.TIMESTAMPTZ)
-        functions.bind_call(Func.DATE_TRUNC, [field, x])  # the field's errors
         z = self.bind(zone_node)
         if not isinstance(z, ex.Literal) or not (z.type.is_string or is_unknown(z)):
             if z.type.is_string or is_unknown(z):
@@ -504,13 +502,9 @@ class ExprBinder:
             raise errors.UndefinedFunction(
                 f"function date_trunc(unknown, {x.type.base_sql()}, {z.type.base_sql()}) "
                 "does not exist")
-        if z.value is None:
-            return ex.Literal(None, types.TIMESTAMPTZ)
-        zone = time_zones.parse_at_zone(z.value)
-        field = ex.Literal(field_name(field.value), types.TEXT)
-        if zone.is_utc:
-            return ex.Call(Func.DATE_TRUNC, (field, x), types.TIMESTAMPTZ)
-        return zone_rules.date_trunc(field, x, zone)
+        zone = None if z.value is None else time_zones.parse_at_zone(z.value)
+        out = typing_rules.date_trunc(field, x, None if zone is None or zone.is_utc else zone)
+        return ex.Literal(None, types.TIMESTAMPTZ) if z.value is None else out
 
     def _at_time_zone(self, x: ex.Expr, zone_node: exp.Expression) -> ex.Expr:
         """x AT TIME ZONE zone (and timezone(zone, x)): a timestamptz's wall clock there,

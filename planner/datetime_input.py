@@ -413,19 +413,18 @@ def _decode_time(s: str, tm: _Tm) -> int:
         raise _Error(_BAD)
     tm.min, end = _strtoint(s, end + 1)
     tm.sec, tm.fsec = 0, 0
-    if end == len(s):
-        pass
-    elif s[end] == ".":
-        tm.fsec = _fraction(s[end:])
-        tm.hour, tm.min, tm.sec = 0, tm.hour, tm.min
-    elif s[end] == ":":
-        tm.sec, end = _strtoint(s, end + 1)
-        if end < len(s):
-            if s[end] != ".":
-                raise _Error(_BAD)
+    if end < len(s):  # else 'hh:mm'
+        if s[end] == ".":  # 'mm:ss.fff'
             tm.fsec = _fraction(s[end:])
-    else:
-        raise _Error(_BAD)
+            tm.hour, tm.min, tm.sec = 0, tm.hour, tm.min
+        elif s[end] == ":":
+            tm.sec, end = _strtoint(s, end + 1)
+            if end < len(s):
+                if s[end] != ".":
+                    raise _Error(_BAD)
+                tm.fsec = _fraction(s[end:])
+        else:
+            raise _Error(_BAD)
     if tm.hour < 0 or not 0 <= tm.min <= 59 or not 0 <= tm.sec <= 60 \
             or not 0 <= tm.fsec <= 1_000_000:
         raise _Error(_OVERFLOW)
@@ -615,10 +614,8 @@ def _local_offset(tm: _Tm, zone) -> int:
 # --- DecodeDateTime / DecodeTimeOnly ----------------------------------------------------
 def _validate_date(fmask: int, tm: _Tm, state: dict) -> None:
     """ValidateDate: years (2-digit ones as 1970..2069, BC), day of year, month and day."""
-    if fmask & _m(YEAR):
-        if state.get("julian"):
-            pass
-        elif state.get("bc"):
+    if fmask & _m(YEAR) and not state.get("julian"):  # a Julian day's year is as it is
+        if state.get("bc"):
             if tm.year <= 0:
                 raise _Error(_OVERFLOW)
             tm.year = -(tm.year - 1)

@@ -51,11 +51,6 @@ def call_args(func: Func, args: list[ex.Expr]) -> list[ex.Expr]:
     return [unpadded(a) for a in args]
 
 
-def has_padded(t: types.SqlType) -> bool:
-    """A padded bpchar, or an array of them."""
-    return t.padded or (t.is_array and t.elem.padded)
-
-
 def no_padded_elements(ts) -> None:
     """Arrays of padded bpchar values compare their elements' bytes: 0A000 where they
     would be compared."""

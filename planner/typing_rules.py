@@ -440,6 +440,24 @@ TRUNC_FIELDS = ("microseconds", "milliseconds", "second", "minute", "hour", "day
                 "month", "quarter", "year", "decade", "century", "millennium")
 
 
+def date_trunc(f: Literal, x: ex.Expr, zone) -> ex.Expr:
+    """date_trunc(f, x) (f a constant field name as written); a timestamptz is truncated on
+    `zone`'s wall clock (None: UTC's), the session's or date_trunc(f, x, zone)'s."""
+    k = x.type.kind
+    if k in (Kind.INTERVAL, Kind.TIME, Kind.TIMETZ):  # (time: PostgreSQL's, via interval)
+        raise errors.FeatureNotSupported(f"date_trunc of {x.type}")
+    name = field_name(f.value)
+    if name not in TRUNC_FIELDS:
+        raise _unit_error(f.value, x.type, False)
+    field = Literal(name, types.TEXT)
+    # PostgreSQL has no date_trunc(date): the date becomes timestamptz.
+    t = types.TIMESTAMPTZ if k is Kind.DATE else x.type
+    x = coerce(x, t)
+    if t.kind is Kind.TIMESTAMPTZ and zone is not None:
+        return zone_rules.date_trunc(field, x, zone)
+    return Call(Func.DATE_TRUNC, (field, x), t)
+
+
 def _rule_datetime(func: Func, args) -> ex.Expr:
     _arity(func, args, 2)
     f, x = args
@@ -455,16 +473,7 @@ def _rule_datetime(func: Func, args) -> ex.Expr:
         raise no_function(func.value, args)
     field = Literal(name, types.TEXT)
     if func is Func.DATE_TRUNC:
-        if k in (Kind.INTERVAL, Kind.TIME, Kind.TIMETZ):  # (time: PostgreSQL's, via interval)
-            raise errors.FeatureNotSupported(f"date_trunc of {x.type}")
-        if name not in TRUNC_FIELDS:
-            raise _unit_error(f.value, x.type, False)
-        # PostgreSQL has no date_trunc(date): the date becomes timestamptz.
-        t = types.TIMESTAMPTZ if k is Kind.DATE else x.type
-        zone = zone_rules.zoned() if t.kind is Kind.TIMESTAMPTZ else None
-        if zone is not None:
-            return zone_rules.date_trunc(field, coerce(x, t), zone)
-        return Call(func, (field, coerce(x, t)), t)
+        return date_trunc(f, x, zone_rules.zoned())
     if k is Kind.TIMESTAMPTZ and name in _ZONE_FIELDS:
         return _zone_field(func, name, x)
     ok = _INTERVAL_FIELDS if k is Kind.INTERVAL else _EXTRACT

@@ -113,6 +113,8 @@ def column(arr: pa.Array, t: SqlType, fast, zone: str | None = None,
 
 
 def _attempt(fast, arr: pa.Array) -> pa.Array | None:
+    """The fast parser's reading of arr, or None where it cannot read a value: a fast path
+    only; the decoder then reads the rows and raises PostgreSQL's error naming a bad one."""
     try:
         return fast(arr)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, errors.QueryError, ValueError):
