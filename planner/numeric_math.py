@@ -22,6 +22,7 @@ MIN_SIG_DIGITS = 16        # NUMERIC_MIN_SIG_DIGITS
 MAX_DISPLAY_SCALE = 1000   # NUMERIC_MAX_DISPLAY_SCALE
 MAX_RESULT_SCALE = 2000    # NUMERIC_MAX_RESULT_SCALE
 MAX_DIGITS = 38            # what a raympp numeric holds
+EXACT_POWER_DIGITS = 4000  # digits of base ^ k computed exactly (else at a bounded precision)
 
 
 def _clamp_scale(rscale: int) -> int:
@@ -193,4 +194,11 @@ def _power_int(base: Decimal, bscale: int, k: int) -> Decimal:
                                        detail="raympp numerics hold at most 38 digits")
     if f + 1 < -rscale:
         return _round(Decimal(0), rscale)
-    return _round(Fraction(base) ** k, rscale)
+    if len(base.as_tuple().digits) * abs(k) <= EXACT_POWER_DIGITS:
+        return _round(Fraction(base) ** k, rscale)
+    # The exact power has too many digits to hold (1.0000001 ^ 1000000 has seven
+    # million): binary powering at the digits the result shows plus 40 guard digits, as
+    # power_var_int works at a bounded precision too.
+    ctx = decimal.Context(prec=max(int(f) + rscale, 1) + 40, rounding=decimal.ROUND_HALF_EVEN,
+                          Emax=10**7, Emin=-10**7)
+    return _round(ctx.power(base, k), rscale)
