@@ -33,41 +33,65 @@ def table_size(n_groups: int) -> int:
     return join_hash.table_size(max(n_groups, 512))
 
 
-@_jit
-def assign(keys, start, slots, gkeys, n_groups, gid):  # pragma: no cover - compiled
-    """Group ids of rows start.. of keys into gid; new keys become groups n_groups...
-    `slots` is (size, 1 + k): a group id (EMPTY when free) and that group's keys, so a
-    lookup touches one cache line, not a slot and then the group's row. Returns (next
-    row, n_groups): next row < len(keys) when gkeys or half the slots filled up before
-    it (grow them, `rehash`, and call again from there)."""
+@_inline
+def _tag(h):  # pragma: no cover - compiled
+    """The 31 high bits of a hash, kept in a slot beside the group id."""
+    return np.int64(h >> np.uint64(33))
+
+
+@_inline
+def _find(keys, i, h, slots, gkeys):  # pragma: no cover - compiled
+    """(slot, group) of row i's keys (hash h): the group's slot, or (the free slot where
+    it would go, EMPTY)."""
     mask = np.uint64(slots.shape[0] - 1)
-    limit = min(gkeys.shape[0], slots.shape[0] // 2)
-    k = keys.shape[1]
-    n = keys.shape[0]
-    for i in range(start, n):
-        s = join_hash.hash_row(keys, i) & mask
-        while True:
-            g = slots[s, 0]
-            if g == EMPTY:
-                if n_groups >= limit:
-                    return i, n_groups
-                slots[s, 0] = n_groups
-                for j in range(k):
-                    slots[s, 1 + j] = keys[i, j]
-                    gkeys[n_groups, j] = keys[i, j]
-                gid[i] = n_groups
-                n_groups += 1
-                break
+    tag = _tag(h)
+    s = h & mask
+    while True:
+        e = slots[s]
+        if e == EMPTY:
+            return s, EMPTY
+        if (e >> 32) == tag:
+            g = e & 0xFFFFFFFF
             same = True
-            for j in range(k):
-                if slots[s, 1 + j] != keys[i, j]:
+            for j in range(keys.shape[1]):
+                if gkeys[g, j] != keys[i, j]:
                     same = False
                     break
             if same:
-                gid[i] = g
-                break
-            s = (s + np.uint64(1)) & mask
-    return n, n_groups
+                return s, g
+        s = (s + np.uint64(1)) & mask
+
+
+@_jit
+def assign(keys, start, slots, gkeys, n_groups, gid):  # pragma: no cover - compiled
+    """Group ids of rows start.. of keys into gid; new keys become groups n_groups...
+    A slot is one int64: EMPTY, or a tag of the key's hash (high 32 bits) and its group
+    id (low 32 bits), so the table is 8 bytes a slot and a probe compares a group's keys
+    (gkeys) only when the tags agree. Returns (next row, n_groups): next row < len(keys)
+    when gkeys or half the slots filled up before it (grow them, `rehash`, and call
+    again from there)."""
+    limit = min(gkeys.shape[0], slots.shape[0] // 2)
+    for i in range(start, keys.shape[0]):
+        h = join_hash.hash_row(keys, i)
+        s, g = _find(keys, i, h, slots, gkeys)
+        if g == EMPTY:
+            if n_groups >= limit:
+                return i, n_groups
+            g = n_groups
+            slots[s] = (_tag(h) << 32) | g
+            for j in range(keys.shape[1]):
+                gkeys[g, j] = keys[i, j]
+            n_groups += 1
+        gid[i] = g
+    return keys.shape[0], n_groups
+
+
+@_jit
+def lookup(keys, start, slots, gkeys, gid):  # pragma: no cover - compiled
+    """Group ids of rows start.. of keys into gid, EMPTY where a row's keys are no group:
+    `assign` of a table that takes no more groups (it is as big as its budget allows)."""
+    for i in range(start, keys.shape[0]):
+        gid[i] = _find(keys, i, join_hash.hash_row(keys, i), slots, gkeys)[1]
 
 
 @_jit
@@ -75,12 +99,11 @@ def rehash(gkeys, n_groups, slots):  # pragma: no cover - compiled
     """Insert groups 0..n_groups-1 into empty slots (after the slots grew)."""
     mask = np.uint64(slots.shape[0] - 1)
     for g in range(n_groups):
-        s = join_hash.hash_row(gkeys, g) & mask
-        while slots[s, 0] != EMPTY:
+        h = join_hash.hash_row(gkeys, g)
+        s = h & mask
+        while slots[s] != EMPTY:
             s = (s + np.uint64(1)) & mask
-        slots[s, 0] = g
-        for j in range(gkeys.shape[1]):
-            slots[s, 1 + j] = gkeys[g, j]
+        slots[s] = (_tag(h) << 32) | g
 
 
 @_jit
@@ -186,6 +209,22 @@ def assign_direct(keys, start, los, spans, strides, dmap, gkeys, n_groups, gid):
             n_groups += 1
         gid[i] = g
     return n, n_groups
+
+
+@_jit
+def lookup_direct(keys, start, los, spans, strides, dmap, gid):  # pragma: no cover - compiled
+    """`lookup` in a direct map: EMPTY for a row whose keys are no group, a value outside
+    the map's ranges among them."""
+    flags_col = keys.shape[1] - 1
+    for i in range(start, keys.shape[0]):
+        inside = dmap.shape[0] > 0
+        for j in range(los.shape[0]):
+            if not (keys[i, flags_col] >> j) & 1:
+                off = keys[i, j] - los[j]
+                if off < 0 or off >= spans[j]:
+                    inside = False
+                    break
+        gid[i] = dmap[_direct_index(keys, i, los, spans, strides)] if inside else EMPTY
 
 
 @_jit

@@ -19,9 +19,14 @@ into a table of states and handed to the general path, which goes on with the re
 batches (`HashAggOp.run_general(..., seed=states)`). A PARTIAL stage over budget emits
 what it holds and starts afresh instead, and one whose groups hardly repeat stops
 reducing and emits each batch's groups as they come (hash_agg.py's SKIP_* rule).
+A FINAL or SINGLE stage asks its budget before the table grows (`assign`'s `grow`) and,
+refused, stops taking groups (`frozen`): hash_agg.py sets the rows of other groups aside
+in partitions (a hybrid hash aggregation), and HASH_GROUPS_MAX does not apply to it.
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -40,8 +45,8 @@ AK = agg_state.AggKind
 DIRECT_MAX = 1 << 23
 DIRECT_MIN = 1 << 21
 DIRECT_PER_ROW = 8
-# Groups a hashed table holds before handing over: past the caches, Arrow's grouping of
-# each batch (the general path) is as fast as probing one big table, and smaller.
+# Groups a PARTIAL stage's hashed table holds before handing over (a FINAL or SINGLE
+# stage's table grows while its budget allows).
 HASH_GROUPS_MAX = 1 << 16
 _INT_KINDS = (Kind.INT2, Kind.INT4, Kind.INT8, Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ)
 _KEY_KINDS = _INT_KINDS + (Kind.BOOL, Kind.FLOAT4, Kind.FLOAT8)
@@ -85,6 +90,10 @@ def covers(node: plan.Aggregate, specs: list[agg_state.AggSpec]) -> bool:
     return True
 
 
+# assign's question before the table takes more memory: may it hold this many bytes?
+Grow = Callable[[int], bool]
+
+
 class Handover(Exception):
     """The table should not go on (too many hashed groups): hand it to the general path.
     `rest`: the rows of the batch not added (None: none of it was)."""
@@ -104,7 +113,7 @@ class GroupTable:
         self.width = len(key_types) + 1
         self.n = 0
         self.cap = 0
-        self.slots = np.full((gt.table_size(1), 1 + self.width), gt.EMPTY, np.int64)
+        self.slots = np.full(gt.table_size(1), gt.EMPTY, np.int64)
         self.gkeys = np.zeros((0, self.width), np.int64)
         self.acc: list[list[np.ndarray]] = [[] for _ in specs]
         # Keys of integers, dates, booleans and dictionary ids whose ranges multiply to
@@ -116,6 +125,7 @@ class GroupTable:
         self.spans = np.zeros(len(key_types), np.int64)  # 0: no value seen yet
         self.dmap = np.empty(0, np.int32)
         self.rows = 0  # rows added so far
+        self.frozen = False  # takes no more groups (assign's `grow` refused memory)
         # String keys: key position -> (number of each string seen, the strings in order).
         self.strings: dict[int, tuple[dict[str, int], list[str]]] = {
             j: ({}, []) for j, t in enumerate(key_types) if t.is_string}
@@ -123,8 +133,21 @@ class GroupTable:
 
     # --- sizes ----------------------------------------------------------------------------
     def nbytes(self) -> int:
-        per_group = self.width * 8 + sum(a.itemsize for accs in self.acc for a in accs)
-        return self.slots.nbytes + self.dmap.nbytes + self.cap * per_group
+        return self.slots.nbytes + self.dmap.nbytes + self.cap * self._per_group()
+
+    def _per_group(self) -> int:
+        return self.width * 8 + sum(a.itemsize for accs in self.acc for a in accs)
+
+    def _nbytes_at(self, cap: int) -> int:
+        """nbytes once grown to `cap` groups."""
+        slots = self.slots.nbytes
+        if not self.direct and self.slots.shape[0] < 2 * cap:
+            slots = gt.table_size(cap) * 8
+        return slots + self.dmap.nbytes + cap * self._per_group()
+
+    def _hashing_nbytes(self) -> int:
+        """nbytes once turned from a direct map into hashing."""
+        return gt.table_size(self.cap) * 8 + self.cap * self._per_group()
 
     def _grow(self, cap: int) -> None:
         old = self.cap
@@ -138,7 +161,7 @@ class GroupTable:
                 f[:old] = a[:old]
             self.acc[i] = fresh
         if not self.direct and self.slots.shape[0] < 2 * cap:
-            self.slots = np.full((gt.table_size(cap), 1 + self.width), gt.EMPTY, np.int64)
+            self.slots = np.full(gt.table_size(cap), gt.EMPTY, np.int64)
             gt.rehash(self.gkeys, self.n, self.slots)
 
     @staticmethod
@@ -196,9 +219,14 @@ class GroupTable:
         """Every spec's arrays in order, as the compiled accumulation takes them."""
         return [a for accs in self.acc for a in accs]
 
-    def assign(self, keys: list[pa.Array]) -> np.ndarray:
-        """Each row's group, new groups added; or Handover, having added none."""
-        if not self.direct and self.n > HASH_GROUPS_MAX:
+    def assign(self, keys: list[pa.Array], grow: Grow | None = None) -> np.ndarray:
+        """Each row's group, new groups added; or Handover, having added none.
+
+        With `grow` (asked before the table takes more memory: its bytes after growing),
+        the table grows only while `grow` allows and, once refused, takes no more groups
+        (`frozen`): rows of keys that are no group then get gid EMPTY (-1), for the
+        caller to set aside, and there is no HASH_GROUPS_MAX handover."""
+        if grow is None and not self.direct and self.n > HASH_GROUPS_MAX:
             raise Handover
         n = len(keys[0])
         codes = np.empty((n, self.width), np.int64)
@@ -211,9 +239,19 @@ class GroupTable:
                 flags |= null.astype(np.int64) << j
         codes[:, -1] = flags
         gid = np.empty(n, np.int64)
-        if self.direct and not self._direct_layout(codes, nulls):
-            if self.n > HASH_GROUPS_MAX:
+        if self.frozen:
+            self._lookup(codes, 0, gid)
+            return gid
+        if self.direct and not self._direct_layout(codes, nulls, grow):
+            if self.frozen:
+                self._lookup(codes, 0, gid)
+                return gid
+            if grow is None and self.n > HASH_GROUPS_MAX:
                 raise Handover
+            if grow is not None and not grow(self._hashing_nbytes()):
+                self.frozen = True
+                self._lookup(codes, 0, gid)
+                return gid
             self._to_hashing()
         before = self.n
         row = 0
@@ -226,23 +264,50 @@ class GroupTable:
                 row, self.n = gt.assign(codes, row, self.slots, self.gkeys, self.n, gid)
             if row == n:
                 break
-            if not self.direct and self.cap >= HASH_GROUPS_MAX:
+            if grow is None and not self.direct and self.cap >= HASH_GROUPS_MAX:
                 # forget the groups this batch began, so that none of it was added
                 self.n = before
                 self.slots.fill(gt.EMPTY)
                 gt.rehash(self.gkeys, self.n, self.slots)
                 raise Handover
-            self._grow(self.cap * 2)
+            if not self._grown(grow, n - row):
+                self.frozen = True
+                self._lookup(codes, row, gid)
+                break
         self.rows += n
         return gid
+
+    def _grown(self, grow: Grow | None, more: int) -> bool:
+        """Grow for at least one more group: four times as big while the table is small
+        next to the rows still to come (fewer rehashes), else twice; False when `grow`
+        allows neither."""
+        for factor in (4, 2) if more > 2 * self.cap else (2,):
+            if grow is None or grow(self._nbytes_at(self.cap * factor)):
+                self._grow(self.cap * factor)
+                return True
+        return False
+
+    def reserve(self, groups: int, grow: Grow | None) -> None:
+        """Room for `groups` groups at once (a partition of known rows), where `grow`
+        allows it, so that the table does not double its way up."""
+        cap = 1 << max(int(groups) - 1, 1).bit_length()
+        if cap > self.cap and (grow is None or grow(self._nbytes_at(cap))):
+            self._grow(cap)
+
+    def _lookup(self, codes: np.ndarray, start: int, gid: np.ndarray) -> None:
+        if self.direct:
+            gt.lookup_direct(codes, start, self.los, self.spans, self._strides(), self.dmap,
+                             gid)
+        else:
+            gt.lookup(codes, start, self.slots, self.gkeys, gid)
 
     def _strides(self) -> np.ndarray:
         radix = self.spans + 1  # every key has one more cell, for NULL
         return np.concatenate([[1], np.cumprod(radix)[:-1]]).astype(np.int64)
 
-    def _direct_layout(self, codes: np.ndarray, nulls: list) -> bool:
+    def _direct_layout(self, codes: np.ndarray, nulls: list, grow: Grow | None) -> bool:
         """Widen the direct map's ranges to this batch's keys; False when the map would
-        need more cells than allowed. A range that must grow grows by at least its own
+        need more cells than allowed, or (`frozen` set) more memory than `grow` allows. A range that must grow grows by at least its own
         size three times over where the cells allow, so that keys arriving in order (a table stored by its
         key) re-lay the map out a few times, not at every batch."""
         seen = self.spans > 0
@@ -272,6 +337,9 @@ class GroupTable:
                     if los[j] < self.los[j]:  # growing downward
                         los[j] = his[j] - wider[j] + 1
                     spans = wider
+        if grow is not None and not grow(self.nbytes() - self.dmap.nbytes + 4 * _cells(spans)):
+            self.frozen = True
+            return False
         self.los, self.spans = los, spans
         self.dmap = np.full(_cells(self.spans), gt.EMPTY, np.int32)
         gt.direct_rebuild(self.gkeys, self.n, self.los, self.spans, self._strides(), self.dmap)
@@ -280,7 +348,7 @@ class GroupTable:
     def _to_hashing(self) -> None:
         self.direct = False
         self.dmap = np.empty(0, np.int32)
-        self.slots = np.full((gt.table_size(self.cap), 1 + self.width), gt.EMPTY, np.int64)
+        self.slots = np.full(gt.table_size(self.cap), gt.EMPTY, np.int64)
         gt.rehash(self.gkeys, self.n, self.slots)
 
     def _encode(self, j: int, arr: pa.Array, t: SqlType) -> tuple[np.ndarray, np.ndarray | None]:

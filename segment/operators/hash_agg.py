@@ -1,5 +1,11 @@
 """Hash aggregation (Aggregate nodes) in SINGLE, PARTIAL and FINAL mode.
 
+With jit on, an aggregate agg_table.py covers runs on its numba group table
+(`_run_table`): a PARTIAL stage as described there, a FINAL or SINGLE stage as a hybrid
+hash aggregation that sets rows of groups a full table does not hold aside in hash
+partitions (`_run_hybrid_table`). What follows is the general path, which the table
+hands over to where it must.
+
 Each input batch is pre-aggregated on its own with Arrow's hash aggregation (keys, then one
 state column per aggregate state, see agg_state.py); the per-batch results pile up and are
 merged into the running group table whenever they outgrow it, so memory stays near the
@@ -112,14 +118,20 @@ class HashAggOp:
 
     def _run_table(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
         """agg_table.py's path: one numba group table across batches (see there)."""
+        self.counters["table_batches"] = 0
+        if self.node.mode is plan.AggMode.PARTIAL:
+            return self._run_partial_table(ctx)
+        return self._run_hybrid(ctx)
+
+    def _run_partial_table(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
+        """A PARTIAL stage's table: over the budget it emits what it holds and starts
+        afresh; when its groups hardly repeat it stops reducing (the SKIP_* rule)."""
         self.memory = res = ctx.memory.reservation()
         new_table = lambda: agg_table.GroupTable([k.type for k in self.node.keys], self.specs)  # noqa: E731
         table = new_table()
-        partial = self.node.mode is plan.AggMode.PARTIAL
         batches = iter(self.child.execute(ctx))
         rows_in = flushed = 0
         probed = streaming = False
-        self.counters["table_batches"] = 0
         try:
             for batch in batches:
                 if batch.num_rows == 0:
@@ -134,17 +146,21 @@ class HashAggOp:
                     return
                 self.counters["table_batches"] += 1
                 rows_in += batch.num_rows
+                if streaming and self._raw_partial_ok():
+                    # groups hardly repeat: each later batch's rows go out as states
+                    # of one row each, without a table (the FINAL stage groups them)
+                    yield from self._emit(self._finalize(self._table_states(table), {}))
+                    for b in batches:
+                        if b.num_rows:
+                            self.counters["raw_batches"] = self.counters.get("raw_batches", 0) + 1
+                            yield self._raw_partial(ctx, b)
+                    return
                 if streaming or not res.try_resize(table.nbytes()):
-                    if not partial:  # the general path spills by key
-                        res.free()
-                        yield from self.run_general(ctx, batches, seed=self._table_states(table))
-                        return
-                    # a PARTIAL stage emits what it holds; the FINAL stage merges it
                     flushed += table.n
                     yield from self._emit(self._finalize(self._table_states(table), {}))
                     table = new_table()
                     res.free()
-                if partial and not probed and rows_in >= SKIP_PROBE_ROWS:
+                if not probed and rows_in >= SKIP_PROBE_ROWS:
                     probed = True  # decide once whether reducing pays (see the docstring)
                     streaming = table.n + flushed > SKIP_RATIO * rows_in
             if table.n:
@@ -152,25 +168,143 @@ class HashAggOp:
         finally:
             res.free()
 
+    def _raw_partial_ok(self) -> bool:
+        """Whether `_raw_partial` can write this PARTIAL stage's states: counts, and
+        sums, min and max of integers and floats (a value is its own state)."""
+        return all(s.kind is agg_state.AggKind.COUNT or (
+            s.kind in (agg_state.AggKind.SUM, agg_state.AggKind.FLOAT_SUM,
+                       agg_state.AggKind.MINMAX)
+            and (s.arg_type.is_integer or s.arg_type.is_float)) for s in self.specs)
+
+    def _raw_partial(self, ctx: base.ExecContext, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """A PARTIAL stage's output for a batch as if every row were its own group."""
+        n = batch.num_rows
+        keys, args = self._table_inputs(ctx, batch)
+        columns = list(keys)
+        for s, arg in zip(self.specs, args):
+            if s.kind is agg_state.AggKind.COUNT:
+                columns.append(pa.array(np.ones(n, np.int64)) if arg is None
+                               else pc.cast(pc.is_valid(arg), pa.int64()))
+            else:
+                columns.append(arg)
+        return pa.RecordBatch.from_arrays(
+            [c if c.type == f.type else base.cast(c, f.type)
+             for c, f in zip(columns, self.schema)], schema=self.schema)
+
+    def _run_hybrid(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
+        self.memory = res = ctx.memory.reservation()
+        try:
+            yield from self._run_hybrid_table(ctx, iter(self.child.execute(ctx)), 0, res)
+        finally:
+            res.free()
+
+    def _run_hybrid_table(self, ctx: base.ExecContext, batches: Iterator[pa.RecordBatch],
+                          level: int, res: memory.Reservation,
+                          rows: int = 0) -> Iterator[pa.RecordBatch]:
+        """A FINAL or SINGLE stage's table, as a hybrid hash aggregation (PostgreSQL's
+        hashagg spill): the table grows while the budget allows; after that, rows of
+        groups it holds still accumulate into it, and rows of other groups are written to
+        hash partitions by key (`_TableSpill`). The table's groups are then complete: they
+        are emitted, and each partition is aggregated the same way on its own, one level
+        down (`rows`: how many rows a partition has). Keys that cannot be partitioned,
+        and partitions at the deepest level, go to the general path as before (which
+        spills states by key)."""
+        table = agg_table.GroupTable([k.type for k in self.node.keys], self.specs)
+        deepest = level + 1 >= sp.MAX_DEPTH or not self._spills()
+        grow = None if deepest else res.try_resize
+        if rows and grow is not None:
+            table.reserve(rows, grow)  # a partition's rows bound its groups
+        spill: _TableSpill | None = None
+        try:
+            for batch in batches:
+                if batch.num_rows == 0:
+                    continue
+                try:
+                    left = self._table_add(ctx, table, batch, grow)
+                except agg_table.Handover as h:  # nothing of h.rest (or the batch) was added
+                    res.free()
+                    rest = batch if h.rest is None else h.rest
+                    more = spill.batches(ctx) if spill is not None else iter(())
+                    yield from self.run_general(ctx, itertools.chain([rest], batches, more),
+                                                seed=self._table_states(table))
+                    return
+                self.counters["table_batches"] += 1
+                if left is not None:
+                    spill = spill or _TableSpill(res, level)
+                    self.counters["spill_levels"] = max(self.counters.get("spill_levels", 0),
+                                                        level + 1)
+                    spill.add(*left)
+                if grow is None and not res.try_resize(table.nbytes()):
+                    res.free()  # the general path spills by key
+                    yield from self.run_general(ctx, batches, seed=self._table_states(table))
+                    return
+            if table.n:
+                out = self._finalize(self._table_states(table), {})
+                table = None
+                res.free()
+                yield from self._emit(out)
+            if spill is not None:
+                for part in spill.parts:
+                    if part.rows:
+                        yield from self._run_hybrid_table(ctx, _read(ctx, part), level + 1,
+                                                          res, part.rows)
+        finally:
+            if spill is not None:
+                spill.close()
+
     def _table_add(self, ctx: base.ExecContext, table: agg_table.GroupTable,
-                   batch: pa.RecordBatch) -> None:
+                   batch: pa.RecordBatch, grow: agg_table.Grow | None = None
+                   ) -> tuple[pa.RecordBatch, list[pa.Array]] | None:
         """Add a batch to the table: its arguments computed and accumulated in one compiled
         loop (`_fusion`), or else evaluated and added aggregate by aggregate. Rows the
         loop leaves to the general evaluator are added the second way; Handover(rest)
-        when those cannot be."""
+        when those cannot be. With `grow` (assign's), the rows of groups a full table
+        does not hold are not added: returned, with their keys."""
+        args = None
         if self._fused_built and self._fused is None:  # nothing to fuse
-            table.add(*self._table_inputs(ctx, batch))
-            return
-        # Groups first: a table that hands over at its first batch (keys of too many
-        # values) never compiles the loop.
-        gid = table.assign(self._table_keys(ctx, batch))
+            keys, args = self._table_inputs(ctx, batch)
+            args = table.narrowed(args)  # (its Handover comes before anything is added)
+        else:
+            # Groups first: a table that hands over at its first batch (keys of too many
+            # values) never compiles the loop.
+            keys = self._table_keys(ctx, batch)
+        gid = table.assign(keys, grow)
+        try:
+            return self._accumulate_rows(ctx, table, batch, keys, gid, args)
+        except agg_table.Handover as h:
+            if not table.frozen or not (gid < 0).any():
+                raise
+            # the rows set aside were not added either
+            rest = batch.filter(pa.array(gid >= 0)) if h.rest is None else h.rest
+            raise agg_table.Handover(_concat(rest, batch.filter(pa.array(gid < 0))))
+
+    def _accumulate_rows(self, ctx: base.ExecContext, table: agg_table.GroupTable,
+                         batch: pa.RecordBatch, keys: list[pa.Array], gid: np.ndarray,
+                         args: list | None) -> tuple[pa.RecordBatch, list[pa.Array]] | None:
+        """`_table_add` once the rows have their groups (`args`: the arguments, when
+        nothing is fused)."""
+        plain = args is not None
+        left = None
+        if table.frozen:
+            missing = gid < 0
+            if missing.any():
+                out, kept = pa.array(missing), pa.array(~missing)
+                left = batch.filter(out), [k.filter(out) for k in keys]
+                batch, gid = batch.filter(kept), gid[~missing]
+                if plain:
+                    args = [a.filter(kept) if a is not None else None for a in args]
+                if batch.num_rows == 0:
+                    return left
+        if plain:
+            table.accumulate(gid, args)
+            return left
         fused = self._fusion(ctx, table, batch.num_rows)
         if fused is None:
             try:
                 table.accumulate(gid, table.narrowed(self._table_inputs(ctx, batch)[1]))
             except agg_table.Handover:  # its groups hold nothing yet: harmless states
                 raise agg_table.Handover(batch)
-            return
+            return left
         done = fused.run(batch, gid, table.accumulators(), ctx.now)
         fused.count_into(self.counters)
         if done < batch.num_rows:
@@ -179,6 +313,7 @@ class HashAggOp:
                 table.accumulate(gid[done:], table.narrowed(self._table_inputs(ctx, rest)[1]))
             except agg_table.Handover:
                 raise agg_table.Handover(rest)
+        return left
 
     def _fusion(self, ctx: base.ExecContext, table: agg_table.GroupTable,
                 rows: int) -> "evaluate.Accumulation | None":
@@ -767,6 +902,50 @@ def _fits(res: memory.Reservation, tables: Sequence[Groups], base_bytes: int = 0
         res.resize(held)
         return True
     return False
+
+
+class _TableSpill:
+    """The input rows a full group table does not hold, in FANOUT hash partitions by
+    their group keys at one level (spill_partition.py's hash), for `_run_hybrid_table`
+    to aggregate partition by partition. They are input rows, not states: each
+    partition is aggregated as the input was."""
+
+    def __init__(self, res: memory.Reservation, level: int):
+        self.level = level
+        self.parts = [sp.Partition(res) for _ in range(sp.FANOUT)]
+
+    def add(self, batch: pa.RecordBatch, keys: list[pa.Array]) -> None:
+        if any(pa.types.is_dictionary(t) for t in batch.schema.types):
+            # an IPC file holds one dictionary per column: write the values
+            batch = pa.RecordBatch.from_arrays(
+                [c.dictionary_decode() if pa.types.is_dictionary(c.type) else c
+                 for c in batch.columns], schema=_decoded_schema(batch.schema))
+        for p, rows in sp.split(batch, sp.partition_ids(keys, self.level)):
+            self.parts[p].write(rows)
+
+    def batches(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
+        """Every row written, partition by partition."""
+        for part in self.parts:
+            yield from _read(ctx, part)
+
+    def close(self) -> None:
+        for part in self.parts:
+            part.close()
+
+
+def _decoded_schema(schema: pa.Schema) -> pa.Schema:
+    return pa.schema([f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f
+                      for f in schema], metadata=schema.metadata)
+
+
+def _read(ctx: base.ExecContext, part: sp.Partition) -> Iterator[pa.RecordBatch]:
+    for batch, _ in part.batches():
+        ctx.check_cancel()
+        yield batch
+
+
+def _concat(a: pa.RecordBatch, b: pa.RecordBatch) -> pa.RecordBatch:
+    return pa.Table.from_batches([a, b]).combine_chunks().to_batches()[0]
 
 
 class _OneKey:

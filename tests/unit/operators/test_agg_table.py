@@ -165,7 +165,7 @@ def test_partial_over_budget_emits_and_final_merges():
     assert _rows(k.run(final)) == _rows(k.run(single, base.ExecContext(jit=False)))
 
 
-def test_final_over_budget_spills_through_the_general_path():
+def test_final_over_budget_spills():
     table = _table(60_000, groups=50_000, seed=8)
     node = _node(k.source(table, TYPES, batch_rows=5000), [k.col(2, T.INT8)],
                  (ex.AggCall(A.COUNT_STAR, None, False, T.INT8),
@@ -243,9 +243,9 @@ def test_direct_map_widens_then_switches_to_hashing(monkeypatch):
     assert ours == general
 
 
-def test_hashed_groups_past_the_cap_hand_over_mid_batch(monkeypatch):
-    """A batch that takes the hashed table past HASH_GROUPS_MAX is taken back whole (the
-    groups it began are forgotten) and handed with the table to the general path."""
+def test_hashed_groups_past_the_cap_keep_the_table_in_a_single_stage(monkeypatch):
+    """HASH_GROUPS_MAX bounds only a PARTIAL stage's hashed table; a SINGLE (or FINAL)
+    stage's table grows as long as its budget allows, every batch through it."""
     monkeypatch.setattr(agg_table, "HASH_GROUPS_MAX", 1024)
     rng = np.random.default_rng(12)
     g = pa.array(rng.integers(0, 10**15, 20_000) // 7 * 7)  # spread: no direct map
@@ -254,8 +254,89 @@ def test_hashed_groups_past_the_cap_hand_over_mid_batch(monkeypatch):
                  (ex.AggCall(A.COUNT_STAR, None, False, T.INT8),
                   ex.AggCall(A.SUM, k.col(1, T.INT8), False, WIDE0)))
     ours, general, counters = _both(node)
-    assert counters.get("table_batches", 0) < 5
+    assert counters["table_batches"] == 29
+    assert "spill_levels" not in counters
     assert ours == general
+
+
+def _spread(n: int, groups: int, seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, groups, n)
+    return pa.table({"g": pa.array(ids * 2654435761 % (1 << 61), mask=ids % 97 == 0),
+                     "h": pa.array((ids % 1000).astype(np.int32)),
+                     "x": pa.array(rng.integers(-50, 50, n), mask=rng.random(n) < 0.1),
+                     "f": pa.array(rng.integers(-8, 8, n) * 0.25),  # sums exact in any order
+                     "s": pa.array([f"v{i % 300}" for i in ids])})
+
+
+SPREAD = [T.INT8, T.INT4, T.INT8, T.FLOAT8, T.TEXT]
+SPREAD_AGGS = (ex.AggCall(A.COUNT_STAR, None, False, T.INT8),
+               ex.AggCall(A.SUM, k.col(2, T.INT8), False, WIDE0),
+               ex.AggCall(A.COUNT, k.col(2, T.INT8), False, T.INT8),
+               ex.AggCall(A.AVG, k.col(3, T.FLOAT8), False, T.FLOAT8),
+               ex.AggCall(A.MIN, k.col(2, T.INT8), False, T.INT8))
+
+
+@pytest.mark.parametrize("mode", [plan.AggMode.SINGLE, plan.AggMode.FINAL])
+def test_full_table_sets_rows_of_new_groups_aside_in_partitions(mode, tmp_path):
+    """Over its budget a SINGLE or FINAL stage's table takes no more groups: rows of the
+    groups it holds still accumulate, the others go to hash partitions on disk, each
+    aggregated the same way afterwards (a level down when it is still too big). Same
+    answers as the general path; nothing left held or on disk."""
+    table = _spread(60_000, 40_000, seed=31)
+    node = _node(k.source(table, SPREAD, batch_rows=4000), [k.col(0, T.INT8), k.col(1, T.INT4)],
+                 SPREAD_AGGS, mode)
+    budget = k.budget(tmp_path, 100 << 10)
+    ctx = base.ExecContext(memory=budget, analyze=True)
+    ours = _rows(k.run(node, ctx))
+    counters = next(s.counters for s in ctx.node_stats.values() if s.name == "Aggregate")
+    assert counters["spill_levels"] >= 2  # the first partitions were too big as well
+    assert counters["table_batches"] > 15  # the partitions went through tables too
+    assert budget.spilled_bytes > 0
+    k.check_clean(budget, tmp_path)
+    assert ours == _rows(k.run(node, base.ExecContext(jit=False)))
+
+
+def test_a_hand_over_after_rows_were_set_aside_takes_them_along(tmp_path):
+    """A table that set rows aside and then meets what it does not hold (a batch of plain
+    strings) hands the general path its states, the batch and every row set aside."""
+    table = _spread(30_000, 20_000, seed=32)
+    batches = _dictionary_batches(table, 3000, column=4)
+    batches[-2] = table.combine_chunks().to_batches(max_chunksize=3000)[-2]  # plain strings
+    node = _node(k.source(batches, SPREAD), [k.col(4, T.TEXT), k.col(0, T.INT8)], SPREAD_AGGS)
+    budget = k.budget(tmp_path, 256 << 10)
+    ctx = base.ExecContext(memory=budget, analyze=True)
+    ours = _rows(k.run(node, ctx))
+    counters = next(s.counters for s in ctx.node_stats.values() if s.name == "Aggregate")
+    assert counters["spill_levels"] == 1 and counters["table_batches"] == 8
+    k.check_clean(budget, tmp_path)
+    assert ours == _rows(k.run(node, base.ExecContext(jit=False)))
+
+
+def test_a_partial_stage_whose_groups_do_not_repeat_emits_rows_as_states(monkeypatch):
+    """Once a PARTIAL stage sees its groups hardly repeat, later batches go out as one
+    state row per input row, without a table; the FINAL stage's answer is unchanged."""
+    from segment.operators import hash_agg
+
+    monkeypatch.setattr(hash_agg, "SKIP_PROBE_ROWS", 5000)
+    table = _spread(40_000, 1 << 40, seed=33)
+    keys = [k.col(0, T.INT8), k.col(1, T.INT4)]
+    aggs = (SPREAD_AGGS[0], SPREAD_AGGS[1], SPREAD_AGGS[2],
+            ex.AggCall(A.SUM, k.col(3, T.FLOAT8), False, T.FLOAT8), SPREAD_AGGS[4])
+    node = _node(k.source(table, SPREAD, batch_rows=2000), keys, aggs, plan.AggMode.PARTIAL)
+    ctx = base.ExecContext(analyze=True)
+    partial = k.run(node, ctx)
+    counters = next(s.counters for s in ctx.node_stats.values() if s.name == "Aggregate")
+    assert counters["raw_batches"] == 16
+    final = _node(k.source(partial, [T.INT8, T.INT4, T.INT8, WIDE0, T.INT8, T.FLOAT8, T.INT8],
+                           batch_rows=5000), keys,
+                  (ex.AggCall(A.SUM, k.col(2, T.INT8), False, T.INT8),
+                   ex.AggCall(A.SUM, k.col(3, WIDE0), False, WIDE0),
+                   ex.AggCall(A.SUM, k.col(4, T.INT8), False, T.INT8),
+                   ex.AggCall(A.SUM, k.col(5, T.FLOAT8), False, T.FLOAT8),
+                   ex.AggCall(A.MIN, k.col(6, T.INT8), False, T.INT8)), plan.AggMode.FINAL)
+    single = _node(k.source(table, SPREAD), keys, aggs)
+    assert _rows(k.run(final)) == _rows(k.run(single, base.ExecContext(jit=False)))
 
 
 def test_null_inside_a_dictionary_is_a_null_key():
