@@ -291,6 +291,14 @@ def coalesce(results: Iterable[tuple[pa.RecordBatch | None, int]], schema: pa.Sc
     pending: list[pa.RecordBatch] = []
     consumed = 0
     for out, n_in in results:
+        if out is not None and out.num_rows >= min_rows:
+            # big enough as it is: never copied into a concatenation with small ones
+            # (a small chunk before a 1M-row one cost a copy of all its strings)
+            if pending:
+                yield concat_batches(pending, schema)
+            pending, consumed = [], 0
+            yield out
+            continue
         if out is not None and out.num_rows:
             pending.append(out)
         consumed += n_in
