@@ -92,6 +92,15 @@ def round_micros(us: int, precision: int, epoch: int = 0) -> int:
     return epoch + (r if rel >= 0 else -r)
 
 
+def _fract_micros(us: Decimal) -> int:
+    """A unit's microseconds as AdjustMicroseconds adds them: the whole ones, and the
+    fraction left rint()ed on its own, so that half of one rounds to even, zero ('1.5 us'
+    is 1 microsecond, '1.6 us' 2)."""
+    whole = int(us)
+    rest = us - whole
+    return whole + (0 if abs(rest) <= Decimal("0.5") else (1 if rest > 0 else -1))
+
+
 def round_interval(v: Interval, precision: int | None) -> Interval:
     """An interval rounded for interval(p): its time part, half away from zero
     (AdjustIntervalForTypmod)."""
@@ -208,7 +217,7 @@ def parse_interval(text: str, fields: tuple[str, str] | None = None) -> Interval
                 days += whole
                 micros += (qty * d - whole) * USECS_PER_DAY
             else:
-                micros += qty * us
+                micros += _fract_micros(qty * us)
     except (ValueError, KeyError, decimal.InvalidOperation):
         raise errors.InvalidDatetimeFormat(f'invalid input syntax for type interval: "{text}"')
     iv = Interval(months, days, int(round(micros)))

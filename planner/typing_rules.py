@@ -444,9 +444,14 @@ def date_trunc(f: Literal, x: ex.Expr, zone) -> ex.Expr:
     """date_trunc(f, x) (f a constant field name as written); a timestamptz is truncated on
     `zone`'s wall clock (None: UTC's), the session's or date_trunc(f, x, zone)'s."""
     k = x.type.kind
-    if k in (Kind.INTERVAL, Kind.TIME, Kind.TIMETZ):  # (time: PostgreSQL's, via interval)
-        raise errors.FeatureNotSupported(f"date_trunc of {x.type}")
+    if k is Kind.TIMETZ:  # (no implicit cast makes it an interval or a timestamp)
+        raise no_function("date_trunc", (f, x))
     name = field_name(f.value)
+    if k in (Kind.INTERVAL, Kind.TIME):  # a time is truncated as the interval it casts to
+        if name not in TRUNC_FIELDS or name == "week":
+            raise _unit_error(f.value, types.INTERVAL, name == "week")
+        return Call(Func.DATE_TRUNC, (Literal(name, types.TEXT), coerce(x, types.INTERVAL)),
+                    types.INTERVAL)
     if name not in TRUNC_FIELDS:
         raise _unit_error(f.value, x.type, False)
     field = Literal(name, types.TEXT)
@@ -477,8 +482,9 @@ def _rule_datetime(func: Func, args) -> ex.Expr:
     if k is Kind.TIMESTAMPTZ and name in _ZONE_FIELDS:
         return _zone_field(func, name, x)
     ok = _INTERVAL_FIELDS if k is Kind.INTERVAL else _EXTRACT
-    if name not in ok:
-        raise _unit_error(f.value, x.type, False)
+    if name not in ok:  # (an interval has no day of week, but 'dow' is a unit)
+        raise _unit_error(f.value, x.type,
+                          k is Kind.INTERVAL and (name in _EXTRACT or name in _ZONE_FIELDS))
     if k in (Kind.TIME, Kind.TIMETZ) and name not in _TIME_FIELDS + ("epoch",):
         raise _unit_error(f.value, x.type, True)
     zone = zone_rules.zoned() if k is Kind.TIMESTAMPTZ and name != "epoch" else None
@@ -515,6 +521,7 @@ def _zone_field(func: Func, name: str, x: ex.Expr) -> ex.Expr:
 
 
 def _unit_error(unit: str, t: SqlType, known: bool) -> errors.QueryError:
+    unit = unit.lower()  # (PostgreSQL names the unit as it looked it up)
     if known:
         return errors.FeatureNotSupported(f'unit "{unit}" not supported for type {t}')
     return errors.InvalidParameterValue(f'unit "{unit}" not recognized for type {t}')

@@ -300,6 +300,8 @@ def extract(e: Call, args: list, n: int) -> xa.Datum:
 def date_trunc(e: Call, args: list, n: int) -> xa.Datum:
     field = args[0].as_py()
     x = xa.as_array(args[1], n)
+    if pa.types.is_interval(x.type):
+        return _trunc_interval(field, x)
     inf = infinite.infinities(x)
     if inf is not None:  # +/-infinity truncates to itself
         return infinite.put(date_trunc(e, [args[0], infinite.finite(x, inf)], n), inf)
@@ -315,6 +317,36 @@ def date_trunc(e: Call, args: list, n: int) -> xa.Datum:
         live = xa.all_valid(len(us)) if valid is None else valid
         xk.trunc_micros(us, live, _TRUNC_UNITS[field], out)
     return xa.from_numpy(out, e.type.arrow_type(), valid)
+
+
+# Units of an interval's time part, and how many months a unit of its month part is.
+_TIME_UNITS = {"hour": 3_600_000_000, "minute": 60_000_000, "second": 1_000_000,
+               "milliseconds": 1000, "microseconds": 1}
+_MONTH_UNITS = {"millennium": 12000, "century": 1200, "decade": 120, "year": 12,
+                "quarter": 3, "month": 1}
+
+
+def _trunc_interval(field: str, x: pa.Array) -> pa.Array:
+    """interval_trunc: the interval's fields below the unit zeroed, each field as
+    interval2itm splits it (years and months of the months, hours .. microseconds of the
+    time, all of the value's sign: C's division truncates toward zero)."""
+    m, d, us, valid = interval_parts(x)
+    if field in _TIME_UNITS:
+        us = _toward_zero(us, _TIME_UNITS[field])
+    else:
+        us = np.zeros_like(us)
+        if field != "day":
+            d = np.zeros_like(d)
+            years = _toward_zero(m, 12)
+            # millennium, century, decade: years cut down; quarter: its months in threes
+            unit = _MONTH_UNITS[field]
+            m = _toward_zero(m, unit) if unit >= 12 else years + _toward_zero(m - years, unit)
+    return interval_array(m, d, us, valid, len(x))
+
+
+def _toward_zero(v: np.ndarray, unit: int) -> np.ndarray:
+    """v rounded toward zero to a multiple of unit (C's (v / unit) * unit)."""
+    return np.sign(v) * (np.abs(v) // unit) * unit
 
 
 def parse_intervals(texts: pa.Array) -> pa.Array:
