@@ -102,6 +102,7 @@ class Func(enum.Enum):
     CONCAT_WS = "concat_ws"  # (sep, a, ...): NULL arguments skipped, NULL sep gives NULL
     INITCAP = "initcap"
     MD5 = "md5"
+    UNISTR = "unistr"  # (text): Unicode escapes decoded
     ASCII = "ascii"
     CHR = "chr"
     TO_HEX = "to_hex"  # (int4 | int8): two's complement digits, lower case, no leading zeros

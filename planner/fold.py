@@ -372,6 +372,7 @@ _CONST_CALLS = {
     Func.SPLIT_PART: lambda e, s, d, k: split_part(s, d, k),
     Func.INITCAP: lambda e, s: initcap(s),
     Func.MD5: lambda e, s: hashlib.md5(s.encode()).hexdigest(),
+    Func.UNISTR: lambda e, s: unistr(s),
     Func.ASCII: lambda e, s: ord(s[0]) if s else 0,
     Func.CHR: lambda e, k: chr_text(k),
     Func.NUMERIC_ROOT: lambda e, x: numeric_math.fixed_sqrt(x, e.type.scale),
@@ -499,6 +500,62 @@ def initcap(s: str) -> str:
     for c in s:
         out.append(_simple_case(c, str.lower if inside else str.upper))
         inside = c.isalnum()
+    return "".join(out)
+
+
+_UNISTR_FORMS = (("", 4), ("u", 4), ("+", 6), ("U", 8))  # \XXXX \uXXXX \+XXXXXX \UXXXXXXXX
+
+
+def unistr(s: str) -> str:
+    r"""unistr(text): \\ is a backslash, and \XXXX, \uXXXX, \+XXXXXX, \UXXXXXXXX are the code
+    points of their hex digits, a UTF-16 surrogate pair becoming one (varlena.c's unistr,
+    its errors too)."""
+    out, i, pair_first = [], 0, 0
+    hexdigits = "0123456789abcdefABCDEF"
+
+    def bad_pair() -> errors.QueryError:
+        return errors.SyntaxError_("invalid Unicode surrogate pair")
+    while i < len(s):
+        c = s[i]
+        if c != "\\":
+            if pair_first:
+                raise bad_pair()
+            out.append(c)
+            i += 1
+            continue
+        if s[i + 1:i + 2] == "\\":
+            if pair_first:
+                raise bad_pair()
+            out.append("\\")
+            i += 2
+            continue
+        for marker, width in _UNISTR_FORMS:
+            start = i + 1 + len(marker)
+            digits = s[start:start + width]
+            if s[i + 1:start] == marker and len(digits) == width \
+                    and all(d in hexdigits for d in digits):
+                break
+        else:
+            raise errors.SyntaxError_(
+                "invalid Unicode escape",
+                hint="Unicode escapes must be \\XXXX, \\+XXXXXX, \\uXXXX, or \\UXXXXXXXX.")
+        code = int(digits, 16)
+        if not 0 < code <= 0x10FFFF:
+            raise errors.InvalidParameterValue(f"invalid Unicode code point: {code:04X}")
+        i = start + width
+        if pair_first:
+            if not 0xDC00 <= code <= 0xDFFF:
+                raise bad_pair()
+            code = 0x10000 + ((pair_first - 0xD800) << 10) + (code - 0xDC00)
+            pair_first = 0
+        elif 0xDC00 <= code <= 0xDFFF:
+            raise bad_pair()
+        if 0xD800 <= code <= 0xDBFF:
+            pair_first = code
+        else:
+            out.append(chr(code))
+    if pair_first:
+        raise bad_pair()
     return "".join(out)
 
 

@@ -363,7 +363,7 @@ _STRING_SIGS = {
     Func.LPAD: ("si[s]", types.TEXT), Func.RPAD: ("si[s]", types.TEXT),
     Func.SPLIT_PART: ("ssi", types.TEXT), Func.INITCAP: ("s", types.TEXT),
     Func.MD5: ("s", types.TEXT), Func.ASCII: ("s", types.INT4), Func.CHR: ("i", types.TEXT),
-    Func.TRANSLATE: ("sss", types.TEXT),
+    Func.TRANSLATE: ("sss", types.TEXT), Func.UNISTR: ("s", types.TEXT),
 }
 
 

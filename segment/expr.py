@@ -464,7 +464,7 @@ _CALLS = {
     Func.STARTS_WITH: xs.starts_with, Func.FIT_STRING: xs.fit_string,
     Func.REPEAT: xs.repeat, Func.REVERSE: xs.reverse, Func.LPAD: xs.pad, Func.RPAD: xs.pad,
     Func.SPLIT_PART: xs.split_part, Func.CONCAT_WS: xs.concat_ws, Func.INITCAP: xs.initcap,
-    Func.MD5: xs.md5, Func.ASCII: xs.ascii_code, Func.CHR: xs.chr_text,
+    Func.MD5: xs.md5, Func.UNISTR: xs.unistr, Func.ASCII: xs.ascii_code, Func.CHR: xs.chr_text,
     Func.TO_HEX: xs.to_hex, Func.NUMERIC_ROOT: xm.numeric_root,
     Func.TRANSLATE: xs.translate,
     **{f: xarith.trig for f in (Func.SIN, Func.COS, Func.TAN, Func.ASIN, Func.ACOS, Func.ATAN,

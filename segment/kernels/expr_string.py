@@ -430,6 +430,10 @@ def initcap(e: Call, args: list, n: int) -> xa.Datum:
     return per_value(fold.initcap, args[0], n)
 
 
+def unistr(e: Call, args: list, n: int) -> xa.Datum:
+    return per_value(fold.unistr, args[0], n)
+
+
 def md5(e: Call, args: list, n: int) -> xa.Datum:
     return per_value(lambda v: hashlib.md5(v.encode()).hexdigest(), args[0], n)
 
