@@ -275,10 +275,11 @@ class QueryRun:
 
     def _first_error(self, fallback):
         """The error that started a failure (a segment's), rather than its echo here."""
-        with self._heard:  # woken as soon as the watch thread hears (it polled 20 ms)
-            self._heard.wait_for(lambda: not (
-                (self._error is None or self._is_echo(self._error)) and self._watching),
-                timeout=2.0)
+        if self._watching:  # woken as soon as the watch thread hears (it polled 20 ms)
+            with self._heard:
+                self._heard.wait_for(lambda: not (
+                    (self._error is None or self._is_echo(self._error)) and self._watching),
+                    timeout=2.0)
         error = self._error or fallback
         if self._is_echo(error) and fallback is not None and not self._is_echo(fallback):
             error = fallback
