@@ -13,11 +13,9 @@ bit and bit varying are not raympp types).
 
 from __future__ import annotations
 
-import sqlglot
 from sqlglot import exp
 
-from planner import coercion, errors, types
-from planner.sql_dialect import RaymppPostgres
+from planner import coercion, errors, sql_templates, types
 
 NODES = {exp.BitwiseAndAgg: "bit_and", exp.BitwiseOrAgg: "bit_or", exp.BitwiseXorAgg: "bit_xor"}
 _WIDTHS = {types.Kind.INT2: (16, "smallint"), types.Kind.INT4: (32, "integer"),
@@ -38,29 +36,15 @@ def rewrite(tree: exp.Expression, bind) -> exp.Expression:
     if arg.type.kind not in _WIDTHS:
         shown = coercion.type_name(arg).split("(")[0]  # PostgreSQL's names: no typmods
         raise errors.UndefinedFunction(f"function {name}({shown}) does not exist")
-    width, _t = _WIDTHS[arg.type.kind]
-    out = _template(name, distinct, width).copy()
-    for ref in list(out.find_all(exp.Column)):
-        if ref.name == _ARG:  # a copy keeps the marks of its subscripts (mark_subscripts)
-            ref.replace(exp.Paren(this=inner.copy()))
-    return out
+    width, t = _WIDTHS[arg.type.kind]
+    return sql_templates.instantiate(_text(name, distinct, width, t), {_ARG: inner})
 
 
 _ARG = "__bitwise_argument__"
-_TEMPLATES: dict[tuple[str, bool, int], exp.Expression] = {}
 
 
-def _template(name: str, distinct: bool, width: int) -> exp.Expression:
-    """The expression of `name` over a column named _ARG, parsed once (a 64-bit one is
-    ~1,400 nodes: parsing it took 15 ms, copying it takes 3)."""
-    key = (name, distinct, width)
-    if key not in _TEMPLATES:
-        _TEMPLATES[key] = _parse(name, distinct, width)
-    return _TEMPLATES[key]
-
-
-def _parse(name: str, distinct: bool, width: int) -> exp.Expression:
-    t = dict(_WIDTHS.values())[width]
+def _text(name: str, distinct: bool, width: int, t: str) -> str:
+    """The expression of `name` over the column _ARG (parsed once: planner/sql_templates)."""
     x = f"({_ARG})"
     bits = []
     for k in range(width):
@@ -75,5 +59,4 @@ def _parse(name: str, distinct: bool, width: int) -> exp.Expression:
         else:
             agg = f"count(CASE WHEN {on} THEN 1 END) % 2 = 1"
         bits.append(f"CASE WHEN {agg} THEN {c} ELSE (0)::{t} END")
-    return sqlglot.parse_one(f"CASE WHEN count({x}) > 0 THEN {' | '.join(bits)} END",
-                             read=RaymppPostgres)
+    return f"CASE WHEN count({x}) > 0 THEN {' | '.join(bits)} END"
