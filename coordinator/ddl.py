@@ -167,7 +167,9 @@ def create_table_as(session, st, tree, txn, cancel) -> QueryResult:
         name = _target_relation(tree).name
     else:
         schema, name = view.creation_target(_target_relation(tree))
-    root, names = query.plan(session, tree.expression)  # its errors first, as in PostgreSQL
+    # Its binding errors first, as in PostgreSQL; only the columns are wanted here, so no
+    # InitPlan runs (insert_plan runs them once, with the rows it writes).
+    root, names = query.plan(session, tree.expression, params=[])
     if _exists(session, txn, view, schema, name):
         if st.if_not_exists:
             return _command("CREATE TABLE AS", session, [_exists_notice(name)])

@@ -85,6 +85,8 @@ class QueryRun:
         self._refs: list = []
         self._error: BaseException | None = None
         self._watching = False  # the watch thread still has slices to hear from
+        # Notified when the watch thread notes an error or stops watching (_first_error).
+        self._heard = threading.Condition()
         self._ended = threading.Event()  # this run's top slice has finished
         self._receivers: list = []
         self._sent: dict[int, list[ChannelStats]] = {}  # slice id -> its senders' counters
@@ -229,8 +231,12 @@ class QueryRun:
                     error = ref.exception()
                     if error is not None:  # any failure fails the query
                         self._note_error(cl.unwrap(error))
+                with self._heard:
+                    self._heard.notify_all()
         finally:
-            self._watching = False
+            with self._heard:
+                self._watching = False
+                self._heard.notify_all()
         # Every slice has ended, and the top slice may still wait for rows that no slice
         # sends any more: a cancel or statement_timeout must still end it.
         while not ended.wait(0.2):
@@ -269,10 +275,11 @@ class QueryRun:
 
     def _first_error(self, fallback):
         """The error that started a failure (a segment's), rather than its echo here."""
-        deadline = time.monotonic() + 2.0
-        while ((self._error is None or self._is_echo(self._error)) and self._watching
-               and time.monotonic() < deadline):
-            time.sleep(0.02)
+        if self._watching:  # woken as soon as the watch thread hears (it polled 20 ms)
+            with self._heard:
+                self._heard.wait_for(lambda: not (
+                    (self._error is None or self._is_echo(self._error)) and self._watching),
+                    timeout=2.0)
         error = self._error or fallback
         if self._is_echo(error) and fallback is not None and not self._is_echo(fallback):
             error = fallback

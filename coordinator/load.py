@@ -163,7 +163,10 @@ def insert_plan(session, table: TableDef, source, cols, txn, cancel,
     if isinstance(source, exp.Values):
         node = _values_for(table, cols, source, out_fields, defaults, overriding)
     else:
-        bq = QueryBinder(view).bind(source)
+        # Uncorrelated scalar subqueries and recursive CTEs run first (InitPlans), as a
+        # query's do: bound without the runner they read as typed NULLs and no rows.
+        bq = QueryBinder(view, run_plan=lambda node: query.run_initplan(session, node)) \
+            .bind(source)
         fields = bq.node.fields
         if len(fields) > len(cols):
             raise errors.SyntaxError_("INSERT has more expressions than target columns")

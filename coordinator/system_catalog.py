@@ -286,17 +286,31 @@ class SystemCatalog:
         key = relation.qualified
         if key not in self._rows:
             make = getattr(self, "_" + key.replace(".", "__"), None)
+            names = [c.name for c in relation.columns]
             if make is None:
                 self._rows[key] = st.static_rows(relation)
+            elif key == "pg_catalog.pg_type":  # the built-in types, then the row types
+                self._rows[key] = st.static_rows(relation) + [
+                    tuple(d.get(n) for n in names) for d in make()]
+            elif key in _PER_RELATION:
+                # The system relations' own rows (the bulk: ~1,600 columns) never change:
+                # computed once per process, after the user's relations' rows, as listed.
+                system_key = (key, self.session.database)
+                if system_key not in _SYSTEM_PART:
+                    _SYSTEM_PART[system_key] = [tuple(d.get(n) for n in names)
+                                                for d in make(_system_relation_rows())]
+                self._rows[key] = [tuple(d.get(n) for n in names)
+                                   for d in make(self._relation_rows())] \
+                    + _SYSTEM_PART[system_key]
             else:
-                names = [c.name for c in relation.columns]
                 self._rows[key] = [tuple(d.get(n) for n in names) for d in make()]
         return self._rows[key]
 
     # --- pg_catalog ----------------------------------------------------------------------
     def _relation_rows(self):
         """(oid, name, namespace oid, relkind, columns as (name, SqlType, not null,
-        atttypid, atttypmod), the user's table or view or None) of every relation."""
+        atttypid, atttypmod), the user's table or view or None) of every relation but the
+        system relations (`_system_relation_rows`)."""
         out = []
         for t in sorted(self.tables() + self.views(), key=lambda r: r.name):
             cols = [(c.name, c.type, c.not_null, c.type.oid, c.type.typmod)
@@ -309,20 +323,16 @@ class SystemCatalog:
             out.append((x.oid, x.name, x.table.namespace, "i", cols, None))
         for q in self.sequences():
             out.append((sequence_oid(q), q.name, cn.PUBLIC_OID, "S", _SEQUENCE_COLUMNS, None))
-        for r in st.RELATIONS.values():
-            cols = [(c.name, c.type, c.not_null, tid, mod)
-                    for c, (tid, mod) in zip(r.columns, r.type_oids)]
-            out.append((r.oid, r.name, cn.NAMESPACES[r.schema], r.relkind, cols, None))
         return out
 
     def _pg_catalog__pg_namespace(self):
         for n in self.view.namespaces():
             yield {"oid": n.oid, "nspname": n.name, "nspowner": n.owner}
 
-    def _pg_catalog__pg_class(self):
+    def _pg_catalog__pg_class(self, relations):
         indexed = {x.table.id for x in self.indexes()}
         index_of = {x.oid: x.table for x in self.indexes()}
-        for oid, name, nsp, kind, cols, table in self._relation_rows():
+        for oid, name, nsp, kind, cols, table in relations:
             # an index counts its table's rows (PostgreSQL's as of its last build or ANALYZE)
             rows = table if kind == "r" else index_of.get(oid) if kind == "i" else None
             yield {"oid": oid, "relname": name, "relnamespace": nsp,
@@ -345,12 +355,8 @@ class SystemCatalog:
                    "relminmxid": 0}
 
     def _pg_catalog__pg_type(self):
-        """PostgreSQL's built-in types, then each table's and view's row type (typtype
-        'c', as CREATE TABLE and CREATE VIEW make one; JDBC's getUDTs lists them)."""
-        relation = st.RELATIONS[("pg_catalog", "pg_type")]
-        names = [c.name for c in relation.columns]
-        for row in st.static_rows(relation):
-            yield dict(zip(names, row))
+        """Each table's and view's row type (typtype 'c', as CREATE TABLE and CREATE VIEW
+        make one; JDBC's getUDTs lists them), listed after PostgreSQL's built-in types."""
         for t in self.tables() + self.views():
             yield {"oid": row_type_oid(t), "typname": t.name, "typnamespace": t.namespace,
                    "typowner": cn.BOOTSTRAP_ROLE_OID, "typlen": -1, "typbyval": False,
@@ -363,10 +369,10 @@ class SystemCatalog:
                    "typnotnull": False, "typbasetype": 0, "typtypmod": -1, "typndims": 0,
                    "typcollation": 0}
 
-    def _pg_catalog__pg_attribute(self):
+    def _pg_catalog__pg_attribute(self, relations):
         typ = {int(r[0]): dict(zip(st.system_data.TYPE_COLUMNS, r))
                for r in st.system_data.TYPES}
-        for oid, _name, _nsp, _kind, cols, table in self._relation_rows():
+        for oid, _name, _nsp, _kind, cols, table in relations:
             for i, (name, t, not_null, tid, mod) in enumerate(cols, 1):
                 column = table.columns[i - 1] if table is not None else None
                 row = typ.get(tid, {})
@@ -532,7 +538,8 @@ class SystemCatalog:
                        "valuntil": r.valid_until}
 
     def _pg_catalog__pg_tables(self):
-        for oid, name, nsp, kind, _cols, table in self._relation_rows():
+        for oid, name, nsp, kind, _cols, table in self._relation_rows() + \
+                _system_relation_rows():
             if kind == "r":
                 yield {"schemaname": self._schema_name(nsp), "tablename": name,
                        "tableowner": self._owner_name(),
@@ -627,8 +634,8 @@ class SystemCatalog:
             yield {"catalog_name": self.session.database, "schema_name": n.name,
                    "schema_owner": owners.get(n.owner)}
 
-    def _information_schema__tables(self):
-        for oid, name, nsp, kind, _cols, table in self._relation_rows():
+    def _information_schema__tables(self, relations):
+        for oid, name, nsp, kind, _cols, table in relations:
             if kind in ("S", "i"):
                 continue  # tables and views only
             schema = self._schema_name(nsp)
@@ -664,8 +671,8 @@ class SystemCatalog:
                 "identity_maximum": str(o.maxvalue), "identity_minimum": str(o.minvalue),
                 "identity_cycle": "YES" if o.cycle else "NO"}
 
-    def _information_schema__columns(self):
-        for oid, name, nsp, kind, cols, table in self._relation_rows():
+    def _information_schema__columns(self, relations):
+        for oid, name, nsp, kind, cols, table in relations:
             if kind in ("S", "i"):
                 continue  # PostgreSQL lists the columns of tables and views only
             schema = self._schema_name(nsp)
@@ -736,6 +743,25 @@ class SystemCatalog:
                    "check_option": "NONE", "is_updatable": "NO", "is_insertable_into": "NO",
                    "is_trigger_updatable": "NO", "is_trigger_deletable": "NO",
                    "is_trigger_insertable_into": "NO"}
+
+
+# The relations that list every relation or column, the system relations' own last: their
+# system part, the same for every statement, is kept per (relation, database).
+_PER_RELATION = frozenset({"pg_catalog.pg_class", "pg_catalog.pg_attribute",
+                           "information_schema.tables", "information_schema.columns"})
+_SYSTEM_PART: dict[tuple[str, str], list[tuple]] = {}
+_SYSTEM_RELATIONS: list[tuple] = []
+
+
+def _system_relation_rows() -> list[tuple]:
+    """`SystemCatalog._relation_rows`' rows of the system relations themselves."""
+    if not _SYSTEM_RELATIONS:
+        for r in st.RELATIONS.values():
+            cols = [(c.name, c.type, c.not_null, tid, mod)
+                    for c, (tid, mod) in zip(r.columns, r.type_oids)]
+            _SYSTEM_RELATIONS.append(
+                (r.oid, r.name, cn.NAMESPACES[r.schema], r.relkind, cols, None))
+    return _SYSTEM_RELATIONS
 
 
 def _depend(classid: int, objid: int, refclassid: int, refobjid: int, refobjsubid: int,

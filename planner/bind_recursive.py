@@ -8,6 +8,8 @@ working table, and its rows (for UNION: those not already in the result, once ea
 added to the result and become the next working table. Each step is a distributed query
 of its own (the binder's plan runner, as for InitPlans), reading the working table from a
 Materialized leaf that every process has; the CTE then reads the whole result the same way.
+The recursive term is bound once and its plan reused at every step with the working
+table's leaf replaced (`_bound_once`), unless a plan run while binding it read that leaf.
 Column types are the non-recursive term's; a recursive term whose column would need
 another type is 42804, as in PostgreSQL. A recursion that never ends runs until the
 statement is cancelled or times out, as in PostgreSQL, or until its result passes
@@ -90,6 +92,13 @@ def bind(qb, name: str, body: exp.Expression, col_aliases: list[str]):
     first = _conformed(anchor.node, fields, name)
     total = qb.run_plan(set_operations.distinct(first) if distinct else first)
     work = total
+    reused = _bound_once(qb, term, name, fields, names)
+    if reused is not None:
+        bound, placeholder = reused
+
+        def step(rows: pa.Table) -> pl.Node:  # noqa: F811 (the term bound once, reused)
+            working = pl.Materialized(rows, fields)
+            return pl.transform(bound, lambda n: working if n is placeholder else n)
     limit = SESSION_INFO.get().get("max_recursive_rows") or 0
     while work.num_rows:
         if limit and total.num_rows > limit:
@@ -105,6 +114,33 @@ def bind(qb, name: str, body: exp.Expression, col_aliases: list[str]):
         if work.num_rows:
             total = pa.concat_tables([total, work])
     return pl.Materialized(total.combine_chunks(), fields), names
+
+
+def _bound_once(qb, term: exp.Expression, name: str, fields, names):
+    """(the recursive term's plan, the leaf standing for the working table in it), bound
+    once to be run at every step with that leaf replaced (binding it anew at each step
+    took most of a 1,000-step recursion's time); None when the leaf is not read exactly
+    once in the plan tree or a plan run while binding read it (an InitPlan over the
+    working table, which must run at each step): then each step is bound anew."""
+    placeholder = pl.Materialized(pa.table({f"c{i}": pa.array([], f.type.arrow_type())
+                                            for i, f in enumerate(fields)}), fields)
+    ran: list[pl.Node] = []
+    outer = qb.run_plan
+
+    def recorded(node: pl.Node) -> pa.Table:
+        ran.append(node)
+        return outer(node)
+    sub = qb.child()
+    sub.run_plan = recorded
+    sub.with_relation(name, placeholder, names)
+    bq = sub.bind(term)
+    if len(bq.node.fields) != len(fields):
+        raise errors.SyntaxError_("each UNION query must have the same number of columns")
+    node = _conformed(bq.node, fields, name)
+    if sum(1 for n in pl.walk(node) if n is placeholder) != 1 or any(
+            n is placeholder for r in ran for n in pl.walk(r)):
+        return None
+    return node, placeholder
 
 
 def _in_subquery(ref: exp.Expression, top: exp.Expression) -> bool:

@@ -13,12 +13,9 @@ bit and bit varying are not raympp types).
 
 from __future__ import annotations
 
-import sqlglot
 from sqlglot import exp
 
-from planner import coercion, errors, types
-from planner.bind_array import mark_subscripts
-from planner.sql_dialect import RaymppPostgres
+from planner import coercion, errors, sql_templates, types
 
 NODES = {exp.BitwiseAndAgg: "bit_and", exp.BitwiseOrAgg: "bit_or", exp.BitwiseXorAgg: "bit_xor"}
 _WIDTHS = {types.Kind.INT2: (16, "smallint"), types.Kind.INT4: (32, "integer"),
@@ -40,7 +37,15 @@ def rewrite(tree: exp.Expression, bind) -> exp.Expression:
         shown = coercion.type_name(arg).split("(")[0]  # PostgreSQL's names: no typmods
         raise errors.UndefinedFunction(f"function {name}({shown}) does not exist")
     width, t = _WIDTHS[arg.type.kind]
-    x = f"({inner.sql(dialect='postgres')})"
+    return sql_templates.instantiate(_text(name, distinct, width, t), {_ARG: inner})
+
+
+_ARG = "__bitwise_argument__"
+
+
+def _text(name: str, distinct: bool, width: int, t: str) -> str:
+    """The expression of `name` over the column _ARG (parsed once: planner/sql_templates)."""
+    x = f"({_ARG})"
     bits = []
     for k in range(width):
         c = f"({1 << k if k < width - 1 else -(1 << k)})::{t}"
@@ -54,7 +59,4 @@ def rewrite(tree: exp.Expression, bind) -> exp.Expression:
         else:
             agg = f"count(CASE WHEN {on} THEN 1 END) % 2 = 1"
         bits.append(f"CASE WHEN {agg} THEN {c} ELSE (0)::{t} END")
-    out = sqlglot.parse_one(f"CASE WHEN count({x}) > 0 THEN {' | '.join(bits)} END",
-                            read=RaymppPostgres)
-    mark_subscripts(out)  # the argument's a[i] is 1-based, as statements.py marks it
-    return out
+    return f"CASE WHEN count({x}) > 0 THEN {' | '.join(bits)} END"

@@ -23,13 +23,10 @@ Syy is 0. DISTINCT is 0A000 (it would be over pairs).
 
 from __future__ import annotations
 
-import sqlglot
 from sqlglot import exp
 
-from planner import coercion, errors, types
+from planner import coercion, errors, sql_templates, types
 from planner import expr as ex
-from planner.bind_array import mark_subscripts
-from planner.sql_dialect import RaymppPostgres
 
 NODES = {exp.RegrCount: "regr_count", exp.RegrSxx: "regr_sxx", exp.RegrSyy: "regr_syy",
          exp.RegrSxy: "regr_sxy", exp.RegrAvgx: "regr_avgx", exp.RegrAvgy: "regr_avgy",
@@ -55,16 +52,22 @@ def rewrite(tree: exp.Expression, bind) -> exp.Expression:
                 f"function {name}({_type(y)}, {_type(x)}) does not exist",
                 hint="No function matches the given name and argument types. You might "
                      "need to add explicit type casts.")
-    ys, xs = (f"({e.sql(dialect='postgres')})" for e in (y_tree, x_tree))
+    ys, xs = f"({_Y})", f"({_X})"  # the arguments' trees put in (planner/sql_templates)
     both = f"{ys} IS NOT NULL AND {xs} IS NOT NULL"
+    args = {_Y: y_tree, _X: x_tree}
     if name == "regr_count":
-        return _parse(f"count(CASE WHEN {both} THEN 1 END)")
+        return sql_templates.instantiate(f"count(CASE WHEN {both} THEN 1 END)", args)
     if y.type.kind in _EXACT and x.type.kind in _EXACT:
-        return _parse(_exact(name, f"CASE WHEN {both} THEN {xs}::numeric END",
-                             f"CASE WHEN {both} THEN {ys}::numeric END"))
+        return sql_templates.instantiate(
+            _exact(name, f"CASE WHEN {both} THEN {xs}::numeric END",
+                   f"CASE WHEN {both} THEN {ys}::numeric END"), args)
     return exp.Anonymous(this=ex.Func.REGR.value, expressions=[
-        _parse(f"array_agg({xs}::float8)"), _parse(f"array_agg({ys}::float8)"),
+        sql_templates.instantiate(f"array_agg({xs}::float8)", args),
+        sql_templates.instantiate(f"array_agg({ys}::float8)", args),
         exp.Literal.string(name)])
+
+
+_Y, _X = "__regression_y__", "__regression_x__"
 
 
 def _exact(name: str, x: str, y: str) -> str:
@@ -97,12 +100,6 @@ def _exact(name: str, x: str, y: str) -> str:
     elif name in ("regr_r2", "regr_slope", "regr_intercept"):
         some += f" AND NOT {flat_x}"
     return f"CASE WHEN {some} THEN {value} END"
-
-
-def _parse(sql: str) -> exp.Expression:
-    out = sqlglot.parse_one(sql, read=RaymppPostgres)
-    mark_subscripts(out)  # the arguments' a[i] are 1-based, as statements.py marks them
-    return out
 
 
 def _type(e) -> str:

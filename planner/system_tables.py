@@ -130,9 +130,25 @@ def bind(relation: SystemRelation) -> pl.Values:
     rows = ctx.rows(relation) if ctx is not None else static_rows(relation)
     fields = tuple(pl.Field(c.name, c.type) for c in relation.columns)
     col_types = [c.type for c in relation.columns]
-    lits = tuple(tuple(ex.Literal(_array_value(v, t) if t.is_array else v, t)
-                       for v, t in zip(row, col_types)) for row in rows)
-    return pl.Values(lits, fields, system=relation.qualified)
+    # The providers hand out the same row objects for what never changes (the built-ins,
+    # the system relations' own rows): their literals are made once, found by identity
+    # among those of the relation's last binding (what was not in it is forgotten).
+    memo = _LITERALS.get(relation.qualified, {})
+    kept: dict[int, tuple] = {}
+    lits = []
+    for row in rows:
+        known = memo.get(id(row))
+        if known is None or known[0] is not row:
+            known = (row, tuple(ex.Literal(_array_value(v, t) if t.is_array else v, t)
+                                for v, t in zip(row, col_types)))
+        kept[id(row)] = known  # holds `row`, so its id is not reused while kept
+        lits.append(known[1])
+    _LITERALS[relation.qualified] = kept
+    return pl.Values(tuple(lits), fields, system=relation.qualified)
+
+
+# relation -> {id(row): (row, its literals)} of the rows its last binding read
+_LITERALS: dict[str, dict[int, tuple]] = {}
 
 
 def _array_value(v, t: SqlType):

@@ -1,4 +1,5 @@
-"""Projection pushdown: a Scan reads only the columns something above it uses.
+"""Projection pushdown: a Scan reads only the columns something above it uses (a system
+relation's Values leaf, too).
 
 Walks down with the set of output positions the parent needs; Project and Aggregate
 compute their own outputs, so below them only the columns their expressions use are
@@ -34,6 +35,13 @@ def _prune(node: pl.Node, needed: set[int]) -> tuple[pl.Node, dict[int, int]]:
         filt = ex.map_columns(node.filter, mapping) if node.filter is not None else None
         return replace(node, columns=tuple(node.columns[i] for i in keep),
                        fields=tuple(node.fields[i] for i in keep), filter=filt), mapping
+    if isinstance(node, pl.Values) and node.system and node.rows:
+        # A system relation's cells are literals (nothing to evaluate for its effects):
+        # only the columns used are turned into Arrow (information_schema.columns has 44).
+        keep = sorted(needed) or [0]
+        return replace(node, rows=tuple(tuple(row[i] for i in keep) for row in node.rows),
+                       fields=tuple(node.fields[i] for i in keep)), \
+            {old: new for new, old in enumerate(keep)}
     if isinstance(node, pl.Filter):
         child, mapping = _prune(node.child, needed | ex.columns_used(node.predicate))
         return replace(node, child=child, predicate=ex.map_columns(node.predicate, mapping),

@@ -52,7 +52,7 @@ def _literal_column(exprs: list[ex.Expr], t: SqlType) -> pa.Array | None:
 
 
 def _same_kind(e: ex.Literal, t: SqlType) -> bool:
-    return e.value is None or e.type == t or (e.type.is_integer and t.is_integer) \
+    return e.value is None or e.type is t or e.type == t or (e.type.is_integer and t.is_integer) \
         or (e.type.is_string and t.is_string)
 
 
