@@ -471,8 +471,10 @@ def _rule_datetime(func: Func, args) -> ex.Expr:
             raise errors.FeatureNotSupported("date_part needs a constant field name")
         raise no_function(func.value, args)
     name = field_name(f.value)
-    if is_unknown(x):
-        x = coerce(x, types.TIMESTAMP)
+    if is_unknown(x):  # a timestamp, a timestamptz, an interval, ...: PostgreSQL won't pick
+        which = "pg_catalog.extract" if func is Func.EXTRACT else func.value
+        first = "unknown" if func is Func.EXTRACT else type_name(f)
+        raise errors.QueryError(f"function {which}({first}, unknown) is not unique", "42725")
     k = x.type.kind
     if k not in TEMPORAL + (Kind.INTERVAL, Kind.TIME, Kind.TIMETZ):
         raise no_function(func.value, args)
