@@ -55,12 +55,41 @@ class RaymppPostgres(Postgres):
         # string (sqlglot ends it at the escaped quote).
         BYTE_STRING_ESCAPES = ["'", "\\"]
 
+        def tokenize(self, sql: str) -> list:
+            """sqlglot's tokens, except that a keyword after @ stays a keyword: sqlglot
+            reads @name as a parameter, where PostgreSQL's @ is absolute value (@ NULL)."""
+            tokens = super().tokenize(sql)
+            for prev, tok in zip(tokens, tokens[1:]):
+                if prev.token_type is TokenType.PARAMETER and prev.text == "@" \
+                        and tok.token_type is TokenType.VAR \
+                        and tok.text.upper() in self.KEYWORDS:
+                    tok.token_type = self.KEYWORDS[tok.text.upper()]
+            return tokens
+
     class Parser(Postgres.Parser):
         FUNCTIONS = {**Postgres.Parser.FUNCTIONS,
                      **{name.upper(): _call(name) for name in _AS_WRITTEN},
                      "GENERATE_SERIES": _generate_series}
         FUNCTION_PARSERS = {k: v for k, v in Postgres.Parser.FUNCTION_PARSERS.items()
                             if k != "DATE_PART"}
+        # ~, |/, ||/ and @ (absolute value; PostgreSQL has no @name parameters) are
+        # generic prefix operators, which bind looser than + - * / ^: |/ 16 + 9 is the
+        # root of 25 (sqlglot bound them as tightly as unary minus: 13).
+        UNARY_PARSERS = {
+            **Postgres.Parser.UNARY_PARSERS,
+            TokenType.TILDE: lambda self: self.expression(exp.BitwiseNot(this=self._parse_term())),
+            TokenType.RLIKE: lambda self: self.expression(exp.BitwiseNot(this=self._parse_term())),
+            TokenType.PIPE_SLASH: lambda self: self.expression(exp.Sqrt(this=self._parse_term())),
+            TokenType.DPIPE_SLASH: lambda self: self.expression(exp.Cbrt(this=self._parse_term())),
+            TokenType.PARAMETER: lambda self: self._parse_absolute(),
+        }
+
+        def _parse_absolute(self):
+            """@ x; a PARAMETER token is also the $ of $1, which stays a parameter."""
+            if self._prev.text != "@":
+                self._retreat(self._index - 1)
+                return self._parse_type()
+            return self.expression(exp.Abs(this=self._parse_term()))
 
         def _parse_interval(self, require_interval: bool = True,
                             parse_function_unit: bool = True):

@@ -187,11 +187,15 @@ def _rule_bool(func: Func, args) -> ex.Expr:
 
 
 def _rule_sign(func: Func, args) -> ex.Expr:
-    """NEG and ABS keep their argument's type."""
+    """NEG and ABS keep their argument's type. An untyped literal (or NULL) is float8,
+    numeric's preferred type, for abs and @; prefix minus has as many candidates as
+    numeric types and intervals, and PostgreSQL picks none."""
     _arity(func, args, 1)
     a = args[0]
-    if is_unknown(a) and a.value is not None:
-        a = bind_cast(a, types.numeric(None, 0))
+    if is_unknown(a):
+        if func is Func.NEG:
+            raise errors.QueryError("operator is not unique: - unknown", "42725")
+        a = adopt(a, types.FLOAT8) if a.value is None else bind_cast(a, types.FLOAT8)
     if a.type.is_number or (func is Func.NEG and a.type.kind is Kind.INTERVAL):
         return Call(func, (a,), a.type)
     raise no_operator(func, args) if func is Func.NEG else no_function(func.value, args)
