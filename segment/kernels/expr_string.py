@@ -110,7 +110,9 @@ def _char_positions(offsets, data, byte_pos):  # pragma: no cover - compiled
 
 
 def _string_buffers(s: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    offsets = np.frombuffer(s.buffers()[1], np.int32, count=s.offset + len(s) + 1)[s.offset:]
+    """A string array's offsets (int64 for large_string) and data bytes."""
+    width = np.int64 if pa.types.is_large_string(s.type) else np.int32
+    offsets = np.frombuffer(s.buffers()[1], width, count=s.offset + len(s) + 1)[s.offset:]
     data = s.buffers()[2]
     return offsets, (np.frombuffer(data, np.uint8) if data is not None and data.size
                      else np.zeros(1, np.uint8))
@@ -242,12 +244,9 @@ def char_length(s: xa.Datum) -> xa.Datum:
     of counting characters (1M ClickBench URLs: 5.6 against 25 ms)."""
     if isinstance(s, pa.Array) and len(s) and (pa.types.is_string(s.type)
                                                or pa.types.is_large_string(s.type)):
-        wide = pa.types.is_large_string(s.type)
-        offsets = np.frombuffer(s.buffers()[1], np.int64 if wide else np.int32,
-                                count=s.offset + len(s) + 1)[s.offset:]
+        offsets, data = _string_buffers(s)
         lo, hi = int(offsets[0]), int(offsets[-1])
-        data = s.buffers()[2]
-        if hi == lo or np.frombuffer(data, np.uint8, count=hi - lo, offset=lo).max() < 0x80:
+        if hi == lo or data[lo:hi].max() < 0x80:
             return pc.binary_length(s)
     return pc.utf8_length(s)
 

@@ -276,7 +276,8 @@ class HashAggOp:
                 raise
             # the rows set aside were not added either
             rest = batch.filter(pa.array(gid >= 0)) if h.rest is None else h.rest
-            raise agg_table.Handover(_concat(rest, batch.filter(pa.array(gid < 0))))
+            left = batch.filter(pa.array(gid < 0))
+            raise agg_table.Handover(base.concat_batches([rest, left], rest.schema))
 
     def _accumulate_rows(self, ctx: base.ExecContext, table: agg_table.GroupTable,
                          batch: pa.RecordBatch, keys: list[pa.Array], gid: np.ndarray,
@@ -917,9 +918,8 @@ class _TableSpill:
     def add(self, batch: pa.RecordBatch, keys: list[pa.Array]) -> None:
         if any(pa.types.is_dictionary(t) for t in batch.schema.types):
             # an IPC file holds one dictionary per column: write the values
-            batch = pa.RecordBatch.from_arrays(
-                [c.dictionary_decode() if pa.types.is_dictionary(c.type) else c
-                 for c in batch.columns], schema=_decoded_schema(batch.schema))
+            batch = pa.RecordBatch.from_arrays(_decoded(batch.columns),
+                                               names=batch.schema.names)
         for p, rows in sp.split(batch, sp.partition_ids(keys, self.level)):
             self.parts[p].write(rows)
 
@@ -933,19 +933,10 @@ class _TableSpill:
             part.close()
 
 
-def _decoded_schema(schema: pa.Schema) -> pa.Schema:
-    return pa.schema([f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f
-                      for f in schema], metadata=schema.metadata)
-
-
 def _read(ctx: base.ExecContext, part: sp.Partition) -> Iterator[pa.RecordBatch]:
     for batch, _ in part.batches():
         ctx.check_cancel()
         yield batch
-
-
-def _concat(a: pa.RecordBatch, b: pa.RecordBatch) -> pa.RecordBatch:
-    return pa.Table.from_batches([a, b]).combine_chunks().to_batches()[0]
 
 
 class _OneKey:

@@ -265,6 +265,22 @@ def test_kill_during_insert_select(own_server, base):
     check_cluster_answers(own_server, base)
 
 
+def test_kill_during_insert_select_with_an_initplan(own_server, base):
+    """INSERT ... SELECT whose SELECT list holds an uncorrelated scalar subquery (run once,
+    before the insert, as an InitPlan), back to back with a segment killed under one: the
+    table holds exactly the acknowledged statements' rows, each with the subquery's value
+    (it once inserted NULL)."""
+    with own_server.connect() as c:
+        c.execute("CREATE TABLE f_init (k bigint, top bigint) DISTRIBUTED BY (k)")
+    sql = "INSERT INTO f_init SELECT k, (SELECT max(k) FROM f_base) FROM f_base"
+    done, _, _ = _statements_under_a_kill(own_server, 1, 1.5, lambda c: c.execute(sql))
+    assert count(own_server, "f_init") == done * base
+    with own_server.connect() as c:
+        assert c.execute("SELECT count(*) FROM f_init WHERE top IS DISTINCT FROM "
+                         "(SELECT max(k) FROM f_base)").fetchone()[0] == 0
+    check_cluster_answers(own_server, base)
+
+
 @pytest.mark.heavy
 def test_kill_during_insert_returning(own_server, base):
     """INSERT ... SELECT ... RETURNING (every row through the coordinator), back to back,
