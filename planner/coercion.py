@@ -139,7 +139,7 @@ def _unconstrained(src: SqlType) -> SqlType:
         return types.numeric(_INT_DIGITS[src.kind], 0)
     if src.kind in (Kind.INT8, Kind.UNKNOWN):
         return types.numeric(None, 0)
-    return types.numeric(None, types.NUMERIC_DEFAULT_SCALE)
+    return types.UNCONSTRAINED  # text, floats, json: each value at its own scale
 
 
 def coerce(e: ex.Expr, t: SqlType) -> ex.Expr:
@@ -246,6 +246,8 @@ def common_type(a: SqlType, b: SqlType, what: str) -> SqlType:
         if a.is_integer and b.is_integer:
             return a if _INT_RANK[a.kind] >= _INT_RANK[b.kind] else b
         scale = max(a.scale or 0, b.scale or 0)
+        if a.is_dynamic or b.is_dynamic:
+            return types.dynamic_numeric(scale)
         ia, ib = int_digits(a), int_digits(b)
         return numeric_type(None if ia is None or ib is None else max(ia, ib), scale)
     if a.is_string and b.is_string:
@@ -268,7 +270,15 @@ def unify(exprs: list[ex.Expr], what: str) -> tuple[list[ex.Expr], SqlType]:
         t = types.varchar()
     if t.is_numeric and not any(e.type.is_float for e in out):
         t = _common_numeric(out, t)
+        if not t.is_dynamic and len({_scale(e.type) for e in out if not is_unknown(e)}) > 1:
+            # CASE, COALESCE, UNION, VALUES of numerics of different scales: in PostgreSQL
+            # each value keeps its own (COALESCE(1.50, 2) is 1.50, of NULL 2)
+            t = types.dynamic_numeric(t.scale)
     return [coerce(e, t) for e in out], t
+
+
+def _scale(t: SqlType) -> int | None:
+    return t.scale if t.is_numeric else (0 if t.is_integer else None)
 
 
 def _common_numeric(exprs, t: SqlType) -> SqlType:

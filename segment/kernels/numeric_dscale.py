@@ -1,0 +1,241 @@
+"""Per-value display scales (PostgreSQL's dscale) of unconstrained numerics in batches.
+
+An unconstrained numeric is an Arrow struct (planner/types.py `dynamic_numeric_arrow`):
+`value`, decimal128(38, S) at the type's storage scale S, and `dscale`, int8, the value's
+own scale (<= S). Comparisons, hashing, grouping, joins and sorting read `value` only, so
+1.5 and 1.50 are equal; output and arithmetic read `dscale` too. Work that depends on a
+row's scale runs once per distinct scale over the whole batch (a batch holds few of them),
+never row by row.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from planner import errors, types
+from planner.expr import Func
+from planner.values import scale_of
+from segment.kernels import expr_arrays as xa
+
+_POW10 = [10**k for k in range(39)]
+_POW_HI = np.array([p >> 64 for p in _POW10], dtype=np.uint64)
+_POW_LO = np.array([p & ((1 << 64) - 1) for p in _POW10], dtype=np.uint64)
+
+
+def is_dynamic(arr) -> bool:
+    return types.is_dynamic_arrow(arr.type)
+
+
+def parts(arr: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """(value, dscale) of a dynamic numeric array: the decimal values (NULL where arr is)
+    and the scales as int64 (0 where arr is NULL)."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    value, dscale = arr.flatten()
+    return value, pc.fill_null(dscale, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def value_of(arr):
+    """The values of a dynamic numeric array (or scalar) as decimal128 (what keys
+    compare)."""
+    if isinstance(arr, pa.Scalar):
+        v = arr.as_py()
+        return pa.scalar(None if v is None else v[types.NUMERIC_VALUE_FIELD],
+                         arr.type.field(0).type)
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    return arr.flatten()[0]
+
+
+def build(value: pa.Array, dscale, storage_scale: int) -> pa.Array:
+    """The dynamic numeric array of decimal values at storage_scale and their scales (an
+    int or an array); NULL where value is."""
+    n = len(value)
+    if pa.types.is_null(value.type):
+        value = pa.nulls(n, pa.decimal128(38, storage_scale))
+    ds = np.broadcast_to(np.asarray(dscale, dtype=np.int64), (n,))
+    valid = xa.valid_mask(value)
+    live = ds if valid is None else ds[valid]
+    if len(live) and live.max() > storage_scale:
+        raise too_many_digits(int(live.max()), storage_scale)
+    scale_arr = xa.from_numpy(ds.astype(np.int8), pa.int8(), valid)
+    return pa.StructArray.from_arrays(
+        [value, scale_arr], names=[types.NUMERIC_VALUE_FIELD, types.NUMERIC_SCALE_FIELD],
+        mask=None if valid is None else pa.array(~valid))
+
+
+def too_many_digits(scale: int, storage_scale: int) -> errors.QueryError:
+    return errors.NumericOutOfRange(
+        "value overflows numeric format",
+        detail=f"a value with {scale} fractional digits: raympp's unconstrained numerics "
+               f"hold at most {storage_scale} here")
+
+
+def scalar(value: Decimal | None, storage_scale: int) -> pa.Scalar:
+    """One dynamic numeric value as an Arrow scalar."""
+    t = types.dynamic_numeric_arrow(storage_scale)
+    if value is None:
+        return pa.scalar(None, t)
+    ds = scale_of(value)
+    if ds > storage_scale:
+        raise too_many_digits(ds, storage_scale)
+    return pa.scalar({types.NUMERIC_VALUE_FIELD: value, types.NUMERIC_SCALE_FIELD: ds}, t)
+
+
+def from_decimals(values: list, storage_scale: int) -> pa.Array:
+    """Python Decimals (None for NULL) as a dynamic numeric array, each at its own scale."""
+    value = pa.array(values, pa.decimal128(38, storage_scale))
+    return build(value, np.array([0 if v is None else scale_of(v) for v in values],
+                                 dtype=np.int64), storage_scale)
+
+
+def per_scale_text(arr: pa.Array, fmt) -> pa.Array:
+    """Dynamic numerics printed with their own scales (PostgreSQL's numeric_out):
+    `fmt(decimals, scale)` prints decimal values at one scale; each distinct scale of the
+    batch is one exact rescale and one fmt call over the whole batch."""
+    from segment.kernels import expr_numeric as xn
+    value, dscale = parts(arr)
+    n = len(value)
+    num = xn.to_num(value, types.numeric(None, value.type.scale))
+    out = None
+    for d in np.unique(dscale):
+        d = int(d)
+        fixed = types.numeric(None, d)
+        text = fmt(xn.to_array(xn.rescale(num, d), fixed, n, check=False), d)
+        out = text if out is None else pc.if_else(pa.array(dscale == d), text, out)
+    return out if out is not None else pa.nulls(n, pa.string())
+
+
+def digits128(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The number of decimal digits of |x| for 128-bit integers x in two's complement
+    words (0 for 0)."""
+    neg = hi < 0
+    ulo, uhi = lo.view(np.uint64), hi.view(np.uint64)
+    nlo = ~ulo + np.uint64(1)
+    nhi = ~uhi + (nlo == 0).astype(np.uint64)
+    alo, ahi = np.where(neg, nlo, ulo), np.where(neg, nhi, uhi)
+    count = np.zeros(len(lo), dtype=np.int64)
+    for k in range(39):
+        count += (ahi > _POW_HI[k]) | ((ahi == _POW_HI[k]) & (alo >= _POW_LO[k]))
+    return count
+
+
+def _weight_first(x, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the base-10000 weight and first base-10000 digit of x's values, as
+    PostgreSQL's NumericVar holds them (0, 0 for zero)."""
+    from segment.kernels import expr_numeric as xn
+    if x.wide is not None:  # beyond 128 bits: only constants and overflowed results
+        w, _ = xn.wide_values(x, n)
+        digits = np.array([len(str(abs(int(v)))) if v else 0 for v in w], dtype=np.int64)
+    else:
+        lo, hi, _ = xn.words(x)
+        lo, hi = (np.ascontiguousarray(np.broadcast_to(v, (n,))) for v in (lo, hi))
+        digits = digits128(lo, hi)
+    exponent = digits - 1 - x.scale  # of the leading decimal digit
+    weight = np.where(digits > 0, exponent // 4, 0)
+    lead = exponent - 4 * weight + 1  # decimal digits in the first base-10000 digit
+    shift = np.where(digits > 0, digits - lead, 0)  # < 0: 0.001's first digit is 0010
+    widen = 10 ** np.maximum(-shift, 0)
+    shift = np.maximum(shift, 0)
+    q = x
+    while shift.max(initial=0) > 0:
+        step = np.minimum(shift, 18)
+        q = xn.divide_ints(q, xn.Num(pa.array(10**step, pa.int64())), xn.MODE_TRUNC, 0)
+        shift = shift - step
+    first, _ = xn.wide_values(q, n) if q.wide is not None else (None, None)
+    if first is None:
+        lo, _, _ = xn.words(q)
+        first = np.abs(np.broadcast_to(lo, (n,)))
+    first = np.where(digits > 0, np.asarray(first, dtype=np.int64) * widen, 0)
+    return weight, first
+
+
+def division_scales(a, b, n: int) -> np.ndarray:
+    """PostgreSQL's select_div_scale for every row of a / b: at least 16 significant
+    digits, from the weights and first base-10000 digits of the operands, and no fewer
+    than either operand's display scale."""
+    from segment.kernels import expr_numeric as xn
+    w1, f1 = _weight_first(a, n)
+    w2, f2 = _weight_first(b, n)
+    qweight = w1 - w2 - (f1 <= f2)
+    r = 16 - 4 * qweight
+    for ds in (xn.display_scale(a), xn.display_scale(b)):
+        r = np.maximum(r, np.broadcast_to(np.asarray(ds, dtype=np.int64), (n,)))
+    return np.clip(r, 0, 1000)
+
+
+# --- the internal functions of planner/numeric_aggregates.py -------------------------------
+_SIGN = np.uint64(1 << 63)
+_KEY = 17  # 16 bytes that order as the value, then its display scale
+
+
+def _words(value: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) int64 words of a decimal128 array (null slots hold anything)."""
+    raw = xa.np_view(value, np.int64)
+    return raw[0::2], raw[1::2]
+
+
+def keyed(arr: pa.Array) -> pa.Array:
+    """Bytes per value that compare (bytewise) as the values and end with the display
+    scale: min/max of these are the min/max value, recoverable with `unkeyed`."""
+    value, dscale = parts(arr)
+    lo, hi = _words(value)
+    n = len(value)
+    raw = np.empty((n, _KEY), dtype=np.uint8)
+    pair = np.stack([hi.view(np.uint64) ^ _SIGN, lo.view(np.uint64)], axis=1)
+    raw[:, :16] = pair.astype(">u8").view(np.uint8).reshape(n, 16)
+    raw[:, 16] = dscale.astype(np.uint8)
+    fixed = pa.FixedSizeBinaryArray.from_buffers(pa.binary(_KEY), n,
+                                                 [None, pa.py_buffer(raw.tobytes())])
+    out = fixed.cast(pa.binary())
+    if value.null_count:
+        out = pc.if_else(value.is_valid(), out, pa.scalar(None, pa.binary()))
+    return out
+
+
+def unkeyed(data: pa.Array, storage_scale: int) -> pa.Array:
+    """The unconstrained numerics whose `keyed` bytes these are (NULL stays NULL)."""
+    n = len(data)
+    filled = data.fill_null(b"\0" * _KEY) if data.null_count else data
+    filled = filled.cast(pa.binary(_KEY))
+    raw = np.frombuffer(filled.buffers()[1], dtype=np.uint8,
+                        count=_KEY * (filled.offset + n))[_KEY * filled.offset:].reshape(n, _KEY)
+    pair = np.ascontiguousarray(raw[:, :16]).view(">u8").reshape(n, 2).astype(np.uint64)
+    words = np.empty((n, 2), dtype=np.uint64)
+    words[:, 0], words[:, 1] = pair[:, 1], pair[:, 0] ^ _SIGN
+    valid = xa.valid_mask(data)
+    value = xa.from_numpy(words.view(np.int64).reshape(-1), pa.decimal128(38, storage_scale),
+                          valid, n)
+    return build(value, raw[:, 16].astype(np.int64), storage_scale)
+
+
+def _value(e, args, n):
+    return value_of(xa.as_array(args[0], n))
+
+
+def _dscale(e, args, n):
+    arr = xa.as_array(args[0], n)
+    return pc.cast(arr.flatten()[1], pa.int32())
+
+
+def _with_scale(e, args, n):
+    from segment.kernels import expr_numeric as xn
+    value = xa.as_array(args[0], n)
+    num = xn.to_num(value, e.args[0].type)
+    fixed = types.numeric(None, e.type.scale)
+    dec = xn.to_array(num, fixed, n, check=False)
+    dscale = pc.fill_null(xa.as_array(args[1], n), 0).to_numpy(zero_copy_only=False)
+    return build(dec, dscale.astype(np.int64), e.type.scale)
+
+
+CALLS = {
+    Func.NUMERIC_VALUE: _value,
+    Func.NUMERIC_DSCALE: _dscale,
+    Func.NUMERIC_WITH_SCALE: _with_scale,
+    Func.NUMERIC_KEYED: lambda e, args, n: keyed(xa.as_array(args[0], n)),
+    Func.NUMERIC_UNKEYED: lambda e, args, n: unkeyed(xa.as_array(args[0], n), e.type.scale),
+}
