@@ -139,7 +139,9 @@ def _unconstrained(src: SqlType) -> SqlType:
         return types.numeric(_INT_DIGITS[src.kind], 0)
     if src.kind in (Kind.INT8, Kind.UNKNOWN):
         return types.numeric(None, 0)
-    return types.UNCONSTRAINED  # text, floats, json: each value at its own scale
+    if src.is_float:
+        return types.dynamic_numeric(types.FLOAT_NUMERIC_SCALE)
+    return types.UNCONSTRAINED  # text, json: each value at its own scale
 
 
 def coerce(e: ex.Expr, t: SqlType) -> ex.Expr:
@@ -270,7 +272,8 @@ def unify(exprs: list[ex.Expr], what: str) -> tuple[list[ex.Expr], SqlType]:
         t = types.varchar()
     if t.is_numeric and not any(e.type.is_float for e in out):
         t = _common_numeric(out, t)
-        if not t.is_dynamic and len({_scale(e.type) for e in out if not is_unknown(e)}) > 1:
+        if not t.is_dynamic and len({_scale(e.type) for e in out if not (
+                isinstance(e, Literal) and e.value is None)}) > 1:
             # CASE, COALESCE, UNION, VALUES of numerics of different scales: in PostgreSQL
             # each value keeps its own (COALESCE(1.50, 2) is 1.50, of NULL 2)
             t = types.dynamic_numeric(t.scale)

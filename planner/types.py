@@ -139,10 +139,12 @@ PRECISION_KINDS = (Kind.TIME, Kind.TIMETZ, Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kin
 MAX_SCALED_PRECISION = 18  # numeric(p, s) with p <= 18 fits a scaled int64
 # Unconstrained numerics keep each value's display scale (PostgreSQL's dscale): an Arrow
 # struct of the value at a fixed storage scale S (decimal128(38, S)) and the value's own
-# scale (int8, <= S). S is NUMERIC_DEFAULT_SCALE for columns, text and float8 casts; an
+# scale (int8, <= S). S is NUMERIC_DEFAULT_SCALE for columns and text casts; an
 # expression's S bounds the scales its values can have (planner/typing_rules.py).
 NUMERIC_DEFAULT_SCALE = 16
 DIVISION_SCALE = 24  # S of quotients and averages: select_div_scale gives 16 to 24+ digits
+# S of float -> numeric: 15 significant digits of values from 1e-10 to 1e14 fit
+FLOAT_NUMERIC_SCALE = 24
 NUMERIC_VALUE_FIELD = "value"
 NUMERIC_SCALE_FIELD = "dscale"
 

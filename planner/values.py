@@ -80,6 +80,13 @@ def scale_of(d: Decimal) -> int:
     return max(0, -d.as_tuple().exponent)
 
 
+def from_value_and_scale(v: dict) -> Decimal:
+    """The Decimal of an unconstrained numeric read from a batch ({value, dscale}), at its
+    display scale."""
+    return DEC.quantize(v[types.NUMERIC_VALUE_FIELD],
+                        Decimal(1).scaleb(-v[types.NUMERIC_SCALE_FIELD]))
+
+
 def fit_dynamic(d: Decimal, t: SqlType) -> Decimal:
     """d as a value of an unconstrained numeric: its own display scale, which (like its
     integer digits) must fit the storage scale (22003)."""
