@@ -80,10 +80,7 @@ def _rule_constructor(func: Func, args) -> ex.Expr:
     if any(a.type.is_dynamic for a in args):
         raise errors.FeatureNotSupported("arrays of unconstrained numerics (each value keeps "
                                          "its own scale)")
-    out, t = unify(list(args), "ARRAY")
-    if t.is_dynamic:  # numeric[] holds one scale (ARCHITECTURE.md "Types")
-        t = types.numeric(None, t.scale)
-        out = [coerce(e, t) for e in out]
+    out, t = unify(list(args), "ARRAY", keep_scales=False)  # numeric[] holds one scale
     if t.is_array:
         raise errors.FeatureNotSupported("multidimensional arrays")
     if t.kind in types.ARRAY_KINDS or t.kind not in types.ELEMENT_KINDS:

@@ -259,8 +259,11 @@ def common_type(a: SqlType, b: SqlType, what: str) -> SqlType:
     raise errors.DatatypeMismatch(f"{what} types {a} and {b} cannot be matched")
 
 
-def unify(exprs: list[ex.Expr], what: str) -> tuple[list[ex.Expr], SqlType]:
-    """Coerce expressions to their common type (CASE, COALESCE, GREATEST, IN, UNION)."""
+def unify(exprs: list[ex.Expr], what: str, keep_scales: bool = True
+          ) -> tuple[list[ex.Expr], SqlType]:
+    """Coerce expressions to their common type (CASE, COALESCE, GREATEST, IN, UNION).
+    Numerics of different scales keep each value's own (an unconstrained numeric) unless
+    keep_scales is off (ARRAY[...]: numeric[] holds one scale)."""
     known = [e.type for e in exprs if not is_unknown(e)]
     t = known[0] if known else types.TEXT
     for u in known[1:]:
@@ -272,7 +275,7 @@ def unify(exprs: list[ex.Expr], what: str) -> tuple[list[ex.Expr], SqlType]:
         t = types.varchar()
     if t.is_numeric and not any(e.type.is_float for e in out):
         t = _common_numeric(out, t)
-        if not t.is_dynamic and len({_scale(e.type) for e in out if not (
+        if keep_scales and not t.is_dynamic and len({_scale(e.type) for e in out if not (
                 isinstance(e, Literal) and e.value is None)}) > 1:
             # CASE, COALESCE, UNION, VALUES of numerics of different scales: in PostgreSQL
             # each value keeps its own (COALESCE(1.50, 2) is 1.50, of NULL 2)

@@ -349,6 +349,8 @@ def div_scale(a: Decimal, b: Decimal, sa: int, sb: int) -> int:
     """PostgreSQL's select_div_scale for two known operands (at least 16 significant
     digits, from the weights and first base-10000 digits of the operands)."""
     def weight_first(x: Decimal) -> tuple[int, int]:
+        if not x:  # no digits: weight 0, first digit 0
+            return 0, 0
         w = abs(x).adjusted() // 4
         return w, int(DEC.scaleb(abs(x), -4 * w))
     w1, f1 = weight_first(a)

@@ -10,8 +10,6 @@ never row by row.
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -75,22 +73,12 @@ def too_many_digits(scale: int, storage_scale: int) -> errors.QueryError:
                f"hold at most {storage_scale} here")
 
 
-def scalar(value: Decimal | None, storage_scale: int) -> pa.Scalar:
-    """One dynamic numeric value as an Arrow scalar."""
-    t = types.dynamic_numeric_arrow(storage_scale)
-    if value is None:
-        return pa.scalar(None, t)
-    ds = scale_of(value)
-    if ds > storage_scale:
-        raise too_many_digits(ds, storage_scale)
-    return pa.scalar({types.NUMERIC_VALUE_FIELD: value, types.NUMERIC_SCALE_FIELD: ds}, t)
-
-
 def from_decimals(values: list, storage_scale: int) -> pa.Array:
     """Python Decimals (None for NULL) as a dynamic numeric array, each at its own scale."""
-    value = pa.array(values, pa.decimal128(38, storage_scale))
-    return build(value, np.array([0 if v is None else scale_of(v) for v in values],
-                                 dtype=np.int64), storage_scale)
+    scales = np.array([0 if v is None else scale_of(v) for v in values], dtype=np.int64)
+    if len(scales) and scales.max() > storage_scale:
+        raise too_many_digits(int(scales.max()), storage_scale)
+    return build(pa.array(values, pa.decimal128(38, storage_scale)), scales, storage_scale)
 
 
 def per_scale_text(arr: pa.Array, fmt) -> pa.Array:
