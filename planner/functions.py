@@ -77,6 +77,9 @@ def bind_call(func: Func, args: list[ex.Expr]) -> ex.Expr:
     rule = RULES.get(func)
     if rule is None:
         raise errors.FeatureNotSupported(f"function {func.value} is not supported")
+    if func in _VALUE_ONLY:  # the display scale does not matter: the value at scale S
+        args = [Call(Func.NUMERIC_VALUE, (a,), types.numeric(None, a.type.scale))
+                if a.type.is_dynamic else a for a in args]
     e = rule(func, list(args))
     if isinstance(e, Call) and e.func not in _DSCALE_AWARE and any(
             a.type.is_dynamic for a in e.args):
@@ -98,6 +101,8 @@ _DSCALE_AWARE = frozenset({
     Func.LT, Func.LE, Func.GT, Func.GE, Func.ROUND, Func.TRUNC, Func.FLOOR, Func.CEIL,
     Func.GREATEST, Func.LEAST, Func.NULLIF, Func.COALESCE, Func.NUMERIC_VALUE,
     Func.NUMERIC_DSCALE, Func.NUMERIC_KEYED})
+# Functions of a numeric's value alone (to_char rounds to its template's digits first).
+_VALUE_ONLY = frozenset({Func.TO_CHAR, Func.WIDTH_BUCKET})
 
 
 def _all_literal(args) -> bool:
