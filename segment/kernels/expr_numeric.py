@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 from planner import errors
 from planner.expr import Func
 from planner.values import DEC
-from planner.types import SqlType
+from planner.types import Kind, SqlType
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_kernels as xk
 from segment.kernels import numeric_dscale as nd
@@ -369,19 +369,36 @@ def _dynamic_divide(a: Num, b: Num, t: SqlType, n: int) -> pa.Array:
     (truncating first loses nothing: the digits kept decide the rounding)."""
     values = SqlType(t.kind, None, t.scale)
     r = nd.division_scales(a, b, n)
-    exact = t.scale + 1
+    # the operands at their largest display scale (exact), the quotient one digit past the
+    # largest scale wanted: the smallest integers that decide every row
+    a, b = (rescale(x, int(np.max(display_scale(x)))) for x in (a, b))
+    exact = int(r.max(initial=0)) + 1
     q = divide_ints(a, b, MODE_TRUNC, exact, exact + b.scale - a.scale)
     valid = _valid_n(n, q.valid if q.fast is None else xa.valid_mask(xa.as_array(q.fast, n)))
     live = r if valid is None else r[valid]
     if len(live) and live.max() > t.scale:
         raise nd.too_many_digits(int(live.max()), t.scale)
-    out = None
-    for scale in np.unique(live):
-        part = to_array(rescale(q, int(scale)), values, n, check=False)
-        out = part if out is None else pc.if_else(pa.array(r == scale), part, out)
-    if out is None:
-        out = pa.nulls(n, values.arrow_type())
+    out = _round_rows(q, r, valid, values, n)
     return nd.build(out, np.minimum(r, t.scale), t.scale)
+
+
+def _round_rows(q: Num, r: np.ndarray, valid, t: SqlType, n: int) -> pa.Array:
+    """q's values rounded half away from zero to r[i] fractional digits, as decimals of
+    type t (at its scale): each distinct scale over its own rows (a batch holds few)."""
+    if q.wide is not None:
+        w, _ = wide_values(q, n)
+    else:
+        lo, hi, _ = words(q)
+        lo, hi = (np.broadcast_to(v, (n,)) for v in (lo, hi))
+    words_out = np.zeros((n, 2), np.int64)
+    live = np.ones(n, bool) if valid is None else valid
+    for scale in np.unique(r[live]):
+        idx = np.flatnonzero(live & (r == scale))
+        sub = Num(scale=q.scale, wide=w[idx]) if q.wide is not None else Num(
+            scale=q.scale, lo=np.ascontiguousarray(lo[idx]), hi=np.ascontiguousarray(hi[idx]))
+        part = to_array(rescale(sub, int(scale)), t, len(idx), check=False)
+        words_out[idx] = xa.np_view(part, np.int64).reshape(len(idx), 2)
+    return xa.from_numpy(words_out.reshape(-1), t.arrow_type(), valid, n)
 
 
 def _fixed_binop(func: Func, a: Num, b: Num, t: SqlType, n: int) -> pa.Array:

@@ -10,6 +10,7 @@ never row by row.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -19,9 +20,11 @@ from planner.expr import Func
 from planner.values import scale_of
 from segment.kernels import expr_arrays as xa
 
-_POW10 = [10**k for k in range(39)]
-_POW_HI = np.array([p >> 64 for p in _POW10], dtype=np.uint64)
-_POW_LO = np.array([p & ((1 << 64) - 1) for p in _POW10], dtype=np.uint64)
+
+
+# 10^0 .. 10^38 as (high, low) 64-bit words, for counting the digits of 128-bit values
+_POW_HI = np.array([10**k >> 64 for k in range(39)], dtype=np.uint64)
+_POW_LO = np.array([10**k & ((1 << 64) - 1) for k in range(39)], dtype=np.uint64)
 
 
 def is_dynamic(arr) -> bool:
@@ -98,18 +101,44 @@ def per_scale_text(arr: pa.Array, fmt) -> pa.Array:
     return out if out is not None else pa.nulls(n, pa.string())
 
 
-def digits128(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """The number of decimal digits of |x| for 128-bit integers x in two's complement
-    words (0 for 0)."""
-    neg = hi < 0
-    ulo, uhi = lo.view(np.uint64), hi.view(np.uint64)
-    nlo = ~ulo + np.uint64(1)
-    nhi = ~uhi + (nlo == 0).astype(np.uint64)
-    alo, ahi = np.where(neg, nlo, ulo), np.where(neg, nhi, uhi)
-    count = np.zeros(len(lo), dtype=np.int64)
-    for k in range(39):
-        count += (ahi > _POW_HI[k]) | ((ahi == _POW_HI[k]) & (alo >= _POW_LO[k]))
-    return count
+@numba.njit(cache=True, nogil=True)
+def _weight_first_kernel(lo, hi, scale, pow_hi, pow_lo, weight, first):  # pragma: no cover
+    """Per row of 128-bit integers (two's complement words) at `scale`: the base-10000
+    weight of the value's leading digit and that digit (0, 0 for zero). The magnitude is
+    held as four 32-bit limbs, so dividing it by 10^9 or less never overflows."""
+    m32 = np.uint64(0xFFFFFFFF)
+    for i in range(lo.shape[0]):
+        ulo, uhi = np.uint64(lo[i]), np.uint64(hi[i])
+        if hi[i] < 0:  # the magnitude
+            ulo = ~ulo + np.uint64(1)
+            uhi = ~uhi + (np.uint64(1) if ulo == 0 else np.uint64(0))
+        limbs = np.array([uhi >> np.uint64(32), uhi & m32, ulo >> np.uint64(32), ulo & m32],
+                         dtype=np.uint64)
+        digits = 0  # the powers of ten it reaches
+        while digits < 39 and (uhi > pow_hi[digits] or (
+                uhi == pow_hi[digits] and ulo >= pow_lo[digits])):
+            digits += 1
+        if digits == 0:
+            weight[i], first[i] = 0, 0
+            continue
+        exponent = digits - 1 - scale
+        w = exponent // 4
+        shift = digits - (exponent - 4 * w + 1)  # digits below the first base-10000 digit
+        widen = 1
+        if shift < 0:  # 0.001: its first digit is 0010
+            widen = 10 ** (-shift)
+            shift = 0
+        while shift > 0:
+            step = min(shift, 9)
+            d = np.uint64(10 ** step)
+            r = np.uint64(0)
+            for j in range(4):
+                cur = (r << np.uint64(32)) | limbs[j]
+                limbs[j] = cur // d
+                r = cur % d
+            shift -= step
+        weight[i] = w
+        first[i] = np.int64(limbs[3]) * widen
 
 
 def _weight_first(x, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -118,28 +147,23 @@ def _weight_first(x, n: int) -> tuple[np.ndarray, np.ndarray]:
     from segment.kernels import expr_numeric as xn
     if x.wide is not None:  # beyond 128 bits: only constants and overflowed results
         w, _ = xn.wide_values(x, n)
-        digits = np.array([len(str(abs(int(v)))) if v else 0 for v in w], dtype=np.int64)
-    else:
-        lo, hi, _ = xn.words(x)
-        lo, hi = (np.ascontiguousarray(np.broadcast_to(v, (n,))) for v in (lo, hi))
-        digits = digits128(lo, hi)
-    exponent = digits - 1 - x.scale  # of the leading decimal digit
-    weight = np.where(digits > 0, exponent // 4, 0)
-    lead = exponent - 4 * weight + 1  # decimal digits in the first base-10000 digit
-    shift = np.where(digits > 0, digits - lead, 0)  # < 0: 0.001's first digit is 0010
-    widen = 10 ** np.maximum(-shift, 0)
-    shift = np.maximum(shift, 0)
-    q = x
-    while shift.max(initial=0) > 0:
-        step = np.minimum(shift, 18)
-        q = xn.divide_ints(q, xn.Num(pa.array(10**step, pa.int64())), xn.MODE_TRUNC, 0)
-        shift = shift - step
-    first, _ = xn.wide_values(q, n) if q.wide is not None else (None, None)
-    if first is None:
-        lo, _, _ = xn.words(q)
-        first = np.abs(np.broadcast_to(lo, (n,)))
-    first = np.where(digits > 0, np.asarray(first, dtype=np.int64) * widen, 0)
+        pairs = [_py_weight_first(int(v), x.scale) for v in w]
+        return (np.array([p[0] for p in pairs], dtype=np.int64),
+                np.array([p[1] for p in pairs], dtype=np.int64))
+    lo, hi, _ = xn.words(x)
+    lo, hi = (np.ascontiguousarray(np.broadcast_to(v, (n,))) for v in (lo, hi))
+    weight, first = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    _weight_first_kernel(lo, hi, x.scale, _POW_HI, _POW_LO, weight, first)
     return weight, first
+
+
+def _py_weight_first(v: int, scale: int) -> tuple[int, int]:
+    if v == 0:
+        return 0, 0
+    digits = len(str(abs(v)))
+    w = (digits - 1 - scale) // 4
+    shift = digits - (digits - 1 - scale - 4 * w + 1)
+    return w, abs(v) // 10**shift if shift >= 0 else abs(v) * 10**(-shift)
 
 
 def division_scales(a, b, n: int) -> np.ndarray:
