@@ -202,7 +202,7 @@ def _add_column(change: Change, c: exp.ColumnDef) -> None:
     if t.is_numeric and t.precision is None:
         t = types.UNCONSTRAINED  # as CREATE TABLE gives it
     if t.is_array and t.elem.is_numeric and t.elem.precision is None:
-        t = types.array_of(types.numeric(None, types.NUMERIC_DEFAULT_SCALE))
+        t = types.array_of(types.UNCONSTRAINED)
     col = ColumnDef(name, t, not_null)
     value: ex.Expr = ex.Literal(None, t)
     if default is not None:

@@ -118,17 +118,18 @@ def bind_assign(e: ex.Expr, dst: SqlType, column: str = "") -> ex.Expr:
 
 
 def _unconstrained_array(e: ex.Expr) -> SqlType:
-    """The static type of `x::numeric[]`: a constant's elements keep their scale."""
+    """The static type of `x::numeric[]`: each element keeps its own scale (held at 16
+    digits, or a constant's most)."""
     src = e.type
     if isinstance(e, Literal) and isinstance(e.value, str):
-        scale = 0
+        scale = types.NUMERIC_DEFAULT_SCALE
         for item in split_array_text(e.value):
             if item is not None:
                 scale = max(scale, numeric_type_of(to_decimal(item)).scale)
-        return types.array_of(types.numeric(None, scale))
-    if src.is_array:
+        return types.array_of(types.dynamic_numeric(scale))
+    if src.is_array:  # numeric(p,s)[] and integer arrays keep their one scale
         return types.array_of(_unconstrained(src.elem))
-    return types.array_of(types.numeric(None, types.NUMERIC_DEFAULT_SCALE))
+    return types.array_of(types.UNCONSTRAINED)
 
 
 def _unconstrained(src: SqlType) -> SqlType:
@@ -259,11 +260,10 @@ def common_type(a: SqlType, b: SqlType, what: str) -> SqlType:
     raise errors.DatatypeMismatch(f"{what} types {a} and {b} cannot be matched")
 
 
-def unify(exprs: list[ex.Expr], what: str, keep_scales: bool = True
-          ) -> tuple[list[ex.Expr], SqlType]:
-    """Coerce expressions to their common type (CASE, COALESCE, GREATEST, IN, UNION).
-    Numerics of different scales keep each value's own (an unconstrained numeric) unless
-    keep_scales is off (ARRAY[...]: numeric[] holds one scale)."""
+def unify(exprs: list[ex.Expr], what: str) -> tuple[list[ex.Expr], SqlType]:
+    """Coerce expressions to their common type (CASE, COALESCE, GREATEST, IN, UNION,
+    ARRAY[...]). Numerics of different scales keep each value's own (an unconstrained
+    numeric)."""
     known = [e.type for e in exprs if not is_unknown(e)]
     t = known[0] if known else types.TEXT
     for u in known[1:]:
@@ -275,7 +275,7 @@ def unify(exprs: list[ex.Expr], what: str, keep_scales: bool = True
         t = types.varchar()
     if t.is_numeric and not any(e.type.is_float for e in out):
         t = _common_numeric(out, t)
-        if keep_scales and not t.is_dynamic and len({_scale(e.type) for e in out if not (
+        if not t.is_dynamic and len({_scale(e.type) for e in out if not (
                 isinstance(e, Literal) and e.value is None)}) > 1:
             # CASE, COALESCE, UNION, VALUES of numerics of different scales: in PostgreSQL
             # each value keeps its own (COALESCE(1.50, 2) is 1.50, of NULL 2)

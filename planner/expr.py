@@ -331,9 +331,7 @@ class Literal(Expr):
     def _key(self):
         # 1.5 and 1.50 are equal Decimals but different constants where the value keeps
         # its display scale (an unconstrained numeric): plans and caches keep them apart.
-        if isinstance(self.value, Decimal):
-            return (self.value, self.value.as_tuple().exponent, self.type)
-        return (self.value, self.type)
+        return (self.value, self.type, _exponents(self.value))
 
     def __eq__(self, other):
         if other.__class__ is not Literal:
@@ -342,6 +340,15 @@ class Literal(Expr):
 
     def __hash__(self):
         return hash(self._key())
+
+
+def _exponents(v):
+    """The Decimal exponents in a constant (an array's elements too): its digits."""
+    if isinstance(v, Decimal):
+        return v.as_tuple().exponent
+    if isinstance(v, tuple):
+        return tuple(_exponents(x) for x in v)
+    return None
 
 
 @dataclass(frozen=True, slots=True)

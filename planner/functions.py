@@ -100,7 +100,8 @@ _DSCALE_AWARE = frozenset({
     Func.ADD, Func.SUB, Func.MUL, Func.DIV, Func.MOD, Func.NEG, Func.ABS, Func.EQ, Func.NE,
     Func.LT, Func.LE, Func.GT, Func.GE, Func.ROUND, Func.TRUNC, Func.FLOOR, Func.CEIL,
     Func.GREATEST, Func.LEAST, Func.NULLIF, Func.COALESCE, Func.NUMERIC_VALUE,
-    Func.NUMERIC_DSCALE, Func.NUMERIC_KEYED})
+    Func.NUMERIC_DSCALE, Func.NUMERIC_KEYED, Func.ARRAY, Func.ARRAY_APPEND,
+    Func.ARRAY_PREPEND, Func.ARRAY_CAT, Func.ARRAY_POSITION})
 # Functions of a numeric's value alone (to_char rounds to its template's digits first).
 _VALUE_ONLY = frozenset({Func.TO_CHAR, Func.WIDTH_BUCKET})
 

@@ -592,7 +592,7 @@ def _column(c: exp.ColumnDef, table: str, st: Statement, identities, earlier: li
         # An unconstrained numeric column keeps each value's scale, as in PostgreSQL.
         t = types.UNCONSTRAINED
     if t.is_array and t.elem.is_numeric and t.elem.precision is None:
-        t = types.array_of(types.numeric(None, types.NUMERIC_DEFAULT_SCALE))
+        t = types.array_of(types.UNCONSTRAINED)
     not_null, null, default, identity = serial is not None, False, None, Identity.NONE
     for k in c.constraints:
         kk = k.kind
