@@ -368,7 +368,9 @@ def _dynamic_divide(a: Num, b: Num, t: SqlType, n: int) -> pa.Array:
     truncated one digit beyond the storage scale, then rounded once per distinct scale
     (truncating first loses nothing: the digits kept decide the rounding)."""
     values = SqlType(t.kind, None, t.scale)
-    r = nd.division_scales(a, b, n)
+    r = nd.division_scales(*_weight_first(a, n), *_weight_first(b, n),
+                           *(np.broadcast_to(np.asarray(display_scale(x), dtype=np.int64), (n,))
+                             for x in (a, b)))
     # the operands at their largest display scale (exact), the quotient one digit past the
     # largest scale wanted: the smallest integers that decide every row
     a, b = (rescale(x, int(np.max(display_scale(x)))) for x in (a, b))
@@ -380,6 +382,14 @@ def _dynamic_divide(a: Num, b: Num, t: SqlType, n: int) -> pa.Array:
         raise nd.too_many_digits(int(live.max()), t.scale)
     out = _round_rows(q, r, valid, values, n)
     return nd.build(out, np.minimum(r, t.scale), t.scale)
+
+
+def _weight_first(x: Num, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the base-10000 weight and first digit of x's values (numeric_dscale)."""
+    if x.wide is not None:  # beyond 128 bits: only constants and overflowed results
+        return nd.weight_first_py(wide_values(x, n)[0], x.scale)
+    lo, hi, _ = words(x)
+    return nd.weight_first(*(np.broadcast_to(v, (n,)) for v in (lo, hi)), x.scale)
 
 
 def _round_rows(q: Num, r: np.ndarray, valid, t: SqlType, n: int) -> pa.Array:

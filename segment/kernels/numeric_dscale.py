@@ -87,17 +87,17 @@ def from_decimals(values: list, storage_scale: int) -> pa.Array:
 def per_scale_text(arr: pa.Array, fmt) -> pa.Array:
     """Dynamic numerics printed with their own scales (PostgreSQL's numeric_out):
     `fmt(decimals, scale)` prints decimal values at one scale; each distinct scale of the
-    batch is one exact rescale and one fmt call over the whole batch."""
-    from segment.kernels import expr_numeric as xn
+    batch is one exact rescale (Arrow's decimal cast: the digits dropped are zeros) and one
+    fmt call over the whole batch."""
     value, dscale = parts(arr)
     n = len(value)
-    num = xn.to_num(value, types.numeric(None, value.type.scale))
     out = None
     for d in np.unique(dscale):
         d = int(d)
-        fixed = types.numeric(None, d)
-        text = fmt(xn.to_array(xn.rescale(num, d), fixed, n, check=False), d)
-        out = text if out is None else pc.if_else(pa.array(dscale == d), text, out)
+        rows = pa.array(dscale == d)  # the others may have more digits than d
+        own = pc.if_else(rows, value, pa.scalar(None, value.type))
+        text = fmt(own.cast(pa.decimal128(38, d)), d)
+        out = text if out is None else pc.if_else(rows, text, out)
     return out if out is not None else pa.nulls(n, pa.string())
 
 
@@ -141,20 +141,21 @@ def _weight_first_kernel(lo, hi, scale, pow_hi, pow_lo, weight, first):  # pragm
         first[i] = np.int64(limbs[3]) * widen
 
 
-def _weight_first(x, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per row, the base-10000 weight and first base-10000 digit of x's values, as
-    PostgreSQL's NumericVar holds them (0, 0 for zero)."""
-    from segment.kernels import expr_numeric as xn
-    if x.wide is not None:  # beyond 128 bits: only constants and overflowed results
-        w, _ = xn.wide_values(x, n)
-        pairs = [_py_weight_first(int(v), x.scale) for v in w]
-        return (np.array([p[0] for p in pairs], dtype=np.int64),
-                np.array([p[1] for p in pairs], dtype=np.int64))
-    lo, hi, _ = xn.words(x)
-    lo, hi = (np.ascontiguousarray(np.broadcast_to(v, (n,))) for v in (lo, hi))
+def weight_first(lo: np.ndarray, hi: np.ndarray, scale: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of 128-bit integers (lo/hi words) at `scale`, the base-10000 weight and first
+    base-10000 digit of the value, as PostgreSQL's NumericVar holds them (0, 0 for zero)."""
+    n = len(lo)
     weight, first = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-    _weight_first_kernel(lo, hi, x.scale, _POW_HI, _POW_LO, weight, first)
+    _weight_first_kernel(np.ascontiguousarray(lo), np.ascontiguousarray(hi), scale, _POW_HI,
+                         _POW_LO, weight, first)
     return weight, first
+
+
+def weight_first_py(values, scale: int) -> tuple[np.ndarray, np.ndarray]:
+    """weight_first of Python ints beyond 128 bits (constants, overflowed results)."""
+    pairs = [_py_weight_first(int(v), scale) for v in values]
+    return (np.array([p[0] for p in pairs], dtype=np.int64),
+            np.array([p[1] for p in pairs], dtype=np.int64))
 
 
 def _py_weight_first(v: int, scale: int) -> tuple[int, int]:
@@ -166,17 +167,12 @@ def _py_weight_first(v: int, scale: int) -> tuple[int, int]:
     return w, abs(v) // 10**shift if shift >= 0 else abs(v) * 10**(-shift)
 
 
-def division_scales(a, b, n: int) -> np.ndarray:
-    """PostgreSQL's select_div_scale for every row of a / b: at least 16 significant
-    digits, from the weights and first base-10000 digits of the operands, and no fewer
-    than either operand's display scale."""
-    from segment.kernels import expr_numeric as xn
-    w1, f1 = _weight_first(a, n)
-    w2, f2 = _weight_first(b, n)
+def division_scales(w1, f1, w2, f2, ds1, ds2) -> np.ndarray:
+    """PostgreSQL's select_div_scale for every row of a / b, from the operands' weights
+    and first base-10000 digits (weight_first) and display scales: at least 16
+    significant digits, and no fewer than either operand's display scale."""
     qweight = w1 - w2 - (f1 <= f2)
-    r = 16 - 4 * qweight
-    for ds in (xn.display_scale(a), xn.display_scale(b)):
-        r = np.maximum(r, np.broadcast_to(np.asarray(ds, dtype=np.int64), (n,)))
+    r = np.maximum(np.maximum(16 - 4 * qweight, ds1), ds2)
     return np.clip(r, 0, 1000)
 
 
@@ -235,13 +231,11 @@ def _dscale(e, args, n):
 
 
 def _with_scale(e, args, n):
-    from segment.kernels import expr_numeric as xn
-    value = xa.as_array(args[0], n)
-    num = xn.to_num(value, e.args[0].type)
-    fixed = types.numeric(None, e.type.scale)
-    dec = xn.to_array(num, fixed, n, check=False)
+    value = xa.as_array(args[0], n)  # a sum: numeric(38, S), decimal128(38, S)
+    if value.type != pa.decimal128(38, e.type.scale):
+        value = value.cast(pa.decimal128(38, e.type.scale))
     dscale = pc.fill_null(xa.as_array(args[1], n), 0).to_numpy(zero_copy_only=False)
-    return build(dec, dscale.astype(np.int64), e.type.scale)
+    return build(value, dscale.astype(np.int64), e.type.scale)
 
 
 CALLS = {
