@@ -4,8 +4,10 @@ One `SqlType` value describes a column everywhere: the catalog stores it, expres
 it, pgwire reads its OID and typmod, and segments use `arrow_type()` for the physical layout.
 
 Numeric follows DESIGN.md: numeric(p, s) with p <= 18 is a *scaled int64* in batches (the
-value 12.34 of numeric(15,2) is stored as 1234); wider or unconstrained numerics are Arrow
-decimal128(38, s). Conversion to Arrow decimal happens only at the edges (pgwire, COPY).
+value 12.34 of numeric(15,2) is stored as 1234); wider ones are Arrow decimal128(38, s).
+An unconstrained numeric keeps each value's display scale: a struct of the value as
+decimal128(38, S) and its scale (`dynamic_numeric`; ARCHITECTURE.md "Types").
+Conversion to Arrow decimal happens only at the edges (pgwire, COPY).
 """
 
 from __future__ import annotations
