@@ -843,12 +843,15 @@ def _type_json(t: types.SqlType) -> dict:
     out = {"kind": t.kind.name, "precision": t.precision, "scale": t.scale, "length": t.length}
     if t.element is not None:  # arrays: their element type
         out["element"] = _type_json(t.element)
+    if t.dynamic:  # an unconstrained numeric keeping each value's scale
+        out["dynamic"] = True
     return out
 
 
 def _type_from_json(c: dict) -> types.SqlType:
     element = _type_from_json(c["element"]) if c.get("element") else None
-    return types.SqlType(types.Kind[c["kind"]], c["precision"], c["scale"], c["length"], element)
+    return types.SqlType(types.Kind[c["kind"]], c["precision"], c["scale"], c["length"], element,
+                         dynamic=bool(c.get("dynamic")))
 
 
 def _jsonable(v):

@@ -26,7 +26,8 @@ from planner.temporal import (TEMPORAL, Infinite, USECS_PER_DAY, add_interval, i
                               interval_scale)
 from planner.time_values import time_arith
 from planner.types import Kind, SqlType
-from planner.values import DEC, cast_value, check_int, fit_length, fit_numeric, to_float4
+from planner.values import (DEC, cast_value, check_int, div_scale, fit_dynamic, fit_length,
+                            fit_numeric, scale_of, to_float4)
 
 
 _ARRAY_FUNCS = frozenset({
@@ -212,7 +213,13 @@ def _c_arith(e: Call, a, b):
             raise errors.DivisionByZero("division by zero")
         r = {Func.ADD: DEC.add, Func.SUB: DEC.subtract, Func.MUL: DEC.multiply,
              Func.DIV: DEC.divide, Func.MOD: DEC.remainder}[f](a, b)
-        return fit_numeric(r, t)
+        if not t.is_dynamic:
+            return fit_numeric(r, t)
+        # each value's own display scale: Decimal keeps PostgreSQL's for + - * %
+        if f is Func.DIV:
+            scale = div_scale(a, b, scale_of(a), scale_of(b))
+            r = DEC.quantize(r, Decimal(1).scaleb(-scale))
+        return fit_dynamic(r, t)
     if Kind.TIME in (ta.kind, tb.kind) or ta.kind is Kind.TIMETZ:
         return time_arith(f is Func.ADD, a, b)
     if ta.kind is Kind.DATE and tb.kind is Kind.DATE:

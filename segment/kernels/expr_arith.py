@@ -21,6 +21,7 @@ from planner.types import Kind
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_datetime as xd
 from segment.kernels import expr_numeric as xn
+from segment.kernels import numeric_dscale as nd
 
 _INT_KERNELS = {Func.ADD: pc.add_checked, Func.SUB: pc.subtract_checked,
                 Func.MUL: pc.multiply_checked, Func.DIV: pc.divide_checked}
@@ -276,8 +277,9 @@ def _check_float_range(r, may_not_overflow, may_not_underflow) -> None:
 def extreme(e: Call, args: list, n: int) -> xa.Datum:
     """GREATEST / LEAST: NULLs are ignored; NULL only when every argument is NULL."""
     fn = pc.max_element_wise if e.func is Func.GREATEST else pc.min_element_wise
-    if e.type.kind is Kind.INTERVAL:
-        keys = [xd.interval_key(a) for a in args]
+    if e.type.kind is Kind.INTERVAL or e.type.is_dynamic:  # by order key; the value kept
+        keys = [xd.interval_key(a) if e.type.kind is Kind.INTERVAL else nd.value_of(a)
+                for a in args]
         best = fn(*keys, skip_nulls=True)
         out = xa.as_array(args[-1], n)
         for a, k in reversed(list(zip(args, keys))):
