@@ -34,6 +34,7 @@ from planner.types import Kind, SqlType
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_kernels as xk
 from segment.kernels import numeric_dscale as nd
+from segment.kernels import numeric_divide as ndiv
 
 INT64_MAX = 2**63 - 1
 MODE_TRUNC, MODE_HALF_AWAY, MODE_FLOOR, MODE_CEIL, MODE_MOD = (
@@ -364,24 +365,67 @@ def _dynamic_binop(func: Func, a: Num, b: Num, t: SqlType, n: int) -> pa.Array:
 
 
 def _dynamic_divide(a: Num, b: Num, t: SqlType, n: int) -> pa.Array:
-    """a / b rounded half away from zero at each row's select_div_scale: the quotient
-    truncated one digit beyond the storage scale, then rounded once per distinct scale
-    (truncating first loses nothing: the digits kept decide the rounding)."""
+    """a / b rounded half away from zero at each row's select_div_scale: one compiled pass
+    (segment/kernels/numeric_divide.py) when every divisor's digits fit 64 bits; otherwise
+    the quotient truncated one digit beyond the largest scale, then rounded once per
+    distinct scale (truncating first loses nothing: the digits kept decide the
+    rounding)."""
     values = SqlType(t.kind, None, t.scale)
     r = nd.division_scales(*_weight_first(a, n), *_weight_first(b, n),
                            *(np.broadcast_to(np.asarray(display_scale(x), dtype=np.int64), (n,))
                              for x in (a, b)))
+    valid = _valid_n(n, *(_mask(x) for x in (a, b)))
+    live = r if valid is None else r[valid]
+    if len(live) and live.max() > t.scale:
+        raise nd.too_many_digits(int(live.max()), t.scale)
+    compiled = _compiled_divide(a, b, r, valid, t, n)
+    if compiled is not None:
+        return compiled
+    # the general path (a divisor beyond 64 bits of digits, operands beyond 128 bits):
     # the operands at their largest display scale (exact), the quotient one digit past the
     # largest scale wanted: the smallest integers that decide every row
     a, b = (rescale(x, int(np.max(display_scale(x)))) for x in (a, b))
     exact = int(r.max(initial=0)) + 1
     q = divide_ints(a, b, MODE_TRUNC, exact, exact + b.scale - a.scale)
     valid = _valid_n(n, q.valid if q.fast is None else xa.valid_mask(xa.as_array(q.fast, n)))
-    live = r if valid is None else r[valid]
-    if len(live) and live.max() > t.scale:
-        raise nd.too_many_digits(int(live.max()), t.scale)
     out = _round_rows(q, r, valid, values, n)
     return nd.build(out, np.minimum(r, t.scale), t.scale)
+
+
+def _mask(x: Num) -> np.ndarray | None:
+    """x's validity (None: no NULLs)."""
+    if x.fast is not None:
+        return words(x)[2]
+    return x.valid
+
+
+def _compiled_divide(a: Num, b: Num, r: np.ndarray, valid, t: SqlType, n: int):
+    """a / b by numeric_divide's one compiled pass (each row at its scale r[i]), or None
+    where a row needs the general path."""
+    if a.wide is not None or b.wide is not None:
+        return None
+    (alo, ahi, _), (blo, bhi, _) = words(a), words(b)
+    out_lo, buf_lo = xa.alloc(n, np.int64)
+    out_hi, buf_hi = xa.alloc(n, np.int64)
+    status, row = ndiv.divide_rows(
+        alo, ahi, a.scale, np.atleast_1d(np.asarray(display_scale(a), dtype=np.int64)),
+        blo, bhi, b.scale, np.atleast_1d(np.asarray(display_scale(b), dtype=np.int64)),
+        np.ascontiguousarray(r), t.scale, xa.all_valid(n) if valid is None else valid,
+        out_lo, out_hi)
+    if status == ndiv.DIV_BY_ZERO:
+        raise errors.DivisionByZero("division by zero")
+    if status == ndiv.DIV_OVERFLOW:
+        raise errors.NumericOutOfRange(
+            "value overflows numeric format",
+            detail=f"a quotient with {int(r[row])} fractional digits and more than "
+                   f"{38 - t.scale} integer digits: raympp's unconstrained numerics hold "
+                   f"38 digits, {t.scale} of them fractional here")
+    if status == ndiv.DIV_GENERAL:
+        return None
+    pairs = np.empty((n, 2), np.int64)
+    pairs[:, 0], pairs[:, 1] = out_lo, out_hi
+    value = xa.from_numpy(pairs.reshape(-1), pa.decimal128(38, t.scale), valid, n)
+    return nd.build(value, np.minimum(r, t.scale), t.scale)
 
 
 def _weight_first(x: Num, n: int) -> tuple[np.ndarray, np.ndarray]:
