@@ -366,10 +366,10 @@ def _dynamic_binop(func: Func, a: Num, b: Num, t: SqlType, n: int) -> pa.Array:
 
 def _dynamic_divide(a: Num, b: Num, t: SqlType, n: int) -> pa.Array:
     """a / b rounded half away from zero at each row's select_div_scale: one compiled pass
-    (segment/kernels/numeric_divide.py) when every divisor's digits fit 64 bits; otherwise
-    the quotient truncated one digit beyond the largest scale, then rounded once per
-    distinct scale (truncating first loses nothing: the digits kept decide the
-    rounding)."""
+    (segment/kernels/numeric_divide.py); where that cannot hold a row (a scaled dividend
+    beyond 256 bits, an operand beyond 128), the quotient truncated one digit beyond the
+    largest scale, then rounded once per distinct scale (truncating first loses nothing:
+    the digits kept decide the rounding)."""
     values = SqlType(t.kind, None, t.scale)
     r = nd.division_scales(*_weight_first(a, n), *_weight_first(b, n),
                            *(np.broadcast_to(np.asarray(display_scale(x), dtype=np.int64), (n,))
@@ -381,7 +381,7 @@ def _dynamic_divide(a: Num, b: Num, t: SqlType, n: int) -> pa.Array:
     compiled = _compiled_divide(a, b, r, valid, t, n)
     if compiled is not None:
         return compiled
-    # the general path (a divisor beyond 64 bits of digits, operands beyond 128 bits):
+    # the general path (a scaled dividend beyond 256 bits, operands beyond 128 bits):
     # the operands at their largest display scale (exact), the quotient one digit past the
     # largest scale wanted: the smallest integers that decide every row
     a, b = (rescale(x, int(np.max(display_scale(x)))) for x in (a, b))

@@ -97,7 +97,7 @@ def _operands(rng: random.Random, n: int, digits: int) -> list:
     return out
 
 
-@pytest.mark.parametrize("digits", [14, 22])  # divisors within 64 bits / beyond (general)
+@pytest.mark.parametrize("digits", [14, 22])  # divisors within 64 bits / beyond them
 def test_quotients_match_postgres_row_by_row(digits):
     rng = random.Random(digits)
     a, b = _operands(rng, 600, 18), _operands(rng, 600, digits)
