@@ -845,13 +845,15 @@ def _type_json(t: types.SqlType) -> dict:
         out["element"] = _type_json(t.element)
     if t.padded:  # a view's column (types.BPCHAR_PADDED; tables hold none)
         out["padded"] = True
+    if t.dynamic:  # an unconstrained numeric keeping each value's scale
+        out["dynamic"] = True
     return out
 
 
 def _type_from_json(c: dict) -> types.SqlType:
     element = _type_from_json(c["element"]) if c.get("element") else None
     return types.SqlType(types.Kind[c["kind"]], c["precision"], c["scale"], c["length"], element,
-                         padded=c.get("padded", False))
+                         padded=c.get("padded", False), dynamic=bool(c.get("dynamic")))
 
 
 def _jsonable(v):

@@ -14,7 +14,8 @@ Canonical values (equal values of comparable types hash alike):
   since midnight), interval (total microseconds,
   month = 30 days, day = 24 hours, as PostgreSQL compares intervals) hash as an int64;
 - numerics: a scaled int64 column (`scales[i]` given) and decimal128 values are reduced to
-  (mantissa, scale) without trailing decimal zeros, so numeric 5.00 hashes like integer 5
+  (mantissa, scale) without trailing decimal zeros, so numeric 5.00 hashes like integer 5;
+  an unconstrained numeric (value, display scale) hashes as its value
   and 1.50 like 1.5; values beyond int64 after reduction hash through their 128-bit halves;
 - float32/float64 hash the float64 bits, -0.0 as 0.0, every NaN alike (not like integers:
   the planner casts mixed int/float keys to one type before it distributes);
@@ -312,6 +313,13 @@ def _as_int64_view(arr: pa.Array) -> np.ndarray:
     raise TypeError(f"cannot hash values of type {t}")
 
 
+def _is_value_and_scale(t: pa.DataType) -> bool:
+    """An unconstrained numeric's layout: struct<value: decimal128, dscale: int8>
+    (planner/types.py dynamic_numeric_arrow; this package does not import the planner)."""
+    return (pa.types.is_struct(t) and t.num_fields == 2 and t.field(0).name == "value"
+            and pa.types.is_decimal(t.field(0).type) and t.field(1).name == "dscale")
+
+
 def _hash_chunk(arr: pa.Array, scale: int | None, out: np.ndarray, first: bool) -> None:
     t = arr.type
     if pa.types.is_dictionary(t):
@@ -325,6 +333,8 @@ def _hash_chunk(arr: pa.Array, scale: int | None, out: np.ndarray, first: bool) 
         return _hash_chunk(arr.cast(pa.decimal128(38, t.scale)), scale, out, first)
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         return _hash_lists(arr, scale, out, first)
+    if _is_value_and_scale(t):  # an unconstrained numeric hashes by value: 1.50 as 1.5
+        return _hash_chunk(arr.flatten()[0], scale, out, first)
     if scale is not None and not (pa.types.is_integer(t) or pa.types.is_decimal(t)):
         raise ValueError(f"a scale applies to integer (scaled numeric) columns, not {t}")
     s = 0 if scale is None else scale

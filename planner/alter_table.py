@@ -204,9 +204,9 @@ def _add_column(change: Change, c: exp.ColumnDef) -> None:
         raise errors.FeatureNotSupported("ALTER TABLE ADD COLUMN of a serial type")
     t = sql_type(c.args["kind"])
     if t.is_numeric and t.precision is None:
-        t = types.numeric(None, types.NUMERIC_DEFAULT_SCALE)  # as CREATE TABLE gives it
+        t = types.UNCONSTRAINED  # as CREATE TABLE gives it
     if t.is_array and t.elem.is_numeric and t.elem.precision is None:
-        t = types.array_of(types.numeric(None, types.NUMERIC_DEFAULT_SCALE))
+        t = types.array_of(types.UNCONSTRAINED)
     col = ColumnDef(name, t, not_null)
     value: ex.Expr = ex.Literal(None, t)
     if default is not None:
@@ -290,7 +290,7 @@ def _alter_type(change: Change, i: int, t: types.SqlType, using: exp.Expression 
             f'changing the type of column "{col.name}": it is in the distribution key of '
             f'"{table.name}"')
     if t.is_numeric and t.precision is None:
-        t = types.numeric(None, types.NUMERIC_DEFAULT_SCALE)
+        t = types.UNCONSTRAINED
     if using is not None:
         # USING reads the row as it is before this statement (PostgreSQL's semantics).
         scope = Scope([ScopeColumn(change.old.name, c.name, c.type)

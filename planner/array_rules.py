@@ -78,7 +78,7 @@ def _rule_constructor(func: Func, args) -> ex.Expr:
         raise errors.QueryError("cannot determine type of empty array", "42P18",
                                 hint="Explicitly cast to the desired type, for example "
                                      "ARRAY[]::integer[].")
-    out, t = unify(list(args), "ARRAY")
+    out, t = unify(list(args), "ARRAY")  # numerics of different scales keep theirs
     if t.is_array:
         raise errors.FeatureNotSupported("multidimensional arrays")
     if t.kind in types.ARRAY_KINDS or t.kind not in types.ELEMENT_KINDS:

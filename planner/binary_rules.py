@@ -111,8 +111,9 @@ def _rule_convert(func: Func, args) -> ex.Expr:
     return call
 
 
-# Keys that rewritten aggregates take min/max of (planner/interval_aggregates.py)
-_KEYS = (Func.INTERVAL_KEYED,)
+# Keys that rewritten aggregates take min/max of (planner/interval_aggregates.py,
+# numeric_aggregates.py)
+_KEYS = (Func.INTERVAL_KEYED, Func.NUMERIC_KEYED)
 
 
 def check_min_max(name: str, arg: ex.Expr) -> None:

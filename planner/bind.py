@@ -24,7 +24,7 @@ from planner import (binary_rules, bind_array, bind_join, bind_json, bind_latera
                      statistics_aggregates, string_aggregates, subquery_domain, system_tables,
                      table_functions, types, view_expand)
 from planner import expr as ex
-from planner import group_subqueries, interval_aggregates
+from planner import group_subqueries, interval_aggregates, numeric_aggregates
 from planner import plan as pl
 from planner import row_aggregates
 from planner.bind_expr import AGGREGATES, STATISTICS, ExprBinder, find_aggregate, row_of
@@ -838,6 +838,8 @@ class QueryBinder:
                 return json_aggregates.bind(tree, binder.bind)
             if interval_aggregates.applies(tree, plain.bind):  # sum/avg/min/max(interval)
                 return binder.bind(interval_aggregates.rewrite(tree))
+            if numeric_aggregates.applies(tree, plain.bind):  # display scales, numeric_avg
+                return binder.bind(numeric_aggregates.rewrite(tree, plain.bind))
             if isinstance(tree, AGGREGATES):
                 call = self._agg_call(tree, scope)
                 primary = next((a.order for a in aggs

@@ -24,6 +24,7 @@ from sqlglot import exp
 from planner import (bind_join, bind_lateral_subquery, errors, functions, subquery_ctes,
                      subquery_domain, subquery_predicates, types)
 from planner import expr as ex
+from planner.values import from_value_and_scale
 from planner import plan as pl
 from planner.bind_expr import AGGREGATES, ExprBinder, find_aggregate, over_no_rows
 from planner.scope import LayeredScope, Scope, ScopeColumn
@@ -379,6 +380,8 @@ def _python_value(v, t: types.SqlType):
         return None
     if t.is_array:  # planner/values.py: a tuple of the elements' values
         return tuple(_python_value(e, t.element) for e in v)
+    if t.is_dynamic and isinstance(v, dict):
+        return from_value_and_scale(v)
     if t.is_scaled_int and isinstance(v, int):
         return decimal.Decimal(v).scaleb(-t.scale)
     return v

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from planner import (binary_rules, bitwise_aggregates, coercion, errors, functions, json_aggregates,
-                     json_grouping, ordered_aggregates, regression_aggregates,
+                     json_grouping, numeric_aggregates, ordered_aggregates, regression_aggregates,
                      statistics_aggregates, string_aggregates, types)
 from planner import expr as ex
 from planner import plan as pl
@@ -223,6 +223,9 @@ class WindowBinder:
         over_base = self._over_base_aggregates(tree, func_tree, binder, cond)
         if over_base is not None:
             return over_base
+        scaled = self._display_scaled(func_tree, binder, partition, order, frame)
+        if scaled is not None:
+            return scaled
         if type(func_tree) is exp.Avg:
             return self._avg(func_tree, binder, partition, order, frame)
         if _is_regression(func_tree):
@@ -289,7 +292,43 @@ class WindowBinder:
         divisor = functions.bind_call(ex.Func.NULLIF, [c, ex.Literal(0, types.INT8)])
         numer = s if s.type.is_numeric or s.type.is_float else functions.bind_cast(
             s, types.numeric(None, 0))
-        return functions.bind_cast(functions.bind_call(ex.Func.DIV, [numer, divisor]), avg_type)
+        quotient = functions.bind_call(ex.Func.NUMERIC_QUOTIENT_AT, [
+            numer, divisor, ex.Literal(numeric_aggregates.avg_storage_scale(arg.type),
+                                       types.INT4)]) if not numer.type.is_float else \
+            functions.bind_call(ex.Func.DIV, [numer, divisor])
+        # numeric_avg: the quotient's own select_div_scale digits, value by value
+        return functions.bind_cast(quotient, avg_type) if avg_type.is_float else quotient
+
+    def _display_scaled(self, tree, binder, partition, order, frame) -> ex.Expr | None:
+        """sum/avg/min/max OVER a window of an unconstrained numeric, as the grouped ones
+        are bound (planner/numeric_aggregates.py): a sum of the values with the largest
+        display scale, min/max over key bytes that hold the scale; None for others."""
+        if type(tree) not in (exp.Sum, exp.Avg, exp.Min, exp.Max) or isinstance(
+                tree.this, exp.Distinct):
+            return None
+        arg = self._aggregate_arg(tree, binder)
+        if not arg.type.is_dynamic:
+            return None
+
+        def window(func, e: ex.Expr, t: types.SqlType) -> ex.Expr:
+            return self._add(_Call(func, [e], partition, order, frame, 1, t))
+
+        if type(tree) in (exp.Min, exp.Max):
+            keyed = functions.bind_call(ex.Func.NUMERIC_KEYED, [arg])
+            func = wn.WindowFunc.MIN if type(tree) is exp.Min else wn.WindowFunc.MAX
+            return functions.bind_call(ex.Func.NUMERIC_UNKEYED, [
+                window(func, keyed, keyed.type), ex.Literal(arg.type.scale, types.INT4)])
+        value = functions.bind_call(ex.Func.NUMERIC_VALUE, [arg])
+        total = functions.bind_call(ex.Func.NUMERIC_WITH_SCALE, [
+            window(wn.WindowFunc.SUM, value, agg_result_type(ex.AggFunc.SUM, value.type)),
+            window(wn.WindowFunc.MAX, functions.bind_call(ex.Func.NUMERIC_DSCALE, [arg]),
+                   types.INT4)])
+        if type(tree) is exp.Sum:
+            return total
+        count = window(wn.WindowFunc.COUNT, arg, types.INT8)
+        return functions.bind_call(ex.Func.NUMERIC_QUOTIENT_AT, [total, functions.bind_call(
+            ex.Func.NULLIF, [count, ex.Literal(0, types.INT8)]),
+            ex.Literal(numeric_aggregates.avg_storage_scale(arg.type), types.INT4)])
 
     def _aggregate_arg(self, tree, binder) -> ex.Expr:
         inner = tree.this

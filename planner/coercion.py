@@ -159,17 +159,18 @@ def _fitted(t: SqlType) -> bool:
 
 
 def _unconstrained_array(e: ex.Expr) -> SqlType:
-    """The static type of `x::numeric[]`: a constant's elements keep their scale."""
+    """The static type of `x::numeric[]`: each element keeps its own scale (held at 16
+    digits, or a constant's most)."""
     src = e.type
     if isinstance(e, Literal) and isinstance(e.value, str):
-        scale = 0
+        scale = types.NUMERIC_DEFAULT_SCALE
         for item in split_array_text(e.value):
             if item is not None:
                 scale = max(scale, numeric_type_of(to_decimal(item)).scale)
-        return types.array_of(types.numeric(None, scale))
-    if src.is_array:
+        return types.array_of(types.dynamic_numeric(scale))
+    if src.is_array:  # numeric(p,s)[] and integer arrays keep their one scale
         return types.array_of(_unconstrained(src.elem))
-    return types.array_of(types.numeric(None, types.NUMERIC_DEFAULT_SCALE))
+    return types.array_of(types.UNCONSTRAINED)
 
 
 def _unconstrained(src: SqlType) -> SqlType:
@@ -180,7 +181,9 @@ def _unconstrained(src: SqlType) -> SqlType:
         return types.numeric(_INT_DIGITS[src.kind], 0)
     if src.kind in (Kind.INT8, Kind.UNKNOWN):
         return types.numeric(None, 0)
-    return types.numeric(None, types.NUMERIC_DEFAULT_SCALE)
+    if src.is_float:
+        return types.dynamic_numeric(types.FLOAT_NUMERIC_SCALE)
+    return types.UNCONSTRAINED  # text, json: each value at its own scale
 
 
 def coerce(e: ex.Expr, t: SqlType) -> ex.Expr:
@@ -307,6 +310,8 @@ def common_type(a: SqlType, b: SqlType, what: str) -> SqlType:
         if a.is_integer and b.is_integer:
             return a if _INT_RANK[a.kind] >= _INT_RANK[b.kind] else b
         scale = max(a.scale or 0, b.scale or 0)
+        if a.is_dynamic or b.is_dynamic:
+            return types.dynamic_numeric(scale)
         ia, ib = int_digits(a), int_digits(b)
         return numeric_type(None if ia is None or ib is None else max(ia, ib), scale)
     if a.is_string and b.is_string:
@@ -319,7 +324,8 @@ def common_type(a: SqlType, b: SqlType, what: str) -> SqlType:
 def unify(exprs: list[ex.Expr], what: str) -> tuple[list[ex.Expr], SqlType]:
     """Coerce expressions to their common type (CASE, COALESCE, GREATEST, IN, ARRAY[...]):
     PostgreSQL's select_common_type over them in the order given (CASE puts its ELSE
-    first), then select_common_typmod."""
+    first), then select_common_typmod. Numerics of different scales keep each value's own
+    (an unconstrained numeric)."""
     t = common_type_of(exprs, what)
     return [common_value(e, t) for e in exprs], t
 
@@ -339,6 +345,11 @@ def common_type_of(exprs: list[ex.Expr], what: str, nulls_typed: bool = False) -
     if t.is_numeric and not any(e.type.is_float for e in exprs):
         out = [(adopt(e, t) if is_unknown(e) else e) for e in exprs]
         t = _common_numeric(out, t)
+        if not t.is_dynamic and len({_scale(e.type) for e in out if not (
+                isinstance(e, Literal) and e.value is None)}) > 1:
+            # CASE, COALESCE, UNION, VALUES of numerics of different scales: in PostgreSQL
+            # each value keeps its own (COALESCE(1.50, 2) is 1.50, of NULL 2)
+            t = types.dynamic_numeric(t.scale)
     return t
 
 
@@ -414,6 +425,10 @@ def unpadded(e: ex.Expr) -> ex.Expr:
     if isinstance(e, Literal):
         return Literal(None if e.value is None else e.value.rstrip(" "), types.BPCHAR)
     return Cast(e, types.BPCHAR)
+
+
+def _scale(t: SqlType) -> int | None:
+    return t.scale if t.is_numeric else (0 if t.is_integer else None)
 
 
 def _common_numeric(exprs, t: SqlType) -> SqlType:

@@ -8,6 +8,8 @@ evaluates a node over a batch with pyarrow.compute (and numba kernels where they
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import enum
 from dataclasses import dataclass
 from typing import Any
@@ -253,6 +255,18 @@ class Func(enum.Enum):
     INTERVAL_FROM_SUMS = "?interval_from_sums"
     INTERVAL_KEYED = "?interval_keyed"
     INTERVAL_UNKEYED = "?interval_unkeyed"
+    # sum/min/max keeping display scales (planner/numeric_aggregates.py, segment/kernels/
+    # numeric_dscale.py): (x unconstrained) -> its values as numeric(None, S); -> its
+    # display scales (int4); (numeric(38, S) sum, int4 scale) -> unconstrained numeric;
+    # (x) -> bytea that orders as x and holds it; and back (bytea, Literal(S)).
+    NUMERIC_VALUE = "?numeric_value"
+    NUMERIC_DSCALE = "?numeric_dscale"
+    NUMERIC_WITH_SCALE = "?numeric_with_scale"
+    NUMERIC_KEYED = "?numeric_keyed"
+    NUMERIC_UNKEYED = "?numeric_unkeyed"
+    # (a, b, Literal(S)): a / b, each value at its select_div_scale, held at storage scale S
+    # (avg's quotient, whose integer digits the argument's type bounds)
+    NUMERIC_QUOTIENT_AT = "?numeric_quotient_at"
     ARRAY_SORT_KEY = "array_sort_key"  # bytes that order as the array: < <= > >= of arrays
     ANY_OF = "any"                     # any(op, x, a): x op ANY (a); op a text Literal
     ALL_OF = "all"
@@ -335,6 +349,28 @@ class Literal(Expr):
 
     value: Any
     type: SqlType
+
+    def _key(self):
+        # 1.5 and 1.50 are equal Decimals but different constants where the value keeps
+        # its display scale (an unconstrained numeric): plans and caches keep them apart.
+        return (self.value, self.type, _exponents(self.value))
+
+    def __eq__(self, other):
+        if other.__class__ is not Literal:
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+
+def _exponents(v):
+    """The Decimal exponents in a constant (an array's elements too): its digits."""
+    if isinstance(v, Decimal):
+        return v.as_tuple().exponent
+    if isinstance(v, tuple):
+        return tuple(_exponents(x) for x in v)
+    return None
 
 
 @dataclass(frozen=True, slots=True)

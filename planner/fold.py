@@ -27,8 +27,8 @@ from planner.temporal import (TEMPORAL, Infinite, USECS_PER_DAY, add_interval, i
                               interval_scale)
 from planner.time_values import time_arith
 from planner.types import TIMESTAMPTZ, Kind, SqlType
-from planner.values import (DEC, cast_value, check_int, fit_length, fit_numeric, text_in,
-                            to_float4)
+from planner.values import (DEC, cast_value, check_int, div_scale, fit_dynamic, fit_length,
+                            fit_numeric, scale_of, text_in, to_float4)
 
 
 _ARRAY_FUNCS = frozenset({
@@ -217,7 +217,13 @@ def _c_arith(e: Call, a, b):
             raise errors.DivisionByZero("division by zero")
         r = {Func.ADD: DEC.add, Func.SUB: DEC.subtract, Func.MUL: DEC.multiply,
              Func.DIV: DEC.divide, Func.MOD: DEC.remainder}[f](a, b)
-        return fit_numeric(r, t)
+        if not t.is_dynamic:
+            return fit_numeric(r, t)
+        # each value's own display scale: Decimal keeps PostgreSQL's for + - * %
+        if f is Func.DIV:
+            scale = div_scale(a, b, scale_of(a), scale_of(b))
+            r = DEC.quantize(r, Decimal(1).scaleb(-scale))
+        return fit_dynamic(r, t)
     if Kind.TIME in (ta.kind, tb.kind) or ta.kind is Kind.TIMETZ:
         return time_arith(f is Func.ADD, a, b)
     if ta.kind is Kind.DATE and tb.kind is Kind.DATE:
@@ -375,7 +381,8 @@ _CONST_CALLS = {
     Func.UNISTR: lambda e, s: unistr(s),
     Func.ASCII: lambda e, s: ord(s[0]) if s else 0,
     Func.CHR: lambda e, k: chr_text(k),
-    Func.NUMERIC_ROOT: lambda e, x: numeric_math.fixed_sqrt(x, e.type.scale),
+    Func.NUMERIC_ROOT: lambda e, x: numeric_math.fixed_sqrt(
+        x, scale_of(x) if e.type.is_dynamic else e.type.scale),
     Func.TO_HEX: lambda e, k: format(k & (0xFFFFFFFF if e.args[0].type.kind is Kind.INT4
                                           else 0xFFFFFFFFFFFFFFFF), "x"),
     Func.TRANSLATE: lambda e, s, a, b: s.translate(translate_table(a, b)),

@@ -77,8 +77,35 @@ def bind_call(func: Func, args: list[ex.Expr]) -> ex.Expr:
     rule = RULES.get(func)
     if rule is None:
         raise errors.FeatureNotSupported(f"function {func.value} is not supported")
+    if func in _VALUE_ONLY:  # the display scale does not matter: the value at scale S
+        args = [Call(Func.NUMERIC_VALUE, (a,), types.numeric(None, a.type.scale))
+                if a.type.is_dynamic else a for a in args]
     e = rule(func, padded_bpchar.call_args(func, list(args)))
+    if isinstance(e, Call) and e.func not in _DSCALE_AWARE and any(
+            a.type.is_dynamic for a in e.args):
+        raise errors.FeatureNotSupported(
+            f"{func.value}() of an unconstrained numeric (each value keeps its own scale)")
+    if isinstance(e, Call) and e.func in (Func.ROUND, Func.TRUNC) and len(e.args) == 2 \
+            and e.args[0].type.is_dynamic and not isinstance(e.args[1], Literal):
+        raise errors.FeatureNotSupported(
+            f"{func.value}() of an unconstrained numeric to a number of digits that is not "
+            "a constant")
     return fold_constants(e) if isinstance(e, Call) and _all_literal(e.args) else e
+
+
+# The functions whose kernels give each value of an unconstrained numeric argument the
+# display scale PostgreSQL gives it (segment/kernels/expr_numeric.py, numeric_dscale.py);
+# any other function of one is 0A000 rather than an answer at a fixed scale.
+_DSCALE_AWARE = frozenset({
+    Func.ADD, Func.SUB, Func.MUL, Func.DIV, Func.MOD, Func.NEG, Func.ABS, Func.EQ, Func.NE,
+    Func.LT, Func.LE, Func.GT, Func.GE, Func.ROUND, Func.TRUNC, Func.FLOOR, Func.CEIL,
+    Func.GREATEST, Func.LEAST, Func.NULLIF, Func.COALESCE, Func.NUMERIC_VALUE,
+    Func.NUMERIC_DSCALE, Func.NUMERIC_KEYED, Func.ARRAY, Func.ARRAY_APPEND,
+    Func.ARRAY_PREPEND, Func.ARRAY_CAT, Func.ARRAY_POSITION, Func.ARRAY_POSITIONS,
+    Func.ARRAY_REMOVE, Func.ARRAY_REPLACE, Func.NUMERIC_ROOT})
+# Functions of a numeric's value alone (to_char rounds to its template's digits first; div
+# is an integral quotient, scale 0).
+_VALUE_ONLY = frozenset({Func.TO_CHAR, Func.WIDTH_BUCKET, Func.DIV_INT})
 
 
 def _all_literal(args) -> bool:

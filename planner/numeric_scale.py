@@ -1,17 +1,16 @@
 """scale(), min_scale() and trim_scale() of numerics, PostgreSQL 15's.
 
-raympp keeps one scale per numeric column (planner/types.py), not PostgreSQL's scale per
-value, so what depends on a value's display scale is known only for constants (their own
-scale) and integers (0): scale() and trim_scale() of other values are 0A000. min_scale()
-depends on the value alone (the fewest decimal places that hold it: trailing zeros do not
-count), so it is computed over columns too (segment/kernels/expr_math.py min_scale).
+A constrained numeric(p, s) has display scale s in every value, an unconstrained one its
+own per value (planner/types.py `dynamic`): scale() reads it, trim_scale() gives each
+value the fewest decimal places that hold it (min_scale(), which depends on the value
+alone), as an unconstrained numeric.
 """
 
 from __future__ import annotations
 
 from decimal import Decimal
 
-from planner import errors, types
+from planner import types
 from planner import expr as ex
 from planner.coercion import adopt, is_unknown, no_function
 from planner.expr import Call, Func, Literal
@@ -30,21 +29,15 @@ def _argument(func: Func, args) -> ex.Expr:
     return a
 
 
-def _refused(name: str) -> errors.QueryError:
-    return errors.FeatureNotSupported(
-        f"{name}() of numeric values that are not constants (raympp keeps one scale per "
-        "column, PostgreSQL one per value)")
-
-
 def rule_scale(func: Func, args) -> ex.Expr:
     """scale(x): x's display scale, int4."""
     a = _argument(func, args)
     if isinstance(a, Literal):
         return Literal(None if a.value is None else display_scale(a), types.INT4)
-    if a.type.is_integer:
-        return ex.Case(((ex.IsNull(a, False), Literal(None, types.INT4)),),
-                       Literal(0, types.INT4), types.INT4)
-    raise _refused("scale")
+    if a.type.is_dynamic:
+        return Call(Func.NUMERIC_DSCALE, (a,), types.INT4)
+    return ex.Case(((ex.IsNull(a, False), Literal(None, types.INT4)),),
+                   Literal(a.type.scale if a.type.is_numeric else 0, types.INT4), types.INT4)
 
 
 def rule_min_scale(func: Func, args) -> ex.Expr:
@@ -52,7 +45,14 @@ def rule_min_scale(func: Func, args) -> ex.Expr:
     a = _argument(func, args)
     if isinstance(a, Literal):
         return Literal(None if a.value is None else min_scale_of(a.value), types.INT4)
-    return Call(func, (a,), types.INT4)
+    return Call(func, (_value(a),), types.INT4)
+
+
+def _value(a: ex.Expr) -> ex.Expr:
+    """A numeric's values without their display scales, as decimal128(38, S)."""
+    if a.type.is_dynamic:
+        return Call(Func.NUMERIC_VALUE, (a,), types.numeric(None, a.type.scale))
+    return a
 
 
 def rule_trim_scale(func: Func, args) -> ex.Expr:
@@ -61,7 +61,9 @@ def rule_trim_scale(func: Func, args) -> ex.Expr:
     if not isinstance(a, Literal):
         if a.type.is_integer:
             return ex.Cast(a, types.numeric(None, 0))
-        raise _refused("trim_scale")
+        value = _value(a) if a.type.is_dynamic else ex.Cast(a, types.numeric(None, a.type.scale))
+        return Call(Func.NUMERIC_WITH_SCALE, (value, Call(Func.MIN_SCALE, (value,), types.INT4)),
+                    types.dynamic_numeric(a.type.scale))
     if a.value is None:
         return Literal(None, types.numeric(None, 0))
     value = DEC.quantize(a.value, Decimal(1).scaleb(-min_scale_of(a.value)))

@@ -612,11 +612,10 @@ def _column(c: exp.ColumnDef, table: str, st: Statement, identities, earlier: li
     serial = _SERIALS.get(getattr(kind.this, "name", None)) if not kind.expressions else None
     t = serial if serial is not None else sql_type(kind)
     if t.is_numeric and t.precision is None:
-        # An unconstrained numeric column keeps any scale in PostgreSQL; ours have a
-        # fixed scale, so give it room rather than rounding values away.
-        t = types.numeric(None, types.NUMERIC_DEFAULT_SCALE)
+        # An unconstrained numeric column keeps each value's scale, as in PostgreSQL.
+        t = types.UNCONSTRAINED
     if t.is_array and t.elem.is_numeric and t.elem.precision is None:
-        t = types.array_of(types.numeric(None, types.NUMERIC_DEFAULT_SCALE))
+        t = types.array_of(types.UNCONSTRAINED)
     not_null, null, default, identity = serial is not None, False, None, Identity.NONE
     for k in c.constraints:
         kk = k.kind

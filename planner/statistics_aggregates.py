@@ -7,9 +7,9 @@ the aggregates raympp has, so that they distribute as those do (two phases):
 
 over x as numeric, where the sums are exact (PostgreSQL's result type for integer and
 numeric arguments is numeric too): one numeric division, as numeric_stddev_internal
-divides, and the root exact at the variance's scale (Func.NUMERIC_ROOT), so the digits
-are PostgreSQL's wherever its result scale is raympp's numeric division scale (16 for a
-variance from 1 to 9999; PostgreSQL shows up to 20 digits for smaller ones, raympp 16).
+divides, whose select_div_scale is PostgreSQL's (the quotient of unconstrained numerics
+keeps each value's scale), and the root exact at the variance's scale (Func.NUMERIC_ROOT).
+A numerator of 0 or below is the constant 0, as numeric_stddev_internal answers it.
 
 Floating-point arguments (real, double precision; the result is double precision) would
 lose precision by cancellation in that formula: there the sum of squared deviations is
@@ -55,10 +55,14 @@ def rewrite(tree: exp.Expression, arg_is_float: bool) -> exp.Expression:
     least = exp.Literal.number(2 if sample else 1)
     enough = exp.GTE(this=n.copy(), expression=least)
     quotient = exp.Div(this=exp.Paren(this=spread), expression=exp.Paren(this=den))
+    if not arg_is_float:
+        # numeric_stddev_internal's guard against a numerator rounded below 0: 0, scale 0
+        quotient = exp.Case(ifs=[exp.If(
+            this=exp.GT(this=exp.Paren(this=spread.copy()), expression=exp.Literal.number(0)),
+            true=quotient)], default=exp.Literal.number(0))
     if isinstance(tree, _ROOT) and arg_is_float:
         quotient = exp.Sqrt(this=quotient)
     elif isinstance(tree, _ROOT):
-        # The root at the variance's own scale (sqrt(numeric) picks a scale per value,
-        # which a column cannot keep). The numerator is exact, so never below 0.
+        # The root at the variance's own scale, as numeric_stddev_internal's sqrt_var.
         quotient = exp.Anonymous(this=ex.Func.NUMERIC_ROOT.value, expressions=[quotient])
     return exp.Case(ifs=[exp.If(this=enough, true=quotient)])

@@ -4,8 +4,10 @@ One `SqlType` value describes a column everywhere: the catalog stores it, expres
 it, pgwire reads its OID and typmod, and segments use `arrow_type()` for the physical layout.
 
 Numeric follows DESIGN.md: numeric(p, s) with p <= 18 is a *scaled int64* in batches (the
-value 12.34 of numeric(15,2) is stored as 1234); wider or unconstrained numerics are Arrow
-decimal128(38, s). Conversion to Arrow decimal happens only at the edges (pgwire, COPY).
+value 12.34 of numeric(15,2) is stored as 1234); wider ones are Arrow decimal128(38, s).
+An unconstrained numeric keeps each value's display scale: a struct of the value as
+decimal128(38, S) and its scale (`dynamic_numeric`; ARCHITECTURE.md "Types").
+Conversion to Arrow decimal happens only at the edges (pgwire, COPY).
 """
 
 from __future__ import annotations
@@ -137,7 +139,28 @@ STRING_KINDS = (Kind.TEXT, Kind.VARCHAR, Kind.CHAR, Kind.NAME, Kind.CHAR1, Kind.
 # Kinds with fractional-second precision p < 6 (time(p), timestamp(p), ...): `precision`
 PRECISION_KINDS = (Kind.TIME, Kind.TIMETZ, Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.INTERVAL)
 MAX_SCALED_PRECISION = 18  # numeric(p, s) with p <= 18 fits a scaled int64
-NUMERIC_DEFAULT_SCALE = 16  # scale given to results of unconstrained numeric division/avg
+# Unconstrained numerics keep each value's display scale (PostgreSQL's dscale): an Arrow
+# struct of the value at a fixed storage scale S (decimal128(38, S)) and the value's own
+# scale (int8, <= S). S is NUMERIC_DEFAULT_SCALE for columns and text casts; an
+# expression's S bounds the scales its values can have (planner/typing_rules.py).
+NUMERIC_DEFAULT_SCALE = 16
+DIVISION_SCALE = 24  # S of quotients and averages: select_div_scale gives 16 to 24+ digits
+# S of float -> numeric: 15 significant digits of values from 1e-10 to 1e14 fit
+FLOAT_NUMERIC_SCALE = 24
+NUMERIC_VALUE_FIELD = "value"
+NUMERIC_SCALE_FIELD = "dscale"
+
+
+def dynamic_numeric_arrow(storage_scale: int) -> pa.DataType:
+    """The Arrow layout of an unconstrained numeric whose values are held at storage_scale."""
+    return pa.struct([(NUMERIC_VALUE_FIELD, pa.decimal128(38, storage_scale)),
+                      (NUMERIC_SCALE_FIELD, pa.int8())])
+
+
+def is_dynamic_arrow(t: pa.DataType) -> bool:
+    """Whether an Arrow type is the layout of an unconstrained numeric (value, dscale)."""
+    return (pa.types.is_struct(t) and t.num_fields == 2
+            and t.field(0).name == NUMERIC_VALUE_FIELD and t.field(1).name == NUMERIC_SCALE_FIELD)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +172,9 @@ class SqlType:
     its (name, type) pairs. `padded` marks a bpchar without a length whose values keep
     the trailing spaces PostgreSQL shows (BPCHAR_PADDED: the common type of CASE, COALESCE,
     UNION, ... over char(n) of other lengths, varchar or text; coercion.common_value);
-    other char values are kept without them."""
+    other char values are kept without them. `dynamic` marks an unconstrained numeric
+    whose values each keep their own display scale (at most `scale`, the storage scale); a
+    numeric that is not dynamic has one scale for all its values."""
 
     kind: Kind
     precision: int | None = None
@@ -161,6 +186,7 @@ class SqlType:
     # A constant written with its type ('x'::text): typed, not a quoted constant whose
     # type the context picks (coercion.is_unknown). Equal to the type without it.
     explicit: bool = field(default=False, compare=False)
+    dynamic: bool = False
 
     def __post_init__(self):
         # An array of arrays is internal only: the rows of regexp_matches, unnested by a
@@ -260,9 +286,16 @@ class SqlType:
         return (self.kind is Kind.NUMERIC and self.precision is not None
                 and self.precision <= MAX_SCALED_PRECISION)
 
+    @property
+    def is_dynamic(self) -> bool:
+        """An unconstrained numeric keeping each value's display scale (see `dynamic`)."""
+        return self.dynamic and self.kind is Kind.NUMERIC
+
     def arrow_type(self) -> pa.DataType:
         """The physical Arrow type of this SQL type inside batches."""
         if self.kind is Kind.NUMERIC:
+            if self.dynamic:
+                return dynamic_numeric_arrow(self.scale)
             return pa.int64() if self.is_scaled_int else pa.decimal128(38, self.scale)
         if self.kind in LIST_KINDS:
             return pa.list_(self.elem.arrow_type())
@@ -358,6 +391,14 @@ def array_of(t: SqlType) -> SqlType:
 
 def numeric(precision: int | None, scale: int) -> SqlType:
     return SqlType(Kind.NUMERIC, precision, scale)
+
+
+def dynamic_numeric(storage_scale: int = NUMERIC_DEFAULT_SCALE) -> SqlType:
+    """An unconstrained numeric whose values keep their own scales, held at storage_scale."""
+    return SqlType(Kind.NUMERIC, None, storage_scale, dynamic=True)
+
+
+UNCONSTRAINED = dynamic_numeric()  # the type of a `numeric` column
 
 
 def varchar(length: int | None = None) -> SqlType:
@@ -508,6 +549,8 @@ def common_type(a: SqlType, b: SqlType) -> SqlType:
         sa = a.scale if a.is_numeric else 0
         sb = b.scale if b.is_numeric else 0
         scale = max(sa, sb)
+        if a.is_dynamic or b.is_dynamic or sa != sb:  # each value keeps its own scale
+            return dynamic_numeric(scale)
         pa_ = _int_digits(a) + scale if _int_digits(a) is not None else None
         pb_ = _int_digits(b) + scale if _int_digits(b) is not None else None
         if pa_ is None or pb_ is None:

@@ -2,12 +2,13 @@
 
 RULES maps a Func to its rule: the rule checks the arguments (42883 when no signature
 fits), inserts implicit casts (planner/coercion.py) and picks the result type. Numeric
-results are typed statically (a batch column has one scale), following PostgreSQL's display
-scales: add/sub max(s1, s2), mul s1 + s2, mod max(s1, s2), and division select_div_scale
-when both operands are constants, otherwise max(s1, s2, 16) (types.NUMERIC_DEFAULT_SCALE;
-PostgreSQL picks 16 to 20+ digits per value). A precision is kept while it fits 18 digits,
-so the result stays a scaled int64; beyond that it is numeric(None, s), a decimal128(38, s)
-column. planner/functions.py's `bind_call` applies the rules.
+results over numerics of one scale each are typed statically, following PostgreSQL's display
+scales: add/sub max(s1, s2), mul s1 + s2, mod max(s1, s2). Division (select_div_scale,
+16 to 20+ digits per value) and anything over an unconstrained numeric are dynamic: each
+value carries its own display scale (types.dynamic_numeric), computed by the segment; a
+quotient of two constants is folded at its scale. A precision is kept while it fits 18
+digits, so the result stays a scaled int64; beyond that it is numeric(None, s), a
+decimal128(38, s) column. planner/functions.py's `bind_call` applies the rules.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from __future__ import annotations
 from decimal import Decimal
 
 from planner import (array_rules, binary_rules, datetime_rules, errors, format_rules,
-                     interval_rules, json_rules, math_rules, numeric_scale, padded_bpchar,
-                     regex_rules, types, zone_rules)
+                     interval_rules, json_rules, math_rules, numeric_scale,
+                     numeric_scale_rules, padded_bpchar, regex_rules, types, zone_rules)
 from planner import expr as ex
 from planner.coercion import (
     adopt, as_bool, as_bpchar, as_numeric, bind_cast, bpchar_padded, coerce, common_type,
@@ -81,6 +82,11 @@ def _rule_arith(func: Func, args) -> ex.Expr:
 
 def _numeric_result(func: Func, a: ex.Expr, b: ex.Expr) -> SqlType:
     sa, sb = a.type.scale, b.type.scale
+    constants = isinstance(a, Literal) and isinstance(b, Literal) and a.value and b.value
+    if func is Func.DIV and not constants:  # select_div_scale: a scale per value
+        return types.dynamic_numeric(max(sa, sb, types.DIVISION_SCALE))
+    if a.type.is_dynamic or b.type.is_dynamic:
+        return _dynamic_result(func, sa, sb)
     ia, ib = int_digits(a.type), int_digits(b.type)
     both = ia is not None and ib is not None
     if func in (Func.ADD, Func.SUB):
@@ -89,11 +95,29 @@ def _numeric_result(func: Func, a: ex.Expr, b: ex.Expr) -> SqlType:
         return numeric_type(ia + ib if both else None, sa + sb)
     if func is Func.MOD:
         return numeric_type(min(ia, ib) if both else None, max(sa, sb))
-    if isinstance(a, Literal) and isinstance(b, Literal) and a.value and b.value:
-        scale = div_scale(a.value, b.value, sa, sb)
-    else:
-        scale = max(sa, sb, types.NUMERIC_DEFAULT_SCALE)
+    scale = div_scale(a.value, b.value, sa, sb)
     return numeric_type(ia + sb if ia is not None else None, scale)
+
+
+def _rule_quotient_at(func: Func, args) -> ex.Expr:
+    """Func.NUMERIC_QUOTIENT_AT (internal): a numeric quotient held at a storage scale the
+    caller chose (numeric_aggregates.avg_storage_scale), not DIVISION_SCALE."""
+    if len(args) != 3 or not isinstance(args[2], Literal):
+        raise no_function(func.value, args)
+    e = _rule_arith(Func.DIV, args[:2])
+    if not (isinstance(e, Call) and e.type.is_dynamic):
+        raise no_function(func.value, args)
+    return Call(Func.DIV, e.args, types.dynamic_numeric(
+        max(args[2].value, e.args[0].type.scale, e.args[1].type.scale)))
+
+
+def _dynamic_result(func: Func, sa: int, sb: int) -> SqlType:
+    """The storage scale of + - * % over an unconstrained numeric: what the values' display
+    scales can reach (* at most the larger of the operands' and 16; a product with more
+    digits than that is 22003 when it occurs)."""
+    if func is Func.MUL:
+        return types.dynamic_numeric(min(sa + sb, max(sa, sb, types.NUMERIC_DEFAULT_SCALE)))
+    return types.dynamic_numeric(max(sa, sb))
 
 
 def _time_arith(func: Func, a: ex.Expr, b: ex.Expr) -> ex.Expr | None:
@@ -554,6 +578,7 @@ def _rule_now(func: Func, args) -> ex.Expr:
 
 RULES = {
     **{f: _rule_arith for f in _ARITH},
+    Func.NUMERIC_QUOTIENT_AT: _rule_quotient_at,
     **{f: _rule_compare for f in _COMPARE},
     Func.AND: _rule_bool, Func.OR: _rule_bool, Func.NOT: _rule_bool,
     Func.NEG: _rule_sign, Func.ABS: _rule_sign,
@@ -578,6 +603,7 @@ RULES = {
     Func.ISFINITE: _rule_isfinite,
     **array_rules.RULES,
     **interval_rules.RULES,
+    **numeric_scale_rules.RULES,
     **format_rules.RULES,
     **regex_rules.RULES,
     **binary_rules.RULES,
@@ -588,6 +614,9 @@ def agg_result_type(func: ex.AggFunc, t: types.SqlType) -> types.SqlType:
     """Result types as PostgreSQL's: sum(int4) bigint, sum(int8) numeric, avg(int) numeric."""
     if func in (ex.AggFunc.COUNT, ex.AggFunc.COUNT_STAR):
         return types.INT8
+    if t.is_dynamic:  # sum/avg/min/max are bound over others (planner/numeric_aggregates.py)
+        raise errors.FeatureNotSupported(
+            f"{func.value}() of an unconstrained numeric (each value's own scale) here")
     if func is ex.AggFunc.ARRAY_AGG:
         return types.array_of(types.TEXT if t.kind is types.Kind.UNKNOWN else t)
     if func in (ex.AggFunc.MIN, ex.AggFunc.MAX):

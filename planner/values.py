@@ -81,6 +81,35 @@ def fit_numeric(d: Decimal, t: SqlType) -> Decimal:
     return abs(q) if q == 0 else q
 
 
+def scale_of(d: Decimal) -> int:
+    """The display scale numeric_in gives a value as written ('1.50' 2, '1e3' 0)."""
+    return max(0, -d.as_tuple().exponent)
+
+
+def from_value_and_scale(v: dict) -> Decimal:
+    """The Decimal of an unconstrained numeric read from a batch ({value, dscale}), at its
+    display scale."""
+    return DEC.quantize(v[types.NUMERIC_VALUE_FIELD],
+                        Decimal(1).scaleb(-v[types.NUMERIC_SCALE_FIELD]))
+
+
+def fit_dynamic(d: Decimal, t: SqlType) -> Decimal:
+    """d as a value of an unconstrained numeric: its own display scale, which (like its
+    integer digits) must fit the storage scale (22003)."""
+    if not d.is_finite():
+        raise errors.NumericOutOfRange("numeric field overflow",
+                                       detail="raympp numerics cannot hold NaN or infinity")
+    if d.as_tuple().exponent > 0:  # 1e3: 1000 at scale 0
+        d = DEC.quantize(d, Decimal(1))
+    scale = scale_of(d)
+    if scale > t.scale or DEC.abs(d) >= DEC.scaleb(Decimal(1), 38 - t.scale):
+        raise errors.NumericOutOfRange(
+            "value overflows numeric format",
+            detail=f"raympp's unconstrained numerics hold at most {38 - t.scale} integer and "
+                   f"{t.scale} fractional digits here")
+    return abs(d) if d == 0 else d
+
+
 def fit_string(s: str, t: SqlType) -> str:
     """Explicit casts to varchar(n) / char(n) truncate; char values keep no padding."""
     if t.length is not None and t.kind in (Kind.VARCHAR, Kind.CHAR):
@@ -143,7 +172,8 @@ def parse_text(text: str, t: SqlType):
     if t.is_float:
         return _parse_float(text, t)
     if k is Kind.NUMERIC:
-        return fit_numeric(to_decimal(text), t)
+        return fit_dynamic(to_decimal(text), t) if t.is_dynamic else fit_numeric(
+            to_decimal(text), t)
     if k in TEMPORAL:
         v = parse_timestamp(text, t)
         if k is Kind.DATE:
@@ -231,7 +261,7 @@ def format_text(v, t: SqlType) -> str | None:
     if t.is_float:
         return format_float(v, k is Kind.FLOAT4)
     if k is Kind.NUMERIC:
-        q = DEC.quantize(v, Decimal(1).scaleb(-t.scale))
+        q = v if t.is_dynamic else DEC.quantize(v, Decimal(1).scaleb(-t.scale))
         return f"{abs(q) if q == 0 else q:f}"
     if isinstance(v, temporal.Infinite):
         return str(v)
@@ -306,7 +336,8 @@ def cast_value(v, src: SqlType, dst: SqlType):
     if dst.is_float:
         return to_float4(float(v)) if d is Kind.FLOAT4 else float(v)
     if d is Kind.NUMERIC:
-        return fit_numeric(to_decimal(v, s is Kind.FLOAT4), dst)
+        value = to_decimal(v, s is Kind.FLOAT4)
+        return fit_dynamic(value, dst) if dst.is_dynamic else fit_numeric(value, dst)
     if d is Kind.BOOL:
         return v != 0
     if d in TEMPORAL and isinstance(v, temporal.Infinite):
@@ -350,6 +381,8 @@ def div_scale(a: Decimal, b: Decimal, sa: int, sb: int) -> int:
     """PostgreSQL's select_div_scale for two known operands (at least 16 significant
     digits, from the weights and first base-10000 digits of the operands)."""
     def weight_first(x: Decimal) -> tuple[int, int]:
+        if not x:  # no digits: weight 0, first digit 0
+            return 0, 0
         w = abs(x).adjusted() // 4
         return w, int(DEC.scaleb(abs(x), -4 * w))
     w1, f1 = weight_first(a)

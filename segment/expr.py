@@ -39,6 +39,7 @@ from segment.kernels import expr_json as xj
 from segment.kernels import expr_make_datetime as xmd
 from segment.kernels import expr_math as xm
 from segment.kernels import expr_numeric as xn
+from segment.kernels import numeric_dscale as nd
 from segment.kernels import expr_pgarray as xpa
 from segment.kernels import expr_list_agg as xla
 from segment.kernels import expr_list_sort as xls
@@ -382,7 +383,7 @@ def _in_list(e: ex.InList, f: Frame) -> xa.Datum:
     if scalar_x:  # everything constant: one row
         x = xa.as_array(x, 1)
     if constant and not isinstance(x, pa.Scalar) and e.arg.type.kind is not Kind.INTERVAL \
-            and all(v.type == x.type or not v.is_valid for v in vals):
+            and not e.arg.type.is_dynamic and all(v.type == x.type or not v.is_valid for v in vals):
         present = [v for v in vals if v.is_valid]
         hit = pc.is_in(x, value_set=pa.array([v.as_py() for v in present], x.type), skip_nulls=True)
         hit = pc.if_else(pc.is_null(x), pa.scalar(None, pa.bool_()), hit)
@@ -490,6 +491,7 @@ _CALLS = {
     **xla.CALLS,
     **xtz.CALLS,
     **xiv.CALLS,
+    **nd.CALLS,
 }
 
 

@@ -28,6 +28,7 @@ from segment.kernels import expr_pgarray as xpa
 from segment.kernels import expr_timezone as xzone
 from segment.kernels import expr_timetz as xtz
 from segment.kernels import infinite
+from segment.kernels import numeric_dscale as nd
 
 PG_EPOCH_DAYS = 10_957                          # 2000-01-01 in days since 1970-01-01
 PG_EPOCH_MICROS = PG_EPOCH_DAYS * 86_400 * 10**6
@@ -139,6 +140,8 @@ def _unscaled(arr: pa.Array) -> tuple[pa.Array, int | None]:
 
 
 def _numeric_text(arr: pa.Array, t: SqlType) -> pa.Array:
+    if nd.is_dynamic(arr):  # each value with its own display scale
+        return nd.per_scale_text(arr, lambda dec, scale: _numeric_text(dec, t))
     digits, scale = _unscaled(arr)
     if scale is None:
         scale = t.scale or 0
@@ -247,6 +250,13 @@ def _bool_binary(arr: pa.Array, t: SqlType) -> pa.Array:
 
 
 def _numeric_binary(arr: pa.Array, t: SqlType) -> pa.Array:
+    if nd.is_dynamic(arr):  # dscale in each value's header
+        value, dscale = nd.parts(arr)
+        digits, storage = _unscaled(value)
+        ints = [None if d is None else int(d) // 10**(storage - int(s))
+                for d, s in zip(digits.to_pylist(), dscale)]
+        return pa.array([None if u is None else numeric.encode(u, int(s))
+                         for u, s in zip(ints, dscale)], pa.binary())
     digits, scale = _unscaled(arr)
     if scale is None:
         scale = t.scale or 0
@@ -381,7 +391,7 @@ def _conform(arr: pa.Array, t: SqlType) -> pa.Array:
     view strings, and decimals where a scaled int64 was expected."""
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
-    if t.kind is Kind.NUMERIC and pa.types.is_decimal(arr.type):
+    if t.kind is Kind.NUMERIC and (pa.types.is_decimal(arr.type) or nd.is_dynamic(arr)):
         return arr  # carries its own scale
     expected = t.arrow_type()
     if t.kind is Kind.UNKNOWN or arr.type == expected:

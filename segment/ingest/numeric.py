@@ -1,7 +1,7 @@
 """Numeric columns from text or typed Arrow input, with PostgreSQL's rounding and errors.
 
-A numeric(p, s) column is a scaled int64 while p <= 18 and a decimal128(38, s) beyond (or
-without a precision). Text is cast by Arrow at scale s+1 and rounded half away from zero;
+A numeric(p, s) column is a scaled int64 while p <= 18 and a decimal128(38, s) beyond; an
+unconstrained one holds each value with the scale it is written with (numeric_dscale). Text is cast by Arrow at scale s+1 and rounded half away from zero;
 rows Arrow could misread (exponents, long digit strings, spaces, NaN) are parsed exactly
 with Python's Decimal. Then the precision is checked: 22003 'numeric field overflow' with
 PostgreSQL's detail. Part of segment/ingest/convert.py's `convert`.
@@ -18,12 +18,16 @@ import pyarrow.compute as pc
 
 from planner import errors
 from planner.types import SqlType
+from planner.values import scale_of
 from segment.ingest.base import WS, null, raise_at, try_cast
+from segment.kernels.numeric_dscale import build, too_many_digits
 
 _NUM_RE = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 def numeric_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
+    if t.is_dynamic:
+        return _dynamic_from_text(arr, t)
     s = t.scale
     # The fast path parses at scale s+1 and rounds the last digit: only the first dropped
     # digit decides rounding half away from zero. Rows Arrow could misread (exponents,
@@ -54,6 +58,27 @@ def numeric_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
                 raise_at(e, int(r))
         dec = pc.replace_with_mask(dec, slow, pa.array(exact, dec.type))
     return _numeric_finish(dec, t)
+
+
+def _dynamic_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
+    """An unconstrained numeric column: the values at its storage scale, each with the
+    scale it is written with ('1.50' 2, '1e3' 0, '1.5e-3' 4); more fractional digits than
+    the storage scale are 22003 at that row."""
+    values = numeric_from_text(arr, SqlType(t.kind, None, t.scale))
+    trimmed = pc.utf8_trim(arr, characters=WS)
+    frac = pc.struct_field(pc.extract_regex(trimmed, r"^[+-]?[0-9]*\.?(?P<frac>[0-9]*)$"),
+                           [0])
+    dscale = pc.fill_null(pc.utf8_length(frac), 0).to_numpy(zero_copy_only=False).astype(
+        np.int64)
+    written = pc.and_(pc.is_valid(arr), pc.is_null(frac)).to_numpy(zero_copy_only=False)
+    rows = np.flatnonzero(written)  # exponents: what Decimal makes of them
+    for r, v in zip(rows, arr.take(pa.array(rows, pa.int64())).to_pylist()):
+        dscale[r] = scale_of(Decimal(v.strip(WS)))
+    valid = pc.is_valid(values).to_numpy(zero_copy_only=False)
+    over = np.flatnonzero(valid & (dscale > t.scale))
+    if len(over):
+        raise_at(too_many_digits(int(dscale[over[0]]), t.scale), int(over[0]))
+    return build(values, np.where(valid, dscale, 0), t.scale)
 
 
 def _py_numeric(text: str, t: SqlType) -> Decimal:
@@ -122,6 +147,13 @@ def _wide_fits(dec: pa.Array, precision: int) -> np.ndarray:
 
 def numeric_from_typed(arr: pa.Array, t: SqlType) -> pa.Array:
     src, s = arr.type, t.scale
+    if t.is_dynamic and (pa.types.is_decimal(src) or pa.types.is_integer(src)):
+        scale = src.scale if pa.types.is_decimal(src) else 0
+        if scale > s and arr.null_count < len(arr):
+            raise_at(too_many_digits(scale, s), 0)
+        return build(numeric_from_typed(arr, SqlType(t.kind, None, s)), scale, s)
+    if t.is_dynamic:
+        return numeric_from_text(arr.cast(pa.string()), t)
     if pa.types.is_decimal(src):
         if src.scale > s:
             arr = pc.round(arr, ndigits=s, round_mode="half_towards_infinity")

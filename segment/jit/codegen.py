@@ -49,8 +49,9 @@ def scaled(t: SqlType) -> bool:
     """A numeric of known scale: its unscaled value lives in the loop as an int64. Batches
     hold it so (scaled int64) up to 18 digits; a wider one (decimal128) is only computed
     in the loop, never read from a column (`_leaf`): its arithmetic leaves the loop
-    (status 1) past int64's range, and the caller widens the results to decimal128."""
-    return t.kind is Kind.NUMERIC and t.scale is not None
+    (status 1) past int64's range, and the caller widens the results to decimal128. An
+    unconstrained numeric (a display scale per value) is never compiled."""
+    return t.kind is Kind.NUMERIC and t.scale is not None and not t.is_dynamic
 
 
 def machine_kind(t: SqlType) -> str | None:

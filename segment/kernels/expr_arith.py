@@ -21,6 +21,7 @@ from planner.types import Kind
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_datetime as xd
 from segment.kernels import expr_numeric as xn
+from segment.kernels import numeric_dscale as nd
 
 _INT_KERNELS = {Func.ADD: pc.add_checked, Func.SUB: pc.subtract_checked,
                 Func.MUL: pc.multiply_checked, Func.DIV: pc.divide_checked}
@@ -278,8 +279,9 @@ def extreme(e: Call, args: list, n: int) -> xa.Datum:
     that compare by a key (intervals by their span, a padded bpchar without its trailing
     spaces) give the first argument of the best key, as PostgreSQL keeps the first."""
     fn = pc.max_element_wise if e.func is Func.GREATEST else pc.min_element_wise
-    if e.type.kind is Kind.INTERVAL or e.type.padded:
+    if e.type.kind is Kind.INTERVAL or e.type.padded or e.type.is_dynamic:
         keys = [xd.interval_key(a) if e.type.kind is Kind.INTERVAL else
+                nd.value_of(a) if e.type.is_dynamic else
                 pc.utf8_rtrim(xa.as_array(a, n), characters=" ") for a in args]
         best = fn(*keys, skip_nulls=True)
         out = xa.as_array(args[-1], n)

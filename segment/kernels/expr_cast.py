@@ -30,6 +30,7 @@ from segment.kernels import expr_binary as xbin
 from segment.kernels import expr_datetime as xd
 from segment.kernels import expr_kernels as xk
 from segment.kernels import expr_numeric as xn
+from segment.kernels import numeric_dscale as nd
 from segment.kernels import expr_timetz as xtz
 from segment.kernels import datetime_text, infinite, zone_offsets
 
@@ -65,6 +66,8 @@ def to_arrow(values: list, t: SqlType) -> pa.Array:
     if t.is_array:
         return _arrays().to_arrow(values, t)
     at = t.arrow_type()
+    if t.is_dynamic:
+        return nd.from_decimals(values, t.scale)
     if t.is_numeric:
         if t.is_scaled_int:
             return pa.array([None if v is None else int(DEC.scaleb(v, t.scale)) for v in values],
@@ -193,7 +196,16 @@ def _number(arr: pa.Array, src: SqlType, dst: SqlType, n: int) -> pa.Array:
 
 
 def _float_to_numeric(arr: pa.Array, src: SqlType, dst: SqlType, n: int) -> pa.Array:
-    """float -> numeric: round to 15 (real: 6) significant digits, then to dst's scale."""
+    """float -> numeric: round to 15 (real: 6) significant digits, then to dst's scale;
+    an unconstrained dst keeps the digits float8_numeric's %.15g prints (1.5 at scale 1)."""
+    if dst.is_dynamic:
+        values, dscale = _float_digits(arr, src, SqlType(Kind.NUMERIC, None, dst.scale), n)
+        return nd.build(values, dscale, dst.scale)
+    return _float_digits(arr, src, dst, n)[0]
+
+
+def _float_digits(arr: pa.Array, src: SqlType, dst: SqlType, n: int):
+    """(the floats as numerics of dst, their scales in %.15g form) for _float_to_numeric."""
     vals = pc.fill_null(pc.cast(arr, pa.float64()), 0.0).to_numpy(zero_copy_only=False)
     valid = xa.valid_mask(arr)
     live = vals if valid is None else vals[valid]
@@ -214,6 +226,7 @@ def _float_to_numeric(arr: pa.Array, src: SqlType, dst: SqlType, n: int) -> pa.A
             k[fix] += adjust
             m[fix] = _scaled_rint(vals[fix], k[fix])
     m = m.astype(np.int64)
+    dscale = _printed_scale(m, k)
     shift = dst.scale - k  # value = m * 10^-k; wanted: the integers at dst.scale
     out = np.zeros(n, dtype=np.int64)
     down = shift < 0
@@ -226,12 +239,25 @@ def _float_to_numeric(arr: pa.Array, src: SqlType, dst: SqlType, n: int) -> pa.A
     up = ~down
     if not up.any() or shift[up].max() <= 3:  # |m| < 10^15: still fits int64
         out[up] = m[up] * 10 ** shift[up]
-        return xn.to_array(xn.Num(xa.from_numpy(out, pa.int64(), valid), dst.scale), dst, n)
+        return xn.to_array(xn.Num(xa.from_numpy(out, pa.int64(), valid), dst.scale), dst,
+                           n), dscale
     wide = out.astype(object)
     wide[up] = m[up].astype(object) * (10 ** shift[up].astype(object))
     if valid is not None:
         wide[~valid] = 0
-    return xn.to_array(xn.Num(scale=dst.scale, wide=wide, valid=valid), dst, n)
+    return xn.to_array(xn.Num(scale=dst.scale, wide=wide, valid=valid), dst, n), dscale
+
+
+def _printed_scale(m: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """The scale of m * 10^-k written without trailing fractional zeros (as %g)."""
+    m, k = m.copy(), k.copy()
+    for _ in range(16):
+        strip = (m != 0) & (m % 10 == 0) & (k > 0)
+        if not strip.any():
+            break
+        m[strip] //= 10
+        k[strip] -= 1
+    return np.where(m == 0, 0, np.maximum(k, 0))
 
 
 def _scaled_rint(vals: np.ndarray, k: np.ndarray) -> np.ndarray:
@@ -249,6 +275,8 @@ def to_text(arr: pa.Array, src: SqlType) -> pa.Array:
         return pc.if_else(arr, "true", "false")
     if src.is_float:
         return _float_text(arr, k is Kind.FLOAT4)
+    if src.is_dynamic:
+        return nd.per_scale_text(arr, _numeric_text)
     if k is Kind.NUMERIC:
         return _numeric_text(arr, src.scale)
     if k is Kind.DATE:
@@ -497,6 +525,12 @@ def _text_numeric(trimmed: pa.Array, dst: SqlType) -> pa.Array:
     if parts.null_count != trimmed.null_count:
         raise _Reparse  # exponents, NaN, garbage
     sign, ipart, frac = (pc.struct_field(parts, [i]) for i in range(3))
+    if dst.is_dynamic:  # each value at the scale it is written with
+        dscale = pc.fill_null(pc.utf8_length(frac), 0).to_numpy(zero_copy_only=False)
+        if len(dscale) and dscale.max() > dst.scale:
+            raise _Reparse  # the value by value path says 22003
+        values = _text_numeric(trimmed, SqlType(Kind.NUMERIC, None, dst.scale))
+        return nd.build(values, dscale.astype(np.int64), dst.scale)
     if not _all(pc.greater(pc.add(pc.utf8_length(ipart), pc.utf8_length(frac)), 0)):
         raise _Reparse
     s = dst.scale

@@ -22,7 +22,7 @@ from planner import types
 from planner.expr import Call, Func
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_pgarray as xpa
-from segment.kernels import sort_order
+from segment.kernels import numeric_dscale, sort_order
 
 
 def sort_lists(e: Call, args: list, n: int) -> pa.Array:
@@ -57,8 +57,10 @@ def sorted_mode(e: Call, args: list, n: int) -> pa.Array:
         return pa.nulls(n, out_type)
     start = np.ones(m, dtype=bool)
     if m > 1:
-        differs = np.asarray(pc.not_equal(values.slice(1), values.slice(0, m - 1)),
-                             dtype=bool)
+        # an unconstrained numeric by value: 1.5 and 1.50 are one run
+        keys = numeric_dscale.value_of(values) if types.is_dynamic_arrow(values.type) \
+            else values
+        differs = np.asarray(pc.not_equal(keys.slice(1), keys.slice(0, m - 1)), dtype=bool)
         if pa.types.is_floating(values.type):  # NaN equals NaN, as PostgreSQL sorts it
             nan = np.asarray(pc.is_nan(values).fill_null(False), dtype=bool)
             differs &= ~(nan[1:] & nan[:-1])

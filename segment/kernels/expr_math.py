@@ -25,6 +25,7 @@ from planner.expr import Call, Func
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_datetime as xd
 from segment.kernels import expr_numeric as xn
+from segment.kernels import numeric_dscale as nd
 
 _RNG = np.random.default_rng()
 _SEEDED: collections.OrderedDict[int, np.random.Generator] = collections.OrderedDict()
@@ -202,6 +203,12 @@ def numeric_root(e: Call, args: list, n: int) -> xa.Datum:
     scale = e.type.scale
     x = args[0]
     arrow = x.type
+    if e.type.is_dynamic:  # each value's root at its own display scale
+        x = xa.as_array(x, n)
+        value, dscale = nd.parts(x)
+        roots = [None if v is None else numeric_math.fixed_sqrt(v, int(d))
+                 for v, d in zip(value.to_pylist(), dscale)]
+        return nd.build(pa.array(roots, value.type), dscale, scale)
     if pa.types.is_decimal(arrow):
         return xa.per_distinct(lambda v: numeric_math.fixed_sqrt(v, scale), [x], n, arrow)
     # scaled int64: the unscaled integers in, the unscaled root out

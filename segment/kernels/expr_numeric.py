@@ -9,6 +9,10 @@ An operand (`Num`) is held in the cheapest form that is exact for the batch:
   need more than 64 bits stay fast;
 - `wide`: Python ints in numpy object arrays, exact for anything but slow; only a batch
   whose values overflow the other two forms takes it.
+An unconstrained numeric (a struct of value and display scale, segment/kernels/
+numeric_dscale.py) is read as its values plus `dscale`, each row's scale; results of a
+dynamic type get theirs by PostgreSQL's rules (+ - % the larger, * the sum, / and avg
+select_div_scale per row, rounded there).
 Results are written in the layout of the node's declared type. Precision is checked where a
 typmod can be exceeded (casts) and always against decimal128's 38 digits; the binder sized
 every other result so that it fits. Division rounds half away from zero at the result
@@ -26,9 +30,11 @@ import pyarrow.compute as pc
 from planner import errors
 from planner.expr import Func
 from planner.values import DEC
-from planner.types import SqlType
+from planner.types import Kind, SqlType
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_kernels as xk
+from segment.kernels import numeric_dscale as nd
+from segment.kernels import numeric_divide as ndiv
 
 INT64_MAX = 2**63 - 1
 MODE_TRUNC, MODE_HALF_AWAY, MODE_FLOOR, MODE_CEIL, MODE_MOD = (
@@ -43,20 +49,27 @@ _NP_COMPARE = {Func.EQ: np.equal, Func.NE: np.not_equal, Func.LT: np.less,
 
 class Num:
     """A numeric datum as integers at `scale`, in one of three forms (see the module doc):
-    `fast`, or `lo`/`hi`, or `wide`; `valid` masks the latter two (None: no NULLs)."""
+    `fast`, or `lo`/`hi`, or `wide`; `valid` masks the latter two (None: no NULLs).
+    `dscale` is the display scale of each value (an int for all rows, or an int64 array),
+    None where it is `scale` (results of rounding and rescaling)."""
 
-    __slots__ = ("fast", "lo", "hi", "wide", "valid", "scale", "constant")
+    __slots__ = ("fast", "lo", "hi", "wide", "valid", "scale", "constant", "dscale")
 
     def __init__(self, fast=None, scale=0, lo=None, hi=None, wide=None, valid=None,
-                 constant=False):
+                 constant=False, dscale=None):
         self.fast, self.lo, self.hi, self.wide = fast, lo, hi, wide
-        self.valid, self.scale = valid, scale
+        self.valid, self.scale, self.dscale = valid, scale, dscale
         self.constant = constant or isinstance(fast, pa.Scalar)  # one value for every row
 
     def length(self) -> int:
         if self.fast is not None:
             return 1 if isinstance(self.fast, pa.Scalar) else len(self.fast)
         return len(self.lo if self.lo is not None else self.wide)
+
+
+def display_scale(x: Num):
+    """Each value's display scale: an int for every row or an int64 array."""
+    return x.scale if x.dscale is None else x.dscale
 
 
 def _rows(*xs: Num) -> int:
@@ -66,8 +79,32 @@ def _rows(*xs: Num) -> int:
 
 # --- conversions ---------------------------------------------------------------------------
 def to_num(d: xa.Datum, t: SqlType) -> Num:
-    """The integers at t's scale of an integer, scaled-int64 or decimal128 datum."""
+    """The integers at t's scale of an integer, scaled-int64 or decimal128 datum; of a
+    dynamic numeric, its values at the storage scale with their display scales."""
+    if nd.is_dynamic(d):
+        return _dynamic_num(d)
     scale = t.scale if t.is_numeric else 0
+    num = _fixed_num(d, scale)
+    num.dscale = scale
+    return num
+
+
+def _dynamic_num(d: xa.Datum) -> Num:
+    storage = d.type.field(0).type.scale
+    if isinstance(d, pa.Scalar):
+        v = d.as_py()
+        if v is None:
+            return Num(pa.scalar(None, pa.int64()), storage, dscale=0)
+        num = _fixed_num(pa.scalar(v[d.type.field(0).name], d.type.field(0).type), storage)
+        num.dscale = int(v[d.type.field(1).name])
+        return num
+    value, dscale = nd.parts(d)
+    num = _fixed_num(value, storage)
+    num.dscale = dscale
+    return num
+
+
+def _fixed_num(d: xa.Datum, scale: int) -> Num:
     if isinstance(d, pa.Scalar):
         v = d.as_py()
         if v is None:
@@ -89,7 +126,7 @@ def to_num(d: xa.Datum, t: SqlType) -> Num:
     return Num(d if d.type == pa.int64() else d.cast(pa.int64()), scale)
 
 
-def _words(x: Num) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def words(x: Num) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """(lo, hi, valid) 128-bit words of a fast or 128-bit operand."""
     if x.lo is not None:
         return x.lo, x.hi, x.valid
@@ -105,7 +142,7 @@ def _int64s(x: Num) -> tuple[np.ndarray, np.ndarray | None] | None:
     """The operand as int64 values and mask, when every value fits; None otherwise."""
     if x.wide is not None:
         return None
-    lo, hi, valid = _words(x)
+    lo, hi, valid = words(x)
     if x.lo is not None and not (hi == (lo >> 63))[slice(None) if valid is None else valid].all():
         return None
     return lo, valid
@@ -114,7 +151,7 @@ def _int64s(x: Num) -> tuple[np.ndarray, np.ndarray | None] | None:
 def _wide(x: Num) -> tuple[np.ndarray, np.ndarray | None]:
     if x.wide is not None:
         return x.wide, x.valid
-    lo, hi, valid = _words(x)
+    lo, hi, valid = words(x)
     vals = hi.astype(object) * (1 << 64) + lo.view(np.uint64).astype(object)
     if valid is not None:
         vals[~valid] = 0
@@ -170,7 +207,14 @@ def _power(k: int) -> Num:
 def to_array(x: Num, t: SqlType, n: int, check: bool = True) -> pa.Array:
     """x in the layout of numeric type t (rounding to t's scale). With `check`, values
     beyond t's precision raise 22003 'numeric field overflow'; beyond decimal128's 38
-    digits they always raise."""
+    digits they always raise. A dynamic t keeps each value's display scale, which must
+    not exceed t's storage scale (22003)."""
+    if t.is_dynamic:
+        ds = display_scale(x)
+        if isinstance(ds, np.ndarray) and len(ds) != n:
+            ds = np.broadcast_to(ds, (n,))
+        value = to_array(x, SqlType(t.kind, None, t.scale), n, check=False)
+        return nd.build(value, ds, t.scale)
     x = rescale(x, t.scale)
     digits = t.precision or 38
     if x.fast is not None:
@@ -251,7 +295,7 @@ def divide_ints(a: Num, b: Num, mode: int, scale: int, k: int = 0, strict: bool 
             if status == xk.DIVIDE_OK:
                 return Num(xa.from_numpy(buf, pa.int64(), valid, n), scale, constant=constant)
     if a.wide is None and divisor is not None:
-        lo, hi, va = _words(a)
+        lo, hi, va = words(a)
         bv, vb = divisor
         valid = _valid_n(n, va, vb)
         out_lo, _ = xa.alloc(n, np.int64)
@@ -305,6 +349,113 @@ def binop(func: Func, a: Num, b: Num, t: SqlType, n: int) -> pa.Array:
     """a func b for numeric operands, written as type t (the binder's result type)."""
     if _is_null_scalar(a) or _is_null_scalar(b):
         return pa.nulls(n, t.arrow_type())
+    if t.is_dynamic:
+        return _dynamic_binop(func, a, b, t, n)
+    return _fixed_binop(func, a, b, t, n)
+
+
+def _dynamic_binop(func: Func, a: Num, b: Num, t: SqlType, n: int) -> pa.Array:
+    """a func b with each result's display scale as numeric.c gives it."""
+    values = SqlType(t.kind, None, t.scale)
+    if func is Func.DIV:
+        return _dynamic_divide(a, b, t, n)
+    da, db = (np.asarray(display_scale(x), dtype=np.int64) for x in (a, b))
+    ds = da + db if func is Func.MUL else np.maximum(da, db)
+    return nd.build(_fixed_binop(func, a, b, values, n), ds, t.scale)
+
+
+def _dynamic_divide(a: Num, b: Num, t: SqlType, n: int) -> pa.Array:
+    """a / b rounded half away from zero at each row's select_div_scale: one compiled pass
+    (segment/kernels/numeric_divide.py); where that cannot hold a row (a scaled dividend
+    beyond 256 bits, an operand beyond 128), the quotient truncated one digit beyond the
+    largest scale, then rounded once per distinct scale (truncating first loses nothing:
+    the digits kept decide the rounding)."""
+    values = SqlType(t.kind, None, t.scale)
+    r = nd.division_scales(*_weight_first(a, n), *_weight_first(b, n),
+                           *(np.broadcast_to(np.asarray(display_scale(x), dtype=np.int64), (n,))
+                             for x in (a, b)))
+    valid = _valid_n(n, *(_mask(x) for x in (a, b)))
+    live = r if valid is None else r[valid]
+    if len(live) and live.max() > t.scale:
+        raise nd.too_many_digits(int(live.max()), t.scale)
+    compiled = _compiled_divide(a, b, r, valid, t, n)
+    if compiled is not None:
+        return compiled
+    # the general path (a scaled dividend beyond 256 bits, operands beyond 128 bits):
+    # the operands at their largest display scale (exact), the quotient one digit past the
+    # largest scale wanted: the smallest integers that decide every row
+    a, b = (rescale(x, int(np.max(display_scale(x)))) for x in (a, b))
+    exact = int(r.max(initial=0)) + 1
+    q = divide_ints(a, b, MODE_TRUNC, exact, exact + b.scale - a.scale)
+    valid = _valid_n(n, q.valid if q.fast is None else xa.valid_mask(xa.as_array(q.fast, n)))
+    out = _round_rows(q, r, valid, values, n)
+    return nd.build(out, np.minimum(r, t.scale), t.scale)
+
+
+def _mask(x: Num) -> np.ndarray | None:
+    """x's validity (None: no NULLs)."""
+    if x.fast is not None:
+        return words(x)[2]
+    return x.valid
+
+
+def _compiled_divide(a: Num, b: Num, r: np.ndarray, valid, t: SqlType, n: int):
+    """a / b by numeric_divide's one compiled pass (each row at its scale r[i]), or None
+    where a row needs the general path."""
+    if a.wide is not None or b.wide is not None:
+        return None
+    (alo, ahi, _), (blo, bhi, _) = words(a), words(b)
+    out_lo, buf_lo = xa.alloc(n, np.int64)
+    out_hi, buf_hi = xa.alloc(n, np.int64)
+    status, row = ndiv.divide_rows(
+        alo, ahi, a.scale, np.atleast_1d(np.asarray(display_scale(a), dtype=np.int64)),
+        blo, bhi, b.scale, np.atleast_1d(np.asarray(display_scale(b), dtype=np.int64)),
+        np.ascontiguousarray(r), t.scale, xa.all_valid(n) if valid is None else valid,
+        out_lo, out_hi)
+    if status == ndiv.DIV_BY_ZERO:
+        raise errors.DivisionByZero("division by zero")
+    if status == ndiv.DIV_OVERFLOW:
+        raise errors.NumericOutOfRange(
+            "value overflows numeric format",
+            detail=f"a quotient with {int(r[row])} fractional digits and more than "
+                   f"{38 - t.scale} integer digits: raympp's unconstrained numerics hold "
+                   f"38 digits, {t.scale} of them fractional here")
+    if status == ndiv.DIV_GENERAL:
+        return None
+    pairs = np.empty((n, 2), np.int64)
+    pairs[:, 0], pairs[:, 1] = out_lo, out_hi
+    value = xa.from_numpy(pairs.reshape(-1), pa.decimal128(38, t.scale), valid, n)
+    return nd.build(value, np.minimum(r, t.scale), t.scale)
+
+
+def _weight_first(x: Num, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the base-10000 weight and first digit of x's values (numeric_dscale)."""
+    if x.wide is not None:  # beyond 128 bits: only constants and overflowed results
+        return nd.weight_first_py(wide_values(x, n)[0], x.scale)
+    lo, hi, _ = words(x)
+    return nd.weight_first(*(np.broadcast_to(v, (n,)) for v in (lo, hi)), x.scale)
+
+
+def _round_rows(q: Num, r: np.ndarray, valid, t: SqlType, n: int) -> pa.Array:
+    """q's values rounded half away from zero to r[i] fractional digits, as decimals of
+    type t (at its scale): each distinct scale over its own rows (a batch holds few)."""
+    if q.wide is not None:
+        w, _ = wide_values(q, n)
+    else:
+        lo, hi, _ = words(q)
+        lo, hi = (np.broadcast_to(v, (n,)) for v in (lo, hi))
+    words_out = np.zeros((n, 2), np.int64)
+    live = np.ones(n, bool) if valid is None else valid
+    for scale in np.unique(r[live]):
+        idx = np.flatnonzero(live & (r == scale))
+        sub = Num(scale=q.scale, wide=w[idx]) if q.wide is not None else Num(
+            scale=q.scale, lo=np.ascontiguousarray(lo[idx]), hi=np.ascontiguousarray(hi[idx]))
+        part = to_array(rescale(sub, int(scale)), t, len(idx), check=False)
+        words_out[idx] = xa.np_view(part, np.int64).reshape(len(idx), 2)
+    return xa.from_numpy(words_out.reshape(-1), t.arrow_type(), valid, n)
+
+
+def _fixed_binop(func: Func, a: Num, b: Num, t: SqlType, n: int) -> pa.Array:
     if func is Func.DIV:
         if a.scale > t.scale + b.scale:
             a = rescale(a, t.scale + b.scale)
@@ -339,12 +490,13 @@ def compare(func: Func, a: Num, b: Num) -> xa.Datum:
 
 
 def negate(a: Num, t: SqlType, n: int, absolute: bool = False) -> pa.Array:
+    """-a or abs(a), each value keeping its display scale."""
     if a.fast is not None and xa.max_abs(a.fast) <= INT64_MAX:
         kernel = pc.abs if absolute else pc.negate
-        return to_array(Num(kernel(a.fast), a.scale), t, n, check=False)
+        return to_array(Num(kernel(a.fast), a.scale, dscale=a.dscale), t, n, check=False)
     w, valid = _wide(a)
-    return to_array(Num(scale=a.scale, wide=np.abs(w) if absolute else -w, valid=valid), t, n,
-                    check=False)
+    return to_array(Num(scale=a.scale, wide=np.abs(w) if absolute else -w, valid=valid,
+                        dscale=a.dscale), t, n, check=False)
 
 
 def round_to(a: Num, digits: int, func: Func) -> Num:

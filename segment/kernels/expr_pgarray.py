@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner import errors
+from planner import errors, types
 from planner.expr import Call, Func
 from planner.types import Kind, SqlType
 from planner.array_text import split_array_text
@@ -506,6 +506,9 @@ def _contains_constant(e: Call, arr, const: pa.Scalar, n: int) -> pa.Array:
     values, rows = flat(a), parents(a.lengths)
     wanted = [v for v in const.values if v.is_valid]
     has_null = len(wanted) < len(const.values)
+    if types.is_dynamic_arrow(values.type):  # unconstrained numerics: equal by value
+        values = values.flatten()[0]
+        wanted = [pa.scalar(v.as_py()[types.NUMERIC_VALUE_FIELD], values.type) for v in wanted]
     hits = []
     for v in wanted:
         eq = np.asarray(pc.equal(values, v.cast(values.type)).fill_null(False), dtype=bool) \
@@ -638,6 +641,8 @@ def element_keys(values: pa.Array) -> pa.Array:
     if t == pa.month_day_nano_interval():
         key = pc.binary_join_element_wise(b"\x02", interval_order.order_key(values), b"")
         return pc.if_else(values.is_valid(), key, pa.scalar(b"\x03", pa.binary()))
+    if types.is_dynamic_arrow(t):  # an unconstrained numeric by its value: 1.5 = 1.50
+        return element_keys(values.flatten()[0])
     sign = np.uint64(1 << 63)
     if pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_date(t) \
             or pa.types.is_timestamp(t) or pa.types.is_time(t):

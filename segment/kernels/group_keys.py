@@ -1,5 +1,6 @@
 """Grouping by key columns that Arrow's hash aggregation cannot hash as SQL groups them:
-arrays (Arrow lists) and intervals (equal by their span: '1 mon' = '30 days').
+arrays (Arrow lists), intervals (equal by their span: '1 mon' = '30 days') and
+unconstrained numerics (equal by their value: 1.5 = 1.50; grouped by it).
 
 Arrow groups by scalars only, so each array key is replaced by its binary sort key
 (segment/kernels/expr_pgarray.py `sort_key`), which is equal exactly where the arrays are
@@ -19,7 +20,8 @@ from typing import Sequence
 import numpy as np
 import pyarrow as pa
 
-from segment.kernels import interval_order
+from planner import types
+from segment.kernels import interval_order, numeric_dscale
 from segment.kernels.expr_pgarray import sort_key
 
 _FIRST = "__first_row"
@@ -28,7 +30,8 @@ _INTERVAL = pa.month_day_nano_interval()
 
 def needs_encoding(t: pa.DataType) -> bool:
     """Whether Arrow's grouping cannot take this key type as it is."""
-    return pa.types.is_list(t) or pa.types.is_large_list(t) or t == _INTERVAL
+    return (pa.types.is_list(t) or pa.types.is_large_list(t) or t == _INTERVAL
+            or types.is_dynamic_arrow(t))
 
 
 def group_by(table: pa.Table, keys: Sequence[str], aggs: list) -> pa.Table:
@@ -73,6 +76,8 @@ def encode(arr: pa.Array) -> pa.Array:
         arr = arr.dictionary_decode()
     if arr.type == _INTERVAL:
         return interval_order.order_key(arr)
+    if types.is_dynamic_arrow(arr.type):  # 1.5 and 1.50 are one group
+        return numeric_dscale.value_of(arr)
     return sort_key(arr)
 
 

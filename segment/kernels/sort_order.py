@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from planner import plan
 from planner.types import Kind, SqlType
-from segment.kernels import expr_json, interval_order
+from segment.kernels import expr_json, interval_order, numeric_dscale
 from segment.kernels.expr_pgarray import sort_key
 
 
@@ -31,6 +31,8 @@ def prepared(v: pa.Array, t: SqlType) -> pa.Array:
         return sort_key(v)
     if v.type == pa.month_day_nano_interval():
         return interval_order.order_key(v)
+    if t.is_dynamic:  # by value: the display scale does not order
+        return numeric_dscale.value_of(v)
     if t.kind is Kind.JSONB:  # (planner/json_values.sort_key)
         return expr_json.sort_keys(v)
     if t.padded:  # bpchar orders without its trailing spaces (types.BPCHAR_PADDED)

@@ -66,7 +66,8 @@ def _summable(t: SqlType) -> bool:
     """Integers, floats and numerics of known scale: a decimal128 column is summed here
     while its unscaled values fit an int64 (`_narrowed`), as the results of arithmetic
     on scaled numerics mostly do (TPC-H Q01's price * (1 - discount) * (1 + tax))."""
-    return t.is_integer or t.is_float or (t.is_numeric and t.scale is not None)
+    return t.is_integer or t.is_float or (t.is_numeric and t.scale is not None
+                                          and not t.is_dynamic)
 
 
 def covers(node: plan.Aggregate, specs: list[agg_state.AggSpec]) -> bool:

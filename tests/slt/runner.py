@@ -472,6 +472,8 @@ def pg_text(v) -> str:
         return re.sub(r"([+-]\d\d):00$", r"\1", text) if v.tzinfo is not None else text
     if isinstance(v, dt.date):
         return v.isoformat()
+    if isinstance(v, Decimal):  # numeric_out: every digit of the scale, never an exponent
+        return format(v, "f")
     return str(v)
 
 

@@ -9,7 +9,7 @@ from planner.schema import ColumnDef, DistKind, DistPolicy, TableDef, TableStats
 
 def _table(tid=1, name="t"):
     cols = (ColumnDef("k", types.INT8, True), ColumnDef("x", types.numeric(15, 2)),
-            ColumnDef("s", types.varchar(5)))
+            ColumnDef("s", types.varchar(5)), ColumnDef("u", types.UNCONSTRAINED))
     return TableDef(tid, name, cols, DistPolicy(DistKind.HASHED, (0,)), TableStats(10))
 
 
@@ -21,6 +21,7 @@ def test_tables_persist(tmp_path):
     t = c2.get_table("t")
     assert t == _table()
     assert t.arrow_schema().field("x").type.bit_width == 64  # scaled int64
+    assert t.columns[3].type.is_dynamic  # numeric without typmod: a scale per value
     c2.drop_table("t")
     assert c2.get_table("t") is None
 

@@ -14,6 +14,7 @@ from planner import functions as F
 from planner import types as T
 from planner.bind_expr import ExprBinder
 from planner.scope import Scope
+from planner.values import from_value_and_scale
 from segment.expr import evaluate
 from segment.kernels import expr_cast as xcast
 
@@ -32,6 +33,8 @@ def py_values(e: ex.Expr, batch: pa.RecordBatch) -> list:
     vals = arr.to_pylist()
     if e.type.is_scaled_int:
         return [None if v is None else Decimal(v).scaleb(-e.type.scale) for v in vals]
+    if e.type.is_dynamic:  # each value at its own display scale
+        return [None if v is None else from_value_and_scale(v) for v in vals]
     return vals
 
 

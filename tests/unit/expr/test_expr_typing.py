@@ -42,9 +42,15 @@ def test_numeric_scales_follow_postgres():
     assert typ(Func.MUL, N104, L(Decimal("1.5"))) == T.numeric(12, 5)  # stays scaled int64
     assert typ(Func.SUB, L(1), N152) == T.numeric(16, 2)
     assert typ(Func.MOD, N152, N104) == T.numeric(10, 4)
-    assert typ(Func.DIV, N152, L(3)).scale == T.NUMERIC_DEFAULT_SCALE
-    assert typ(Func.DIV, N104, N104).scale == 16
-    assert typ(Func.DIV, col(0, T.numeric(30, 20)), I4).scale == 20
+    # quotients: select_div_scale per value, held at a storage scale of at least 24
+    assert typ(Func.DIV, N152, L(3)) == T.dynamic_numeric(T.DIVISION_SCALE)
+    assert typ(Func.DIV, N104, N104) == T.dynamic_numeric(24)
+    assert typ(Func.DIV, col(0, T.numeric(30, 26)), I4) == T.dynamic_numeric(26)
+    # over an unconstrained numeric: + - % the larger storage scale, * at most 16 or the
+    # larger one
+    u = col(0, T.UNCONSTRAINED)
+    assert typ(Func.ADD, u, N152) == T.dynamic_numeric(16)
+    assert typ(Func.MUL, u, N152) == T.dynamic_numeric(16)
 
 
 def test_integer_division_stays_integer():
@@ -152,9 +158,11 @@ def test_rounding_and_math_types():
 
 
 def test_variadic_common_types():
-    assert typ(Func.COALESCE, N152, L(0)) == T.numeric(15, 2)
+    # numerics of different scales: each value keeps its own (coalesce(x, 0) prints 0)
+    assert typ(Func.COALESCE, N152, L(0)) == T.dynamic_numeric(2)
+    assert typ(Func.COALESCE, N152, L(Decimal("0.00"))) == T.numeric(15, 2)
     assert typ(Func.COALESCE, I4, I8) == T.INT8
-    assert typ(Func.GREATEST, I4, L(Decimal("2.5"))) == T.numeric(11, 1)
+    assert typ(Func.GREATEST, I4, L(Decimal("2.5"))) == T.dynamic_numeric(1)
     assert typ(Func.LEAST, D, TS) == T.TIMESTAMP
     assert typ(Func.COALESCE, TXT, VC) == T.TEXT
     assert typ(Func.NULLIF, I4, L(0)) == T.INT4
@@ -237,7 +245,7 @@ def test_like_in_case_helpers():
     e = F.bind_in(D, [L("2000-01-01")])
     assert e.values[0] == Literal(dt.date(2000, 1, 1), T.DATE)
     c = F.bind_case([(F.bind_call(Func.GT, [I4, L(0)]), I4)], L(Decimal("0.5")))
-    assert c.type == T.numeric(11, 1) and c.whens[0][1] == Cast(I4, T.numeric(11, 1))
+    assert c.type == T.dynamic_numeric(1) and c.whens[0][1] == Cast(I4, T.dynamic_numeric(1))
     c = F.bind_case([(BO, L(1))], None)
     assert c.else_ == Literal(None, T.INT4)
     assert isinstance(F.bind_is_null(I4), ex.IsNull)
@@ -260,7 +268,8 @@ def test_bind_cast_unconstrained_numeric_keeps_scale():
     unconstrained = T.numeric(None, 0)  # what `::numeric` binds to
     assert F.bind_cast(N152, unconstrained) is N152
     assert F.bind_cast(I4, unconstrained) == Cast(I4, T.numeric(10, 0))
-    assert F.bind_cast(F8, unconstrained).type == T.numeric(None, T.NUMERIC_DEFAULT_SCALE)
+    assert F.bind_cast(F8, unconstrained).type == T.dynamic_numeric(T.FLOAT_NUMERIC_SCALE)
+    assert F.bind_cast(TXT, unconstrained).type == T.UNCONSTRAINED
     assert F.bind_cast(L("1.50"), unconstrained) == Literal(Decimal("1.50"), T.numeric(3, 2))
     assert F.bind_cast(L(0.1), unconstrained) == Literal(Decimal("0.1"), T.numeric(1, 1))
     # varchar::text is a text value (pg_typeof, array_agg's type), the same strings

@@ -16,6 +16,7 @@ from psycopg.adapt import PyFormat, Transformer
 
 from coordinator.pgwire import backend, numeric, values
 from planner import types as T
+from segment.kernels import numeric_dscale as nd
 
 UTC = dt.timezone.utc
 MDN = pa.MonthDayNano
@@ -148,6 +149,20 @@ def test_numeric_binary_columns_decode_to_exact_values():
     got = [None if c is None else numeric.decode(c) for c in binary(wide, T.numeric(None, 4))]
     assert got == [Decimal("-1234567890123456789012.5000"), None]
     assert numeric.decode(numeric.encode_decimal(Decimal("NaN"))).is_nan()
+
+
+def test_unconstrained_numeric_binary_and_text_carry_each_dscale():
+    texts = ["1.5", "1.50", "-0.001", None, "0.00", "123456789012.1234567891", "7"]
+    arr = nd.from_decimals([None if t is None else Decimal(t) for t in texts], 16)
+    cells = binary(arr, T.UNCONSTRAINED)
+    got = [None if c is None else numeric.decode(c) for c in cells]
+    assert [None if v is None else str(v) for v in got] == texts
+    dscales = [None if c is None else struct.unpack_from("!h", c, 6)[0] for c in cells]
+    assert dscales == [1, 2, 3, None, 2, 10, 0]
+    expected = [None if t is None else numeric.encode_decimal(Decimal(t)) for t in texts]
+    assert list(cells) == expected
+    text = values.encode_column(arr, T.UNCONSTRAINED, 0).to_pylist()
+    assert text == texts
 
 
 def test_interval_binary_loads_in_psycopg():
