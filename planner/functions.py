@@ -102,7 +102,8 @@ _DSCALE_AWARE = frozenset({
     Func.GREATEST, Func.LEAST, Func.NULLIF, Func.COALESCE, Func.NUMERIC_VALUE,
     Func.NUMERIC_DSCALE, Func.NUMERIC_KEYED, Func.ARRAY, Func.ARRAY_APPEND,
     Func.ARRAY_PREPEND, Func.ARRAY_CAT, Func.ARRAY_POSITION, Func.ARRAY_POSITIONS,
-    Func.ARRAY_REMOVE, Func.ARRAY_REPLACE, Func.NUMERIC_ROOT})
+    Func.ARRAY_REMOVE, Func.ARRAY_REPLACE, Func.NUMERIC_ROOT, Func.SQRT, Func.LN, Func.EXP,
+    Func.POWER, Func.LOG, Func.LOG10})
 # Functions of a numeric's value alone (to_char rounds to its template's digits first; div
 # is an integral quotient, scale 0).
 _VALUE_ONLY = frozenset({Func.TO_CHAR, Func.WIDTH_BUCKET, Func.DIV_INT})

@@ -4,7 +4,8 @@ width_bucket, random() and setseed(), as PostgreSQL 15 resolves them.
 PostgreSQL has numeric and float8 versions of ln, log, exp, sqrt and power: an integer
 argument resolves to float8 (the preferred type), a numeric one to numeric. The numeric
 versions pick their result's scale per value (planner/numeric_math.py), which a batch
-column cannot hold: they are folded here over constants and refused (0A000) over columns.
+column keeps as an unconstrained numeric: folded here over constants, computed per distinct
+value over columns (segment/kernels/expr_numeric_math.py).
 log(b, x) exists for numerics only. Batch kernels: segment/kernels/expr_math.py.
 """
 
@@ -49,16 +50,28 @@ def _wants_numeric(args) -> bool:
     return any(a.type.is_numeric for a in args) and not any(a.type.is_float for a in args)
 
 
-def _constant_numeric(name: str, args, compute) -> ex.Expr:
-    """A numeric function of per-value scale: folded over constants, 0A000 otherwise."""
+def _constant_numeric(func: Func, args, compute) -> ex.Expr:
+    """A numeric function of per-value scale: folded over constants; over columns a Call
+    typed as an unconstrained numeric, whose kernel (segment/kernels/expr_numeric_math.py)
+    gives each value its own scale. power holds 18 integer digits beside 20 fractional
+    ones, the others 14 beside 24 (types.DIVISION_SCALE: exp of up to 32)."""
     if not all(isinstance(a, Literal) for a in args):
-        raise errors.FeatureNotSupported(
-            f"{name}() of numeric values that are not constants (PostgreSQL picks the "
-            "result's scale per value)")
+        storage = 20 if func is Func.POWER else types.DIVISION_SCALE
+        return Call(func, tuple(_as_decimal(a) for a in args), types.dynamic_numeric(storage))
     if any(a.value is None for a in args):
         return Literal(None, types.numeric(None, numeric_math.MIN_SIG_DIGITS))
     value = compute(*[x for a in args for x in (a.value, display_scale(a))])
     return Literal(value, numeric_type_of(value))
+
+
+def _as_decimal(a: ex.Expr) -> ex.Expr:
+    """A numeric argument as the kernel reads it: an unconstrained numeric as it is, others
+    as decimal128 at their own scale (a constant at its display scale)."""
+    if a.type.is_dynamic:
+        return a
+    if isinstance(a, Literal):
+        return Literal(a.value, types.numeric(None, 0 if a.value is None else display_scale(a)))
+    return a if a.type.precision is None else bind_cast(a, types.numeric(None, a.type.scale))
 
 
 def display_scale(a: Literal) -> int:
@@ -75,27 +88,27 @@ def rule_unary(func: Func, args) -> ex.Expr | None:
     """ln, exp and sqrt of a numeric: numeric; None for the float8 versions
     (typing_rules' float math)."""
     if len(args) == 1 and _wants_numeric(args):
-        return _constant_numeric(func.value, args, _UNARY[func])
+        return _constant_numeric(func, args, _UNARY[func])
     return None
 
 
 def rule_power(func: Func, args) -> ex.Expr | None:
     """power(numeric, numeric) and numeric ^ numeric; None for the float8 version."""
     if len(args) == 2 and _wants_numeric(args):
-        return _constant_numeric("power", _numeric_args("power", args), numeric_math.power)
+        return _constant_numeric(Func.POWER, _numeric_args("power", args), numeric_math.power)
     return None
 
 
 def rule_log(func: Func, args) -> ex.Expr:
     """log(x) and log10(x): float8 or numeric (log(10, x)); log(b, x): numeric only."""
     if func is Func.LOG and len(args) == 2:
-        return _constant_numeric("log", _numeric_args("log", args), numeric_math.log)
+        return _constant_numeric(Func.LOG, _numeric_args("log", args), numeric_math.log)
     if len(args) != 1:
         raise no_function(func.value, args)
     x = _number(func.value, args[0], args, types.FLOAT8)
     if x.type.is_numeric:
         ten = Literal(Decimal(10), types.numeric(2, 0))
-        return _constant_numeric(func.value, [ten, x], numeric_math.log)
+        return _constant_numeric(func, [ten, x], numeric_math.log)
     return Call(func, (coerce(x, types.FLOAT8),), types.FLOAT8)
 
 

@@ -39,6 +39,7 @@ from segment.kernels import expr_json as xj
 from segment.kernels import expr_make_datetime as xmd
 from segment.kernels import expr_math as xm
 from segment.kernels import expr_numeric as xn
+from segment.kernels import expr_numeric_math as xnm
 from segment.kernels import numeric_dscale as nd
 from segment.kernels import expr_pgarray as xpa
 from segment.kernels import expr_list_agg as xla
@@ -444,6 +445,16 @@ def _sequence_call(e: ex.SequenceCall, f: Frame) -> xa.Datum:
     return xcast.to_arrow(values, e.type)
 
 
+def _numeric_or(float_kernel):
+    """The kernel of a math function with a numeric and a float8 version: the numeric one
+    (a scale per value) when the call is typed numeric."""
+    def kernel(e: ex.Call, args: list, n: int) -> xa.Datum:
+        if e.type.is_numeric:
+            return xnm.numeric_call(e, args, n)
+        return float_kernel(e, args, n)
+    return kernel
+
+
 _NODES = {ex.ColumnRef: _column, ex.Literal: _literal, ex.Call: _call, ex.Cast: _cast,
           ex.Case: _case, ex.InList: _in_list, ex.Like: _like, ex.IsNull: _is_null,
           ex.RowCall: _row_call, ex.SequenceCall: _sequence_call}
@@ -455,7 +466,7 @@ _CALLS = {
     **{f: xarith.bitwise for f in (Func.BIT_AND, Func.BIT_OR, Func.BIT_XOR, Func.BIT_NOT,
                                    Func.SHIFT_LEFT, Func.SHIFT_RIGHT)},
     **{f: xarith.rounding for f in (Func.ROUND, Func.TRUNC, Func.FLOOR, Func.CEIL)},
-    **{f: xarith.float_math for f in (Func.SQRT, Func.LN, Func.EXP, Func.POWER)},
+    **{f: _numeric_or(xarith.float_math) for f in (Func.SQRT, Func.LN, Func.EXP, Func.POWER)},
     Func.GREATEST: xarith.extreme, Func.LEAST: xarith.extreme, Func.NULLIF: xarith.nullif,
     Func.CONCAT: xs.concat, Func.CONCAT_FN: xs.concat,
     **{f: xs.simple for f in (Func.LOWER, Func.UPPER, Func.LENGTH, Func.OCTET_LENGTH)},
@@ -476,7 +487,7 @@ _CALLS = {
     Func.DATE_TRUNC: _field_kernel(xd.date_trunc),
     Func.ISFINITE: lambda e, args, n: xinf.isfinite(xa.as_array(args[0], n)),
     Func.ONE_ROW: lambda e, args, n: _one_row(args),
-    Func.LOG: xm.log10, Func.LOG10: xm.log10, Func.DIV_INT: xm.div,
+    Func.LOG: _numeric_or(xm.log10), Func.LOG10: _numeric_or(xm.log10), Func.DIV_INT: xm.div,
     Func.FACTORIAL: xm.factorial, Func.WIDTH_BUCKET: xm.width_bucket,
     Func.MIN_SCALE: xm.min_scale,
     **xmd.CALLS,
