@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from motion import hashing
+from planner import types
 from segment.kernels import expr_pgarray as xpa
 
 KMV_SIZE = 4096  # hashes a column's sketch keeps (ANALYZE's distinct-value estimate)
@@ -26,7 +27,10 @@ def update(sketch: np.ndarray, arr: pa.Array, k: int, scale: list[int] | None = 
         arr = arr.dictionary  # the chunk's distinct values
     if pa.types.is_list(arr.type):  # arrays: hash their elements' text, joined
         p = xpa.Parts(arr)
-        items = pc.cast(xpa.flat(p), pa.string()).fill_null("\x00")
+        items = xpa.flat(p)
+        if types.is_dynamic_arrow(items.type):  # unconstrained numerics: by value
+            items = items.flatten()[0]
+        items = pc.cast(items, pa.string()).fill_null("\x00")
         arr, scale = pc.binary_join(xpa.build(items, p.lengths, p.valid, pa.string()), "\x1f"), None
     values = arr.drop_null()
     if len(values) == 0:

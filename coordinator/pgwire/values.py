@@ -253,8 +253,9 @@ def _numeric_binary(arr: pa.Array, t: SqlType) -> pa.Array:
     if nd.is_dynamic(arr):  # dscale in each value's header
         value, dscale = nd.parts(arr)
         digits, storage = _unscaled(value)
-        ints = [None if d is None else int(d) // 10**(storage - int(s))
-                for d, s in zip(digits.to_pylist(), dscale)]
+        # a scale beyond the storage scale has zeros there (numeric_dscale.build)
+        ints = [None if d is None else int(d) // 10**(storage - int(s)) if s <= storage
+                else int(d) * 10**(int(s) - storage) for d, s in zip(digits.to_pylist(), dscale)]
         return pa.array([None if u is None else numeric.encode(u, int(s))
                          for u, s in zip(ints, dscale)], pa.binary())
     digits, scale = _unscaled(arr)

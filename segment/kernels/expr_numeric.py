@@ -361,7 +361,10 @@ def _dynamic_binop(func: Func, a: Num, b: Num, t: SqlType, n: int) -> pa.Array:
         return _dynamic_divide(a, b, t, n)
     da, db = (np.asarray(display_scale(x), dtype=np.int64) for x in (a, b))
     ds = da + db if func is Func.MUL else np.maximum(da, db)
-    return nd.build(_fixed_binop(func, a, b, values, n), ds, t.scale)
+    # a sum or difference of values exact at the storage scale is exact there, even
+    # where a display scale goes beyond it (an average's 20 digits of zeros, 19 held)
+    return nd.build(_fixed_binop(func, a, b, values, n), ds, t.scale,
+                    exact_beyond=func in (Func.ADD, Func.SUB))
 
 
 def _dynamic_divide(a: Num, b: Num, t: SqlType, n: int) -> pa.Array:
@@ -376,11 +379,11 @@ def _dynamic_divide(a: Num, b: Num, t: SqlType, n: int) -> pa.Array:
                              for x in (a, b)))
     valid = _valid_n(n, *(_mask(x) for x in (a, b)))
     live = r if valid is None else r[valid]
-    if len(live) and live.max() > t.scale:
-        raise nd.too_many_digits(int(live.max()), t.scale)
     compiled = _compiled_divide(a, b, r, valid, t, n)
     if compiled is not None:
         return compiled
+    if len(live) and live.max() > t.scale:
+        raise nd.too_many_digits(int(live.max()), t.scale)
     # the general path (a scaled dividend beyond 256 bits, operands beyond 128 bits):
     # the operands at their largest display scale (exact), the quotient one digit past the
     # largest scale wanted: the smallest integers that decide every row
@@ -405,11 +408,14 @@ def _compiled_divide(a: Num, b: Num, r: np.ndarray, valid, t: SqlType, n: int):
     if a.wide is not None or b.wide is not None:
         return None
     (alo, ahi, _), (blo, bhi, _) = words(a), words(b)
+    # a display scale beyond the storage scale has zeros there: the value at the storage
+    # scale is the value at its own
+    own_a, own_b = (np.atleast_1d(np.minimum(np.asarray(display_scale(x), dtype=np.int64),
+                                             x.scale)) for x in (a, b))
     out_lo, buf_lo = xa.alloc(n, np.int64)
     out_hi, buf_hi = xa.alloc(n, np.int64)
     status, row = ndiv.divide_rows(
-        alo, ahi, a.scale, np.atleast_1d(np.asarray(display_scale(a), dtype=np.int64)),
-        blo, bhi, b.scale, np.atleast_1d(np.asarray(display_scale(b), dtype=np.int64)),
+        alo, ahi, a.scale, own_a, blo, bhi, b.scale, own_b,
         np.ascontiguousarray(r), t.scale, xa.all_valid(n) if valid is None else valid,
         out_lo, out_hi)
     if status == ndiv.DIV_BY_ZERO:
@@ -420,12 +426,14 @@ def _compiled_divide(a: Num, b: Num, r: np.ndarray, valid, t: SqlType, n: int):
             detail=f"a quotient with {int(r[row])} fractional digits and more than "
                    f"{38 - t.scale} integer digits: raympp's unconstrained numerics hold "
                    f"38 digits, {t.scale} of them fractional here")
+    if status == ndiv.DIV_INEXACT:
+        raise nd.too_many_digits(int(r[row]), t.scale)
     if status == ndiv.DIV_GENERAL:
         return None
     pairs = np.empty((n, 2), np.int64)
     pairs[:, 0], pairs[:, 1] = out_lo, out_hi
     value = xa.from_numpy(pairs.reshape(-1), pa.decimal128(38, t.scale), valid, n)
-    return nd.build(value, np.minimum(r, t.scale), t.scale)
+    return nd.build(value, r, t.scale, exact_beyond=True)
 
 
 def _weight_first(x: Num, n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -7,7 +7,9 @@ row's result scale r, and that 256-bit number is divided by the divisor: a divis
 64 bits by four 128-by-64-bit steps (Hacker's Delight `divlu`), a wider one by Knuth's
 algorithm D on 32-bit limbs (`divmnu`). The quotient is rounded half away from zero (as
 PostgreSQL's div_var with round=true) and written at the storage scale S of the result
-type. A quotient that needs more than decimal128's 38 digits at S is an overflow (22003);
+type (a row whose scale r is beyond S only when its digits past S are zeros: it keeps
+display scale r). A quotient that needs more than decimal128's 38 digits at S, or nonzero
+digits past S, is an overflow (22003);
 a row whose scaled dividend passes 256 bits is left to the general path (the caller's)."""
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np
 
 from segment.kernels.expr_kernels import _divlu, _magnitude, _mul64, _signed
 
-DIV_OK, DIV_BY_ZERO, DIV_OVERFLOW, DIV_GENERAL = 0, 1, 2, 3
+DIV_OK, DIV_BY_ZERO, DIV_OVERFLOW, DIV_GENERAL, DIV_INEXACT = 0, 1, 2, 3, 4
 _ZERO = np.uint64(0)
 _ONE = np.uint64(1)
 _TOP = np.uint64(1) << np.uint64(63)
@@ -207,10 +209,22 @@ def divide_rows(a_lo, a_hi, a_storage, a_scale, b_lo, b_hi, b_storage, b_scale, 
                 q1 += _ONE
                 if q1 == _ZERO:
                     q2 += _ONE
+        if q3 != _ZERO or q2 != _ZERO:
+            return DIV_OVERFLOW, i
+        if r > storage:
+            # more fractional digits than the storage scale: held exactly only when those
+            # are zeros (avg(int8) of 0, 1 or 1, 2: 20 digits, 19 held)
+            if r - storage > 19:
+                return DIV_INEXACT, i
+            d = _POW10[r - storage]
+            qhi = q1 // d
+            qlo, rem = _divlu(q1 - qhi * d, q0, d)
+            if rem != _ZERO:
+                return DIV_INEXACT, i
+            q1, q0, r = qhi, qlo, storage
         # held at `storage` digits it must stay below 10^38
         e = 38 - (storage - r)
-        if q3 != _ZERO or q2 != _ZERO or e < 0 or q1 > _POW_HI[e] or (
-                q1 == _POW_HI[e] and q0 >= _POW_LO[e]):
+        if e < 0 or q1 > _POW_HI[e] or (q1 == _POW_HI[e] and q0 >= _POW_LO[e]):
             return DIV_OVERFLOW, i
         mhi, mlo = _grow(q1, q0, storage - r)
         out_lo[i], out_hi[i] = _signed(mhi, mlo, (a_hi[ja] < 0) != (b_hi[jb] < 0))

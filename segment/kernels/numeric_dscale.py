@@ -52,16 +52,19 @@ def value_of(arr):
     return arr.flatten()[0]
 
 
-def build(value: pa.Array, dscale, storage_scale: int) -> pa.Array:
+def build(value: pa.Array, dscale, storage_scale: int, exact_beyond: bool = False
+          ) -> pa.Array:
     """The dynamic numeric array of decimal values at storage_scale and their scales (an
-    int or an array); NULL where value is."""
+    int or an array); NULL where value is. A scale beyond storage_scale is 22003 unless
+    `exact_beyond`: the caller knows each value's digits past storage_scale are zeros (a
+    quotient so checked, a sum or min/max of such values), so the value is exact."""
     n = len(value)
     if pa.types.is_null(value.type):
         value = pa.nulls(n, pa.decimal128(38, storage_scale))
     ds = np.broadcast_to(np.asarray(dscale, dtype=np.int64), (n,))
     valid = xa.valid_mask(value)
     live = ds if valid is None else ds[valid]
-    if len(live) and live.max() > storage_scale:
+    if len(live) and live.max() > storage_scale and not exact_beyond:
         raise too_many_digits(int(live.max()), storage_scale)
     scale_arr = xa.from_numpy(ds.astype(np.int8), pa.int8(), valid)
     return pa.StructArray.from_arrays(
@@ -218,7 +221,7 @@ def unkeyed(data: pa.Array, storage_scale: int) -> pa.Array:
     valid = xa.valid_mask(data)
     value = xa.from_numpy(words.view(np.int64).reshape(-1), pa.decimal128(38, storage_scale),
                           valid, n)
-    return build(value, raw[:, 16].astype(np.int64), storage_scale)
+    return build(value, raw[:, 16].astype(np.int64), storage_scale, exact_beyond=True)
 
 
 def _value(e, args, n):
@@ -235,7 +238,8 @@ def _with_scale(e, args, n):
     if value.type != pa.decimal128(38, e.type.scale):
         value = value.cast(pa.decimal128(38, e.type.scale))
     dscale = pc.fill_null(xa.as_array(args[1], n), 0).to_numpy(zero_copy_only=False)
-    return build(value, dscale.astype(np.int64), e.type.scale)
+    # a sum of exact values is exact, whatever the largest scale of its rows
+    return build(value, dscale.astype(np.int64), e.type.scale, exact_beyond=True)
 
 
 CALLS = {
