@@ -32,17 +32,24 @@ def argument(tree: exp.Expression) -> exp.Expression | None:
     return inner
 
 
-def applies(tree: exp.Expression, bind) -> bool:
-    """Whether `tree` is sum/avg/min/max over an interval; `bind` binds the argument."""
+def argument_type(tree: exp.Expression, bind):
+    """The type of the argument of one of NODES as `bind` binds it; None for another node
+    or an argument that does not bind (the aggregate's own binding reports it)."""
     if not isinstance(tree, NODES):
-        return False
+        return None
     inner = argument(tree)
     if inner is None:
-        return False
+        return None
     try:
-        return bind(inner).type.kind is Kind.INTERVAL
+        return bind(inner).type
     except errors.QueryError:
-        return False  # the aggregate's own binding reports it
+        return None
+
+
+def applies(tree: exp.Expression, bind) -> bool:
+    """Whether `tree` is sum/avg/min/max over an interval; `bind` binds the argument."""
+    t = argument_type(tree, bind)
+    return t is not None and t.kind is Kind.INTERVAL
 
 
 def _call(func: ex.Func, *args: exp.Expression) -> exp.Expression:

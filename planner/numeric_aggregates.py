@@ -18,26 +18,18 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from planner import errors, types
+from planner import types
 from planner import expr as ex
 from planner.coercion import int_digits
-from planner.interval_aggregates import argument
-
-NODES = (exp.Sum, exp.Avg, exp.Min, exp.Max)
+from planner.interval_aggregates import NODES, argument, argument_type
 
 
 def applies(tree: exp.Expression, bind) -> bool:
     """Whether `tree` is sum/min/max over an unconstrained numeric, or avg over an integer
     or numeric; `bind` binds the argument."""
-    if not isinstance(tree, NODES):
+    t = argument_type(tree, bind)
+    if t is None:
         return False
-    inner = argument(tree)
-    if inner is None:
-        return False
-    try:
-        t = bind(inner).type
-    except errors.QueryError:
-        return False  # the aggregate's own binding reports it
     if isinstance(tree, exp.Avg):
         return t.is_integer or t.is_numeric
     return t.is_dynamic
