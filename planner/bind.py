@@ -808,10 +808,6 @@ class QueryBinder:
                                     "grouping")
             if windows is not None and isinstance(tree, exp.Window):
                 return windows.bind(tree, binder)  # its arguments through this hook
-            if isinstance(tree, STATISTICS):
-                arg = plain.bind(tree.this.expressions[0] if isinstance(tree.this, exp.Distinct)
-                                 else tree.this)
-                return binder.bind(statistics_aggregates.rewrite(tree, arg.type.is_float))
             if isinstance(tree, exp.Filter):  # agg(x) FILTER (WHERE c): agg(CASE ...)
                 inner = tree.this
                 if isinstance(inner, exp.WithinGroup) and \
@@ -820,26 +816,15 @@ class QueryBinder:
                 if isinstance(inner, json_aggregates.NODES):
                     return json_aggregates.bind(inner, binder.bind,
                                                 ordered_aggregates.condition(tree))
-                return binder.bind(ordered_aggregates.filtered(tree))
-            if isinstance(tree, exp.WithinGroup):  # percentiles over array_agg
-                if type(tree.this) in hypothetical_aggregates.NODES:  # rank(v) & co.: counts
-                    return binder.bind(hypothetical(tree))
-                return binder.bind(ordered_aggregates.within_group(
-                    tree, lambda e: functions.fold_constants(plain.bind(e))))
-            if type(tree) in regression_aggregates.NODES:  # regr_*, corr, covar_*
-                return binder.bind(regression_aggregates.rewrite(tree, plain.bind))
-            if type(tree) in bitwise_aggregates.NODES:  # bit_and & co., bit by bit
-                return binder.bind(bitwise_aggregates.rewrite(tree, plain.bind))
-            if isinstance(tree, exp.GroupConcat):  # string_agg over array_agg
-                return binder.bind(string_aggregates.rewrite(tree, plain.bind))
-            if isinstance(tree, exp.ArrayAgg) and ordered_aggregates.is_distinct(tree):
-                return binder.bind(ordered_aggregates.distinct_array_agg(tree))
-            if isinstance(tree, json_aggregates.NODES):  # json_agg & co. over array_agg
+            if isinstance(tree, exp.WithinGroup) and \
+                    type(tree.this) in hypothetical_aggregates.NODES:  # rank(v) & co.: counts
+                return binder.bind(hypothetical(tree))
+            if isinstance(tree, json_aggregates.NODES) and not isinstance(
+                    tree, (exp.Filter, exp.WithinGroup)):  # json_agg & co. over array_agg
                 return json_aggregates.bind(tree, binder.bind)
-            if interval_aggregates.applies(tree, plain.bind):  # sum/avg/min/max(interval)
-                return binder.bind(interval_aggregates.rewrite(tree))
-            if numeric_aggregates.applies(tree, plain.bind):  # display scales, numeric_avg
-                return binder.bind(numeric_aggregates.rewrite(tree, plain.bind))
+            simple = rewritten(tree)
+            if simple is not None:
+                return binder.bind(simple)
             if isinstance(tree, AGGREGATES):
                 call = self._agg_call(tree, scope)
                 primary = next((a.order for a in aggs
@@ -864,6 +849,42 @@ class QueryBinder:
                         f'column "{tree.sql(dialect="postgres")}" must appear in the GROUP BY '
                         "clause or be used in an aggregate function")
             return None
+
+        def rewritten(tree) -> exp.Expression | None:
+            """The expression over plain aggregates that an aggregate bound by rewriting
+            stands for (None for others). subquery_predicates marks its aggregates in
+            place of the whole (`hook.rewrite`)."""
+            if isinstance(tree, STATISTICS):
+                arg = plain.bind(tree.this.expressions[0] if isinstance(tree.this, exp.Distinct)
+                                 else tree.this)
+                return statistics_aggregates.rewrite(tree, arg.type.is_float)
+            if isinstance(tree, exp.Filter):  # agg(x) FILTER (WHERE c): agg(CASE ...)
+                inner = tree.this
+                if (isinstance(inner, exp.WithinGroup) and type(inner.this) in
+                        hypothetical_aggregates.NODES) or isinstance(inner, json_aggregates.NODES):
+                    return None
+                return ordered_aggregates.filtered(tree)
+            if isinstance(tree, exp.WithinGroup):  # percentiles over array_agg
+                if type(tree.this) in hypothetical_aggregates.NODES:
+                    return None
+                return ordered_aggregates.within_group(
+                    tree, lambda e: functions.fold_constants(plain.bind(e)))
+            if type(tree) in regression_aggregates.NODES:  # regr_*, corr, covar_*
+                return regression_aggregates.rewrite(tree, plain.bind)
+            if type(tree) in bitwise_aggregates.NODES:  # bit_and & co., bit by bit
+                return bitwise_aggregates.rewrite(tree, plain.bind)
+            if isinstance(tree, exp.GroupConcat):  # string_agg over array_agg
+                return string_aggregates.rewrite(tree, plain.bind)
+            if isinstance(tree, exp.ArrayAgg) and ordered_aggregates.is_distinct(tree):
+                return ordered_aggregates.distinct_array_agg(tree)
+            if isinstance(tree, json_aggregates.NODES):
+                return None
+            if interval_aggregates.applies(tree, plain.bind):  # sum/avg/min/max(interval)
+                return interval_aggregates.rewrite(tree)
+            if numeric_aggregates.applies(tree, plain.bind):  # display scales, numeric_avg
+                return numeric_aggregates.rewrite(tree, plain.bind)
+            return None
+        hook.rewrite = rewritten
 
         def hypothetical(tree, cond=None):
             return hypothetical_aggregates.rewrite(

@@ -65,9 +65,10 @@ def rewrite(tree: exp.Expression, bind) -> exp.Expression:
 def avg_storage_scale(t: types.SqlType) -> int:
     """The storage scale of avg(x)'s quotient for x of type t: the fractional digits that
     decimal128's 38 leave beside the integer digits an average of t can have (it lies
-    between the least and the greatest value), so that avg(int8) holds every int8 (19) and
-    avg(int4) 28 digits; DIVISION_SCALE where t does not bound them (unconstrained)."""
+    between the least and the greatest value), so that avg(int8) holds every int8 (19
+    fractional digits), at most 28 (avg(int4)); DIVISION_SCALE where t does not bound
+    them (unconstrained)."""
     digits = None if t.is_dynamic else int_digits(t)
     if digits is None or 38 - digits < 16:  # 16: NUMERIC_MIN_SIG_DIGITS
         return max(t.scale or 0, types.DIVISION_SCALE)
-    return max(38 - digits, t.scale or 0)
+    return max(min(38 - digits, 28), t.scale or 0)

@@ -234,14 +234,20 @@ def _derived(query: exp.Expression, what: str) -> exp.Select:
 
 def _outer(x: exp.Expression, scope, params, hook=None) -> exp.Expression:
     """`x` with each column reference (and, through `hook`, each aggregate or group
-    key) replaced by the marker of its outer position."""
+    key) replaced by the marker of its outer position. An aggregate the hook binds by
+    rewriting (`hook.rewrite`: avg of numerics, stddev, string_agg, ...) is replaced by
+    its rewrite, whose plain aggregates are marked."""
     if x.find(exp.Subquery, exp.Select, exp.Exists) is not None or (
             hook is None and find_aggregate(x)):
         raise errors.FeatureNotSupported(
             "subqueries or aggregates on the left of IN/ANY/ALL (subquery) in this position")
+    expand = getattr(hook, "rewrite", None)
 
     def mark(node):
         if hook is not None and not isinstance(node, (exp.Literal, exp.Null, exp.Boolean)):
+            simple = expand(node) if expand is not None else None
+            if simple is not None:
+                return _outer(simple, scope, params, hook)
             ref = hook(node)
             if isinstance(ref, ex.ColumnRef):
                 return outer_marker(scope, ref.index)

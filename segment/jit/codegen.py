@@ -50,8 +50,10 @@ def scaled(t: SqlType) -> bool:
     hold it so (scaled int64) up to 18 digits; a wider one (decimal128) is only computed
     in the loop, never read from a column (`_leaf`): its arithmetic leaves the loop
     (status 1) past int64's range, and the caller widens the results to decimal128. An
-    unconstrained numeric (a display scale per value) is never compiled."""
-    return t.kind is Kind.NUMERIC and t.scale is not None and not t.is_dynamic
+    unconstrained numeric (a display scale per value) is never compiled, nor a scale
+    beyond 18 (its 10^scale is no int64: an average's value at 28 digits)."""
+    return t.kind is Kind.NUMERIC and t.scale is not None and not t.is_dynamic \
+        and t.scale <= 18
 
 
 def machine_kind(t: SqlType) -> str | None:
