@@ -37,8 +37,8 @@ class NodeActual:
 
 
 # Counters of operators that EXPLAIN ANALYZE shows as `name=value` when not zero: the
-# chunks a Fetch read rows from, the chunks a Scan skipped by its top-K's bound.
-SHOWN_COUNTERS = ("fetched_chunks", "chunks_past_bound")
+# chunks a Fetch read rows from.
+SHOWN_COUNTERS = ("fetched_chunks",)
 
 
 def _rename(e: ex.Expr, names: list[str]) -> ex.Expr:
