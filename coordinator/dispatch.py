@@ -28,7 +28,7 @@ from motion.errors import MotionError
 from planner import errors
 from planner import plan as pl
 from planner import slices as sl
-from planner.explain import NodeActual
+from planner.explain import SHOWN_COUNTERS, NodeActual
 from segment import executor, memory
 from segment.operators import base
 from segment.messages import SlicePlan, SliceResult, SliceTask
@@ -177,7 +177,7 @@ class QueryRun:
                     self.actuals[(0, pos)] = a = NodeActual(
                         rows=st.rows, ms=st.seconds * 1000, peak_memory=st.peak_memory,
                         spilled_bytes=st.spilled_bytes)
-                    _add_jit(a, st.counters)
+                    _add_counters(a, st.counters)
                 self._motion_actuals()
 
     def _canceled(self) -> errors.QueryCanceled:
@@ -320,7 +320,7 @@ class QueryRun:
             a.segments += 1
             a.peak_memory = max(a.peak_memory, st.peak_memory)
             a.spilled_bytes += st.spilled_bytes
-            _add_jit(a, st.counters)
+            _add_counters(a, st.counters)
         self._sent.setdefault(sid, []).extend(result.sent)
 
     def sent_bytes(self, slice_id: int) -> int:
@@ -354,9 +354,13 @@ def _motion_positions(root: pl.Node) -> dict[int, tuple[int, int]]:
     return out
 
 
-def _add_jit(a: NodeActual, counters: dict) -> None:
-    """A gang member's compiled-path counters (segment/jit OperatorKernel, agg_table)."""
+def _add_counters(a: NodeActual, counters: dict) -> None:
+    """A gang member's compiled-path counters (segment/jit OperatorKernel, agg_table) and
+    the operator counters EXPLAIN ANALYZE shows (explain.SHOWN_COUNTERS)."""
     a.jit_batches += counters.get("jit_batches", 0)
     a.jit_fallbacks += counters.get("jit_fallbacks", 0)
     a.jit_compile_ms = max(a.jit_compile_ms, counters.get("jit_compile_ms", 0))
     a.table_batches += counters.get("table_batches", 0)
+    for name in SHOWN_COUNTERS:
+        if counters.get(name):
+            a.counts[name] = a.counts.get(name, 0) + counters[name]

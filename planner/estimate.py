@@ -150,7 +150,12 @@ def _scan_column(node: pl.Scan, index: int) -> tuple[ColumnStats, types.SqlType]
 
 def row_width(node: pl.Node) -> int:
     """Estimated bytes of one output row of `node` (at least 1)."""
-    return sum(_WIDTH.get(f.type.kind, _OTHER_WIDTH) for f in node.fields) or 1
+    return fields_width(node.fields) or 1
+
+
+def fields_width(fields) -> int:
+    """Estimated bytes of one value of each of `fields` (plan.Field), together."""
+    return sum(_WIDTH.get(f.type.kind, _OTHER_WIDTH) for f in fields)
 
 
 def output_bytes(node: pl.Node) -> float:

@@ -7,7 +7,7 @@ coordinator statistics, keyed by (slice id, node position in its slice)) are app
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from planner import estimate
 from planner import expr as ex
@@ -32,6 +32,13 @@ class NodeActual:
     jit_fallbacks: int = 0
     jit_compile_ms: float = 0.0
     table_batches: int = 0
+    # Operator counters named in SHOWN_COUNTERS, summed over the gang.
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+# Counters of operators that EXPLAIN ANALYZE shows as `name=value` when not zero: the
+# chunks a Fetch read rows from.
+SHOWN_COUNTERS = ("fetched_chunks",)
 
 
 def _rename(e: ex.Expr, names: list[str]) -> ex.Expr:
@@ -71,6 +78,9 @@ def explain(root: pl.Node, n_segments: int,
                              f" compile={a.jit_compile_ms:.0f} ms)")
                 if a.table_batches:
                     text += f" group_table={a.table_batches}"
+                for name in SHOWN_COUNTERS:
+                    if a.counts.get(name):
+                        text += f" {name}={a.counts[name]}"
                 if a.extra:
                     text += f" {a.extra}"
         lines.append(text)
@@ -138,6 +148,10 @@ def _describe(node: pl.Node, n: int) -> str:
         if node.limit is not None:
             return f"Top-K Sort: limit={node.limit}, keys=[{keys}]"
         return f"Sort: keys=[{keys}]"
+    if isinstance(node, pl.Fetch):
+        cols = ", ".join(node.table.column(c).name for c in node.columns)
+        return f"Late Fetch: {node.table.name}, columns=[{cols}], " \
+            f"by={node.child.fields[node.row_id].name}"
     if isinstance(node, pl.Limit):
         ties = ", with ties" if node.ties else ""
         return f"Limit: limit={node.limit}, offset={node.offset}{ties}"

@@ -245,6 +245,31 @@ class Sort(Node):
 
 
 @dataclass(frozen=True, slots=True)
+class Fetch(Node):
+    """Late materialization: the child's rows in their order, each followed by the table
+    columns `columns` (positions) read where the row is stored. Child column `row_id`
+    is that place (schema.ROW_ID: chunk number << 32 | position), made by a Scan of
+    `table` below in the same slice, whose snapshot the read keeps to
+    (planner/rules/late_fetch.py puts it above a top-K over such a scan). `fields` are
+    the child's, then one per fetched column."""
+
+    child: Node
+    table: TableDef
+    row_id: int
+    columns: tuple[int, ...]
+    fields: tuple[Field, ...]
+    locus: Locus | None = None
+
+    def __post_init__(self):
+        if len(self.fields) != len(self.child.fields) + len(self.columns) or any(
+                c < 0 for c in self.columns):
+            raise errors.InternalError("Fetch reads table columns after its child's")
+
+    def children(self):
+        return (self.child,)
+
+
+@dataclass(frozen=True, slots=True)
 class Limit(Node):
     """Skip `offset` rows, pass `limit`. With `ties` (FETCH ... WITH TIES, the ORDER BY
     keys of the sorted child) rows that tie with the last one passed are passed too."""

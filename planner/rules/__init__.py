@@ -3,11 +3,13 @@
 RULES rewrite the bound (logical) plan, in order, before distribute.py places it.
 DISTRIBUTED_RULES rewrite the placed plan, from distribute's exits: they read what only
 placement makes (stats_aggregate answers the PARTIAL stage of a two-stage aggregate, which
-exists only once distribute has split the aggregate), and never add or move a Motion.
+exists only once distribute has split the aggregate; late_fetch narrows the per-segment
+top-K of an ORDER BY ... LIMIT), and never add or move a Motion.
 """
 
 from planner.rules.build_side import build_side
 from planner.rules.join_filter_into_aggregate import join_filter_into_aggregate
+from planner.rules.late_fetch import late_fetch
 from planner.rules.prune_columns import prune_columns
 from planner.rules.semi_join_pushdown import semi_join_pushdown
 from planner.rules.pushdown_filters import pushdown_filters
@@ -17,7 +19,7 @@ from planner.rules.window_top_n import window_top_n
 
 RULES = (pushdown_filters, sum_of_constant, window_top_n, join_filter_into_aggregate,
          semi_join_pushdown, build_side, prune_columns)
-DISTRIBUTED_RULES = (stats_aggregate,)
+DISTRIBUTED_RULES = (stats_aggregate, late_fetch)
 
 
 def rewrite(node):

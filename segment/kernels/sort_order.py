@@ -129,7 +129,52 @@ def _packed_order(arrays, keys) -> np.ndarray | None:
 def top_k_indices(arrays: Sequence[pa.Array | pa.ChunkedArray],
                   keys: Sequence[plan.SortKey], k: int) -> pa.Array:
     """Indices of the first k rows in the order of `keys`, in that order."""
+    candidates = _candidates(arrays, keys, k)
+    if candidates is not None:
+        idx = top_k_indices([a.take(candidates) for a in arrays], keys, k)
+        return candidates.take(idx)
     table, spec = _sort_table(arrays, keys)
     if k >= table.num_rows:
         return pc.sort_indices(table, sort_keys=spec)
     return pc.select_k_unstable(table, k, sort_keys=spec)
+
+
+# A top-K over at least this many rows first drops the rows a sample proves are not among
+# them; the sample has SAMPLE_PER_ROW rows per row kept (at least MIN_SAMPLE).
+PREFILTER_ROWS = 1 << 15
+SAMPLE_PER_ROW = 64
+MIN_SAMPLE = 4096
+
+
+def _candidates(arrays, keys, k: int) -> pa.Array | None:
+    """Indices of the rows whose first key is not worse than a bound, or None when the
+    shortcut does not apply. Arrow's select_k costs about 8 ns a row (a top 10 of 1M
+    rows: 8 ms); comparing the first key with a bound costs 0.4 ns. The bound is the
+    k-th best first key of an evenly spaced sample: k real rows are at least that good,
+    so a row strictly worse is beaten by k rows under every later key too, and goes.
+    Integer-like first keys only (ints, dates, timestamps: no NaN, one byte order), and
+    NULLs only where they sort last (then they are worse than any bound)."""
+    n = len(arrays[0]) if arrays else 0
+    first, key = arrays[0] if arrays else None, keys[0] if keys else None
+    if n < PREFILTER_ROWS or k <= 0 or not isinstance(first, pa.Array):
+        return None
+    t = first.type
+    if pa.types.is_integer(t) or pa.types.is_date32(t) or pa.types.is_timestamp(t):
+        width = pa.int32() if pa.types.is_date32(t) else (
+            pa.int64() if pa.types.is_timestamp(t) else t)
+    else:
+        return None
+    if first.null_count and key.nulls_first:
+        return None
+    sample_rows = max(SAMPLE_PER_ROW * k, MIN_SAMPLE)
+    if sample_rows * 2 > n:
+        return None
+    values = first.view(width)
+    step = n // sample_rows
+    sample = values.take(pa.array(np.arange(0, n, step, dtype=np.int64))).drop_null()
+    if len(sample) < k:
+        return None
+    order = "descending" if key.descending else "ascending"
+    bound = sample.take(pc.select_k_unstable(sample, k, sort_keys=[("", order)])[k - 1:])[0]
+    keep = (pc.greater_equal if key.descending else pc.less_equal)(values, bound)
+    return pc.indices_nonzero(keep.fill_null(False))

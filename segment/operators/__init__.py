@@ -5,6 +5,7 @@ from segment.operators import (  # noqa: F401
     append,
     delete_rows,
     expand,
+    fetch,
     filter,
     generate_series,
     hash_agg,

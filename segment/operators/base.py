@@ -81,6 +81,9 @@ class ExecContext:
     # session's jit_above_cost): small queries never wait for a compiler.
     jit_above_rows: int = 0
     node_stats: dict[int, NodeStats] = field(default_factory=dict)
+    # table id -> chunk number -> the chunk (storage ChunkInfo) a Scan made row ids of,
+    # so that a Fetch above reads the rows where that scan's snapshot has them.
+    row_id_chunks: dict[int, dict[int, Any]] = field(default_factory=dict)
     memory: smemory.MemoryBudget = field(default_factory=lambda: smemory.MemoryBudget(
         smemory.DEFAULT_LIMIT, tempfile.gettempdir()))
 

@@ -12,7 +12,8 @@ who decodes them). Which chunks exist as of the query's snapshot is the store's 
 Rows a DELETE or UPDATE removed are dropped as each chunk is read (its deletion file).
 The system columns (planner/schema.py SYSTEM_COLUMNS, negative positions) are made here:
 the segment's id and each row's id (chunk number and position), which DELETE and UPDATE
-read to find their target rows again.
+read to find their target rows again, and a Fetch above to read late columns
+(fetch.py: the chunks behind row ids are noted in `ExecContext.row_id_chunks`).
 """
 
 from __future__ import annotations
@@ -82,7 +83,8 @@ class ScanOp:
             return base.rows_without_columns(chunk.live_rows)
         got = base.table_to_batch(ctx.store.read(chunk, self._read_names)) \
             if self._read_names else None
-        cols = [got.column(name) if pos >= 0 else _system_column(pos, ctx, chunk)
+        table_id = self.node.table.id
+        cols = [got.column(name) if pos >= 0 else _system_column(pos, ctx, chunk, table_id)
                 for pos, name in zip(self.node.columns, self._col_names)]
         batch = base.conform(pa.RecordBatch.from_arrays(cols, names=self.schema.names),
                              self.schema, dictionaries=True)
@@ -91,11 +93,14 @@ class ScanOp:
         return batch
 
 
-def _system_column(position: int, ctx: base.ExecContext, chunk) -> pa.Array:
+def _system_column(position: int, ctx: base.ExecContext, chunk, table_id: int) -> pa.Array:
     if position == SEGMENT_ID:
         return pa.array(np.full(chunk.rows, ctx.segment_id, np.int32))
     if position == ROW_ID:
-        return pa.array((np.int64(chunk.number) << 32) + np.arange(chunk.rows, dtype=np.int64))
+        # A Fetch above may read this chunk's rows by these ids (segment/operators/fetch.py)
+        ctx.row_id_chunks.setdefault(table_id, {})[chunk.number] = chunk
+        first = chunk.number << 32
+        return pa.array(np.arange(first, first + chunk.rows, dtype=np.int64))
     raise errors.InternalError(f"no system column at position {position}")
 
 

@@ -135,3 +135,31 @@ def test_output_schema_is_exact():
     out = k.run(plan.Sort(src, (plan.SortKey(k.col(0, T.INT4)),), plan.fields_of([("x", T.INT4)])))
     assert out.schema == pa.schema([("x", pa.int32())])
     assert out.column(0).to_pylist() == [1, 2]
+
+
+@pytest.mark.parametrize("kind", ["int4", "date", "timestamp"])
+@pytest.mark.parametrize("desc,nulls_first", list(itertools.product([False, True], repeat=2)))
+def test_sampled_bound_of_a_big_top_k_keeps_its_rows(kind, desc, nulls_first):
+    """A top-K over many rows drops those a sampled bound proves beaten
+    (sort_order._candidates): the rows kept are a full sort's first K, ties on the first
+    key decided by the second, NULLs where they belong."""
+    from planner import expr as ex
+    from segment.kernels import sort_order
+
+    n = 200_000
+    rng = np.random.default_rng(7)
+    first = pa.array(rng.integers(0, 3000, n).astype(np.int32), mask=rng.random(n) < 0.02)
+    first = {"int4": first, "date": first.cast(pa.date32()),
+             "timestamp": first.cast(pa.int64()).cast(pa.timestamp("us"))}[kind]
+    second = pa.array(rng.permutation(n).astype(np.int64))
+    keys = [plan.SortKey(ex.ColumnRef(0, T.INT4), desc, nulls_first),
+            plan.SortKey(ex.ColumnRef(1, T.INT8))]
+    for limit in (1, 10, 250):
+        got = sort_order.top_k_indices([first, second], keys, limit).to_pylist()
+        full = sort_order.sort_indices([first, second], keys).to_pylist()[:limit]
+        assert got == full
+    shortcut = sort_order._candidates([first, second], keys, 10)
+    if nulls_first:
+        assert shortcut is None  # NULLs sort first and there are some: no bound drops rows
+    else:
+        assert shortcut is not None and len(shortcut) < n // 20

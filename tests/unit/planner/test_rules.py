@@ -198,6 +198,54 @@ def _stats_aggregate_fixtures():
     yield "single_stage_unchanged", single, single
 
 
+# --- late_fetch: a top-K over a scan sorts narrow rows and fetches the rest -------------
+def _late_fetch_fixtures():
+    from planner.schema import ROW_ID, SYSTEM_COLUMNS
+
+    hashed = lc.hashed((0,), 2)
+    proj = pl.Project(scan(locus=hashed), (A, B, C), FIELDS, locus=hashed)
+    top = pl.Sort(proj, (pl.SortKey(B, True),), FIELDS, 10, locus=hashed)
+    row = pl.Field(SYSTEM_COLUMNS[ROW_ID].name, T.INT8)
+    b0, row1 = ex.ColumnRef(0, T.INT4, "b"), ex.ColumnRef(1, T.INT8, row.name)
+    narrow_scan = pl.Scan(TABLE, (1, ROW_ID), (FIELDS[1], row), None,
+                          locus=lc.STREWN)
+    narrow = pl.Project(narrow_scan, (b0, row1), (FIELDS[1], row), locus=lc.STREWN)
+    sorted_ = pl.Sort(narrow, (pl.SortKey(b0, True), pl.SortKey(row1)), narrow.fields, 10,
+                      locus=lc.STREWN)
+    fetch = pl.Fetch(sorted_, TABLE, 1, (0, 2), narrow.fields + (FIELDS[0], FIELDS[2]),
+                     locus=lc.STREWN)
+    expected = pl.Project(fetch, (ex.ColumnRef(2, T.INT8, "a"), ex.ColumnRef(0, T.INT4, "b"),
+                                  ex.ColumnRef(3, T.TEXT, "c")), FIELDS, locus=hashed)
+    gm = pl.Motion(top, pl.MotionKind.GATHER_MERGE, FIELDS, slice_id=1, sort_keys=top.keys,
+                   locus=lc.ENTRY)
+    yield "top_k_under_a_gather_merge", gm, replace(gm, child=expected)
+    # The filter's column is read early; a is the hash key, kept as the narrow locus.
+    filtered = replace(top, child=replace(proj, child=scan(filter=A_LT_9, locus=hashed)))
+    f_scan = pl.Scan(TABLE, (0, 1, ROW_ID), (FIELDS[0], FIELDS[1], row), A_LT_9,
+                     locus=hashed)
+    a0, b1, row2 = A, ex.ColumnRef(1, T.INT4, "b"), ex.ColumnRef(2, T.INT8, row.name)
+    f_narrow = pl.Project(f_scan, (a0, b1, row2), (FIELDS[0], FIELDS[1], row), locus=hashed)
+    f_sorted = pl.Sort(f_narrow, (pl.SortKey(b1, True), pl.SortKey(row2)), f_narrow.fields,
+                       10, locus=hashed)
+    f_fetch = pl.Fetch(f_sorted, TABLE, 2, (2,), f_narrow.fields + (FIELDS[2],), locus=hashed)
+    yield "filter_columns_early", filtered, pl.Project(
+        f_fetch, (A, b1, ex.ColumnRef(3, T.TEXT, "c")), FIELDS, locus=hashed)
+    narrow_late = replace(top, child=pl.Project(scan((0, 1), locus=hashed), (A, B),
+                                                FIELDS[:2], locus=hashed), fields=FIELDS[:2])
+    yield "late_columns_narrower_than_a_row_id_unchanged", narrow_late, narrow_late
+    every = replace(top, keys=(pl.SortKey(A), pl.SortKey(B), pl.SortKey(C)))
+    yield "every_column_a_key_unchanged", every, every
+    full = replace(top, limit=None)
+    yield "full_sort_unchanged", full, full
+    big = replace(top, limit=10_000_000)
+    yield "big_limit_unchanged", big, big
+    on_coordinator = replace(top, child=replace(proj, child=scan(locus=lc.ENTRY)))
+    yield "off_the_segments_unchanged", on_coordinator, on_coordinator
+    rnd = ex.Call(ex.Func.RANDOM, (), T.FLOAT8)
+    volatile = replace(top, child=replace(proj, exprs=(A, B, rnd)))
+    yield "volatile_projection_unchanged", volatile, volatile
+
+
 # --- build_side: the small side is hashed (LEFT becomes RIGHT; SEMI/ANTI build left) -------
 def _build_side_fixtures():
     from planner.schema import TableStats
@@ -319,6 +367,7 @@ FIXTURES = {
     rules.window_top_n: _window_top_n_fixtures,
     rules.prune_columns: _prune_columns_fixtures,
     rules.stats_aggregate: _stats_aggregate_fixtures,
+    rules.late_fetch: _late_fetch_fixtures,
 }
 
 
