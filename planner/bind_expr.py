@@ -290,7 +290,12 @@ class ExprBinder:
             return functions.bind_call(Func.EXTRACT, [ex.Literal(field, types.TEXT), b(node.expression)])
         if isinstance(node, (exp.TimestampTrunc, exp.DateTrunc)):
             unit = node.args["unit"]
-            field = ex.Literal(unit.name.lower() if unit is not None else "day", types.TEXT)
+            # a quoted unit is a Var here (sqlglot's TimeUnit); a column, a cast or any
+            # other expression is bound as written (sql_dialect keeps a bare name so)
+            if unit is None or isinstance(unit, exp.Var):
+                field = ex.Literal(unit.name.lower() if unit is not None else "day", types.TEXT)
+            else:  # 'hour'::text, a column: typed as written
+                field = functions.fold_constants(b(unit))
             zone = node.args.get("zone")
             if zone is None:
                 return functions.bind_call(Func.DATE_TRUNC, [field, b(node.this)])

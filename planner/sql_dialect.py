@@ -18,6 +18,8 @@ from sqlglot import exp
 from sqlglot.tokens import TokenType
 from sqlglot.dialects.postgres import Postgres
 
+from planner import errors
+
 _AS_WRITTEN = ("to_char", "to_date", "to_timestamp", "to_number", "to_hex", "json_strip_nulls")
 
 
@@ -47,6 +49,18 @@ def _generate_series(args: list) -> exp.ExplodingGenerateSeries:
 INTERVAL_FIELDS = ("YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND")
 
 
+def _date_trunc(args: list) -> exp.Expression:
+    """date_trunc(unit, x [, zone]). sqlglot's TimestampTrunc reads a bare name or a
+    number as a unit name (date_trunc(u, ts) truncated to the unit "u"); in PostgreSQL
+    they are a column and an integer, so anything but a quoted unit is kept inside
+    parentheses, where it stays what it is."""
+    unit = args[0] if args else None
+    if unit is not None and not (isinstance(unit, exp.Literal) and unit.is_string):
+        unit = exp.Paren(this=unit)
+    return exp.TimestampTrunc(this=args[1] if len(args) > 1 else None, unit=unit,
+                              zone=args[2] if len(args) > 2 else None)
+
+
 class RaymppPostgres(Postgres):
     """PostgreSQL as sqlglot reads it, with the formatting functions kept as written."""
 
@@ -57,8 +71,11 @@ class RaymppPostgres(Postgres):
 
         def tokenize(self, sql: str) -> list:
             """sqlglot's tokens, except that a keyword after @ stays a keyword: sqlglot
-            reads @name as a parameter, where PostgreSQL's @ is absolute value (@ NULL)."""
+            reads @name as a parameter, where PostgreSQL's @ is absolute value (@ NULL).
+            A zero-length quoted identifier is 42601, as PostgreSQL's scanner has it."""
             tokens = super().tokenize(sql)
+            if any(t.token_type is TokenType.IDENTIFIER and t.text == "" for t in tokens):
+                raise errors.SyntaxError_('zero-length delimited identifier at or near """"')
             for prev, tok in zip(tokens, tokens[1:]):
                 if prev.token_type is TokenType.PARAMETER and prev.text == "@" \
                         and tok.token_type is TokenType.VAR \
@@ -69,7 +86,7 @@ class RaymppPostgres(Postgres):
     class Parser(Postgres.Parser):
         FUNCTIONS = {**Postgres.Parser.FUNCTIONS,
                      **{name.upper(): _call(name) for name in _AS_WRITTEN},
-                     "GENERATE_SERIES": _generate_series}
+                     "GENERATE_SERIES": _generate_series, "DATE_TRUNC": _date_trunc}
         FUNCTION_PARSERS = {k: v for k, v in Postgres.Parser.FUNCTION_PARSERS.items()
                             if k != "DATE_PART"}
         # ~, |/, ||/ and @ (absolute value; PostgreSQL has no @name parameters) are

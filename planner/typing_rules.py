@@ -494,9 +494,13 @@ def date_trunc(f: Literal, x: ex.Expr, zone) -> ex.Expr:
 def _rule_datetime(func: Func, args) -> ex.Expr:
     _arity(func, args, 2)
     f, x = args
+    if isinstance(f, Literal) and f.value is None and (is_unknown(f) or f.type.is_string):
+        # a NULL field: NULL of the type the call has (the function is strict)
+        typed = _rule_datetime(func, [Literal("day", types.TEXT), x])
+        return Literal(None, typed.type)
     if not (isinstance(f, Literal) and isinstance(f.value, str)):
-        if func is Func.DATE_PART and f.type.is_string:
-            raise errors.FeatureNotSupported("date_part needs a constant field name")
+        if func in (Func.DATE_PART, Func.DATE_TRUNC) and f.type.is_string:
+            raise errors.FeatureNotSupported(f"{func.value} needs a constant field name")
         raise no_function(func.value, args)
     name = field_name(f.value)
     if is_unknown(x):  # a timestamp, a timestamptz, an interval, ...: PostgreSQL won't pick
