@@ -130,9 +130,14 @@ def top_k_indices(arrays: Sequence[pa.Array | pa.ChunkedArray],
                   keys: Sequence[plan.SortKey], k: int) -> pa.Array:
     """Indices of the first k rows in the order of `keys`, in that order."""
     candidates = _candidates(arrays, keys, k)
-    if candidates is not None:
-        idx = top_k_indices([a.take(candidates) for a in arrays], keys, k)
+    if candidates is not None and 2 * len(candidates) <= len(arrays[0]):
+        idx = _top_k([a.take(candidates) for a in arrays], keys, k)
         return candidates.take(idx)
+    # (a bound that drops under half the rows, many ties at it: not worth the take)
+    return _top_k(arrays, keys, k)
+
+
+def _top_k(arrays, keys, k: int) -> pa.Array:
     table, spec = _sort_table(arrays, keys)
     if k >= table.num_rows:
         return pc.sort_indices(table, sort_keys=spec)

@@ -163,3 +163,19 @@ def test_sampled_bound_of_a_big_top_k_keeps_its_rows(kind, desc, nulls_first):
         assert shortcut is None  # NULLs sort first and there are some: no bound drops rows
     else:
         assert shortcut is not None and len(shortcut) < n // 20
+
+
+def test_sampled_bound_over_ties_falls_back_to_one_selection():
+    """Q33's shape: ORDER BY count DESC LIMIT 10 over a million groups of count 1. The
+    sampled bound is 1, which keeps every row: the top-K selects over all of them once
+    (it recursed on the same rows until RecursionError)."""
+    from planner import expr as ex
+    from segment.kernels import sort_order
+
+    n = 1_000_000
+    counts = np.ones(n, dtype=np.int64)
+    counts[[5, 77_777, 999_999]] = [3, 2, 4]
+    ids = pa.array(np.arange(n, dtype=np.int64))
+    keys = [plan.SortKey(ex.ColumnRef(0, T.INT8), True), plan.SortKey(ex.ColumnRef(1, T.INT8))]
+    got = sort_order.top_k_indices([pa.array(counts), ids], keys, 10).to_pylist()
+    assert got == [999_999, 5, 77_777, 0, 1, 2, 3, 4, 6, 7]
