@@ -180,6 +180,10 @@ def divide_rows(a_lo, a_hi, a_storage, a_scale, b_lo, b_hi, b_storage, b_scale, 
         while k > 0:
             step = min(k, 19)
             p = _POW10[step]
+            if w1 == _ZERO and w2 == _ZERO and w3 == _ZERO:  # a 64-bit value: one product
+                w1, w0 = _mul64(w0, p)
+                k -= step
+                continue
             c1, x0 = _mul64(w0, p)
             h1, l1 = _mul64(w1, p)
             x1 = l1 + c1
@@ -193,7 +197,18 @@ def divide_rows(a_lo, a_hi, a_storage, a_scale, b_lo, b_hi, b_storage, b_scale, 
                 return DIV_GENERAL, i
             w3, w2, w1, w0 = x3, x2, x1, x0
             k -= step
-        if bhi == _ZERO:  # four 128-by-64-bit steps
+        if bhi == _ZERO and w3 == _ZERO and w2 == _ZERO:  # 128 by 64 bits: skip zero words
+            q3, q2 = _ZERO, _ZERO
+            if w1 < blo:
+                q1, rem = _ZERO, w1
+            else:
+                q1, rem = _divlu(_ZERO, w1, blo)
+            if rem == _ZERO:
+                q0, rem = w0 // blo, w0 % blo
+            else:
+                q0, rem = _divlu(rem, w0, blo)
+            up = rem >= blo - rem  # half away from zero
+        elif bhi == _ZERO:  # four 128-by-64-bit steps
             q3, rem = _divlu(_ZERO, w3, blo)
             q2, rem = _divlu(rem, w2, blo)
             q1, rem = _divlu(rem, w1, blo)

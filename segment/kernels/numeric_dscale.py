@@ -107,20 +107,25 @@ def per_scale_text(arr: pa.Array, fmt) -> pa.Array:
 @numba.njit(cache=True, nogil=True)
 def _weight_first_kernel(lo, hi, scale, pow_hi, pow_lo, weight, first):  # pragma: no cover
     """Per row of 128-bit integers (two's complement words) at `scale`: the base-10000
-    weight of the value's leading digit and that digit (0, 0 for zero). The magnitude is
-    held as four 32-bit limbs, so dividing it by 10^9 or less never overflows."""
+    weight of the value's leading digit and that digit (0, 0 for zero). A magnitude within
+    64 bits takes native integer steps; a wider one is held as four 32-bit limbs, so
+    dividing it by 10^9 or less never overflows."""
     m32 = np.uint64(0xFFFFFFFF)
+    s32 = np.uint64(32)
     for i in range(lo.shape[0]):
         ulo, uhi = np.uint64(lo[i]), np.uint64(hi[i])
         if hi[i] < 0:  # the magnitude
             ulo = ~ulo + np.uint64(1)
             uhi = ~uhi + (np.uint64(1) if ulo == 0 else np.uint64(0))
-        limbs = np.array([uhi >> np.uint64(32), uhi & m32, ulo >> np.uint64(32), ulo & m32],
-                         dtype=np.uint64)
-        digits = 0  # the powers of ten it reaches
-        while digits < 39 and (uhi > pow_hi[digits] or (
-                uhi == pow_hi[digits] and ulo >= pow_lo[digits])):
-            digits += 1
+        digits = 0  # the powers of ten it reaches (10^19 is the last within 64 bits)
+        if uhi == 0:
+            while digits < 20 and ulo >= pow_lo[digits]:
+                digits += 1
+        else:
+            digits = 20
+            while digits < 39 and (uhi > pow_hi[digits] or (
+                    uhi == pow_hi[digits] and ulo >= pow_lo[digits])):
+                digits += 1
         if digits == 0:
             weight[i], first[i] = 0, 0
             continue
@@ -131,17 +136,25 @@ def _weight_first_kernel(lo, hi, scale, pow_hi, pow_lo, weight, first):  # pragm
         if shift < 0:  # 0.001: its first digit is 0010
             widen = 10 ** (-shift)
             shift = 0
-        while shift > 0:
-            step = min(shift, 9)
-            d = np.uint64(10 ** step)
-            r = np.uint64(0)
-            for j in range(4):
-                cur = (r << np.uint64(32)) | limbs[j]
-                limbs[j] = cur // d
-                r = cur % d
-            shift -= step
+        if uhi == 0:
+            top = ulo // pow_lo[shift]
+        else:
+            l0, l1, l2, l3 = uhi >> s32, uhi & m32, ulo >> s32, ulo & m32
+            while shift > 0:
+                step = min(shift, 9)
+                d = pow_lo[step]
+                r = l0 % d
+                l0 //= d
+                cur = (r << s32) | l1
+                l1, r = cur // d, cur % d
+                cur = (r << s32) | l2
+                l2, r = cur // d, cur % d
+                cur = (r << s32) | l3
+                l3 = cur // d
+                shift -= step
+            top = l3
         weight[i] = w
-        first[i] = np.int64(limbs[3]) * widen
+        first[i] = np.int64(top) * widen
 
 
 def weight_first(lo: np.ndarray, hi: np.ndarray, scale: int) -> tuple[np.ndarray, np.ndarray]:
