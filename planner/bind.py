@@ -858,15 +858,13 @@ class QueryBinder:
                 arg = plain.bind(tree.this.expressions[0] if isinstance(tree.this, exp.Distinct)
                                  else tree.this)
                 return statistics_aggregates.rewrite(tree, arg.type.is_float)
+            inner = tree.this if isinstance(tree, exp.Filter) else tree
+            if isinstance(inner, json_aggregates.NODES) or (isinstance(
+                    inner, exp.WithinGroup) and type(inner.this) in hypothetical_aggregates.NODES):
+                return None  # bound by the hook itself, not through a rewrite
             if isinstance(tree, exp.Filter):  # agg(x) FILTER (WHERE c): agg(CASE ...)
-                inner = tree.this
-                if (isinstance(inner, exp.WithinGroup) and type(inner.this) in
-                        hypothetical_aggregates.NODES) or isinstance(inner, json_aggregates.NODES):
-                    return None
                 return ordered_aggregates.filtered(tree)
             if isinstance(tree, exp.WithinGroup):  # percentiles over array_agg
-                if type(tree.this) in hypothetical_aggregates.NODES:
-                    return None
                 return ordered_aggregates.within_group(
                     tree, lambda e: functions.fold_constants(plain.bind(e)))
             if type(tree) in regression_aggregates.NODES:  # regr_*, corr, covar_*
@@ -877,8 +875,6 @@ class QueryBinder:
                 return string_aggregates.rewrite(tree, plain.bind)
             if isinstance(tree, exp.ArrayAgg) and ordered_aggregates.is_distinct(tree):
                 return ordered_aggregates.distinct_array_agg(tree)
-            if isinstance(tree, json_aggregates.NODES):
-                return None
             if interval_aggregates.applies(tree, plain.bind):  # sum/avg/min/max(interval)
                 return interval_aggregates.rewrite(tree)
             if numeric_aggregates.applies(tree, plain.bind):  # display scales, numeric_avg

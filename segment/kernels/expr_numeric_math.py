@@ -46,22 +46,18 @@ def numeric_call(e: Call, args: list, n: int) -> xa.Datum:
     storage = e.type.scale
     limit = Decimal(10) ** (38 - storage)
     flat = [part for a, x in zip(args, e.args) for part in _value_and_scale(a, x.type, n)]
-    memo: dict = {}
 
     def result(*parts) -> Decimal:
-        r = memo.get(parts)
-        if r is None:
-            exact = [DEC.quantize(Decimal(v), Decimal(1).scaleb(-int(d)))
-                     for v, d in zip(parts[::2], parts[1::2])]
-            r = compute(*[x for v, d in zip(exact, parts[1::2]) for x in (v, int(d))])
-            if scale_of(r) > storage:
-                raise nd.too_many_digits(scale_of(r), storage)
-            if abs(r) >= limit:
-                raise errors.NumericOutOfRange(
-                    "value overflows numeric format",
-                    detail=f"a result of {e.func.value}() with more than {38 - storage} "
-                           "integer digits: raympp's unconstrained numerics hold no more here")
-            memo[parts] = r
+        exact = [DEC.quantize(Decimal(v), Decimal(1).scaleb(-int(d)))
+                 for v, d in zip(parts[::2], parts[1::2])]
+        r = compute(*[x for v, d in zip(exact, parts[1::2]) for x in (v, int(d))])
+        if scale_of(r) > storage:
+            raise nd.too_many_digits(scale_of(r), storage)
+        if abs(r) >= limit:
+            raise errors.NumericOutOfRange(
+                "value overflows numeric format",
+                detail=f"a result of {e.func.value}() with more than {38 - storage} "
+                       "integer digits: raympp's unconstrained numerics hold no more here")
         return r
 
     if not any(isinstance(p, pa.Array) for p in flat):
@@ -70,8 +66,13 @@ def numeric_call(e: Call, args: list, n: int) -> xa.Datum:
             return pa.scalar(None, e.type.arrow_type())
         r = result(*parts)
         return nd.build(pa.array([r], pa.decimal128(38, storage)), scale_of(r), storage)[0]
-    values = xa.per_distinct(result, flat, n, pa.decimal128(38, storage))
-    scales = xa.per_distinct(lambda *p: scale_of(result(*p)), flat, n, pa.int64())
-    return nd.build(xa.as_array(values, n),
-                    xa.as_array(scales, n).fill_null(0).to_numpy(zero_copy_only=False)
-                    .astype(np.int64), storage)
+    # one pass over the distinct tuples: each row gets its result's place in `results`
+    results: list[Decimal] = []
+
+    def place(*parts) -> int:
+        results.append(result(*parts))
+        return len(results) - 1
+    rows = xa.as_array(xa.per_distinct(place, flat, n, pa.int64()), n)
+    values = pa.array(results, pa.decimal128(38, storage)).take(rows)
+    scales = np.array([scale_of(r) for r in results] or [0], dtype=np.int64)
+    return nd.build(values, scales[rows.fill_null(0).to_numpy(zero_copy_only=False)], storage)
