@@ -22,6 +22,9 @@ from planner import errors, types
 from planner.types import SqlType
 
 _TRAILING_COUNT = re.compile(r"\d+$")
+# A fetch takes further batches while its DataRows are smaller than this: a small result
+# and its CommandComplete then cost one hand-off to the session's worker thread, not two.
+AHEAD_BYTES = 1 << 16
 
 
 @dataclass
@@ -65,7 +68,7 @@ def with_count(tag: str, count: int | None) -> str:
 
 
 class RowStream:
-    """DataRows of a ROWS result, fetched in pieces of at most one batch."""
+    """DataRows of a ROWS result, fetched in pieces of whole batches."""
 
     def __init__(self, result: QueryResult, columns: list[ResultColumn], formats: list[int],
                  cancel: CancelToken):
@@ -75,11 +78,37 @@ class RowStream:
         self._formats = formats
         self._cancel = cancel
         self._pending: pa.RecordBatch | None = None
+        self._error: Exception | None = None  # raised by the next fetch
         self.engine_tag: str | None = None
 
     def fetch(self, limit: int | None) -> tuple[bytes, int, str | None]:
-        """(DataRow bytes, row count, None) for up to `limit` rows (None: one batch); once
-        the batches are exhausted, (b"", 0, the engine's tag)."""
+        """(DataRow bytes, row count, tag) for up to `limit` rows (None: no limit); the tag
+        is the engine's once the batches are exhausted, else None.
+
+        Batches are taken while their DataRows come to less than AHEAD_BYTES, so a small
+        result and its end cost one call. Like PostgreSQL's output buffer, this holds a
+        few rows of a slow query back until more come; rows taken before an error are
+        returned, and the error is raised by the next fetch (the client sees them first,
+        as from PostgreSQL)."""
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        parts, count, size = [], 0, 0
+        while True:
+            try:
+                data, n, tag = self._fetch_batch(None if limit is None else limit - count)
+            except Exception as e:
+                if not parts:
+                    raise
+                self._error = e
+                return b"".join(parts), count, None
+            parts.append(data)
+            count += n
+            size += len(data)
+            if tag is not None or size >= AHEAD_BYTES or (limit is not None and count >= limit):
+                return b"".join(parts), count, tag
+
+    def _fetch_batch(self, limit: int | None) -> tuple[bytes, int, str | None]:
         while self._pending is None or self._pending.num_rows == 0:
             if self._cancel.cancelled:
                 raise errors.QueryCanceled(self._cancel.message)
@@ -130,6 +159,8 @@ class Portal:
     format_codes: tuple[int, ...] = ()  # Bind's result format codes: none, one, or per column
     result: QueryResult | None = None
     rows: RowStream | None = None
+    ahead: tuple[bytes, int, str | None] | None = None  # a fetch made with the start
+    error: BaseException | None = None  # what starting it raised, reported when it runs
     done: bool = False
     limited: bool = False          # an Execute with max_rows > 0 ran on it
 

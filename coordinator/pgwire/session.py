@@ -292,17 +292,42 @@ class Session:
         await self._close_portal("")
         log.debug("session %d: statement: %s", self.pid, msg.sql)
         try:
-            prepared = await self.call(self._engine.prepare, msg.sql, [])
+            prepared, first = await self.call(self._prepare_and_start, msg.sql)
             if not prepared:
                 self.conn.send(backend.EmptyQueryResponse())
-            for stmt in prepared:
-                await self._run(Portal(Statement.create(stmt, ()), []), 0, simple=True)
+            for i, stmt in enumerate(prepared):
+                portal = first if i == 0 and first is not None else Portal(
+                    Statement.create(stmt, ()), [])
+                await self._run(portal, 0, simple=True)
         except _FATAL:
             raise
         except Exception as e:
             self._report(e)
             await self._fail_transaction()
         await self._ready()
+
+    def _prepare_and_start(self, sql: str) -> tuple[list, Portal | None]:
+        """On the worker thread: the statements of a simple Query and, when there is just
+        one, its portal already started (one hand-off for the whole statement)."""
+        prepared = self._engine.prepare(sql, [])
+        if len(prepared) != 1 or prepared[0] is None:
+            return prepared, None
+        portal = Portal(Statement.create(prepared[0], ()), [])
+        try:
+            self._start(portal, 0, simple=True)
+        except Exception as e:
+            portal.error = e  # raised by _run, where a failure is handled
+        return prepared, portal
+
+    def _start(self, portal: Portal, max_rows: int, simple: bool) -> None:
+        """On the worker thread: execute the portal's statement and fetch its first rows."""
+        result = self._engine.execute(portal.statement.prepared, portal.params,
+                                      self.cancel_token)
+        if simple and result.binary:
+            portal.format_codes = (codec.BINARY,)  # FETCH from a BINARY cursor
+        portal.start(result, self.cancel_token)
+        if portal.rows is not None:
+            portal.ahead = portal.rows.fetch(max_rows if max_rows > 0 else None)
 
     # --- running a portal (both protocols) --------------------------------------------
     async def _run(self, portal: Portal, max_rows: int, simple: bool, name: str = "") -> None:
@@ -317,12 +342,11 @@ class Session:
             self.conn.send(backend.CommandComplete(with_count(portal.rows.engine_tag or "", 0)))
             return
         try:
+            if portal.error is not None:
+                error, portal.error = portal.error, None
+                raise error
             if portal.result is None:
-                result = await self.call(self._engine.execute, prepared, portal.params,
-                                         self.cancel_token)
-                if simple and result.binary:
-                    portal.format_codes = (codec.BINARY,)  # FETCH from a BINARY cursor
-                portal.start(result, self.cancel_token)
+                await self.call(self._start, portal, max_rows, simple)
             if not await self._deliver(portal, max_rows, simple):
                 return  # suspended: the next Execute resumes it
         except BaseException:
@@ -360,13 +384,18 @@ class Session:
         rows, limit, sent = portal.rows, (max_rows if max_rows > 0 else None), 0
         portal.limited = portal.limited or limit is not None
         while limit is None or sent < limit:
-            data, n, tag = await self.call(rows.fetch, None if limit is None else limit - sent)
+            if portal.ahead is not None:
+                (data, n, tag), portal.ahead = portal.ahead, None
+            else:
+                data, n, tag = await self.call(rows.fetch,
+                                               None if limit is None else limit - sent)
+            if data:
+                self.conn.send_bytes(data)
+            sent += n
             if tag is not None:
                 self.conn.send(backend.CommandComplete(
                     with_count(tag, sent if portal.limited else None)))
                 return True
-            self.conn.send_bytes(data)
-            sent += n
             await self.conn.flush_if_full()
         self.conn.send(backend.PortalSuspended())
         return False

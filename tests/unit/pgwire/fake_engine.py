@@ -5,7 +5,8 @@ Statements (case-insensitive, separated by ';'):
   select 1                one int4 column
   select series N         int8 column n = 0..N-1 in batches of 1000
   select echo $1, ...     one text row: "<python type>:<repr>" of each decoded parameter
-  select slow             one batch, then waits for cancellation (QueryCanceled)
+  select slow             one batch, then waits for cancellation (QueryCanceled); the
+                          batch reaches the client with the error, not before
   select broken           one batch, then SegmentFailure
   select error            DivisionByZero with detail and hint; select crash: RuntimeError
   begin / commit / rollback, create ..., insert ..., set NAME = VALUE   (COMMANDs)
@@ -184,6 +185,7 @@ class FakeSession:
 
     def _slow(self, cancel: CancelToken):
         yield types_batches()[0]
+        self.engine.slow_running.set()
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if cancel.cancelled:
@@ -240,6 +242,7 @@ class FakeEngine:
         self.copied: dict[str, bytes] = {}
         self.aborted: list[str] = []
         self.canceled = threading.Event()
+        self.slow_running = threading.Event()  # "select slow" gave its batch and waits
         self.idle_in_transaction_timeout: float | None = None  # what sessions report
         self.cursors: dict[str, list[ResultColumn]] = {}
 
