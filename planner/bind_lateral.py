@@ -28,6 +28,7 @@ from planner import plan as pl
 from planner.bind_expr import ExprBinder
 from planner.coercion import no_function
 from planner.scope import Scope, ScopeColumn
+from planner.type_names import sql_type
 
 _CORRELATED = (errors.UndefinedColumn, errors.UndefinedTable)
 
@@ -41,6 +42,8 @@ class Call:
     alias: str | None
     col_aliases: tuple[str, ...]
     ordinality: bool = False  # WITH ORDINALITY of a json function (unnest keeps its own)
+    # `AS a(c1 t1, ...)`: a column definition list's types (json(b)_to_record(set))
+    col_types: tuple[types.SqlType, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +71,8 @@ def call_of(rel: exp.Expression) -> Call | None:
         call = rel.this
     if _json_srf(call):
         alias = alias_node.name.lower() if alias_node is not None and alias_node.name else None
-        cols = tuple(c.name.lower() for c in alias_node.columns) if alias_node is not None \
-            else ()
-        return Call(call, alias, cols, ordinality)
+        cols, col_types = _column_list(alias_node)
+        return Call(call, alias, cols, ordinality, col_types)
     if isinstance(rel, exp.Table) and isinstance(rel.this, exp.ExplodingGenerateSeries) and (
             rel.db or "").lower() in ("", "pg_catalog"):
         call = rel.this
@@ -80,16 +82,43 @@ def call_of(rel: exp.Expression) -> Call | None:
     if not isinstance(call, (exp.Unnest, exp.ExplodingGenerateSeries)):
         return None
     alias = alias_node.name.lower() if alias_node is not None and alias_node.name else None
-    cols = tuple(c.name.lower() for c in alias_node.columns) if alias_node is not None else ()
+    cols, col_types = _column_list(alias_node)
+    if col_types is not None:
+        raise _only_for_records()
     return Call(call, alias, cols)
 
 
+def _column_list(alias_node) -> tuple[tuple[str, ...], tuple[types.SqlType, ...] | None]:
+    """The column aliases of `AS a(c1, ...)`, and the types of a column definition list
+    `AS a(c1 t1, ...)` (None when there is none)."""
+    if alias_node is None:
+        return (), None
+    names, kinds = [], []
+    for c in alias_node.columns:
+        ident = c.this if isinstance(c, exp.ColumnDef) else c
+        names.append(ident.name if isinstance(ident, exp.Identifier) and ident.quoted
+                     else ident.name.lower())
+        kinds.append(c.args.get("kind") if isinstance(c, exp.ColumnDef) else None)
+    if not any(k is not None for k in kinds):
+        return tuple(names), None
+    if not all(k is not None for k in kinds):
+        raise errors.SyntaxError_("a column definition list needs a type for every column")
+    return tuple(names), tuple(sql_type(k) for k in kinds)
+
+
+def _only_for_records() -> errors.QueryError:
+    return errors.QueryError(
+        'a column definition list is only allowed for functions returning "record"', "42601")
+
+
 def _json_srf(node) -> bool:
-    """jsonb_array_elements(j) & co. (json_rules.SRFS) and regexp_matches /
-    regexp_split_to_table (regex_rules.SRFS): a ProjectSet here, over one row when its
-    arguments are constants."""
-    return isinstance(node, exp.Anonymous) and (node.name.lower() in json_rules.SRFS
-                                                 or node.name.lower() in regex_rules.SRFS)
+    """jsonb_array_elements(j) & co. (json_rules.SRFS), json(b)_to_record(set)
+    (json_rules.RECORD_SRFS) and regexp_matches / regexp_split_to_table
+    (regex_rules.SRFS): a ProjectSet here, over one row when its arguments are
+    constants."""
+    return isinstance(node, exp.Anonymous) and (
+        node.name.lower() in json_rules.SRFS or node.name.lower() in json_rules.RECORD_SRFS
+        or node.name.lower() in regex_rules.SRFS)
 
 
 def unwrapped(rel: exp.Lateral) -> exp.Expression:
@@ -164,6 +193,10 @@ def _json(binder: ExprBinder, c: Call, base: int) -> Item:
     named as PostgreSQL names them (value; key, value; or the function's or alias's name),
     the aliases renaming them in order; WITH ORDINALITY counts the first one's elements."""
     name = c.call.name.lower()
+    if name in json_rules.RECORD_SRFS:
+        return _record(binder, c, base)
+    if c.col_types is not None:
+        raise _only_for_records()
     rule = json_rules.rule_srf if name in json_rules.SRFS else regex_rules.rule_srf
     pairs = rule(name, [binder.bind(a) for a in c.call.expressions])
     q = c.alias or name
@@ -179,6 +212,29 @@ def _json(binder: ExprBinder, c: Call, base: int) -> Item:
         subs.append(True)
         cols.append(ScopeColumn(q, names[-1], types.INT8))
     return Item(base, tuple(exprs), tuple(subs), tuple(cols))
+
+
+def _record(binder: ExprBinder, c: Call, base: int) -> Item:
+    """json(b)_to_record(set)(x) AS a(c1 t1, ...): the columns the definition list
+    declares (json_rules.rule_record)."""
+    name = c.call.name.lower()
+    if c.col_types is None:
+        raise errors.QueryError(
+            'a column definition list is required for functions returning "record"', "42601")
+    if c.ordinality:
+        raise errors.QueryError(
+            "WITH ORDINALITY cannot be used with a column definition list", "42601")
+    seen = set()
+    for n in c.col_aliases:
+        if n in seen:
+            raise errors.QueryError(f'column name "{n}" specified more than once', "42701")
+        seen.add(n)
+    columns = list(zip(c.col_aliases, c.col_types))
+    arrays = json_rules.rule_record(name, [binder.bind(a) for a in c.call.expressions],
+                                    columns)
+    q = c.alias or name
+    cols = tuple(ScopeColumn(q, n, a.type.elem) for (n, _), a in zip(columns, arrays))
+    return Item(base, tuple(arrays), (False,) * len(arrays), cols)
 
 
 def _args(call: exp.Expression) -> list[exp.Expression]:

@@ -204,6 +204,51 @@ def each(text: str, jsonb: bool, as_text: bool) -> list[tuple]:
     return [(k, _finish(x, False, as_text)) for k, x in items]
 
 
+def record_field(text: str | None, key: str, many: bool, jsonb: bool, as_text: bool,
+                 name: str) -> list:
+    """Column `key` of json(b)_to_record (many: of json(b)_to_recordset) over x: its value
+    in each row, as json(b) or as text (a string's characters); None for JSON null or a
+    missing key. A NULL x is one row of NULLs (record) or no rows (recordset)."""
+    if text is None:
+        return [] if many else [None]
+    if jsonb:
+        v = parse(text)
+        kind = "object" if isinstance(v, dict) else "array" if isinstance(v, list) else "scalar"
+        rows = v if many and kind == "array" else [v]
+        if (many and kind != "array") or any(not isinstance(r, dict) for r in rows):
+            raise _record_shape(name, many, kind)
+        found = [r.get(key) for r in rows]
+        return [None if f is None else _finish(f, True, as_text) for f in found]
+    kind, items = _items(text)
+    if many and kind == "array":
+        rows = [_items(sub) for sub in items]
+    else:
+        rows = [(kind, items)]
+    if (many and kind != "array") or any(k != "object" for k, _ in rows):
+        raise _record_shape(name, many, kind)
+    out = []
+    for _, pairs in rows:
+        found = None
+        for k, sub in pairs:  # the last of repeated keys wins, as in PostgreSQL
+            if k == key:
+                found = sub
+        out.append(None if found is None or found == "null" else
+                   _finish(found, False, as_text))
+    return out
+
+
+def _record_shape(name: str, many: bool, kind: str) -> errors.QueryError:
+    """PostgreSQL's words for json(b)_to_record(set) over a value of the wrong shape."""
+    if not many:
+        return errors.InvalidParameterValue(
+            f"cannot call populate_composite on {'an array' if kind == 'array' else 'a scalar'}")
+    if kind != "array":
+        what = "a non-array" if name.startswith("jsonb") else (
+            "an object" if kind == "object" else "a scalar")
+        return errors.InvalidParameterValue(f"cannot call {name} on {what}")
+    return errors.InvalidParameterValue(f"argument of {name} must be an array of objects")
+
+
 def object_keys(text: str, jsonb: bool) -> list[str]:
     if jsonb:
         v = parse(text)

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from planner import errors, types, zone_rules
 from planner import expr as ex
-from planner.coercion import bind_cast, coerce, is_unknown, no_function, type_name
-from planner.expr import Call, Func
+from planner.coercion import (bind_assign, bind_cast, coerce, is_unknown, no_function,
+                               type_name)
+from planner.expr import Call, Func, Literal
 from planner.types import Kind, SqlType
 
 JSON_KINDS = (Kind.JSON, Kind.JSONB)
@@ -218,6 +219,38 @@ def rule_function(func: Func, name: str, args: list) -> ex.Expr:
 SRFS = ("json_array_elements", "jsonb_array_elements", "json_array_elements_text",
         "jsonb_array_elements_text", "json_each", "jsonb_each", "json_each_text",
         "jsonb_each_text", "json_object_keys", "jsonb_object_keys")
+
+
+RECORD_SRFS = ("json_to_record", "jsonb_to_record", "json_to_recordset", "jsonb_to_recordset")
+
+
+def rule_record(name: str, args: list, columns: list[tuple[str, SqlType]]
+                ) -> list[ex.Expr]:
+    """json(b)_to_record(set)(x) AS a(c1 t1, ...): one array per declared column, its
+    elements the rows' values of that column. A field is read as PostgreSQL's
+    populate_record_field reads it: a json(b) column takes the value as it is; any other
+    type reads the value's text (a string's characters, else its JSON text) with the
+    type's input function, so a varchar(n) too long is 22001, not cut; JSON null and a
+    missing key are NULL. Array and record columns (PostgreSQL turns JSON arrays and
+    objects into them) are 0A000."""
+    t = types.JSONB if name.startswith("jsonb") else types.JSON
+    x = _one_json(name, args, t)
+    many = Literal(name.endswith("recordset"), types.BOOL)
+    out = []
+    for column, ct in columns:
+        if ct.is_array or ct.kind is Kind.RECORD:
+            raise errors.FeatureNotSupported(
+                f"{name}() column \"{column}\" of type {ct} (JSON arrays and objects as "
+                "arrays or records)")
+        key = Literal(column, types.TEXT)
+        if ct.kind in (Kind.JSON, Kind.JSONB):
+            field = Call(Func.JSON_RECORD_FIELD, (x, key, many), types.array_of(t))
+            out.append(bind_cast(field, types.array_of(ct)))
+            continue
+        field = Call(Func.JSON_RECORD_FIELD, (x, key, many), TEXT_ARRAY)
+        out.append(bind_assign(field, types.array_of(ct), column)
+                   if ct.is_string else bind_cast(field, types.array_of(ct)))
+    return out
 
 
 def rule_srf(name: str, args: list) -> list[tuple[ex.Expr, str | None]]:

@@ -226,6 +226,15 @@ def _each(part: int, as_text: bool | None = None):
     return _srf(pairs)
 
 
+def _record_field(e: Call, args: list, n: int) -> xa.Datum:
+    # not strict: json(b)_to_record(NULL) is one row of NULLs
+    return per_distinct(
+        lambda x, key, many: json_ops.record_field(
+            x, key, many, _jsonb(e), e.type.elem.kind is Kind.TEXT,
+            ("jsonb" if _jsonb(e) else "json") + ("_to_recordset" if many else "_to_record")),
+        args, n, e.type, strict=False)
+
+
 # --- operators and functions ------------------------------------------------------------------
 def _jsonb(e: Call) -> bool:
     return e.args[0].type.kind is Kind.JSONB
@@ -263,7 +272,7 @@ CALLS = {
     Func.JSON_AGG: json_agg, Func.JSON_OBJECT_AGG: json_object_agg,
     Func.JSON_ELEMENTS: _srf(lambda e, x, jsonb, as_text: json_ops.elements(x, jsonb, as_text)),
     Func.JSON_EACH_KEYS: _each(0, False), Func.JSON_EACH_TEXT_KEYS: _each(0, True),
-    Func.JSON_EACH_VALUES: _each(1),
+    Func.JSON_EACH_VALUES: _each(1), Func.JSON_RECORD_FIELD: _record_field,
     Func.JSON_OBJECT_KEYS: _srf(lambda e, x, jsonb, as_text: json_ops.object_keys(x, jsonb)),
     **{f: build for f in (Func.JSON_BUILD_OBJECT, Func.JSONB_BUILD_OBJECT,
                           Func.JSON_BUILD_ARRAY, Func.JSONB_BUILD_ARRAY)},

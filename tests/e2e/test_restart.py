@@ -78,7 +78,10 @@ class Serve:
     def kill(self):
         if self.proc.poll() is None:
             for p in psutil.Process(self.proc.pid).children(recursive=True):
-                p.kill()
+                try:
+                    p.kill()
+                except psutil.NoSuchProcess:
+                    pass  # it ended between the listing and the kill
             self.proc.kill()
             self.proc.wait(30)
 
