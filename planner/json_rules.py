@@ -243,9 +243,8 @@ def rule_record(name: str, args: list, columns: list[tuple[str, SqlType]]
                 f"{name}() column \"{column}\" of type {ct} (JSON arrays and objects as "
                 "arrays or records)")
         key = Literal(column, types.TEXT)
-        if ct.kind in (Kind.JSON, Kind.JSONB):
-            field = Call(Func.JSON_RECORD_FIELD, (x, key, many), types.array_of(t))
-            out.append(bind_cast(field, types.array_of(ct)))
+        if ct.kind in (Kind.JSON, Kind.JSONB):  # the kernel makes json's text jsonb's
+            out.append(Call(Func.JSON_RECORD_FIELD, (x, key, many), types.array_of(ct)))
             continue
         field = Call(Func.JSON_RECORD_FIELD, (x, key, many), TEXT_ARRAY)
         out.append(bind_assign(field, types.array_of(ct), column)

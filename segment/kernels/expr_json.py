@@ -227,12 +227,16 @@ def _each(part: int, as_text: bool | None = None):
 
 
 def _record_field(e: Call, args: list, n: int) -> xa.Datum:
+    jsonb, out = _jsonb(e), e.type.elem.kind
+    canonical = out is Kind.JSONB and not jsonb  # a json field into a jsonb column
+
+    def fields(x, key, many):
+        name = ("jsonb" if jsonb else "json") + ("_to_recordset" if many else "_to_record")
+        found = json_ops.record_field(x, key, many, jsonb, out is Kind.TEXT, name)
+        return [json_values.dump(json_values.parse(f)) if canonical and f is not None
+                else f for f in found]
     # not strict: json(b)_to_record(NULL) is one row of NULLs
-    return per_distinct(
-        lambda x, key, many: json_ops.record_field(
-            x, key, many, _jsonb(e), e.type.elem.kind is Kind.TEXT,
-            ("jsonb" if _jsonb(e) else "json") + ("_to_recordset" if many else "_to_record")),
-        args, n, e.type, strict=False)
+    return per_distinct(fields, args, n, e.type, strict=False)
 
 
 # --- operators and functions ------------------------------------------------------------------
