@@ -305,6 +305,16 @@ def cast(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
     return per_distinct(lambda s: values.cast_value(s, src, dst), [arr], n, dst)
 
 
+def cast_lists(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
+    """An array cast whose elements cast as `cast` does (json[] -> jsonb[] canonical)."""
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    flat = arr.flatten()
+    out = cast(flat, src, dst) if len(flat) else pa.array([], dst.arrow_type())
+    offsets = pc.subtract(arr.offsets, arr.offsets[0])
+    return type(arr).from_arrays(offsets, out, mask=arr.is_null())
+
+
 def sort_keys(arr: pa.Array) -> pa.Array:
     """The sort keys of a jsonb column (ORDER BY)."""
     if pa.types.is_dictionary(arr.type):
