@@ -240,7 +240,11 @@ class SegmentWorker:
             except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
                 done.put(e)
 
-        for i, task in enumerate(tasks):
+        # The coordinator lists a query's slices top first (pre-order), so in reverse
+        # every slice starts before the slice it sends to: a new thread waits for the
+        # GIL while the one before it sets up, and a join's build side, which the probe
+        # side waits for, thus starts about a millisecond sooner.
+        for i, task in reversed(list(enumerate(tasks))):
             threading.Thread(target=run, args=(i, task), daemon=True,
                              name=f"slice-{task.query_id}-{i}").start()
         for _ in tasks:
