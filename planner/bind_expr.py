@@ -20,7 +20,7 @@ from planner import (binary_values, bind_array, bind_json, bitwise_aggregates,
                      time_zones, types, zone_rules)
 from planner import expr as ex
 from planner import interval_literal as interval_values, overlaps, sequence_calls, typing_rules
-from planner.coercion import is_unknown
+from planner.coercion import is_unknown, no_function
 from planner.expr import Func
 from planner.schema import identifier
 from planner.scope import Scope
@@ -427,6 +427,10 @@ class ExprBinder:
         if node.args.get("query") is not None:
             raise errors.FeatureNotSupported("IN (subquery) other than as a condition AND-ed "
                                              "into WHERE")
+        if isinstance(node.this, exp.Tuple):
+            # (a, b) IN ((1, 2), ...): PostgreSQL's row-wise `=` OR-ed over the list
+            return self.bind(exp.or_(*[exp.EQ(this=node.this.copy(), expression=v.copy())
+                                       for v in node.expressions]))
         arg = self.bind(node.this)
         values = [self.bind(v) for v in node.expressions]
         return functions.bind_in(arg, values, negated=False)
@@ -602,6 +606,17 @@ class ExprBinder:
             pad = functions.bind_call(Func.SUB, [ex.Literal(args[0].type.length, types.INT4),
                                                  functions.bind_call(Func.LENGTH, args)])
             return functions.bind_call(Func.ADD, [functions.bind_call(Func.OCTET_LENGTH, args), pad])
+        if name == "bit_length" and len(args) == 1:  # PostgreSQL's octet_length * 8
+            raw = node.args.get("expressions") if isinstance(node, exp.Anonymous) else list(
+                node.iter_expressions())
+            arg = raw[0].copy()
+            if args[0].type.kind is types.Kind.CHAR:  # bit_length(text): char loses its pad
+                arg = exp.Cast(this=arg, to=exp.DataType.build("text"))
+            try:
+                octet = self.bind(exp.Anonymous(this="octet_length", expressions=[arg]))
+            except errors.UndefinedFunction:
+                raise no_function("bit_length", args) from None
+            return functions.bind_call(Func.MUL, [octet, ex.Literal(8, types.INT4)])
         if name == "pi" and not args:
             return ex.Literal(math.pi, types.FLOAT8)
         if name in ("degrees", "radians") and len(args) == 1:

@@ -596,7 +596,7 @@ def _range_offset(e: ex.Expr, key: types.SqlType, what: str) -> int | float:
         d = decimal.Decimal(v)
         if d < 0:
             raise negative
-        scaled = d.scaleb(key.scale)
+        scaled = d.scaleb(key.scale, decimal.Context(prec=100))  # exact: 28 digits by default
         if scaled != scaled.to_integral_value():
             raise errors.FeatureNotSupported("RANGE offsets with more fractional digits than "
                                              "the ORDER BY column are not supported")

@@ -62,6 +62,10 @@ def estimate_ln_dweight(d: Decimal) -> int:
     return int(math.log10(abs(ln)))
 
 
+# Exact shifts: Decimal.scaleb rounds to its context's precision, 28 digits by default.
+_SHIFT = decimal.Context(prec=10**6, Emax=10**7, Emin=-10**7)
+
+
 def _context(rscale: int, weight: int) -> decimal.Context:
     return decimal.Context(prec=max(rscale + max(weight, 0), 0) + 40,
                            rounding=decimal.ROUND_HALF_EVEN, Emax=10**7, Emin=-10**7)
@@ -74,7 +78,7 @@ def _round(v: Decimal | Fraction, rscale: int) -> Decimal:
         q, r = divmod(abs(scaled.numerator), scaled.denominator)
         q += 2 * r >= scaled.denominator
         q = -q if scaled < 0 else q
-        out = Decimal(q).scaleb(-rscale)
+        out = Decimal(q).scaleb(-rscale, _SHIFT)
     else:
         out = v.quantize(Decimal(1).scaleb(-rscale), rounding=decimal.ROUND_HALF_UP,
                          context=decimal.Context(prec=10**6, Emax=10**7, Emin=-10**7))
@@ -122,11 +126,11 @@ def sqrt(x: Decimal, dscale: int) -> Decimal:
 def fixed_sqrt(x: Decimal, scale: int) -> Decimal:
     """The square root of x >= 0 at `scale` fractional digits, exact: the integer root of
     x's digits shifted by 2 * scale, rounded half away from zero (as sqrt_var rounds)."""
-    unscaled = int(x.scaleb(2 * scale).to_integral_value(decimal.ROUND_HALF_UP))
+    unscaled = int(x.scaleb(2 * scale, _SHIFT).to_integral_value(decimal.ROUND_HALF_UP))
     root = math.isqrt(unscaled)
     if unscaled - root * root > root:  # past (root + 1/2)^2 = root^2 + root + 1/4
         root += 1
-    return Decimal(root).scaleb(-scale)
+    return Decimal(root).scaleb(-scale, _SHIFT)
 
 
 def log(base: Decimal, bscale: int, x: Decimal, xscale: int) -> Decimal:

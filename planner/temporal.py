@@ -175,6 +175,10 @@ def parse_interval(text: str, fields: tuple[str, str] | None = None) -> Interval
     try:
         if not s.strip():
             raise ValueError
+        if text.startswith("P"):
+            for qty, unit in _iso8601_parts(text):
+                months, days, micros = _add_quantity(months, days, micros, qty, unit)
+            pos = len(s)
         while pos < len(s.rstrip(_WS)):
             m = _IV_TOKEN.match(s, pos)
             if not m or m.end() == pos:
@@ -202,28 +206,66 @@ def parse_interval(text: str, fields: tuple[str, str] | None = None) -> Interval
             unit = field_name(m.group("unit") or _bare_unit(s, pos, rightmost))
             # fractional seconds count as milli- and microseconds given too
             once(*(_SECOND_FIELDS if unit == "second" and qty != int(qty) else (unit,)))
-            mo, d, us = _IV_UNITS[unit]
-            if mo:
-                whole = int(qty * mo)
-                months += whole
-                if unit == "month":
-                    spill = (qty - whole) * 30
-                    days += int(spill)
-                    micros += (spill - int(spill)) * USECS_PER_DAY
-                else:
-                    months += int(round((qty * mo - whole)))
-            elif d:
-                whole = int(qty * d)
-                days += whole
-                micros += (qty * d - whole) * USECS_PER_DAY
-            else:
-                micros += _fract_micros(qty * us)
+            months, days, micros = _add_quantity(months, days, micros, qty, unit)
     except (ValueError, KeyError, decimal.InvalidOperation):
         raise errors.InvalidDatetimeFormat(f'invalid input syntax for type interval: "{text}"')
     iv = Interval(months, days, int(round(micros)))
     if abs(iv.micros) > MAX_INTERVAL_MICROS:
         raise interval_time_refused()
     return Interval(-iv.months, -iv.days, -iv.micros) if ago else iv
+
+
+def _add_quantity(months: int, days: int, micros: Decimal, qty: Decimal, unit: str):
+    """The interval so far plus `qty` `unit`s, a fraction spilling down as PostgreSQL's
+    AdjustFractDays / AdjustFractSeconds spill it (1.5 months: 1 month 15 days)."""
+    mo, d, us = _IV_UNITS[unit]
+    if mo:
+        whole = int(qty * mo)
+        months += whole
+        if unit == "month":
+            spill = (qty - whole) * 30
+            days += int(spill)
+            micros += (spill - int(spill)) * USECS_PER_DAY
+        else:
+            months += int(round((qty * mo - whole)))
+    elif d:
+        whole = int(qty * d)
+        days += whole
+        micros += (qty * d - whole) * USECS_PER_DAY
+    else:
+        micros += _fract_micros(qty * us)
+    return months, days, micros
+
+
+_ISO_DATE = {"Y": "year", "M": "month", "W": "week", "D": "day"}
+_ISO_TIME = {"H": "hour", "M": "minute", "S": "second"}
+_ISO_PART = re.compile(r"([+-]?\d*\.?\d+)([A-Z])")
+_ISO_ALTERNATIVE = re.compile(
+    r"P(\d+)(?:-(\d+)(?:-(\d+))?)?(?:T(\d+)(?::(\d+)(?::(\d+(?:\.\d+)?))?)?)?$")
+
+
+def _iso8601_parts(s: str) -> list[tuple[Decimal, str]]:
+    """ISO 8601 intervals as PostgreSQL reads them (DecodeISO8601Interval): the format
+    with designators ('P1Y2M3DT4H5M6.5S', 'P1W', 'PT90M', signed and fractional numbers;
+    upper case, nothing around it) and the alternative one ('P0001-02-03T04:05:06'):
+    (quantity, unit) pairs; ValueError for anything else."""
+    alt = _ISO_ALTERNATIVE.match(s)
+    if alt is not None and ("-" in s or ":" in s):
+        units = ("year", "month", "day", "hour", "minute", "second")
+        return [(Decimal(v), u) for v, u in zip(alt.groups(), units) if v is not None]
+    body, timed, clock = s[1:].partition("T")
+    out = []
+    for text, names in ((body, _ISO_DATE), (clock, _ISO_TIME)):
+        pos = 0
+        while pos < len(text):
+            m = _ISO_PART.match(text, pos)
+            if m is None or m.group(2) not in names:
+                raise ValueError
+            out.append((Decimal(m.group(1)), names[m.group(2)]))
+            pos = m.end()
+    if not out and not timed:  # 'P' alone is 22007, 'PT' a zero interval
+        raise ValueError
+    return out
 
 
 _CLOCK_UNIT = {"HOUR": 3_600_000_000, "MINUTE": 60_000_000}

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from planner import errors
+from planner import values as values_mod
 from planner import plan
 from planner import window as wn
 from segment.kernels import group_keys
@@ -486,9 +487,11 @@ def _check_wide_sums(values: pa.Array, valid: np.ndarray) -> None:
     if not pa.types.is_decimal(values.type) or not len(values):
         return
     top = pc.max(pc.abs(values)).as_py()
-    if top is None or int(top.scaleb(values.type.scale)) * int(valid.sum()) < _DECIMAL_MAX:
+    if top is None or int(top.scaleb(values.type.scale, values_mod.DEC)) * int(valid.sum()) \
+            < _DECIMAL_MAX:
         return
-    unscaled = [0 if v is None else int(v.scaleb(values.type.scale)) for v in values.to_pylist()]
+    unscaled = [0 if v is None else int(v.scaleb(values.type.scale, values_mod.DEC))
+                for v in values.to_pylist()]
     prefix = np.cumsum(np.array([0] + unscaled, dtype=object))
     if max(abs(prefix.max()), abs(prefix.min())) * 2 >= _DECIMAL_MAX:
         raise errors.NumericOutOfRange("numeric field overflow")
