@@ -37,12 +37,6 @@ from planner.scope import LayeredScope, Scope, ScopeColumn
 from planner.temporal import TEMPORAL, USECS_PER_DAY
 
 
-# PostgreSQL's functions whose rows are of a row type their first argument names
-# (json_populate_record(NULL::t, j)): raympp has no composite types to name.
-_RECORD_TYPED = ("json_populate_record", "jsonb_populate_record", "json_populate_recordset",
-                 "jsonb_populate_recordset")
-
-
 @dataclass(frozen=True)
 class BoundQuery:
     node: pl.Node
@@ -509,7 +503,7 @@ class QueryBinder:
 
     def _table_function(self, call, alias, col_aliases) -> tuple[pl.Node, Scope]:
         name = call.name.lower()
-        if name in _RECORD_TYPED:
+        if name in json_rules.POPULATE_SRFS:
             raise errors.FeatureNotSupported(f"function {name}() (records of a named row type)")
         if not table_functions.exists(name):
             raise errors.UndefinedFunction(f"function {name} does not exist")

@@ -607,13 +607,11 @@ class ExprBinder:
                                                  functions.bind_call(Func.LENGTH, args)])
             return functions.bind_call(Func.ADD, [functions.bind_call(Func.OCTET_LENGTH, args), pad])
         if name == "bit_length" and len(args) == 1:  # PostgreSQL's octet_length * 8
-            raw = node.args.get("expressions") if isinstance(node, exp.Anonymous) else list(
-                node.iter_expressions())
-            arg = raw[0].copy()
-            if args[0].type.kind is types.Kind.CHAR:  # bit_length(text): char loses its pad
-                arg = exp.Cast(this=arg, to=exp.DataType.build("text"))
+            arg = args[0]
+            if arg.type.kind is types.Kind.CHAR:  # bit_length(text): char loses its pad
+                arg = functions.bind_cast(arg, types.TEXT)
             try:
-                octet = self.bind(exp.Anonymous(this="octet_length", expressions=[arg]))
+                octet = functions.bind_call(Func.OCTET_LENGTH, [arg])
             except errors.UndefinedFunction:
                 raise no_function("bit_length", args) from None
             return functions.bind_call(Func.MUL, [octet, ex.Literal(8, types.INT4)])

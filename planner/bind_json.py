@@ -32,10 +32,9 @@ _FUNCTIONS = {
     "jsonb_extract_path_text": Func.JSON_PATH_TEXT,
 }
 # Set-returning json functions: json_rules.SRFS in FROM (bind_lateral) and the SELECT list
-# (bind_srfs.select_srfs), not elsewhere; the record-returning ones not yet.
-_SRF = json_rules.SRFS + ("json_populate_record", "jsonb_populate_record", "json_to_record", "jsonb_to_record",
-        "json_populate_recordset", "jsonb_populate_recordset", "json_to_recordset",
-        "jsonb_to_recordset", "jsonb_path_query")
+# (bind_srfs.select_srfs), not elsewhere; the record-returning ones only in FROM.
+_SRF = json_rules.SRFS + json_rules.RECORD_SRFS + json_rules.POPULATE_SRFS + (
+    "jsonb_path_query",)
 # Other json functions PostgreSQL has: refused by name rather than "does not exist".
 _REFUSED = ("json_object",
             "jsonb_object", "jsonb_path_exists",

@@ -27,6 +27,7 @@ from planner import expr as ex
 from planner import plan as pl
 from planner.bind_expr import ExprBinder
 from planner.coercion import no_function
+from planner.schema import identifier
 from planner.scope import Scope, ScopeColumn
 from planner.type_names import sql_type
 
@@ -95,9 +96,7 @@ def _column_list(alias_node) -> tuple[tuple[str, ...], tuple[types.SqlType, ...]
         return (), None
     names, kinds = [], []
     for c in alias_node.columns:
-        ident = c.this if isinstance(c, exp.ColumnDef) else c
-        names.append(ident.name if isinstance(ident, exp.Identifier) and ident.quoted
-                     else ident.name.lower())
+        names.append(identifier(c.this if isinstance(c, exp.ColumnDef) else c))
         kinds.append(c.args.get("kind") if isinstance(c, exp.ColumnDef) else None)
     if not any(k is not None for k in kinds):
         return tuple(names), None
@@ -116,9 +115,10 @@ def _json_srf(node) -> bool:
     (json_rules.RECORD_SRFS) and regexp_matches / regexp_split_to_table
     (regex_rules.SRFS): a ProjectSet here, over one row when its arguments are
     constants."""
-    return isinstance(node, exp.Anonymous) and (
-        node.name.lower() in json_rules.SRFS or node.name.lower() in json_rules.RECORD_SRFS
-        or node.name.lower() in regex_rules.SRFS)
+    if not isinstance(node, exp.Anonymous):
+        return False
+    name = node.name.lower()
+    return name in json_rules.FROM_SRFS or name in regex_rules.SRFS
 
 
 def unwrapped(rel: exp.Lateral) -> exp.Expression:

@@ -38,7 +38,7 @@ from sqlglot import exp
 
 from planner import (binary_rules, bitwise_aggregates, coercion, errors, functions, json_aggregates,
                      json_grouping, numeric_aggregates, ordered_aggregates, regression_aggregates,
-                     statistics_aggregates, string_aggregates, types)
+                     statistics_aggregates, string_aggregates, types, values)
 from planner import expr as ex
 from planner import plan as pl
 from planner import window as wn
@@ -596,7 +596,7 @@ def _range_offset(e: ex.Expr, key: types.SqlType, what: str) -> int | float:
         d = decimal.Decimal(v)
         if d < 0:
             raise negative
-        scaled = d.scaleb(key.scale, decimal.Context(prec=100))  # exact: 28 digits by default
+        scaled = d.scaleb(key.scale, values.DEC)  # exact (the default context keeps 28)
         if scaled != scaled.to_integral_value():
             raise errors.FeatureNotSupported("RANGE offsets with more fractional digits than "
                                              "the ORDER BY column are not supported")

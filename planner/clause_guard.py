@@ -273,7 +273,7 @@ def check(tree: exp.Expression) -> None:
                 continue  # array_agg / string_agg / json_agg (x ORDER BY ...): the binder reads it
             if key == "ordinality" and isinstance(node, (exp.Table, exp.Lateral)) and isinstance(
                     node.this, exp.Anonymous) and node.this.name.lower() in (
-                        json_rules.SRFS + json_rules.RECORD_SRFS + regex_rules.SRFS):
+                        json_rules.FROM_SRFS + regex_rules.SRFS):
                 continue  # jsonb_array_elements(j) WITH ORDINALITY (planner/bind_lateral.py)
             if key == "joins" and _modify_item(node):
                 continue  # DELETE ... USING a, b / UPDATE ... FROM a JOIN b (planner/modify.py)

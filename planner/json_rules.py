@@ -222,6 +222,12 @@ SRFS = ("json_array_elements", "jsonb_array_elements", "json_array_elements_text
 
 
 RECORD_SRFS = ("json_to_record", "jsonb_to_record", "json_to_recordset", "jsonb_to_recordset")
+# Functions of FROM read by bind_lateral (a ProjectSet of the arrays the rules above make).
+FROM_SRFS = SRFS + RECORD_SRFS
+# Rows of the named row type their first argument gives (json_populate_record(NULL::t, j)):
+# raympp has no composite types to name, so these are refused by name.
+POPULATE_SRFS = ("json_populate_record", "jsonb_populate_record", "json_populate_recordset",
+                 "jsonb_populate_recordset")
 
 
 def rule_record(name: str, args: list, columns: list[tuple[str, SqlType]]

@@ -62,7 +62,8 @@ def estimate_ln_dweight(d: Decimal) -> int:
     return int(math.log10(abs(ln)))
 
 
-# Exact shifts: Decimal.scaleb rounds to its context's precision, 28 digits by default.
+# Exact shifts and roundings: Decimal.scaleb and quantize round to their context's
+# precision, 28 digits by default.
 _SHIFT = decimal.Context(prec=10**6, Emax=10**7, Emin=-10**7)
 
 
@@ -81,7 +82,7 @@ def _round(v: Decimal | Fraction, rscale: int) -> Decimal:
         out = Decimal(q).scaleb(-rscale, _SHIFT)
     else:
         out = v.quantize(Decimal(1).scaleb(-rscale), rounding=decimal.ROUND_HALF_UP,
-                         context=decimal.Context(prec=10**6, Emax=10**7, Emin=-10**7))
+                         context=_SHIFT)
     if len(out.as_tuple().digits) > MAX_DIGITS and out != 0:
         raise errors.NumericOutOfRange("value overflows numeric format",
                                        detail="raympp numerics hold at most 38 digits")

@@ -178,7 +178,7 @@ def parse_interval(text: str, fields: tuple[str, str] | None = None) -> Interval
         if text.startswith("P"):
             for qty, unit in _iso8601_parts(text):
                 months, days, micros = _add_quantity(months, days, micros, qty, unit)
-            pos = len(s)
+            pos = len(s)  # the ISO form is the whole text: no tokens follow
         while pos < len(s.rstrip(_WS)):
             m = _IV_TOKEN.match(s, pos)
             if not m or m.end() == pos:

@@ -371,8 +371,6 @@ def _cast(e: ex.Cast, f: Frame) -> xa.Datum:
     x = _eval(e.arg, f)
     if xj.involved(e.arg.type, e.type):  # to json/jsonb, jsonb to bool and numbers
         return xj.cast(xa.as_array(x, f.n), e.arg.type, e.type)
-    if e.arg.type.is_array and e.type.is_array and xj.involved(e.arg.type.elem, e.type.elem):
-        return xj.cast_lists(xa.as_array(x, f.n), e.arg.type.elem, e.type.elem)
     if isinstance(x, pa.Scalar):
         return _conform(xcast.cast(xa.as_array(x, 1), e.arg.type, e.type), e.type)[0]
     return xcast.cast(x, e.arg.type, e.type)

@@ -233,8 +233,8 @@ def _record_field(e: Call, args: list, n: int) -> xa.Datum:
     def fields(x, key, many):
         name = ("jsonb" if jsonb else "json") + ("_to_recordset" if many else "_to_record")
         found = json_ops.record_field(x, key, many, jsonb, out is Kind.TEXT, name)
-        return [json_values.dump(json_values.parse(f)) if canonical and f is not None
-                else f for f in found]
+        return [json_values.canonical(f) if canonical and f is not None else f
+                for f in found]
     # not strict: json(b)_to_record(NULL) is one row of NULLs
     return per_distinct(fields, args, n, e.type, strict=False)
 
@@ -303,16 +303,6 @@ def cast(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
     if dst.kind is Kind.JSONB:
         return per_distinct(json_values.canonical, [arr], n, dst)
     return per_distinct(lambda s: values.cast_value(s, src, dst), [arr], n, dst)
-
-
-def cast_lists(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
-    """An array cast whose elements cast as `cast` does (json[] -> jsonb[] canonical)."""
-    if pa.types.is_dictionary(arr.type):
-        arr = arr.dictionary_decode()
-    flat = arr.flatten()
-    out = cast(flat, src, dst) if len(flat) else pa.array([], dst.arrow_type())
-    offsets = pc.subtract(arr.offsets, arr.offsets[0])
-    return type(arr).from_arrays(offsets, out, mask=arr.is_null())
 
 
 def sort_keys(arr: pa.Array) -> pa.Array:

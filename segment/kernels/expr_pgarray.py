@@ -25,6 +25,7 @@ from segment.kernels import expr_arith as xarith
 from segment.kernels import interval_order
 from segment.kernels import expr_arrays as xa
 from segment.kernels import expr_cast as xcast
+from segment.kernels import expr_json as xj
 from segment.kernels import expr_make_datetime as xmd
 
 _SPACE_CLASS = r"[ \t\n\r\v\f]"
@@ -302,8 +303,10 @@ def cast(arr: pa.Array, src: SqlType, dst: SqlType) -> pa.Array:
     if src.is_array and dst.is_array:
         p = Parts(arr)
         values = flat(p)
-        return build(xcast.cast(values, src.elem, dst.elem), p.lengths, p.valid,
-                     dst.elem.arrow_type())
+        # the elements cast as the scalar cast does (json[] -> jsonb[]: canonical text)
+        out = xj.cast(values, src.elem, dst.elem) if xj.involved(src.elem, dst.elem) \
+            else xcast.cast(values, src.elem, dst.elem)
+        return build(out, p.lengths, p.valid, dst.elem.arrow_type())
     if src.is_array:  # to text
         text = to_text(arr, src)
         return xcast.cast(text, SqlType(Kind.TEXT), dst) if dst.kind is not Kind.TEXT else text
