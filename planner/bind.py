@@ -503,8 +503,6 @@ class QueryBinder:
 
     def _table_function(self, call, alias, col_aliases) -> tuple[pl.Node, Scope]:
         name = call.name.lower()
-        if name in json_rules.POPULATE_SRFS:
-            raise errors.FeatureNotSupported(f"function {name}() (records of a named row type)")
         if not table_functions.exists(name):
             raise errors.UndefinedFunction(f"function {name} does not exist")
         node = table_functions.bind(

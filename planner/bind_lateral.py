@@ -27,7 +27,8 @@ from planner import expr as ex
 from planner import plan as pl
 from planner.bind_expr import ExprBinder
 from planner.coercion import no_function
-from planner.schema import identifier
+from planner import system_tables, type_names
+from planner.schema import RelationName, identifier, lookup_relation
 from planner.scope import Scope, ScopeColumn
 from planner.type_names import sql_type
 
@@ -151,7 +152,7 @@ def bind(qb, c: Call, scope: Scope) -> Item:
     if isinstance(c.call, exp.ExplodingGenerateSeries):
         return _series(binder, c, len(scope.columns))
     if _json_srf(c.call):
-        return _json(binder, c, len(scope.columns))
+        return _json(qb, binder, c, len(scope.columns))
     arrays = [binder.bind(a) for a in c.call.expressions]
     if not arrays:
         raise errors.UndefinedFunction("function unnest() does not exist")
@@ -188,13 +189,15 @@ def _series(binder: ExprBinder, c: Call, base: int) -> Item:
     return Item(base, (series,), (False,), (ScopeColumn(q, name, series.type.elem),))
 
 
-def _json(binder: ExprBinder, c: Call, base: int) -> Item:
+def _json(qb, binder: ExprBinder, c: Call, base: int) -> Item:
     """A set-returning json function: one array per output column (json_rules.rule_srf),
     named as PostgreSQL names them (value; key, value; or the function's or alias's name),
     the aliases renaming them in order; WITH ORDINALITY counts the first one's elements."""
     name = c.call.name.lower()
     if name in json_rules.RECORD_SRFS:
         return _record(binder, c, base)
+    if name in json_rules.POPULATE_SRFS:
+        return _populate(qb, binder, c, base)
     if c.col_types is not None:
         raise _only_for_records()
     rule = json_rules.rule_srf if name in json_rules.SRFS else regex_rules.rule_srf
@@ -235,6 +238,66 @@ def _record(binder: ExprBinder, c: Call, base: int) -> Item:
     q = c.alias or name
     cols = tuple(ScopeColumn(q, n, a.type.elem) for (n, _), a in zip(columns, arrays))
     return Item(base, tuple(arrays), (False,) * len(arrays), cols)
+
+
+def _populate(qb, binder: ExprBinder, c: Call, base: int) -> Item:
+    """json(b)_populate_record(set)(NULL::t, x): the columns of the row type of table or
+    view `t` (the first argument only names it), read as json(b)_to_record(set) reads a
+    column definition list (json_rules.rule_record); renamed by column aliases, counted
+    WITH ORDINALITY. A base record that is not NULL, whose fields would fill the keys the
+    object lacks, is 0A000."""
+    name = c.call.name.lower()
+    args = list(c.call.expressions)
+    if len(args) == 3:  # json_populate_record(set)(base, x, use_json_as_text), a relic
+        raise errors.FeatureNotSupported(f"{name}() with a third argument (use_json_as_text)")
+    if len(args) != 2:
+        raise no_function(name, [binder.bind(a) for a in args])
+    if c.col_types is not None:
+        raise errors.QueryError("a column definition list is redundant for a function "
+                                "returning a named composite type", "42601")
+    columns = _row_type(qb, name, args[0])
+    arrays = json_rules.rule_record(name, [binder.bind(args[1])], columns)
+    q = c.alias or name
+    names = [n for n, _ in columns] + (["ordinality"] if c.ordinality else [])
+    if len(c.col_aliases) > len(names):
+        raise errors.QueryError(f'table "{q}" has {len(names)} columns available but '
+                                f"{len(c.col_aliases)} columns specified", "42P10")
+    names = list(c.col_aliases) + names[len(c.col_aliases):]
+    exprs, subs = list(arrays), [False] * len(arrays)
+    cols = [ScopeColumn(q, n, a.type.elem) for a, n in zip(arrays, names)]
+    if c.ordinality:  # the subscripts of the first column's array, counted from 1
+        exprs.append(functions.bind_cast(arrays[0], arrays[0].type))
+        subs.append(True)
+        cols.append(ScopeColumn(q, names[-1], types.INT8))
+    return Item(base, tuple(exprs), tuple(subs), tuple(cols))
+
+
+def _row_type(qb, name: str, arg: exp.Expression) -> list[tuple[str, types.SqlType]]:
+    """The (name, type) columns of the row type `NULL::t` / `CAST(NULL AS s.t)` names: a
+    table's or a view's, as PostgreSQL gives each its row type; 42704 for no such type,
+    42804 for a type that is not a row type."""
+    while isinstance(arg, exp.Paren):
+        arg = arg.this
+    if not isinstance(arg, exp.Cast) or not isinstance(arg.this, exp.Null):
+        raise errors.FeatureNotSupported(
+            f"{name}() with a base record that is not NULL (its fields filling missing keys)")
+    to = arg.args["to"]
+    if to.this != exp.DataType.Type.USERDEFINED:
+        sql_type(to)  # a type raympp lacks is 0A000 as in any cast
+        raise errors.QueryError(f"first argument of {name} must be a row type", "42804")
+    kind = to.args.get("kind")
+    parts = list(kind.flatten()) if isinstance(kind, exp.Dot) else [kind]
+    if len(parts) > 3 or not all(isinstance(p, exp.Identifier) for p in parts):
+        raise errors.FeatureNotSupported(f"type {to.sql(dialect='postgres')} in {name}()")
+    rel = RelationName(*[identifier(p) for p in reversed(parts)])
+    found = lookup_relation(qb.catalog, rel)
+    if found is None:
+        if system_tables.find(qb.catalog, rel) is not None:
+            raise errors.FeatureNotSupported(f"{name}() of the row type of system table {rel}")
+        if len(parts) == 1 and type_names.cast_type(to) is not None:
+            raise errors.QueryError(f"first argument of {name} must be a row type", "42804")
+        raise errors.QueryError(f'type "{rel}" does not exist', "42704")
+    return [(col.name, col.type) for col in found.columns]
 
 
 def _args(call: exp.Expression) -> list[exp.Expression]:

@@ -222,12 +222,12 @@ SRFS = ("json_array_elements", "jsonb_array_elements", "json_array_elements_text
 
 
 RECORD_SRFS = ("json_to_record", "jsonb_to_record", "json_to_recordset", "jsonb_to_recordset")
-# Functions of FROM read by bind_lateral (a ProjectSet of the arrays the rules above make).
-FROM_SRFS = SRFS + RECORD_SRFS
-# Rows of the named row type their first argument gives (json_populate_record(NULL::t, j)):
-# raympp has no composite types to name, so these are refused by name.
+# Rows of the row type of the table or view their first argument names
+# (json_populate_record(NULL::t, j)): the columns rule_record reads, from the catalog.
 POPULATE_SRFS = ("json_populate_record", "jsonb_populate_record", "json_populate_recordset",
                  "jsonb_populate_recordset")
+# Functions of FROM read by bind_lateral (a ProjectSet of the arrays the rules above make).
+FROM_SRFS = SRFS + RECORD_SRFS + POPULATE_SRFS
 
 
 def rule_record(name: str, args: list, columns: list[tuple[str, SqlType]]
@@ -241,7 +241,7 @@ def rule_record(name: str, args: list, columns: list[tuple[str, SqlType]]
     objects into them) are 0A000."""
     t = types.JSONB if name.startswith("jsonb") else types.JSON
     x = _one_json(name, args, t)
-    many = Literal(name.endswith("recordset"), types.BOOL)
+    fname = Literal(name, types.TEXT)  # recordset or not, and the name its errors say
     out = []
     for column, ct in columns:
         if ct.is_array or ct.kind is Kind.RECORD:
@@ -250,9 +250,9 @@ def rule_record(name: str, args: list, columns: list[tuple[str, SqlType]]
                 "arrays or records)")
         key = Literal(column, types.TEXT)
         if ct.kind in (Kind.JSON, Kind.JSONB):  # the kernel makes json's text jsonb's
-            out.append(Call(Func.JSON_RECORD_FIELD, (x, key, many), types.array_of(ct)))
+            out.append(Call(Func.JSON_RECORD_FIELD, (x, key, fname), types.array_of(ct)))
             continue
-        field = Call(Func.JSON_RECORD_FIELD, (x, key, many), TEXT_ARRAY)
+        field = Call(Func.JSON_RECORD_FIELD, (x, key, fname), TEXT_ARRAY)
         out.append(bind_assign(field, types.array_of(ct), column)
                    if ct.is_string else bind_cast(field, types.array_of(ct)))
     return out
