@@ -598,8 +598,10 @@ class ExprBinder:
             return functions.bind_call(Func.DATE_PART, args)
         if name == "row":  # ROW(a, b): fields f1, f2, ... (an unknown literal is text)
             return row_of([(f"f{i + 1}", a) for i, a in enumerate(args)])
-        if name == EXPANDARRAY_ROW:  # bind_srfs.select_srfs: _pg_expandarray's (x, n)
-            return row_of(list(zip(("x", "n"), args)))
+        if name in SRF_ROWS:  # bind_srfs.select_srfs: _pg_expandarray's (x, n) & co.
+            row = row_of(list(zip(SRF_ROWS[name], args)))
+            present = ex.IsNull(args[_SRF_ROW_PRESENT[name]], negated=True)
+            return functions.bind_case([(present, row)], None)
         if name == "octet_length" and len(args) == 1 and args[0].type.kind is types.Kind.CHAR \
                 and args[0].type.length is not None:
             # char(n) values are stored without their trailing pad; PostgreSQL counts it.
@@ -800,9 +802,16 @@ def to_literal(value, declared: "types.SqlType | None") -> exp.Expression:
     return exp.Cast(this=lit, to=exp.DataType.build(declared.sql(), dialect="postgres"))
 
 
-# information_schema._pg_expandarray(a) in a SELECT list becomes this call over its two
-# ProjectSet columns (bind_srfs.select_srfs): no user can write the name.
+# A set-returning function of records in a SELECT list (information_schema._pg_expandarray,
+# json(b)_each(_text)) becomes a call of one of these over its ProjectSet columns
+# (bind_srfs.select_srfs), binding to the record of those fields: no user can write them.
 EXPANDARRAY_ROW = "?expandarray_row"
+EACH_ROW = "?each_row"
+SRF_ROWS = {EXPANDARRAY_ROW: ("x", "n"), EACH_ROW: ("key", "value")}
+# The field that is never NULL in a row the function gave: NULL there means the function
+# had ended while another of the SELECT list went on, and the record is NULL, as in
+# PostgreSQL (not a record of NULLs).
+_SRF_ROW_PRESENT = {EXPANDARRAY_ROW: 1, EACH_ROW: 0}
 
 
 def row_of(named: list[tuple[str, ex.Expr]]) -> ex.Expr:

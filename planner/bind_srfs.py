@@ -14,7 +14,7 @@ from sqlglot import exp
 from planner import errors, functions, json_rules, regex_rules, types
 from planner import expr as ex
 from planner import plan as pl
-from planner.bind_expr import EXPANDARRAY_ROW, ExprBinder, find_aggregate
+from planner.bind_expr import EACH_ROW, EXPANDARRAY_ROW, SRF_ROWS, ExprBinder, find_aggregate
 from planner.coercion import no_function
 from planner.expr import Func
 from planner.scope import Scope, ScopeColumn
@@ -79,8 +79,7 @@ def _srf_name(node: exp.Expression) -> str | None:
     if isinstance(node, exp.Anonymous) and node.name.lower() in (
             "unnest", "generate_subscripts", "string_to_table"):
         return node.name.lower()
-    if isinstance(node, exp.Anonymous) and node.name.lower() in json_rules.SRFS and \
-            "_each" not in node.name.lower():  # json_each & co. give records: not here
+    if isinstance(node, exp.Anonymous) and node.name.lower() in json_rules.SRFS:
         return node.name.lower()
     if isinstance(node, exp.Anonymous) and node.name.lower() in regex_rules.SRFS:
         return node.name.lower()
@@ -130,7 +129,7 @@ def select_srfs(query_binder, select: exp.Select, node, scope):
                 subs.append(sub_)
                 cols_here.append(f"?srf{i}{'n' if sub_ else 'x'}")
                 cols.append(ScopeColumn("?srf", cols_here[-1], t, hidden=True))
-            replaced[id(call)] = (tuple(cols_here), name)
+            replaced[id(call)] = (tuple(cols_here), name, EXPANDARRAY_ROW)
             continue
         if name == "generate_series":  # integers only: planner/array_rules.py
             arr = functions.bind_call(Func.SERIES, [binder.bind(a) for a in args])
@@ -140,13 +139,17 @@ def select_srfs(query_binder, select: exp.Select, node, scope):
             cols.append(ScopeColumn("?srf", col, arr.type.elem, hidden=True))
             replaced[id(call)] = (col, name)
             continue
-        if name in json_rules.SRFS or name in regex_rules.SRFS:  # one array each
+        if name in json_rules.SRFS or name in regex_rules.SRFS:
             rule = json_rules.rule_srf if name in json_rules.SRFS else regex_rules.rule_srf
-            (arr, _), = rule(name, [binder.bind(a) for a in args])
-            arrays.append(arr)
-            subs.append(False)
-            cols.append(ScopeColumn("?srf", f"?srf{i}", arr.type.elem, hidden=True))
-            replaced[id(call)] = (f"?srf{i}", name)
+            pairs = rule(name, [binder.bind(a) for a in args])
+            here = [f"?srf{i}"] if len(pairs) == 1 else [f"?srf{i}{k}" for k in ("k", "v")]
+            for (arr, _), col in zip(pairs, here):
+                arrays.append(arr)
+                subs.append(False)
+                cols.append(ScopeColumn("?srf", col, arr.type.elem, hidden=True))
+            # json(b)_each(_text): a (key, value) record
+            replaced[id(call)] = (here[0], name) if len(pairs) == 1 else (
+                tuple(here), name, EACH_ROW)
             continue
         if name == "string_to_table":  # the elements of string_to_array's array
             arr = functions.bind_call(Func.STRING_TO_ARRAY, [binder.bind(a) for a in args])
@@ -184,15 +187,18 @@ def select_srfs(query_binder, select: exp.Select, node, scope):
         hit = replaced.get(id(n))
         if hit is None:
             return n
-        if isinstance(hit[0], tuple):  # _pg_expandarray: the record of its two columns
-            return exp.Anonymous(this=EXPANDARRAY_ROW, expressions=[
-                exp.Column(this=exp.to_identifier(c, quoted=True),
-                           table=exp.to_identifier("?srf", quoted=True)) for c in hit[0]])
-        return exp.Column(this=exp.to_identifier(hit[0], quoted=True),
-                          table=exp.to_identifier("?srf", quoted=True))
+        if isinstance(hit[0], tuple):  # a record of its columns
+            return exp.Anonymous(this=hit[2], expressions=[_srf_column(c) for c in hit[0]])
+        return _srf_column(hit[0])
 
     items = []
     for item in select.expressions:
+        fields = _star_of(item, replaced)
+        if fields is not None:  # (jsonb_each(j)).*: the record's fields, by their names
+            cols_of, _, row = fields
+            items += [exp.alias_(_srf_column(c), n, quoted=False)
+                      for c, n in zip(cols_of, SRF_ROWS[row])]
+            continue
         bare = _srf_name(item) is not None
         new = item.transform(swap, copy=False) if not bare else swap(item)
         items.append(exp.alias_(new, replaced[id(item)][1], quoted=False) if bare else new)
@@ -201,6 +207,22 @@ def select_srfs(query_binder, select: exp.Select, node, scope):
     node = pl.ProjectSet(node, tuple(arrays), tuple(subs), fields)
     return select, node, Scope(list(scope.columns) + cols, star_order=scope.star_order,
                                marker=scope.marker)
+
+
+def _srf_column(name: str) -> exp.Column:
+    return exp.Column(this=exp.to_identifier(name, quoted=True),
+                      table=exp.to_identifier("?srf", quoted=True))
+
+
+def _star_of(item: exp.Expression, replaced: dict) -> tuple | None:
+    """What select_srfs replaced the call of `(f(...)).*` with when f gives records."""
+    if not (isinstance(item, exp.Dot) and isinstance(item.expression, exp.Star)):
+        return None
+    inner = item.this
+    while isinstance(inner, exp.Paren):
+        inner = inner.this
+    hit = replaced.get(id(inner))
+    return hit if hit is not None and isinstance(hit[0], tuple) else None
 
 
 def _names(arrays, ordinality, alias, col_aliases) -> list[str]:

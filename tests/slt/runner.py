@@ -107,6 +107,7 @@ _JSON_OIDS = (114, 3802)
 # prints another way), compared with raympp's in T columns.
 _TIME_OIDS = (1083, 1186, 1266)
 _BYTEA_OIDS = (17,)  # bytea: its text (hex) form on both sides
+_RECORD_OIDS = (2249,)  # anonymous records: their text form, `(a,"x y")`, on both sides
 # Arrays and vectors: read as their text form on both sides (T columns compare it).
 _ARRAY_OIDS = (22, 30, 1000, 1002, 1003, 1005, 1006, 1007, 1009, 1014, 1015, 1016, 1021,
                1022, 1028, 1115, 1182, 1185, 1187, 1231, 1008, 2210, 2211, 4090, 4097,
@@ -335,7 +336,7 @@ class Raympp:
         from psycopg.types.string import TextLoader
 
         self.conn = conn
-        for oid in _TEXT_OIDS + _ARRAY_OIDS:
+        for oid in _TEXT_OIDS + _ARRAY_OIDS + _RECORD_OIDS:
             conn.adapters.register_loader(oid, TextLoader)
 
     @classmethod
@@ -422,7 +423,7 @@ class PgOracle:
             self.conn = server.connect(self.dbname)
             from psycopg.types.string import TextLoader
             # json, time, interval and bytea compare as PostgreSQL's text
-            for oid in _ARRAY_OIDS + _JSON_OIDS + _TIME_OIDS + _BYTEA_OIDS:
+            for oid in _ARRAY_OIDS + _JSON_OIDS + _TIME_OIDS + _BYTEA_OIDS + _RECORD_OIDS:
                 self.conn.adapters.register_loader(oid, TextLoader)
             for s in self.SETUP:
                 self.conn.execute(s)
