@@ -18,11 +18,12 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from coordinator.catalog import Catalog
-from coordinator.task_link import TaskLink
+from coordinator.task_link import RemoteError, TaskLink
 from motion.channel import Endpoint
 from motion.service import MotionService
 from planner import errors
 from segment.actor import MAX_CONCURRENCY, SegmentActor
+from segment.messages import MethodCall
 from segment.jit import warmup
 
 log = logging.getLogger(__name__)
@@ -194,8 +195,21 @@ class Cluster:
         deadline = time.monotonic() + timeout
         with self._heal_lock:
             changed = []
-            refs = [a.incarnation.remote() for a in self.actors]
-            for i, ref in enumerate(refs):
+            # A segment that answers over its open task connection is the process it was
+            # (a process that ends closes its connections; a ping rather than the open
+            # socket alone, as its end may not have been noticed yet). Ray is asked about
+            # the others, and waits for a restarting one.
+            pings = {i: link.submit(MethodCall("ping", (), checked=False))
+                     for i, link in enumerate(self.links[:len(self.actors)])
+                     if self.incarnations[i] is not None and link is not None and link.alive}
+            asked = [i for i in range(len(self.actors)) if i not in pings]
+            for i, ping in pings.items():
+                try:
+                    ping.result(timeout=max(deadline - time.monotonic(), 0.001))
+                except (RemoteError, concurrent.futures.TimeoutError):
+                    asked.append(i)
+            refs = {i: self.actors[i].incarnation.remote() for i in asked}
+            for i, ref in refs.items():
                 incarnation = self._await(i, "incarnation", (), deadline, ref)
                 if incarnation != self.incarnations[i]:
                     changed.append((i, incarnation))
@@ -211,6 +225,7 @@ class Cluster:
                 task_ep = self._await(i, "task_endpoint", (), deadline)
                 old, self.links[i] = self.links[i], TaskLink(
                     task_ep, same_node=task_ep.node_id == self.motion.endpoint().node_id)
+                self.links[i].connect()
                 if old is not None:
                     old.close()
                 self.incarnations[i] = incarnation
@@ -262,8 +277,19 @@ class Cluster:
             return self._call(method, args, targets, self.incarnations)
 
     def _call(self, method, args, targets, incarnations):
-        return get([self.actors[i].checked.remote(incarnations[i], method, *args)
+        return get([self.submit_call(i, MethodCall(method, args, incarnations[i]))
                     for i in targets])
+
+    def submit_call(self, seg: int, call: MethodCall) -> concurrent.futures.Future:
+        """Make a worker method call on segment `seg`: over its task socket, or by an
+        actor call when there is none (`checked` for a checked call)."""
+        link = self.links[seg]
+        if link is not None and not link.broken:
+            return link.submit(call)
+        actor = self.actors[seg]
+        if call.checked:
+            return actor.checked.remote(call.incarnation, call.method, *call.args).future()
+        return getattr(actor, call.method).remote(*call.args).future()
 
     def submit_slices(self, seg: int, tasks: tuple) -> concurrent.futures.Future:
         """Hand segment `seg` a query's slices: over its task socket, or by an actor call
@@ -277,13 +303,14 @@ class Cluster:
         """Call an unchecked, idempotent `method` (commit, abort) on every segment; returns
         each one's error or None, without raising."""
         targets = list(range(self.n_segments) if segments is None else segments)
-        refs = [getattr(self.actors[i], method).remote(*args) for i in targets]
+        futures = [self.submit_call(i, MethodCall(method, args, checked=False))
+                   for i in targets]
         out = []
-        for ref in refs:
+        for future in futures:
             try:
-                ray.get(ref)
+                future.result()
                 out.append(None)
-            except (ray.exceptions.RayTaskError, ray.exceptions.RayActorError) as e:
+            except _REMOTE_FAILURES as e:
                 out.append(unwrap(e))
         return out
 
@@ -332,8 +359,13 @@ def place_segments(catalog: Catalog, n_segments: int) -> list[str]:
     return placement
 
 
+# What a segment call's Future fails with when the segment failed (not the caller).
+_REMOTE_FAILURES = (ray.exceptions.RayTaskError, ray.exceptions.RayActorError, RemoteError)
+
+
 def get(refs):
-    """ray.get that turns remote failures into QueryErrors with their SQLSTATE.
+    """The results of segment calls (Ray refs or the Futures of submit_call), remote
+    failures turned into QueryErrors with their SQLSTATE.
 
     Every call is waited for, so that one segment's failure is reported once and the
     others' results are not left unread."""
@@ -342,8 +374,9 @@ def get(refs):
     results, first = [], None
     for ref in refs:
         try:
-            results.append(ray.get(ref))
-        except (ray.exceptions.RayTaskError, ray.exceptions.RayActorError) as e:
+            results.append(ref.result() if isinstance(ref, concurrent.futures.Future)
+                           else ray.get(ref))
+        except _REMOTE_FAILURES as e:
             results.append(None)
             first = first or unwrap(e)
     if first is not None:

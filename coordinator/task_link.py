@@ -1,4 +1,4 @@
-"""The coordinator's end of a segment's slice-task socket (segment/task_server.py).
+"""The coordinator's end of a segment's task socket (segment/task_server.py).
 
 One TaskLink per segment process, shared by every session: `submit(tasks)` writes one
 request and returns a Future that the link's reader thread completes with the segment's
@@ -51,8 +51,25 @@ class TaskLink:
     def broken(self) -> bool:
         return self._broken
 
-    def submit(self, tasks: tuple) -> concurrent.futures.Future:
-        """Send `tasks` (one request); the Future gives the segment's results."""
+    @property
+    def alive(self) -> bool:
+        """Connected, and the connection has not broken: the process it reaches is the
+        one the link was made for (a process that ends closes its connections)."""
+        return self._sock is not None and not self._broken
+
+    def connect(self) -> None:
+        """Open the connection now (else the first request does); a failure spends the
+        link."""
+        with self._lock:
+            if self._sock is None and not self._broken:
+                try:
+                    self._connect()
+                except OSError:
+                    self._break_locked()
+
+    def submit(self, tasks) -> concurrent.futures.Future:
+        """Send `tasks` (slice tasks or a MethodCall: one request); the Future gives the
+        segment's results."""
         future: concurrent.futures.Future = concurrent.futures.Future()
         payload = None
         with self._lock:

@@ -15,6 +15,7 @@ from motion import hashing
 from planner import errors
 from planner.schema import DistKind, TableDef
 from segment import check_constraints
+from segment.messages import MethodCall
 
 FLUSH_ROWS = 1_000_000
 MAX_IN_FLIGHT = 4  # outstanding writes per segment: bounds coordinator memory
@@ -61,8 +62,8 @@ class TableWriter:
         if not self._buffers[seg]:
             return
         # Meant for the segment process the transaction began on: a restarted one refuses.
-        ref = self.cluster.actors[seg].checked.remote(
-            self.txn.incarnations[seg], "write", self.txn.id, self.table.id, self._buffers[seg])
+        ref = self.cluster.submit_call(seg, MethodCall(
+            "write", (self.txn.id, self.table.id, self._buffers[seg]), self.txn.incarnations[seg]))
         self._buffers[seg], self._buffered[seg] = [], 0
         self._in_flight.append(ref)
         if len(self._in_flight) >= MAX_IN_FLIGHT * self.cluster.n_segments:

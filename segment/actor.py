@@ -15,18 +15,11 @@ import os
 import ray
 
 from planner.schema import TableDef
-from segment.messages import ShardSample, SliceResult, SliceTask
+from segment.messages import MethodCall, ShardSample, SliceResult, SliceTask
 from segment.worker import SegmentWorker
 
 MAX_CONCURRENCY = 256     # threads for slices and writes
 CONTROL_THREADS = 8
-
-# What `checked` may call: everything that reads or writes a transaction's state.
-CHECKED_METHODS = frozenset({
-    "begin", "write", "truncate", "prepare", "create_table", "drop_table", "table_rows",
-    "table_bytes",
-    "analyze", "insert_select", "copy_from_file", "motion_endpoint", "mark", "rollback_to",
-    "compact", "rewrite_table", "set_placement"})
 
 
 # A segment that dies is restarted by Ray on its node (placement pins it there); its
@@ -54,10 +47,7 @@ class SegmentActor:
     def checked(self, incarnation: int | None, method: str, *args):
         """`method(*args)` if this process is `incarnation`, else SegmentRestarted: work
         meant for a segment process that has died never runs on its successor."""
-        self._w.check(incarnation)
-        if method not in CHECKED_METHODS:
-            raise ValueError(f"{method} is not a segment method")
-        return getattr(self._w, method)(*args)
+        return self._w.call(MethodCall(method, args, incarnation))
 
     @ray.method(concurrency_group="control")
     def pid(self) -> int:

@@ -1,20 +1,23 @@
-"""The segment's slice-task socket: the coordinator hands a query's slices to a segment,
-and hears back their results, over a connection it keeps open, not a Ray actor call.
+"""The segment's task socket: the coordinator hands a query's slices to a segment, and
+makes the calls of a transaction (begin, write, prepare, commit, DDL), hearing back their
+results, over a connection it keeps open, not a Ray actor call.
 
 A Ray actor call took 1.7-2.2 ms from the coordinator's dispatch until the slices started
 on the segment, and the results about 1.5 ms to come back after the last row: most of
-the 5-8 ms of a `SELECT count(*)` of a small table. Here a request is one write on a Unix
-socket (a TCP connection to a segment on another node) and the reply one read. Ray still
-starts, places, restarts and controls the segment (cancel, writes, DDL, recovery): only
-`run_slices` travels here, and a coordinator without an endpoint (or whose connection
-fails) uses the actor call as before.
+the 5-8 ms of a `SELECT count(*)` of a small table; an autocommit INSERT made five such
+round trips. Here a request is one write on a Unix socket (a TCP connection to a segment
+on another node) and the reply one read. Ray still starts, places and restarts the
+segment, and recovers and cancels through actor calls; a coordinator without an endpoint
+(or whose connection fails) uses the actor calls as before.
 
 Frames are a 4-byte big-endian length and a pickle. A connection first sends the token
 the segment gave the coordinator through Ray (`TaskEndpoint.token`, random per process),
 so nothing but that coordinator can hand this process a pickle. Then each request is
-(request id, tasks) and each reply (request id, ok, results or the exception); requests
-run in threads of their own (a query's slices wait on other segments' slices), replies
-go back in the order they finish.
+(request id, slice tasks or a messages.MethodCall) and each reply (request id, ok,
+results or the exception); requests run in threads of their own (a query's slices wait
+on other segments' slices), replies go back in the order they finish. The connection
+ends with the process: a coordinator whose connection is open knows the process has not
+restarted (coordinator/cluster.py's heal asks Ray only about the others).
 """
 
 from __future__ import annotations

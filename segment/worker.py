@@ -24,7 +24,8 @@ from planner import plan as pl
 from planner.copy_options import CopyOptions
 from planner.schema import DistKind, TableDef
 from segment import check_constraints, column_defaults, executor, heap, memory
-from segment.messages import ColumnSample, ShardSample, SliceResult, SliceTask
+from segment.messages import (CHECKED_METHODS, UNCHECKED_METHODS, ColumnSample, MethodCall,
+                              ShardSample, SliceResult, SliceTask)
 from segment.operators import base, motion_send
 from segment.storage.shard_store import ShardStore
 from segment.task_server import TaskEndpoint, TaskServer
@@ -55,7 +56,7 @@ class SegmentWorker:
         self.motion = MotionService(motion_host, os.path.join(data_dir, "spill"),
                                     MOTION_MEMORY_BYTES)
         # The coordinator hands this process its slices here (and through Ray if not).
-        self.tasks = TaskServer(motion_host, self.motion.endpoint().node_id, self.run_slices)
+        self.tasks = TaskServer(motion_host, self.motion.endpoint().node_id, self._request)
         self._lock = threading.Lock()
         self._running = 0
         self._vacuuming = False
@@ -67,6 +68,22 @@ class SegmentWorker:
         warmup.start()  # compiled code loaded before the first query needs it
 
     # --- incarnations ----------------------------------------------------------------------
+    def _request(self, request):
+        """What the task socket hands over: a query's slices, or a method call."""
+        if isinstance(request, MethodCall):
+            return self.call(request)
+        return self.run_slices(request)
+
+    def call(self, c: MethodCall):
+        """A method of the coordinator's (segment/messages.py lists those it may name):
+        checked, only on the process `c.incarnation` names (work meant for a process that
+        died never runs on its successor)."""
+        if c.checked:
+            self.check(c.incarnation)
+        if c.method not in (CHECKED_METHODS if c.checked else UNCHECKED_METHODS):
+            raise ValueError(f"{c.method} is not a segment method")
+        return getattr(self, c.method)(*c.args)
+
     def check(self, incarnation: int | None) -> None:
         """Refuse work meant for another process of this segment (one that died): its
         pending writes and Motion addresses are not here."""
