@@ -244,8 +244,8 @@ def _populate(qb, binder: ExprBinder, c: Call, base: int) -> Item:
     """json(b)_populate_record(set)(NULL::t, x): the columns of the row type of table or
     view `t` (the first argument only names it), read as json(b)_to_record(set) reads a
     column definition list (json_rules.rule_record); renamed by column aliases, counted
-    WITH ORDINALITY. A base record that is not NULL, whose fields would fill the keys the
-    object lacks, is 0A000."""
+    WITH ORDINALITY. A base record `ROW(...)::t` fills the keys an object lacks (and is the
+    row of a NULL record argument)."""
     name = c.call.name.lower()
     args = list(c.call.expressions)
     if len(args) == 3:  # json_populate_record(set)(base, x, use_json_as_text), a relic
@@ -255,8 +255,8 @@ def _populate(qb, binder: ExprBinder, c: Call, base: int) -> Item:
     if c.col_types is not None:
         raise errors.QueryError("a column definition list is redundant for a function "
                                 "returning a named composite type", "42601")
-    columns = _row_type(qb, name, args[0])
-    arrays = json_rules.rule_record(name, [binder.bind(args[1])], columns)
+    columns, defaults = _row_type(qb, binder, name, args[0])
+    arrays = json_rules.rule_record(name, [binder.bind(args[1])], columns, defaults)
     q = c.alias or name
     names = [n for n, _ in columns] + (["ordinality"] if c.ordinality else [])
     if len(c.col_aliases) > len(names):
@@ -272,15 +272,23 @@ def _populate(qb, binder: ExprBinder, c: Call, base: int) -> Item:
     return Item(base, tuple(exprs), tuple(subs), tuple(cols))
 
 
-def _row_type(qb, name: str, arg: exp.Expression) -> list[tuple[str, types.SqlType]]:
-    """The (name, type) columns of the row type `NULL::t` / `CAST(NULL AS s.t)` names: a
-    table's or a view's, as PostgreSQL gives each its row type; 42704 for no such type,
-    42804 for a type that is not a row type."""
+def _row_type(qb, binder: ExprBinder, name: str, arg: exp.Expression
+              ) -> tuple[list[tuple[str, types.SqlType]], list[ex.Expr] | None]:
+    """The (name, type) columns of the row type that the base record `NULL::t`,
+    `CAST(NULL AS s.t)` or `ROW(...)::t` has: a table's or a view's, as PostgreSQL gives
+    each its row type (42704 for no such type, 42804 for a type that is not a row type);
+    and the ROW's fields cast to them (None for NULL)."""
     while isinstance(arg, exp.Paren):
         arg = arg.this
-    if not isinstance(arg, exp.Cast) or not isinstance(arg.this, exp.Null):
+    fields = None
+    if isinstance(arg, exp.Cast) and isinstance(arg.this, exp.Tuple):  # (a, b)::t
+        fields = list(arg.this.expressions)
+    elif isinstance(arg, exp.Cast) and isinstance(arg.this, exp.Anonymous) and \
+            arg.this.name.lower() == "row":
+        fields = list(arg.this.expressions)
+    elif not isinstance(arg, exp.Cast) or not isinstance(arg.this, exp.Null):
         raise errors.FeatureNotSupported(
-            f"{name}() with a base record that is not NULL (its fields filling missing keys)")
+            f"{name}() with a base record other than NULL::t or ROW(...)::t")
     to = arg.args["to"]
     if to.this != exp.DataType.Type.USERDEFINED:
         sql_type(to)  # a type raympp lacks is 0A000 as in any cast
@@ -297,7 +305,15 @@ def _row_type(qb, name: str, arg: exp.Expression) -> list[tuple[str, types.SqlTy
         if len(parts) == 1 and type_names.cast_type(to) is not None:
             raise errors.QueryError(f"first argument of {name} must be a row type", "42804")
         raise errors.QueryError(f'type "{rel}" does not exist', "42704")
-    return [(col.name, col.type) for col in found.columns]
+    columns = [(col.name, col.type) for col in found.columns]
+    if fields is None:
+        return columns, None
+    if len(fields) != len(columns):  # PostgreSQL's record-to-composite cast
+        raise errors.QueryError(
+            f"cannot cast type record to {rel}", "42846",
+            detail=f"Input has too {'few' if len(fields) < len(columns) else 'many'} columns.")
+    return columns, [functions.bind_cast(binder.bind(f), t)
+                     for f, (_, t) in zip(fields, columns)]
 
 
 def _args(call: exp.Expression) -> list[exp.Expression]:

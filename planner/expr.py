@@ -308,9 +308,10 @@ class Func(enum.Enum):
     JSON_EACH_TEXT_KEYS = "json_each_text[].key"
     JSON_EACH_VALUES = "json_each[].value"   # (x) -> json(b)[], or text[] for _text
     JSON_OBJECT_KEYS = "json_object_keys[]"  # (x) -> text[]
-    # (x, key, function name) -> text[] or json(b)[]: the field `key` of x (of each object
-    # of the array x for a ..._recordset function) for json(b)_to_record(set)'s and
-    # json(b)_populate_record(set)'s column `key`
+    # (x, key, function name [, default text]) -> text[] or json(b)[]: the field `key` of
+    # x (of each object of the array x for a ..._recordset function) for
+    # json(b)_to_record(set)'s and json(b)_populate_record(set)'s column `key`; the
+    # default (a base record's field) where x lacks the key
     JSON_RECORD_FIELD = "json_to_record[].field"
 
 

@@ -205,20 +205,22 @@ def each(text: str, jsonb: bool, as_text: bool) -> list[tuple]:
 
 
 def record_field(text: str | None, key: str, many: bool, jsonb: bool, as_text: bool,
-                 name: str) -> list:
+                 name: str, default=None) -> list:
     """Column `key` of json(b)_to_record (many: of json(b)_to_recordset) over x: its value
-    in each row, as json(b) or as text (a string's characters); None for JSON null or a
-    missing key. A NULL x is one row of NULLs (record) or no rows (recordset)."""
+    in each row, as json(b) or as text (a string's characters); None for JSON null,
+    `default` (the base record's field of json(b)_populate_record, as text or json) for a
+    missing key. A NULL x is one row of the defaults (record) or no rows (recordset)."""
     if text is None:
-        return [] if many else [None]
+        return [] if many else [default]
     if jsonb:
         v = parse(text)
         kind = "object" if isinstance(v, dict) else "array" if isinstance(v, list) else "scalar"
         rows = v if many and kind == "array" else [v]
         if (many and kind != "array") or any(not isinstance(r, dict) for r in rows):
             raise _record_shape(name, many, kind)
-        found = [r.get(key) for r in rows]
-        return [None if f is None else _finish(f, True, as_text) for f in found]
+        found = [r.get(key, _MISSING) for r in rows]
+        return [default if f is _MISSING else None if f is None else _finish(f, True, as_text)
+                for f in found]
     kind, items = _items(text)
     if many and kind == "array":
         rows = [_items(sub) for sub in items]
@@ -232,7 +234,7 @@ def record_field(text: str | None, key: str, many: bool, jsonb: bool, as_text: b
         for k, sub in pairs:  # the last of repeated keys wins, as in PostgreSQL
             if k == key:
                 found = sub
-        out.append(None if found is None or found == "null" else
+        out.append(default if found is None else None if found == "null" else
                    _finish(found, False, as_text))
     return out
 

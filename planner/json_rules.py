@@ -230,29 +230,33 @@ POPULATE_SRFS = ("json_populate_record", "jsonb_populate_record", "json_populate
 FROM_SRFS = SRFS + RECORD_SRFS + POPULATE_SRFS
 
 
-def rule_record(name: str, args: list, columns: list[tuple[str, SqlType]]
-                ) -> list[ex.Expr]:
+def rule_record(name: str, args: list, columns: list[tuple[str, SqlType]],
+                defaults: list[ex.Expr] | None = None) -> list[ex.Expr]:
     """json(b)_to_record(set)(x) AS a(c1 t1, ...): one array per declared column, its
     elements the rows' values of that column. A field is read as PostgreSQL's
     populate_record_field reads it: a json(b) column takes the value as it is; any other
     type reads the value's text (a string's characters, else its JSON text) with the
-    type's input function, so a varchar(n) too long is 22001, not cut; JSON null and a
-    missing key are NULL. Array and record columns (PostgreSQL turns JSON arrays and
-    objects into them) are 0A000."""
+    type's input function, so a varchar(n) too long is 22001, not cut; JSON null is NULL,
+    a missing key NULL or its field of `defaults` (json(b)_populate_record's base record,
+    each of the column's type: read back from its text, as a value PostgreSQL's output
+    and input functions round-trip). Array and record columns (PostgreSQL turns JSON
+    arrays and objects into them) are 0A000."""
     t = types.JSONB if name.startswith("jsonb") else types.JSON
     x = _one_json(name, args, t)
     fname = Literal(name, types.TEXT)  # recordset or not, and the name its errors say
     out = []
-    for column, ct in columns:
+    for i, (column, ct) in enumerate(columns):
         if ct.is_array or ct.kind is Kind.RECORD:
             raise errors.FeatureNotSupported(
                 f"{name}() column \"{column}\" of type {ct} (JSON arrays and objects as "
                 "arrays or records)")
-        key = Literal(column, types.TEXT)
+        field_args = (x, Literal(column, types.TEXT), fname)
+        if defaults is not None:
+            field_args += (bind_cast(defaults[i], types.TEXT),)
         if ct.kind in (Kind.JSON, Kind.JSONB):  # the kernel makes json's text jsonb's
-            out.append(Call(Func.JSON_RECORD_FIELD, (x, key, fname), types.array_of(ct)))
+            out.append(Call(Func.JSON_RECORD_FIELD, field_args, types.array_of(ct)))
             continue
-        field = Call(Func.JSON_RECORD_FIELD, (x, key, fname), TEXT_ARRAY)
+        field = Call(Func.JSON_RECORD_FIELD, field_args, TEXT_ARRAY)
         out.append(bind_assign(field, types.array_of(ct), column)
                    if ct.is_string else bind_cast(field, types.array_of(ct)))
     return out

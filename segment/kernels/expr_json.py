@@ -230,9 +230,9 @@ def _record_field(e: Call, args: list, n: int) -> xa.Datum:
     jsonb, out = _jsonb(e), e.type.elem.kind
     canonical = out is Kind.JSONB and not jsonb  # a json field into a jsonb column
 
-    def fields(x, key, name):  # name: the function the user wrote, for its errors
+    def fields(x, key, name, default=None):  # name: the function written, for its errors
         found = json_ops.record_field(x, key, name.endswith("recordset"), jsonb,
-                                      out is Kind.TEXT, name)
+                                      out is Kind.TEXT, name, default)
         return [json_values.canonical(f) if canonical and f is not None else f
                 for f in found]
     # not strict: json(b)_to_record(NULL) is one row of NULLs
