@@ -13,6 +13,10 @@ median (and 10th/90th percentiles) of the client's wall time is reported:
                raympp DISTRIBUTED BY (id) over --segments segments; ANALYZEd everywhere
 - q06:         TPC-H Q06 over lineitem at --sf (0.01: 60,175 rows) from tpchgen-cli
                Parquet (workloads/tpch/datagen.py); its plan is cached after the first run
+- insert3:     INSERT INTO ins_t VALUES of 3 rows, autocommit (durable when acknowledged:
+               raympp's two-phase commit on the segments, PostgreSQL's WAL flush)
+- update1:     UPDATE small_t SET v = v + 1 WHERE id = 7 (one row), autocommit
+- create_drop: CREATE TABLE cd_t (id int, v float8) then DROP TABLE cd_t, timed together
 Clients: psycopg 3 over loopback TCP, autocommit, no automatic prepare, two ways:
 - simple:   cursor.execute(sql): one Query message per statement;
 - prepared: cursor.execute(sql, prepare=True): Parse once, then Bind/Execute/Sync.
@@ -62,7 +66,7 @@ from common import (  # noqa: E402
 from workloads.tpch import datagen, loader, queries, schema  # noqa: E402
 
 ENGINES = ("raympp", "duckdb", "postgres")
-STATEMENTS = ("select1", "count_small", "q06")
+STATEMENTS = ("select1", "count_small", "q06", "insert3", "update1", "create_drop")
 MODES = ("simple", "prepared")
 GOALS_MS = {"select1": 1.0, "count_small": 5.0}
 # psycopg's prepare_threshold: never prepare by itself. None would also ignore
@@ -70,13 +74,20 @@ GOALS_MS = {"select1": 1.0, "count_small": 5.0}
 NO_AUTO_PREPARE = 1 << 30
 
 
-def statements(args) -> dict[str, str]:
+def statements(args) -> dict[str, tuple[str, ...]]:
+    """Each statement's SQL: one or more statements timed as one (their answer: the last
+    one's first value, or its row count)."""
     q06 = queries.read(6, queries.find_dir(args.queries_dir)).strip().rstrip(";")
-    return {"select1": "SELECT 1", "count_small": "SELECT count(*) FROM small_t", "q06": q06}
+    return {"select1": ("SELECT 1",), "count_small": ("SELECT count(*) FROM small_t",),
+            "q06": (q06,),
+            "insert3": ("INSERT INTO ins_t VALUES (1, 0.5), (2, 1.0), (3, 1.5)",),
+            "update1": ("UPDATE small_t SET v = v + 1 WHERE id = 7",),
+            "create_drop": ("CREATE TABLE cd_t (id int, v float8)", "DROP TABLE cd_t")}
 
 
 def expected(args) -> dict[str, object]:
-    return {"select1": 1, "count_small": args.rows}
+    return {"select1": 1, "count_small": args.rows, "insert3": 3, "update1": 1,
+            "create_drop": -1}
 
 
 # --------------------------------------------------------------------------- data
@@ -85,7 +96,8 @@ def small_table_sql(args, distributed: bool) -> list[str]:
     dist = " DISTRIBUTED BY (id)" if distributed else ""
     return ["DROP TABLE IF EXISTS small_t", f"CREATE TABLE small_t (id int, v float8){dist}",
             f"INSERT INTO small_t SELECT g, g * 0.5 FROM generate_series(1, {args.rows}) g",
-            "ANALYZE small_t"]
+            "ANALYZE small_t", "DROP TABLE IF EXISTS ins_t",
+            f"CREATE TABLE ins_t (id int, v float8){dist}"]
 
 
 def lineitem_files(args, work: Path) -> list[Path]:
@@ -126,13 +138,14 @@ class Results:
         log(f"[fixed] {engine} {stmt} {mode}: median {timing.median_ms:.3f} ms")
 
 
-def time_client(conn, sql: str, mode: str, repeat: int, warmup: int):
+def time_client(conn, sqls: tuple[str, ...], mode: str, repeat: int, warmup: int):
     prepare = mode == "prepared"
 
     def once():
         with conn.cursor() as cur:
-            cur.execute(sql, prepare=prepare)
-            return cur.fetchall()[0][0]
+            for sql in sqls:
+                cur.execute(sql, prepare=prepare)
+            return cur.fetchall()[0][0] if cur.description else cur.rowcount
     return timed(once, repeat, warmup)
 
 
@@ -180,13 +193,18 @@ def run_duckdb(args, sqls, files, res: Results) -> None:
     try:
         con.execute("CREATE TABLE small_t AS SELECT range::INT AS id, range * 0.5 AS v "
                     f"FROM range(1, {args.rows + 1})")
+        con.execute("CREATE TABLE ins_t (id int, v float8)")
         con.execute(schema.BY_NAME["lineitem"].create_sql(distributed=False))
         paths = [str(p) for p in files]
         con.execute(f"INSERT INTO lineitem SELECT * FROM read_parquet({paths!r})")
         res.notes.append(f"DuckDB {duckdb.__version__}: in process, threads={args.segments}")
+        def once(stmt):
+            for sql in sqls[stmt]:
+                rows = con.execute(sql).fetchall()
+            # DuckDB answers DML with its row count as a row, and DDL with none
+            return rows[0][0] if rows else -1
         for stmt in args.statements:
-            t = timed(lambda: con.execute(sqls[stmt]).fetchall()[0][0], args.repeat,
-                      args.warmup)
+            t = timed(lambda: once(stmt), args.repeat, args.warmup)
             res.record("duckdb", stmt, "inproc", t)
     finally:
         con.close()
