@@ -54,10 +54,15 @@ def compact(engine, table: TableDef, min_dead_fraction: float, lock_wait: float 
 
 
 def after_deletes(engine, table: TableDef) -> None:
-    """Compact `table` in the background if its lock is free (after a commit that deleted
-    rows from it)."""
+    """Compact `table` in the background if it has chunks to compact and its lock is free
+    (after a commit that deleted rows from it). The segments are asked first, without the
+    lock: most deletes leave no chunk half dead, and a compaction's transaction holding
+    the lock for nothing made the writer's next statement on the table wait for it (a
+    one-row UPDATE after another: 17 ms, a third of it waiting)."""
     def run():
         try:
+            if not sum(engine.cluster.call_all("compactable", table.id, AUTO_FRACTION)):
+                return
             compact(engine, table, AUTO_FRACTION, _AUTO_LOCK_WAIT)
         except errors.QueryError as e:  # busy, dropped, a segment restarting: next time
             log.debug("automatic compaction of %s: %s", table.name, e)

@@ -114,7 +114,7 @@ CHECKED_METHODS = frozenset({
     "begin", "write", "truncate", "prepare", "create_table", "drop_table", "table_rows",
     "table_bytes",
     "analyze", "insert_select", "copy_from_file", "motion_endpoint", "mark", "rollback_to",
-    "compact", "rewrite_table", "set_placement"})
+    "compact", "compactable", "rewrite_table", "set_placement"})
 # ... and those that any process of the segment takes (idempotent ends of a transaction,
 # which a restarted process settles from the commit log too; ping).
 UNCHECKED_METHODS = frozenset({"commit", "abort", "drop_table", "ping"})

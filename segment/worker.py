@@ -159,6 +159,9 @@ class SegmentWorker:
         self._check_txn(txn_id)
         return self.store.compact(txn_id, table_id, min_dead_fraction)
 
+    def compactable(self, table_id: int, min_dead_fraction: float) -> int:
+        return self.store.compactable(table_id, min_dead_fraction)
+
     def _vacuum_when_idle(self) -> None:
         """Delete the files commits removed (TRUNCATE, compaction, replaced deletion
         files) while no slice runs here: only a query running now can hold a snapshot

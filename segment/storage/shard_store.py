@@ -368,6 +368,12 @@ class ShardStore:
             changes.removed |= {c.file for c in doomed}
         return len(doomed)
 
+    def compactable(self, table_id: int, min_dead_fraction: float) -> int:
+        """How many committed chunks `compact` would rewrite now (a read of the manifest:
+        the coordinator asks before it takes the table's lock for a compaction)."""
+        return sum(1 for c in self._manifest(table_id).chunks
+                   if c.deleted and c.deleted >= min_dead_fraction * c.rows)
+
     @property
     def has_garbage(self) -> bool:
         """Whether commits removed chunks whose files are still on disk (`vacuum` ends
