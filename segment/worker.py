@@ -159,7 +159,7 @@ class SegmentWorker:
         self._check_txn(txn_id)
         return self.store.compact(txn_id, table_id, min_dead_fraction)
 
-    def compactable(self, table_id: int, min_dead_fraction: float) -> int:
+    def compactable(self, table_id: int, min_dead_fraction: float) -> tuple[int, int]:
         return self.store.compactable(table_id, min_dead_fraction)
 
     def _vacuum_when_idle(self) -> None:

@@ -368,11 +368,12 @@ class ShardStore:
             changes.removed |= {c.file for c in doomed}
         return len(doomed)
 
-    def compactable(self, table_id: int, min_dead_fraction: float) -> int:
-        """How many committed chunks `compact` would rewrite now (a read of the manifest:
-        the coordinator asks before it takes the table's lock for a compaction)."""
-        return sum(1 for c in self._manifest(table_id).chunks
-                   if c.deleted and c.deleted >= min_dead_fraction * c.rows)
+    def compactable(self, table_id: int, min_dead_fraction: float) -> tuple[int, int]:
+        """The committed chunks `compact` would rewrite now and their deleted rows (a read
+        of the manifest: the coordinator asks before it takes the table's lock)."""
+        doomed = [c for c in self._manifest(table_id).chunks
+                  if c.deleted and c.deleted >= min_dead_fraction * c.rows]
+        return len(doomed), sum(c.deleted for c in doomed)
 
     @property
     def has_garbage(self) -> bool:

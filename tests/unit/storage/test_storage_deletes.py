@@ -132,16 +132,16 @@ def test_later_deletes_from_a_chunk_keep_earlier_ones(store):
 
 
 def test_compaction_rewrites_dead_chunks_only(store):
-    assert store.compactable(1, 0.5) == 0
+    assert store.compactable(1, 0.5) == (0, 0)
     store.delete_rows(2, 1, row_ids(store, range(0, 80)))   # 80% of the first chunk
     store.delete_rows(2, 1, row_ids(store, range(100, 110)))  # 10% of the second
-    assert store.compactable(1, 0.5) == 0  # not committed yet
+    assert store.compactable(1, 0.5) == (0, 0)  # not committed yet
     commit(store, 2)
-    assert store.compactable(1, 0.5) == 1  # what compact will rewrite, asked beforehand
-    assert store.compactable(1, 0.05) == 2
+    assert store.compactable(1, 0.5) == (1, 80)  # what compact will rewrite, asked first
+    assert store.compactable(1, 0.05) == (2, 90)
     assert store.compact(3, 1, 0.5) == 1
     commit(store, 3)
-    assert store.compactable(1, 0.5) == 0
+    assert store.compactable(1, 0.5) == (0, 0)
     chunks = store.snapshot(1)
     assert sorted(c.live_rows for c in chunks) == [20, 50, 90]
     assert live_keys(store) == [k for k in range(250) if not (k < 80 or 100 <= k < 110)]
