@@ -26,7 +26,7 @@ from planner import errors, functions, json_rules, regex_rules, types
 from planner import expr as ex
 from planner import plan as pl
 from planner.bind_expr import ExprBinder
-from planner.coercion import no_function
+from planner.coercion import bind_input, no_function
 from planner import system_tables, type_names
 from planner.schema import RelationName, identifier, lookup_relation
 from planner.scope import Scope, ScopeColumn
@@ -57,6 +57,9 @@ class Item:
     arrays: tuple[ex.Expr, ...]
     subs: tuple[bool, ...]
     columns: tuple[ScopeColumn, ...]
+    # Per column, the type its unnested text is cast to (json(b)_to_record's array
+    # columns: an array's elements cannot be arrays); empty or None: none.
+    casts: tuple[types.SqlType | None, ...] = ()
 
 
 def call_of(rel: exp.Expression) -> Call | None:
@@ -233,11 +236,12 @@ def _record(binder: ExprBinder, c: Call, base: int) -> Item:
             raise errors.QueryError(f'column name "{n}" specified more than once', "42701")
         seen.add(n)
     columns = list(zip(c.col_aliases, c.col_types))
-    arrays = json_rules.rule_record(name, [binder.bind(a) for a in c.call.expressions],
-                                    columns)
+    pairs = json_rules.rule_record(name, [binder.bind(a) for a in c.call.expressions],
+                                   columns)
     q = c.alias or name
-    cols = tuple(ScopeColumn(q, n, a.type.elem) for (n, _), a in zip(columns, arrays))
-    return Item(base, tuple(arrays), (False,) * len(arrays), cols)
+    cols = tuple(ScopeColumn(q, n, t or a.type.elem) for (n, _), (a, t) in zip(columns, pairs))
+    return Item(base, tuple(a for a, _ in pairs), (False,) * len(pairs), cols,
+                tuple(t for _, t in pairs))
 
 
 def _populate(qb, binder: ExprBinder, c: Call, base: int) -> Item:
@@ -256,20 +260,22 @@ def _populate(qb, binder: ExprBinder, c: Call, base: int) -> Item:
         raise errors.QueryError("a column definition list is redundant for a function "
                                 "returning a named composite type", "42601")
     columns, defaults = _row_type(qb, binder, name, args[0])
-    arrays = json_rules.rule_record(name, [binder.bind(args[1])], columns, defaults)
+    pairs = json_rules.rule_record(name, [binder.bind(args[1])], columns, defaults)
     q = c.alias or name
     names = [n for n, _ in columns] + (["ordinality"] if c.ordinality else [])
     if len(c.col_aliases) > len(names):
         raise errors.QueryError(f'table "{q}" has {len(names)} columns available but '
                                 f"{len(c.col_aliases)} columns specified", "42P10")
     names = list(c.col_aliases) + names[len(c.col_aliases):]
-    exprs, subs = list(arrays), [False] * len(arrays)
-    cols = [ScopeColumn(q, n, a.type.elem) for a, n in zip(arrays, names)]
+    exprs, subs = [a for a, _ in pairs], [False] * len(pairs)
+    casts = [t for _, t in pairs]
+    cols = [ScopeColumn(q, n, t or a.type.elem) for (a, t), n in zip(pairs, names)]
     if c.ordinality:  # the subscripts of the first column's array, counted from 1
-        exprs.append(functions.bind_cast(arrays[0], arrays[0].type))
+        exprs.append(functions.bind_cast(exprs[0], exprs[0].type))
         subs.append(True)
+        casts.append(None)
         cols.append(ScopeColumn(q, names[-1], types.INT8))
-    return Item(base, tuple(exprs), tuple(subs), tuple(cols))
+    return Item(base, tuple(exprs), tuple(subs), tuple(cols), tuple(casts))
 
 
 def _row_type(qb, binder: ExprBinder, name: str, arg: exp.Expression
@@ -344,9 +350,21 @@ def check_join(join: exp.Join | None) -> tuple[exp.Expression | None, bool]:
 
 
 def project_set(node: pl.Node, item: Item, outer: bool = False) -> pl.Node:
-    """The ProjectSet that adds the item's columns to `node` (the items before it)."""
-    fields = node.fields + tuple(pl.Field(c.name, c.type) for c in item.columns)
-    return pl.ProjectSet(node, item.arrays, item.subs, fields, outer=outer)
+    """The ProjectSet that adds the item's columns to `node` (the items before it), and
+    the Project of the casts of its columns that have one."""
+    casts = item.casts or (None,) * len(item.columns)
+    fields = node.fields + tuple(pl.Field(c.name, types.TEXT if t is not None else c.type)
+                                 for c, t in zip(item.columns, casts))
+    out = pl.ProjectSet(node, item.arrays, item.subs, fields, outer=outer)
+    if not any(t is not None for t in casts):
+        return out
+    exprs = [ex.ColumnRef(i, f.type, f.name) for i, f in enumerate(fields)]
+    for j, t in enumerate(casts):
+        if t is not None:
+            k = len(node.fields) + j
+            exprs[k] = bind_input(exprs[k], t, fields[k].name)
+    return pl.Project(out, tuple(exprs), tuple(pl.Field(f.name, e.type)
+                                               for f, e in zip(fields, exprs)))
 
 
 def scope_of(qb, rel: exp.Expression, scope: Scope) -> Scope | None:

@@ -152,6 +152,16 @@ def bind_assign(e: ex.Expr, dst: SqlType, column: str = "") -> ex.Expr:
     return fold_constants(Call(Func.FIT_STRING, (text,), dst))
 
 
+def bind_input(e: ex.Expr, dst: SqlType, column: str = "") -> ex.Expr:
+    """Text `e` read with dst's input function and its typmod, as PostgreSQL's
+    InputFunctionCall reads it: a string too long for varchar(n)/char(n) (or an element
+    of such an array) is 22001, not cut as a cast would cut it."""
+    if dst.is_array and _fitted(dst.elem):
+        wide = types.array_of(types.SqlType(dst.elem.kind))
+        return fold_constants(Call(Func.FIT_STRING, (bind_cast(e, wide),), dst))
+    return bind_assign(e, dst, column) if dst.is_string else bind_cast(e, dst)
+
+
 def _fitted(t: SqlType) -> bool:
     """Strings stored as t go through FIT_STRING: varchar(n), char(n), bpchar."""
     return t.is_string and t.kind is not Kind.TEXT and (t.length is not None

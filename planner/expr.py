@@ -313,6 +313,9 @@ class Func(enum.Enum):
     # json(b)_to_record(set)'s and json(b)_populate_record(set)'s column `key`; the
     # default (a base record's field) where x lacks the key
     JSON_RECORD_FIELD = "json_to_record[].field"
+    # (x, key, function name, json elements [, default text]) -> text[]: the same field
+    # for an array column, as array_in's text (json_ops.array_literal)
+    JSON_RECORD_ARRAY = "json_to_record[].array"
 
 
 class AggFunc(enum.Enum):

@@ -205,13 +205,16 @@ def each(text: str, jsonb: bool, as_text: bool) -> list[tuple]:
 
 
 def record_field(text: str | None, key: str, many: bool, jsonb: bool, as_text: bool,
-                 name: str, default=None) -> list:
+                 name: str, default=None, convert=None) -> list:
     """Column `key` of json(b)_to_record (many: of json(b)_to_recordset) over x: its value
-    in each row, as json(b) or as text (a string's characters); None for JSON null,
-    `default` (the base record's field of json(b)_populate_record, as text or json) for a
-    missing key. A NULL x is one row of the defaults (record) or no rows (recordset)."""
+    in each row, as json(b) or as text (a string's characters), passed through `convert`
+    when given; None for JSON null, `default` (the base record's field of
+    json(b)_populate_record, as text or json) for a missing key. A NULL x is one row of
+    the defaults (record) or no rows (recordset)."""
     if text is None:
         return [] if many else [default]
+    finish = _finish if convert is None else (
+        lambda f, jsonb, as_text: convert(_finish(f, jsonb, as_text)))
     if jsonb:
         v = parse(text)
         kind = "object" if isinstance(v, dict) else "array" if isinstance(v, list) else "scalar"
@@ -219,7 +222,7 @@ def record_field(text: str | None, key: str, many: bool, jsonb: bool, as_text: b
         if (many and kind != "array") or any(not isinstance(r, dict) for r in rows):
             raise _record_shape(name, many, kind)
         found = [r.get(key, _MISSING) for r in rows]
-        return [default if f is _MISSING else None if f is None else _finish(f, True, as_text)
+        return [default if f is _MISSING else None if f is None else finish(f, True, as_text)
                 for f in found]
     kind, items = _items(text)
     if many and kind == "array":
@@ -235,8 +238,34 @@ def record_field(text: str | None, key: str, many: bool, jsonb: bool, as_text: b
             if k == key:
                 found = sub
         out.append(default if found is None else None if found == "null" else
-                   _finish(found, False, as_text))
+                   finish(found, False, as_text))
     return out
+
+
+def array_literal(value: str, key: str, elem_json: bool) -> str:
+    """A field's JSON text read into an array column, as PostgreSQL's populate_array
+    reads it: a string is the array's text as written (`"{1,2}"`), an array the array of
+    its elements (a string's characters, else its JSON text; for json(b) elements the
+    JSON text), as array_in's text; anything else is 22P02 `expected JSON array`. A
+    nested array (a multidimensional one) is 0A000."""
+    kind, items = _items(value)
+    if kind == "scalar" and value.lstrip(_WS)[:1] == '"':
+        return parse(value)
+    if kind != "array":
+        raise errors.QueryError("expected JSON array", "22P02",
+                                hint=f'See the value of key "{key}".')
+    out = []
+    for sub in items:
+        sub = sub.strip(_WS)
+        if sub == "null":
+            out.append("NULL")
+            continue
+        if sub[:1] == "[" and not elem_json:
+            raise errors.FeatureNotSupported(
+                f'multidimensional arrays (the JSON array of key "{key}" holds arrays)')
+        text = sub if elem_json or sub[:1] != '"' else parse(sub)
+        out.append('"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"')
+    return "{" + ",".join(out) + "}"
 
 
 def _record_shape(name: str, many: bool, kind: str) -> errors.QueryError:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from planner import errors, types, zone_rules
 from planner import expr as ex
-from planner.coercion import (bind_assign, bind_cast, coerce, is_unknown, no_function,
+from planner.coercion import (bind_cast, bind_input, coerce, is_unknown, no_function,
                                type_name)
 from planner.expr import Call, Func, Literal
 from planner.types import Kind, SqlType
@@ -231,7 +231,8 @@ FROM_SRFS = SRFS + RECORD_SRFS + POPULATE_SRFS
 
 
 def rule_record(name: str, args: list, columns: list[tuple[str, SqlType]],
-                defaults: list[ex.Expr] | None = None) -> list[ex.Expr]:
+                defaults: list[ex.Expr] | None = None
+                ) -> list[tuple[ex.Expr, SqlType | None]]:
     """json(b)_to_record(set)(x) AS a(c1 t1, ...): one array per declared column, its
     elements the rows' values of that column. A field is read as PostgreSQL's
     populate_record_field reads it: a json(b) column takes the value as it is; any other
@@ -239,26 +240,32 @@ def rule_record(name: str, args: list, columns: list[tuple[str, SqlType]],
     type's input function, so a varchar(n) too long is 22001, not cut; JSON null is NULL,
     a missing key NULL or its field of `defaults` (json(b)_populate_record's base record,
     each of the column's type: read back from its text, as a value PostgreSQL's output
-    and input functions round-trip). Array and record columns (PostgreSQL turns JSON
-    arrays and objects into them) are 0A000."""
+    and input functions round-trip). An array column's array holds array_in's text of
+    each value (Func.JSON_RECORD_ARRAY: a JSON array's elements, or a string as
+    written), which the caller casts to the column's type once unnested (the type paired
+    with it; None: the array is of the column's type). Record columns (PostgreSQL turns
+    JSON objects into them) are 0A000."""
     t = types.JSONB if name.startswith("jsonb") else types.JSON
     x = _one_json(name, args, t)
     fname = Literal(name, types.TEXT)  # recordset or not, and the name its errors say
-    out = []
+    out: list[tuple[ex.Expr, SqlType | None]] = []
     for i, (column, ct) in enumerate(columns):
-        if ct.is_array or ct.kind is Kind.RECORD:
+        if ct.kind is Kind.RECORD or (ct.is_array and ct.elem.kind is Kind.RECORD):
             raise errors.FeatureNotSupported(
-                f"{name}() column \"{column}\" of type {ct} (JSON arrays and objects as "
-                "arrays or records)")
+                f"{name}() column \"{column}\" of type {ct} (JSON objects as records)")
         field_args = (x, Literal(column, types.TEXT), fname)
+        if ct.is_array:
+            field_args += (Literal(ct.elem.kind in (Kind.JSON, Kind.JSONB), types.BOOL),)
         if defaults is not None:
             field_args += (bind_cast(defaults[i], types.TEXT),)
+        if ct.is_array:
+            out.append((Call(Func.JSON_RECORD_ARRAY, field_args, TEXT_ARRAY), ct))
+            continue
         if ct.kind in (Kind.JSON, Kind.JSONB):  # the kernel makes json's text jsonb's
-            out.append(Call(Func.JSON_RECORD_FIELD, field_args, types.array_of(ct)))
+            out.append((Call(Func.JSON_RECORD_FIELD, field_args, types.array_of(ct)), None))
             continue
         field = Call(Func.JSON_RECORD_FIELD, field_args, TEXT_ARRAY)
-        out.append(bind_assign(field, types.array_of(ct), column)
-                   if ct.is_string else bind_cast(field, types.array_of(ct)))
+        out.append((bind_input(field, types.array_of(ct), column), None))
     return out
 
 

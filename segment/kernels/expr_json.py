@@ -239,6 +239,16 @@ def _record_field(e: Call, args: list, n: int) -> xa.Datum:
     return per_distinct(fields, args, n, e.type, strict=False)
 
 
+def _record_array(e: Call, args: list, n: int) -> xa.Datum:
+    jsonb = _jsonb(e)
+
+    def fields(x, key, name, elem_json, default=None):
+        return json_ops.record_field(
+            x, key, name.endswith("recordset"), jsonb, False, name, default,
+            convert=lambda v: json_ops.array_literal(v, key, elem_json))
+    return per_distinct(fields, args, n, e.type, strict=False)
+
+
 # --- operators and functions ------------------------------------------------------------------
 def _jsonb(e: Call) -> bool:
     return e.args[0].type.kind is Kind.JSONB
@@ -277,6 +287,7 @@ CALLS = {
     Func.JSON_ELEMENTS: _srf(lambda e, x, jsonb, as_text: json_ops.elements(x, jsonb, as_text)),
     Func.JSON_EACH_KEYS: _each(0, False), Func.JSON_EACH_TEXT_KEYS: _each(0, True),
     Func.JSON_EACH_VALUES: _each(1), Func.JSON_RECORD_FIELD: _record_field,
+    Func.JSON_RECORD_ARRAY: _record_array,
     Func.JSON_OBJECT_KEYS: _srf(lambda e, x, jsonb, as_text: json_ops.object_keys(x, jsonb)),
     **{f: build for f in (Func.JSON_BUILD_OBJECT, Func.JSONB_BUILD_OBJECT,
                           Func.JSON_BUILD_ARRAY, Func.JSONB_BUILD_ARRAY)},

@@ -111,7 +111,7 @@ _RECORD_OIDS = (2249,)  # anonymous records: their text form, `(a,"x y")`, on bo
 # Arrays and vectors: read as their text form on both sides (T columns compare it).
 _ARRAY_OIDS = (22, 30, 1000, 1002, 1003, 1005, 1006, 1007, 1009, 1014, 1015, 1016, 1021,
                1022, 1028, 1115, 1182, 1185, 1187, 1231, 1008, 2210, 2211, 4090, 4097,
-               1001, 2951)
+               1001, 2951, 199, 3807)
 
 
 # --- records --------------------------------------------------------------------------------
