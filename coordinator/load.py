@@ -15,7 +15,7 @@ from sqlglot import exp
 
 import datetime as dt
 
-from coordinator import autostats, query
+from coordinator import autostats, compaction, query
 from coordinator import defaults as defaults_of
 from coordinator.pgwire.boundary import CopyIn, CopyOut, QueryResult, ResultColumn, ResultKind
 from coordinator.transaction import placement_tag, relation_tag
@@ -142,8 +142,11 @@ def _returned(exprs, columns, batch, now):
 
 def note_rows(session, txn, table: TableDef, rows: int, ctas: bool = False) -> None:
     """A statement of `txn` loaded `rows` rows into `table`: its row estimate grows, and
-    its commit may ANALYZE the table (coordinator/autostats.py)."""
+    its commit may ANALYZE the table (coordinator/autostats.py) and merge its small chunks
+    (coordinator/compaction.py)."""
     autostats.note_load(session, txn, table, rows, ctas)
+    if rows:
+        compaction.after_commit(session, txn, table)
 
 
 def insert_plan(session, table: TableDef, source, cols, txn, cancel,

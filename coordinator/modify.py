@@ -64,10 +64,7 @@ def after_changes(session, txn, table, rows: int, word: str) -> None:
         return
     if word == "DELETE":
         autostats.note_load(session, txn, table, -rows)
-    if session.settings.get("raympp.autocompact"):
-        engine = session.engine
-        txn.after_commit[f"compact:{table.id}"] = \
-            lambda: compaction.after_deletes(engine, table)
+    compaction.after_commit(session, txn, table)
 
 
 def _word(tree) -> str:

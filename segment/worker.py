@@ -155,12 +155,14 @@ class SegmentWorker:
             return pa.RecordBatch.from_arrays(arrays, names=new_schema.names)
         return self.store.rewrite(txn_id, old.id, new_schema, convert)
 
-    def compact(self, txn_id: int, table_id: int, min_dead_fraction: float) -> int:
+    def compact(self, txn_id: int, table_id: int, min_dead_fraction: float,
+                merge_small: bool = False) -> int:
         self._check_txn(txn_id)
-        return self.store.compact(txn_id, table_id, min_dead_fraction)
+        return self.store.compact(txn_id, table_id, min_dead_fraction, merge_small)
 
-    def compactable(self, table_id: int, min_dead_fraction: float) -> tuple[int, int]:
-        return self.store.compactable(table_id, min_dead_fraction)
+    def compactable(self, table_id: int, min_dead_fraction: float,
+                    merge_small: bool = False) -> tuple[int, int]:
+        return self.store.compactable(table_id, min_dead_fraction, merge_small)
 
     def _vacuum_when_idle(self) -> None:
         """Delete the files commits removed (TRUNCATE, compaction, replaced deletion

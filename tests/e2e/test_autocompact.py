@@ -60,3 +60,30 @@ def test_a_delete_of_few_rows_or_with_autocompact_off_leaves_the_chunks(server):
         c.execute("VACUUM ac_few")  # rewrites them on demand
         assert _size(c, "ac_few") != grown
         c.execute("DROP TABLE ac_few")
+
+
+def _chunks(c, table: str) -> int:
+    """The table's chunks: what count(*)'s scan of chunk statistics reads, one row each."""
+    plan = [r[0] for r in c.execute(f"EXPLAIN ANALYZE SELECT count(*) FROM {table}")]
+    [line] = [p for p in plan if "Chunk Statistics Scan" in p]
+    return int(line.split("actual rows=")[1].split()[0])
+
+
+def test_many_small_inserts_have_their_chunks_merged(server):
+    with server.connect() as c:
+        for table, auto in (("ac_small", "on"), ("ac_small_off", "off")):
+            c.execute(f"SET raympp.autocompact = {auto}")
+            c.execute(f"DROP TABLE IF EXISTS {table}")
+            c.execute(f"CREATE TABLE {table} (id int, v text) DISTRIBUTED BY (id)")
+            for i in range(40):  # a chunk per INSERT and segment written to
+                c.execute(f"INSERT INTO {table} VALUES ({i}, 'v{i}')")
+        deadline = time.monotonic() + 30
+        while _chunks(c, "ac_small") > 32 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        # a segment merges its small chunks once it has 16: at most 15 left on each
+        assert _chunks(c, "ac_small") <= 30
+        assert _chunks(c, "ac_small_off") >= 40  # one at least per INSERT
+        for table in ("ac_small", "ac_small_off"):
+            assert c.execute(f"SELECT count(*), sum(id), min(v), max(v) FROM {table}"
+                             ).fetchone() == (40, sum(range(40)), "v0", "v9")
+            c.execute(f"DROP TABLE {table}")

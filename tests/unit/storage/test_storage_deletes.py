@@ -208,3 +208,22 @@ def test_rewrite_waits_for_no_prepared_writer(store):
     assert getattr(e.value, "sqlstate", None) == "40001"
     store.commit(5)
     assert 500 in live_keys(store)
+
+
+def test_compaction_merges_many_small_chunks_when_asked(store, monkeypatch):
+    monkeypatch.setattr(shard_store, "MERGE_MIN_CHUNKS", 4)
+    before = len(store.snapshot(1))
+    assert store.compactable(1, 0.5, merge_small=True) == (0, 0)  # too few small ones
+    for txn in range(10, 14):  # four more small chunks: enough
+        store.write(txn, 1, [pa.record_batch([pa.array([1000 + txn]), pa.array([f"v{txn}"])],
+                                             schema=SCHEMA)])
+        commit(store, txn)
+    small = before + 4
+    assert store.compactable(1, 0.5) == (0, 0)  # dead chunks only: none
+    assert store.compactable(1, 0.5, merge_small=True) == (small, 0)
+    keys = live_keys(store)
+    assert store.compact(20, 1, 0.5, merge_small=True) == small
+    commit(store, 20)
+    # 254 rows in chunks of at most 100 (the fixture's chunk_rows), not 7 chunks
+    assert sorted(c.rows for c in store.snapshot(1)) == [54, 100, 100]
+    assert live_keys(store) == keys
