@@ -10,7 +10,7 @@ on another node) and the reply one read. Ray still starts, places and restarts t
 segment, and recovers and cancels through actor calls; a coordinator without an endpoint
 (or whose connection fails) uses the actor calls as before.
 
-Frames are a 4-byte big-endian length and a pickle. A connection first sends the token
+Frames are an 8-byte big-endian length and a pickle. A connection first sends the token
 the segment gave the coordinator through Ray (`TaskEndpoint.token`, random per process),
 so nothing but that coordinator can hand this process a pickle. Then each request is
 (request id, slice tasks or a messages.MethodCall) and each reply (request id, ok,
@@ -36,7 +36,8 @@ from typing import Callable
 
 log = logging.getLogger(__name__)
 
-_LENGTH = struct.Struct(">I")
+# 8 bytes: a write's batches travel here, and a million wide rows pass 4 GiB
+_LENGTH = struct.Struct(">Q")
 TOKEN_BYTES = 32
 
 
@@ -59,8 +60,12 @@ def write_frame(sock: socket.socket, payload: bytes) -> None:
     sock.sendall(_LENGTH.pack(len(payload)) + payload)
 
 
-def read_frame(sock: socket.socket) -> bytes:
+def read_frame(sock: socket.socket, max_bytes: int | None = None) -> bytes:
+    """One frame; ConnectionLost if it is longer than `max_bytes` (a peer that has not
+    given the token yet is not trusted with an allocation of its choosing)."""
     (n,) = _LENGTH.unpack(_read_exactly(sock, _LENGTH.size))
+    if max_bytes is not None and n > max_bytes:
+        raise ConnectionLost(f"a frame of {n} bytes where at most {max_bytes} may come")
     return _read_exactly(sock, n)
 
 
@@ -118,7 +123,7 @@ class TaskServer:
     def _serve(self, conn: socket.socket) -> None:
         lock = threading.Lock()
         try:
-            if not hmac.compare_digest(read_frame(conn), self._token):
+            if not hmac.compare_digest(read_frame(conn, TOKEN_BYTES), self._token):
                 log.warning("a slice-task connection gave a wrong token: closed")
                 return
             while True:

@@ -88,3 +88,28 @@ def test_broken_connection_fails_waiting_requests_as_a_dead_segment():
     assert link.broken
     assert isinstance(cl.unwrap(link.submit(("b",)).exception(5)), errors.SegmentFailure)
     listener.close()
+
+
+def test_a_first_frame_longer_than_a_token_is_refused_before_it_is_read(server):
+    ep = server.endpoint
+    with socket.create_connection((ep.host, ep.tcp_port), timeout=5) as sock:
+        # a length of 1 TiB: the server closes the connection instead of allocating it
+        sock.sendall((1 << 40).to_bytes(8, "big"))
+        assert sock.recv(1) == b""
+
+
+def test_alive_once_connected_until_the_connection_breaks(server):
+    link = TaskLink(server.endpoint, same_node=True)
+    assert not link.alive  # not connected yet
+    link.connect()
+    assert link.alive
+    assert link.submit(("a",)).result(5) == ("ran a",)
+    link.close()
+    assert not link.alive and link.broken
+
+
+def test_connect_to_an_endpoint_gone_spends_the_link():
+    ep = ts.TaskEndpoint("n", "127.0.0.1", 1, "\0raympp-tasks-nobody-here", b"t")
+    link = TaskLink(ep, same_node=True)
+    link.connect()
+    assert link.broken and not link.alive
