@@ -602,6 +602,9 @@ class ExprBinder:
             row = row_of(list(zip(SRF_ROWS[name], args)))
             present = ex.IsNull(args[_SRF_ROW_PRESENT[name]], negated=True)
             return functions.bind_case([(present, row)], None)
+        if name == NAMED_ROW:
+            row = row_of([(args[k].value, args[k + 1]) for k in range(1, len(args), 2)])
+            return functions.bind_case([(ex.IsNull(args[0], negated=True), row)], None)
         if name == "octet_length" and len(args) == 1 and args[0].type.kind is types.Kind.CHAR \
                 and args[0].type.length is not None:
             # char(n) values are stored without their trailing pad; PostgreSQL counts it.
@@ -808,6 +811,9 @@ def to_literal(value, declared: "types.SqlType | None") -> exp.Expression:
 EXPANDARRAY_ROW = "?expandarray_row"
 EACH_ROW = "?each_row"
 SRF_ROWS = {EXPANDARRAY_ROW: ("x", "n"), EACH_ROW: ("key", "value")}
+# ... and json(b)_populate_record(set)'s record of a named row type: (present, 'name1',
+# value1, 'name2', value2, ...), NULL where `present` is.
+NAMED_ROW = "?named_row"
 # The field that is never NULL in a row the function gave: NULL there means the function
 # had ended while another of the SELECT list went on, and the record is NULL, as in
 # PostgreSQL (not a record of NULLs).

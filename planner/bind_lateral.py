@@ -259,7 +259,7 @@ def _populate(qb, binder: ExprBinder, c: Call, base: int) -> Item:
     if c.col_types is not None:
         raise errors.QueryError("a column definition list is redundant for a function "
                                 "returning a named composite type", "42601")
-    columns, defaults = _row_type(qb, binder, name, args[0])
+    columns, defaults = row_type(qb, binder, name, args[0])
     pairs = json_rules.rule_record(name, [binder.bind(args[1])], columns, defaults)
     q = c.alias or name
     names = [n for n, _ in columns] + (["ordinality"] if c.ordinality else [])
@@ -278,7 +278,7 @@ def _populate(qb, binder: ExprBinder, c: Call, base: int) -> Item:
     return Item(base, tuple(exprs), tuple(subs), tuple(cols), tuple(casts))
 
 
-def _row_type(qb, binder: ExprBinder, name: str, arg: exp.Expression
+def row_type(qb, binder: ExprBinder, name: str, arg: exp.Expression
               ) -> tuple[list[tuple[str, types.SqlType]], list[ex.Expr] | None]:
     """The (name, type) columns of the row type that the base record `NULL::t`,
     `CAST(NULL AS s.t)` or `ROW(...)::t` has: a table's or a view's, as PostgreSQL gives

@@ -14,7 +14,9 @@ from sqlglot import exp
 from planner import errors, functions, json_rules, regex_rules, types
 from planner import expr as ex
 from planner import plan as pl
-from planner.bind_expr import EACH_ROW, EXPANDARRAY_ROW, SRF_ROWS, ExprBinder, find_aggregate
+from planner import bind_lateral
+from planner.bind_expr import (EACH_ROW, EXPANDARRAY_ROW, NAMED_ROW, SRF_ROWS, ExprBinder,
+                                find_aggregate)
 from planner.coercion import no_function
 from planner.expr import Func
 from planner.scope import Scope, ScopeColumn
@@ -79,7 +81,8 @@ def _srf_name(node: exp.Expression) -> str | None:
     if isinstance(node, exp.Anonymous) and node.name.lower() in (
             "unnest", "generate_subscripts", "string_to_table"):
         return node.name.lower()
-    if isinstance(node, exp.Anonymous) and node.name.lower() in json_rules.SRFS:
+    if isinstance(node, exp.Anonymous) and node.name.lower() in (
+            json_rules.SRFS + json_rules.POPULATE_SRFS):
         return node.name.lower()
     if isinstance(node, exp.Anonymous) and node.name.lower() in regex_rules.SRFS:
         return node.name.lower()
@@ -109,6 +112,10 @@ def select_srfs(query_binder, select: exp.Select, node, scope):
             "or window functions")
     binder = ExprBinder(scope, query_binder.params)
     arrays, subs, cols = [], [], []
+    # json(b)_populate_record's fields: scalars computed per FROM row by a Project below
+    # the ProjectSet (it is no set-returning function: its record repeats alongside one)
+    scalars: list[ex.Expr] = []
+    scope_extra: list[ScopeColumn] = []
     replaced = {}
     for i, call in enumerate(calls):
         name = _srf_name(call)
@@ -151,6 +158,38 @@ def select_srfs(query_binder, select: exp.Select, node, scope):
             replaced[id(call)] = (here[0], name) if len(pairs) == 1 else (
                 tuple(here), name, EACH_ROW)
             continue
+        if name in json_rules.POPULATE_SRFS:  # a record of the named row type
+            if len(args) != 2:
+                raise errors.FeatureNotSupported(f"{name}() of {len(args)} arguments")
+            columns, defaults = bind_lateral.row_type(query_binder, binder, name, args[0])
+            x = binder.bind(args[1])
+            pairs = json_rules.rule_record(name, [x], columns, defaults)
+            if any(t is not None for _, t in pairs):
+                raise errors.FeatureNotSupported(
+                    f"{name}() with array columns outside FROM")
+            here = [f"?srf{i}c{j}" for j in range(len(pairs))]
+            if not name.endswith("recordset"):
+                # its one row's fields; NULL when x is, unless a base record fills them
+                present = ex.Literal(1, types.INT4) if defaults is not None else x
+                scalars += [functions.bind_call(Func.SUBSCRIPT, [arr, ex.Literal(1, types.INT4)])
+                            for arr, _ in pairs] + [present]
+                cols_here = [ScopeColumn("?srf", c, e.type, hidden=True)
+                             for c, e in zip(here + [f"?srf{i}p"], scalars[-len(pairs) - 1:])]
+                scope_extra.extend(cols_here)
+                replaced[id(call)] = (tuple(here), name, NAMED_ROW, f"?srf{i}p",
+                                      tuple(n for n, _ in columns))
+                continue
+            for (arr, _), col in zip(pairs, here):
+                arrays.append(arr)
+                subs.append(False)
+                cols.append(ScopeColumn("?srf", col, arr.type.elem, hidden=True))
+            # the first column's subscripts: not NULL while the function gives rows
+            arrays.append(functions.bind_cast(pairs[0][0], pairs[0][0].type))
+            subs.append(True)
+            cols.append(ScopeColumn("?srf", f"?srf{i}p", types.INT8, hidden=True))
+            replaced[id(call)] = (tuple(here), name, NAMED_ROW, f"?srf{i}p",
+                                  tuple(n for n, _ in columns))
+            continue
         if name == "string_to_table":  # the elements of string_to_array's array
             arr = functions.bind_call(Func.STRING_TO_ARRAY, [binder.bind(a) for a in args])
             arrays.append(arr)
@@ -187,6 +226,10 @@ def select_srfs(query_binder, select: exp.Select, node, scope):
         hit = replaced.get(id(n))
         if hit is None:
             return n
+        if isinstance(hit[0], tuple) and hit[2] == NAMED_ROW:  # (present, 'name', value...)
+            named = [e for c, n in zip(hit[0], hit[4])
+                     for e in (exp.Literal.string(n), _srf_column(c))]
+            return exp.Anonymous(this=NAMED_ROW, expressions=[_srf_column(hit[3])] + named)
         if isinstance(hit[0], tuple):  # a record of its columns
             return exp.Anonymous(this=hit[2], expressions=[_srf_column(c) for c in hit[0]])
         return _srf_column(hit[0])
@@ -195,18 +238,24 @@ def select_srfs(query_binder, select: exp.Select, node, scope):
     for item in select.expressions:
         fields = _star_of(item, replaced)
         if fields is not None:  # (jsonb_each(j)).*: the record's fields, by their names
-            cols_of, _, row = fields
-            items += [exp.alias_(_srf_column(c), n, quoted=False)
-                      for c, n in zip(cols_of, SRF_ROWS[row])]
+            cols_of, row = fields[0], fields[2]
+            names = fields[4] if row == NAMED_ROW else SRF_ROWS[row]
+            items += [exp.alias_(_srf_column(c), n, quoted=True)
+                      for c, n in zip(cols_of, names)]
             continue
         bare = _srf_name(item) is not None
         new = item.transform(swap, copy=False) if not bare else swap(item)
         items.append(exp.alias_(new, replaced[id(item)][1], quoted=False) if bare else new)
     select.set("expressions", items)
-    fields = node.fields + tuple(pl.Field(c.name, c.type) for c in cols)
-    node = pl.ProjectSet(node, tuple(arrays), tuple(subs), fields)
-    return select, node, Scope(list(scope.columns) + cols, star_order=scope.star_order,
-                               marker=scope.marker)
+    if scalars:
+        node = pl.Project(node, tuple(ex.ColumnRef(k, f.type, f.name)
+                                      for k, f in enumerate(node.fields)) + tuple(scalars),
+                          node.fields + tuple(pl.Field(c.name, c.type) for c in scope_extra))
+    if arrays:
+        fields = node.fields + tuple(pl.Field(c.name, c.type) for c in cols)
+        node = pl.ProjectSet(node, tuple(arrays), tuple(subs), fields)
+    return select, node, Scope(list(scope.columns) + scope_extra + cols,
+                               star_order=scope.star_order, marker=scope.marker)
 
 
 def _srf_column(name: str) -> exp.Column:
