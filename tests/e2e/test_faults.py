@@ -281,6 +281,42 @@ def test_kill_during_insert_select_with_an_initplan(own_server, base):
     check_cluster_answers(own_server, base)
 
 
+def test_kill_during_small_inserts_and_their_merges(own_server, base):
+    """One-row autocommit INSERTs back to back (each commits chunks of its own, which the
+    background compaction merges 16 at a time), with a segment killed -9 under them: the
+    table holds each acknowledged row exactly once and not the one that failed, the
+    killed segment's successor merges again, and no chunk is left unlisted."""
+    with own_server.connect() as c:
+        c.execute("CREATE TABLE f_small (k bigint, s text) DISTRIBUTED BY (k)")
+    sent = iter(range(10**6))
+
+    def insert(c):
+        k = next(sent)
+        c.execute(f"INSERT INTO f_small VALUES ({k}, 'r{k}')")
+        return k
+
+    done, acknowledged, error = _statements_under_a_kill(own_server, 1, 1.5, insert,
+                                                         times=400)
+    assert done == len(acknowledged) and acknowledged == list(range(done))
+    with own_server.connect() as c:  # more after the restart: the merges go on
+        for k in range(10**6, 10**6 + 40):
+            c.execute(f"INSERT INTO f_small VALUES ({k}, 'r{k}')")
+        want = acknowledged + list(range(10**6, 10**6 + 40))
+        deadline = time.monotonic() + 30
+        while True:
+            rows = c.execute("SELECT k, s FROM f_small ORDER BY k").fetchall()
+            plan = [r[0] for r in c.execute("EXPLAIN ANALYZE SELECT count(*) FROM f_small")]
+            [scan] = [p for p in plan if "Chunk Statistics Scan" in p]
+            chunks = int(scan.split("actual rows=")[1].split()[0])
+            if chunks < len(want) // 4 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+    assert rows == [(k, f"r{k}") for k in want]  # each once; the failed one not at all
+    assert chunks < len(want) // 4  # merged, on the restarted segment too
+    assert_no_orphan_chunks(own_server, "f_small")
+    check_cluster_answers(own_server, base)
+
+
 @pytest.mark.heavy
 def test_kill_during_insert_returning(own_server, base):
     """INSERT ... SELECT ... RETURNING (every row through the coordinator), back to back,
