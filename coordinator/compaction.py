@@ -12,8 +12,8 @@ deleted rows from a table or added rows to it commits, a background compaction r
 the chunks more than half dead (AUTO_FRACTION) once they hold 50 deleted rows or are 8 on
 a segment, and merges the chunks of fewer than 65,536 live rows once a segment has 16 of
 them (each INSERT commits chunks of its own; `SET raympp.autocompact = off` in the
-writing session skips it), if the table's lock is free at once: it never makes a writer wait long, and a busy table is
-compacted after a later delete. The files the rewritten chunks and replaced deletion
+writing session skips it), if the table's lock is free at once: it never makes a writer
+wait long, and a busy table is compacted after a later write. The files the rewritten chunks and replaced deletion
 files occupied are removed by each segment once no query that could still read them runs
 there (segment/worker.py).
 """

@@ -598,11 +598,7 @@ class ExprBinder:
             return functions.bind_call(Func.DATE_PART, args)
         if name == "row":  # ROW(a, b): fields f1, f2, ... (an unknown literal is text)
             return row_of([(f"f{i + 1}", a) for i, a in enumerate(args)])
-        if name in SRF_ROWS:  # bind_srfs.select_srfs: _pg_expandarray's (x, n) & co.
-            row = row_of(list(zip(SRF_ROWS[name], args)))
-            present = ex.IsNull(args[_SRF_ROW_PRESENT[name]], negated=True)
-            return functions.bind_case([(present, row)], None)
-        if name == NAMED_ROW:
+        if name == NAMED_ROW:  # bind_srfs.select_srfs: _pg_expandarray's (x, n) & co.
             row = row_of([(args[k].value, args[k + 1]) for k in range(1, len(args), 2)])
             return functions.bind_case([(ex.IsNull(args[0], negated=True), row)], None)
         if name == "octet_length" and len(args) == 1 and args[0].type.kind is types.Kind.CHAR \
@@ -805,19 +801,13 @@ def to_literal(value, declared: "types.SqlType | None") -> exp.Expression:
     return exp.Cast(this=lit, to=exp.DataType.build(declared.sql(), dialect="postgres"))
 
 
-# A set-returning function of records in a SELECT list (information_schema._pg_expandarray,
-# json(b)_each(_text)) becomes a call of one of these over its ProjectSet columns
-# (bind_srfs.select_srfs), binding to the record of those fields: no user can write them.
-EXPANDARRAY_ROW = "?expandarray_row"
-EACH_ROW = "?each_row"
-SRF_ROWS = {EXPANDARRAY_ROW: ("x", "n"), EACH_ROW: ("key", "value")}
-# ... and json(b)_populate_record(set)'s record of a named row type: (present, 'name1',
-# value1, 'name2', value2, ...), NULL where `present` is.
+# A function of records in a SELECT list (information_schema._pg_expandarray,
+# json(b)_each(_text), json(b)_populate_record(set)) becomes a call of this over its
+# columns (bind_srfs.select_srfs): (present, 'name1', value1, 'name2', value2, ...), the
+# record of those fields, NULL where `present` is (the function had ended while another
+# of the SELECT list went on: NULL, as in PostgreSQL, not a record of NULLs). No user can
+# write the name.
 NAMED_ROW = "?named_row"
-# The field that is never NULL in a row the function gave: NULL there means the function
-# had ended while another of the SELECT list went on, and the record is NULL, as in
-# PostgreSQL (not a record of NULLs).
-_SRF_ROW_PRESENT = {EXPANDARRAY_ROW: 1, EACH_ROW: 0}
 
 
 def row_of(named: list[tuple[str, ex.Expr]]) -> ex.Expr:

@@ -206,18 +206,29 @@ def _json(qb, binder: ExprBinder, c: Call, base: int) -> Item:
     rule = json_rules.rule_srf if name in json_rules.SRFS else regex_rules.rule_srf
     pairs = rule(name, [binder.bind(a) for a in c.call.expressions])
     q = c.alias or name
-    names = [n or q for _, n in pairs] + (["ordinality"] if c.ordinality else [])
+    return _named_item(base, c, q, [a for a, _ in pairs], [n or q for _, n in pairs],
+                       [a.type.elem for a, _ in pairs])
+
+
+def _named_item(base: int, c: Call, q: str, arrays: list, names: list[str],
+                col_types: list, casts: list | None = None) -> Item:
+    """The item of a function's `arrays`: columns `names` of `col_types` (`casts`: the
+    type each unnested value is cast to, if any), renamed in order by the column aliases
+    (42P10 for too many), and WITH ORDINALITY the first array's subscripts counted from 1."""
+    names = names + (["ordinality"] if c.ordinality else [])
     if len(c.col_aliases) > len(names):
         raise errors.QueryError(f'table "{q}" has {len(names)} columns available but '
                                 f"{len(c.col_aliases)} columns specified", "42P10")
     names = list(c.col_aliases) + names[len(c.col_aliases):]
-    exprs, subs = [a for a, _ in pairs], [False] * len(pairs)
-    cols = [ScopeColumn(q, n, a.type.elem) for (a, _), n in zip(pairs, names)]
-    if c.ordinality:  # the subscripts of the first array, counted from 1
-        exprs.append(functions.bind_cast(pairs[0][0], pairs[0][0].type))
+    exprs, subs = list(arrays), [False] * len(arrays)
+    casts = list(casts or [None] * len(arrays))
+    cols = [ScopeColumn(q, n, t) for n, t in zip(names, col_types)]
+    if c.ordinality:
+        exprs.append(functions.bind_cast(arrays[0], arrays[0].type))
         subs.append(True)
+        casts.append(None)
         cols.append(ScopeColumn(q, names[-1], types.INT8))
-    return Item(base, tuple(exprs), tuple(subs), tuple(cols))
+    return Item(base, tuple(exprs), tuple(subs), tuple(cols), tuple(casts))
 
 
 def _record(binder: ExprBinder, c: Call, base: int) -> Item:
@@ -261,21 +272,9 @@ def _populate(qb, binder: ExprBinder, c: Call, base: int) -> Item:
                                 "returning a named composite type", "42601")
     columns, defaults = row_type(qb, binder, name, args[0])
     pairs = json_rules.rule_record(name, [binder.bind(args[1])], columns, defaults)
-    q = c.alias or name
-    names = [n for n, _ in columns] + (["ordinality"] if c.ordinality else [])
-    if len(c.col_aliases) > len(names):
-        raise errors.QueryError(f'table "{q}" has {len(names)} columns available but '
-                                f"{len(c.col_aliases)} columns specified", "42P10")
-    names = list(c.col_aliases) + names[len(c.col_aliases):]
-    exprs, subs = [a for a, _ in pairs], [False] * len(pairs)
-    casts = [t for _, t in pairs]
-    cols = [ScopeColumn(q, n, t or a.type.elem) for (a, t), n in zip(pairs, names)]
-    if c.ordinality:  # the subscripts of the first column's array, counted from 1
-        exprs.append(functions.bind_cast(exprs[0], exprs[0].type))
-        subs.append(True)
-        casts.append(None)
-        cols.append(ScopeColumn(q, names[-1], types.INT8))
-    return Item(base, tuple(exprs), tuple(subs), tuple(cols), tuple(casts))
+    return _named_item(base, c, c.alias or name, [a for a, _ in pairs],
+                       [n for n, _ in columns], [t or a.type.elem for a, t in pairs],
+                       [t for _, t in pairs])
 
 
 def row_type(qb, binder: ExprBinder, name: str, arg: exp.Expression

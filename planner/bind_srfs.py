@@ -9,14 +9,15 @@ arguments with bind_expr.ExprBinder (the array syntax itself is bind_array's).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from sqlglot import exp
 
 from planner import errors, functions, json_rules, regex_rules, types
 from planner import expr as ex
 from planner import plan as pl
 from planner import bind_lateral
-from planner.bind_expr import (EACH_ROW, EXPANDARRAY_ROW, NAMED_ROW, SRF_ROWS, ExprBinder,
-                                find_aggregate)
+from planner.bind_expr import NAMED_ROW, ExprBinder, find_aggregate
 from planner.coercion import no_function
 from planner.expr import Func
 from planner.scope import Scope, ScopeColumn
@@ -116,7 +117,16 @@ def select_srfs(query_binder, select: exp.Select, node, scope):
     # the ProjectSet (it is no set-returning function: its record repeats alongside one)
     scalars: list[ex.Expr] = []
     scope_extra: list[ScopeColumn] = []
-    replaced = {}
+    # id of each call -> (its column, its name), or a _Record of its columns
+    replaced: dict[int, tuple[str, str] | _Record] = {}
+
+    def column(arr: ex.Expr, col: str, sub: bool = False, t=None) -> str:
+        """A ProjectSet column unnesting `arr` (its subscripts where `sub`)."""
+        arrays.append(arr)
+        subs.append(sub)
+        cols.append(ScopeColumn("?srf", col, t or arr.type.elem, hidden=True))
+        return col
+
     for i, call in enumerate(calls):
         name = _srf_name(call)
         args = [call.this] + list(call.expressions) if isinstance(call, exp.Explode) \
@@ -130,33 +140,22 @@ def select_srfs(query_binder, select: exp.Select, node, scope):
                 raise no_function("information_schema._pg_expandarray",
                                   [arr] if arr is not None else [])
             ones = functions.bind_cast(arr, types.array_of(arr.type.elem))  # n counts from 1
-            cols_here = []
-            for sub_, t in ((False, arr.type.elem), (True, types.INT4)):
-                arrays.append(ones)
-                subs.append(sub_)
-                cols_here.append(f"?srf{i}{'n' if sub_ else 'x'}")
-                cols.append(ScopeColumn("?srf", cols_here[-1], t, hidden=True))
-            replaced[id(call)] = (tuple(cols_here), name, EXPANDARRAY_ROW)
+            x, n = column(ones, f"?srf{i}x"), column(ones, f"?srf{i}n", True, types.INT4)
+            replaced[id(call)] = _Record(name, (x, n), ("x", "n"), n)
             continue
         if name == "generate_series":  # integers only: planner/array_rules.py
             arr = functions.bind_call(Func.SERIES, [binder.bind(a) for a in args])
-            arrays.append(arr)
-            subs.append(False)
-            col = f"?srf{i}"
-            cols.append(ScopeColumn("?srf", col, arr.type.elem, hidden=True))
-            replaced[id(call)] = (col, name)
+            replaced[id(call)] = (column(arr, f"?srf{i}"), name)
             continue
         if name in json_rules.SRFS or name in regex_rules.SRFS:
             rule = json_rules.rule_srf if name in json_rules.SRFS else regex_rules.rule_srf
             pairs = rule(name, [binder.bind(a) for a in args])
-            here = [f"?srf{i}"] if len(pairs) == 1 else [f"?srf{i}{k}" for k in ("k", "v")]
-            for (arr, _), col in zip(pairs, here):
-                arrays.append(arr)
-                subs.append(False)
-                cols.append(ScopeColumn("?srf", col, arr.type.elem, hidden=True))
-            # json(b)_each(_text): a (key, value) record
-            replaced[id(call)] = (here[0], name) if len(pairs) == 1 else (
-                tuple(here), name, EACH_ROW)
+            if len(pairs) == 1:
+                replaced[id(call)] = (column(pairs[0][0], f"?srf{i}"), name)
+                continue
+            # json(b)_each(_text): a (key, value) record; a key is never NULL
+            key, value = (column(a, f"?srf{i}{k}") for (a, _), k in zip(pairs, "kv"))
+            replaced[id(call)] = _Record(name, (key, value), ("key", "value"), key)
             continue
         if name in json_rules.POPULATE_SRFS:  # a record of the named row type
             if len(args) != 2:
@@ -167,35 +166,28 @@ def select_srfs(query_binder, select: exp.Select, node, scope):
             if any(t is not None for _, t in pairs):
                 raise errors.FeatureNotSupported(
                     f"{name}() with array columns outside FROM")
-            here = [f"?srf{i}c{j}" for j in range(len(pairs))]
+            here = tuple(f"?srf{i}c{j}" for j in range(len(pairs)))
+            names = tuple(n for n, _ in columns)
             if not name.endswith("recordset"):
                 # its one row's fields; NULL when x is, unless a base record fills them
                 present = ex.Literal(1, types.INT4) if defaults is not None else x
-                scalars += [functions.bind_call(Func.SUBSCRIPT, [arr, ex.Literal(1, types.INT4)])
-                            for arr, _ in pairs] + [present]
-                cols_here = [ScopeColumn("?srf", c, e.type, hidden=True)
-                             for c, e in zip(here + [f"?srf{i}p"], scalars[-len(pairs) - 1:])]
-                scope_extra.extend(cols_here)
-                replaced[id(call)] = (tuple(here), name, NAMED_ROW, f"?srf{i}p",
-                                      tuple(n for n, _ in columns))
+                values = [functions.bind_call(Func.SUBSCRIPT, [arr, ex.Literal(1, types.INT4)])
+                          for arr, _ in pairs] + [present]
+                scalars += values
+                scope_extra += [ScopeColumn("?srf", c, e.type, hidden=True)
+                                for c, e in zip(here + (f"?srf{i}p",), values)]
+                replaced[id(call)] = _Record(name, here, names, f"?srf{i}p")
                 continue
             for (arr, _), col in zip(pairs, here):
-                arrays.append(arr)
-                subs.append(False)
-                cols.append(ScopeColumn("?srf", col, arr.type.elem, hidden=True))
+                column(arr, col)
             # the first column's subscripts: not NULL while the function gives rows
-            arrays.append(functions.bind_cast(pairs[0][0], pairs[0][0].type))
-            subs.append(True)
-            cols.append(ScopeColumn("?srf", f"?srf{i}p", types.INT8, hidden=True))
-            replaced[id(call)] = (tuple(here), name, NAMED_ROW, f"?srf{i}p",
-                                  tuple(n for n, _ in columns))
+            present = column(functions.bind_cast(pairs[0][0], pairs[0][0].type), f"?srf{i}p",
+                             True, types.INT8)
+            replaced[id(call)] = _Record(name, here, names, present)
             continue
         if name == "string_to_table":  # the elements of string_to_array's array
             arr = functions.bind_call(Func.STRING_TO_ARRAY, [binder.bind(a) for a in args])
-            arrays.append(arr)
-            subs.append(False)
-            cols.append(ScopeColumn("?srf", f"?srf{i}", arr.type.elem, hidden=True))
-            replaced[id(call)] = (f"?srf{i}", name)
+            replaced[id(call)] = (column(arr, f"?srf{i}"), name)
             continue
         if name == "unnest" and len(args) != 1:
             raise errors.FeatureNotSupported("unnest() of several arrays outside FROM")
@@ -216,36 +208,32 @@ def select_srfs(query_binder, select: exp.Select, node, scope):
             elem = types.INT4
         else:
             elem = arr.type.elem
-        arrays.append(arr)
-        subs.append(name == "generate_subscripts")
-        col = f"?srf{i}"
-        cols.append(ScopeColumn("?srf", col, elem, hidden=True))
-        replaced[id(call)] = (col, name)
+        replaced[id(call)] = (column(arr, f"?srf{i}", name == "generate_subscripts", elem),
+                              name)
 
     def swap(n):
         hit = replaced.get(id(n))
         if hit is None:
             return n
-        if isinstance(hit[0], tuple) and hit[2] == NAMED_ROW:  # (present, 'name', value...)
-            named = [e for c, n in zip(hit[0], hit[4])
+        if isinstance(hit, _Record):  # (present, 'name', value, ...)
+            named = [e for c, n in zip(hit.columns, hit.names)
                      for e in (exp.Literal.string(n), _srf_column(c))]
-            return exp.Anonymous(this=NAMED_ROW, expressions=[_srf_column(hit[3])] + named)
-        if isinstance(hit[0], tuple):  # a record of its columns
-            return exp.Anonymous(this=hit[2], expressions=[_srf_column(c) for c in hit[0]])
+            return exp.Anonymous(this=NAMED_ROW, expressions=[_srf_column(hit.present)] + named)
         return _srf_column(hit[0])
 
     items = []
     for item in select.expressions:
-        fields = _star_of(item, replaced)
-        if fields is not None:  # (jsonb_each(j)).*: the record's fields, by their names
-            cols_of, row = fields[0], fields[2]
-            names = fields[4] if row == NAMED_ROW else SRF_ROWS[row]
+        record = _star_of(item, replaced)
+        if record is not None:  # (jsonb_each(j)).*: the record's fields, by their names
             items += [exp.alias_(_srf_column(c), n, quoted=True)
-                      for c, n in zip(cols_of, names)]
+                      for c, n in zip(record.columns, record.names)]
             continue
-        bare = _srf_name(item) is not None
-        new = item.transform(swap, copy=False) if not bare else swap(item)
-        items.append(exp.alias_(new, replaced[id(item)][1], quoted=False) if bare else new)
+        hit = replaced.get(id(item)) if _srf_name(item) is not None else None
+        if hit is None:
+            items.append(item.transform(swap, copy=False))
+        else:  # the bare call: named after the function
+            items.append(exp.alias_(swap(item), hit.name if isinstance(hit, _Record)
+                                    else hit[1], quoted=False))
     select.set("expressions", items)
     if scalars:
         node = pl.Project(node, tuple(ex.ColumnRef(k, f.type, f.name)
@@ -263,15 +251,26 @@ def _srf_column(name: str) -> exp.Column:
                       table=exp.to_identifier("?srf", quoted=True))
 
 
-def _star_of(item: exp.Expression, replaced: dict) -> tuple | None:
-    """What select_srfs replaced the call of `(f(...)).*` with when f gives records."""
+@dataclass(frozen=True)
+class _Record:
+    """A SELECT-list function of records: its columns, named `names` in the record, and
+    the column that is NULL once the function has ended (bind_expr.NAMED_ROW)."""
+
+    name: str
+    columns: tuple[str, ...]
+    names: tuple[str, ...]
+    present: str
+
+
+def _star_of(item: exp.Expression, replaced: dict) -> _Record | None:
+    """The record `(f(...)).*` expands, when f's call was replaced by one."""
     if not (isinstance(item, exp.Dot) and isinstance(item.expression, exp.Star)):
         return None
     inner = item.this
     while isinstance(inner, exp.Paren):
         inner = inner.this
     hit = replaced.get(id(inner))
-    return hit if hit is not None and isinstance(hit[0], tuple) else None
+    return hit if isinstance(hit, _Record) else None
 
 
 def _names(arrays, ordinality, alias, col_aliases) -> list[str]:

@@ -390,7 +390,8 @@ class ShardStore:
         chunks = [c for c in self._manifest(table_id).chunks if c.file not in mine]
         doomed = [c for c in chunks if c.deleted and c.deleted >= min_dead_fraction * c.rows]
         if merge_small:
-            small = [c for c in chunks if c.live_rows < SMALL_CHUNK_ROWS and c not in doomed]
+            dead = {c.file for c in doomed}
+            small = [c for c in chunks if c.live_rows < SMALL_CHUNK_ROWS and c.file not in dead]
             if len(small) >= MERGE_MIN_CHUNKS:
                 doomed += small
         return doomed
