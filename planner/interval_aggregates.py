@@ -46,9 +46,9 @@ def argument_type(tree: exp.Expression, bind):
         return None
 
 
-def applies(tree: exp.Expression, bind) -> bool:
-    """Whether `tree` is sum/avg/min/max over an interval; `bind` binds the argument."""
-    t = argument_type(tree, bind)
+def applies(t) -> bool:
+    """Whether an aggregate whose argument_type is `t` is sum/avg/min/max over an
+    interval."""
     return t is not None and t.kind is Kind.INTERVAL
 
 

@@ -21,13 +21,12 @@ from sqlglot import exp
 from planner import types
 from planner import expr as ex
 from planner.coercion import int_digits
-from planner.interval_aggregates import NODES, argument, argument_type
+from planner.interval_aggregates import NODES, argument
 
 
-def applies(tree: exp.Expression, bind) -> bool:
-    """Whether `tree` is sum/min/max over an unconstrained numeric, or avg over an integer
-    or numeric; `bind` binds the argument."""
-    t = argument_type(tree, bind)
+def applies(tree: exp.Expression, t) -> bool:
+    """Whether `tree`, whose argument_type is `t`, is sum/min/max over an unconstrained
+    numeric, or avg over an integer or numeric."""
     if t is None:
         return False
     if isinstance(tree, exp.Avg):

@@ -14,6 +14,7 @@ from planner import errors, types
 from planner import expr as ex
 from planner import plan as pl
 from planner.coercion import coerce, no_function
+from planner.schema import TableDef
 from planner.session_info import catalog_context
 from planner.types import Kind
 
@@ -68,6 +69,11 @@ def _has_call(value) -> bool:
     tuples of them) calls a sequence function."""
     if isinstance(value, ex.Expr):
         return ex.calls_sequence(value)
+    if isinstance(value, TableDef):
+        # Of a table's definition only its CHECK constraints are evaluated (defaults are
+        # text, bound into the plan where used); walking its columns and statistics cost
+        # 5 ms a query for a 105-column table.
+        return any(_has_call(k.expr) for k in value.checks)
     if isinstance(value, (tuple, list)):
         return any(_has_call(v) for v in value)
     if dataclasses.is_dataclass(value) and not isinstance(value, (pl.Node, type)):

@@ -110,6 +110,8 @@ def _predicate(rng: random.Random, depth: int) -> ex.Expr:
             return col("b") if rng.random() < 0.5 else ex.IsNull(col("b"), rng.random() < 0.5)
         if family == "like":
             return ex.Like(col("s"), lit("x%1", T.TEXT), rng.random() < 0.5, False)
+        if rng.random() < 0.2:
+            return _in_list(rng, family)
         a, b = _number(rng, family, 1), _number(rng, family, 1)
         if a.type != b.type and family == "n":
             return call(F.GT, T.BOOL, a, b) if a.type.scale == b.type.scale else \
@@ -119,6 +121,17 @@ def _predicate(rng: random.Random, depth: int) -> ex.Expr:
         return call(F.NOT, T.BOOL, _predicate(rng, depth - 1))
     return call(rng.choice([F.AND, F.OR]), T.BOOL, _predicate(rng, depth - 1),
                 _predicate(rng, depth - 1))
+
+
+def _in_list(rng: random.Random, family: str) -> ex.InList:
+    """x [NOT] IN (constants of x's type, NULL among them at times)."""
+    t = {"i8": T.INT8, "i4": T.INT4, "f8": T.FLOAT8, "n": N152}[family]
+    pool = {"i8": [0, 3, -9, 2**62, 7], "i4": [0, 1, -1, 5, 2**31 - 1],
+            "f8": [0.0, -0.0, 1.5, float("nan"), float("inf")],
+            "n": [decimal.Decimal(v) for v in ("0.00", "1.50", "-2.25", "4.00")]}[family]
+    values = [rng.choice(pool + [None]) for _ in range(rng.randint(1, 4))]
+    arg = _number(rng, family, 1)
+    return ex.InList(arg, tuple(lit(v, arg.type) for v in values), rng.random() < 0.4)
 
 
 def _general(e, batch):
@@ -196,6 +209,28 @@ def test_leaves_are_read_as_columns_and_strings_alone_do_not_compile():
     c = jev.Compiled([], pred)
     assert len(c.program.leaves) == 1
     batch = _batch(3)
+    sel, _ = c.run(batch)
+    assert len(sel) == batch.filter(sexpr.evaluate(pred, batch)).num_rows
+
+
+def test_in_lists_of_constants_compile_and_long_ones_stay_a_leaf():
+    batch = _batch(5)
+    for negated in (False, True):
+        for values in ([5, 7], [5, None], [None], [-1, 1, 0]):
+            pred = ex.InList(col("i4"), tuple(lit(v, T.INT4) for v in values), negated)
+            c = jev.Compiled([pred])
+            assert not c.program.leaves
+            _, (got,) = c.run(batch)
+            assert got.to_pylist() == sexpr.evaluate(pred, batch).to_pylist()
+    long = ex.InList(col("i4"), tuple(lit(v, T.INT4) for v in range(codegen.IN_LIST_MAX + 1)),
+                     False)
+    assert jev.try_compile([long]) is None  # alone, a leaf leaves nothing to compile
+    c = jev.Compiled([], call(F.AND, T.BOOL, long, call(F.GT, T.BOOL, col("i8"), lit(0, T.INT8))))
+    assert len(c.program.leaves) == 1
+    # int2 against int4 constants (as `TraficSourceID IN (-1, 6)` binds)
+    pred = ex.InList(col("i2"), (lit(-3, T.INT4), lit(200, T.INT4)), False)
+    c = jev.Compiled([], pred)
+    assert not c.program.leaves
     sel, _ = c.run(batch)
     assert len(sel) == batch.filter(sexpr.evaluate(pred, batch)).num_rows
 
