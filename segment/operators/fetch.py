@@ -60,7 +60,7 @@ class FetchOp:
             ctx.check_cancel()
             positions = pa.array(ids[order[lo:hi]] & _POSITION)
             got = ctx.store.read(chunk, self._names).take(positions)
-            cols = [got.column(name).combine_chunks() for name in self._read]
+            cols = [_decoded(got.column(name).combine_chunks()) for name in self._read]
             pieces.append(base.conform(pa.RecordBatch.from_arrays(
                 cols, names=self._fetched.names), self._fetched, dictionaries=True))
         self.counters["fetched_rows"] += batch.num_rows
@@ -72,6 +72,16 @@ class FetchOp:
             fetched = fetched.take(pa.array(back))
         return pa.RecordBatch.from_arrays(batch.columns + fetched.columns,
                                           names=self.schema.names)
+
+
+def _decoded(column: pa.Array) -> pa.Array:
+    """A dictionary-encoded column of fewer rows than its dictionary has values, decoded:
+    the rows of a chunk keep that chunk's whole dictionary, and putting the pieces of
+    several chunks together unified their dictionaries (ClickBench Q24: 700 ms to fetch
+    20 rows, Motion sending dictionaries of 100,000s of URLs for them)."""
+    if pa.types.is_dictionary(column.type) and len(column.dictionary) > len(column):
+        return column.dictionary_decode()
+    return column
 
 
 @base.register(plan.Fetch, dictionaries=True)

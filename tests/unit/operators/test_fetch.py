@@ -15,7 +15,7 @@ from planner import plan
 from planner import rules
 from planner import types as T
 from planner.schema import ROW_ID, ColumnDef, DistKind, DistPolicy, TableDef
-from segment.operators import base
+from segment.operators import base, fetch
 from segment.storage.shard_store import ShardStore
 
 F = ex.Func
@@ -162,3 +162,11 @@ def test_fetch_of_a_chunk_no_scan_read_is_an_error(store):
 def test_empty_input_fetches_nothing(store):
     pred = k.call(F.LT, ID, k.lit(-1, T.INT8))
     assert _run(_late(_top_k((plan.SortKey(KEY),), 5, pred)), store).num_rows == 0
+
+
+def test_fetched_rows_do_not_carry_their_chunks_whole_dictionaries():
+    encoded = pa.array([f"v{i}" for i in range(100)]).dictionary_encode()
+    few = fetch._decoded(encoded.take(pa.array([3, 50])))
+    assert few.type == pa.string() and few.to_pylist() == ["v3", "v50"]
+    repeated = pa.array(["a", "b"] * 10).dictionary_encode()
+    assert fetch._decoded(repeated).type == repeated.type  # fewer values than rows: kept
