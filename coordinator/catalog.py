@@ -834,7 +834,8 @@ def table_to_json(t: TableDef) -> dict:
         "comment": t.comment,
         "stats": {"rows": t.stats.rows,
                   "columns": {k: {"null_frac": v.null_frac, "distinct": v.distinct,
-                                  "min": _jsonable(v.min), "max": _jsonable(v.max)}
+                                  "min": _jsonable(v.min), "max": _jsonable(v.max),
+                                  "common": [[_jsonable(x), f] for x, f in v.common]}
                               for k, v in t.stats.columns.items()}},
     }
 

@@ -11,7 +11,8 @@ import numpy as np
 
 from planner import errors
 from planner.schema import ColumnStats, DistKind, TableDef, TableStats
-from segment.messages import ShardSample
+from segment.common_values import COMMON_MAX
+from segment.messages import ColumnSample, ShardSample
 from segment.sketch import KMV_SIZE
 
 
@@ -69,12 +70,41 @@ def analyze_table(session, table: TableDef) -> None:
         sketch = np.unique(np.concatenate([s.kmv for s in samples]))
         lows = [s.min for s in samples if s.min is not None]
         highs = [s.max for s in samples if s.max is not None]
+        distinct = kmv_estimate(sketch)
         # min/max are physical values (scaled integers, days, microseconds), as in chunks.
         columns[c.name] = ColumnStats(null_frac=nulls / rows if rows else 0.0,
-                                      distinct=kmv_estimate(sketch),
+                                      distinct=distinct,
                                       min=min(lows) if lows else None,
-                                      max=max(highs) if highs else None)
+                                      max=max(highs) if highs else None,
+                                      common=common_values(
+                                          samples, [p.rows for p in parts], distinct))
     set_rows(session, table, lambda _old: rows, columns)
+
+
+def common_values(samples: list[ColumnSample], rows: list[int],
+                  distinct: float) -> tuple[tuple[object, float], ...]:
+    """The most common values of a column and the fraction of all rows each holds, from
+    each segment's sample (`rows`: each segment's rows): a value's fraction is its share
+    of every segment's sample weighted by that segment's rows. As PostgreSQL's
+    compute_distinct_stats, a value is kept when its sampled count is at least 1.25 times
+    the average count of a value in the sample (and at least 2), at most COMMON_MAX of
+    them, most common first; none where values are about equally frequent."""
+    total = sum(rows)
+    sampled = sum(s.sampled for s in samples)
+    if not total or not sampled:
+        return ()
+    counts: dict[object, int] = {}
+    shares: dict[object, float] = {}
+    for s, r in zip(samples, rows):
+        for value, count in s.common:
+            counts[value] = counts.get(value, 0) + count
+            shares[value] = shares.get(value, 0.0) + count / s.sampled * r / total
+    non_null = sampled - sum(round(s.nulls * s.sampled / r) for s, r in zip(samples, rows)
+                             if r)
+    average = non_null / max(1.0, min(distinct, non_null))
+    least = max(2.0, 1.25 * average)
+    kept = sorted((v for v in counts if counts[v] >= least), key=lambda v: -shares[v])
+    return tuple((v, shares[v]) for v in kept[:COMMON_MAX])
 
 
 def kmv_estimate(sketch: np.ndarray) -> float:

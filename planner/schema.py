@@ -72,12 +72,21 @@ class CheckDef:
 
 @dataclass(frozen=True, slots=True)
 class ColumnStats:
-    """Per-column statistics kept by ANALYZE (and roughly by loads)."""
+    """Per-column statistics kept by ANALYZE (and roughly by loads). `common`: the most
+    common values and the fraction of all rows each holds, most common first
+    (PostgreSQL's most_common_vals / most_common_freqs), as physical values like the
+    bounds (integers, days, microseconds, strings)."""
 
     null_frac: float = 0.0
     distinct: float | None = None
     min: object = None
     max: object = None
+    common: tuple[tuple[object, float], ...] = ()
+
+    def __post_init__(self):
+        # (read back from the catalog's JSON as lists)
+        if self.common and not isinstance(self.common[0], tuple):
+            object.__setattr__(self, "common", tuple(tuple(c) for c in self.common))
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,9 @@
 """Selectivity of a predicate: the fraction of rows it keeps, from column statistics.
 
 PostgreSQL's clausesel.c, simplified to the statistics raympp keeps (ANALYZE's null
-fraction, distinct estimate, min and max per column; no histograms, no most-common
-values):
-- `column = constant`: (1 - null fraction) / distinct values, 0 when the constant lies
+fraction, distinct estimate, min, max and most common values per column; no histograms):
+- `column = constant`: a most common value's own fraction; else (1 - null fraction - the
+  common values' fractions) / the other distinct values, 0 when the constant lies
   outside [min, max]; `<>` its complement; `column IN (constants)` the sum over them;
 - `column < constant` (and <=, >, >=): the share of [min, max] below the constant,
   interpolated linearly for numbers, dates and timestamps; a lower and an upper bound
@@ -176,7 +176,21 @@ def _equal(col, value) -> float:
     lo, hi = _position(st.min, t), _position(st.max, t)
     if x is not None and lo is not None and hi is not None and (x < lo or x > hi):
         return 0.0
+    if st.common:  # PostgreSQL's var_eq_const: a common value's own fraction, or an
+        # equal share of what the common values leave among the other distinct values
+        for v, frac in st.common:
+            if _same(v, value, x, t):
+                return frac
+        rest = 1.0 - st.null_frac - sum(frac for _, frac in st.common)
+        return max(0.0, rest) / max(1.0, st.distinct - len(st.common))
     return (1.0 - st.null_frac) / max(1.0, st.distinct)
+
+
+def _same(common, value, x: float | None, t: SqlType) -> bool:
+    """Whether a common value (physical) is the constant `value` (at `x` on the line)."""
+    if isinstance(common, str) and t.kind in (Kind.CHAR, Kind.VARCHAR, Kind.TEXT):
+        return common == value
+    return x is not None and _position(common, t) == x
 
 
 def _like(p: ex.Like, stats_of: StatsOf) -> float:

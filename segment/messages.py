@@ -155,12 +155,16 @@ class SliceResult:
 class ColumnSample:
     """One column of one shard for ANALYZE: nulls, a KMV sketch (the smallest distinct
     64-bit hashes, segment/sketch.py) and the bounds, as physical values (scaled
-    integers, days, microseconds) the chunk statistics keep."""
+    integers, days, microseconds) the chunk statistics keep; and the most common values
+    of a random sample of `sampled` rows with their counts in it (segment/
+    common_values.py)."""
 
     nulls: int
     kmv: np.ndarray
     min: Any = None
     max: Any = None
+    common: tuple[tuple[Any, int], ...] = ()
+    sampled: int = 0
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from planner import errors
 from planner import plan as pl
 from planner.copy_options import CopyOptions
 from planner.schema import DistKind, TableDef
-from segment import check_constraints, column_defaults, executor, heap, memory
+from segment import check_constraints, column_defaults, common_values, executor, heap, memory
 from segment.messages import (CHECKED_METHODS, UNCHECKED_METHODS, ColumnSample, MethodCall,
                               ShardSample, SliceResult, SliceTask)
 from segment.operators import base, motion_send
@@ -196,25 +196,32 @@ class SegmentWorker:
                 for t in table_ids if self.store.has_table(t)}
 
     def analyze(self, table: TableDef) -> ShardSample:
-        """This shard's statistics for ANALYZE: rows, and per column nulls and a KMV
-        sketch (the smallest distinct hash values), which the coordinator merges into a
-        distinct-count estimate across segments."""
+        """This shard's statistics for ANALYZE: rows, and per column nulls, a KMV sketch
+        (the smallest distinct hash values), which the coordinator merges into a
+        distinct-count estimate across segments, and the most common values of a random
+        sample of the rows."""
         chunks = self.store.snapshot(table.id)
+        # One random sample of rows for every column's most common values.
+        positions = common_values.sample_positions([c.live_rows for c in chunks], table.id)
+        sampled = sum(len(p) for p in positions)
         columns = {}
         for col in table.columns:
             scale = [col.type.scale] if col.type.is_scaled_int else None
             sketch = np.empty(0, np.uint64)
             nulls = 0
-            for chunk in chunks:
+            sample = []
+            for chunk, at in zip(chunks, positions):
                 arr = self.store.read_live(chunk, [col.name]).column(0).combine_chunks()
                 nulls += arr.null_count
                 sketch = kmv.update(sketch, arr, kmv.KMV_SIZE, scale)
+                sample.append(arr.take(pa.array(at)))
             lows = [c.stats[col.name].min for c in chunks
                     if col.name in c.stats and c.stats[col.name].min is not None]
             highs = [c.stats[col.name].max for c in chunks
                      if col.name in c.stats and c.stats[col.name].max is not None]
             columns[col.name] = ColumnSample(nulls, sketch, min(lows) if lows else None,
-                                             max(highs) if highs else None)
+                                             max(highs) if highs else None,
+                                             common_values.most_common(sample), sampled)
         return ShardSample(sum(c.live_rows for c in chunks), columns)
 
     # --- queries -------------------------------------------------------------------------

@@ -108,3 +108,24 @@ def test_or_over_two_relations_gives_each_its_own_filter():
     partial = call(F.OR, call(F.EQ, n1, fr), call(F.EQ, n2, de))
     assert restrictions_of_or(partial, parts) == []
     assert restrictions_of_or(call(F.OR, call(F.EQ, n1, fr), call(F.EQ, n1, de)), parts) == []
+
+
+def test_common_values_give_their_own_fraction_and_the_rest_shares_what_is_left():
+    skewed = TableStats(1_000_000, {
+        "brand": ColumnStats(0.0, 25, "Brand#11", "Brand#55", (("Brand#23", 0.3),)),
+        "k": ColumnStats(0.1, 1001, 1, 1_000_000, ((62, 0.4), (7, 0.1))),
+        "d": ColumnStats(0.0, 2000, DAYS_1994, DAYS_1994 + 1999, ((DAYS_1994 + 5, 0.5),)),
+    })
+    table = TableDef(1, "t", COLS, DistPolicy(DistKind.HASHED, (0,)), skewed)
+
+    def est(pred):
+        return estimate.rows(pl.Scan(table, (0, 1, 2, 3, 4), FIELDS, pred))
+    assert est(call(F.EQ, BRAND, lit("Brand#23", T.TEXT))) == pytest.approx(300_000)
+    assert est(call(F.EQ, BRAND, lit("Brand#12", T.TEXT))) == pytest.approx(700_000 / 24)
+    assert est(call(F.EQ, K, lit(62, T.INT8))) == pytest.approx(400_000)
+    assert est(call(F.EQ, lit(62, T.INT8), K)) == pytest.approx(400_000)
+    assert est(call(F.EQ, K, lit(8, T.INT8))) == pytest.approx(400_000 / 999)
+    assert est(ex.InList(K, (lit(62, T.INT8), lit(7, T.INT8)), False)) == \
+        pytest.approx(500_000)
+    assert est(call(F.EQ, D, lit(datetime.date(1994, 1, 6), T.DATE))) == \
+        pytest.approx(500_000)
