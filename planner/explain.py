@@ -37,8 +37,8 @@ class NodeActual:
 
 
 # Counters of operators that EXPLAIN ANALYZE shows as `name=value` when not zero: the
-# chunks a Fetch read rows from.
-SHOWN_COUNTERS = ("fetched_chunks",)
+# chunks a Fetch read rows from, the rows a join-key filter dropped in a Scan.
+SHOWN_COUNTERS = ("fetched_chunks", "key_filtered")
 
 
 def _rename(e: ex.Expr, names: list[str]) -> ex.Expr:

@@ -42,6 +42,7 @@ from segment import memory
 from segment.operators import base
 from segment.operators import join_blocks
 from segment.operators import join_build_left
+from segment.operators import join_filter
 from segment.operators import join_grace
 from segment.operators import join_null_aware
 from segment.operators import join_table
@@ -99,10 +100,21 @@ class HashJoinOp:
                 return
             table = self.make_table(build)
             self.counters["build_rows"] = table.n
+            self._push_key_filter(build)
             yield from self._join(ctx, table, probe)
         finally:
             if grace is not None:
                 grace.close()
+
+    def _push_key_filter(self, build: pa.RecordBatch) -> None:
+        """Hand the build keys to the probe side's scan (join_filter.py), which has not
+        read a row yet: the probe generator starts at the first probe batch."""
+        target = join_filter.probe_scan(self.left, self.node.left_keys[0]) \
+            if self.node.left_keys else None
+        if target is not None:
+            key_filter = join_filter.for_build(self.node, build)
+            if key_filter is not None:
+                target[0].key_filters.append((target[1], key_filter))
 
     def make_table(self, build: pa.RecordBatch) -> join_table.JoinTable:
         node = self.node

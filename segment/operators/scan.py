@@ -44,6 +44,9 @@ class ScanOp:
             c.name for c, pos in zip(cols, node.columns) if pos >= 0))
         self.counters = {"chunks_read": 0, "chunks_skipped": 0}
         self.stages = PredicateStages(node.filter) if node.filter is not None else None
+        # (output column, join_filter.KeyFilter): a hash join's build keys, set by the
+        # join above before the first chunk is read
+        self.key_filters: list = []
 
     def execute(self, ctx: base.ExecContext) -> Iterator[pa.RecordBatch]:
         if ctx.store is None:
@@ -57,16 +60,42 @@ class ScanOp:
         for chunk in chunks:
             if chunk.live_rows == 0:
                 continue
-            if pred is not None and self._skip(pred, chunk):
+            if pred is not None and self._skip(pred, chunk) or self._outside_keys(chunk):
                 self.counters["chunks_skipped"] += 1
                 continue
             ctx.check_cancel()
             self.counters["chunks_read"] += 1
             batch = self._read(ctx, chunk)
+            if self.key_filters:
+                batch = self._join_keys(batch)
+                if batch.num_rows == 0:
+                    yield None, chunk.rows
+                    continue
             if self.stages is not None:
                 batch = self.stages.apply(ctx, batch)
                 self.stages.count_into(self.counters)
             yield batch, chunk.rows
+
+    def _outside_keys(self, chunk) -> bool:
+        """Whether a join's build keys all lie outside the chunk's bounds of the key."""
+        stats = getattr(chunk, "stats", None) or {}
+        for column, kf in self.key_filters:
+            st = stats.get(self._col_names[column])
+            if st is not None and kf.disjoint(st.min, st.max):
+                return True
+        return False
+
+    def _join_keys(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """The rows whose join key is one of the build keys (join_filter.py)."""
+        for column, kf in self.key_filters:
+            if not kf.active or batch.num_rows == 0:
+                continue
+            kept = kf.positions(batch.column(column))
+            if kept is not None:
+                self.counters["key_filtered"] = self.counters.get("key_filtered", 0) + \
+                    batch.num_rows - len(kept)
+                batch = batch.take(pa.array(kept))
+        return batch
 
     def _skip(self, pred, chunk) -> bool:
         stats = getattr(chunk, "stats", None) or {}
