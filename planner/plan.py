@@ -477,6 +477,22 @@ def walk(node: Node):
         yield from walk(c)
 
 
+def column_source(node: Node, col: int) -> tuple[Node, int] | None:
+    """The first node below Projects of plain columns and Filters whose output column
+    `node`'s column `col` passes on unchanged, and that column; None where a Project
+    computes it."""
+    while True:
+        if isinstance(node, Project):
+            e = node.exprs[col]
+            if not isinstance(e, ex.ColumnRef):
+                return None
+            node, col = node.child, e.index
+        elif isinstance(node, Filter):
+            node = node.child
+        else:
+            return node, col
+
+
 @dataclass(frozen=True, slots=True)
 class Expand(Node):
     """Every input row once per projection list of `sets` (GROUP BY ROLLUP, CUBE and

@@ -127,22 +127,15 @@ def _cheap(node: pl.Node) -> bool:
 def _group_key_input(node: pl.Node, col: int) -> int | None:
     """The aggregate input column whose group key output column `col` of `node` is, through
     projections of columns and filters; None when it is not one."""
-    while True:
-        if isinstance(node, pl.Project):
-            e = node.exprs[col]
-            if not isinstance(e, ex.ColumnRef):
-                return None
-            node, col = node.child, e.index
-        elif isinstance(node, pl.Filter):
-            node = node.child
-        elif isinstance(node, pl.Aggregate):
-            if (node.mode is not pl.AggMode.SINGLE or col >= len(node.keys)
-                    or isinstance(node.child, pl.Expand)):
-                return None
-            k = node.keys[col]
-            return k.index if isinstance(k, ex.ColumnRef) else None
-        else:
-            return None
+    found = pl.column_source(node, col)
+    if found is None or not isinstance(found[0], pl.Aggregate):
+        return None
+    node, col = found
+    if node.mode is not pl.AggMode.SINGLE or col >= len(node.keys) \
+            or isinstance(node.child, pl.Expand):
+        return None
+    k = node.keys[col]
+    return k.index if isinstance(k, ex.ColumnRef) else None
 
 
 def _below(node: pl.Node, pairs, other: pl.Node) -> pl.Node | None:

@@ -109,7 +109,7 @@ class HashJoinOp:
     def _push_key_filter(self, build: pa.RecordBatch) -> None:
         """Hand the build keys to the probe side's scan (join_filter.py), which has not
         read a row yet: the probe generator starts at the first probe batch."""
-        target = join_filter.probe_scan(self.left, self.node.left_keys[0]) \
+        target = join_filter.probe_scan(self.left, self.node.left, self.node.left_keys[0]) \
             if self.node.left_keys else None
         if target is not None:
             key_filter = join_filter.for_build(self.node, build)

@@ -20,7 +20,6 @@ import numba
 import numpy as np
 import pyarrow as pa
 
-from planner import expr as ex
 from planner import plan
 from planner.types import Kind
 
@@ -86,23 +85,19 @@ def for_build(node: plan.HashJoin, build: pa.RecordBatch) -> KeyFilter | None:
     return KeyFilter(values)
 
 
-def probe_scan(op, column: int):
-    """(the ScanOp, its output column) that probe column `column` of operator `op` reads
-    unchanged, through Projects and Filters of the same slice; or None."""
-    while True:
+def probe_scan(op, node: plan.Node, column: int):
+    """(the ScanOp, its output column) that column `column` of operator `op` (running
+    `node`) reads unchanged, through Projects and Filters of the same slice; or None."""
+    found = plan.column_source(node, column)
+    if found is None or not isinstance(found[0], plan.Scan) or \
+            found[0].columns[found[1]] < 0:
+        return None
+    scan, column = found
+    while True:  # down the operators of the Projects and Filters passed
         op = getattr(op, "op", op)  # (the executor's instrumented wrapper)
-        node = getattr(op, "node", None)
-        if isinstance(node, plan.Scan):
-            return (op, column) if node.columns[column] >= 0 else None
-        if isinstance(node, plan.Project):
-            e = node.exprs[column]
-            if not isinstance(e, ex.ColumnRef):
-                return None
-            column, op = e.index, op.child
-        elif isinstance(node, plan.Filter):
-            op = op.child
-        else:
-            return None
+        if op.node is scan:
+            return op, column
+        op = op.child
 
 
 @numba.njit(cache=True, nogil=True)
