@@ -19,9 +19,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from segment.storage.stats import US_PER
+
 SAMPLE_ROWS = 30_000  # PostgreSQL: 300 x default_statistics_target (100)
 COMMON_MAX = 100      # values a segment reports, as default_statistics_target
-_US_PER = {"s": 1_000_000, "ms": 1_000, "us": 1}
 
 
 def sample_positions(live_rows: list[int], seed: int) -> list[np.ndarray]:
@@ -46,8 +47,8 @@ def physical(arr: pa.Array) -> pa.Array | None:
         return arr.cast(pa.int64())
     if pa.types.is_date32(t):
         return arr.cast(pa.int32())
-    if pa.types.is_timestamp(t) and t.unit in _US_PER:
-        return pc.multiply(arr.cast(pa.int64()), _US_PER[t.unit])
+    if pa.types.is_timestamp(t) and t.unit in US_PER:
+        return pc.multiply(arr.cast(pa.int64()), US_PER[t.unit])
     if pa.types.is_string(t) or pa.types.is_large_string(t):
         return arr
     return None

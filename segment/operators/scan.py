@@ -56,11 +56,10 @@ class ScanOp:
 
     def _chunks(self, ctx: base.ExecContext, chunks):
         """(batch of the chunk's passing rows or None, rows read) per chunk read."""
-        pred = self.node.filter
         for chunk in chunks:
             if chunk.live_rows == 0:
                 continue
-            if pred is not None and self._skip(pred, chunk) or self._outside_keys(chunk):
+            if self._pruned(chunk):
                 self.counters["chunks_skipped"] += 1
                 continue
             ctx.check_cancel()
@@ -76,15 +75,6 @@ class ScanOp:
                 self.stages.count_into(self.counters)
             yield batch, chunk.rows
 
-    def _outside_keys(self, chunk) -> bool:
-        """Whether a join's build keys all lie outside the chunk's bounds of the key."""
-        stats = getattr(chunk, "stats", None) or {}
-        for column, kf in self.key_filters:
-            st = stats.get(self._col_names[column])
-            if st is not None and kf.disjoint(st.min, st.max):
-                return True
-        return False
-
     def _join_keys(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """The rows whose join key is one of the build keys (join_filter.py)."""
         for column, kf in self.key_filters:
@@ -97,14 +87,22 @@ class ScanOp:
                 batch = batch.take(pa.array(kept))
         return batch
 
-    def _skip(self, pred, chunk) -> bool:
+    def _pruned(self, chunk) -> bool:
+        """Whether the chunk's statistics prove the filter false, or put the key of a join
+        above outside its build keys' range."""
         stats = getattr(chunk, "stats", None) or {}
+        for column, kf in self.key_filters:
+            st = stats.get(self._col_names[column])
+            if st is not None and kf.disjoint(st.min, st.max):
+                return True
+        if self.node.filter is None:
+            return False
 
         def stats_of(i: int):
             st = stats.get(self._col_names[i]) if self.node.columns[i] >= 0 else None
             return None if st is None else (st, self._col_types[i])
 
-        return chunk_pruning.can_skip(pred, stats_of, chunk.rows)
+        return chunk_pruning.can_skip(self.node.filter, stats_of, chunk.rows)
 
     def _read(self, ctx: base.ExecContext, chunk) -> pa.RecordBatch:
         deleted = ctx.store.deleted_positions(chunk)

@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 MAX_STRING_CHARS = 256
-_US_PER = {"s": 1_000_000, "ms": 1_000, "us": 1}
+US_PER = {"s": 1_000_000, "ms": 1_000, "us": 1}  # microseconds per timestamp unit
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +64,7 @@ def column_stats(arr: pa.Array | pa.ChunkedArray) -> ColumnStats:
         lo, hi = _min_max(arr.cast(pa.int64()))
         if t.unit == "ns":  # floor keeps the bounds bounds
             return ColumnStats(lo // 1_000, -(-hi // 1_000), nulls)
-        return ColumnStats(lo * _US_PER[t.unit], hi * _US_PER[t.unit], nulls)
+        return ColumnStats(lo * US_PER[t.unit], hi * US_PER[t.unit], nulls)
     if pa.types.is_float32(t) or pa.types.is_float64(t):
         return _float_stats(arr, nulls)
     if pa.types.is_string(t) or pa.types.is_large_string(t):
